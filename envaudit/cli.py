@@ -1,0 +1,122 @@
+"""The command line: the only module that writes to stdout, stderr or files and chooses the exit code.
+
+`main(argv) -> int` is tested in-process; `main_entry` is the console script. Bad usage or bad input is one line
+on stderr and exit 2 (argparse's multi-line usage dump is replaced by one line); an unexpected exception is one
+line and exit 3, so a scheduler can tell "the node is bad" (1) from "the audit broke" (3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from envaudit import __version__, audit, files, plan, rules
+from envaudit.exitcodes import Exit
+from envaudit.formats import FORMATS, render
+from envaudit.model import Report, ReportError
+
+VERBS = ("audit", "check", "plan", "rules")
+
+
+class UsageError(Exception):
+    """Bad usage: argparse's complaint, turned into one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=sorted(FORMATS), default="text", help="output format (default: text)")
+    p.add_argument("--output", type=Path, help="write the report to PATH atomically instead of stdout")
+    p.add_argument("--strict", action="store_true", help="exit 1 on warn findings too")
+
+
+def build_parser() -> _Parser:
+    parser = _Parser(prog="envaudit", description="Does this JAX environment compute the right numbers?")
+    parser.add_argument("--version", action="version", version=f"envaudit {__version__}")
+    sub = parser.add_subparsers(dest="verb", parser_class=_Parser)
+    p = sub.add_parser("audit", help="collect facts, evaluate rules, run probes (the default)")
+    p.add_argument("--quick", action="store_true", help="no probes, no jax import: facts and rules only")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds for the jax child (default 60)")
+    _output_options(p)
+    p = sub.add_parser("check", help="re-evaluate a saved JSON report with today's rules")
+    p.add_argument("report", type=Path)
+    _output_options(p)
+    p = sub.add_parser("plan", help="what-if: evaluate pinned requirements before installing")
+    plan.add_arguments(p)
+    _output_options(p)
+    p = sub.add_parser("rules", help="list the rules, or show one")
+    p.add_argument("id", nargs="?")
+    return parser
+
+
+def _emit(report: Report, args: argparse.Namespace) -> int:
+    color = args.output is None and files.use_color(sys.stdout)
+    text = render(report, args.format, color=color)
+    if args.output is not None:
+        files.write_atomic(args.output, text)
+        print(f"envaudit: {report.verdict}: report written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return audit.exit_code(report, strict=args.strict)
+
+
+def _rules(rule_id: str | None) -> int:
+    entries = rules.catalogue()
+    if rule_id is None:
+        width = max(len(e.id) for e in entries)
+        for e in entries:
+            print(f"{e.id.ljust(width)}  {e.severity:<4}  {e.kind:<5}  {e.title}")
+        return Exit.OK
+    match = [e for e in entries if e.id == rule_id]
+    if not match:
+        raise UsageError(f"no rule {rule_id!r}; `envaudit rules` lists them")
+    e = match[0]
+    print(f"{e.id} ({e.severity}, {e.kind})\n  {e.title}")
+    if e.symptom:
+        print(f"  symptom: {e.symptom}")
+    print(f"  fix: {e.fix}")
+    for ref in e.references:
+        print(f"  see: {ref}")
+    return Exit.OK
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.verb == "rules":
+        return _rules(args.id)
+    if args.verb == "check":
+        return _emit(audit.recheck(files.read_report(args.report)), args)
+    if args.verb == "plan":
+        return _emit(audit.assemble(plan.facts_from_args(args), mode="plan"), args)
+    from envaudit import probing
+
+    runner = probing.runner_from_args(args)
+    return _emit(audit.run_audit(quick=args.quick, timeout=args.timeout, probe_runner=runner), args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in VERBS and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
+        argv.insert(0, "audit")
+    try:
+        return run(build_parser().parse_args(argv))
+    except (UsageError, ReportError, plan.PlanError, files.OutputError) as exc:
+        print(f"envaudit: error: {exc}", file=sys.stderr)
+        return Exit.USAGE
+    except SystemExit as exc:  # --help and --version
+        return int(exc.code or 0)
+    except KeyboardInterrupt:
+        print("envaudit: interrupted", file=sys.stderr)
+        return Exit.INTERNAL
+    except Exception as exc:  # the audit itself broke: say so in one line, exit 3, never a traceback
+        print(f"envaudit: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return Exit.INTERNAL
+
+
+def main_entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""Fact collection: cheap, never raising, and without importing the audited stack into this process.
+
+Each collector returns plain JSON-serialisable data; a collector that fails reports `status: absent|error` with a
+message. `collect()` is the one place that decides which collectors a mode runs.
+"""
+
+from __future__ import annotations
+
+from envaudit.collect import jaxinfo, nvml, packages, system
+from envaudit.model import Facts
+
+
+def collect(*, quick: bool, timeout: float = jaxinfo.DEFAULT_TIMEOUT_S) -> Facts:
+    """Facts of this machine. `quick` skips the jax child: no jax import anywhere, in well under a second."""
+    versions, unsatisfied, duplicates = packages.get_packages()
+    if quick:
+        jax_facts = {"status": "skipped", "message": "--quick does not start jax"}
+    else:
+        jax_facts = jaxinfo.get_jax(timeout=timeout)
+    return Facts(
+        packages=versions,
+        python=system.get_python(),
+        platform=system.get_platform(),
+        nvidia=nvml.get_nvidia(),
+        jax=jax_facts,
+        env=system.get_env(),
+        requirements=unsatisfied,
+        duplicates=duplicates,
+    )

@@ -1,0 +1,127 @@
+"""Runs in a child process: asks jax what it loaded, then computes once, printing one JSON line per stage.
+
+Run by path, never imported by envaudit: it imports only the standard library and jax, so a segfault or a hang
+in the audited stack kills this child and not the audit. Each stage is flushed before the next begins, so the
+parent can tell an import error, a crash on first use (jax 0.4.25 with NumPy 2 imports cleanly and segfaults on
+the first array operation) and a hang in device initialisation apart.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from typing import Any
+
+
+def emit(stage: str, **data: Any) -> None:
+    sys.stdout.write(json.dumps({"stage": stage, **data}, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def decode_cudnn(value: int) -> str:
+    """cuDNN 9 encodes MAJOR*10000+MINOR*100+PATCH, cuDNN 8 and older MAJOR*1000+MINOR*100+PATCH."""
+    major_factor = 10000 if value >= 90000 else 1000
+    major, rest = divmod(value, major_factor)
+    return f"{major}.{rest // 100}.{rest % 100}"
+
+
+def decode_cuda(value: int) -> str:
+    """CUDA encodes MAJOR*1000+MINOR*10 (12080 is 12.8)."""
+    return f"{value // 1000}.{(value % 1000) // 10}"
+
+
+def cuda_libraries() -> dict[str, Any]:
+    try:
+        from jax._src.lib import cuda_versions
+    except Exception:
+        return {}
+    if cuda_versions is None:
+        return {}
+    found: dict[str, Any] = {}
+    for attr in sorted(dir(cuda_versions)):
+        if attr.endswith("_get_version") and not attr.startswith("_"):
+            try:
+                found[attr[: -len("_get_version")]] = int(getattr(cuda_versions, attr)())
+            except Exception as exc:
+                found[attr[: -len("_get_version")]] = f"error: {exc}"
+    return found
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def platform_of(backend: str, platform_version: str) -> str:
+    text = f"{backend} {platform_version}".lower()
+    for name in ("rocm", "cuda", "tpu"):
+        if name in text:
+            return name
+    return "cuda" if backend == "gpu" else backend
+
+
+def main() -> int:
+    emit("start", python=sys.version.split()[0])
+    try:
+        import jax
+    except ModuleNotFoundError as exc:
+        emit("import", error=f"{type(exc).__name__}: {exc}", absent=exc.name == "jax")
+        return 3
+    except BaseException as exc:
+        emit("import", error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc(limit=3))
+        return 3
+    try:
+        import jaxlib
+
+        jaxlib_version = getattr(jaxlib, "__version__", None) or jax.lib.__version__
+    except Exception:
+        jaxlib_version = None
+    emit("imported", jax_version=jax.__version__, jaxlib_version=jaxlib_version)
+
+    try:
+        backend = jax.default_backend()
+        devices = jax.devices()
+        try:
+            from jax.extend.backend import get_backend
+        except ImportError:
+            from jax.lib.xla_bridge import get_backend
+        platform_version = str(get_backend().platform_version)
+    except BaseException as exc:
+        emit("devices", error=f"{type(exc).__name__}: {exc}")
+        return 4
+    libs = cuda_libraries()
+    emit(
+        "devices",
+        backend=backend,
+        platform=platform_of(backend, platform_version),
+        platform_version=platform_version.strip(),
+        devices=[
+            {
+                "id": int(d.id),
+                "platform": str(d.platform),
+                "device_kind": str(d.device_kind),
+                "compute_capability": getattr(d, "compute_capability", None),
+            }
+            for d in devices
+        ],
+        x64=bool(getattr(jax.config, "jax_enable_x64", False)),
+        default_matmul_precision=_text_or_none(getattr(jax.config, "jax_default_matmul_precision", None)),
+        cuda_libraries=libs,
+        cuda_version=decode_cuda(libs["cuda_runtime"]) if isinstance(libs.get("cuda_runtime"), int) else None,
+        cudnn_version=decode_cudnn(libs["cudnn"]) if isinstance(libs.get("cudnn"), int) else None,
+    )
+
+    try:
+        import jax.numpy as jnp
+
+        x = jnp.arange(16.0).reshape(4, 4)
+        value = float((x @ x).sum().block_until_ready())
+    except BaseException as exc:
+        emit("first_use", error=f"{type(exc).__name__}: {exc}")
+        return 5
+    emit("first_use", ok=value == 3920.0, value=value)  # sum of X @ X for X = arange(16).reshape(4, 4)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

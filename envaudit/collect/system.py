@@ -1,0 +1,94 @@
+"""Python, operating system, CPU and memory facts: what a bug report needs and what rules condition on.
+
+Parsers of captured text (`parse_cpu_model`) are pure and tested with real /proc/cpuinfo samples; `get_*` do I/O
+and never raise, because a container without /proc or a psutil that fails must still give an audit.
+"""
+
+from __future__ import annotations
+
+import os
+import platform as _platform
+import sys
+from pathlib import Path
+from typing import Any
+
+# Variables that change numerics, devices or where CUDA libraries come from (ARCHITECTURE.md: facts.env).
+ENV_PREFIXES = ("JAX_", "XLA_", "TF_CUDNN_", "TF_XLA_", "ENVAUDIT_")
+ENV_NAMES = frozenset(
+    {"NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+     "HIP_VISIBLE_DEVICES", "TPU_VISIBLE_CHIPS", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_MODULE_LOADING",
+     "CUBLAS_WORKSPACE_CONFIG", "NCCL_ALGO", "NCCL_PROTO", "TF_DETERMINISTIC_OPS", "OMP_NUM_THREADS"}
+)  # fmt: skip
+
+
+def parse_cpu_model(cpuinfo: str) -> str | None:
+    """The CPU model from /proc/cpuinfo text (x86 'model name', Arm 'Model'/'CPU part' fallbacks)."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() not in fields:
+            fields[key.strip()] = value.strip()
+    for key in ("model name", "Model", "Hardware", "cpu model", "cpu"):
+        if fields.get(key):
+            return fields[key]
+    if "CPU implementer" in fields:
+        return f"Arm implementer {fields['CPU implementer']} part {fields.get('CPU part', '?')}"
+    return None
+
+
+def cuda_library_path_entries(ld_library_path: str) -> list[str]:
+    """The LD_LIBRARY_PATH entries that can shadow the CUDA libraries of the pip wheels."""
+    keys = ("cuda", "cudnn", "nvidia", "cublas", "nccl")
+    return [p for p in ld_library_path.split(os.pathsep) if p and any(k in p.lower() for k in keys)]
+
+
+def select_env(environ: dict[str, str]) -> dict[str, str]:
+    """The relevant subset of an environment mapping (pure)."""
+    chosen = {k: v for k, v in environ.items() if k in ENV_NAMES or k.startswith(ENV_PREFIXES)}
+    cuda_paths = cuda_library_path_entries(environ.get("LD_LIBRARY_PATH", ""))
+    if cuda_paths:
+        chosen["LD_LIBRARY_PATH"] = os.pathsep.join(cuda_paths)
+    return dict(sorted(chosen.items()))
+
+
+def get_env() -> dict[str, str]:
+    return select_env(dict(os.environ))
+
+
+def get_python() -> dict[str, Any]:
+    prefix = Path(sys.prefix)
+    return {
+        "version": _platform.python_version(),
+        "implementation": _platform.python_implementation(),
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "virtualenv": sys.prefix != sys.base_prefix,
+        "conda": (prefix / "conda-meta").is_dir() or "CONDA_PREFIX" in os.environ,
+    }
+
+
+def get_platform() -> dict[str, Any]:
+    libc_name, libc_version = _platform.libc_ver()
+    facts: dict[str, Any] = {
+        "system": _platform.system(),
+        "release": _platform.release(),
+        "machine": _platform.machine(),
+        "libc": f"{libc_name} {libc_version}".strip() or None,
+        "cpu_model": None,
+        "cpu_physical_cores": None,
+        "cpu_logical_cores": os.cpu_count(),
+        "memory_total_bytes": None,
+    }
+    try:
+        facts["cpu_model"] = parse_cpu_model(Path("/proc/cpuinfo").read_text(errors="replace"))
+    except OSError:
+        facts["cpu_model"] = _platform.processor() or None
+    try:
+        import psutil
+
+        facts["cpu_physical_cores"] = psutil.cpu_count(logical=False)
+        facts["cpu_logical_cores"] = psutil.cpu_count(logical=True)
+        facts["memory_total_bytes"] = int(psutil.virtual_memory().total)
+    except Exception as exc:  # psutil missing or unsupported platform: the fact is absent, not the audit
+        facts["psutil_error"] = f"{type(exc).__name__}: {exc}"
+    return facts

@@ -1,0 +1,13 @@
+"""The exit-code contract that schedulers read (ARCHITECTURE.md): one place, so no module invents its own.
+
+node-problem-detector reads 0 as OK, 1 as NonOK and anything else as Unknown; the Slurm wrapper drains on 1 only.
+"""
+
+from enum import IntEnum
+
+
+class Exit(IntEnum):
+    OK = 0  # no finding of severity fail (with --strict: no warn either)
+    FINDINGS = 1  # at least one fail finding
+    USAGE = 2  # bad usage or bad input; one clear line on stderr
+    INTERNAL = 3  # the audit itself could not complete

@@ -1,0 +1,48 @@
+"""Markdown for pasting into a GitHub issue: a verdict line, a versions table, findings, and the full facts in a
+collapsible <details> block, so a maintainer sees the essentials first and can still read everything.
+"""
+
+from __future__ import annotations
+
+import json
+
+from envaudit.formats import summary
+from envaudit.model import Report
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render(report: Report, *, color: bool = False) -> str:
+    del color
+    facts = report.facts
+    out = [
+        f"### envaudit report: **{report.verdict}** ({summary.counts(report)})",
+        "",
+        f"envaudit {report.envaudit_version}, {report.mode}, {report.created}",
+        "",
+        "| component | version / state |",
+        "|---|---|",
+        f"| python | {_cell(summary.python_line(facts))} |",
+        f"| platform | {_cell(summary.platform_line(facts))} |",
+        f"| jax (as imported) | {_cell(summary.jax_line(facts))} |",
+        f"| NVIDIA | {_cell(summary.nvidia_line(facts))} |",
+    ]
+    out += [f"| {_cell(name)} | {_cell(version)} |" for name, version in facts.packages.items()]
+    if facts.env:
+        out += ["", "Environment variables: " + ", ".join(f"`{k}={v}`" for k, v in facts.env.items())]
+    out += ["", "#### Findings", ""]
+    if not report.findings:
+        out.append("None.")
+    for f in report.findings:
+        refs = " ".join(f"<{r}>" for r in f.references)
+        out.append(f"- **{f.severity}** `{f.id}`: {_cell(f.title)}. {_cell(f.detail)} Fix: `{_cell(f.fix)}` {refs}".rstrip())
+    if report.probes:
+        out += ["", "#### Probes", "", "| probe | status | time (s) | metrics |", "|---|---|---|---|"]
+        for p in report.probes:
+            detail = p.message if p.status != "pass" and p.message else summary.metrics_line(p.metrics, limit=6)
+            out.append(f"| {p.name} | {p.status} | {p.duration_s:.2f} | {_cell(detail)} |")
+    details = json.dumps(report.to_dict(), indent=2, default=str)
+    out += ["", "<details><summary>Full report (JSON)</summary>", "", "```json", details, "```", "", "</details>"]
+    return "\n".join(out) + "\n"

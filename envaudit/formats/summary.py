@@ -1,0 +1,67 @@
+"""One-line summaries of facts shared by the human formats (text and Markdown), so they never disagree."""
+
+from __future__ import annotations
+
+from envaudit.model import Facts, Report
+
+GIB = 1024**3
+
+
+def python_line(facts: Facts) -> str:
+    py = facts.python
+    kind = "conda" if py.get("conda") else "virtualenv" if py.get("virtualenv") else "system"
+    return f"{py.get('version', '?')} ({py.get('implementation', '?')}, {kind})"
+
+
+def platform_line(facts: Facts) -> str:
+    pl = facts.platform
+    memory = pl.get("memory_total_bytes")
+    mem = f", {memory / GIB:.1f} GiB" if isinstance(memory, int) else ""
+    cores = pl.get("cpu_logical_cores")
+    return f"{pl.get('system', '?')} {pl.get('machine', '')}, {pl.get('libc') or 'libc ?'}, " \
+        f"{pl.get('cpu_model') or 'CPU ?'} ({cores} cores){mem}"  # fmt: skip
+
+
+def jax_line(facts: Facts) -> str:
+    jx = facts.jax
+    status = jx.get("status", "unknown")
+    if status != "ok":
+        return f"{status}: {jx.get('message') or ''}".strip()
+    devices = jx.get("devices") or []
+    kinds = sorted({str(d.get("device_kind")) for d in devices})
+    cuda = f", CUDA {jx['cuda_version']}" if jx.get("cuda_version") else ""
+    cudnn = f", cuDNN {jx['cudnn_version']}" if jx.get("cudnn_version") else ""
+    return (
+        f"{jx.get('jax_version')} / jaxlib {jx.get('jaxlib_version')} on {jx.get('platform')} "
+        f"({len(devices)} device{'s' if len(devices) != 1 else ''}: {', '.join(kinds)}){cuda}{cudnn}, "
+        f"x64 {'on' if jx.get('x64') else 'off'}, matmul precision {jx.get('default_matmul_precision') or 'default'}"
+    )
+
+
+def nvidia_line(facts: Facts) -> str:
+    nv = facts.nvidia
+    if nv.get("status") != "ok":
+        return f"{nv.get('status', 'unknown')}: {nv.get('message') or ''}".strip()
+    gpus = nv.get("gpus") or []
+    names = sorted({str(g.get("name")) for g in gpus})
+    return (
+        f"driver {nv.get('driver_version')} (CUDA {nv.get('cuda_driver_version')}), "
+        f"{len(gpus)} GPU{'s' if len(gpus) != 1 else ''}{': ' + ', '.join(names) if names else ''}"
+    )
+
+
+def counts(report: Report) -> str:
+    sev = [f.severity for f in report.findings]
+    return f"{sev.count('fail')} fail, {sev.count('warn')} warn, {sev.count('info')} info"
+
+
+def metrics_line(metrics: dict[str, object], limit: int = 4) -> str:
+    shown = []
+    for key, value in metrics.items():
+        if isinstance(value, float):
+            shown.append(f"{key}={value:.2g}")
+        elif isinstance(value, int | str | bool):
+            shown.append(f"{key}={value}")
+        if len(shown) == limit:
+            break
+    return " ".join(shown)

@@ -1,0 +1,52 @@
+"""The terminal format: aligned sections, worst findings first, colour only when the CLI says it is a TTY.
+
+The CLI decides `color` (a TTY and no NO_COLOR); this module never looks at the terminal itself.
+"""
+
+from __future__ import annotations
+
+from envaudit.formats import summary
+from envaudit.model import Report
+
+COLORS = {"fail": "\033[31;1m", "warn": "\033[33;1m", "info": "\033[36m", "ok": "\033[32;1m", "error": "\033[35;1m"}
+RESET = "\033[0m"
+PROBE_SEVERITY = {"pass": "ok", "skip": "info", "fail": "fail", "error": "fail", "timeout": "fail", "crash": "fail"}
+
+
+def _paint(text: str, level: str, color: bool) -> str:
+    return f"{COLORS[level]}{text}{RESET}" if color and level in COLORS else text
+
+
+def render(report: Report, *, color: bool = False) -> str:
+    facts = report.facts
+    host = report.host.get("hostname", "?")
+    verdict = _paint(report.verdict.upper(), report.verdict, color)
+    lines = [f"envaudit {report.envaudit_version} | {host} | {report.created} | {report.mode} | verdict: {verdict}", ""]
+    rows = [
+        ("python", summary.python_line(facts)),
+        ("platform", summary.platform_line(facts)),
+        ("jax", summary.jax_line(facts)),
+        ("nvidia", summary.nvidia_line(facts)),
+        ("packages", ", ".join(f"{k} {v}" for k, v in facts.packages.items()) or "none of the audited stack"),
+    ]
+    lines.append("Environment")
+    lines += [f"  {name:<10}{value}" for name, value in rows]
+    lines += ["", f"Findings ({summary.counts(report)})"]
+    if not report.findings:
+        lines.append("  none")
+    for f in report.findings:
+        lines.append(f"  {_paint(f.severity.upper().ljust(5), f.severity, color)} {f.id}: {f.title}")
+        if f.detail:
+            lines.append(f"        {f.detail}")
+        if f.fix:
+            lines.append(f"        fix: {f.fix}")
+        for ref in f.references:
+            lines.append(f"        see: {ref}")
+    if report.probes:
+        lines += ["", "Probes"]
+        width = max(len(p.name) for p in report.probes)
+        for p in report.probes:
+            status = _paint(p.status.ljust(7), PROBE_SEVERITY.get(p.status, "info"), color)
+            tail = p.message if p.status != "pass" and p.message else summary.metrics_line(p.metrics)
+            lines.append(f"  {status} {p.name.ljust(width)}  {p.duration_s:6.2f} s  {tail}")
+    return "\n".join(lines) + "\n"

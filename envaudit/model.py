@@ -1,0 +1,218 @@
+"""The report's data model: frozen dataclasses with an exact JSON round-trip (schema `envaudit/report/v1`).
+
+Everything downstream of collection takes a `Facts` value as an argument, so a live machine, a report saved on a
+cluster node last month and a what-if plan are evaluated by the same code. Loading validates the shape and raises
+`ReportError` with one readable sentence: the CLI turns it into exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, cast
+
+SCHEMA = "envaudit/report/v1"
+SEVERITIES = ("fail", "warn", "info")
+PROBE_STATUSES = ("pass", "fail", "skip", "error", "timeout", "crash")
+VERDICTS = ("ok", "warn", "fail", "error")
+FACT_KEYS = ("packages", "python", "platform", "nvidia", "jax", "env")
+
+Severity = Literal["fail", "warn", "info"]
+JSONDict = dict[str, Any]
+
+
+class ReportError(ValueError):
+    """A report (or facts document) that is not of schema envaudit/report/v1; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """A JSON-serialisable snapshot of the audited environment. Each sub-fact is a plain dict."""
+
+    packages: dict[str, str] = field(default_factory=dict)
+    python: JSONDict = field(default_factory=dict)
+    platform: JSONDict = field(default_factory=dict)
+    nvidia: JSONDict = field(default_factory=lambda: {"status": "unknown"})
+    jax: JSONDict = field(default_factory=lambda: {"status": "unknown"})
+    env: dict[str, str] = field(default_factory=dict)
+    requirements: list[JSONDict] = field(default_factory=list)  # declared requirements not satisfied
+    duplicates: list[JSONDict] = field(default_factory=list)  # one name installed twice on sys.path
+
+    def to_dict(self) -> JSONDict:
+        return {
+            "packages": dict(self.packages),
+            "python": self.python,
+            "platform": self.platform,
+            "nvidia": self.nvidia,
+            "jax": self.jax,
+            "env": dict(self.env),
+            "requirements": list(self.requirements),
+            "duplicates": list(self.duplicates),
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> Facts:
+        obj = _expect(data, dict, "facts")
+        missing = [k for k in FACT_KEYS if k not in obj]
+        if missing:
+            raise ReportError(f"facts lack the key(s) {', '.join(missing)}")
+        packages = _expect(obj["packages"], dict, "facts.packages")
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in packages.items()):
+            raise ReportError("facts.packages must map names to version strings")
+        env = _expect(obj["env"], dict, "facts.env")
+        return cls(
+            packages=cast(dict[str, str], packages),
+            python=_expect(obj["python"], dict, "facts.python"),
+            platform=_expect(obj["platform"], dict, "facts.platform"),
+            nvidia=_expect(obj["nvidia"], dict, "facts.nvidia"),
+            jax=_expect(obj["jax"], dict, "facts.jax"),
+            env={str(k): str(v) for k, v in env.items()},
+            requirements=_expect(obj.get("requirements", []), list, "facts.requirements"),
+            duplicates=_expect(obj.get("duplicates", []), list, "facts.duplicates"),
+        )
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    severity: Severity
+    title: str
+    detail: str = ""
+    fix: str = ""
+    references: tuple[str, ...] = ()
+    source: Literal["rule", "probe", "check"] = "rule"
+
+    def to_dict(self) -> JSONDict:
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "title": self.title,
+            "detail": self.detail,
+            "fix": self.fix,
+            "references": list(self.references),
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> Finding:
+        obj = _expect(data, dict, "finding")
+        severity = obj.get("severity")
+        if severity not in SEVERITIES:
+            raise ReportError(f"finding severity {severity!r} is not one of {', '.join(SEVERITIES)}")
+        source = obj.get("source", "rule")
+        if source not in ("rule", "probe", "check"):
+            raise ReportError(f"finding source {source!r} is not rule, probe or check")
+        refs = _expect(obj.get("references", []), list, "finding.references")
+        return cls(
+            id=str(_expect(obj.get("id"), str, "finding.id")),
+            severity=cast(Severity, severity),
+            title=str(obj.get("title", "")),
+            detail=str(obj.get("detail", "")),
+            fix=str(obj.get("fix", "")),
+            references=tuple(str(r) for r in refs),
+            source=cast(Literal["rule", "probe", "check"], source),
+        )
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    name: str
+    status: str
+    metrics: JSONDict = field(default_factory=dict)
+    duration_s: float = 0.0
+    message: str = ""
+
+    def to_dict(self) -> JSONDict:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "metrics": self.metrics,
+            "duration_s": round(self.duration_s, 4),
+            "message": self.message,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> ProbeResult:
+        obj = _expect(data, dict, "probe")
+        status = obj.get("status")
+        if status not in PROBE_STATUSES:
+            raise ReportError(f"probe status {status!r} is not one of {', '.join(PROBE_STATUSES)}")
+        duration = obj.get("duration_s", 0.0)
+        if not isinstance(duration, int | float) or isinstance(duration, bool):
+            raise ReportError("probe duration_s must be a number")
+        return cls(
+            name=str(_expect(obj.get("name"), str, "probe.name")),
+            status=str(status),
+            metrics=_expect(obj.get("metrics", {}), dict, "probe.metrics"),
+            duration_s=float(duration),
+            message=str(obj.get("message", "")),
+        )
+
+
+@dataclass(frozen=True)
+class Report:
+    facts: Facts
+    findings: tuple[Finding, ...] = ()
+    probes: tuple[ProbeResult, ...] = ()
+    created: str = ""
+    host: JSONDict = field(default_factory=dict)
+    envaudit_version: str = ""
+    mode: str = "audit"  # audit | quick | plan | check
+    complete: bool = True  # False: the audit itself could not finish (verdict "error", exit 3)
+
+    @property
+    def verdict(self) -> str:
+        if not self.complete:
+            return "error"
+        severities = {f.severity for f in self.findings}
+        for level in ("fail", "warn"):
+            if level in severities:
+                return level
+        return "ok"
+
+    def created_timestamp(self) -> float:
+        """`created` as Unix seconds (0 when it is not ISO 8601), for the Prometheus last-run gauge."""
+        try:
+            return datetime.fromisoformat(self.created.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return 0.0
+
+    def to_dict(self) -> JSONDict:
+        return {
+            "schema": SCHEMA,
+            "envaudit_version": self.envaudit_version,
+            "created": self.created,
+            "host": self.host,
+            "mode": self.mode,
+            "verdict": self.verdict,
+            "facts": self.facts.to_dict(),
+            "findings": [f.to_dict() for f in self.findings],
+            "probes": [p.to_dict() for p in self.probes],
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> Report:
+        obj = _expect(data, dict, "report")
+        if obj.get("schema") != SCHEMA:
+            raise ReportError(f"schema is {obj.get('schema')!r}, expected {SCHEMA!r}")
+        for key in ("verdict", "facts", "findings", "probes", "created", "host", "envaudit_version"):
+            if key not in obj:
+                raise ReportError(f"report lacks the key {key!r}")
+        if obj["verdict"] not in VERDICTS:
+            raise ReportError(f"verdict {obj['verdict']!r} is not one of {', '.join(VERDICTS)}")
+        return cls(
+            facts=Facts.from_dict(obj["facts"]),
+            findings=tuple(Finding.from_dict(f) for f in _expect(obj["findings"], list, "findings")),
+            probes=tuple(ProbeResult.from_dict(p) for p in _expect(obj["probes"], list, "probes")),
+            created=str(obj["created"]),
+            host=_expect(obj["host"], dict, "host"),
+            envaudit_version=str(obj["envaudit_version"]),
+            mode=str(obj.get("mode", "audit")),
+            complete=obj["verdict"] != "error",
+        )
+
+
+def _expect(value: object, kind: type, where: str) -> Any:
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise ReportError(f"{where} must be a JSON {kind.__name__.replace('dict', 'object').replace('list', 'array')}")
+    return value

@@ -1,0 +1,112 @@
+"""`envaudit plan`: evaluate pinned requirements before anything is installed, without network.
+
+The plan is turned into an ordinary facts snapshot (`status: planned`), so the same rules evaluate a plan and a
+live machine. What pins imply is derived, not guessed: `jax[cuda12]==V` means jaxlib V on CUDA 12; a jaxlib local
+label (`+cuda102`) says its CUDA. Anything that cannot be evaluated exactly is a PlanError: exit 2, one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from envaudit.model import Facts
+
+PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+
+
+class PlanError(ValueError):
+    """A requirement or flag that a plan cannot evaluate; the message is one line."""
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("requirements", nargs="+", metavar="REQUIREMENT", help="pinned requirements, e.g. jax==0.4.25")
+    p.add_argument("--driver", help="NVIDIA driver version, e.g. 535.104.05")
+    p.add_argument("--cuda", help="CUDA toolkit version the jax build uses, e.g. 12.4")
+    p.add_argument("--cudnn", help="cuDNN version, e.g. 9.1.0")
+    p.add_argument("--compute-capability", dest="compute_capability", help="GPU compute capability X.Y")
+    p.add_argument("--gpus", help="number of GPUs")
+    p.add_argument("--platform", choices=PLATFORMS, help="platform jax will run on")
+    p.add_argument("--x64", action="store_true", help="jax_enable_x64 will be on")
+
+
+def _version(flag: str, text: str | None) -> str | None:
+    if text is None:
+        return None
+    try:
+        Version(text)
+    except InvalidVersion:
+        raise PlanError(f"{flag} {text!r} is not a version number") from None
+    return text
+
+
+def pin(text: str) -> tuple[str, str, set[str]]:
+    """(normalized name, exact version, extras) of a requirement pinned with ==."""
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        raise PlanError(f"cannot parse requirement {text!r}: {str(exc).splitlines()[0]}") from None
+    specs = list(req.specifier)
+    if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
+        raise PlanError(f"{text!r} is not pinned: plan evaluates exact versions (write {req.name}==X.Y.Z)")
+    try:
+        Version(specs[0].version)
+    except InvalidVersion:
+        raise PlanError(f"{text!r}: {specs[0].version!r} is not a version number") from None
+    return canonicalize_name(req.name), specs[0].version, {e.lower() for e in req.extras}
+
+
+def facts_from_args(args: argparse.Namespace) -> Facts:
+    packages: dict[str, str] = {}
+    jax: dict[str, Any] = {"status": "planned", "x64": bool(args.x64)}
+    for text in args.requirements:
+        name, version, extras = pin(text)
+        if name in packages and packages[name] != version:
+            raise PlanError(f"{name} is pinned twice, to {packages[name]} and {version}")
+        packages[name] = version
+        if name == "jax":
+            _jax_extras(version, extras, packages, jax)
+    if args.platform:
+        jax["platform"] = args.platform
+    if cuda := _version("--cuda", args.cuda):
+        jax["cuda_version"] = cuda
+    if cudnn := _version("--cudnn", args.cudnn):
+        jax["cudnn_version"] = cudnn
+    return Facts(packages=dict(sorted(packages.items())), jax=jax, nvidia=_nvidia(args))
+
+
+def _jax_extras(version: str, extras: set[str], packages: dict[str, str], jax: dict[str, Any]) -> None:
+    """jax[cpu|cudaNN*|tpu]==V pins jaxlib V; a CUDA extra fixes the platform and the CUDA major."""
+    if extras:
+        packages.setdefault("jaxlib", version)
+    for extra in extras:
+        if match := re.match(r"^cuda(\d+)", extra):
+            jax["platform"] = "cuda"
+            jax.setdefault("cuda_version", match[1])
+        elif extra == "tpu":
+            jax["platform"] = "tpu"
+        elif extra.startswith("rocm"):
+            jax["platform"] = "rocm"
+        elif extra == "cpu":
+            jax.setdefault("platform", "cpu")
+
+
+def _nvidia(args: argparse.Namespace) -> dict[str, Any]:
+    driver = _version("--driver", args.driver)
+    cc = args.compute_capability
+    if cc is not None and not re.fullmatch(r"\d{1,2}\.\d{1,2}", cc):
+        raise PlanError(f"--compute-capability {cc!r} is not of the form X.Y (e.g. 8.0)")
+    count: int | None = None
+    if args.gpus is not None:
+        if not re.fullmatch(r"\d{1,4}", args.gpus):
+            raise PlanError(f"--gpus {args.gpus!r} is not a number of GPUs")
+        count = int(args.gpus)
+    if driver is None and cc is None and count is None:
+        return {"status": "unknown", "message": "the plan declares no NVIDIA facts"}
+    gpus = [{"index": i, "compute_capability": cc} for i in range(count if count is not None else 1)]
+    return {"status": "planned", "driver_version": driver, "gpus": gpus, "gpus_exact": count is not None}

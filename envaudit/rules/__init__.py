@@ -1,0 +1,36 @@
+"""The knowledge base: data rules (`data/*.toml`) and code checks, evaluated as one pure function of facts.
+
+A new rule is one TOML file in `data/`; a new code check is one entry in `checks.CHECKS`. Nothing else changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from envaudit.model import SEVERITIES, Facts, Finding
+from envaudit.rules import checks, engine
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One line of the catalogue `envaudit rules` prints: a data rule or a code check."""
+
+    id: str
+    severity: str
+    title: str
+    fix: str
+    references: tuple[str, ...]
+    kind: str  # "rule" | "check"
+    symptom: str = ""
+
+
+def evaluate(facts: Facts) -> list[Finding]:
+    """All findings for a snapshot, worst first (stable within a severity)."""
+    found = engine.evaluate(facts) + checks.evaluate(facts)
+    return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
+
+
+def catalogue() -> list[Entry]:
+    entries = [Entry(r.id, r.severity, r.title, r.fix, r.references, "rule", r.symptom) for r in engine.load_rules()]
+    entries += [Entry(c.id, c.severity, c.title, c.fix, c.references, "check") for c in checks.CHECKS]
+    return sorted(entries, key=lambda e: e.id)

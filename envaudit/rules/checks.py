@@ -1,0 +1,162 @@
+"""Checks that are code rather than data, because data cannot say them: version couplings between installed
+packages, what `pip check` would say, how the jax child ended, and GPU health counters from NVML.
+
+Each check is registered with the same metadata as a data rule (id, severity, title, fix, references), so
+`envaudit rules` lists both and the tests hold both to the same standard.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from envaudit.model import Facts, Finding, Severity
+
+JEP_9419 = "https://docs.jax.dev/en/latest/jep/9419-jax-versioning.html"
+INSTALL = "https://docs.jax.dev/en/latest/installation.html"
+MEM_ERRORS = "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html"
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    severity: Severity
+    title: str
+    fix: str
+    references: tuple[str, ...]
+    run: Callable[[Facts], list[str]]  # the details of each occurrence; empty when the check passes
+
+    def findings(self, facts: Facts) -> list[Finding]:
+        return [Finding(self.id, self.severity, self.title, d, self.fix, self.references, "check") for d in self.run(facts)]
+
+
+def _release(text: str) -> tuple[int, ...] | None:
+    try:
+        return Version(text).release
+    except InvalidVersion:
+        return None
+
+
+_COUPLED = re.compile(r"^(jax|jaxlib|jax-(cuda|rocm)\d+-(plugin|pjrt))$")
+
+
+def _describe(req: dict[str, object]) -> str:
+    return f"{req['package']} requires {req['requires']}, installed: {req['installed'] or 'nothing'}"
+
+
+def _is_coupling(req: dict[str, object]) -> bool:
+    required = re.match(r"[A-Za-z0-9._-]+", str(req.get("requires", "")))
+    target = required[0].lower().replace("_", "-") if required else ""
+    return bool(_COUPLED.match(str(req.get("package"))) and _COUPLED.match(target))
+
+
+def coupling(facts: Facts) -> list[str]:
+    return [_describe(r) for r in facts.requirements if _is_coupling(r)]
+
+
+def unsatisfied(facts: Facts) -> list[str]:
+    return [_describe(r) for r in facts.requirements if not _is_coupling(r)]
+
+
+def plugins(facts: Facts) -> list[str]:
+    jaxlib = facts.packages.get("jaxlib")
+    if jaxlib is None:
+        return []
+    return [
+        f"{name} {version} beside jaxlib {jaxlib}"
+        for name, version in sorted(facts.packages.items())
+        if re.match(r"^jax-(cuda|rocm)\d+-(plugin|pjrt)$", name) and _release(version) != _release(jaxlib)
+    ]
+
+
+def duplicates(facts: Facts) -> list[str]:
+    return [f"{d['name']}: versions {', '.join(d['versions'])} at {', '.join(d['locations'])}" for d in facts.duplicates]
+
+
+def jax_broken(facts: Facts) -> list[str]:
+    status = facts.jax.get("status")
+    if status in ("import_error", "crash", "timeout", "error"):
+        stage = facts.jax.get("stage")
+        return [f"{status} (stage {stage}): {facts.jax.get('message')}"]
+    return []
+
+
+def gpu_unused(facts: Facts) -> list[str]:
+    gpus = facts.nvidia.get("gpus") or []
+    if facts.nvidia.get("status") == "ok" and gpus and facts.jax.get("status") == "ok":
+        if facts.jax.get("platform") == "cpu" and facts.env.get("JAX_PLATFORMS", "").lower() != "cpu":
+            return [f"{len(gpus)} NVIDIA GPU(s) visible to NVML, but jax runs on the CPU"]
+    return []
+
+
+def _gpu(predicate: Callable[[dict[str, object]], str | None]) -> Callable[[Facts], list[str]]:
+    def run(facts: Facts) -> list[str]:
+        found = []
+        for gpu in facts.nvidia.get("gpus") or []:
+            if (what := predicate(gpu)) is not None:
+                found.append(f"GPU {gpu.get('index')} ({gpu.get('name')}, {gpu.get('uuid')}): {what}")
+        return found
+
+    return run
+
+
+def _ecc(gpu: dict[str, object]) -> str | None:
+    count = gpu.get("ecc_uncorrected_volatile")
+    return f"{count} uncorrected ECC error(s) since the last reset" if isinstance(count, int) and count > 0 else None
+
+
+def _remap_failed(gpu: dict[str, object]) -> str | None:
+    return "row remapping failed" if gpu.get("remap_failure") else None
+
+
+def _reset_pending(gpu: dict[str, object]) -> str | None:
+    if gpu.get("remap_pending"):
+        return "a row remap is pending"
+    return "retired pages are pending" if gpu.get("retired_pages_pending") else None
+
+
+def _slowdown(gpu: dict[str, object]) -> str | None:
+    reasons = [str(r) for r in gpu.get("throttle_reasons") or [] if str(r).startswith(("hw_", "sw_thermal"))]  # type: ignore[attr-defined]
+    return f"clocks held down by {', '.join(reasons)}" if reasons else None
+
+
+CHECKS: tuple[Check, ...] = (
+    Check("jax-jaxlib-coupling", "fail", "jax, jaxlib and the GPU plugins do not satisfy each other's version pins",
+          "pip install --upgrade 'jax[cuda12]' (or 'jax[cpu]'), so jax, jaxlib and plugins come from one release",
+          (JEP_9419, "https://github.com/jax-ml/jax/issues/24901"), coupling),
+    Check("plugin-jaxlib-mismatch", "fail", "a jax CUDA/ROCm plugin or PJRT package differs from the jaxlib version",
+          "pip install 'jax-cuda12-plugin==<jaxlib version>' 'jax-cuda12-pjrt==<jaxlib version>' (same release)",
+          (JEP_9419, "https://github.com/jax-ml/jax/issues/24901"), plugins),
+    Check("requirement-unsatisfied", "warn", "an installed package declares a requirement the environment does not meet",
+          "pip install the required version shown, or run `pip check` and resolve what it names",
+          ("https://pip.pypa.io/en/stable/cli/pip_check/",), unsatisfied),
+    Check("duplicate-distribution", "warn", "one package is installed twice on sys.path; import and metadata can disagree",
+          "pip uninstall the copy you do not want (run it until pip reports nothing left), then reinstall once",
+          ("https://packaging.python.org/en/latest/specifications/recording-installed-packages/",), duplicates),
+    Check("jax-broken", "fail", "jax cannot be imported or crashes on its first computation",
+          "reinstall a matching set: pip install --force-reinstall 'jax[cpu]' (or 'jax[cuda12]')",
+          (INSTALL,), jax_broken),
+    Check("jax-ignores-gpu", "warn", "NVIDIA GPUs are present but jax runs on the CPU",
+          "pip install --upgrade 'jax[cuda12]' (or set JAX_PLATFORMS=cpu if the CPU is intended)",
+          (INSTALL,), gpu_unused),
+    Check("gpu-uncorrected-ecc", "fail", "a GPU reports uncorrected ECC memory errors",
+          "drain the node, reset the GPU (nvidia-smi -r -i N) and replace it if errors recur",
+          (MEM_ERRORS,), _gpu(_ecc)),
+    Check("gpu-remap-failure", "fail", "a GPU failed to remap a faulty memory row",
+          "drain the node and return the GPU (RMA): row remapping failed",
+          (MEM_ERRORS,), _gpu(_remap_failed)),
+    Check("gpu-reset-pending", "warn", "a GPU needs a reset to retire or remap memory",
+          "drain the node and reset the GPU (nvidia-smi -r -i N) when idle",
+          (MEM_ERRORS,), _gpu(_reset_pending)),
+    Check("gpu-clocks-slowdown", "warn", "a GPU's clocks are held down by a hardware or thermal slowdown",
+          "check cooling and power; nvidia-smi -q -d PERFORMANCE shows the active reasons",
+          ("https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html",), _gpu(_slowdown)),
+)  # fmt: skip
+
+
+def evaluate(facts: Facts) -> list[Finding]:
+    return [finding for check in CHECKS for finding in check.findings(facts)]
+

@@ -1,0 +1,161 @@
+"""Derived facts that rules condition on, computed from a snapshot in one place (pure functions).
+
+Rules speak of "the CUDA version", "the platform", "the cuDNN version"; a snapshot knows them from several
+sources of different authority: what jax reports at run time, a `jax-cuda12-plugin` name, a jaxlib local label
+such as `+cuda102` or `+cuda11.cudnn82`, the `nvidia-*` wheels. A source that only tells the major version (a
+plugin name) yields a `Partial` version, and conditions on it are unknown unless the whole range agrees.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from envaudit.model import Facts
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n", ""})
+_LABEL = re.compile(r"cuda(?P<cuda>\d+)(?:\.cudnn(?P<cudnn>\d+))?")
+_PLUGIN = re.compile(r"^jax-cuda(?P<major>\d+)-(plugin|pjrt)$")
+_WHEEL = re.compile(r"^nvidia-(?P<lib>.+?)(-cu(?P<cu>\d+))?$")
+
+
+@dataclass(frozen=True)
+class Partial:
+    """A version known only down to `text` ("12", or "8.2"): every version that starts so is possible."""
+
+    text: str
+    source: str
+
+    def bounds(self) -> tuple[Version, Version]:
+        return Version(self.text), Version(self.text + ".99999")
+
+
+@dataclass(frozen=True)
+class Exact:
+    text: str
+    source: str
+
+    def bounds(self) -> tuple[Version, Version]:
+        return Version(self.text), Version(self.text)
+
+
+Known = Exact | Partial
+
+
+def parse_local_label(version: str) -> tuple[Known | None, Known | None]:
+    """(CUDA, cuDNN) from a jaxlib local label: +cuda102 -> 10.2; +cuda11.cudnn82 -> 11 and 8.2."""
+    _, _, local = version.partition("+")
+    match = _LABEL.search(local)
+    if not match:
+        return None, None
+    digits, cudnn = match["cuda"], match["cudnn"]
+    src = f"jaxlib local label +{local}"
+    if cudnn is not None:  # cudnn82 -> 8.2, cudnn805 -> 8.0.5
+        return Partial(digits, src), Partial(".".join(filter(None, (cudnn[:1], cudnn[1:2], cudnn[2:]))), src)
+    if len(digits) < 2:
+        return Partial(digits, src), None
+    return Partial(f"{digits[:-1]}.{digits[-1]}", src), None
+
+
+def _jax(facts: Facts) -> dict[str, Any]:
+    return facts.jax if facts.jax.get("status") in ("ok", "planned") else {}
+
+
+def platform(facts: Facts) -> str | None:
+    reported = _jax(facts).get("platform")
+    if isinstance(reported, str) and reported:
+        return reported
+    names = facts.packages
+    jaxlib = names.get("jaxlib", "")
+    if any(_PLUGIN.match(n) for n in names) or "+cuda" in jaxlib:
+        return "cuda"
+    if any(n.startswith("jax-rocm") for n in names) or "+rocm" in jaxlib:
+        return "rocm"
+    if "libtpu" in names or "libtpu-nightly" in names:
+        return "tpu"
+    return "cpu" if jaxlib else None
+
+
+def cuda(facts: Facts) -> Known | None:
+    reported = _jax(facts).get("cuda_version")
+    if isinstance(reported, str) and reported:
+        return Exact(reported, "jax") if reported.count(".") else Partial(reported, "jax")
+    majors = {m["major"] for n in facts.packages if (m := _PLUGIN.match(n))}
+    if len(majors) == 1:
+        major = majors.pop()
+        return Partial(major, f"jax-cuda{major} plugin")
+    return parse_local_label(facts.packages.get("jaxlib", ""))[0]
+
+
+def libraries(facts: Facts) -> dict[str, Known]:
+    """CUDA library versions from the nvidia-* wheels (cublas, cudnn, nvcc, nccl, nvjitlink, ...)."""
+    found: dict[str, Known] = {}
+    for name, version in facts.packages.items():
+        match = _WHEEL.match(name)
+        if not match or name == "nvidia-ml-py":
+            continue
+        lib = match["lib"]
+        lib = lib[len("cuda-") :] if lib in ("cuda-nvcc", "cuda-cupti", "cuda-nvrtc") else lib
+        found[lib] = Exact(version, f"{name} wheel")
+    return found
+
+
+def cudnn(facts: Facts) -> Known | None:
+    reported = _jax(facts).get("cudnn_version")
+    if isinstance(reported, str) and reported:
+        return Exact(reported, "jax")
+    wheel = libraries(facts).get("cudnn")
+    return wheel if wheel is not None else parse_local_label(facts.packages.get("jaxlib", ""))[1]
+
+
+def nvidia_value(facts: Facts, key: str) -> Known | None:
+    value = facts.nvidia.get(key) if facts.nvidia.get("status") in ("ok", "planned") else None
+    return Exact(str(value), "NVML") if value else None
+
+
+def gpu_count(facts: Facts) -> int | None:
+    status = facts.nvidia.get("status")
+    if status == "absent":
+        return 0
+    if status in ("ok", "planned") and facts.nvidia.get("gpus_exact", True):
+        return len(facts.nvidia.get("gpus") or [])
+    return None
+
+
+def compute_capabilities(facts: Facts) -> list[str] | None:
+    if gpu_count(facts) == 0:
+        return []
+    caps = [str(g["compute_capability"]) for g in facts.nvidia.get("gpus") or [] if g.get("compute_capability")]
+    caps += [str(d["compute_capability"]) for d in _jax(facts).get("devices") or [] if d.get("compute_capability")]
+    return sorted(set(caps)) or None
+
+
+def env_flag(value: str | None) -> bool | None:
+    if value is None:
+        return None
+    word = value.strip().lower()
+    return True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
+
+
+def x64(facts: Facts) -> bool | None:
+    reported = _jax(facts).get("x64")
+    return reported if isinstance(reported, bool) else env_flag(facts.env.get("JAX_ENABLE_X64"))
+
+
+def matmul_precision(facts: Facts) -> str | None:
+    jax = _jax(facts)
+    if jax.get("status") == "ok" or "default_matmul_precision" in jax:
+        return str(jax.get("default_matmul_precision") or "default").lower()
+    value = facts.env.get("JAX_DEFAULT_MATMUL_PRECISION")
+    return value.lower() if value else None
+
+
+def version_or_none(text: str) -> Version | None:
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None

@@ -59,7 +59,12 @@ def recheck(saved: Report) -> Report:
     """Today's rules on a saved report's facts; its probe results and probe findings are kept as measured."""
     kept = [f for f in saved.findings if f.source == "probe"]
     return assemble(
-        saved.facts, mode="check", probes=saved.probes, probe_findings=kept, created=saved.created, host_info=saved.host
+        saved.facts,
+        mode="check",
+        probes=saved.probes,
+        probe_findings=kept,
+        created=saved.created,
+        host_info=saved.host,
     )
 
 

@@ -7,6 +7,7 @@ a torn one, and a failure leaves the old file untouched.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -34,6 +35,8 @@ def read_report(path: Path) -> Report:
         raise ReportError(f"{path}: the file is empty")
     try:
         data = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ReportError(f"{path}: nested too deeply to be a report") from None
     except UnicodeDecodeError:
         raise ReportError(f"{path}: not UTF-8 text") from None
     except json.JSONDecodeError as exc:
@@ -68,10 +71,8 @@ def write_atomic(path: Path, text: str) -> None:
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         if tmp_name is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
-            except OSError:
-                pass
 
 
 def use_color(stream: TextIO) -> bool:

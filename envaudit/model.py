@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast
 
+from envaudit.factschema import facts_problem
+
 SCHEMA = "envaudit/report/v1"
 SEVERITIES = ("fail", "warn", "info")
 PROBE_STATUSES = ("pass", "fail", "skip", "error", "timeout", "crash")
@@ -60,6 +62,10 @@ class Facts:
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in packages.items()):
             raise ReportError("facts.packages must map names to version strings")
         env = _expect(obj["env"], dict, "facts.env")
+        for key in ("requirements", "duplicates"):
+            _expect(obj.get(key, []), list, f"facts.{key}")
+        if found := facts_problem(obj):
+            raise ReportError(found)
         return cls(
             packages=cast(dict[str, str], packages),
             python=_expect(obj["python"], dict, "facts.python"),

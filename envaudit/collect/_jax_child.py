@@ -8,6 +8,7 @@ the first array operation) and a hang in device initialisation apart.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import traceback
@@ -71,9 +72,7 @@ def main() -> int:
         emit("import", error=f"{type(exc).__name__}: {exc}", trace=traceback.format_exc(limit=3))
         return 3
     try:
-        import jaxlib
-
-        jaxlib_version = getattr(jaxlib, "__version__", None) or jax.lib.__version__
+        jaxlib_version = getattr(importlib.import_module("jaxlib"), "__version__", None)
     except Exception:
         jaxlib_version = None
     emit("imported", jax_version=jax.__version__, jaxlib_version=jaxlib_version)
@@ -82,10 +81,10 @@ def main() -> int:
         backend = jax.default_backend()
         devices = jax.devices()
         try:
-            from jax.extend.backend import get_backend
-        except ImportError:
-            from jax.lib.xla_bridge import get_backend
-        platform_version = str(get_backend().platform_version)
+            backend_module = importlib.import_module("jax.extend.backend")
+        except ImportError:  # jax < 0.4.26
+            backend_module = importlib.import_module("jax.lib.xla_bridge")
+        platform_version = str(backend_module.get_backend().platform_version)
     except BaseException as exc:
         emit("devices", error=f"{type(exc).__name__}: {exc}")
         return 4

@@ -68,12 +68,14 @@ def parse_child(stdout: str, stderr: str, returncode: int | None, timed_out: boo
     return facts
 
 
-def get_jax(timeout: float = DEFAULT_TIMEOUT_S, env: dict[str, str] | None = None) -> dict[str, Any]:
+def get_jax(
+    timeout: float = DEFAULT_TIMEOUT_S, env: dict[str, str] | None = None, python: str | None = None
+) -> dict[str, Any]:
     """Run the child with the user's environment (that environment is what is audited); never raises."""
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            [sys.executable, str(CHILD)],
+            [python or sys.executable, str(CHILD)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,

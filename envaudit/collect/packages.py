@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -99,8 +100,23 @@ def installed() -> list[Dist]:
             continue
         location = str(getattr(dist, "_path", ""))
         requires = tuple(dist.requires or ()) if is_relevant(name) else ()
+        if canonicalize_name(name) == "jax" and not any(r.startswith("jaxlib") for r in requires):
+            requires += minimum_jaxlib(_read(dist, "jax/version.py"))
         found.append(Dist(name=name, version=dist.version, requires=requires, location=location))
     return found
+
+
+def minimum_jaxlib(version_py: str) -> tuple[str, ...]:
+    """Old jax releases declare no jaxlib requirement; their jax/version.py says the minimum (pure)."""
+    match = re.search(r"^_minimum_jaxlib_version\s*=\s*['\"]([^'\"]+)['\"]", version_py, re.MULTILINE)
+    return (f"jaxlib>={match[1]}",) if match else ()
+
+
+def _read(dist: metadata.Distribution, relative: str) -> str:
+    try:
+        return Path(str(dist.locate_file(relative))).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def get_packages() -> tuple[dict[str, str], list[dict[str, Any]], list[dict[str, Any]]]:

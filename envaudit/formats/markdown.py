@@ -37,12 +37,23 @@ def render(report: Report, *, color: bool = False) -> str:
         out.append("None.")
     for f in report.findings:
         refs = " ".join(f"<{r}>" for r in f.references)
-        out.append(f"- **{f.severity}** `{f.id}`: {_cell(f.title)}. {_cell(f.detail)} Fix: `{_cell(f.fix)}` {refs}".rstrip())
+        out.append(
+            f"- **{f.severity}** `{f.id}`: {_cell(f.title)}. {_cell(f.detail)} Fix: `{_cell(f.fix)}` {refs}".rstrip()
+        )
     if report.probes:
         out += ["", "#### Probes", "", "| probe | status | time (s) | metrics |", "|---|---|---|---|"]
         for p in report.probes:
             detail = p.message if p.status != "pass" and p.message else summary.metrics_line(p.metrics, limit=6)
             out.append(f"| {p.name} | {p.status} | {p.duration_s:.2f} | {_cell(detail)} |")
     details = json.dumps(report.to_dict(), indent=2, default=str)
-    out += ["", "<details><summary>Full report (JSON)</summary>", "", "```json", details, "```", "", "</details>"]
+    out += [
+        "",
+        "<details><summary>Full report (JSON)</summary>",
+        "",
+        "```json",
+        details,
+        "```",
+        "",
+        "</details>",
+    ]
     return "\n".join(out) + "\n"

@@ -47,16 +47,31 @@ def render(report: Report, *, color: bool = False) -> str:
     del color
     w = _Writer()
     facts = report.facts
-    w.family("envaudit_info", "envaudit version and report mode.",
-             [({"version": report.envaudit_version, "mode": report.mode}, 1)])
-    w.family("envaudit_verdict", "1 for the verdict of the last audit, 0 for the others.",
-             [({"verdict": v}, float(v == report.verdict)) for v in VERDICTS])
-    w.family("envaudit_findings", "Number of findings of each severity.",
-             [({"severity": s}, sum(f.severity == s for f in report.findings)) for s in SEVERITIES])
-    w.family("envaudit_finding", "1 per active finding, labelled with its id and severity.",
-             [({"id": f.id, "severity": f.severity, "source": f.source}, 1) for f in report.findings])
-    w.family("envaudit_package_info", "Installed versions of the audited stack.",
-             [({"package": k, "version": v}, 1) for k, v in facts.packages.items()])
+    w.family(
+        "envaudit_info",
+        "envaudit version and report mode.",
+        [({"version": report.envaudit_version, "mode": report.mode}, 1)],
+    )
+    w.family(
+        "envaudit_verdict",
+        "1 for the verdict of the last audit, 0 for the others.",
+        [({"verdict": v}, float(v == report.verdict)) for v in VERDICTS],
+    )
+    w.family(
+        "envaudit_findings",
+        "Number of findings of each severity.",
+        [({"severity": s}, sum(f.severity == s for f in report.findings)) for s in SEVERITIES],
+    )
+    w.family(
+        "envaudit_finding",
+        "1 per active finding, labelled with its id and severity.",
+        [({"id": f.id, "severity": f.severity, "source": f.source}, 1) for f in report.findings],
+    )
+    w.family(
+        "envaudit_package_info",
+        "Installed versions of the audited stack.",
+        [({"package": k, "version": v}, 1) for k, v in facts.packages.items()],
+    )
     jax = facts.jax
     w.family("envaudit_jax_info", "What jax reported in its child process.",
              [({"status": jax.get("status"), "jax_version": jax.get("jax_version") or "",
@@ -67,13 +82,22 @@ def render(report: Report, *, color: bool = False) -> str:
              [({"status": nv.get("status"), "driver_version": nv.get("driver_version") or "",
                 "cuda_driver_version": nv.get("cuda_driver_version") or ""}, 1)])  # fmt: skip
     w.family("envaudit_gpus", "Number of GPUs NVML reports.", [({}, len(nv.get("gpus") or []))])
-    w.family("envaudit_probe_status", "1 for each probe's status, 0 for the other statuses.",
-             [({"probe": p.name, "status": s}, float(p.status == s)) for p in report.probes for s in PROBE_STATUSES])
-    w.family("envaudit_probe_duration_seconds", "Wall time of each probe.",
-             [({"probe": p.name}, p.duration_s) for p in report.probes])
+    w.family(
+        "envaudit_probe_status",
+        "1 for each probe's status, 0 for the other statuses.",
+        [({"probe": p.name, "status": s}, float(p.status == s)) for p in report.probes for s in PROBE_STATUSES],
+    )
+    w.family(
+        "envaudit_probe_duration_seconds",
+        "Wall time of each probe.",
+        [({"probe": p.name}, p.duration_s) for p in report.probes],
+    )
     w.family("envaudit_probe_metric", "Numeric metrics of each probe (relative errors are dimensionless).",
              [({"probe": p.name, "metric": k}, float(v)) for p in report.probes for k, v in p.metrics.items()
               if isinstance(v, int | float) and not isinstance(v, bool)])  # fmt: skip
-    w.family("envaudit_last_run_timestamp_seconds", "Unix time at which this report was created.",
-             [({}, report.created_timestamp())])
+    w.family(
+        "envaudit_last_run_timestamp_seconds",
+        "Unix time at which this report was created.",
+        [({}, report.created_timestamp())],
+    )
     return "\n".join(w.lines) + "\n"

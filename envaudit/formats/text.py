@@ -8,9 +8,22 @@ from __future__ import annotations
 from envaudit.formats import summary
 from envaudit.model import Report
 
-COLORS = {"fail": "\033[31;1m", "warn": "\033[33;1m", "info": "\033[36m", "ok": "\033[32;1m", "error": "\033[35;1m"}
+COLORS = {
+    "fail": "\033[31;1m",
+    "warn": "\033[33;1m",
+    "info": "\033[36m",
+    "ok": "\033[32;1m",
+    "error": "\033[35;1m",
+}
 RESET = "\033[0m"
-PROBE_SEVERITY = {"pass": "ok", "skip": "info", "fail": "fail", "error": "fail", "timeout": "fail", "crash": "fail"}
+PROBE_SEVERITY = {
+    "pass": "ok",
+    "skip": "info",
+    "fail": "fail",
+    "error": "fail",
+    "timeout": "fail",
+    "crash": "fail",
+}
 
 
 def _paint(text: str, level: str, color: bool) -> str:
@@ -21,7 +34,10 @@ def render(report: Report, *, color: bool = False) -> str:
     facts = report.facts
     host = report.host.get("hostname", "?")
     verdict = _paint(report.verdict.upper(), report.verdict, color)
-    lines = [f"envaudit {report.envaudit_version} | {host} | {report.created} | {report.mode} | verdict: {verdict}", ""]
+    lines = [
+        f"envaudit {report.envaudit_version} | {host} | {report.created} | {report.mode} | verdict: {verdict}",
+        "",
+    ]
     rows = [
         ("python", summary.python_line(facts)),
         ("platform", summary.platform_line(facts)),

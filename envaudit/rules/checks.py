@@ -28,9 +28,14 @@ class Check:
     fix: str
     references: tuple[str, ...]
     run: Callable[[Facts], list[str]]  # the details of each occurrence; empty when the check passes
+    exact_fix: Callable[[str], str] | None = None  # the exact command for one occurrence, from its detail
 
     def findings(self, facts: Facts) -> list[Finding]:
-        return [Finding(self.id, self.severity, self.title, d, self.fix, self.references, "check") for d in self.run(facts)]
+        found = []
+        for detail in self.run(facts):
+            fix = self.exact_fix(detail) if self.exact_fix else self.fix
+            found.append(Finding(self.id, self.severity, self.title, detail, fix, self.references, "check"))
+        return found
 
 
 def _release(text: str) -> tuple[int, ...] | None:
@@ -44,7 +49,7 @@ _COUPLED = re.compile(r"^(jax|jaxlib|jax-(cuda|rocm)\d+-(plugin|pjrt))$")
 
 
 def _describe(req: dict[str, object]) -> str:
-    return f"{req['package']} requires {req['requires']}, installed: {req['installed'] or 'nothing'}"
+    return f"{req.get('package')} requires {req.get('requires')}, installed: {req.get('installed') or 'nothing'}"
 
 
 def _is_coupling(req: dict[str, object]) -> bool:
@@ -72,8 +77,17 @@ def plugins(facts: Facts) -> list[str]:
     ]
 
 
+def plugin_fix(detail: str) -> str:
+    """'jax-cuda12-plugin 0.9.2 beside jaxlib 0.9.0.1' -> pip install 'jax-cuda12-plugin==0.9.0.1'."""
+    name, jaxlib = detail.split(" ")[0], detail.rsplit(" ", 1)[-1]
+    return f"pip install '{name}=={jaxlib}'"
+
+
 def duplicates(facts: Facts) -> list[str]:
-    return [f"{d['name']}: versions {', '.join(d['versions'])} at {', '.join(d['locations'])}" for d in facts.duplicates]
+    return [
+        f"{d.get('name')}: versions {', '.join(d.get('versions') or [])} at {', '.join(d.get('locations') or [])}"
+        for d in facts.duplicates
+    ]
 
 
 def jax_broken(facts: Facts) -> list[str]:
@@ -86,9 +100,9 @@ def jax_broken(facts: Facts) -> list[str]:
 
 def gpu_unused(facts: Facts) -> list[str]:
     gpus = facts.nvidia.get("gpus") or []
-    if facts.nvidia.get("status") == "ok" and gpus and facts.jax.get("status") == "ok":
-        if facts.jax.get("platform") == "cpu" and facts.env.get("JAX_PLATFORMS", "").lower() != "cpu":
-            return [f"{len(gpus)} NVIDIA GPU(s) visible to NVML, but jax runs on the CPU"]
+    on_cpu = facts.jax.get("status") == "ok" and facts.jax.get("platform") == "cpu"
+    if facts.nvidia.get("status") == "ok" and gpus and on_cpu and facts.env.get("JAX_PLATFORMS", "").lower() != "cpu":
+        return [f"{len(gpus)} NVIDIA GPU(s) visible to NVML, but jax runs on the CPU"]
     return []
 
 
@@ -128,12 +142,12 @@ CHECKS: tuple[Check, ...] = (
           "pip install --upgrade 'jax[cuda12]' (or 'jax[cpu]'), so jax, jaxlib and plugins come from one release",
           (JEP_9419, "https://github.com/jax-ml/jax/issues/24901"), coupling),
     Check("plugin-jaxlib-mismatch", "fail", "a jax CUDA/ROCm plugin or PJRT package differs from the jaxlib version",
-          "pip install 'jax-cuda12-plugin==<jaxlib version>' 'jax-cuda12-pjrt==<jaxlib version>' (same release)",
-          (JEP_9419, "https://github.com/jax-ml/jax/issues/24901"), plugins),
-    Check("requirement-unsatisfied", "warn", "an installed package declares a requirement the environment does not meet",
+          "pip install the plugin and pjrt at the jaxlib version", (JEP_9419, "https://github.com/jax-ml/jax/issues/24901"),
+          plugins, plugin_fix),
+    Check("requirement-unsatisfied", "warn", "an installed package declares a requirement that is not met",
           "pip install the required version shown, or run `pip check` and resolve what it names",
           ("https://pip.pypa.io/en/stable/cli/pip_check/",), unsatisfied),
-    Check("duplicate-distribution", "warn", "one package is installed twice on sys.path; import and metadata can disagree",
+    Check("duplicate-distribution", "warn", "a package is installed twice; import and metadata can disagree",
           "pip uninstall the copy you do not want (run it until pip reports nothing left), then reinstall once",
           ("https://packaging.python.org/en/latest/specifications/recording-installed-packages/",), duplicates),
     Check("jax-broken", "fail", "jax cannot be imported or crashes on its first computation",
@@ -159,4 +173,3 @@ CHECKS: tuple[Check, ...] = (
 
 def evaluate(facts: Facts) -> list[Finding]:
     return [finding for check in CHECKS for finding in check.findings(facts)]
-

@@ -182,7 +182,16 @@ def _validate_when(when: Any, where: str) -> None:
         if key not in CONDITIONS:
             raise RuleError(f"{where}: unknown condition {key!r}")
         specs = list(value.values()) if key in ("packages", "libraries") else [value]
-        if key in ("driver", "cuda_driver", "cuda", "cudnn", "compute_capability", "gpus", "packages", "libraries"):
+        if key in (
+            "driver",
+            "cuda_driver",
+            "cuda",
+            "cudnn",
+            "compute_capability",
+            "gpus",
+            "packages",
+            "libraries",
+        ):
             for spec in specs:
                 try:
                     SpecifierSet(spec)

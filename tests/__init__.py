@@ -1,0 +1,1 @@
+"""envaudit test suite."""

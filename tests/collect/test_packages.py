@@ -1,0 +1,60 @@
+"""Package facts: versions without importing, what pip check would say, and shadowed duplicates."""
+
+from __future__ import annotations
+
+import sys
+
+from envaudit.collect import packages
+from envaudit.collect.packages import Dist, get_packages, minimum_jaxlib, select, unsatisfied
+
+
+def d(name: str, version: str, *requires: str, location: str = "/site") -> Dist:
+    return Dist(name, version, tuple(requires), f"{location}/{name}-{version}.dist-info")
+
+
+def test_relevant_names_and_families() -> None:
+    relevant = ["jax", "jaxlib", "jax-cuda12-plugin", "jax_cuda13_pjrt", "jax-rocm60-plugin", "libtpu"]
+    relevant += ["nvidia-cudnn-cu12", "nvidia-cublas", "Neural_Tangents", "flax", "ml_dtypes", "tensorflow"]
+    for name in relevant:
+        assert packages.is_relevant(name), name
+    for name in ("requests", "torch", "jaxtyping", "nvidiafoo"):
+        assert not packages.is_relevant(name), name
+
+
+def test_select_normalizes_and_first_on_path_wins() -> None:
+    found, dups = select([d("JAX", "0.4.25"), d("requests", "2.0"), d("jax", "0.4.30", location="/other")])
+    assert found == {"jax": "0.4.25"}
+    assert dups == [{"name": "jax", "versions": ["0.4.25", "0.4.30"],
+                     "locations": ["/site/JAX-0.4.25.dist-info", "/other/jax-0.4.30.dist-info"]}]  # fmt: skip
+
+
+def test_unsatisfied_is_what_pip_check_says() -> None:
+    dists = [
+        d("jax", "0.4.30", "jaxlib<=0.4.30,>=0.4.27", "numpy>=1.22", "scipy>=1.9; extra == 'scipy'"),
+        d("jaxlib", "0.4.20"),
+        d("numpy", "2.0.2"),
+        d("neural-tangents", "0.6.5", "frozendict>=2.3"),
+    ]
+    problems = unsatisfied(dists)
+    assert {"package": "jax", "requires": "jaxlib<=0.4.30,>=0.4.27", "installed": "0.4.20"} in problems
+    assert {"package": "neural-tangents", "requires": "frozendict>=2.3", "installed": None} in problems
+    assert len(problems) == 2  # satisfied numpy and the extra-only scipy are not problems
+
+
+def test_local_labels_satisfy_as_pip_does() -> None:
+    assert unsatisfied([d("jax", "0.2.19", "jaxlib>=0.1.69"), d("jaxlib", "0.1.70+cuda102")]) == []
+    assert unsatisfied([d("neural-tangents", "0.3.9", "jax>=0.2.25"), d("jax", "0.2.19")]) != []
+
+
+def test_minimum_jaxlib_of_old_jax() -> None:
+    text = "_version = '0.2.19'\n_minimum_jaxlib_version = '0.1.69'\n"
+    assert minimum_jaxlib(text) == ("jaxlib>=0.1.69",)
+    assert minimum_jaxlib("nothing here") == ()
+
+
+def test_live_environment_has_jax_without_importing_it() -> None:
+    before = "jax" in sys.modules
+    versions, problems, dups = get_packages()
+    assert "jax" in versions and "jaxlib" in versions and "numpy" in versions
+    assert ("jax" in sys.modules) == before
+    assert problems == [] and dups == []

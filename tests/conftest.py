@@ -1,0 +1,77 @@
+"""Shared test helpers: a sample report built from real-looking facts, and child-process environments."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envaudit.model import Facts, Finding, ProbeResult, Report
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def facts_from(fragment: dict[str, Any]) -> Facts:
+    """A Facts value from a fragment (as in rule examples); missing parts are 'unknown'."""
+    full: dict[str, Any] = {
+        "packages": {},
+        "python": {},
+        "platform": {},
+        "nvidia": {"status": "unknown"},
+        "jax": {"status": "unknown"},
+        "env": {},
+    }
+    full.update(fragment)
+    return Facts.from_dict(full)
+
+
+def sample_report() -> Report:
+    facts = facts_from(
+        {
+            "packages": {"jax": "0.4.25", "jaxlib": "0.4.25", "neural-tangents": "0.6.5"},
+            "python": {"version": "3.11.7", "implementation": "CPython", "virtualenv": True},
+            "platform": {"system": "Linux", "machine": "x86_64", "memory_total_bytes": 2**34},
+            "nvidia": {"status": "absent", "message": "NVML Shared Library Not Found", "gpus": []},
+            "jax": {
+                "status": "ok",
+                "platform": "cpu",
+                "jax_version": "0.4.25",
+                "devices": [{"device_kind": "cpu"}],
+            },
+            "env": {"XLA_FLAGS": 'a "quoted" \\ flag'},
+        }
+    )
+    return Report(
+        facts=facts,
+        findings=(
+            Finding(
+                "demo-fail",
+                "fail",
+                "a failing | finding",
+                "detail",
+                "pip install x",
+                ("https://example.org/a",),
+            ),
+            Finding("demo-warn", "warn", "a warning", "", "", ("https://example.org/b",), "probe"),
+        ),
+        probes=(ProbeResult("dense_chain", "pass", {"rel_err": 8.2e-7, "bitwise_equal": True}, 0.4),),
+        created="2026-11-29T12:00:00Z",
+        host={"hostname": "node01"},
+        envaudit_version="0.1.0",
+    )
+
+
+@pytest.fixture
+def child_env(tmp_path: Path) -> dict[str, str]:
+    """The environment for envaudit subprocesses: this checkout importable, no colour."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    env.pop("NO_COLOR", None)
+    return env
+
+
+PYTHON = sys.executable

@@ -1,0 +1,1 @@
+"""Test fakes: stand-ins for libraries that need hardware absent here."""

@@ -1,0 +1,81 @@
+"""Every format renders every report; each keeps the promises its readers rely on."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from envaudit.formats import FORMATS, render
+from envaudit.model import Report
+from tests.conftest import sample_report
+
+ANSI = "\033["
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_every_format_renders_findings_and_versions(fmt: str) -> None:
+    out = render(sample_report(), fmt)
+    assert out.endswith("\n")
+    assert "demo-fail" in out
+    assert "0.4.25" in out
+    assert ANSI not in out
+
+
+def test_formats_registry_is_exactly_the_contract() -> None:
+    assert set(FORMATS) == {"text", "json", "markdown", "prometheus"}
+
+
+def test_json_is_the_report() -> None:
+    report = sample_report()
+    assert Report.from_dict(json.loads(render(report, "json"))) == report
+
+
+def test_text_colour_only_when_asked() -> None:
+    coloured = render(sample_report(), "text", color=True)
+    assert ANSI in coloured
+    assert "\033[31;1mFAIL" in coloured  # fail findings in red
+    plain = render(sample_report(), "text", color=False)
+    assert "verdict: FAIL" in plain
+    assert "fix: pip install x" in plain
+
+
+def test_markdown_is_ready_for_an_issue() -> None:
+    md = render(sample_report(), "markdown")
+    assert md.startswith("### envaudit report: **fail**")
+    assert "| component | version / state |" in md
+    assert "| neural-tangents | 0.6.5 |" in md
+    assert "a failing \\| finding" in md  # a pipe in text does not break the table
+    assert "<details><summary>" in md and "</details>" in md
+    body = md.split("```json\n", 1)[1].split("\n```", 1)[0]
+    assert json.loads(body)["verdict"] == "fail"
+
+
+def test_prometheus_parses_with_the_reference_parser() -> None:
+    text = render(sample_report(), "prometheus")
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    assert all(name.startswith("envaudit_") for name in families)
+    findings = {s.labels["severity"]: s.value for s in families["envaudit_findings"].samples}
+    assert findings == {"fail": 1.0, "warn": 1.0, "info": 0.0}
+    verdict = {s.labels["verdict"]: s.value for s in families["envaudit_verdict"].samples}
+    assert verdict == {"ok": 0.0, "warn": 0.0, "fail": 1.0, "error": 0.0}
+    packages = {s.labels["package"]: s.labels["version"] for s in families["envaudit_package_info"].samples}
+    assert packages["neural-tangents"] == "0.6.5"
+    status = {(s.labels["probe"], s.labels["status"]): s.value for s in families["envaudit_probe_status"].samples}
+    assert status[("dense_chain", "pass")] == 1.0 and status[("dense_chain", "fail")] == 0.0
+    metric = {s.labels["metric"]: s.value for s in families["envaudit_probe_metric"].samples}
+    assert metric == {"rel_err": pytest.approx(8.2e-7)}
+    last = families["envaudit_last_run_timestamp_seconds"].samples[0].value
+    assert last == sample_report().created_timestamp()
+
+
+def test_prometheus_escapes_label_values() -> None:
+    report = sample_report()
+    report = Report(
+        report.facts.__class__(**{**report.facts.__dict__, "packages": {'we"ird\\pkg': "1\n2"}}),
+        envaudit_version="0.1.0",
+    )
+    text = render(report, "prometheus")
+    samples = [s for f in text_string_to_metric_families(text) for s in f.samples if s.name == "envaudit_package_info"]
+    assert samples[0].labels == {"package": 'we"ird\\pkg', "version": "1\n2"}

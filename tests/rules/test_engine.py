@@ -1,0 +1,91 @@
+"""The engine: three-valued conditions, validation of rule files, and pip-like version matching."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envaudit.rules import engine
+from envaudit.rules.engine import RuleError, parse_rule
+from tests.conftest import facts_from
+
+BASE = {
+    "id": "t",
+    "title": "t",
+    "severity": "fail",
+    "symptom": "s",
+    "fix": "f",
+    "references": ["https://x.org/1"],
+}
+
+
+def rule(when: dict[str, Any]) -> engine.Rule:
+    return parse_rule({**BASE, "when": when}, "test")
+
+
+def verdict(when: dict[str, Any], fragment: dict[str, Any]) -> bool | None:
+    return rule(when).evaluate(facts_from(fragment))[0]
+
+
+def test_local_label_matches_as_pip_does() -> None:
+    facts = {"packages": {"jaxlib": "0.1.70+cuda102"}}
+    assert verdict({"packages": {"jaxlib": "<0.1.72"}}, facts) is True
+    assert verdict({"packages": {"jaxlib": "==0.1.70"}}, facts) is True
+    assert verdict({"packages": {"jaxlib": ">=0.1.72"}}, facts) is False
+
+
+def test_missing_fact_is_unknown_not_a_match() -> None:
+    assert verdict({"cuda": "<11"}, {"packages": {"jaxlib": "0.4.30"}}) is None
+    assert verdict({"driver": "<525"}, {}) is None
+    assert verdict({"x64": True}, {}) is None
+    assert verdict({"packages": {"jax": ">=0.6"}, "x64": True}, {"packages": {"jax": "0.4.1"}}) is False
+
+
+def test_partial_versions_are_unknown_unless_the_whole_range_agrees() -> None:
+    plugin = {"packages": {"jaxlib": "0.4.30", "jax-cuda12-plugin": "0.4.30"}}
+    assert verdict({"cuda": "<13"}, plugin) is True
+    assert verdict({"cuda": "<11"}, plugin) is False
+    assert verdict({"cuda": "<12.3"}, plugin) is None
+
+
+def test_any_and_env() -> None:
+    when = {"any": [{"env": {"XLA_FLAGS": {"contains": "fast_math=true"}}}, {"x64": True}]}
+    assert verdict(when, {"env": {"XLA_FLAGS": "--xla_cpu_enable_fast_math=true"}}) is True
+    assert verdict(when, {"env": {}}) is None  # x64 unknown
+    assert verdict(when, {"env": {}, "jax": {"status": "ok", "x64": False}}) is False
+    assert verdict({"env": {"NVIDIA_TF32_OVERRIDE": {"unset": True}}}, {"env": {}}) is True
+
+
+def test_evidence_names_the_matching_facts() -> None:
+    r = rule({"packages": {"neural-tangents": "<=0.6.5", "jax": ">=0.6.0"}})
+    ok, evidence = r.evaluate(facts_from({"packages": {"neural-tangents": "0.6.5", "jax": "0.10.2"}}))
+    assert ok is True
+    assert "matched: neural-tangents 0.6.5" in r.finding(evidence).detail
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({**BASE, "when": {"packagez": {}}}, "unknown condition 'packagez'"),
+        ({**BASE, "when": {"cuda": "about 11"}}, "bad specifier"),
+        ({**BASE, "when": {}}, "non-empty"),
+        ({**BASE, "references": ["http://insecure"], "when": {"x64": True}}, "https"),
+        ({**BASE, "severity": "fatal", "when": {"x64": True}}, "severity"),
+        ({**BASE, "colour": 1, "when": {"x64": True}}, "unknown key"),
+        ({k: v for k, v in BASE.items() if k != "fix"} | {"when": {"x64": True}}, "missing 'fix'"),
+    ],
+)
+def test_malformed_rules_are_refused(data: dict[str, Any], message: str) -> None:
+    with pytest.raises(RuleError, match=message):
+        parse_rule(data, "bad.toml")
+
+
+def test_file_name_must_equal_id(tmp_path: Path) -> None:
+    (tmp_path / "other.toml").write_text(
+        'id = "t"\ntitle = "t"\nseverity = "warn"\nsymptom = "s"\nfix = "f"\nreferences = ["https://x.org"]\n'
+        "[when]\nx64 = true\n"
+    )
+    with pytest.raises(RuleError, match="differs from the file name"):
+        engine.load_rules(tmp_path)

@@ -1,0 +1,186 @@
+"""The CLI contract, in-process through main(argv) -> int, plus end-to-end runs of `python -m envaudit`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envaudit.cli import main
+from envaudit.exitcodes import Exit
+from tests.conftest import PYTHON
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_clean_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    assert lines[0].startswith("envaudit: error: ")
+    return lines[0]
+
+
+def test_quick_text_on_a_healthy_stack(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--quick")
+    assert code == Exit.OK
+    assert "verdict: OK" in out and "jax       skipped" in out
+
+
+def test_quick_json_is_schema_v1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "audit", "--quick", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["schema"] == "envaudit/report/v1" and data["mode"] == "quick"
+    assert data["facts"]["nvidia"]["status"] == "absent"
+    assert data["facts"]["packages"]["jax"]
+
+
+def _saved(tmp_path: Path, capsys: pytest.CaptureFixture[str], **facts_changes: object) -> Path:
+    code, out, _ = run(capsys, "--quick", "--format", "json")
+    data = json.loads(out)
+    data["facts"].update(facts_changes)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_check_recomputes_the_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    healthy = _saved(tmp_path, capsys)
+    assert run(capsys, "check", str(healthy))[0] == Exit.OK
+    broken = _saved(tmp_path, capsys, jax={"status": "crash", "stage": "imported", "message": "killed by SIGSEGV"})
+    code, out, _ = run(capsys, "check", str(broken), "--format", "json")
+    assert code == Exit.FINDINGS
+    assert "jax-broken" in [f["id"] for f in json.loads(out)["findings"]]
+
+
+def test_strict_turns_warnings_into_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dup = [{"name": "jax", "versions": ["0.4.30", "0.4.25"], "locations": ["/a", "/b"]}]
+    path = _saved(tmp_path, capsys, duplicates=dup)
+    assert run(capsys, "check", str(path))[0] == Exit.OK
+    assert run(capsys, "check", str(path), "--strict")[0] == Exit.FINDINGS
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "no such file"),
+        ("DIR", "is a directory"),
+        ("", "the file is empty"),
+        ("hello", "not valid JSON"),
+        ('{"schema": "envaudit/report/v1", "facts": {', "not valid JSON"),
+        ('{"schema": "other/v2"}', "schema is 'other/v2'"),
+        ("[1, 2]", "report must be a JSON object"),
+        ("[" * 100000, "nested too deeply"),
+    ],
+)
+def test_check_bad_input_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | None, expected: str
+) -> None:
+    path = tmp_path / "r.json"
+    if content == "DIR":
+        path.mkdir()
+    elif content is not None:
+        path.write_text(content)
+    code, out, err = run(capsys, "check", str(path))
+    assert code == Exit.USAGE and out == ""
+    assert expected in one_clean_line(err)
+
+
+def test_check_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.json"
+    path.write_bytes(b"\xff\xfe{}")
+    code, _, err = run(capsys, "check", str(path))
+    assert code == Exit.USAGE and "not UTF-8" in one_clean_line(err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+        (["--format", "yaml"], "invalid choice: 'yaml'"),
+        (["audit", "--timeout", "soon"], "invalid float value"),
+        (["rules", "no-such-rule"], "no rule 'no-such-rule'"),
+        (["check"], "the following arguments are required: report"),
+    ],
+)
+def test_bad_usage_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], expected: str) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == Exit.USAGE
+    assert expected in one_clean_line(err)
+
+
+def test_output_is_written_atomically(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "report.json"
+    target.write_text("previous")
+    code, out, err = run(capsys, "--quick", "--format", "json", "--output", str(target))
+    assert code == 0 and out == "" and "report written to" in err
+    assert json.loads(target.read_text())["schema"] == "envaudit/report/v1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]  # no temporary file left
+
+
+def test_output_into_missing_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "missing" / "report.json"
+    code, _, err = run(capsys, "--quick", "--output", str(target))
+    assert code == Exit.USAGE and "does not exist" in one_clean_line(err)
+    assert not target.parent.exists()
+
+
+def test_output_into_unwritable_directory(capsys: pytest.CaptureFixture[str]) -> None:
+    # /proc refuses new files even to root, unlike a chmod 555 directory, so this test means the same as any user.
+    code, _, err = run(capsys, "--quick", "--output", "/proc/envaudit-report.json")
+    assert code == Exit.USAGE and "cannot write /proc/envaudit-report.json" in one_clean_line(err)
+    assert not Path("/proc/envaudit-report.json").exists()
+
+
+def test_output_onto_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "--quick", "--output", str(tmp_path))
+    assert code == Exit.USAGE and "is a directory" in one_clean_line(err)
+
+
+def test_rules_lists_rules_and_checks(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "rules")
+    assert code == 0 and "jax-broken" in out and "gpu-uncorrected-ecc" in out
+    code, out, _ = run(capsys, "rules", "jax-broken")
+    assert code == 0 and "fix: " in out and "see: https://" in out
+
+
+def test_quick_never_imports_the_audited_stack(child_env: dict[str, str]) -> None:
+    code = (
+        "import sys\nfrom envaudit.cli import main\n"
+        "rc = main(['--quick', '--format', 'json'])\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'jaxlib', 'flax', 'neural_tangents'))\n"
+        "assert rc == 0 and not bad, bad\n"
+    )
+    proc = subprocess.run([PYTHON, "-c", code], env=child_env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_end_to_end_full_audit_subprocess(child_env: dict[str, str]) -> None:
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "--format", "json"], env=child_env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["mode"] == "audit" and data["verdict"] in ("ok", "warn")
+    assert data["facts"]["jax"]["status"] == "ok" and data["facts"]["jax"]["platform"] == "cpu"
+
+
+def test_version_and_help_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "--version")[0] == 0
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "audit" in out and "plan" in out
+
+
+def test_console_script_is_installed() -> None:
+    from importlib.metadata import entry_points
+
+    scripts = {e.name: e.value for e in entry_points(group="console_scripts")}
+    assert scripts.get("envaudit") == "envaudit.cli:main_entry"
+    assert sys.modules["envaudit"].__file__

@@ -1,0 +1,79 @@
+"""The report schema: exact JSON round-trip, and every malformed document refused with one readable line."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from envaudit.model import SCHEMA, Report, ReportError
+from tests.conftest import sample_report
+
+
+def test_round_trip_is_exact() -> None:
+    report = sample_report()
+    data = json.loads(json.dumps(report.to_dict()))
+    again = Report.from_dict(data)
+    assert again == report
+    assert again.to_dict() == report.to_dict()
+
+
+def test_top_level_keys_of_schema_v1() -> None:
+    data = sample_report().to_dict()
+    for key in ("schema", "envaudit_version", "created", "host", "verdict", "facts", "findings", "probes"):
+        assert key in data
+    assert data["schema"] == SCHEMA
+    for key in ("packages", "python", "platform", "nvidia", "jax", "env"):
+        assert key in data["facts"]
+    assert set(data["findings"][0]) >= {"id", "severity", "title", "detail", "fix", "references", "source"}
+    assert set(data["probes"][0]) >= {"name", "status", "metrics", "duration_s"}
+
+
+def test_verdict_is_worst_severity() -> None:
+    report = sample_report()
+    assert report.verdict == "fail"
+    warn_only = Report(report.facts, findings=report.findings[1:])
+    assert warn_only.verdict == "warn"
+    assert Report(report.facts).verdict == "ok"
+    assert Report(report.facts, complete=False).verdict == "error"
+
+
+def _mutate(path: list[Any], value: Any) -> dict[str, Any]:
+    data = sample_report().to_dict()
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (["schema"], "other/v9", "schema is 'other/v9'"),
+        (["facts"], KeyError, "lacks the key 'facts'"),
+        (["facts", "jax"], KeyError, "facts lack the key(s) jax"),
+        (["facts", "packages"], ["jax"], "facts.packages must be a JSON object"),
+        (["facts", "packages", "jax"], 4, "map names to version strings"),
+        (["findings", 0, "severity"], "fatal", "severity 'fatal'"),
+        (["probes", 0, "status"], "ok", "probe status 'ok'"),
+        (["probes", 0, "duration_s"], "slow", "duration_s must be a number"),
+        (["verdict"], "great", "verdict 'great'"),
+        (["findings"], {}, "findings must be a JSON array"),
+    ],
+)
+def test_malformed_reports_are_refused(path: list[Any], value: Any, expected: str) -> None:
+    with pytest.raises(ReportError) as err:
+        Report.from_dict(_mutate(path, value))
+    assert expected in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_created_timestamp() -> None:
+    assert sample_report().created_timestamp() == datetime(2026, 11, 29, 12, tzinfo=UTC).timestamp()
+    assert Report(sample_report().facts, created="yesterday").created_timestamp() == 0.0

@@ -1,0 +1,133 @@
+"""`envaudit plan`: pins become facts that the same rules evaluate; anything unevaluable is exit 2, one line;
+fuzzed requirement strings, version flags and report JSON never produce a traceback."""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from envaudit.cli import build_parser, main
+from envaudit.exitcodes import Exit
+from envaudit.plan import PlanError, facts_from_args, pin
+from envaudit.rules import derive
+
+
+def plan_facts(*argv: str) -> object:
+    return facts_from_args(build_parser().parse_args(["plan", *argv]))
+
+
+def test_pins_and_what_they_imply() -> None:
+    facts = plan_facts("jax[cuda12]==0.4.30", "flax==0.8.5", "--driver", "535.104.05", "--gpus", "2",
+                       "--compute-capability", "8.0")  # fmt: skip
+    assert facts.packages == {"flax": "0.8.5", "jax": "0.4.30", "jaxlib": "0.4.30"}  # type: ignore[attr-defined]
+    assert derive.platform(facts) == "cuda"  # type: ignore[arg-type]
+    assert derive.cuda(facts) == derive.Partial("12", "jax")  # type: ignore[arg-type]
+    assert derive.gpu_count(facts) == 2 and derive.compute_capabilities(facts) == ["8.0"]  # type: ignore[arg-type]
+
+
+def test_local_label_gives_cuda() -> None:
+    facts = plan_facts("jax==0.2.19", "jaxlib==0.1.70+cuda102")
+    assert derive.cuda(facts).text == "10.2"  # type: ignore[arg-type, union-attr]
+    assert derive.platform(facts) == "cuda"  # type: ignore[arg-type]
+
+
+def test_pin_normalizes() -> None:
+    assert pin("Neural_Tangents==0.6.5") == ("neural-tangents", "0.6.5", set())
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["jax>=0.4"], "is not pinned"),
+        (["jax"], "is not pinned"),
+        (["jax==0.4.*"], "is not pinned"),
+        (["jax==="], "cannot parse requirement"),
+        (["jax==0.4.30", "jax==0.4.31"], "pinned twice"),
+        (["jax==0.4.30", "--driver", "new"], "--driver 'new' is not a version number"),
+        (["jax==0.4.30", "--compute-capability", "sm_80"], "not of the form X.Y"),
+        (["jax==0.4.30", "--gpus", "-1"], "is not a number of GPUs"),
+        (["jax==0.4.30", "--platform", "metal"], "invalid choice"),
+    ],
+)
+def test_unevaluable_plans_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], expected: str) -> None:
+    assert main(["plan", *argv]) == Exit.USAGE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and expected in err[0]
+
+
+def test_plan_report_has_the_report_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "jax==0.10.2", "jaxlib==0.10.2", "--format", "json"]) == Exit.OK
+    data = json.loads(capsys.readouterr().out)
+    assert data["mode"] == "plan" and data["facts"]["jax"]["status"] == "planned"
+
+
+REQ_ALPHABET = string.ascii_letters + string.digits + "=<>!~.*+-_[],;' @/:"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    reqs=st.lists(st.text(alphabet=REQ_ALPHABET, min_size=1, max_size=30), min_size=1, max_size=3),
+    flag=st.sampled_from(["--driver", "--cuda", "--cudnn", "--compute-capability", "--gpus"]),
+    value=st.text(alphabet=string.printable, min_size=1, max_size=12),
+)
+def test_fuzzed_plans_never_traceback(
+    capsys: pytest.CaptureFixture[str], reqs: list[str], flag: str, value: str
+) -> None:
+    reqs = [r for r in reqs if not r.startswith("-")] or ["jax==0.4.30"]
+    value = value if not value.startswith("-") else "x" + value
+    code = main(["plan", *reqs, flag, value, "--format", "json"])
+    captured = capsys.readouterr()
+    assert code in (Exit.OK, Exit.FINDINGS, Exit.USAGE), captured.err
+    assert "Traceback" not in captured.err
+    if code == Exit.USAGE:
+        assert len(captured.err.strip().splitlines()) == 1
+    else:
+        assert json.loads(captured.out)["mode"] == "plan"
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=JSONISH,
+    key=st.sampled_from(["facts", "findings", "probes", "verdict", "host", None, "nvidia", "jax", "requirements",
+                         "duplicates", "gpus", "devices", "env", "packages"]),
+)  # fmt: skip
+def test_fuzzed_reports_never_traceback(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], data: object, key: str | None
+) -> None:
+    document: object = data
+    if key is not None:
+        base = {"schema": "envaudit/report/v1", "envaudit_version": "0", "created": "", "host": {}, "verdict": "ok",
+                "facts": {"packages": {}, "python": {}, "platform": {}, "nvidia": {}, "jax": {}, "env": {}},
+                "findings": [], "probes": []}  # fmt: skip
+        facts = base["facts"]
+        assert isinstance(facts, dict)
+        if key in ("gpus", "devices"):
+            facts["nvidia" if key == "gpus" else "jax"] = {"status": "ok", key: data}
+        elif key in facts or key in ("requirements", "duplicates"):
+            facts[key] = data
+        else:
+            base[key] = data
+        document = base
+    path = Path(tmp_path_factory.mktemp("fuzz")) / "r.json"
+    path.write_text(json.dumps(document))
+    code = main(["check", str(path)])
+    err = capsys.readouterr().err
+    assert code in (Exit.OK, Exit.FINDINGS, Exit.USAGE), err
+    assert "Traceback" not in err and "internal error" not in err
+
+
+def test_plan_error_is_a_value_error() -> None:
+    with pytest.raises(PlanError):
+        pin("numpy")

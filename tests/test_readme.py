@@ -1,0 +1,33 @@
+"""The README's promises: its first two commands are the ones CI runs, and its exit-code table is the contract."""
+
+from __future__ import annotations
+
+import re
+
+from envaudit.exitcodes import Exit
+from tests.conftest import ROOT
+
+README = (ROOT / "README.md").read_text()
+
+
+def first_commands() -> list[str]:
+    return re.findall(r"```sh\n(.+?)\n```", README)[:2]
+
+
+def test_readme_starts_with_install_and_test_commands() -> None:
+    audit, test = first_commands()
+    assert "pip install" in audit and "python -m envaudit" in audit
+    assert "pip install" in test and "pytest" in test
+    assert README.index("```sh") < 600  # the commands come first, before any long prose
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    lines = [line.strip() for line in ci.splitlines()]
+    assert first_commands()[1] in lines
+    assert "set -euo pipefail" in ci  # a failing (or test-less, exit 5) pytest fails CI
+
+
+def test_readme_exit_code_table_matches_the_contract() -> None:
+    for code in Exit:
+        assert re.search(rf"^\| {int(code)} \|", README, re.MULTILINE), code

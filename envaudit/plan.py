@@ -11,10 +11,9 @@ import argparse
 import re
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from envaudit.collect.packages import canonicalize_name
 from envaudit.model import Facts
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
@@ -47,6 +46,8 @@ def _version(flag: str, text: str | None) -> str | None:
 
 def pin(text: str) -> tuple[str, str, set[str]]:
     """(normalized name, exact version, extras) of a requirement pinned with ==."""
+    from packaging.requirements import InvalidRequirement, Requirement  # lazily: costly, and only plan needs it
+
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:

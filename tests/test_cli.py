@@ -43,7 +43,7 @@ def test_quick_json_is_schema_v1(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def _saved(tmp_path: Path, capsys: pytest.CaptureFixture[str], **facts_changes: object) -> Path:
-    code, out, _ = run(capsys, "--quick", "--format", "json")
+    _, out, _ = run(capsys, "--quick", "--format", "json")
     data = json.loads(out)
     data["facts"].update(facts_changes)
     path = tmp_path / "report.json"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import string
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -108,9 +109,11 @@ def test_fuzzed_reports_never_traceback(
 ) -> None:
     document: object = data
     if key is not None:
-        base = {"schema": "envaudit/report/v1", "envaudit_version": "0", "created": "", "host": {}, "verdict": "ok",
-                "facts": {"packages": {}, "python": {}, "platform": {}, "nvidia": {}, "jax": {}, "env": {}},
-                "findings": [], "probes": []}  # fmt: skip
+        base: dict[str, Any] = {
+            "schema": "envaudit/report/v1", "envaudit_version": "0", "created": "", "host": {}, "verdict": "ok",
+            "facts": {"packages": {}, "python": {}, "platform": {}, "nvidia": {}, "jax": {}, "env": {}},
+            "findings": [], "probes": [],
+        }  # fmt: skip
         facts = base["facts"]
         assert isinstance(facts, dict)
         if key in ("gpus", "devices"):

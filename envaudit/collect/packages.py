@@ -4,21 +4,23 @@ Importing jax to ask its version costs 0.6 s and can crash (that is what we audi
 reads a few small files. Besides versions this answers what `pip check` would say for the audited set (a declared
 requirement that the installed version does not satisfy) and whether one name is installed twice on `sys.path`
 (the first one shadows the other, and metadata and import then disagree).
+
+The pip-check answer depends only on which distributions are installed where, so it is cached under a
+fingerprint of their dist-info directories: `--quick` and the import hook then never import packaging's
+requirement parser (a third of their start-up time).
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from envaudit import cachedir
 
 # The audited stack: exact names, and patterns for the families whose names carry a CUDA/ROCm major.
 RELEVANT_NAMES = frozenset(
@@ -29,6 +31,11 @@ RELEVANT_NAMES = frozenset(
     }
 )  # fmt: skip
 RELEVANT_PATTERN = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|jax-rocm\d+-(plugin|pjrt)|jax-tpu.*|nvidia-.+)$")
+
+
+def canonicalize_name(name: str) -> str:
+    """PEP 503 normalisation (what packaging.utils.canonicalize_name does, without importing packaging.tags)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,8 @@ def unsatisfied(dists: Iterable[Dist]) -> list[dict[str, Any]]:
     first: dict[str, Dist] = {}
     for dist in dists:
         first.setdefault(canonicalize_name(dist.name), dist)
+    from packaging.requirements import InvalidRequirement, Requirement  # lazily: 20 ms of regex compilation
+
     problems: list[dict[str, Any]] = []
     for name, dist in sorted(first.items()):
         if not is_relevant(name):
@@ -85,25 +94,64 @@ def unsatisfied(dists: Iterable[Dist]) -> list[dict[str, Any]]:
 
 
 def _satisfies(version: str, specifier: str) -> bool:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
     try:
         return SpecifierSet(specifier).contains(Version(version), prereleases=True)
     except InvalidVersion:
         return True  # pip skips what it cannot parse; so do we
 
 
-def installed() -> list[Dist]:
-    """Every distribution visible on sys.path, in sys.path order (I/O)."""
+def name_version_from_path(dirname: str) -> tuple[str, str] | None:
+    """('jax', '0.4.30') from 'jax-0.4.30.dist-info' (pure); None when the directory name does not say both."""
+    if not dirname.endswith(".dist-info"):
+        return None
+    name, sep, version = dirname[: -len(".dist-info")].partition("-")
+    return (name, version) if sep and name and version else None
+
+
+def installed() -> tuple[list[Dist], dict[str, metadata.Distribution]]:
+    """Every distribution visible on sys.path, in sys.path order, without requirements (I/O), and the handles of
+    the relevant ones by location, to read their requirements when the cache cannot answer.
+
+    Name and version come from the .dist-info directory name where it has them (standardised, and parsing every
+    METADATA file of a large environment costs tens of milliseconds); METADATA is read only where it must be.
+    """
     found: list[Dist] = []
+    handles: dict[str, metadata.Distribution] = {}
     for dist in metadata.distributions():
-        name = dist.metadata["Name"]
-        if not name:
+        path = getattr(dist, "_path", None)
+        location = str(path or "")
+        name_version = name_version_from_path(path.name) if isinstance(path, Path) else None
+        if name_version is None:
+            name_version = (dist.metadata["Name"], dist.version)
+        if not name_version[0]:
             continue
-        location = str(getattr(dist, "_path", ""))
-        requires = tuple(dist.requires or ()) if is_relevant(name) else ()
-        if canonicalize_name(name) == "jax" and not any(r.startswith("jaxlib") for r in requires):
-            requires += minimum_jaxlib(_read(dist, "jax/version.py"))
-        found.append(Dist(name=name, version=dist.version, requires=requires, location=location))
-    return found
+        found.append(Dist(name=name_version[0], version=name_version[1], requires=(), location=location))
+        if is_relevant(name_version[0]):
+            handles[location] = dist
+    return found, handles
+
+
+def read_requires(dist: metadata.Distribution) -> tuple[str, ...]:
+    requires = tuple(dist.requires or ())
+    if canonicalize_name(dist.metadata["Name"] or "") == "jax" and not any(r.startswith("jaxlib") for r in requires):
+        requires += minimum_jaxlib(_read(dist, "jax/version.py"))
+    return requires
+
+
+def fingerprint(dists: Iterable[Dist]) -> str:
+    """Identifies an installed set: relevant names, versions, locations and dist-info modification times."""
+    parts = []
+    for d in dists:
+        if is_relevant(d.name):
+            try:
+                mtime = Path(d.location).stat().st_mtime_ns
+            except OSError:
+                mtime = 0
+            parts.append(f"{d.name}={d.version}@{d.location}:{mtime}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 
 def minimum_jaxlib(version_py: str) -> tuple[str, ...]:
@@ -122,8 +170,15 @@ def _read(dist: metadata.Distribution, relative: str) -> str:
 def get_packages() -> tuple[dict[str, str], list[dict[str, Any]], list[dict[str, Any]]]:
     """(versions, unsatisfied requirements, duplicates); never raises."""
     try:
-        dists = installed()
+        dists, handles = installed()
+        packages, duplicates = select(dists)
+        cache_name = f"pipcheck-{fingerprint(dists)}.json"
+        cached = cachedir.read_json(cache_name)
+        if isinstance(cached, list) and all(isinstance(p, dict) for p in cached):
+            return packages, cached, duplicates
+        full = [replace(d, requires=read_requires(handles[d.location])) if d.location in handles else d for d in dists]
+        problems = unsatisfied(full)
     except Exception as exc:  # a broken METADATA file must not stop the audit
         return {}, [{"package": "?", "requires": f"metadata unreadable: {exc}", "installed": None}], []
-    packages, duplicates = select(dists)
-    return packages, unsatisfied(dists), duplicates
+    cachedir.write_json(cache_name, problems)
+    return packages, problems, duplicates

@@ -1,0 +1,51 @@
+"""Where envaudit keeps derived data that is cheap to lose: parsed rules, the hook's verdicts, jax's compilation
+cache. Everything stored there is rebuilt when missing or unreadable, so the directory may be deleted any time.
+
+ENVAUDIT_CACHE_DIR overrides the location (tests, read-only homes); otherwise XDG_CACHE_HOME/envaudit or
+~/.cache/envaudit, per the XDG base directory specification.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("ENVAUDIT_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "envaudit"
+
+
+def read_json(name: str) -> Any | None:
+    """The cached JSON value, or None when it is missing or unreadable (never raises)."""
+    try:
+        return json.loads((cache_dir() / name).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def write_json(name: str, value: Any) -> bool:
+    """Store atomically (temp file + rename); False when the cache cannot be written, which is never an error."""
+    directory = cache_dir()
+    tmp = None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=directory, prefix=f".{name}.", delete=False) as handle:
+            tmp = handle.name
+            json.dump(value, handle)
+        os.replace(tmp, directory / name)
+        tmp = None
+        return True
+    except (OSError, TypeError, ValueError):
+        return False
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)

@@ -10,15 +10,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
 
-from envaudit import __version__, audit, files, plan, rules
+from envaudit import __version__, audit, files, plan, probe_findings, probing, rules
 from envaudit.exitcodes import Exit
 from envaudit.formats import FORMATS, render
-from envaudit.model import Report, ReportError
+from envaudit.model import Facts, Finding, ProbeResult, Report, ReportError
 
-VERBS = ("audit", "check", "plan", "rules")
+VERBS = ("audit", "check", "plan", "rules", "probes")
 
 
 class UsageError(Exception):
@@ -42,7 +43,7 @@ def build_parser() -> _Parser:
     sub = parser.add_subparsers(dest="verb", parser_class=_Parser)
     p = sub.add_parser("audit", help="collect facts, evaluate rules, run probes (the default)")
     p.add_argument("--quick", action="store_true", help="no probes, no jax import: facts and rules only")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds for the jax child (default 60)")
+    _probe_options(p)
     _output_options(p)
     p = sub.add_parser("check", help="re-evaluate a saved JSON report with today's rules")
     p.add_argument("report", type=Path)
@@ -52,7 +53,63 @@ def build_parser() -> _Parser:
     _output_options(p)
     p = sub.add_parser("rules", help="list the rules, or show one")
     p.add_argument("id", nargs="?")
+    p = sub.add_parser("probes", help="list the probes; NAME --script prints a standalone repro program")
+    p.add_argument("name", nargs="?")
+    p.add_argument("--script", action="store_true", help="print the probe as a program runnable with plain python")
     return parser
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if not 0 < value < 1e6:
+        raise ValueError(text)
+    return value
+
+
+def _probe_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--probe", action="append", default=[], metavar="NAME", help="run only these probes")
+    p.add_argument("--skip-probe", action="append", default=[], metavar="NAME", help="do not run this probe")
+    p.add_argument("--timeout", type=_positive, default=120.0, help="seconds per probe and for the jax child")
+    p.add_argument("--total-timeout", type=_positive, default=600.0, help="seconds for all probes together")
+    p.add_argument("--precision", choices=["auto", "float32", "float64", "both"], default="auto",
+                   help="probe precision (default: what the jax configuration gives)")  # fmt: skip
+    p.add_argument("--no-cache", action="store_true", help="do not use jax's persistent compilation cache")
+
+
+def _probe_names(args: argparse.Namespace) -> list[str]:
+    known = probing.available()
+    for name in [*args.probe, *args.skip_probe]:
+        if name not in known:
+            raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")
+    return [n for n in (args.probe or list(known)) if n not in args.skip_probe]
+
+
+def _probe_runner(args: argparse.Namespace) -> audit.ProbeRunner:
+    names = _probe_names(args)
+    passes = ("float32", "float64") if args.precision == "both" else (args.precision,)
+    progress = (lambda line: print(f"envaudit: {line}", file=sys.stderr)) if sys.stderr.isatty() else None
+
+    def runner(facts: Facts) -> tuple[list[ProbeResult], list[Finding]]:
+        results: list[ProbeResult] = []
+        for precision in passes:
+            opts = probing.Options(tuple(names), precision, args.timeout, args.total_timeout, not args.no_cache)
+            found = probing.run_probes(opts, progress)
+            results += [replace(r, name=f"{r.name}[{precision}]") for r in found] if len(passes) > 1 else found
+        return results, probe_findings.findings(results, facts)
+
+    return runner
+
+
+def _probes(name: str | None, script: bool) -> int:
+    known = probing.available()
+    if name is None:
+        for probe, path in known.items():
+            print(f"{probe:<18}{probing.summary(path)}")
+        return Exit.OK
+    if name not in known:
+        raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")
+    print(known[name].read_text() if script else f"{name}: {probing.summary(known[name])}\n  file: {known[name]}")
+    return Exit.OK
 
 
 def _emit(report: Report, args: argparse.Namespace) -> int:
@@ -89,13 +146,13 @@ def _rules(rule_id: str | None) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.verb == "rules":
         return _rules(args.id)
+    if args.verb == "probes":
+        return _probes(args.name, args.script)
     if args.verb == "check":
         return _emit(audit.recheck(files.read_report(args.report)), args)
     if args.verb == "plan":
         return _emit(audit.assemble(plan.facts_from_args(args), mode="plan"), args)
-    from envaudit import probing
-
-    runner = probing.runner_from_args(args)
+    runner = None if args.quick else _probe_runner(args)
     return _emit(audit.run_audit(quick=args.quick, timeout=args.timeout, probe_runner=runner), args)
 
 

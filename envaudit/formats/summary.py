@@ -9,12 +9,16 @@ GIB = 1024**3
 
 def python_line(facts: Facts) -> str:
     py = facts.python
+    if not py:
+        return "not collected (a plan declares no interpreter)"
     kind = "conda" if py.get("conda") else "virtualenv" if py.get("virtualenv") else "system"
     return f"{py.get('version', '?')} ({py.get('implementation', '?')}, {kind})"
 
 
 def platform_line(facts: Facts) -> str:
     pl = facts.platform
+    if not pl:
+        return "not collected"
     memory = pl.get("memory_total_bytes")
     mem = f", {memory / GIB:.1f} GiB" if isinstance(memory, int) else ""
     cores = pl.get("cpu_logical_cores")
@@ -25,6 +29,10 @@ def platform_line(facts: Facts) -> str:
 def jax_line(facts: Facts) -> str:
     jx = facts.jax
     status = jx.get("status", "unknown")
+    if status == "planned":
+        declared = {"platform": jx.get("platform"), "CUDA": jx.get("cuda_version"), "cuDNN": jx.get("cudnn_version")}
+        parts = [f"{k} {v}" for k, v in declared.items() if v] + [f"x64 {'on' if jx.get('x64') else 'off'}"]
+        return "planned: " + ", ".join(parts)
     if status != "ok":
         return f"{status}: {jx.get('message') or ''}".strip()
     devices = jx.get("devices") or []
@@ -40,6 +48,11 @@ def jax_line(facts: Facts) -> str:
 
 def nvidia_line(facts: Facts) -> str:
     nv = facts.nvidia
+    if nv.get("status") == "planned":
+        caps = sorted({str(g.get("compute_capability")) for g in nv.get("gpus") or [] if g.get("compute_capability")})
+        count = len(nv.get("gpus") or []) if nv.get("gpus_exact") else "?"
+        cc = f", compute capability {', '.join(caps)}" if caps else ""
+        return f"planned: driver {nv.get('driver_version') or '?'}, {count} GPU(s){cc}"
     if nv.get("status") != "ok":
         return f"{nv.get('status', 'unknown')}: {nv.get('message') or ''}".strip()
     gpus = nv.get("gpus") or []

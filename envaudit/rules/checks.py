@@ -98,14 +98,6 @@ def jax_broken(facts: Facts) -> list[str]:
     return []
 
 
-def gpu_unused(facts: Facts) -> list[str]:
-    gpus = facts.nvidia.get("gpus") or []
-    on_cpu = facts.jax.get("status") == "ok" and facts.jax.get("platform") == "cpu"
-    if facts.nvidia.get("status") == "ok" and gpus and on_cpu and facts.env.get("JAX_PLATFORMS", "").lower() != "cpu":
-        return [f"{len(gpus)} NVIDIA GPU(s) visible to NVML, but jax runs on the CPU"]
-    return []
-
-
 def _gpu(predicate: Callable[[dict[str, object]], str | None]) -> Callable[[Facts], list[str]]:
     def run(facts: Facts) -> list[str]:
         found = []
@@ -153,9 +145,6 @@ CHECKS: tuple[Check, ...] = (
     Check("jax-broken", "fail", "jax cannot be imported or crashes on its first computation",
           "reinstall a matching set: pip install --force-reinstall 'jax[cpu]' (or 'jax[cuda12]')",
           (INSTALL,), jax_broken),
-    Check("jax-ignores-gpu", "warn", "NVIDIA GPUs are present but jax runs on the CPU",
-          "pip install --upgrade 'jax[cuda12]' (or set JAX_PLATFORMS=cpu if the CPU is intended)",
-          (INSTALL,), gpu_unused),
     Check("gpu-uncorrected-ecc", "fail", "a GPU reports uncorrected ECC memory errors",
           "drain the node, reset the GPU (nvidia-smi -r -i N) and replace it if errors recur",
           (MEM_ERRORS,), _gpu(_ecc)),

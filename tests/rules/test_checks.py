@@ -47,12 +47,6 @@ def test_healthy_and_absent_jax_are_not_broken() -> None:
     assert ids({"jax": {"status": "skipped"}}) == set()
 
 
-def test_gpu_present_but_jax_on_cpu() -> None:
-    facts = {"nvidia": {"status": "ok", "gpus": [{"index": 0}]}, "jax": {"status": "ok", "platform": "cpu"}}
-    assert ids(facts) == {"jax-ignores-gpu"}
-    assert ids({**facts, "env": {"JAX_PLATFORMS": "cpu"}}) == set()
-
-
 def test_gpu_health_counters() -> None:
     gpus = [
         {"index": 0, "name": "A100", "uuid": "GPU-0", "ecc_uncorrected_volatile": 3, "remap_pending": True},

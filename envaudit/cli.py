@@ -19,7 +19,7 @@ from envaudit.exitcodes import Exit
 from envaudit.formats import FORMATS, render
 from envaudit.model import Facts, Finding, ProbeResult, Report, ReportError
 
-VERBS = ("audit", "check", "plan", "rules", "probes")
+VERBS = ("audit", "check", "plan", "rules", "probes", "hook")
 
 
 class UsageError(Exception):
@@ -56,13 +56,32 @@ def build_parser() -> _Parser:
     p = sub.add_parser("probes", help="list the probes; NAME --script prints a standalone repro program")
     p.add_argument("name", nargs="?")
     p.add_argument("--script", action="store_true", help="print the probe as a program runnable with plain python")
+    p = sub.add_parser("hook", help="opt-in warning when jax is imported into a known-bad environment")
+    p.add_argument("action", choices=["enable", "disable", "status"])
+    p.add_argument("--user", action="store_true", help="enable in the user site-packages instead")
     return parser
 
 
+def _hook(action: str, user: bool) -> int:
+    from envaudit import hook
+
+    if action == "enable":
+        print(f"envaudit hook enabled: {hook.enable(user)}")
+    elif action == "disable":
+        removed = hook.disable()
+        print("envaudit hook disabled: " + (", ".join(map(str, removed)) if removed else "it was not enabled"))
+    else:
+        print("\n".join(hook.status()))
+    return Exit.OK
+
+
 def _positive(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
     if not 0 < value < 1e6:
-        raise ValueError(text)
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
     return value
 
 
@@ -146,6 +165,8 @@ def _rules(rule_id: str | None) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.verb == "rules":
         return _rules(args.id)
+    if args.verb == "hook":
+        return _hook(args.action, args.user)
     if args.verb == "probes":
         return _probes(args.name, args.script)
     if args.verb == "check":

@@ -13,8 +13,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from envaudit.collect.packages import canonicalize_name
 from envaudit.model import Facts
+from envaudit.stack import canonicalize_name
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 

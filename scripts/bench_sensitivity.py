@@ -141,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
             where,
             str(len(runs)),
             str(alarms),
-            f"{worst:.3g} ({seconds:.2f} s/run)",
+            f"{worst:.3g}",
+            f"{seconds:.2f}",
         )
         print("| " + " | ".join(row) + " |")
     return 0

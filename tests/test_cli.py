@@ -105,7 +105,8 @@ def test_check_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     [
         (["--frobnicate"], "unrecognized arguments: --frobnicate"),
         (["--format", "yaml"], "invalid choice: 'yaml'"),
-        (["audit", "--timeout", "soon"], "invalid float value"),
+        (["audit", "--timeout", "soon"], "argument --timeout: expected a positive number of seconds, not 'soon'"),
+        (["audit", "--timeout", "nan"], "not 'nan'"),
         (["rules", "no-such-rule"], "no rule 'no-such-rule'"),
         (["check"], "the following arguments are required: report"),
     ],

@@ -6,12 +6,16 @@ message. `collect()` is the one place that decides which collectors a mode runs.
 
 from __future__ import annotations
 
-from envaudit.collect import jaxinfo, nvml, packages, system
 from envaudit.model import Facts
 
 
-def collect(*, quick: bool, timeout: float = jaxinfo.DEFAULT_TIMEOUT_S) -> Facts:
-    """Facts of this machine. `quick` skips the jax child: no jax import anywhere, in well under a second."""
+def collect(*, quick: bool, timeout: float = 60.0) -> Facts:
+    """Facts of this machine. `quick` skips the jax child: no jax import anywhere, in well under a second.
+
+    The collectors are imported here, not at module level, so that importing one collector (the import hook
+    reads `envaudit.collect.packages`) does not import them all."""
+    from envaudit.collect import jaxinfo, nvml, packages, system
+
     versions, unsatisfied, duplicates = packages.get_packages()
     if quick:
         jax_facts = {"status": "skipped", "message": "--quick does not start jax"}

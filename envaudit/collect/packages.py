@@ -21,21 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from envaudit import cachedir
-
-# The audited stack: exact names, and patterns for the families whose names carry a CUDA/ROCm major.
-RELEVANT_NAMES = frozenset(
-    {
-        "jax", "jaxlib", "libtpu", "libtpu-nightly", "flax", "neural-tangents", "numpy", "scipy", "ml-dtypes",
-        "optax", "orbax-checkpoint", "tensorflow", "tensorflow-cpu", "tf2jax", "opt-einsum", "chex",
-        "frozendict", "envaudit",
-    }
-)  # fmt: skip
-RELEVANT_PATTERN = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|jax-rocm\d+-(plugin|pjrt)|jax-tpu.*|nvidia-.+)$")
-
-
-def canonicalize_name(name: str) -> str:
-    """PEP 503 normalisation (what packaging.utils.canonicalize_name does, without importing packaging.tags)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+from envaudit.stack import canonicalize_name, is_relevant
 
 
 @dataclass(frozen=True)
@@ -46,11 +32,6 @@ class Dist:
     version: str
     requires: tuple[str, ...]
     location: str
-
-
-def is_relevant(name: str) -> bool:
-    norm = canonicalize_name(name)
-    return norm in RELEVANT_NAMES or bool(RELEVANT_PATTERN.match(norm))
 
 
 def select(dists: Iterable[Dist]) -> tuple[dict[str, str], list[dict[str, Any]]]:

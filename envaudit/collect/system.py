@@ -12,13 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Variables that change numerics, devices or where CUDA libraries come from (ARCHITECTURE.md: facts.env).
-ENV_PREFIXES = ("JAX_", "XLA_", "TF_CUDNN_", "TF_XLA_", "ENVAUDIT_")
-ENV_NAMES = frozenset(
-    {"NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
-     "HIP_VISIBLE_DEVICES", "TPU_VISIBLE_CHIPS", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_MODULE_LOADING",
-     "CUBLAS_WORKSPACE_CONFIG", "NCCL_ALGO", "NCCL_PROTO", "TF_DETERMINISTIC_OPS", "OMP_NUM_THREADS"}
-)  # fmt: skip
+from envaudit.stack import select_env
 
 
 def parse_cpu_model(cpuinfo: str) -> str | None:
@@ -34,21 +28,6 @@ def parse_cpu_model(cpuinfo: str) -> str | None:
     if "CPU implementer" in fields:
         return f"Arm implementer {fields['CPU implementer']} part {fields.get('CPU part', '?')}"
     return None
-
-
-def cuda_library_path_entries(ld_library_path: str) -> list[str]:
-    """The LD_LIBRARY_PATH entries that can shadow the CUDA libraries of the pip wheels."""
-    keys = ("cuda", "cudnn", "nvidia", "cublas", "nccl")
-    return [p for p in ld_library_path.split(os.pathsep) if p and any(k in p.lower() for k in keys)]
-
-
-def select_env(environ: dict[str, str]) -> dict[str, str]:
-    """The relevant subset of an environment mapping (pure)."""
-    chosen = {k: v for k, v in environ.items() if k in ENV_NAMES or k.startswith(ENV_PREFIXES)}
-    cuda_paths = cuda_library_path_entries(environ.get("LD_LIBRARY_PATH", ""))
-    if cuda_paths:
-        chosen["LD_LIBRARY_PATH"] = os.pathsep.join(cuda_paths)
-    return dict(sorted(chosen.items()))
 
 
 def get_env() -> dict[str, str]:

@@ -62,7 +62,7 @@ def parse_local_label(version: str) -> tuple[Known | None, Known | None]:
 
 
 def _jax(facts: Facts) -> dict[str, Any]:
-    return facts.jax if facts.jax.get("status") in ("ok", "planned") else {}
+    return facts.jax if facts.jax.get("status") in ("ok", "planned", "hook") else {}
 
 
 def platform(facts: Facts) -> str | None:

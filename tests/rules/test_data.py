@@ -9,8 +9,8 @@ import pytest
 
 from envaudit import rules
 from envaudit.collect import collect
-from envaudit.collect.system import ENV_NAMES, ENV_PREFIXES
 from envaudit.rules import engine
+from envaudit.stack import ENV_NAMES, ENV_PREFIXES
 from tests.conftest import ROOT, facts_from
 
 RULES = engine.load_rules()

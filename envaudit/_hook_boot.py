@@ -1,0 +1,145 @@
+"""The import-time hook, as loaded by the `.pth` line: standard library only, and nothing done until jax arrives.
+
+`install()` puts a finder on `sys.meta_path` that does nothing but wait for the first import of jax, flax or
+neural-tangents. When that module has finished executing, the hook fingerprints what the verdict depends on
+(distribution directories and their versions, the NVIDIA driver version from /proc, the relevant environment
+variables, envaudit's version and rule files) and, on a cache hit, emits the cached findings through `warnings`:
+no NVML, no subprocess, no probe, a few stat calls. Only a cache miss imports the rest of envaudit to evaluate.
+It never imports jax itself, never initialises a backend and never changes jax's configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+from typing import Any
+
+TRIGGERS = ("jax", "flax", "neural_tangents")
+_state = {"fired": False}
+
+
+def driver_version() -> str:
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8", errors="replace") as handle:
+            return handle.readline().strip()
+    except OSError:
+        return ""
+
+
+def fingerprint() -> str:
+    import hashlib
+
+    from envaudit import __version__, stack
+
+    parts = [__version__, sys.executable, driver_version(), repr(sorted(stack.select_env(os.environ).items()))]
+    for entry in dict.fromkeys(sys.path):
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in sorted(names):
+            if name.endswith(".dist-info") and stack.is_relevant(name.partition("-")[0]):
+                parts.append(f"{entry}/{name}:{_mtime(os.path.join(entry, name))}")
+    rules = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "data")
+    parts += [f"{n}:{_mtime(os.path.join(rules, n))}" for n in sorted(os.listdir(rules))]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def emit(findings: list[dict[str, str]]) -> None:
+    """One warning line per finding: `envaudit: [rule-id] title. Fix: command`."""
+    import warnings
+
+    from envaudit import EnvAuditWarning
+
+    for f in findings:
+        detail = f": {f['detail']}" if f.get("detail") else ""
+        text = f"[{f.get('id')}] {f.get('title')}{detail}. Fix: {f.get('fix')}"
+        warnings.warn_explicit(text, EnvAuditWarning, "envaudit", 0, module="envaudit")
+
+
+def on_import(module: ModuleType) -> None:
+    if _state["fired"] or os.environ.get("ENVAUDIT_HOOK", "1") == "0":
+        return
+    _state["fired"] = True
+    from envaudit import EnvAuditWarning
+
+    try:
+        from envaudit import cachedir
+
+        name = f"hook-{fingerprint()}.json"
+        cached = cachedir.read_json(name)
+        if not (isinstance(cached, list) and all(isinstance(f, dict) for f in cached)):
+            from envaudit.hook import evaluate_now
+
+            jax = sys.modules.get("jax")
+            cached = evaluate_now(getattr(jax, "config", None))
+            cachedir.write_json(name, cached)
+        emit(cached)
+    except EnvAuditWarning:
+        raise  # -W error::envaudit.EnvAuditWarning: the user asked for the import to fail
+    except Exception as exc:  # the hook must never break the user's program: one line, then carry on
+        sys.stderr.write(f"envaudit: import hook failed: {type(exc).__name__}: {exc}\n")
+
+
+class _Finder:
+    """Finds nothing itself: wraps the real loader of a trigger module so `on_import` runs after it executed."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None, target: Any = None) -> ModuleSpec | None:
+        if fullname not in TRIGGERS or _state["fired"]:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec: ModuleSpec | None = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                inner = spec.loader.exec_module
+
+                def exec_module(module: ModuleType, inner: Any = inner) -> None:
+                    inner(module)
+                    on_import(module)
+
+                spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+                return spec
+            if spec is not None:
+                return None
+        return None
+
+
+def apply_warning_options(options: Sequence[str]) -> None:
+    """Python resolves `-W error::envaudit.EnvAuditWarning` before site-packages is on sys.path, finds no envaudit
+    and ignores the option ("Invalid -W option ignored"). The hook runs later, from site-packages, so it applies
+    the options that name its category itself, in the -W syntax action:message:category:module:lineno."""
+    import warnings
+
+    from envaudit import EnvAuditWarning
+
+    actions = ("default", "error", "ignore", "always", "module", "once")
+    for option in options:
+        parts = [p.strip() for p in option.split(":")] + [""] * 5
+        if parts[2].rsplit(".", 1)[-1] != "EnvAuditWarning":
+            continue
+        action = next((a for a in actions if parts[0] and a.startswith(parts[0])), None)
+        if action is not None:
+            lineno = int(parts[4]) if parts[4].isdigit() else 0
+            warnings.filterwarnings(action, parts[1], EnvAuditWarning, parts[3], lineno)  # type: ignore[arg-type]
+
+
+def install() -> None:
+    """Idempotent: a second call (a second .pth, a re-import) adds nothing."""
+    if os.environ.get("ENVAUDIT_HOOK", "1") == "0" or any(isinstance(f, _Finder) for f in sys.meta_path):
+        return
+    if any("EnvAuditWarning" in option for option in sys.warnoptions):
+        apply_warning_options(sys.warnoptions)
+    if any(name in sys.modules for name in TRIGGERS):
+        return  # already imported: too late to watch, and never re-import it
+    sys.meta_path.insert(0, _Finder())

@@ -1,0 +1,102 @@
+"""`envaudit hook enable|disable|status`: an opt-in import-time warning, and its cold-path evaluation.
+
+Nothing is enabled by installing envaudit (pytest-cov's always-on `.pth` was dropped because users could not opt
+out): `enable` writes one guarded line as `envaudit-hook.pth` into the interpreter's site-packages (or the user
+site with `--user`). The line stays silent when envaudit is uninstalled, honours `ENVAUDIT_HOOK=0`, and reports
+any failure of its own in one line instead of site.py's traceback.
+"""
+
+from __future__ import annotations
+
+import site
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+from envaudit import cachedir, files
+
+PTH_NAME = "envaudit-hook.pth"
+_BOOT = """if not getattr(sys, "_envaudit_hook_seen", False):
+ sys._envaudit_hook_seen = True
+ try:
+  import envaudit._hook_boot as b; b.install()
+ except ModuleNotFoundError as e:
+  if not str(e.name or "").startswith("envaudit"):
+   sys.stderr.write("envaudit: import hook failed: %s: %s\\n" % (type(e).__name__, e))
+ except Exception as e:
+  sys.stderr.write("envaudit: import hook failed: %s: %s\\n" % (type(e).__name__, e))
+"""
+# site.py executes a .pth line that starts with "import": one line, so the guarded block travels through exec().
+# Uninstalled envaudit (or a leftover empty envaudit/ directory) is silence; some venvs process site-packages
+# twice, hence the flag on sys; anything else is one line on stderr.
+PTH_LINE = f"import os, sys; exec({_BOOT!r}) if os.environ.get('ENVAUDIT_HOOK', '1') != '0' else None\n"
+
+
+def site_dir(user: bool) -> Path:
+    return Path(site.getusersitepackages() if user else sysconfig.get_paths()["purelib"])
+
+
+def enable(user: bool) -> Path:
+    """Write the .pth atomically; enabling twice leaves the same single line."""
+    target = site_dir(user) / PTH_NAME
+    target.parent.mkdir(parents=True, exist_ok=True)
+    files.write_atomic(target, PTH_LINE)
+    return target
+
+
+def disable() -> list[Path]:
+    """Remove the .pth from both the interpreter's and the user's site-packages; the paths removed."""
+    removed = []
+    for user in (False, True):
+        target = site_dir(user) / PTH_NAME
+        if target.exists():
+            target.unlink()
+            removed.append(target)
+    return removed
+
+
+def status() -> list[str]:
+    lines = []
+    for user in (False, True):
+        target = site_dir(user) / PTH_NAME
+        state = "enabled" if target.exists() else "not enabled"
+        lines.append(f"{'user site' if user else 'site-packages'}: {state} ({target})")
+    from envaudit._hook_boot import fingerprint
+
+    cached = cachedir.read_json(f"hook-{fingerprint()}.json")
+    if isinstance(cached, list):
+        verdict = ", ".join(f"{f.get('severity')} {f.get('id')}" for f in cached) or "no warnings"
+        lines.append(f"cached verdict for this environment: {verdict}")
+    else:
+        lines.append("no cached verdict for this environment yet (the next `import jax` computes it)")
+    return lines
+
+
+def evaluate_now(jax_config: Any) -> list[dict[str, str]]:
+    """The cold path: static facts (no jax child, no probe), jax's x64 flag and matmul precision as imported, and
+    every fail/warn finding as a small dict for the cache."""
+    from envaudit import rules
+    from envaudit.collect import nvml, packages, system
+    from envaudit.model import Facts
+
+    versions, unsatisfied, duplicates = packages.get_packages()
+    jax_facts: dict[str, Any] = {"status": "hook"}
+    if jax_config is not None:
+        jax_facts["x64"] = bool(getattr(jax_config, "jax_enable_x64", False))
+        precision = getattr(jax_config, "jax_default_matmul_precision", None)
+        jax_facts["default_matmul_precision"] = None if precision is None else str(precision)
+    facts = Facts(
+        packages=versions, python=system.get_python(), platform={}, nvidia=nvml.get_nvidia(), jax=jax_facts,
+        env=system.get_env(), requirements=unsatisfied, duplicates=duplicates,
+    )  # fmt: skip
+    return [
+        {
+            "id": f.id,
+            "severity": f.severity,
+            "title": f.title,
+            "fix": f.fix,
+            "detail": f.detail if f.source == "check" else "",
+        }
+        for f in rules.evaluate(facts)
+        if f.severity in ("fail", "warn")
+    ]

@@ -1,0 +1,169 @@
+"""Probe determinism: the same compiled computation, run again on the same input, must give the same bits.
+
+Seed 000: "GPUs tend to do stochastic reductions so even running the same forward pass twice gives different
+results". Reductions whose order depends on thread scheduling -- atomics in scatter-add and in some GPU sums,
+cuDNN's backward convolution algorithms -- make reruns differ in the last bits, and those differences then grow
+through anything sensitive (eigenvalues, long chains, training runs).
+
+Known answer: run 0 of each computation. Every later run of the same jitted function on the same device array
+must reproduce it bit for bit. Threshold: 0 for every difference -- same executable, same input, same device;
+measured on a 2-core CPU (jax 0.4.25 and 0.10.2): all five computations are bit-identical in float32 and float64.
+
+Computations (inputs drawn by NumPy from a fixed seed, in the precision asked for):
+- mlp_batch: tanh(x W1) W2 on a (64, 256) batch; mlp_single: the same on one example (batch 1);
+- big_sum: the sum of 2^22 values (a long reduction);
+- scatter_add: 2^20 values added into 1000 buckets at random indices (many collisions: GPU atomics);
+- conv_grad: the gradient of a 3x3 convolution's squared output with respect to its kernel (a backward
+  convolution: cuDNN picks possibly nondeterministic algorithms).
+
+Metrics: max_abs_diff_<computation> = max over REPEATS - 1 reruns of max|run_k - run_0| (threshold 0: bitwise);
+output_dtype. Fix where they differ on a GPU: XLA_FLAGS=--xla_gpu_deterministic_ops=true.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+import traceback
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+NAME = "determinism"
+REPEATS = 3
+TOLERANCE = {"float32": 0.0, "float64": 0.0}  # bitwise: a rerun of the same executable on the same input
+EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
+FIX = "XLA_FLAGS=--xla_gpu_deterministic_ops=true"
+
+
+def _x64(on: bool) -> AbstractContextManager[Any]:
+    """A context manager turning jax_enable_x64 on or off, restoring it on exit (jax 0.4.2x to 0.10)."""
+    import jax
+
+    state = getattr(jax, "enable_x64", None)  # jax >= 0.7: a config State, callable as a context manager
+    if state is not None:
+        return state(on)  # type: ignore[no-any-return]
+    experimental: Any = importlib.import_module("jax.experimental")  # jax < 0.7
+
+    return experimental.enable_x64() if on else experimental.disable_x64()  # type: ignore[no-any-return]
+
+
+def _resolve(precision: str) -> str:
+    import jax
+
+    if precision == "auto":
+        return "float64" if jax.dtypes.canonicalize_dtype(np.float64) == np.float64 else "float32"
+    if precision not in TOLERANCE:
+        raise ValueError(f"precision must be float32, float64 or auto, not {precision!r}")
+    return precision
+
+
+def _rel(a: NDArray[Any], ref: NDArray[Any]) -> float:
+    return float(np.max(np.abs(np.asarray(a, np.float64) - ref)) / np.max(np.abs(ref)))
+
+
+def _judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[str]:
+    bad = []
+    for key, bound in thresholds.items():
+        value = metrics[key]
+        if isinstance(bound, str):
+            if value != bound:
+                bad.append(f"{key}={value} (expected {bound})")
+        elif not (isinstance(value, (int, float)) and isinstance(bound, (int, float)) and value <= bound):
+            bad.append(f"{key}={value:.3g} > {bound:.3g}" if isinstance(value, float) else f"{key}={value}")
+    return bad
+
+
+def _finite(metrics: dict[str, object]) -> dict[str, object]:
+    """NaN and infinities as strings, so the JSON printed is strict JSON."""
+    return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
+
+
+def _computations(dtype: str, seed: int) -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
+    """name -> (jitted function, its device-array arguments)."""
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    rng = np.random.default_rng(seed)
+
+    def arr(*shape: int, scale: float = 1.0) -> jax.Array:
+        return jnp.asarray(rng.standard_normal(shape) * scale, dtype=dtype)
+
+    @jax.jit
+    def mlp(x: jax.Array, w1: jax.Array, w2: jax.Array) -> jax.Array:
+        return jnp.tanh(x @ w1) @ w2
+
+    @jax.jit
+    def scatter_add(idx: jax.Array, vals: jax.Array) -> jax.Array:
+        return jnp.zeros(1000, dtype=vals.dtype).at[idx].add(vals)
+
+    @jax.jit
+    def conv_grad(x: jax.Array, k: jax.Array) -> jax.Array:
+        def loss(k: jax.Array) -> jax.Array:
+            return jnp.sum(lax.conv_general_dilated(x, k, (1, 1), "SAME") ** 2)
+
+        grad: jax.Array = jax.grad(loss)(k)
+        return grad
+
+    x, w1, w2 = arr(64, 256), arr(256, 256, scale=1 / 16), arr(256, 16, scale=1 / 16)
+    idx = jnp.asarray(rng.integers(0, 1000, 2**20))
+    return {
+        "mlp_batch": (mlp, (x, w1, w2)),
+        "mlp_single": (mlp, (x[:1], w1, w2)),
+        "big_sum": (jax.jit(jnp.sum), (arr(2**22),)),
+        "scatter_add": (scatter_add, (idx, arr(2**20))),
+        "conv_grad": (conv_grad, (arr(8, 4, 28, 28), arr(16, 4, 3, 3, scale=1 / 6))),
+    }
+
+
+def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
+    dtype = _resolve(precision)
+    metrics: dict[str, object] = {"precision": dtype}
+    dtypes: set[str] = set()
+    with _x64(dtype == "float64"):
+        for name, (fn, args) in _computations(dtype, seed).items():
+            runs = [np.asarray(fn(*args)) for _ in range(REPEATS)]
+            diff = max(float(np.max(np.abs(r.astype(np.float64) - runs[0]))) for r in runs[1:])
+            metrics[f"max_abs_diff_{name}"] = diff
+            dtypes.add(str(runs[0].dtype))
+    metrics["output_dtype"] = ",".join(sorted(dtypes))
+    thresholds: dict[str, object] = {
+        k: TOLERANCE[dtype] for k in metrics if k.startswith("max_abs_diff")
+    }  # bitwise: any difference between reruns is nondeterminism (docstring)
+    thresholds["output_dtype"] = dtype  # a float64 request must not come out float32
+    bad = _judge(metrics, thresholds)
+    message = f"reruns of {len(thresholds) - 1} computations are bit-identical"
+    if bad:
+        message = f"reruns differ ({FIX} on GPUs): " + "; ".join(bad)
+    return {
+        "name": NAME,
+        "status": "fail" if bad else "pass",
+        "metrics": _finite(metrics),
+        "thresholds": thresholds,
+        "message": message,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else NAME)
+    parser.add_argument("--precision", choices=("auto", "float32", "float64"), default="auto")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        result = run(args.precision, seed=args.seed)
+    except Exception:  # the probe could not run at all: no JSON, a traceback, a distinct exit code
+        traceback.print_exc()
+        return 3
+    print(json.dumps(result, allow_nan=False))
+    return EXIT_CODES[str(result["status"])]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Probe flax_dtype: which dtypes a flax ``nn.Dense`` really computes in, and whether its NTK is right.
+
+Seed 000's trap: with ``jax_enable_x64`` on, flax modules still create float32 parameters (``param_dtype``
+defaults to float32 in flax 0.10 and 0.12, measured), outputs follow the input dtype, and a Jacobian with respect
+to the parameters has the parameters' dtype -- so an "x64" empirical NTK is silently float32.
+
+The probe builds ``nn.Dense(FEATURES)`` twice: with flax's defaults, and with ``param_dtype`` (and ``dtype``) set
+to the precision asked for; inputs (5 x 7) are drawn by NumPy from a fixed seed; parameters come from ``init``.
+
+Known answers: y = x W + b, computed in float64 NumPy from the same parameter values; and, because dy_k/dW_jk =
+x_j and dy_k/db_k = 1, the NTK of a dense layer is exactly K[i, i', k, k'] = (x_i . x_i' + 1) delta_kk'
+(independent of W). The probe compares J J^T from ``jax.jacobian`` with that closed form.
+
+Metrics: default_param_dtype, default_output_dtype, default_jacobian_dtype; explicit_param_dtype,
+explicit_output_dtype, explicit_jacobian_dtype; rel_err_output and rel_err_ntk (explicit module, norm-wise:
+max|d| / max|ref|).
+
+Thresholds: every dtype must be the precision asked for. For float64 (``--precision float64``, or "auto" with x64
+on) that includes the defaults: a healthy flax fails here, by design -- the user asked for float64 and the
+Jacobian is float32; the message names the fix (``param_dtype=jnp.float64``), and the explicit_* metrics show
+whether the fix works. For float32 every dtype must stay float32. rel_err_* bounds: 1e-5 (float32; one dense
+layer is ~1e-7 from the float64 answer) and 1e-12 (float64; ~1e-16): the same bounds as the other probes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import math
+import sys
+import traceback
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+NAME = "flax_dtype"
+POINTS, D_IN, FEATURES = 5, 7, 3
+# Norm-wise bound on the output and NTK errors of the explicit module (docstring).
+TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
+EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
+FIX = "pass param_dtype=jnp.float64 (and dtype=jnp.float64) to every flax module"
+
+
+def _x64(on: bool) -> AbstractContextManager[Any]:
+    """A context manager turning jax_enable_x64 on or off, restoring it on exit (jax 0.4.2x to 0.10)."""
+    import jax
+
+    state = getattr(jax, "enable_x64", None)  # jax >= 0.7: a config State, callable as a context manager
+    if state is not None:
+        return state(on)  # type: ignore[no-any-return]
+    experimental: Any = importlib.import_module("jax.experimental")  # jax < 0.7
+
+    return experimental.enable_x64() if on else experimental.disable_x64()  # type: ignore[no-any-return]
+
+
+def _resolve(precision: str) -> str:
+    import jax
+
+    if precision == "auto":
+        return "float64" if jax.dtypes.canonicalize_dtype(np.float64) == np.float64 else "float32"
+    if precision not in TOLERANCE:
+        raise ValueError(f"precision must be float32, float64 or auto, not {precision!r}")
+    return precision
+
+
+def _rel(a: NDArray[Any], ref: NDArray[Any]) -> float:
+    return float(np.max(np.abs(np.asarray(a, np.float64) - ref)) / np.max(np.abs(ref)))
+
+
+def _judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[str]:
+    bad = []
+    for key, bound in thresholds.items():
+        value = metrics[key]
+        if isinstance(bound, str):
+            if value != bound:
+                bad.append(f"{key}={value} (expected {bound})")
+        elif not (isinstance(value, (int, float)) and isinstance(bound, (int, float)) and value <= bound):
+            bad.append(f"{key}={value:.3g} > {bound:.3g}" if isinstance(value, float) else f"{key}={value}")
+    return bad
+
+
+def _finite(metrics: dict[str, object]) -> dict[str, object]:
+    """NaN and infinities as strings, so the JSON printed is strict JSON."""
+    return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
+
+
+def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
+    import jax
+    import jax.numpy as jnp
+
+    dtype = _resolve(precision)
+    if importlib.util.find_spec("flax") is None:
+        return {
+            "name": NAME,
+            "status": "skip",
+            "metrics": {},
+            "thresholds": {},
+            "message": "flax is not installed",
+        }
+    import flax.linen as nn
+
+    x_np = np.random.default_rng(seed).standard_normal((POINTS, D_IN)).astype(dtype)
+    metrics: dict[str, object] = {"precision": dtype}
+    with _x64(dtype == "float64"):
+        x = jnp.asarray(x_np)
+        for kind, module in (
+            ("default", nn.Dense(FEATURES)),
+            ("explicit", nn.Dense(FEATURES, dtype=dtype, param_dtype=dtype)),
+        ):
+            variables = module.init(jax.random.PRNGKey(seed), x)
+            y: Any = module.apply(variables, x)
+            jac = jax.jacobian(module.apply)(variables, x)["params"]
+            metrics[f"{kind}_param_dtype"] = str(variables["params"]["kernel"].dtype)
+            metrics[f"{kind}_output_dtype"] = str(y.dtype)
+            metrics[f"{kind}_jacobian_dtype"] = str(jac["kernel"].dtype)
+        kernel = np.asarray(variables["params"]["kernel"], np.float64)
+        bias = np.asarray(variables["params"]["bias"], np.float64)
+        flat = [np.asarray(jac[k], np.float64).reshape(POINTS, FEATURES, -1) for k in ("kernel", "bias")]
+    x64 = x_np.astype(np.float64)
+    y_ref = x64 @ kernel + bias
+    j = np.concatenate(flat, axis=2)
+    ntk = np.einsum("iap,jbp->ijab", j, j)
+    ntk_ref = np.einsum("ij,ab->ijab", x64 @ x64.T + 1.0, np.eye(FEATURES))
+    metrics["rel_err_output"] = float(np.max(np.abs(np.asarray(y, np.float64) - y_ref)) / np.max(np.abs(y_ref)))
+    metrics["rel_err_ntk"] = float(np.max(np.abs(ntk - ntk_ref)) / np.max(np.abs(ntk_ref)))
+    # Every dtype must be the one asked for; under float64 that includes flax's float32 default (docstring).
+    thresholds: dict[str, object] = {k: dtype for k in metrics if k.endswith("_dtype")}
+    tol = TOLERANCE[dtype]
+    thresholds.update(rel_err_output=tol, rel_err_ntk=tol)  # the other probes' bounds (docstring)
+    bad = _judge(metrics, thresholds)
+    message = "; ".join(bad) if bad else f"flax nn.Dense computes in {dtype}; output and NTK match their closed forms"
+    if dtype == "float64" and metrics["default_jacobian_dtype"] != dtype:
+        message = f"flax's default params are float32 under x64, so Jacobians/NTKs are float32: {FIX}; {message}"
+    return {
+        "name": NAME,
+        "status": "fail" if bad else "pass",
+        "metrics": _finite(metrics),
+        "thresholds": thresholds,
+        "message": message,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else NAME)
+    parser.add_argument("--precision", choices=("auto", "float32", "float64"), default="auto")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        result = run(args.precision, seed=args.seed)
+    except Exception:  # the probe could not run at all: no JSON, a traceback, a distinct exit code
+        traceback.print_exc()
+        return 3
+    print(json.dumps(result, allow_nan=False))
+    return EXIT_CODES[str(result["status"])]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+"""Probe ntk_nt: seed 002's computation -- neural-tangents' empirical NTK, full and through ``nt.batch`` -- on a
+small flax CNN, for implementations 1, 2 and 3, against a float64 J J^T.
+
+Seed 002 (neural-tangents issue): ``nt.batch(nt.empirical_kernel_fn(model.apply, vmap_axes=0, implementation=2,
+trace_axes=()), batch_size=...)`` gave NTK Gram matrices 1e-1 apart for different batch sizes (an old CUDA); the
+same computation should agree to float32 rounding whatever the batch size and implementation.
+
+The model (smaller than the seed's LeNet so that the probe is quick): Conv(4, 3x3, SAME) - relu - avg_pool 2x2 -
+Conv(8, 3x3) - relu - Dense(16) - relu - Dense(1), on 8 NHWC inputs 8 x 8 x 3 drawn by NumPy from a fixed seed;
+parameters from ``init`` with a fixed key (``param_dtype`` float64 for the float64 run).
+
+Known answer: K = J J^T with J = the Jacobian of ``model.apply`` with respect to all parameters, taken by
+``jax.jacobian`` in float64 for each example alone (batch 1) on the same parameter values and contracted in
+float64 NumPy: the simplest path, sharing no code with neural-tangents' implementations or batching (the ntk
+probe checks JAX's float64 Jacobians against a closed form, conv_chain its convolutions against NumPy).
+
+Metrics: rel_err_impl<i> (Frobenius, vs the answer), rel_err_impl<i>_batch<b> (``nt.batch`` with batch size b),
+rel_diff_impl<i>_batch<b> (batched vs full), bitwise_equal_impl<i>_batch<b> (reported only), seconds_impl<i>;
+error_impl<i> when an implementation raises (its error text; that is a failure); versions.
+
+Thresholds (measured on a 2-core CPU, LeNet-style model, 50 examples): implementations 1 and 2 are 1.0e-7 to
+1.4e-7 from the float64 answer in float32, 3.4e-16 in float64; batch sizes 50 and 10 bit-identical. Bounds: 1e-5
+(float32) and 1e-12 (float64), as in the other probes. A neural-tangents that is installed but does not import
+(0.6.5 with jax >= 0.6: ``cannot import name 'Jaxpr' from 'jax.core'``) fails with metric import_error; one that
+is not installed, or a missing flax, skips.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import math
+import sys
+import time
+import traceback
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+NAME = "ntk_nt"
+POINTS = 8
+IMPLEMENTATIONS = (1, 2, 3)
+BATCH_SIZES = (4, 1)  # nt.batch batch sizes; each divides POINTS, as nt.batch requires
+# Frobenius bound on every error and difference; see the module docstring for the measurements behind them.
+TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
+EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
+
+
+def _x64(on: bool) -> AbstractContextManager[Any]:
+    """A context manager turning jax_enable_x64 on or off, restoring it on exit (jax 0.4.2x to 0.10)."""
+    import jax
+
+    state = getattr(jax, "enable_x64", None)  # jax >= 0.7: a config State, callable as a context manager
+    if state is not None:
+        return state(on)  # type: ignore[no-any-return]
+    experimental: Any = importlib.import_module("jax.experimental")  # jax < 0.7
+
+    return experimental.enable_x64() if on else experimental.disable_x64()  # type: ignore[no-any-return]
+
+
+def _resolve(precision: str) -> str:
+    import jax
+
+    if precision == "auto":
+        return "float64" if jax.dtypes.canonicalize_dtype(np.float64) == np.float64 else "float32"
+    if precision not in TOLERANCE:
+        raise ValueError(f"precision must be float32, float64 or auto, not {precision!r}")
+    return precision
+
+
+def _rel(a: NDArray[Any], ref: NDArray[Any]) -> float:
+    return float(np.max(np.abs(np.asarray(a, np.float64) - ref)) / np.max(np.abs(ref)))
+
+
+def _judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[str]:
+    bad = []
+    for key, bound in thresholds.items():
+        value = metrics[key]
+        if isinstance(bound, str):
+            if value != bound:
+                bad.append(f"{key}={value} (expected {bound})")
+        elif not (isinstance(value, (int, float)) and isinstance(bound, (int, float)) and value <= bound):
+            bad.append(f"{key}={value:.3g} > {bound:.3g}" if isinstance(value, float) else f"{key}={value}")
+    return bad
+
+
+def _finite(metrics: dict[str, object]) -> dict[str, object]:
+    """NaN and infinities as strings, so the JSON printed is strict JSON."""
+    return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
+
+
+def _frob(a: NDArray[Any], ref: NDArray[Any]) -> float:
+    return float(np.linalg.norm(np.asarray(a, np.float64) - ref) / np.linalg.norm(ref))
+
+
+def _error_text(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+def _result(status: str, metrics: dict[str, object], thresholds: dict[str, object], message: str) -> dict[str, object]:
+    return {"name": NAME, "status": status, "metrics": _finite(metrics), "thresholds": thresholds, "message": message}
+
+
+def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
+    import jax
+
+    dtype = _resolve(precision)
+    for missing in ("neural_tangents", "flax"):
+        if importlib.util.find_spec(missing) is None:
+            return _result("skip", {}, {}, f"{missing} is not installed")
+    try:
+        nt_version = importlib.metadata.version("neural-tangents")
+    except importlib.metadata.PackageNotFoundError:  # importable without metadata (a source checkout)
+        nt_version = "unknown"
+    versions = {"jax": jax.__version__, "neural_tangents": nt_version}
+    try:
+        import neural_tangents as nt
+    except Exception as exc:  # installed but broken against this jax: a finding, not a skip
+        metrics: dict[str, object] = {"import_error": _error_text(exc), **versions}
+        return _result(
+            "fail",
+            metrics,
+            {},
+            f"neural-tangents {versions['neural_tangents']} does not import with "
+            f"jax {versions['jax']}: {metrics['import_error']}",
+        )
+    import flax.linen as nn
+    import jax.numpy as jnp
+
+    pool: Any = nn.avg_pool  # untyped in some flax releases
+
+    def cnn(param_dtype: Any) -> Any:
+        # No dataclass fields: a field annotation would make dataclasses look the defining module up in
+        # sys.modules, which fails when the runner loads this file by path without registering it.
+        class CNN(nn.Module):
+            @nn.compact
+            def __call__(self, x: jax.Array) -> jax.Array:
+                x = nn.relu(nn.Conv(4, (3, 3), padding="SAME", param_dtype=param_dtype)(x))
+                x = pool(x, window_shape=(2, 2), strides=(2, 2))
+                x = nn.relu(nn.Conv(8, (3, 3), padding="SAME", param_dtype=param_dtype)(x))
+                x = nn.relu(nn.Dense(16, param_dtype=param_dtype)(x.reshape((x.shape[0], -1))))
+                out: jax.Array = nn.Dense(1, param_dtype=param_dtype)(x)
+                return out
+
+        return CNN()
+
+    metrics = {"precision": dtype, **versions}
+    x_np = np.random.default_rng(seed).standard_normal((POINTS, 8, 8, 3))
+    with _x64(dtype == "float64"):
+        model = cnn(jnp.dtype(dtype))
+        x = jnp.asarray(x_np, dtype=dtype)
+        params = model.init(jax.random.PRNGKey(seed), x)
+    with _x64(True):  # the known answer: float64 J J^T from the same parameter values
+        p64 = jax.tree_util.tree_map(lambda a: jnp.asarray(np.asarray(a, np.float64)), params)
+        jac_fn = jax.jit(jax.jacobian(cnn(jnp.float64).apply))
+        x64 = jnp.asarray(np.asarray(x, np.float64))
+        jacs = [jac_fn(p64, x64[n : n + 1]) for n in range(POINTS)]  # each example alone: the simplest path
+        j = np.stack([np.concatenate([np.ravel(a) for a in jax.tree_util.tree_leaves(jn)]) for jn in jacs])
+    ref = j @ j.T
+    bad: list[str] = []
+    with _x64(dtype == "float64"):
+        for i in IMPLEMENTATIONS:
+            start = time.perf_counter()
+            try:
+                kernel_fn = nt.empirical_kernel_fn(model.apply, vmap_axes=0, implementation=i, trace_axes=())
+                full = np.asarray(kernel_fn(x, None, "ntk", params)).reshape(POINTS, POINTS)
+                metrics[f"rel_err_impl{i}"] = _frob(full, ref)
+                for b in BATCH_SIZES:
+                    batched_fn = nt.batch(kernel_fn, batch_size=b, device_count=-1, store_on_device=False)
+                    k = np.asarray(batched_fn(x, None, "ntk", params)).reshape(POINTS, POINTS)
+                    metrics[f"rel_err_impl{i}_batch{b}"] = _frob(k, ref)
+                    metrics[f"rel_diff_impl{i}_batch{b}"] = _frob(k, full.astype(np.float64))
+                    metrics[f"bitwise_equal_impl{i}_batch{b}"] = bool(np.array_equal(k, full))
+                metrics[f"output_dtype_impl{i}"] = str(full.dtype)
+            except Exception as exc:  # an implementation that raises is a wrong answer; say which and why
+                metrics[f"error_impl{i}"] = _error_text(exc)
+                bad.append(f"implementation {i} raised {metrics[f'error_impl{i}']}")
+            metrics[f"seconds_impl{i}"] = round(time.perf_counter() - start, 3)
+    tol = TOLERANCE[dtype]
+    thresholds: dict[str, object] = {
+        k: tol for k in metrics if k.startswith("rel_")
+    }  # one Frobenius bound per dtype for every error and difference (docstring)
+    thresholds.update({k: dtype for k in metrics if k.startswith("output_dtype")})  # float64 must stay float64
+    bad += _judge(metrics, thresholds)
+    message = "; ".join(bad) if bad else f"implementations {IMPLEMENTATIONS} agree with the float64 J J^T"
+    return _result("fail" if bad else "pass", metrics, thresholds, message)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else NAME)
+    parser.add_argument("--precision", choices=("auto", "float32", "float64"), default="auto")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        result = run(args.precision, seed=args.seed)
+    except Exception:  # the probe could not run at all: no JSON, a traceback, a distinct exit code
+        traceback.print_exc()
+        return 3
+    print(json.dumps(result, allow_nan=False))
+    return EXIT_CODES[str(result["status"])]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""Benchmark: `python -c "import jax"` in a venv with the import hook enabled against one without it, side by side.
+
+Both venvs chain to this interpreter's site-packages (same jax). Warm: the hook's verdict is cached, the normal
+case. Cold: the cache is emptied before each hooked run, the first import after an install.
+Target (issue: hook): warm ratio <= 1.03 over >= 20 runs each.   usage: python scripts/bench_hook.py [RUNS]
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+from _bench import ROOT, compare, env, report
+
+
+def venv(where: Path, hook: bool) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    site = next((where / "lib").glob("python*/site-packages"))
+    (site / "00-parent.pth").write_text(f"{sysconfig.get_paths()['purelib']}\n{ROOT}\n")
+    python = where / "bin" / "python"
+    if hook:
+        subprocess.run([str(python), "-m", "envaudit", "hook", "enable"], check=True, capture_output=True)
+    return python
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    tmp = Path(tempfile.mkdtemp(prefix="envaudit-hook-bench-"))
+    hooked, plain = venv(tmp / "hooked", True), venv(tmp / "plain", False)
+    cache = tmp / "cache"
+    environ = env(ENVAUDIT_CACHE_DIR=str(cache))
+    environ.pop("PYTHONPATH")
+    cmd_hooked, cmd_plain = [str(hooked), "-c", "import jax"], [str(plain), "-c", "import jax"]
+    print(f"runs each: {runs}")
+    a, b = compare(cmd_hooked, cmd_plain, runs, environ)
+    report("import jax, hook enabled, warm cache", a, "import jax, no hook", b, "target <= 1.03")
+    a, b = compare(cmd_hooked, cmd_plain, max(runs // 2, 5), environ, before_a=lambda: shutil.rmtree(cache, True))
+    report("import jax, hook enabled, cold cache", a, "import jax, no hook", b, "reported, no target")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""Shared by the fault ``sitecustomize`` modules: run a patch right after a module is first imported.
+
+A fault directory is put first on PYTHONPATH of a child process; its ``sitecustomize`` registers an
+``AfterImport`` finder on ``sys.meta_path``. The finder imports nothing itself (importing jax in sitecustomize
+would slow every Python start): when the target module is first imported it lets the other finders locate it
+and wraps that loader's ``exec_module`` so that the patch runs on the fully executed module, before the
+importer sees it. The patch runs once; the finder stays silent when the target is not installed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+from typing import Any
+
+
+def delta(default: float) -> float:
+    """The fault's size, from ENVAUDIT_FAULT_DELTA."""
+    return float(os.environ.get("ENVAUDIT_FAULT_DELTA", default))
+
+
+class AfterImport:
+    def __init__(self, target: str, patch: Callable[[ModuleType], None]) -> None:
+        self.target, self.patch, self.done = target, patch, False
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None, target: Any = None) -> ModuleSpec | None:
+        if fullname != self.target or self.done:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec: ModuleSpec | None = find(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                break
+        else:
+            return None
+        loader: Any = spec.loader
+        inner = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            inner(module)
+            if not self.done:
+                self.done = True
+                self.patch(module)
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def install(target: str, patch: Callable[[ModuleType], None]) -> None:
+    """Patch ``target`` right after its first import (once per process)."""
+    if not any(isinstance(f, AfterImport) and f.target == target for f in sys.meta_path):
+        sys.meta_path.insert(0, AfterImport(target, patch))
+
+
+def patch_attr(
+    modules: Sequence[ModuleType], name: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]
+) -> None:
+    """Replace ``name`` by ``wrap(original)`` in every module given that holds the same original object."""
+    original = getattr(modules[0], name)
+    wrapped = wrap(original)
+    for module in modules:
+        if getattr(module, name, None) is original:
+            setattr(module, name, wrapped)

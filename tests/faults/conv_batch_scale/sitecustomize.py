@@ -1,0 +1,47 @@
+"""Fault conv_batch_scale: ``lax.conv_general_dilated`` results scaled by (1 + delta) when the batch is > 1.
+
+delta comes from ENVAUDIT_FAULT_DELTA (default 1e-4). It simulates a convolution kernel whose batched path is
+wrong and whose batch-1 path is right (seed 000). The scaling is done with jax operations around the public
+function, so it holds under jit, vmap and autodiff (derivatives are scaled consistently).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util as _util
+import os as _os
+from types import ModuleType
+from typing import Any
+
+_spec = _util.spec_from_file_location(
+    "_envaudit_fault_hook", _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))), "_hook.py")
+)
+assert _spec is not None and _spec.loader is not None
+_hook = _util.module_from_spec(_spec)
+_spec.loader.exec_module(_hook)
+
+
+def _patch(jax: ModuleType) -> None:
+    import inspect
+
+    from jax._src.lax import convolution
+
+    d = _hook.delta(1e-4)
+
+    def wrap(orig: Any) -> Any:
+        sig = inspect.signature(orig)
+
+        @functools.wraps(orig)
+        def conv_general_dilated(*args: Any, **kwargs: Any) -> Any:
+            out = orig(*args, **kwargs)
+            bound = sig.bind(*args, **kwargs)
+            lhs, rhs = bound.arguments["lhs"], bound.arguments["rhs"]
+            dn = jax.lax.conv_dimension_numbers(lhs.shape, rhs.shape, bound.arguments.get("dimension_numbers"))
+            return out + out * d if lhs.shape[dn.lhs_spec[0]] > 1 else out
+
+        return conv_general_dilated
+
+    _hook.patch_attr([jax.lax, convolution], "conv_general_dilated", wrap)
+
+
+_hook.install("jax", _patch)

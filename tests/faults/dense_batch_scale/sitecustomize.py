@@ -1,0 +1,41 @@
+"""Fault dense_batch_scale: matmul results (``lax.dot_general``, so jnp.matmul and ``@`` too) scaled by
+(1 + delta) when the left operand has two or more dimensions and its first (batch) dimension is > 1.
+
+delta comes from ENVAUDIT_FAULT_DELTA (default 1e-4): a dense kernel whose batched path is wrong and whose
+batch-1 path is right. Done with jax operations around the function, so it holds under jit and autodiff.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util as _util
+import os as _os
+from types import ModuleType
+from typing import Any
+
+_spec = _util.spec_from_file_location(
+    "_envaudit_fault_hook", _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))), "_hook.py")
+)
+assert _spec is not None and _spec.loader is not None
+_hook = _util.module_from_spec(_spec)
+_spec.loader.exec_module(_hook)
+
+
+def _patch(jax: ModuleType) -> None:
+    from jax._src.lax import lax as lax_internal
+
+    d = _hook.delta(1e-4)
+
+    def wrap(orig: Any) -> Any:
+        @functools.wraps(orig)
+        def dot_general(lhs: Any, *args: Any, **kwargs: Any) -> Any:
+            out = orig(lhs, *args, **kwargs)
+            shape: tuple[int, ...] = getattr(lhs, "shape", ())
+            return out + out * d if len(shape) >= 2 and shape[0] > 1 else out
+
+        return dot_general
+
+    _hook.patch_attr([jax.lax, lax_internal], "dot_general", wrap)
+
+
+_hook.install("jax", _patch)

@@ -1,0 +1,42 @@
+"""Fault matmul_bf16: the floating operands of every matmul (``lax.dot_general``, hence jnp.matmul, jnp.dot,
+jnp.einsum and ``@``) rounded to bfloat16 and back, as a TPU's default-precision pass or a bf16 kernel would.
+The result keeps its dtype; it holds under jit and autodiff.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util as _util
+import os as _os
+from types import ModuleType
+from typing import Any
+
+_spec = _util.spec_from_file_location(
+    "_envaudit_fault_hook", _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))), "_hook.py")
+)
+assert _spec is not None and _spec.loader is not None
+_hook = _util.module_from_spec(_spec)
+_spec.loader.exec_module(_hook)
+
+
+def _patch(jax: ModuleType) -> None:
+    import jax.numpy as jnp
+    from jax._src.lax import lax as lax_internal
+
+    def rounded(x: Any) -> Any:
+        dtype = jnp.result_type(x)
+        if not jnp.issubdtype(dtype, jnp.floating) or dtype == jnp.bfloat16:
+            return x
+        return jax.lax.convert_element_type(jax.lax.convert_element_type(x, jnp.bfloat16), dtype)
+
+    def wrap(orig: Any) -> Any:
+        @functools.wraps(orig)
+        def dot_general(lhs: Any, rhs: Any, *args: Any, **kwargs: Any) -> Any:
+            return orig(rounded(lhs), rounded(rhs), *args, **kwargs)
+
+        return dot_general
+
+    _hook.patch_attr([jax.lax, lax_internal], "dot_general", wrap)
+
+
+_hook.install("jax", _patch)

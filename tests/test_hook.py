@@ -1,0 +1,134 @@
+"""The import-time hook in a real virtual environment made by the test: a venv whose site-packages chains to
+this interpreter's (so jax and envaudit are installed there as usual), with `envaudit hook enable` run by it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from envaudit.hook import PTH_LINE, PTH_NAME
+from tests.conftest import ROOT
+
+PARENT_SITE = sysconfig.get_paths()["purelib"]
+CHAIN = f"{PARENT_SITE}\n{ROOT}\n"  # plain path lines: the parent's own .pth files are not processed
+
+
+def make_venv(where: Path, chain: str) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    site = next((where / "lib").glob("python*/site-packages"))
+    (site / "00-parent.pth").write_text(chain)
+    return where / "bin" / "python"
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A venv where jax and envaudit are installed (path lines to this site-packages and checkout), hook enabled."""
+    python = make_venv(tmp_path_factory.mktemp("hooked") / "venv", CHAIN)
+    subprocess.run([str(python), "-m", "envaudit", "hook", "enable"], check=True, capture_output=True)
+    return python
+
+
+@pytest.fixture(scope="module")
+def nt065(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """neural-tangents 0.6.5 installed for real, --no-deps, beside the current jax: pip is satisfied, import is not."""
+    target = tmp_path_factory.mktemp("nt065")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                    "neural-tangents==0.6.5"], check=True, capture_output=True)  # fmt: skip
+    return target
+
+
+def import_jax(python: Path, cache: Path, *flags: str, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ENVAUDIT_HOOK", "PYTHONWARNINGS")}
+    environ.update({"ENVAUDIT_CACHE_DIR": str(cache), **env})
+    return subprocess.run([str(python), *flags, "-c", "import jax; print('imported', jax.__version__)"], env=environ,
+                          capture_output=True, text=True, timeout=120, cwd=cache.parent)  # fmt: skip
+
+
+def test_healthy_environment_prints_nothing(venv: Path, tmp_path: Path) -> None:
+    for _ in range(2):  # cold, then warm cache
+        proc = import_jax(venv, tmp_path)
+        assert proc.returncode == 0 and proc.stdout.startswith("imported") and proc.stderr == ""
+    assert list(tmp_path.glob("hook-*.json"))
+
+
+def test_known_bad_environment_warns_with_rule_id(venv: Path, nt065: Path, tmp_path: Path) -> None:
+    for _ in range(2):  # cold, then from the cache
+        proc = import_jax(venv, tmp_path, PYTHONPATH=str(nt065))
+        assert proc.returncode == 0 and proc.stdout.startswith("imported")
+        lines = [line for line in proc.stderr.splitlines() if "EnvAuditWarning" in line]
+        assert any("[nt-065-jax-060-import]" in line and "Fix: pip install" in line for line in lines), proc.stderr
+        assert len(lines) == len(proc.stderr.splitlines())  # one line per finding, nothing else
+
+
+def test_warning_controls(venv: Path, nt065: Path, tmp_path: Path) -> None:
+    fatal = import_jax(venv, tmp_path, "-W", "error::envaudit.EnvAuditWarning", PYTHONPATH=str(nt065))
+    assert fatal.returncode != 0 and "envaudit.EnvAuditWarning: [nt-065-jax-060-import]" in fatal.stderr
+    quiet = import_jax(venv, tmp_path, "-W", "ignore::envaudit.EnvAuditWarning", PYTHONPATH=str(nt065))
+    assert quiet.returncode == 0 and "EnvAuditWarning:" not in quiet.stderr
+    off = import_jax(venv, tmp_path, PYTHONPATH=str(nt065), ENVAUDIT_HOOK="0")
+    assert off.returncode == 0 and off.stderr == ""
+
+
+def test_corrupt_or_unwritable_cache_still_warns(venv: Path, nt065: Path, tmp_path: Path) -> None:
+    import_jax(venv, tmp_path, PYTHONPATH=str(nt065))
+    for cached in tmp_path.glob("hook-*.json"):
+        cached.write_text("{ not json")
+    proc = import_jax(venv, tmp_path, PYTHONPATH=str(nt065))
+    assert proc.returncode == 0 and "[nt-065-jax-060-import]" in proc.stderr
+    proc = import_jax(venv, Path("/proc/envaudit-cache"), PYTHONPATH=str(nt065))
+    assert proc.returncode == 0 and "[nt-065-jax-060-import]" in proc.stderr
+
+
+def test_broken_envaudit_costs_at_most_one_line(venv: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken" / "envaudit"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise RuntimeError('half-upgraded envaudit')\n")
+    proc = import_jax(venv, tmp_path, PYTHONPATH=str(broken.parent))
+    assert proc.returncode == 0 and proc.stdout.startswith("imported")
+    assert proc.stderr.splitlines() == ["envaudit: import hook failed: RuntimeError: half-upgraded envaudit"]
+
+
+def test_a_rule_that_raises_costs_one_line(venv: Path, tmp_path: Path) -> None:
+    patch = tmp_path / "patch"
+    patch.mkdir()
+    (patch / "sitecustomize.py").write_text(
+        "import envaudit.rules as r\ndef boom(facts):\n    raise ValueError('rule exploded')\nr.evaluate = boom\n"
+    )
+    proc = import_jax(venv, tmp_path, PYTHONPATH=str(patch))
+    assert proc.returncode == 0 and proc.stdout.startswith("imported")
+    assert proc.stderr.splitlines() == ["envaudit: import hook failed: ValueError: rule exploded"]
+
+
+def test_leftover_pth_after_uninstall_is_silent(tmp_path: Path) -> None:
+    # jax is installed, envaudit is not (the test suite runs from an editable install, which lives in the checkout,
+    # not in site-packages), and the hook's .pth was left behind
+    python = make_venv(tmp_path / "venv", PARENT_SITE + "\n")
+    site = next((tmp_path / "venv" / "lib").glob("python*/site-packages"))
+    (site / PTH_NAME).write_text(PTH_LINE)  # left behind by an uninstall
+    probe = subprocess.run([str(python), "-c", "import envaudit"], env={"PATH": os.environ["PATH"]},
+                           capture_output=True, cwd=tmp_path)  # fmt: skip
+    assert probe.returncode != 0, "envaudit is importable without the checkout: run the tests from `pip install -e`"
+    proc = import_jax(python, tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith("imported") and proc.stderr == ""
+
+
+def test_enable_twice_then_disable(tmp_path: Path) -> None:
+    python = make_venv(tmp_path / "venv", CHAIN)
+    for _ in range(2):
+        subprocess.run([str(python), "-m", "envaudit", "hook", "enable"], check=True, capture_output=True)
+    site = next((tmp_path / "venv" / "lib").glob("python*/site-packages"))
+    assert (site / PTH_NAME).read_text().splitlines() == [PTH_LINE.rstrip("\n")]
+    status = subprocess.run([str(python), "-m", "envaudit", "hook", "status"], capture_output=True, text=True)
+    assert f"site-packages: enabled ({site / PTH_NAME})" in status.stdout
+    subprocess.run([str(python), "-m", "envaudit", "hook", "disable"], check=True, capture_output=True)
+    assert not (site / PTH_NAME).exists()
+
+
+def test_hook_is_not_enabled_by_installing() -> None:
+    assert not (Path(PARENT_SITE) / PTH_NAME).exists()
+    assert "pth" not in (ROOT / "pyproject.toml").read_text()

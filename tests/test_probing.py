@@ -1,0 +1,127 @@
+"""The probe runner and its findings, with real jax on the CPU and real faults injected into the child processes
+through a `sitecustomize.py` on PYTHONPATH: a wrong answer, a crash, a hang are results with evidence, exit 1."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from envaudit import probe_findings, probing
+from envaudit.model import ProbeResult
+from tests.conftest import PYTHON, ROOT, facts_from
+
+FAULTS = ROOT / "tests" / "faults"
+FAST = ["--probe", "dense_chain", "--probe", "ntk"]
+
+
+def audit(env: dict[str, str], *argv: str, fault: Path | None = None, timeout: int = 300) -> tuple[int, dict]:  # type: ignore[type-arg]
+    if fault is not None:
+        env = {**env, "PYTHONPATH": f"{fault}{os.pathsep}{env['PYTHONPATH']}"}
+    proc = subprocess.run([PYTHON, "-m", "envaudit", "--format", "json", *argv], env=env, capture_output=True,
+                          text=True, timeout=timeout)  # fmt: skip
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def by_name(report: dict) -> dict[str, dict]:  # type: ignore[type-arg]
+    return {p["name"]: p for p in report["probes"]}
+
+
+def test_every_probe_is_listed_and_runs_healthy(child_env: dict[str, str], tmp_path: Path) -> None:
+    env = {**child_env, "ENVAUDIT_CACHE_DIR": str(tmp_path)}
+    code, report = audit(env)
+    assert code == 0, report["findings"]
+    statuses = {name: p["status"] for name, p in by_name(report).items()}
+    assert set(statuses) == set(probing.available())
+    assert set(statuses.values()) <= {"pass", "skip"}
+    assert (tmp_path / "jax-compilation-cache").is_dir()  # the persistent compilation cache was used
+
+
+def test_wrong_batched_convolution_is_a_probe_failure(child_env: dict[str, str]) -> None:
+    code, report = audit(child_env, "--probe", "conv_chain", fault=FAULTS / "conv_batch_scale")
+    assert code == 1
+    probe = by_name(report)["conv_chain"]
+    assert probe["status"] == "fail" and probe["metrics"]["rel_diff_batched_vs_per_example"] > 1e-5
+    finding = next(f for f in report["findings"] if f["id"] == "probe-conv-chain")
+    assert finding["severity"] == "fail" and finding["source"] == "probe"
+    assert "rel_diff_batched_vs_per_example" in finding["detail"] and finding["fix"]
+
+
+def test_abort_on_import_is_a_crash_not_an_internal_error(child_env: dict[str, str]) -> None:
+    code, report = audit(child_env, *FAST, fault=FAULTS / "abort_on_import")
+    assert code == 1  # findings, never 3
+    for probe in by_name(report).values():
+        assert probe["status"] == "crash" and "SIGABRT" in probe["message"]
+    assert report["facts"]["jax"]["status"] == "crash"
+    ids = {f["id"] for f in report["findings"]}
+    assert {"jax-broken", "probe-dense-chain-crash", "probe-ntk-crash"} <= ids
+
+
+def test_hang_is_a_timeout_and_the_others_still_run(child_env: dict[str, str]) -> None:
+    code, report = audit(child_env, *FAST, "--timeout", "4", fault=FAULTS / "hang_on_import")
+    assert code == 1
+    assert [p["status"] for p in report["probes"]] == ["timeout", "timeout"]
+    assert report["facts"]["jax"]["status"] == "timeout"
+
+
+def test_a_crash_in_one_probe_leaves_the_others_running(child_env: dict[str, str], tmp_path: Path) -> None:
+    fault = tmp_path / "segv_on_flax"
+    fault.mkdir()
+    (fault / "sitecustomize.py").write_text(
+        "import importlib.util, os, signal\n"
+        f"spec = importlib.util.spec_from_file_location('_h', {str(FAULTS / '_hook.py')!r})\n"
+        "hook = importlib.util.module_from_spec(spec); spec.loader.exec_module(hook)\n"
+        "hook.install('flax', lambda m: os.kill(os.getpid(), signal.SIGSEGV))\n"
+    )
+    argv = ["--probe", "dense_chain", "--probe", "flax_dtype", "--probe", "ntk"]
+    code, report = audit(child_env, *argv, fault=fault)
+    statuses = {n: p["status"] for n, p in by_name(report).items()}
+    assert statuses == {"dense_chain": "pass", "flax_dtype": "crash", "ntk": "pass"}
+    assert "SIGSEGV" in by_name(report)["flax_dtype"]["message"] and code == 1
+
+
+def test_unknown_probe_is_usage_error(child_env: dict[str, str]) -> None:
+    proc = subprocess.run([PYTHON, "-m", "envaudit", "--probe", "nope"], env=child_env, capture_output=True, text=True)
+    assert (
+        proc.returncode == 2 and proc.stderr.strip() == "envaudit: error: no probe 'nope'; `envaudit probes` lists them"
+    )
+
+
+def test_parse_result_distinguishes_unreadable_and_import_errors() -> None:
+    assert probing.parse_result("x", {"event": "result", "result": "garbage"}).metrics == {"error_kind": "unreadable"}
+    imp = probing.parse_result("x", {"event": "error", "kind": "import", "error": "ImportError: no jax"})
+    assert (imp.status, imp.metrics["error_kind"], imp.message) == ("error", "import", "ImportError: no jax")
+    ok = probing.parse_result("x", {"event": "result", "result": {"status": "pass", "metrics": {"a": 1.0}}})
+    assert (ok.status, ok.metrics) == ("pass", {"a": 1.0})
+
+
+def test_hints_come_from_the_facts() -> None:
+    wrong = ProbeResult("ntk", "fail", {"rel_diff_chunked_4": 0.1}, 1.0, "chunked NTK differs")
+    cuda10 = facts_from({"packages": {"jaxlib": "0.1.70+cuda102", "jax": "0.2.19"}})
+    (finding,) = probe_findings.findings([wrong], cuda10)
+    assert any("neural-tangents/issues/122" in r for r in finding.references)
+    precise = ProbeResult("matmul_precision", "fail", {"effective_bits_default": 10.5}, 0.1, "TF32")
+    a100 = facts_from({"nvidia": {"status": "ok", "gpus": [{"index": 0, "compute_capability": "8.0"}]}})
+    (finding,) = probe_findings.findings([precise], a100)
+    assert "matmul_precision" in finding.fix.lower() or "tf32" in finding.fix.lower()
+    (generic,) = probe_findings.findings([wrong], facts_from({}))
+    assert generic.fix.startswith("envaudit probes ntk --script")
+
+
+def test_probe_script_runs_standalone(tmp_path: Path, child_env: dict[str, str]) -> None:
+    proc = subprocess.run([PYTHON, "-m", "envaudit", "probes", "ntk", "--script"], env=child_env,
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    script = tmp_path / "repro.py"
+    script.write_text(proc.stdout)
+    clean = {k: v for k, v in child_env.items() if k != "PYTHONPATH"}  # no envaudit needed
+    run = subprocess.run([PYTHON, str(script)], env=clean, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and json.loads(run.stdout)["status"] == "pass"
+
+
+@pytest.mark.parametrize("name", sorted(probing.available()))
+def test_probe_summaries(name: str) -> None:
+    assert probing.summary(probing.available()[name]).startswith(f"Probe {name}")

@@ -1,0 +1,81 @@
+"""The command-line grammar: verbs, options and their validation, with argparse's errors as one-line UsageError.
+
+Kept apart from cli.py (which runs the verbs) so that the whole contract of ARCHITECTURE.md reads in one place.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import NoReturn
+
+from envaudit import __version__, health, plan
+from envaudit.formats import FORMATS
+
+VERBS = ("audit", "check", "plan", "rules", "probes", "hook", "health", "compare")
+
+
+class UsageError(Exception):
+    """Bad usage: argparse's complaint, turned into one line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=sorted(FORMATS), default="text", help="output format (default: text)")
+    p.add_argument("--output", type=Path, help="write the report to PATH atomically instead of stdout")
+    p.add_argument("--strict", action="store_true", help="exit 1 on warn findings too")
+
+
+def build_parser() -> _Parser:
+    parser = _Parser(prog="envaudit", description="Does this JAX environment compute the right numbers?")
+    parser.add_argument("--version", action="version", version=f"envaudit {__version__}")
+    sub = parser.add_subparsers(dest="verb", parser_class=_Parser)
+    p = sub.add_parser("audit", help="collect facts, evaluate rules, run probes (the default)")
+    p.add_argument("--quick", action="store_true", help="no probes, no jax import: facts and rules only")
+    _probe_options(p)
+    _output_options(p)
+    p = sub.add_parser("check", help="re-evaluate a saved JSON report with today's rules")
+    p.add_argument("report", type=Path)
+    _output_options(p)
+    p = sub.add_parser("plan", help="what-if: evaluate pinned requirements before installing")
+    plan.add_arguments(p)
+    _output_options(p)
+    p = sub.add_parser("rules", help="list the rules, or show one")
+    p.add_argument("id", nargs="?")
+    p = sub.add_parser("probes", help="list the probes; NAME --script prints a standalone repro program")
+    p.add_argument("name", nargs="?")
+    p.add_argument("--script", action="store_true", help="print the probe as a program runnable with plain python")
+    p = sub.add_parser("health", help="node health check: the audit in one line of at most 80 characters")
+    p.add_argument("--prometheus-dir", type=Path, help="write envaudit.prom and envaudit-report.json there")
+    _probe_options(p, timeout=health.DEFAULT_TIMEOUT_S, total=health.DEFAULT_TOTAL_S)
+    p = sub.add_parser("compare", help="drift across nodes: versions, facts and probe answers")
+    p.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="JSON reports, or directories of them")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p = sub.add_parser("hook", help="opt-in warning when jax is imported into a known-bad environment")
+    p.add_argument("action", choices=["enable", "disable", "status"])
+    p.add_argument("--user", action="store_true", help="enable in the user site-packages instead")
+    return parser
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return value
+
+
+def _probe_options(p: argparse.ArgumentParser, timeout: float = 120.0, total: float = 600.0) -> None:
+    p.add_argument("--probe", action="append", default=[], metavar="NAME", help="run only these probes")
+    p.add_argument("--skip-probe", action="append", default=[], metavar="NAME", help="do not run this probe")
+    p.add_argument("--timeout", type=_positive, default=timeout, help="seconds per probe and for the jax child")
+    p.add_argument("--total-timeout", type=_positive, default=total, help="seconds for all probes together")
+    p.add_argument("--precision", choices=["auto", "float32", "float64", "both"], default="auto",
+                   help="probe precision (default: what the jax configuration gives)")  # fmt: skip
+    p.add_argument("--no-cache", action="store_true", help="do not use jax's persistent compilation cache")

@@ -1,0 +1,123 @@
+"""`envaudit compare`: drift across the nodes of a fleet, from their saved JSON reports.
+
+Nodes are grouped by an environment fingerprint (audited package versions, driver, CUDA, platform, x64, matmul
+precision, the variables that change numerics). Nodes outside the largest group drift in software, and each is
+told which facts differ from the majority. Within a group of identical software, every probe's answer is digested
+(status and metrics, bit for bit): the same program on the same stack gives the same bits on the CPU and on one
+GPU model, so a node whose digest differs from its group's majority is the signature of a faulty device. One pass
+over the reports, hashing only: linear in their number.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envaudit import files
+from envaudit.model import Report, ReportError
+
+
+@dataclass(frozen=True)
+class Drift:
+    node: str
+    kind: str  # "environment" | "probe"
+    details: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    nodes: int
+    environments: int
+    majority: int
+    drift: tuple[Drift, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nodes": self.nodes,
+            "environments": self.environments,
+            "majority_size": self.majority,
+            "drift": [{"node": d.node, "kind": d.kind, "details": list(d.details)} for d in self.drift],
+        }
+
+
+def environment(report: Report) -> dict[str, str]:
+    """The facts whose difference between nodes is drift, flattened to comparable strings."""
+    f = report.facts
+    gpus = f.nvidia.get("gpus") or []
+    env = {f"package {k}": v for k, v in f.packages.items() if k != "envaudit"}
+    env |= {f"env {k}": v for k, v in f.env.items() if not k.startswith("ENVAUDIT_")}
+    env |= {
+        "driver": str(f.nvidia.get("driver_version")),
+        "CUDA (driver)": str(f.nvidia.get("cuda_driver_version")),
+        "GPU models": ", ".join(sorted({str(g.get("name")) for g in gpus})),
+        "GPU count": str(len(gpus)),
+        "platform": str(f.jax.get("platform")),
+        "x64": str(f.jax.get("x64")),
+        "matmul precision": str(f.jax.get("default_matmul_precision")),
+    }
+    return env
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _majority(counter: Counter[str]) -> str:
+    return max(sorted(counter), key=lambda key: counter[key])  # ties: deterministic
+
+
+def compare(reports: list[tuple[str, Report]]) -> Comparison:
+    envs = {node: environment(r) for node, r in reports}
+    fingerprint = {node: _digest(env) for node, env in envs.items()}
+    groups = Counter(fingerprint.values())
+    majority = _majority(groups) if groups else ""
+    reference = next((envs[n] for n in envs if fingerprint[n] == majority), {})
+    drift: list[Drift] = []
+    for node, env in envs.items():
+        if fingerprint[node] != majority:
+            keys = sorted(set(env) | set(reference))
+            diff = [f"{k}: {env.get(k, 'absent')} (majority: {reference.get(k, 'absent')})" for k in keys
+                    if env.get(k) != reference.get(k)]  # fmt: skip
+            drift.append(Drift(node, "environment", tuple(diff)))
+    answers: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)  # (fingerprint, probe) -> node -> digest
+    for node, report in reports:
+        for probe in report.probes:
+            answers[(fingerprint[node], probe.name)][node] = _digest([probe.status, probe.metrics])
+    for (_, probe_name), by_node in sorted(answers.items()):
+        usual = _majority(Counter(by_node.values()))
+        for node, digest in sorted(by_node.items()):
+            if digest != usual and len(by_node) > 2:
+                drift.append(Drift(node, "probe", (f"{probe_name}: answer differs from the {len(by_node) - 1} other "
+                                                    "nodes with identical software (a faulty device?)",)))  # fmt: skip
+    return Comparison(len(reports), len(groups), groups[majority] if groups else 0, tuple(drift))
+
+
+def load(paths: list[Path]) -> list[tuple[str, Report]]:
+    """Reports from files and directories (*.json inside); a node is named by its host, else by its file."""
+    found: list[Path] = []
+    for path in paths:
+        found += sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not found:
+        raise ReportError(f"no JSON reports in {', '.join(map(str, paths))}")
+    reports, seen = [], Counter[str]()
+    for path in found:
+        report = files.read_report(path)
+        name = str(report.host.get("hostname") or path.stem)
+        seen[name] += 1
+        reports.append((name if seen[name] == 1 else f"{name} ({path.name})", report))
+    return reports
+
+
+def render(result: Comparison, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(result.to_dict(), indent=2) + "\n"
+    lines = [
+        f"{result.nodes} nodes, {result.environments} distinct environment(s); the majority has {result.majority}",
+    ]
+    lines += [f"DRIFT {d.node} ({d.kind}): {detail}" for d in result.drift for detail in d.details or ("?",)]
+    lines.append("no drift" if not result.drift else f"{len({d.node for d in result.drift})} node(s) drift")
+    return "\n".join(lines) + "\n"

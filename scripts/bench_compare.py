@@ -1,0 +1,45 @@
+"""Benchmark: `envaudit compare` over 100 and 1,000 generated node reports (real audit JSON, varied host names,
+one planted drift), alternated in one run. Prints both medians, their ratio (start-up included) and the marginal
+cost per report, (t1000 - t100) / 900, which is what linear means here.
+Target (issue: cluster health): 1,000 reports in <= 2 s.   usage: python scripts/bench_compare.py [RUNS]
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _bench import ENVAUDIT, compare, env, report
+
+
+def fleet(directory: Path, count: int, template: dict[str, object]) -> Path:
+    directory.mkdir()
+    for i in range(count):
+        data = json.loads(json.dumps(template))
+        data["host"] = {"hostname": f"node{i:04d}"}
+        if i == count // 2:
+            data["facts"]["packages"]["jaxlib"] = "0.0.1"
+        (directory / f"node{i:04d}.json").write_text(json.dumps(data))
+    return directory
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    environ = env()
+    made = subprocess.run([*ENVAUDIT, "--format", "json"], env=environ, capture_output=True, text=True, check=False)
+    template = json.loads(made.stdout)
+    tmp = Path(tempfile.mkdtemp(prefix="envaudit-compare-"))
+    small, large = fleet(tmp / "small", 100, template), fleet(tmp / "large", 1000, template)
+    print(f"runs each: {runs}; report size {len(made.stdout)} bytes")
+    a, b = compare([*ENVAUDIT, "compare", str(large)], [*ENVAUDIT, "compare", str(small)], runs, environ)
+    report("compare 1,000 reports", a, "compare 100 reports", b, "start-up included; target: 1,000 in <= 2 s")
+    print(f"marginal cost per report {(a - b) / 900 * 1000:.3f} ms")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

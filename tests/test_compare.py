@@ -1,0 +1,85 @@
+"""`envaudit compare` on generated fleets with planted drift: software, driver, x64, and a probe-digest outlier."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from envaudit.cli import main
+from envaudit.compare import compare
+from envaudit.model import Facts, ProbeResult, Report
+from tests.conftest import facts_from
+
+
+def node(name: str, jaxlib: str = "0.4.30", driver: str = "550.54.15", x64: bool = False, err: float = 8e-7) -> Report:
+    facts: Facts = facts_from({
+        "packages": {"jax": "0.4.30", "jaxlib": jaxlib, "jax-cuda12-plugin": jaxlib},
+        "nvidia": {"status": "ok", "driver_version": driver, "cuda_driver_version": "12.4",
+                   "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}]},
+        "jax": {"status": "ok", "platform": "cuda", "x64": x64, "default_matmul_precision": None},
+    })  # fmt: skip
+    probes = (ProbeResult("dense_chain", "pass", {"rel_err_batched": err}, 1.0 + len(name) / 100),)
+    return Report(facts, probes=probes, host={"hostname": name}, created="2026-11-29T00:00:00Z", envaudit_version="0")
+
+
+def fleet() -> list[tuple[str, Report]]:
+    return [(f"gpu{i:02d}", node(f"gpu{i:02d}")) for i in range(8)]
+
+
+def test_identical_fleet_has_no_drift() -> None:
+    result = compare(fleet())
+    assert (result.nodes, result.environments, result.majority, result.drift) == (8, 1, 8, ())
+
+
+def test_software_driver_and_x64_drift_name_the_fact() -> None:
+    nodes = fleet()
+    nodes[1] = ("gpu01", node("gpu01", jaxlib="0.4.31"))
+    nodes[2] = ("gpu02", node("gpu02", driver="535.104.05"))
+    nodes[3] = ("gpu03", node("gpu03", x64=True))
+    result = compare(nodes)
+    found = {d.node: d.details for d in result.drift}
+    assert set(found) == {"gpu01", "gpu02", "gpu03"} and result.majority == 5
+    assert "package jaxlib: 0.4.31 (majority: 0.4.30)" in found["gpu01"]
+    assert found["gpu02"] == ("driver: 535.104.05 (majority: 550.54.15)",)
+    assert found["gpu03"] == ("x64: True (majority: False)",)
+
+
+def test_probe_answer_outlier_on_identical_software() -> None:
+    nodes = fleet()
+    nodes[5] = ("gpu05", node("gpu05", err=3.1e-3))  # same stack, different bits: a faulty GPU
+    result = compare(nodes)
+    assert [(d.node, d.kind) for d in result.drift] == [("gpu05", "probe")]
+    assert result.drift[0].details[0].startswith("dense_chain: answer differs from the 7 other nodes")
+
+
+def test_durations_do_not_count_as_drift() -> None:
+    nodes = [(n, replace(r, probes=(replace(r.probes[0], duration_s=float(i)),))) for i, (n, r) in enumerate(fleet())]
+    assert compare(nodes).drift == ()
+
+
+def write(directory: Path, nodes: list[tuple[str, Report]]) -> None:
+    for name, report in nodes:
+        (directory / f"{name}.json").write_text(json.dumps(report.to_dict()))
+
+
+def test_cli_on_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    nodes = fleet()
+    write(tmp_path, nodes)
+    assert main(["compare", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.endswith("no drift\n")
+    write(tmp_path, [("gpu07", node("gpu07", jaxlib="0.4.29"))])
+    assert main(["compare", str(tmp_path), "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["drift"][0]["node"] == "gpu07" and data["nodes"] == 8
+
+
+def test_cli_bad_inputs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", str(tmp_path)]) == 2
+    assert "no JSON reports" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("{")
+    assert main(["compare", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json: not valid JSON" in err and len(err.splitlines()) == 1

@@ -1,0 +1,63 @@
+"""`envaudit health`: one line of at most 80 characters, the exit contract, and the files beside the metrics."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from envaudit.cli import main
+from envaudit.health import MAX_LINE, fit, health_line
+from envaudit.model import Finding, ProbeResult, Report
+from tests.conftest import PYTHON, ROOT, sample_report
+
+
+def test_line_names_the_worst_finding_within_80_characters() -> None:
+    report = sample_report()
+    line = health_line(report)
+    assert line.startswith("envaudit FAIL demo-fail: ") and len(line) <= MAX_LINE
+    long = Finding("x" * 50, "fail", "y" * 100)
+    line = health_line(Report(report.facts, findings=(long, long)))
+    assert len(line) == MAX_LINE and line.endswith("...") and "(+1 more)" in line
+
+
+def test_ok_and_error_lines() -> None:
+    facts = sample_report().facts
+    ok = Report(facts, probes=(ProbeResult("a", "pass"), ProbeResult("b", "skip")))
+    assert health_line(ok) == "envaudit OK: 0 fail, 0 warn; 1/2 probes pass"
+    assert health_line(Report(facts, complete=False)).startswith("envaudit ERROR")
+
+
+def test_fit_collapses_whitespace() -> None:
+    assert fit("a\n  b\tc") == "a b c"
+
+
+def test_health_writes_metrics_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["health", "--prometheus-dir", str(tmp_path), "--probe", "dense_chain"])
+    out = capsys.readouterr().out
+    assert code == 0 and out.count("\n") == 1 and len(out.rstrip("\n")) <= MAX_LINE and out.startswith("envaudit OK")
+    report = json.loads((tmp_path / "envaudit-report.json").read_text())
+    assert [p["name"] for p in report["probes"]] == ["dense_chain"]
+    families = {f.name for f in text_string_to_metric_families((tmp_path / "envaudit.prom").read_text())}
+    assert {"envaudit_verdict", "envaudit_probe_status", "envaudit_last_run_timestamp_seconds"} <= families
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["envaudit-report.json", "envaudit.prom"]
+
+
+def test_health_with_a_faulty_stack_exits_1_with_one_line(child_env: dict[str, str], tmp_path: Path) -> None:
+    fault = ROOT / "tests" / "faults" / "conv_batch_scale"
+    env = {**child_env, "PYTHONPATH": f"{fault}{os.pathsep}{child_env['PYTHONPATH']}"}
+    proc = subprocess.run([PYTHON, "-m", "envaudit", "health", "--probe", "conv_chain", "--prometheus-dir",
+                           str(tmp_path)], env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stdout == "envaudit FAIL probe-conv-chain: probe conv_chain computed a wrong answer\n"
+    prom = (tmp_path / "envaudit.prom").read_text()
+    assert 'envaudit_verdict{verdict="fail"} 1' in prom
+
+
+def test_health_into_a_missing_directory_is_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["health", "--prometheus-dir", str(tmp_path / "nope"), "--probe", "matmul_precision"])
+    assert code == 2 and "is not a directory" in capsys.readouterr().err

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
-from envaudit import __version__, rules
+from envaudit import __version__, probe_findings, rules
 from envaudit.collect import collect
 from envaudit.exitcodes import Exit
 from envaudit.model import Facts, Finding, ProbeResult, Report
 
-ProbeRunner = Callable[[Facts], tuple[list[ProbeResult], list[Finding]]]
+ProbeRunner = Callable[[], list[ProbeResult]]
 
 
 def now_iso() -> str:
@@ -48,11 +49,15 @@ def assemble(
 
 
 def run_audit(*, quick: bool, timeout: float, probe_runner: ProbeRunner | None = None) -> Report:
-    facts = collect(quick=quick, timeout=timeout)
+    """Collect facts and run probes. The jax child of the collectors and the probe child are independent
+    processes, so they run at the same time (a thread waits on the first); the hints need both, so come last."""
     if quick or probe_runner is None:
-        return assemble(facts, mode="quick" if quick else "audit")
-    results, found = probe_runner(facts)
-    return assemble(facts, mode="audit", probes=results, probe_findings=found)
+        return assemble(collect(quick=quick, timeout=timeout), mode="quick" if quick else "audit")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        facts_future = pool.submit(collect, quick=False, timeout=timeout)
+        results = probe_runner()
+        facts = facts_future.result()
+    return assemble(facts, mode="audit", probes=results, probe_findings=probe_findings.findings(results, facts))
 
 
 def recheck(saved: Report) -> Report:

@@ -12,11 +12,11 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
-from envaudit import audit, compare, files, health, plan, probe_findings, probing, rules
+from envaudit import audit, compare, files, health, plan, probing, rules
 from envaudit.cli_parser import VERBS, UsageError, build_parser
 from envaudit.exitcodes import Exit
 from envaudit.formats import render
-from envaudit.model import Facts, Finding, ProbeResult, Report, ReportError
+from envaudit.model import ProbeResult, Report, ReportError
 
 __all__ = ["build_parser", "main", "main_entry"]
 
@@ -47,13 +47,13 @@ def _probe_runner(args: argparse.Namespace) -> audit.ProbeRunner:
     passes = ("float32", "float64") if args.precision == "both" else (args.precision,)
     progress = (lambda line: print(f"envaudit: {line}", file=sys.stderr)) if sys.stderr.isatty() else None
 
-    def runner(facts: Facts) -> tuple[list[ProbeResult], list[Finding]]:
+    def runner() -> list[ProbeResult]:
         results: list[ProbeResult] = []
         for precision in passes:
             opts = probing.Options(tuple(names), precision, args.timeout, args.total_timeout, not args.no_cache)
             found = probing.run_probes(opts, progress)
             results += [replace(r, name=f"{r.name}[{precision}]") for r in found] if len(passes) > 1 else found
-        return results, probe_findings.findings(results, facts)
+        return results
 
     return runner
 

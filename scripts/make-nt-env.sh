@@ -7,6 +7,7 @@
 # first array operation with numpy 2 -- so jax/jaxlib 0.4.25 with numpy 1.26. neural-tangents imports TensorFlow
 # (through neural_tangents.experimental, tf2jax); tensorflow-cpu 2.16 is the newest release built for numpy<2.
 # flax 0.8.4 is the newest that accepts jax 0.4.25; chex/optax/orbax-checkpoint are what pip resolved for it.
+# packaging, psutil and nvidia-ml-py let envaudit itself run there from the checkout (PYTHONPATH=.).
 # Recommended DIR: .venv-nt at the repository root (ignored by git). PYTHON picks the interpreter (python3.11).
 set -euo pipefail
 
@@ -15,7 +16,7 @@ if [ $# -ne 1 ]; then
     exit 2
 fi
 dir=$1
-python=${PYTHON:-python3.11}
+python=${PYTHON:-python3}
 
 "$python" -m venv "$dir"
 "$dir/bin/python" -m pip install --quiet --upgrade pip
@@ -23,5 +24,5 @@ python=${PYTHON:-python3.11}
     "jax==0.4.25" "jaxlib==0.4.25" "numpy==1.26.4" "ml-dtypes==0.3.2" \
     "neural-tangents==0.6.5" "frozendict==2.5.1" "tf2jax==0.3.6" "tensorflow-cpu==2.16.2" \
     "flax==0.8.4" "chex==0.1.86" "optax==0.2.2" "orbax-checkpoint==0.5.18" \
-    pytest
+    packaging psutil nvidia-ml-py pytest
 "$dir/bin/python" -c 'import jax, neural_tangents, flax; print("jax", jax.__version__, "neural-tangents", neural_tangents.__version__, "flax", flax.__version__)'

@@ -75,3 +75,15 @@ def child_env(tmp_path: Path) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+NT_PYTHON = ROOT / ".venv-nt" / "bin" / "python"  # scripts/make-nt-env.sh .venv-nt (run by .ci/run)
+
+
+@pytest.fixture(scope="session")
+def nt065(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """neural-tangents 0.6.5 installed for real, --no-deps, beside the current jax: pip is satisfied, import is not."""
+    import subprocess
+
+    target = tmp_path_factory.mktemp("nt065")
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                    "neural-tangents==0.6.5"], check=True, capture_output=True)  # fmt: skip
+    return target

@@ -33,15 +33,6 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
-@pytest.fixture(scope="module")
-def nt065(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """neural-tangents 0.6.5 installed for real, --no-deps, beside the current jax: pip is satisfied, import is not."""
-    target = tmp_path_factory.mktemp("nt065")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-                    "neural-tangents==0.6.5"], check=True, capture_output=True)  # fmt: skip
-    return target
-
-
 def import_jax(python: Path, cache: Path, *flags: str, **env: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ENVAUDIT_HOOK", "PYTHONWARNINGS")}
     environ.update({"ENVAUDIT_CACHE_DIR": str(cache), **env})

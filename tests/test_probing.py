@@ -12,7 +12,7 @@ import pytest
 
 from envaudit import probe_findings, probing
 from envaudit.model import ProbeResult
-from tests.conftest import PYTHON, ROOT, facts_from
+from tests.conftest import NT_PYTHON, PYTHON, ROOT, facts_from
 
 FAULTS = ROOT / "tests" / "faults"
 FAST = ["--probe", "dense_chain", "--probe", "ntk"]
@@ -82,6 +82,28 @@ def test_a_crash_in_one_probe_leaves_the_others_running(child_env: dict[str, str
     statuses = {n: p["status"] for n, p in by_name(report).items()}
     assert statuses == {"dense_chain": "pass", "flax_dtype": "crash", "ntk": "pass"}
     assert "SIGSEGV" in by_name(report)["flax_dtype"]["message"] and code == 1
+
+
+def test_neural_tangents_that_does_not_import_is_reported(child_env: dict[str, str], nt065: Path) -> None:
+    env = {**child_env, "PYTHONPATH": f"{nt065}{os.pathsep}{child_env['PYTHONPATH']}"}
+    code, report = audit(env, "--probe", "ntk_nt")
+    probe = by_name(report)["ntk_nt"]
+    assert code == 1 and probe["status"] == "fail"
+    assert probe["metrics"]["neural_tangents"] == "0.6.5" and probe["metrics"]["import_error"]
+    ids = {f["id"] for f in report["findings"]}
+    assert {"probe-ntk-nt", "nt-065-jax-060-import"} <= ids
+
+
+def test_neural_tangents_env_runs_all_implementations(child_env: dict[str, str]) -> None:
+    """The second environment (.ci/run builds it): jax 0.4.25, numpy 1.26, neural-tangents 0.6.5 with TensorFlow."""
+    assert NT_PYTHON.exists(), "no .venv-nt: run scripts/make-nt-env.sh .venv-nt first (.ci/run does)"
+    proc = subprocess.run([str(NT_PYTHON), "-m", "envaudit", "--format", "json", "--probe", "ntk_nt"], env=child_env,
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)  # fmt: skip
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, report["findings"]
+    assert report["facts"]["jax"]["jax_version"] == "0.4.25"
+    probe = by_name(report)["ntk_nt"]
+    assert probe["status"] == "pass" and {f"rel_err_impl{i}" for i in (1, 2, 3)} <= set(probe["metrics"])
 
 
 def test_unknown_probe_is_usage_error(child_env: dict[str, str]) -> None:

@@ -136,20 +136,6 @@ def test_ntk_nt_installed_but_broken_fails_with_the_import_error(tmp_path: Path)
     assert "does not import" in result["message"]
 
 
-NT_PYTHON = ROOT / ".venv-nt" / "bin" / "python"
-
-
-@pytest.mark.skipif(not NT_PYTHON.exists(), reason="no .venv-nt (scripts/make-nt-env.sh .venv-nt creates it)")
-def test_ntk_nt_in_the_neural_tangents_env() -> None:
-    env = {k: v for k, v in os.environ.items() if k not in CLEARED}
-    proc = subprocess.run(
-        [str(NT_PYTHON), str(PROBES / "ntk_nt.py")], capture_output=True, text=True, env=env, timeout=300, cwd=ROOT
-    )
-    result = result_of(proc)
-    assert (proc.returncode, result["status"]) == (0, "pass"), result["message"]
-    assert {f"rel_err_impl{i}" for i in (1, 2, 3)} <= set(result["metrics"])
-
-
 @pytest.mark.parametrize(
     ("fault", "name", "args", "must_trip", "must_not_trip"),
     [

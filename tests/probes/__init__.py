@@ -1,0 +1,1 @@
+"""Tests of the standalone known-answer probes (probes/), run as real programs."""

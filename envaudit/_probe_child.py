@@ -1,9 +1,10 @@
 """Runs probes in a child process, one after another, sharing one jax import; reports each on a private channel.
 
-Run by path with the probe files as arguments; imports only the standard library (the probes import what they
-test). The protocol goes to a duplicate of the original stdout, and fd 1 is pointed at stderr, so whatever a probe
-or a library prints cannot corrupt it. Each event is flushed before the next probe starts, so when the process
-dies the parent knows which probe was running.
+Run by path as `_probe_child.py PRECISION [--facts] PROBE_FILE...`; with --facts it first reports what jax itself
+says (the stages of collect/_jax_child.py), so that a full audit imports jax once. It imports only the standard
+library (the probes import what they test). The protocol goes to a duplicate of the original stdout, and fd 1 is
+pointed at stderr, so whatever a probe or a library prints cannot corrupt it. Each event is flushed before the next
+probe starts, so when the process dies the parent knows which probe or stage was running.
 """
 
 from __future__ import annotations
@@ -40,9 +41,24 @@ def load(path: str) -> Any:
     return module
 
 
+def facts(out: TextIO) -> None:
+    """The jax facts stages (collect/_jax_child.py), reported as `fact` events before any probe runs."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "collect", "_jax_child.py")
+    spec = importlib.util.spec_from_file_location("envaudit_jax_child", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(lambda stage, **data: send(out, event="fact", stage=stage, **data))
+
+
 def main(argv: list[str]) -> int:
     out = channel()
     precision, paths = argv[0], argv[1:]
+    if paths[:1] == ["--facts"]:
+        paths = paths[1:]
+        facts(out)
+        send(out, event="facts_done")
     for path in paths:
         label = os.path.splitext(os.path.basename(path))[0]
         send(out, event="start", probe=label)

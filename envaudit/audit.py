@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from envaudit import __version__, probe_findings, rules
 from envaudit.collect import collect
 from envaudit.exitcodes import Exit
 from envaudit.model import Facts, Finding, ProbeResult, Report
+from envaudit.probing import Outcome
 
-ProbeRunner = Callable[[], list[ProbeResult]]
+ProbeRunner = Callable[[], Outcome]
 
 
 def now_iso() -> str:
@@ -49,14 +49,13 @@ def assemble(
 
 
 def run_audit(*, quick: bool, timeout: float, probe_runner: ProbeRunner | None = None) -> Report:
-    """Collect facts and run probes. The jax child of the collectors and the probe child are independent
-    processes, so they run at the same time (a thread waits on the first); the hints need both, so come last."""
+    """Collect facts and run probes. The probe child also reports what jax says (one jax import for both); the
+    other collectors need no jax and run after it, and the hints need both, so they come last."""
     if quick or probe_runner is None:
         return assemble(collect(quick=quick, timeout=timeout), mode="quick" if quick else "audit")
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        facts_future = pool.submit(collect, quick=False, timeout=timeout)
-        results = probe_runner()
-        facts = facts_future.result()
+    outcome = probe_runner()
+    facts = collect(quick=False, timeout=timeout, jax=outcome.jax)
+    results = outcome.results
     return assemble(facts, mode="audit", probes=results, probe_findings=probe_findings.findings(results, facts))
 
 

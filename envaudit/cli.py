@@ -47,13 +47,16 @@ def _probe_runner(args: argparse.Namespace) -> audit.ProbeRunner:
     passes = ("float32", "float64") if args.precision == "both" else (args.precision,)
     progress = (lambda line: print(f"envaudit: {line}", file=sys.stderr)) if sys.stderr.isatty() else None
 
-    def runner() -> list[ProbeResult]:
+    def runner() -> probing.Outcome:
         results: list[ProbeResult] = []
-        for precision in passes:
+        jax = None
+        for i, precision in enumerate(passes):
             opts = probing.Options(tuple(names), precision, args.timeout, args.total_timeout, not args.no_cache)
-            found = probing.run_probes(opts, progress)
+            outcome = probing.run_probes(opts, progress, facts=i == 0)
+            jax = jax or outcome.jax
+            found = outcome.results
             results += [replace(r, name=f"{r.name}[{precision}]") for r in found] if len(passes) > 1 else found
-        return results
+        return probing.Outcome(results, jax)
 
     return runner
 

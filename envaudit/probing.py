@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from envaudit import cachedir
-from envaudit.collect.jaxinfo import kill_group, signal_name
+from envaudit.collect.jaxinfo import kill_group, parse_child, signal_name
 from envaudit.model import ProbeResult
 
 CHILD = Path(__file__).with_name("_probe_child.py")
@@ -84,11 +84,17 @@ def _pump(stream: Any, sink: queue.Queue[str | None] | collections.deque[str]) -
         sink.put(None)
 
 
-def _one_child(pending: list[str], opts: Options, deadline: float, done: Callable[[ProbeResult], None]) -> None:
+FACTS = "(jax facts)"  # a pseudo-probe: the stages of collect/_jax_child.py, run first in the probe child
+
+
+def _one_child(
+    pending: list[str], opts: Options, deadline: float, done: Callable[[ProbeResult], None], facts: list[str]
+) -> None:
     """Run one child over `pending`, reporting each probe through `done`; returns when the child is gone."""
-    paths = [str(available()[n]) for n in pending]
+    paths = [str(available()[n]) for n in pending if n != FACTS]
+    flag = ["--facts"] if pending[0] == FACTS else []
     proc = subprocess.Popen(
-        [sys.executable, str(CHILD), opts.precision, *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, str(CHILD), opts.precision, *flag, *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL, text=True, env=child_env(opts.cache), start_new_session=True,
     )  # fmt: skip
     lines: queue.Queue[str | None] = queue.Queue()
@@ -119,29 +125,48 @@ def _one_child(pending: list[str], opts: Options, deadline: float, done: Callabl
             event = None
         if not isinstance(event, dict):
             continue  # not ours: the protocol has its own channel, so this cannot be a probe's answer
-        if event.get("event") == "start" and event.get("probe") in pending:
+        kind = event.pop("event", None)
+        if kind == "fact" and current == FACTS:
+            facts.append(json.dumps(event))
+        elif kind == "facts_done" and current == FACTS:
+            done(ProbeResult(FACTS, "pass", {"returncode": 0}, time.monotonic() - since))
+            current, since = (pending[0] if pending else ""), time.monotonic()
+        elif kind == "start" and event.get("probe") in pending:
             current, since = str(event["probe"]), time.monotonic()
-        elif event.get("event") in ("result", "error") and event.get("probe") == current:
-            done(parse_result(current, event))
+        elif kind in ("result", "error") and event.get("probe") == current:
+            done(parse_result(current, {"event": kind, **event}))
             since = time.monotonic()
 
 
-def run_probes(opts: Options, progress: Callable[[str], None] | None = None) -> list[ProbeResult]:
-    """Every named probe's result, in order; never raises for what a probe does."""
+@dataclass(frozen=True)
+class Outcome:
+    results: list[ProbeResult]
+    jax: dict[str, Any] | None  # facts.jax as the probe child saw it, when it was asked to report them
+
+
+def run_probes(opts: Options, progress: Callable[[str], None] | None = None, *, facts: bool = False) -> Outcome:
+    """Every named probe's result, in order, and (with `facts`) what jax reported; never raises for a probe."""
     unknown = [n for n in opts.names if n not in available()]
     results: dict[str, ProbeResult] = {n: ProbeResult(n, "error", {}, 0.0, "no such probe") for n in unknown}
-    pending = [n for n in opts.names if n not in unknown]
+    pending = ([FACTS] if facts else []) + [n for n in opts.names if n not in unknown]
     deadline = time.monotonic() + opts.total
+    fact_lines: list[str] = []
 
     def done(result: ProbeResult) -> None:
         results[result.name] = result
         if result.name in pending:
             pending.remove(result.name)
-        if progress:
+        if progress and result.name != FACTS:
             progress(f"probe {result.name}: {result.status} ({result.duration_s:.1f} s)")
 
     while pending and time.monotonic() < deadline:
-        _one_child(pending, opts, deadline, done)
+        _one_child(pending, opts, deadline, done, fact_lines)
     for name in pending:
         results[name] = ProbeResult(name, "timeout", {}, 0.0, f"not run: the total bound of {opts.total:g} s was spent")
-    return [results[n] for n in opts.names]
+    jax = None
+    if facts:
+        seen = results[FACTS]
+        code = seen.metrics.get("returncode")
+        jax = parse_child("\n".join(fact_lines), seen.message, code if isinstance(code, int) else None,
+                          seen.status == "timeout", seen.duration_s)  # fmt: skip
+    return Outcome([results[n] for n in opts.names], jax)

@@ -75,7 +75,19 @@ def child_env(tmp_path: Path) -> dict[str, str]:
 
 
 PYTHON = sys.executable
-NT_PYTHON = ROOT / ".venv-nt" / "bin" / "python"  # scripts/make-nt-env.sh .venv-nt (run by .ci/run)
+NT_PYTHON = ROOT / ".venv-nt" / "bin" / "python"
+
+
+@pytest.fixture(scope="session")
+def nt_python() -> Path:
+    """The second environment, where neural-tangents 0.6.5 imports (jax 0.4.25, numpy 1.26, TensorFlow); built by
+    scripts/make-nt-env.sh on first use (about 90 s, from PyPI) and kept, git-ignored, for later runs."""
+    import subprocess
+
+    if not NT_PYTHON.exists():
+        subprocess.run(["bash", str(ROOT / "scripts" / "make-nt-env.sh"), str(NT_PYTHON.parent.parent)], check=True,
+                       env={**os.environ, "PYTHON": sys.executable})  # fmt: skip
+    return NT_PYTHON
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import pytest
 
 from envaudit import probe_findings, probing
 from envaudit.model import ProbeResult
-from tests.conftest import NT_PYTHON, PYTHON, ROOT, facts_from
+from tests.conftest import PYTHON, ROOT, facts_from
 
 FAULTS = ROOT / "tests" / "faults"
 FAST = ["--probe", "dense_chain", "--probe", "ntk"]
@@ -94,10 +94,9 @@ def test_neural_tangents_that_does_not_import_is_reported(child_env: dict[str, s
     assert {"probe-ntk-nt", "nt-065-jax-060-import"} <= ids
 
 
-def test_neural_tangents_env_runs_all_implementations(child_env: dict[str, str]) -> None:
-    """The second environment (.ci/run builds it): jax 0.4.25, numpy 1.26, neural-tangents 0.6.5 with TensorFlow."""
-    assert NT_PYTHON.exists(), "no .venv-nt: run scripts/make-nt-env.sh .venv-nt first (.ci/run does)"
-    proc = subprocess.run([str(NT_PYTHON), "-m", "envaudit", "--format", "json", "--probe", "ntk_nt"], env=child_env,
+def test_neural_tangents_env_runs_all_implementations(child_env: dict[str, str], nt_python: Path) -> None:
+    """The second environment: jax 0.4.25, numpy 1.26, neural-tangents 0.6.5 with TensorFlow, envaudit run there."""
+    proc = subprocess.run([str(nt_python), "-m", "envaudit", "--format", "json", "--probe", "ntk_nt"], env=child_env,
                           capture_output=True, text=True, timeout=600, cwd=ROOT)  # fmt: skip
     report = json.loads(proc.stdout)
     assert proc.returncode == 0, report["findings"]

@@ -3,7 +3,8 @@
 Run by path, never imported by envaudit: it imports only the standard library and jax, so a segfault or a hang
 in the audited stack kills this child and not the audit. Each stage is flushed before the next begins, so the
 parent can tell an import error, a crash on first use (jax 0.4.25 with NumPy 2 imports cleanly and segfaults on
-the first array operation) and a hang in device initialisation apart.
+the first array operation) and a hang in device initialisation apart. The probe child runs the same stages
+first, through its own channel, so that a full audit imports jax once.
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ import importlib
 import json
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 
-def emit(stage: str, **data: Any) -> None:
+def emit_stdout(stage: str, **data: Any) -> None:
     sys.stdout.write(json.dumps({"stage": stage, **data}, default=str) + "\n")
     sys.stdout.flush()
 
@@ -61,7 +63,8 @@ def platform_of(backend: str, platform_version: str) -> str:
     return "cuda" if backend == "gpu" else backend
 
 
-def main() -> int:
+def main(emit: Callable[..., None] = emit_stdout) -> int:
+    """The stages, each reported through `emit(stage, **data)`; the probe child passes its own channel."""
     emit("start", python=sys.version.split()[0])
     try:
         import jax

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from envaudit import __version__, probe_findings, rules
@@ -56,6 +57,12 @@ def run_audit(*, quick: bool, timeout: float, probe_runner: ProbeRunner | None =
     outcome = probe_runner()
     facts = collect(quick=False, timeout=timeout, jax=outcome.jax)
     results = outcome.results
+    if facts.jax.get("status") == "absent":  # nothing to audit: a probe that cannot import jax is skipped, not broken
+        results = [
+            replace(r, status="skip", message="jax is not installed")
+            if r.status == "error" and r.metrics.get("error_kind") == "import" else r
+            for r in results
+        ]  # fmt: skip
     return assemble(facts, mode="audit", probes=results, probe_findings=probe_findings.findings(results, facts))
 
 

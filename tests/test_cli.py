@@ -11,7 +11,7 @@ import pytest
 
 from envaudit.cli import main
 from envaudit.exitcodes import Exit
-from tests.conftest import PYTHON
+from tests.conftest import PYTHON, ROOT
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -185,3 +185,30 @@ def test_console_script_is_installed() -> None:
     scripts = {e.name: e.value for e in entry_points(group="console_scripts")}
     assert scripts.get("envaudit") == "envaudit.cli:main_entry"
     assert sys.modules["envaudit"].__file__
+
+
+BASE_PYTHON = sys.base_prefix + "/bin/python3"  # the interpreter without this virtualenv's site-packages (no jax)
+
+
+@pytest.fixture(scope="module")
+def no_jax_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """envaudit's own runtime dependencies and nothing of the audited stack (a fresh machine after `pip install .`)."""
+    target = tmp_path_factory.mktemp("nojax")
+    needed = {"numpy": "numpy", "packaging": "packaging", "psutil": "psutil", "pynvml": "nvidia-ml-py"}
+    probe = "import importlib.util as u, sys; print(' '.join(m for m in sys.argv[1:] if not u.find_spec(m)))"
+    missing = subprocess.run([BASE_PYTHON, "-s", "-c", probe, *needed], capture_output=True, text=True, check=True)
+    wanted = [needed[m] for m in missing.stdout.split()]  # only what the base interpreter lacks: no duplicates
+    if wanted:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(target), *wanted], check=True,
+                       capture_output=True)  # fmt: skip
+    return target
+
+
+def test_audit_of_a_machine_without_jax_is_ok(no_jax_site: Path, tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{ROOT}:{no_jax_site}", "ENVAUDIT_CACHE_DIR": str(tmp_path)}
+    proc = subprocess.run([BASE_PYTHON, "-s", "-m", "envaudit", "--format", "json"], env=env,
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["facts"]["jax"]["status"] == "absent" and "jax" not in report["facts"]["packages"]
+    assert {p["status"] for p in report["probes"]} == {"skip"} and report["verdict"] == "ok"

@@ -102,7 +102,7 @@ def main(emit: Callable[..., None] = emit_stdout) -> int:
                 "id": int(d.id),
                 "platform": str(d.platform),
                 "device_kind": str(d.device_kind),
-                "compute_capability": getattr(d, "compute_capability", None),
+                "compute_capability": _text_or_none(getattr(d, "compute_capability", None)),
             }
             for d in devices
         ],

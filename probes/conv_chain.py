@@ -115,7 +115,6 @@ def reference(x: NDArray[Any], kernels: list[NDArray[Any]]) -> NDArray[Any]:
 
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax
-    import jax.numpy as jnp
     from jax import lax
 
     dtype = _resolve(precision)
@@ -123,7 +122,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     x_np, k_np = inputs(seed, examples, depth)
     ref = reference(x_np, k_np)
     with _x64(dtype == "float64"):
-        ks = [jnp.asarray(k, dtype=dtype) for k in k_np]
+        ks = [jax.device_put(np.asarray(k, dtype=dtype)) for k in k_np]
 
         @jax.jit
         def chain(x: jax.Array) -> jax.Array:
@@ -131,7 +130,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
                 x = lax.conv_general_dilated(x, k, window_strides=(1, 1), padding="SAME")
             return x
 
-        xj = jnp.asarray(x_np, dtype=dtype)
+        xj = jax.device_put(np.asarray(x_np, dtype=dtype))
         batched = np.asarray(chain(xj))
         per_example = np.concatenate([np.asarray(chain(xj[i : i + 1])) for i in range(examples)])
     metrics: dict[str, object] = {

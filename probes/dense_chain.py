@@ -101,13 +101,12 @@ def reference(x: NDArray[Any], weights: list[NDArray[Any]]) -> NDArray[Any]:
 
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax
-    import jax.numpy as jnp
 
     dtype = _resolve(precision)
     x_np, w_np = inputs(seed)
     ref = reference(x_np, w_np)
     with _x64(dtype == "float64"):
-        ws = [jnp.asarray(w, dtype=dtype) for w in w_np]
+        ws = [jax.device_put(np.asarray(w, dtype=dtype)) for w in w_np]
 
         @jax.jit
         def chain(x: jax.Array) -> jax.Array:
@@ -115,7 +114,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
                 x = x @ w
             return x
 
-        xj = jnp.asarray(x_np, dtype=dtype)
+        xj = jax.device_put(np.asarray(x_np, dtype=dtype))
         batched = np.asarray(chain(xj))
         per_example = np.concatenate([np.asarray(chain(xj[i : i + 1])) for i in range(BATCH)])
         chunked = np.concatenate([np.asarray(chain(xj[i : i + CHUNK])) for i in range(0, BATCH, CHUNK)])

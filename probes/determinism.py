@@ -94,7 +94,8 @@ def _computations(dtype: str, seed: int) -> dict[str, tuple[Callable[..., Any], 
     rng = np.random.default_rng(seed)
 
     def arr(*shape: int, scale: float = 1.0) -> jax.Array:
-        return jnp.asarray(rng.standard_normal(shape) * scale, dtype=dtype)
+        on_device: jax.Array = jax.device_put(np.asarray(rng.standard_normal(shape) * scale, dtype=dtype))
+        return on_device  # converted on the host: jnp.asarray would compile a conversion per shape
 
     @jax.jit
     def mlp(x: jax.Array, w1: jax.Array, w2: jax.Array) -> jax.Array:
@@ -113,7 +114,7 @@ def _computations(dtype: str, seed: int) -> dict[str, tuple[Callable[..., Any], 
         return grad
 
     x, w1, w2 = arr(64, 256), arr(256, 256, scale=1 / 16), arr(256, 16, scale=1 / 16)
-    idx = jnp.asarray(rng.integers(0, 1000, 2**20))
+    idx = jax.device_put(rng.integers(0, 1000, 2**20).astype(np.int32))
     return {
         "mlp_batch": (mlp, (x, w1, w2)),
         "mlp_single": (mlp, (x[:1], w1, w2)),

@@ -90,7 +90,6 @@ def _finite(metrics: dict[str, object]) -> dict[str, object]:
 
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax
-    import jax.numpy as jnp
 
     dtype = _resolve(precision)
     if importlib.util.find_spec("flax") is None:
@@ -106,14 +105,15 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     x_np = np.random.default_rng(seed).standard_normal((POINTS, D_IN)).astype(dtype)
     metrics: dict[str, object] = {"precision": dtype}
     with _x64(dtype == "float64"):
-        x = jnp.asarray(x_np)
+        x = jax.device_put(x_np)
         for kind, module in (
             ("default", nn.Dense(FEATURES)),
             ("explicit", nn.Dense(FEATURES, dtype=dtype, param_dtype=dtype)),
         ):
-            variables = module.init(jax.random.PRNGKey(seed), x)
-            y: Any = module.apply(variables, x)
-            jac = jax.jacobian(module.apply)(variables, x)["params"]
+            # jitted, as a model would be: one compilation each instead of one per operation run eagerly
+            variables = jax.jit(module.init)(jax.random.PRNGKey(seed), x)
+            y: Any = jax.jit(module.apply)(variables, x)
+            jac = jax.jit(jax.jacobian(module.apply))(variables, x)["params"]
             metrics[f"{kind}_param_dtype"] = str(variables["params"]["kernel"].dtype)
             metrics[f"{kind}_output_dtype"] = str(y.dtype)
             metrics[f"{kind}_jacobian_dtype"] = str(jac["kernel"].dtype)

@@ -99,7 +99,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         "default_matmul_precision": str(getattr(jax.config, "jax_default_matmul_precision", None)),
     }
     with _x64(dtype == "float64"):
-        a, b = jnp.asarray(a_np, dtype=dtype), jnp.asarray(b_np, dtype=dtype)
+        a, b = jax.device_put(np.asarray(a_np, dtype=dtype)), jax.device_put(np.asarray(b_np, dtype=dtype))
         results = {
             "default": np.asarray(jax.jit(jnp.matmul)(a, b)),
             "highest": np.asarray(jax.jit(lambda x, y: jnp.matmul(x, y, precision=lax.Precision.HIGHEST))(a, b)),

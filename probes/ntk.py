@@ -129,8 +129,8 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         def kernel(params: tuple[jax.Array, jax.Array], x1: jax.Array, x2: jax.Array) -> jax.Array:
             return jac(params, x1) @ jac(params, x2).T
 
-        params = (jnp.asarray(w_np, dtype=dtype), jnp.asarray(v_np, dtype=dtype))
-        xj = jnp.asarray(x_np, dtype=dtype)
+        params = (jax.device_put(np.asarray(w_np, dtype=dtype)), jax.device_put(np.asarray(v_np, dtype=dtype)))
+        xj = jax.device_put(np.asarray(x_np, dtype=dtype))
         full = np.asarray(kernel(params, xj, xj))
         chunked = {}
         for b in CHUNKS:

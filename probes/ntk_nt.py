@@ -154,7 +154,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     x_np = np.random.default_rng(seed).standard_normal((POINTS, 8, 8, 3))
     with _x64(dtype == "float64"):
         model = cnn(jnp.dtype(dtype))
-        x = jnp.asarray(x_np, dtype=dtype)
+        x = jax.device_put(np.asarray(x_np, dtype=dtype))
         params = model.init(jax.random.PRNGKey(seed), x)
     with _x64(True):  # the known answer: float64 J J^T from the same parameter values
         p64 = jax.tree_util.tree_map(lambda a: jnp.asarray(np.asarray(a, np.float64)), params)

@@ -7,10 +7,8 @@ ENVAUDIT_CACHE_DIR overrides the location (tests, read-only homes); otherwise XD
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -32,20 +30,13 @@ def read_json(name: str) -> Any | None:
 
 
 def write_json(name: str, value: Any) -> bool:
-    """Store atomically (temp file + rename); False when the cache cannot be written, which is never an error."""
-    directory = cache_dir()
-    tmp = None
+    """Store atomically (files.write_atomic); False when the cache cannot be written, which is never an error."""
+    from envaudit.files import write_atomic  # lazily: the hook's warm path only reads
+
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=directory, prefix=f".{name}.", delete=False) as handle:
-            tmp = handle.name
-            json.dump(value, handle)
-        os.replace(tmp, directory / name)
-        tmp = None
+        text = json.dumps(value)
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        write_atomic(cache_dir() / name, text)
         return True
     except (OSError, TypeError, ValueError):
         return False
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)

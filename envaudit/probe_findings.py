@@ -8,6 +8,7 @@ place for each fact), so a hint never cites a URL that the knowledge base does n
 
 from __future__ import annotations
 
+from envaudit.formats.summary import metrics_line
 from envaudit.model import Facts, Finding, ProbeResult
 from envaudit.rules import derive, engine
 
@@ -41,12 +42,7 @@ def _cause(result: ProbeResult, facts: Facts) -> engine.Rule | None:
 
 
 def _evidence(result: ProbeResult) -> str:
-    numbers = [
-        f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
-        for k, v in result.metrics.items()
-        if isinstance(v, int | float | str) and not isinstance(v, bool)
-    ]
-    return "; ".join(filter(None, [result.message, ", ".join(numbers[:8])]))
+    return "; ".join(filter(None, [result.message, metrics_line(result.metrics, limit=8)]))
 
 
 TITLES = {

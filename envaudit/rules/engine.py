@@ -24,6 +24,7 @@ from envaudit.rules import derive
 DATA = Path(__file__).with_name("data")
 RULE_KEYS = {"id", "title", "severity", "symptom", "fix", "references", "notes", "when", "examples"}
 Verdict = bool | None  # True holds, False does not, None unknown
+Known = derive.Known
 
 
 class RuleError(ValueError):
@@ -60,9 +61,6 @@ def _spec(value: Known | None, spec: str, label: str, evidence: list[str]) -> Ve
     if a and b:
         evidence.append(f"{label} {value.text} ({value.source})")
     return a if a == b else None
-
-
-Known = derive.Known
 
 
 def _packages(facts: Facts, want: Mapping[str, str], evidence: list[str]) -> Verdict:

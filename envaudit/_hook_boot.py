@@ -40,9 +40,10 @@ def fingerprint() -> str:
             names = os.listdir(entry or ".")
         except OSError:
             continue
-        for name in sorted(names):
-            if name.endswith(".dist-info") and stack.is_relevant(name.partition("-")[0]):
-                parts.append(f"{entry}/{name}:{_mtime(os.path.join(entry, name))}")
+        for name in sorted(names):  # every distribution (pip-check answers depend on any), stat only ours
+            if name.endswith(".dist-info"):
+                relevant = stack.is_relevant(name.partition("-")[0])
+                parts.append(f"{entry}/{name}:{_mtime(os.path.join(entry, name)) if relevant else 0}")
     rules = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "data")
     parts += [f"{n}:{_mtime(os.path.join(rules, n))}" for n in sorted(os.listdir(rules))]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]

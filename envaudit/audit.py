@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from envaudit import __version__, probe_findings, rules
 from envaudit.collect import collect
 from envaudit.exitcodes import Exit
-from envaudit.model import Facts, Finding, ProbeResult, Report
+from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult, Report
 from envaudit.probing import Outcome
 
 ProbeRunner = Callable[[], Outcome]
@@ -36,8 +36,9 @@ def assemble(
     probe_findings: Sequence[Finding] = (),
     created: str | None = None,
     host_info: dict[str, str] | None = None,
+    complete: bool = True,
 ) -> Report:
-    findings = rules.evaluate(facts) + list(probe_findings)
+    findings = sorted(rules.evaluate(facts) + list(probe_findings), key=lambda f: SEVERITIES.index(f.severity))
     return Report(
         facts=facts,
         findings=tuple(findings),
@@ -46,6 +47,7 @@ def assemble(
         host=host() if host_info is None else host_info,
         envaudit_version=__version__,
         mode=mode,
+        complete=complete,
     )
 
 
@@ -75,6 +77,7 @@ def recheck(saved: Report) -> Report:
         probes=saved.probes,
         probe_findings=kept,
         created=saved.created,
+        complete=saved.complete,  # a saved "error" report stays one: its facts were never all collected
         host_info=saved.host,
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,12 @@ def cache_dir() -> Path:
     explicit = os.environ.get("ENVAUDIT_CACHE_DIR")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:  # no HOME and no passwd entry (a bare container user): a per-user temporary place
+            return Path(tempfile.gettempdir()) / f"envaudit-{os.getuid()}"
     return Path(base) / "envaudit"
 
 
@@ -30,13 +36,20 @@ def read_json(name: str) -> Any | None:
 
 
 def write_json(name: str, value: Any) -> bool:
-    """Store atomically (files.write_atomic); False when the cache cannot be written, which is never an error."""
+    """Store atomically; False when the cache cannot be written, which is never an error."""
+    try:
+        return write_text(name, json.dumps(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def write_text(name: str, text: str) -> bool:
+    """Store atomically (files.write_atomic); False when the cache cannot be written."""
     from envaudit.files import write_atomic  # lazily: the hook's warm path only reads
 
     try:
-        text = json.dumps(value)
         cache_dir().mkdir(parents=True, exist_ok=True)
         write_atomic(cache_dir() / name, text)
         return True
-    except (OSError, TypeError, ValueError):
+    except OSError:
         return False

@@ -51,7 +51,8 @@ def _probe_runner(args: argparse.Namespace) -> audit.ProbeRunner:
         results: list[ProbeResult] = []
         jax = None
         for i, precision in enumerate(passes):
-            opts = probing.Options(tuple(names), precision, args.timeout, args.total_timeout, not args.no_cache)
+            total = args.total_timeout / len(passes)  # the bound is for all probes together, both passes included
+            opts = probing.Options(tuple(names), precision, args.timeout, total, not args.no_cache)
             outcome = probing.run_probes(opts, progress, facts=i == 0)
             jax = jax or outcome.jax
             found = outcome.results
@@ -112,9 +113,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(compare.render(result, args.format))
         return Exit.FINDINGS if result.drift else Exit.OK
     if args.verb == "health":
+        health.check_directory(args.prometheus_dir)
         report = audit.run_audit(quick=False, timeout=args.timeout, probe_runner=_probe_runner(args))
+        print(health.health_line(report), flush=True)  # the verdict first, whatever happens to the files
         health.save(report, args.prometheus_dir)
-        print(health.health_line(report))
         return audit.exit_code(report, strict=False)
     if args.verb == "hook":
         return _hook(args.action, args.user)

@@ -40,14 +40,18 @@ def health_line(report: Report) -> str:
     return fit(f"envaudit OK: 0 fail, {warns} warn; {passed}/{len(report.probes)} probes pass")
 
 
-def save(report: Report, prometheus_dir: Path | None) -> None:
-    """The textfile metrics and the JSON report, beside each other; without a directory, the report alone."""
-    if prometheus_dir is None:
-        directory = cachedir.cache_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        files.write_atomic(directory / REPORT_NAME, render(report, "json"))
-        return
-    if not prometheus_dir.is_dir():
+def check_directory(prometheus_dir: Path | None) -> None:
+    """Refuse a bad --prometheus-dir before minutes of probing, not after."""
+    if prometheus_dir is not None and not prometheus_dir.is_dir():
         raise files.OutputError(f"--prometheus-dir {prometheus_dir} is not a directory")
+
+
+def save(report: Report, prometheus_dir: Path | None) -> None:
+    """The textfile metrics and the JSON report, beside each other; without a directory, the report alone, in the
+    cache, best-effort (an unwritable cache must not turn a node's verdict into "could not audit")."""
+    if prometheus_dir is None:
+        cachedir.write_text(REPORT_NAME, render(report, "json"))
+        return
+    check_directory(prometheus_dir)
     files.write_atomic(prometheus_dir / REPORT_NAME, render(report, "json"))
     files.write_atomic(prometheus_dir / PROM_NAME, render(report, "prometheus"))

@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from envaudit import cachedir, files
+from envaudit.rules.checks import CHECKS
+
+CHECK_IDS = frozenset(c.id for c in CHECKS)
 
 PTH_NAME = "envaudit-hook.pth"
 _BOOT = """if not getattr(sys, "_envaudit_hook_seen", False):
@@ -39,7 +42,10 @@ def site_dir(user: bool) -> Path:
 def enable(user: bool) -> Path:
     """Write the .pth atomically; enabling twice leaves the same single line."""
     target = site_dir(user) / PTH_NAME
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise files.OutputError(f"cannot create {target.parent}: {exc.strerror or exc}") from None
     files.write_atomic(target, PTH_LINE)
     return target
 
@@ -50,7 +56,10 @@ def disable() -> list[Path]:
     for user in (False, True):
         target = site_dir(user) / PTH_NAME
         if target.exists():
-            target.unlink()
+            try:
+                target.unlink()
+            except OSError as exc:
+                raise files.OutputError(f"cannot remove {target}: {exc.strerror or exc}") from None
             removed.append(target)
     return removed
 
@@ -95,8 +104,8 @@ def evaluate_now(jax_config: Any) -> list[dict[str, str]]:
             "severity": f.severity,
             "title": f.title,
             "fix": f.fix,
-            "detail": f.detail if f.source == "check" else "",
+            "detail": f.detail if f.id in CHECK_IDS else "",
         }
         for f in rules.evaluate(facts)
-        if f.severity in ("fail", "warn")
+        if f.severity in ("fail", "warn") and not f.id.startswith("gpu-")  # health changes; the cache must not
     ]

@@ -86,7 +86,7 @@ class Finding:
     detail: str = ""
     fix: str = ""
     references: tuple[str, ...] = ()
-    source: Literal["rule", "probe", "check"] = "rule"
+    source: Literal["rule", "probe"] = "rule"  # code checks are rules too (ARCHITECTURE.md: rule|probe)
 
     def to_dict(self) -> JSONDict:
         return {
@@ -106,8 +106,8 @@ class Finding:
         if severity not in SEVERITIES:
             raise ReportError(f"finding severity {severity!r} is not one of {', '.join(SEVERITIES)}")
         source = obj.get("source", "rule")
-        if source not in ("rule", "probe", "check"):
-            raise ReportError(f"finding source {source!r} is not rule, probe or check")
+        if source not in ("rule", "probe"):
+            raise ReportError(f"finding source {source!r} is not rule or probe")
         refs = _expect(obj.get("references", []), list, "finding.references")
         return cls(
             id=str(_expect(obj.get("id"), str, "finding.id")),
@@ -116,7 +116,7 @@ class Finding:
             detail=str(obj.get("detail", "")),
             fix=str(obj.get("fix", "")),
             references=tuple(str(r) for r in refs),
-            source=cast(Literal["rule", "probe", "check"], source),
+            source=cast(Literal["rule", "probe"], source),
         )
 
 

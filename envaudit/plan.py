@@ -65,13 +65,17 @@ def pin(text: str) -> tuple[str, str, set[str]]:
 def facts_from_args(args: argparse.Namespace) -> Facts:
     packages: dict[str, str] = {}
     jax: dict[str, Any] = {"status": "planned", "x64": bool(args.x64)}
+    implied: dict[str, str] = {}
     for text in args.requirements:
         name, version, extras = pin(text)
         if name in packages and packages[name] != version:
             raise PlanError(f"{name} is pinned twice, to {packages[name]} and {version}")
         packages[name] = version
         if name == "jax":
-            _jax_extras(version, extras, packages, jax)
+            _jax_extras(version, extras, implied, jax)
+    for name, version in implied.items():  # after every explicit pin, so that argument order does not matter
+        if packages.setdefault(name, version) != version:
+            raise PlanError(f"{name} is pinned to {packages[name]}, but the jax extra implies {version}")
     if args.platform:
         jax["platform"] = args.platform
     if cuda := _version("--cuda", args.cuda):
@@ -81,10 +85,10 @@ def facts_from_args(args: argparse.Namespace) -> Facts:
     return Facts(packages=dict(sorted(packages.items())), jax=jax, nvidia=_nvidia(args))
 
 
-def _jax_extras(version: str, extras: set[str], packages: dict[str, str], jax: dict[str, Any]) -> None:
+def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: dict[str, Any]) -> None:
     """jax[cpu|cudaNN*|tpu]==V pins jaxlib V; a CUDA extra fixes the platform and the CUDA major."""
     if extras:
-        packages.setdefault("jaxlib", version)
+        implied["jaxlib"] = version
     for extra in extras:
         if match := re.match(r"^cuda(\d+)", extra):
             jax["platform"] = "cuda"

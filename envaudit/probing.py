@@ -95,7 +95,8 @@ def _one_child(
     flag = ["--facts"] if pending[0] == FACTS else []
     proc = subprocess.Popen(
         [sys.executable, str(CHILD), opts.precision, *flag, *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL, text=True, env=child_env(opts.cache), start_new_session=True,
+        stdin=subprocess.DEVNULL, text=True, encoding="utf-8", errors="replace", env=child_env(opts.cache),
+        start_new_session=True,
     )  # fmt: skip
     lines: queue.Queue[str | None] = queue.Queue()
     tail: collections.deque[str] = collections.deque(maxlen=5)
@@ -109,10 +110,16 @@ def _one_child(
         except queue.Empty:
             kill_group(proc)
             proc.wait()
-            done(ProbeResult(current, "timeout", {}, time.monotonic() - since, f"no answer within {opts.timeout:g} s"))
+            if current in pending:
+                why = f"no answer within {opts.timeout:g} s"
+                done(ProbeResult(current, "timeout", {}, time.monotonic() - since, why))
             return
-        if line is None:  # the child is gone
-            code = proc.wait()
+        if line is None:  # the child closed its output: it is exiting, or hangs on the way out (atexit, a thread)
+            try:
+                code = proc.wait(timeout=max(min(since + opts.timeout, deadline) - time.monotonic(), 1.0))
+            except subprocess.TimeoutExpired:
+                kill_group(proc)
+                code = proc.wait()
             if current in pending:
                 status = "crash" if code < 0 else "error"
                 why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"

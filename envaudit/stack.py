@@ -18,6 +18,8 @@ RELEVANT_NAMES = frozenset(
         "frozendict", "envaudit",
     }
 )  # fmt: skip
+# jax's GPU plugins and their PJRT packages, released in lockstep with jaxlib: jax-cuda12-plugin, jax-rocm60-pjrt...
+PLUGIN = re.compile(r"^jax-(?P<kind>cuda|rocm)(?P<major>\d+)-(plugin|pjrt)$")
 RELEVANT_PATTERN = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|jax-rocm\d+-(plugin|pjrt)|jax-tpu.*|nvidia-.+)$")
 
 # Variables that change numerics, devices or where CUDA libraries come from (ARCHITECTURE.md: facts.env).

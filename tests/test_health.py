@@ -61,3 +61,21 @@ def test_health_with_a_faulty_stack_exits_1_with_one_line(child_env: dict[str, s
 def test_health_into_a_missing_directory_is_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["health", "--prometheus-dir", str(tmp_path / "nope"), "--probe", "matmul_precision"])
     assert code == 2 and "is not a directory" in capsys.readouterr().err
+
+
+def test_a_user_without_home_still_gets_an_audit(tmp_path: Path) -> None:
+    """No HOME and no passwd entry (a bare container user): the cache moves to a temporary place, never exit 3."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_CACHE_HOME", "ENVAUDIT_CACHE_DIR")}
+    env["PYTHONPATH"] = str(ROOT)
+    nobody = ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups"]
+    proc = subprocess.run([*nobody, PYTHON, "-m", "envaudit", "--quick", "--format", "json"], env=env,
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["verdict"] in ("ok", "warn")
+
+
+def test_an_unwritable_cache_does_not_change_the_health_verdict(child_env: dict[str, str], tmp_path: Path) -> None:
+    env = {**child_env, "ENVAUDIT_CACHE_DIR": "/proc/envaudit-cache"}
+    proc = subprocess.run([PYTHON, "-m", "envaudit", "health", "--probe", "matmul_precision"], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stderr

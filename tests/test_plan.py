@@ -134,3 +134,10 @@ def test_fuzzed_reports_never_traceback(
 def test_plan_error_is_a_value_error() -> None:
     with pytest.raises(PlanError):
         pin("numpy")
+
+
+def test_argument_order_does_not_matter(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["jaxlib==0.4.31", "jax[cuda12]==0.4.30"], ["jax[cuda12]==0.4.30", "jaxlib==0.4.31"]):
+        assert main(["plan", *argv]) == Exit.USAGE
+        assert "the jax extra implies 0.4.30" in capsys.readouterr().err
+    assert plan_facts("jaxlib==0.4.30", "jax[cpu]==0.4.30").packages["jaxlib"] == "0.4.30"  # type: ignore[attr-defined]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,31 @@ def test_probe_script_runs_standalone(tmp_path: Path, child_env: dict[str, str])
 @pytest.mark.parametrize("name", sorted(probing.available()))
 def test_probe_summaries(name: str) -> None:
     assert probing.summary(probing.available()[name]).startswith(f"Probe {name}")
+
+
+RUNNER = """
+import sys
+from pathlib import Path
+from envaudit import probing
+probing.probes_dir = lambda: Path(sys.argv[1])  # a directory of test probes instead of the shipped ones
+outcome = probing.run_probes(probing.Options(("odd",), timeout=5, total=30), facts=False)
+print([(r.name, r.status, r.message) for r in outcome.results])
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        # a probe that answers, then keeps the interpreter alive at exit (a non-daemon thread, an atexit hang)
+        ("import threading, time\nthreading.Thread(target=time.sleep, args=(3600,)).start()\n", "pass"),
+        # bytes that are not UTF-8 on stderr, then enough output to fill a pipe nobody drains
+        ("import os\nos.write(2, b'\\xff\\xfe' * 10 + b'x' * 400000)\n", "pass"),
+    ],
+)
+def test_runner_survives_odd_children(tmp_path: Path, child_env: dict[str, str], body: str, status: str) -> None:
+    (tmp_path / "odd.py").write_text(f"NAME = 'odd'\n\ndef run(precision='auto'):\n{textwrap.indent(body, '    ')}"
+                                     "    return {'name': 'odd', 'status': 'pass', 'metrics': {}}\n")  # fmt: skip
+    proc = subprocess.run([PYTHON, "-c", RUNNER, str(tmp_path)], env=child_env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip  # a runner that waited on the lingering child would hit this
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout.startswith(f"[('odd', '{status}'")

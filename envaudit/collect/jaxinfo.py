@@ -80,6 +80,8 @@ def get_jax(
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
             text=True,
+            encoding="utf-8",
+            errors="replace",
             env=dict(os.environ) if env is None else env,
             start_new_session=True,
         )

@@ -18,6 +18,8 @@ import contextlib
 from types import ModuleType
 from typing import Any
 
+from envaudit.collect._jax_child import decode_cuda
+
 # NVML return codes meaning "no usable NVIDIA driver here", as opposed to "something broke".
 NVML_ERROR_DRIVER_NOT_LOADED = 9
 NVML_ERROR_LIBRARY_NOT_FOUND = 12
@@ -64,9 +66,7 @@ def decode_text(value: bytes | str) -> str:
     return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
 
 
-def decode_cuda_version(version: int) -> str:
-    """NVML encodes a CUDA version as 1000 * major + 10 * minor: 12040 -> "12.4"."""
-    return f"{version // 1000}.{version % 1000 // 10}"
+decode_cuda_version = decode_cuda  # NVML and the CUDA runtime encode versions alike: 12040 -> "12.4"
 
 
 def decode_compute_capability(major_minor: tuple[int, int] | list[int]) -> str:

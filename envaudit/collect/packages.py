@@ -12,6 +12,7 @@ requirement parser (a third of their start-up time).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections.abc import Iterable
@@ -123,15 +124,15 @@ def read_requires(dist: metadata.Distribution) -> tuple[str, ...]:
 
 
 def fingerprint(dists: Iterable[Dist]) -> str:
-    """Identifies an installed set: relevant names, versions, locations and dist-info modification times."""
+    """Identifies an installed set: every distribution's name, version and location (a requirement of the audited
+    stack can name any of them), plus the dist-info modification time of the audited ones (a reinstall)."""
     parts = []
     for d in dists:
+        mtime = 0
         if is_relevant(d.name):
-            try:
+            with contextlib.suppress(OSError):
                 mtime = Path(d.location).stat().st_mtime_ns
-            except OSError:
-                mtime = 0
-            parts.append(f"{d.name}={d.version}@{d.location}:{mtime}")
+        parts.append(f"{d.name}={d.version}@{d.location}:{mtime}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 

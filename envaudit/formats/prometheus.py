@@ -8,6 +8,7 @@ statuses are emitted for every possible label value (0 or 1) so that an alert on
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable
 
 from envaudit.model import PROBE_STATUSES, SEVERITIES, VERDICTS, Report
@@ -47,6 +48,7 @@ def render(report: Report, *, color: bool = False) -> str:
     del color
     w = _Writer()
     facts = report.facts
+    occurrences = Counter((f.id, f.severity, f.source) for f in report.findings)  # a series may appear only once
     w.family(
         "envaudit_info",
         "envaudit version and report mode.",
@@ -64,8 +66,8 @@ def render(report: Report, *, color: bool = False) -> str:
     )
     w.family(
         "envaudit_finding",
-        "1 per active finding, labelled with its id and severity.",
-        [({"id": f.id, "severity": f.severity, "source": f.source}, 1) for f in report.findings],
+        "Active findings by id and severity (one finding id can occur several times, e.g. once per GPU).",
+        [({"id": i, "severity": sev, "source": src}, n) for (i, sev, src), n in sorted(occurrences.items())],
     )
     w.family(
         "envaudit_package_info",

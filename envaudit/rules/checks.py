@@ -11,9 +11,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion, Version
-
 from envaudit.model import Facts, Finding, Severity
+from envaudit.rules.derive import version_or_none
+from envaudit.stack import PLUGIN, canonicalize_name
 
 JEP_9419 = "https://docs.jax.dev/en/latest/jep/9419-jax-versioning.html"
 INSTALL = "https://docs.jax.dev/en/latest/installation.html"
@@ -34,18 +34,18 @@ class Check:
         found = []
         for detail in self.run(facts):
             fix = self.exact_fix(detail) if self.exact_fix else self.fix
-            found.append(Finding(self.id, self.severity, self.title, detail, fix, self.references, "check"))
+            found.append(Finding(self.id, self.severity, self.title, detail, fix, self.references, "rule"))
         return found
 
 
 def _release(text: str) -> tuple[int, ...] | None:
-    try:
-        return Version(text).release
-    except InvalidVersion:
-        return None
+    version = version_or_none(text)
+    return None if version is None else version.release
 
 
-_COUPLED = re.compile(r"^(jax|jaxlib|jax-(cuda|rocm)\d+-(plugin|pjrt))$")
+def _coupled(name: str) -> bool:
+    """jax, jaxlib and the GPU plugins/PJRT packages: released together, each pinning the others."""
+    return name in ("jax", "jaxlib") or bool(PLUGIN.match(name))
 
 
 def _describe(req: dict[str, object]) -> str:
@@ -54,8 +54,7 @@ def _describe(req: dict[str, object]) -> str:
 
 def _is_coupling(req: dict[str, object]) -> bool:
     required = re.match(r"[A-Za-z0-9._-]+", str(req.get("requires", "")))
-    target = required[0].lower().replace("_", "-") if required else ""
-    return bool(_COUPLED.match(str(req.get("package"))) and _COUPLED.match(target))
+    return required is not None and _coupled(str(req.get("package"))) and _coupled(canonicalize_name(required[0]))
 
 
 def coupling(facts: Facts) -> list[str]:
@@ -73,7 +72,7 @@ def plugins(facts: Facts) -> list[str]:
     return [
         f"{name} {version} beside jaxlib {jaxlib}"
         for name, version in sorted(facts.packages.items())
-        if re.match(r"^jax-(cuda|rocm)\d+-(plugin|pjrt)$", name) and _release(version) != _release(jaxlib)
+        if PLUGIN.match(name) and _release(version) != _release(jaxlib)
     ]
 
 

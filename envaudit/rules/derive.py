@@ -15,11 +15,11 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from envaudit.model import Facts
+from envaudit.stack import PLUGIN
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n", ""})
 _LABEL = re.compile(r"cuda(?P<cuda>\d+)(?:\.cudnn(?P<cudnn>\d+))?")
-_PLUGIN = re.compile(r"^jax-cuda(?P<major>\d+)-(plugin|pjrt)$")
 _WHEEL = re.compile(r"^nvidia-(?P<lib>.+?)(-cu(?P<cu>\d+))?$")
 
 
@@ -61,6 +61,11 @@ def parse_local_label(version: str) -> tuple[Known | None, Known | None]:
     return Partial(f"{digits[:-1]}.{digits[-1]}", src), None
 
 
+def _cuda_plugin(name: str) -> re.Match[str] | None:
+    match = PLUGIN.match(name)
+    return match if match and match["kind"] == "cuda" else None
+
+
 def _jax(facts: Facts) -> dict[str, Any]:
     return facts.jax if facts.jax.get("status") in ("ok", "planned", "hook") else {}
 
@@ -71,7 +76,7 @@ def platform(facts: Facts) -> str | None:
         return reported
     names = facts.packages
     jaxlib = names.get("jaxlib", "")
-    if any(_PLUGIN.match(n) for n in names) or "+cuda" in jaxlib:
+    if any(_cuda_plugin(n) for n in names) or "+cuda" in jaxlib:
         return "cuda"
     if any(n.startswith("jax-rocm") for n in names) or "+rocm" in jaxlib:
         return "rocm"
@@ -84,7 +89,7 @@ def cuda(facts: Facts) -> Known | None:
     reported = _jax(facts).get("cuda_version")
     if isinstance(reported, str) and reported:
         return Exact(reported, "jax") if reported.count(".") else Partial(reported, "jax")
-    majors = {m["major"] for n in facts.packages if (m := _PLUGIN.match(n))}
+    majors = {m["major"] for n in facts.packages if (m := _cuda_plugin(n))}
     if len(majors) == 1:
         major = majors.pop()
         return Partial(major, f"jax-cuda{major} plugin")

@@ -15,7 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from envaudit import cachedir
 from envaudit.model import SEVERITIES, Facts, Finding, Severity
@@ -52,15 +53,35 @@ class Rule:
         return Finding(self.id, self.severity, self.title, detail, self.fix, self.references, "rule")
 
 
+def _clause(value: Known, clause: Specifier, low: Version, high: Version) -> Verdict:
+    """One specifier clause on a version known exactly, or only down to a prefix ("12": any 12.x).
+
+    For a prefix, the ordered comparisons (<, <=, >, >=) hold for the whole range when they hold at both ends.
+    An (in)equality is decided only when the clause's version is no more specific than the prefix (`==12.*` for
+    "12") or lies outside the range (`==11.8`); `!=12.2` for "12" is unknown."""
+    a, b = clause.contains(low, prereleases=True), clause.contains(high, prereleases=True)
+    if a != b:
+        return None
+    if isinstance(value, derive.Exact) or clause.operator in ("<", "<=", ">", ">="):
+        return a
+    known = value.text.split(".")
+    named = clause.version.removesuffix(".*").split(".")
+    if named[: len(known)] == known and len(named) > len(known):
+        return None  # the clause names a version inside the range: some of it matches, some not
+    return a
+
+
 def _spec(value: Known | None, spec: str, label: str, evidence: list[str]) -> Verdict:
     if value is None:
         return None
-    low, high = value.bounds()
-    specs = SpecifierSet(spec)
-    a, b = specs.contains(low, prereleases=True), specs.contains(high, prereleases=True)
-    if a and b:
+    try:
+        low, high = value.bounds()
+    except InvalidVersion:  # a fact that is not a version ("N/A") is not known as a version
+        return None
+    verdict = _all([_clause(value, clause, low, high) for clause in SpecifierSet(spec)])
+    if verdict:
         evidence.append(f"{label} {value.text} ({value.source})")
-    return a if a == b else None
+    return verdict
 
 
 def _packages(facts: Facts, want: Mapping[str, str], evidence: list[str]) -> Verdict:
@@ -78,6 +99,8 @@ def _packages(facts: Facts, want: Mapping[str, str], evidence: list[str]) -> Ver
 
 
 def _env(facts: Facts, want: Mapping[str, Mapping[str, Any]], evidence: list[str]) -> Verdict:
+    if facts.jax.get("status") == "planned":
+        return None  # a plan declares no environment variables: their values are unknown, not unset
     results: list[Verdict] = []
     for var, test in want.items():
         value = facts.env.get(var)
@@ -200,7 +223,8 @@ def _validate_when(when: Any, where: str) -> None:
         if key == "any":
             for sub in value:
                 _validate_when(sub, where)
-        if key == "env" and not all(isinstance(t, dict) and len(t) == 1 for t in value.values()):
+        tests = {"contains", "equals", "unset", "set"}
+        if key == "env" and not all(isinstance(t, dict) and len(t) == 1 and set(t) <= tests for t in value.values()):
             raise RuleError(f"{where}: each env test is one of contains/equals/unset/set")
 
 

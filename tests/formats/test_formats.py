@@ -79,3 +79,11 @@ def test_prometheus_escapes_label_values() -> None:
     text = render(report, "prometheus")
     samples = [s for f in text_string_to_metric_families(text) for s in f.samples if s.name == "envaudit_package_info"]
     assert samples[0].labels == {"package": 'we"ird\\pkg', "version": "1\n2"}
+
+
+def test_prometheus_counts_repeated_findings_in_one_series() -> None:
+    report = sample_report()
+    twice = report.findings[:1] * 2  # e.g. one ECC finding per faulty GPU
+    text = render(Report(report.facts, findings=twice, envaudit_version="0"), "prometheus")
+    samples = [s for f in text_string_to_metric_families(text) for s in f.samples if s.name == "envaudit_finding"]
+    assert [(s.labels["id"], s.value) for s in samples] == [("demo-fail", 2.0)]

@@ -50,6 +50,29 @@ def test_partial_versions_are_unknown_unless_the_whole_range_agrees() -> None:
     assert verdict({"cuda": "<12.3"}, plugin) is None
 
 
+def test_partial_versions_and_equality_clauses() -> None:
+    plugin = {"packages": {"jaxlib": "0.4.30", "jax-cuda12-plugin": "0.4.30"}}  # CUDA "12": any 12.x
+    assert verdict({"cuda": ">=12.2,<12.4"}, plugin) is None  # 12.3 is possible, 12.0 too
+    assert verdict({"cuda": "!=12.2"}, plugin) is None
+    assert verdict({"cuda": "==12.2"}, plugin) is None
+    assert verdict({"cuda": "==12.*"}, plugin) is True
+    assert verdict({"cuda": "==11.8"}, plugin) is False
+    assert verdict({"cuda": "!=11.8"}, plugin) is True
+    exact = {"jax": {"status": "ok", "cuda_version": "12.3"}}
+    assert verdict({"cuda": ">=12.2,<12.4"}, exact) is True and verdict({"cuda": "!=12.3"}, exact) is False
+
+
+def test_a_fact_that_is_not_a_version_is_unknown() -> None:
+    facts = {"nvidia": {"status": "ok", "driver_version": "N/A", "gpus": []}, "packages": {"nvidia-cudnn-cu12": "9.x"}}
+    assert verdict({"driver": "<525"}, facts) is None
+    assert verdict({"libraries": {"cudnn": "<9"}}, facts) is None
+
+
+def test_environment_of_a_plan_is_unknown() -> None:
+    planned = {"jax": {"status": "planned", "platform": "cuda"}, "env": {}}
+    assert verdict({"env": {"XLA_FLAGS": {"unset": True}}}, planned) is None
+
+
 def test_any_and_env() -> None:
     when = {"any": [{"env": {"XLA_FLAGS": {"contains": "fast_math=true"}}}, {"x64": True}]}
     assert verdict(when, {"env": {"XLA_FLAGS": "--xla_cpu_enable_fast_math=true"}}) is True
@@ -74,6 +97,7 @@ def test_evidence_names_the_matching_facts() -> None:
         ({**BASE, "references": ["http://insecure"], "when": {"x64": True}}, "https"),
         ({**BASE, "severity": "fatal", "when": {"x64": True}}, "severity"),
         ({**BASE, "colour": 1, "when": {"x64": True}}, "unknown key"),
+        ({**BASE, "when": {"env": {"XLA_FLAGS": {"equal": "x"}}}}, "contains/equals/unset/set"),
         ({k: v for k, v in BASE.items() if k != "fix"} | {"when": {"x64": True}}, "missing 'fix'"),
     ],
 )

@@ -8,6 +8,7 @@ line and exit 3, so a scheduler can tell "the node is bad" (1) from "the audit b
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -141,6 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Exit.USAGE
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0)
+    except BrokenPipeError:  # `envaudit rules | head`: the reader left; say nothing more, on a stdout that is gone
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return Exit.INTERNAL
     except KeyboardInterrupt:
         print("envaudit: interrupted", file=sys.stderr)
         return Exit.INTERNAL

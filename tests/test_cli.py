@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -212,3 +213,12 @@ def test_audit_of_a_machine_without_jax_is_ok(no_jax_site: Path, tmp_path: Path)
     report = json.loads(proc.stdout)
     assert report["facts"]["jax"]["status"] == "absent" and "jax" not in report["facts"]["packages"]
     assert {p["status"] for p in report["probes"]} == {"skip"} and report["verdict"] == "ok"
+
+
+def test_a_closed_pipe_is_quiet(child_env: dict[str, str]) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written, as after `| head -1` has its line
+    proc = subprocess.run([PYTHON, "-m", "envaudit", "rules"], env=child_env, stdout=write_end, capture_output=False,
+                          stderr=subprocess.PIPE, text=True, timeout=60)  # fmt: skip
+    os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (3, "")

@@ -5,7 +5,8 @@ defaults to float32 in flax 0.10 and 0.12, measured), outputs follow the input d
 to the parameters has the parameters' dtype -- so an "x64" empirical NTK is silently float32.
 
 The probe builds ``nn.Dense(FEATURES)`` twice: with flax's defaults, and with ``param_dtype`` (and ``dtype``) set
-to the precision asked for; inputs (5 x 7) are drawn by NumPy from a fixed seed; parameters come from ``init``.
+to the precision asked for; inputs (5 x 7) are drawn by NumPy from a fixed seed; the parameters' dtypes and shapes
+are what flax's ``init`` gives (abstractly evaluated, ``jax.eval_shape``), their values are drawn by NumPy.
 
 Known answers: y = x W + b, computed in float64 NumPy from the same parameter values; and, because dy_k/dW_jk =
 x_j and dy_k/db_k = 1, the NTK of a dense layer is exactly K[i, i', k, k'] = (x_i . x_i' + 1) delta_kk'
@@ -106,14 +107,26 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     metrics: dict[str, object] = {"precision": dtype}
     with _x64(dtype == "float64"):
         x = jax.device_put(x_np)
-        for kind, module in (
-            ("default", nn.Dense(FEATURES)),
-            ("explicit", nn.Dense(FEATURES, dtype=dtype, param_dtype=dtype)),
-        ):
-            # jitted, as a model would be: one compilation each instead of one per operation run eagerly
-            variables = jax.jit(module.init)(jax.random.PRNGKey(seed), x)
-            y: Any = jax.jit(module.apply)(variables, x)
-            jac = jax.jit(jax.jacobian(module.apply))(variables, x)["params"]
+
+        modules = {"default": nn.Dense(FEATURES), "explicit": nn.Dense(FEATURES, dtype=dtype, param_dtype=dtype)}
+        rng = np.random.default_rng(seed)
+
+        def init(module: Any) -> Any:
+            """The variables as flax's ``init`` makes them: dtypes and shapes by abstract evaluation (a jitted
+            ``init`` would compile the RNG as well), values drawn by NumPy."""
+            shapes = jax.eval_shape(lambda x: module.init(jax.random.PRNGKey(seed), x), x)
+            return jax.tree_util.tree_map(lambda s: rng.standard_normal(s.shape).astype(s.dtype), shapes)
+
+        @jax.jit  # one program for both modules, as a model would run: eager operations compile one each
+        def outputs(variables: dict[str, Any], x: jax.Array) -> dict[str, tuple[Any, Any]]:
+            return {
+                kind: (m.apply(variables[kind], x), jax.jacobian(m.apply)(variables[kind], x)["params"])
+                for kind, m in modules.items()
+            }
+
+        all_variables = {kind: init(m) for kind, m in modules.items()}
+        for kind, (y, jac) in outputs(all_variables, x).items():
+            variables = all_variables[kind]
             metrics[f"{kind}_param_dtype"] = str(variables["params"]["kernel"].dtype)
             metrics[f"{kind}_output_dtype"] = str(y.dtype)
             metrics[f"{kind}_jacobian_dtype"] = str(jac["kernel"].dtype)

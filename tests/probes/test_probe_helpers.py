@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from tests.conftest import ROOT
 
-SHARED = ("_x64", "_resolve", "_rel", "_judge", "_finite", "_frob", "main", "EXIT_CODES")
+SHARED = ("_x64", "_resolve", "_rel", "_judge", "_finite", "_frob", "_compile_all", "main", "EXIT_CODES")
 
 
 def shared_definitions() -> dict[str, dict[str, list[str]]]:
@@ -44,5 +44,6 @@ def test_probes_import_nothing_of_envaudit() -> None:
             str(n.module).split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0
         }
         allowed = {"__future__", "numpy", "jax", "flax", "neural_tangents", "argparse", "importlib", "json", "math",
-                   "sys", "traceback", "contextlib", "typing", "collections", "functools", "time", "os"}  # fmt: skip
+                   "sys", "traceback", "contextlib", "typing", "collections", "concurrent", "functools", "time",
+                   "os"}  # fmt: skip
         assert modules <= allowed, (path.name, modules - allowed)

@@ -9,6 +9,7 @@ probe starts, so when the process dies the parent knows which probe or stage was
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
@@ -53,6 +54,10 @@ def facts(out: TextIO) -> None:
 
 
 def main(argv: list[str]) -> int:
+    # No cyclic garbage collection in this short-lived child: the jax import and the probes' tracing make many
+    # objects, and collections kept re-scanning them (measured over the default set: 0.07-0.1 s less wall time,
+    # the same peak memory, 254 MB); whatever is left is freed when the child exits.
+    gc.disable()
     out = channel()
     precision, paths = argv[0], argv[1:]
     if paths[:1] == ["--facts"]:
@@ -78,4 +83,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    sys.stderr.flush()
+    # Every event is flushed; what is left is the interpreter's and jax's teardown (atexit handlers, freeing the
+    # backend and every module), 45-55 ms measured, which nobody waits for in a probe child.
+    os._exit(code)

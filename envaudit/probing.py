@@ -102,6 +102,25 @@ def _one_child(
     tail: collections.deque[str] = collections.deque(maxlen=5)
     for stream, sink in ((proc.stdout, lines), (proc.stderr, tail)):
         threading.Thread(target=_pump, args=(stream, sink), daemon=True).start()
+    try:
+        _follow(proc, lines, tail, pending, opts, deadline, done, facts)
+    except BaseException:  # an interrupt (Ctrl-C) or a bug: the child, in its own session, must not outlive us
+        kill_group(proc)
+        proc.wait()
+        raise
+
+
+def _follow(
+    proc: subprocess.Popen[str],
+    lines: queue.Queue[str | None],
+    tail: collections.deque[str],
+    pending: list[str],
+    opts: Options,
+    deadline: float,
+    done: Callable[[ProbeResult], None],
+    facts: list[str],
+) -> None:
+    """Read the child's events until it is gone, reporting each probe through `done`; times out and kills it."""
     current, since = pending[0], time.monotonic()
     while True:
         wait = min(since + opts.timeout, deadline) - time.monotonic()

@@ -175,3 +175,29 @@ def test_runner_survives_odd_children(tmp_path: Path, child_env: dict[str, str],
                           timeout=120)  # fmt: skip  # a runner that waited on the lingering child would hit this
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stdout.startswith(f"[('odd', '{status}'")
+
+
+INTERRUPTED = """
+import signal, sys
+from pathlib import Path
+import psutil
+from envaudit import probing
+probing.probes_dir = lambda: Path(sys.argv[1])
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
+signal.signal(signal.SIGALRM, interrupt)
+signal.alarm(3)  # Ctrl-C while the probe child sleeps
+try:
+    probing.run_probes(probing.Options(("odd",), timeout=60, total=60), facts=False)
+except KeyboardInterrupt:
+    print("interrupted", [p.cmdline()[-1] for p in psutil.Process().children(recursive=True)])
+"""
+
+
+def test_an_interrupt_kills_the_probe_child(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """The child runs in its own session (a terminal's Ctrl-C does not reach it), so the runner must kill it."""
+    (tmp_path / "odd.py").write_text("NAME = 'odd'\n\ndef run(precision='auto'):\n    import time\n"
+                                     "    time.sleep(3600)\n")  # fmt: skip
+    proc = subprocess.run([PYTHON, "-c", INTERRUPTED, str(tmp_path)], env=child_env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.stdout.strip() == "interrupted []", proc.stderr

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from envaudit import __version__, probe_findings, rules
-from envaudit.collect import collect
+from envaudit import __version__
+from envaudit.collect import collect, jaxinfo
 from envaudit.exitcodes import Exit
 from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult, Report
 from envaudit.probing import Outcome
@@ -38,6 +39,8 @@ def assemble(
     host_info: dict[str, str] | None = None,
     complete: bool = True,
 ) -> Report:
+    from envaudit import rules
+
     findings = sorted(rules.evaluate(facts) + list(probe_findings), key=lambda f: SEVERITIES.index(f.severity))
     return Report(
         facts=facts,
@@ -51,13 +54,25 @@ def assemble(
     )
 
 
+def _host_facts(timeout: float) -> Facts:
+    """Every fact but jax's (no jax import here), collected while the probe child imports jax; the modules that
+    judge them are imported here too, for the same reason: the child starts before they load."""
+    from envaudit import probe_findings, rules  # noqa: F401
+
+    return collect(quick=True, timeout=timeout)
+
+
 def run_audit(*, quick: bool, timeout: float, probe_runner: ProbeRunner | None = None) -> Report:
     """Collect facts and run probes. The probe child also reports what jax says (one jax import for both); the
-    other collectors need no jax and run after it, and the hints need both, so they come last."""
+    other collectors need no jax, so they run in a thread while the child imports jax; the hints need both, so
+    they come last. The probes run in this thread, so that an interrupt reaches the runner, which kills its child."""
     if quick or probe_runner is None:
         return assemble(collect(quick=quick, timeout=timeout), mode="quick" if quick else "audit")
-    outcome = probe_runner()
-    facts = collect(quick=False, timeout=timeout, jax=outcome.jax)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        host_facts = pool.submit(_host_facts, timeout)
+        outcome = probe_runner()
+        facts = host_facts.result()
+    facts = replace(facts, jax=outcome.jax if outcome.jax is not None else jaxinfo.get_jax(timeout=timeout))
     results = outcome.results
     if facts.jax.get("status") == "absent":  # nothing to audit: a probe that cannot import jax is skipped, not broken
         results = [
@@ -65,7 +80,9 @@ def run_audit(*, quick: bool, timeout: float, probe_runner: ProbeRunner | None =
             if r.status == "error" and r.metrics.get("error_kind") == "import" else r
             for r in results
         ]  # fmt: skip
-    return assemble(facts, mode="audit", probes=results, probe_findings=probe_findings.findings(results, facts))
+    from envaudit import probe_findings as hints
+
+    return assemble(facts, mode="audit", probes=results, probe_findings=hints.findings(results, facts))
 
 
 def recheck(saved: Report) -> Report:

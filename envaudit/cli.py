@@ -13,11 +13,13 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 
-from envaudit import audit, compare, files, health, plan, probing, rules
+from envaudit import audit, compare, files, plan, probing
 from envaudit.cli_parser import VERBS, UsageError, build_parser
 from envaudit.exitcodes import Exit
-from envaudit.formats import render
 from envaudit.model import ProbeResult, Report, ReportError
+
+# The rules, the formats and health are imported where used: a full audit starts its probe child first, and loads
+# them while the child imports jax (audit.run_audit).
 
 __all__ = ["build_parser", "main", "main_entry"]
 
@@ -76,6 +78,8 @@ def _probes(name: str | None, script: bool) -> int:
 
 
 def _emit(report: Report, args: argparse.Namespace) -> int:
+    from envaudit.formats import render
+
     color = args.output is None and files.use_color(sys.stdout)
     text = render(report, args.format, color=color)
     if args.output is not None:
@@ -87,6 +91,8 @@ def _emit(report: Report, args: argparse.Namespace) -> int:
 
 
 def _rules(rule_id: str | None) -> int:
+    from envaudit import rules
+
     entries = rules.catalogue()
     if rule_id is None:
         width = max(len(e.id) for e in entries)
@@ -114,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(compare.render(result, args.format))
         return Exit.FINDINGS if result.drift else Exit.OK
     if args.verb == "health":
+        from envaudit import health
+
         health.check_directory(args.prometheus_dir)
         report = audit.run_audit(quick=False, timeout=args.timeout, probe_runner=_probe_runner(args))
         print(health.health_line(report), flush=True)  # the verdict first, whatever happens to the files

@@ -6,12 +6,10 @@ message. `collect()` is the one place that decides which collectors a mode runs.
 
 from __future__ import annotations
 
-from typing import Any
-
 from envaudit.model import Facts
 
 
-def collect(*, quick: bool, timeout: float = 60.0, jax: dict[str, Any] | None = None) -> Facts:
+def collect(*, quick: bool, timeout: float = 60.0) -> Facts:
     """Facts of this machine. `quick` skips the jax child: no jax import anywhere, in well under a second.
 
     The collectors are imported here, not at module level, so that importing one collector (the import hook
@@ -19,9 +17,7 @@ def collect(*, quick: bool, timeout: float = 60.0, jax: dict[str, Any] | None = 
     from envaudit.collect import jaxinfo, nvml, packages, system
 
     versions, unsatisfied, duplicates = packages.get_packages()
-    if jax is not None:  # already reported by the probe child, which imported jax anyway
-        jax_facts = jax
-    elif quick:
+    if quick:
         jax_facts = {"status": "skipped", "message": "--quick does not start jax"}
     else:
         jax_facts = jaxinfo.get_jax(timeout=timeout)

@@ -7,18 +7,17 @@ code from facts, and the exit code follows from the verdict alone (`exit_code`).
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
 
 from envaudit import __version__
-from envaudit.collect import collect, jaxinfo
+from envaudit.child import runner
+from envaudit.child.state import Options
+from envaudit.collect import collect
 from envaudit.exitcodes import Exit
-from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult, Report
-from envaudit.probing import Outcome
-
-ProbeRunner = Callable[[], Outcome]
+from envaudit.model import Facts, Finding, ProbeResult, Report
 
 
 def now_iso() -> str:
@@ -39,9 +38,9 @@ def assemble(
     host_info: dict[str, str] | None = None,
     complete: bool = True,
 ) -> Report:
-    from envaudit import rules
+    from envaudit import judge, rules
 
-    findings = sorted(rules.evaluate(facts) + list(probe_findings), key=lambda f: SEVERITIES.index(f.severity))
+    findings = judge.merge(rules.evaluate(facts), probe_findings)  # one finding per root cause, worst first
     return Report(
         facts=facts,
         findings=tuple(findings),
@@ -55,24 +54,25 @@ def assemble(
 
 
 def _host_facts(timeout: float) -> Facts:
-    """Every fact but jax's (no jax import here), collected while the probe child imports jax; the modules that
-    judge them are imported here too, for the same reason: the child starts before they load."""
-    from envaudit import probe_findings, rules  # noqa: F401
+    """Every fact but jax's (no jax import here), collected while the child imports jax; the modules that judge
+    them are imported here too, for the same reason: the child starts before they load."""
+    from envaudit import judge, rules  # noqa: F401
 
     return collect(quick=True, timeout=timeout)
 
 
-def run_audit(*, quick: bool, timeout: float, probe_runner: ProbeRunner | None = None) -> Report:
-    """Collect facts and run probes. The probe child also reports what jax says (one jax import for both); the
-    other collectors need no jax, so they run in a thread while the child imports jax; the hints need both, so
-    they come last. The probes run in this thread, so that an interrupt reaches the runner, which kills its child."""
-    if quick or probe_runner is None:
-        return assemble(collect(quick=quick, timeout=timeout), mode="quick" if quick else "audit")
+def run_audit(*, quick: bool, timeout: float, probes: Options | None = None) -> Report:
+    """Collect facts and run probes. One child reports what jax says and runs the probes (one jax import for
+    both); the other collectors need no jax, so they run in a thread while the child imports jax; the judge needs
+    both, so it comes last. The child is followed from this thread, so that an interrupt reaches the runner, which
+    kills it. Without probes, the child reports the jax facts alone."""
+    if quick:
+        return assemble(collect(quick=True, timeout=timeout), mode="quick")
     with ThreadPoolExecutor(max_workers=1) as pool:
         host_facts = pool.submit(_host_facts, timeout)
-        outcome = probe_runner()
+        outcome = runner.run(probes or Options(timeout=timeout, total=timeout))
         facts = host_facts.result()
-    facts = replace(facts, jax=outcome.jax if outcome.jax is not None else jaxinfo.get_jax(timeout=timeout))
+    facts = replace(facts, jax=outcome.jax or runner.jax_facts(timeout))
     results = outcome.results
     if facts.jax.get("status") == "absent":  # nothing to audit: a probe that cannot import jax is skipped, not broken
         results = [
@@ -80,23 +80,25 @@ def run_audit(*, quick: bool, timeout: float, probe_runner: ProbeRunner | None =
             if r.status == "error" and r.metrics.get("error_kind") == "import" else r
             for r in results
         ]  # fmt: skip
-    from envaudit import probe_findings as hints
+    return judged(facts, results, mode="audit")
 
-    return assemble(facts, mode="audit", probes=results, probe_findings=hints.findings(results, facts))
+
+def judged(facts: Facts, results: Sequence[ProbeResult], *, mode: str, saved: Report | None = None) -> Report:
+    """The report of these facts and probe results as today's rules and judge see them (`saved`: the report
+    they come from, whose time, host and completeness are kept)."""
+    from envaudit import judge
+
+    verdict = judge.judge(results, facts)
+    if saved is None:
+        return assemble(facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings)
+    return assemble(facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings, created=saved.created,
+                    host_info=saved.host, complete=saved.complete)  # fmt: skip
 
 
 def recheck(saved: Report) -> Report:
-    """Today's rules on a saved report's facts; its probe results and probe findings are kept as measured."""
-    kept = [f for f in saved.findings if f.source == "probe"]
-    return assemble(
-        saved.facts,
-        mode="check",
-        probes=saved.probes,
-        probe_findings=kept,
-        created=saved.created,
-        complete=saved.complete,  # a saved "error" report stays one: its facts were never all collected
-        host_info=saved.host,
-    )
+    """Today's rules and judge on a saved report's facts and probe metrics: the probe findings it was saved with
+    are replaced by today's judgement of the same measurements (a saved "error" report stays one)."""
+    return judged(saved.facts, saved.probes, mode="check", saved=saved)
 
 
 def exit_code(report: Report, *, strict: bool) -> Exit:

@@ -1,4 +1,5 @@
-"""The command line: the only module that writes to stdout, stderr or files and chooses the exit code.
+"""The command line: it prints, writes reports and chooses the exit code (the other writers are health.save,
+hook.enable and envaudit's cache, each doing what its verb promises).
 
 `main(argv) -> int` is tested in-process; `main_entry` is the console script. Bad usage or bad input is one line
 on stderr and exit 2 (argparse's multi-line usage dump is replaced by one line); an unexpected exception is one
@@ -11,12 +12,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
 
-from envaudit import audit, compare, files, plan, probing
+from envaudit import audit, compare, files, plan, probefiles
+from envaudit.child.state import Options
 from envaudit.cli_parser import VERBS, UsageError, build_parser
 from envaudit.exitcodes import Exit
-from envaudit.model import ProbeResult, Report, ReportError
+from envaudit.model import Report, ReportError
 
 # The rules, the formats and health are imported where used: a full audit starts its probe child first, and loads
 # them while the child imports jax (audit.run_audit).
@@ -37,43 +38,25 @@ def _hook(action: str, user: bool) -> int:
     return Exit.OK
 
 
-def _probe_names(args: argparse.Namespace) -> list[str]:
-    known = probing.available()
+def _probe_options(args: argparse.Namespace) -> Options:
+    known = probefiles.available()
     for name in [*args.probe, *args.skip_probe]:
         if name not in known:
             raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")
-    return [n for n in (args.probe or list(known)) if n not in args.skip_probe]
-
-
-def _probe_runner(args: argparse.Namespace) -> audit.ProbeRunner:
-    names = _probe_names(args)
-    passes = ("float32", "float64") if args.precision == "both" else (args.precision,)
+    names = tuple(dict.fromkeys(n for n in (args.probe or list(known)) if n not in args.skip_probe))
     progress = (lambda line: print(f"envaudit: {line}", file=sys.stderr)) if sys.stderr.isatty() else None
-
-    def runner() -> probing.Outcome:
-        results: list[ProbeResult] = []
-        jax = None
-        for i, precision in enumerate(passes):
-            total = args.total_timeout / len(passes)  # the bound is for all probes together, both passes included
-            opts = probing.Options(tuple(names), precision, args.timeout, total, not args.no_cache)
-            outcome = probing.run_probes(opts, progress, facts=i == 0)
-            jax = jax or outcome.jax
-            found = outcome.results
-            results += [replace(r, name=f"{r.name}[{precision}]") for r in found] if len(passes) > 1 else found
-        return probing.Outcome(results, jax)
-
-    return runner
+    return Options(names, args.precision, args.timeout, args.total_timeout, not args.no_cache, progress=progress)
 
 
 def _probes(name: str | None, script: bool) -> int:
-    known = probing.available()
+    known = probefiles.available()
     if name is None:
         for probe, path in known.items():
-            print(f"{probe:<18}{probing.summary(path)}")
+            print(f"{probe:<18}{probefiles.summary(path)}")
         return Exit.OK
     if name not in known:
         raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")
-    print(known[name].read_text() if script else f"{name}: {probing.summary(known[name])}\n  file: {known[name]}")
+    print(known[name].read_text() if script else f"{name}: {probefiles.summary(known[name])}\n  file: {known[name]}")
     return Exit.OK
 
 
@@ -123,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         from envaudit import health
 
         health.check_directory(args.prometheus_dir)
-        report = audit.run_audit(quick=False, timeout=args.timeout, probe_runner=_probe_runner(args))
+        report = audit.run_audit(quick=False, timeout=args.timeout, probes=_probe_options(args))
         print(health.health_line(report), flush=True)  # the verdict first, whatever happens to the files
         health.save(report, args.prometheus_dir)
         return audit.exit_code(report, strict=False)
@@ -135,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
         return _emit(audit.recheck(files.read_report(args.report)), args)
     if args.verb == "plan":
         return _emit(audit.assemble(plan.facts_from_args(args), mode="plan"), args)
-    runner = None if args.quick else _probe_runner(args)
-    return _emit(audit.run_audit(quick=args.quick, timeout=args.timeout, probe_runner=runner), args)
+    probes = None if args.quick else _probe_options(args)
+    return _emit(audit.run_audit(quick=args.quick, timeout=args.timeout, probes=probes), args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """The command-line grammar: verbs, options and their validation, with argparse's errors as one-line UsageError.
 
-Kept apart from cli.py (which runs the verbs) so that the whole contract of ARCHITECTURE.md reads in one place.
+Kept apart from cli.py (which runs the verbs) so that the whole contract of docs/architecture.md reads in one place.
 """
 
 from __future__ import annotations

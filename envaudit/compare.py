@@ -3,9 +3,11 @@
 Nodes are grouped by an environment fingerprint (audited package versions, driver, CUDA, platform, x64, matmul
 precision, the variables that change numerics). Nodes outside the largest group drift in software, and each is
 told which facts differ from the majority. Within a group of identical software, every probe's answer is digested
-(status and metrics, bit for bit): the same program on the same stack gives the same bits on the CPU and on one
-GPU model, so a node whose digest differs from its group's majority is the signature of a faulty device. One pass
-over the reports, hashing only: linear in their number.
+(status and the metrics that are answers, bit for bit): the same program on the same stack gives the same bits on
+the CPU and on one GPU model, so a node whose digest differs from its group's majority is the signature of a faulty
+device. What may differ between healthy runs is left out, by the judge's kinds (envaudit/judge/metrics.toml):
+rerun differences (nondeterministic by design on GPUs) and reported-only metrics such as timings. One pass over
+the reports, hashing only: linear in their number.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from envaudit import files
-from envaudit.model import Report, ReportError
+from envaudit.judge import table
+from envaudit.model import ProbeResult, Report, ReportError
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,15 @@ def environment(report: Report) -> dict[str, str]:
     return env
 
 
+ANSWERS = ("error", "default_error", "dtype", "documented_default", "raised")  # the kinds that are answers
+
+
+def answer(probe: ProbeResult) -> list[Any]:
+    """What two healthy runs of a probe on identical software and devices give bit for bit."""
+    kinds = table.load()
+    return [probe.status, {k: v for k, v in probe.metrics.items() if kinds.kind_of(k) in ANSWERS}]
+
+
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -86,7 +98,7 @@ def compare(reports: list[tuple[str, Report]]) -> Comparison:
     answers: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)  # (fingerprint, probe) -> node -> digest
     for node, report in reports:
         for probe in report.probes:
-            answers[(fingerprint[node], probe.name)][node] = _digest([probe.status, probe.metrics])
+            answers[(fingerprint[node], probe.name)][node] = _digest(answer(probe))
     for (_, probe_name), by_node in sorted(answers.items()):
         usual = _majority(Counter(by_node.values()))
         for node, digest in sorted(by_node.items()):

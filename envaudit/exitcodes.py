@@ -1,4 +1,4 @@
-"""The exit-code contract that schedulers read (ARCHITECTURE.md): one place, so no module invents its own.
+"""The exit-code contract that schedulers read (docs/architecture.md): one place, so no module invents its own.
 
 node-problem-detector reads 0 as OK, 1 as NonOK and anything else as Unknown; the Slurm wrapper drains on 1 only.
 """

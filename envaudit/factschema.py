@@ -18,9 +18,11 @@ GPU: Shape = {
     "throttle_reasons": (list, str),
 }  # fmt: skip
 DEVICE: Shape = {"id": int, "platform": str, "device_kind": str, "compute_capability": str}
+MEMORY: Shape = {"id": int, "peak_bytes_in_use": int, "bytes_in_use": int, "bytes_limit": int}
 SHAPES: dict[str, Shape] = {
     "jax": {"status": str, "message": str, "stage": str, "platform": str, "backend": str, "cuda_version": str,
-            "cudnn_version": str, "x64": bool, "default_matmul_precision": str, "devices": DEVICE},
+            "cudnn_version": str, "x64": bool, "default_matmul_precision": str, "devices": DEVICE, "returncode": int,
+            "child_env": dict, "device_memory": MEMORY},
     "nvidia": {"status": str, "message": str, "driver_version": str, "cuda_driver_version": str, "gpus": GPU,
                "gpus_exact": bool},
 }  # fmt: skip
@@ -49,7 +51,7 @@ def problem(value: Any, shape: Shape, where: str) -> str | None:
             if not isinstance(item, list) or not all(isinstance(x, str) for x in item):
                 return f"{here} must be an array of strings"
         elif not isinstance(item, kind) or (kind is int and isinstance(item, bool)):
-            return f"{here} must be of JSON type {'boolean' if kind is bool else kind.__name__}"
+            return f"{here} must be of JSON type {({bool: 'boolean', dict: 'object'}).get(kind, kind.__name__)}"
     return None
 
 

@@ -86,7 +86,7 @@ class Finding:
     detail: str = ""
     fix: str = ""
     references: tuple[str, ...] = ()
-    source: Literal["rule", "probe"] = "rule"  # code checks are rules too (ARCHITECTURE.md: rule|probe)
+    source: Literal["rule", "probe"] = "rule"  # code checks are rules too (docs/architecture.md: rule|probe)
 
     def to_dict(self) -> JSONDict:
         return {

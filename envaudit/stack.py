@@ -22,7 +22,7 @@ RELEVANT_NAMES = frozenset(
 PLUGIN = re.compile(r"^jax-(?P<kind>cuda|rocm)(?P<major>\d+)-(plugin|pjrt)$")
 RELEVANT_PATTERN = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|jax-rocm\d+-(plugin|pjrt)|jax-tpu.*|nvidia-.+)$")
 
-# Variables that change numerics, devices or where CUDA libraries come from (ARCHITECTURE.md: facts.env).
+# Variables that change numerics, devices or where CUDA libraries come from (docs/architecture.md: facts.env).
 ENV_PREFIXES = ("JAX_", "XLA_", "TF_CUDNN_", "TF_XLA_", "ENVAUDIT_")
 ENV_NAMES = frozenset(
     {"NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",

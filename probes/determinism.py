@@ -16,8 +16,11 @@ Computations (inputs drawn by NumPy from a fixed seed, in the precision asked fo
 - conv_grad: the gradient of a 3x3 convolution's squared output with respect to its kernel (a backward
   convolution: cuDNN picks possibly nondeterministic algorithms), in flax's NHWC / HWIO layout.
 
-Metrics: max_abs_diff_<computation> = max over REPEATS - 1 reruns of max|run_k - run_0| (threshold 0: bitwise);
-output_dtype. Fix where they differ on a GPU: XLA_FLAGS=--xla_gpu_deterministic_ops=true.
+Metrics: rerun_rel_diff_<computation> = max over REPEATS - 1 reruns of max|run_k - run_0| / max|run_0|
+(threshold 0: bitwise); output_dtype. On GPUs XLA documents scatter, select-and-scatter, GEMMs and convolutions as
+possibly nondeterministic unless deterministic ops are requested (XLA_FLAGS=--xla_gpu_deterministic_ops=true, or
+--xla_gpu_exclude_nondeterministic_ops=true from jaxlib 0.4.29), so there a difference in scatter_add or conv_grad
+is by design, and envaudit judges it so; on a CPU, and with deterministic ops, every rerun must be bitwise.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ NAME = "determinism"
 REPEATS = 3
 TOLERANCE = {"float32": 0.0, "float64": 0.0}  # bitwise: a rerun of the same executable on the same input
 EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
-FIX = "XLA_FLAGS=--xla_gpu_deterministic_ops=true"
+FIX = "XLA_FLAGS=--xla_gpu_deterministic_ops=true; before jaxlib 0.7.2 it could corrupt scatters: jax-ml/jax#27796"
 
 
 def _x64(on: bool) -> AbstractContextManager[Any]:
@@ -134,18 +137,19 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         outputs = [fn(*args) for _ in range(REPEATS)]
         for name in outputs[0]:
             runs = [np.asarray(out[name]) for out in outputs]
-            diff = max(float(np.max(np.abs(r.astype(np.float64) - runs[0]))) for r in runs[1:])
-            metrics[f"max_abs_diff_{name}"] = diff
+            scale = float(np.max(np.abs(runs[0]))) or 1.0
+            diff = max(float(np.max(np.abs(r.astype(np.float64) - runs[0]))) for r in runs[1:]) / scale
+            metrics[f"rerun_rel_diff_{name}"] = diff
             dtypes.add(str(runs[0].dtype))
     metrics["output_dtype"] = ",".join(sorted(dtypes))
     thresholds: dict[str, object] = {
-        k: TOLERANCE[dtype] for k in metrics if k.startswith("max_abs_diff")
+        k: TOLERANCE[dtype] for k in metrics if k.startswith("rerun_rel_diff")
     }  # bitwise: any difference between reruns is nondeterminism (docstring)
     thresholds["output_dtype"] = dtype  # a float64 request must not come out float32
     bad = _judge(metrics, thresholds)
     message = f"reruns of {len(thresholds) - 1} computations are bit-identical"
     if bad:
-        message = f"reruns differ ({FIX} on GPUs): " + "; ".join(bad)
+        message = f"reruns differ (on GPUs: {FIX}): " + "; ".join(bad)
     return {
         "name": NAME,
         "status": "fail" if bad else "pass",

@@ -16,6 +16,9 @@ Metrics: default_param_dtype, default_output_dtype, default_jacobian_dtype; expl
 explicit_output_dtype, explicit_jacobian_dtype; rel_err_output and rel_err_ntk (explicit module, norm-wise:
 max|d| / max|ref|).
 
+The output and the NTK are computed at HIGHEST matmul precision (``jax.default_matmul_precision("float32")``), so
+they are float32-exact on GPUs too, where the default would be TF32.
+
 Thresholds: every dtype must be the precision asked for. For float64 (``--precision float64``, or "auto" with x64
 on) that includes the defaults: a healthy flax fails here, by design -- the user asked for float64 and the
 Jacobian is float32; the message names the fix (``param_dtype=jnp.float64``), and the explicit_* metrics show
@@ -32,6 +35,7 @@ import json
 import math
 import sys
 import traceback
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -84,6 +88,18 @@ def _judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[st
     return bad
 
 
+def _highest(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` traced at HIGHEST matmul precision whatever the user's default (the checks judge the arithmetic).
+    "float32" is HIGHEST's name that every jax since 0.4 accepts here ("highest" only from 0.4.31)."""
+    import jax
+
+    def at_highest(*args: Any, **kwargs: Any) -> Any:
+        with jax.default_matmul_precision("float32"):
+            return fn(*args, **kwargs)
+
+    return at_highest
+
+
 def _finite(metrics: dict[str, object]) -> dict[str, object]:
     """NaN and infinities as strings, so the JSON printed is strict JSON."""
     return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
@@ -117,7 +133,10 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
             shapes = jax.eval_shape(lambda x: module.init(jax.random.PRNGKey(seed), x), x)
             return jax.tree_util.tree_map(lambda s: rng.standard_normal(s.shape).astype(s.dtype), shapes)
 
-        @jax.jit  # one program for both modules, as a model would run: eager operations compile one each
+        # one program for both modules, as a model would run (eager operations compile one each), at HIGHEST
+        # precision: the numbers judge flax's arithmetic, not the precision of the user's default (TF32 on GPUs)
+        @jax.jit
+        @_highest
         def outputs(variables: dict[str, Any], x: jax.Array) -> dict[str, tuple[Any, Any]]:
             return {
                 kind: (m.apply(variables[kind], x), jax.jacobian(m.apply)(variables[kind], x)["params"])

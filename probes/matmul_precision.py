@@ -15,9 +15,12 @@ effective_bits_default and effective_bits_highest = -log2(rel_err), an estimate 
 survive (measured on the CPU with operands rounded the stated way: float32 ~21, TF32-like 10-bit ~11.7,
 bfloat16 ~8.7; float64 ~50); default_matmul_precision (the config value); output_dtype.
 
-Thresholds: rel_err_* <= 1e-5 in float32 (about 16.6 bits: between float32's ~21 and TF32's ~12) and <= 1e-12 in
-float64 (about 40 bits). The default run failing while HIGHEST passes means reduced-precision matmuls by default;
-fix: jax.config.update("jax_default_matmul_precision", "highest") or JAX_DEFAULT_MATMUL_PRECISION=highest.
+Thresholds: rel_err_highest <= 1e-5 in float32 (about 16.6 bits: between float32's ~21 and TF32's ~12) and
+<= 1e-12 in float64 (about 40 bits): HIGHEST is true float32 on every platform. The default run is reported, not
+judged here: reduced precision by default is documented on NVIDIA GPUs of compute capability >= 8.0 (TF32) and on
+TPUs (bfloat16), and only the machine's facts say which applies; envaudit judges it against that precision class.
+To get float32 by default: jax.config.update("jax_default_matmul_precision", "float32") or
+JAX_DEFAULT_MATMUL_PRECISION=float32 ("float32" is HIGHEST's name in every jax since 0.4; "highest" from 0.4.31).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ M, K, N = 64, 256, 64
 # Bound on the Frobenius relative error of both runs; see the docstring for the bits behind it.
 TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
 EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
-FIX = 'jax.config.update("jax_default_matmul_precision", "highest") or JAX_DEFAULT_MATMUL_PRECISION=highest'
+FIX = 'jax.config.update("jax_default_matmul_precision", "float32") or JAX_DEFAULT_MATMUL_PRECISION=float32'
 
 
 def _x64(on: bool) -> AbstractContextManager[Any]:
@@ -80,6 +83,12 @@ def _judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[st
     return bad
 
 
+def _bits(err: float, dtype: str) -> float:
+    """-log2 of a relative error: about the mantissa bits that survive; an exact result counts as all of them."""
+    cap = float(np.finfo(dtype).nmant + 1)
+    return round(min(-math.log2(err), cap), 2) if err > 0 else cap
+
+
 def _finite(metrics: dict[str, object]) -> dict[str, object]:
     """NaN and infinities as strings, so the JSON printed is strict JSON."""
     return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
@@ -106,16 +115,15 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     for kind, out in results.items():
         err = float(np.linalg.norm(out.astype(np.float64) - ref) / np.linalg.norm(ref))
         metrics[f"rel_err_{kind}"] = err
-        cap = np.finfo(dtype).nmant + 1  # an exact result counts as all the dtype's bits
-        metrics[f"effective_bits_{kind}"] = round(min(-math.log2(err), cap), 2) if err != 0 else float(cap)
+        metrics[f"effective_bits_{kind}"] = _bits(err, dtype)
     metrics["output_dtype"] = str(results["default"].dtype)
     tol = TOLERANCE[dtype]
-    thresholds: dict[str, object] = {"rel_err_default": tol, "rel_err_highest": tol}  # bits: docstring
+    thresholds: dict[str, object] = {"rel_err_highest": tol}  # bits: docstring; the default run is reported
     thresholds["output_dtype"] = dtype  # a float64 request must not come out float32
     bad = _judge(metrics, thresholds)
     message = "; ".join(bad) if bad else f"{dtype} matmul keeps {metrics['effective_bits_default']} bits by default"
-    if bad and not _judge(metrics, {"rel_err_highest": tol}):  # only the default precision is off
-        message = f"reduced-precision matmul by default ({FIX}): {message}"
+    if not bad and float(metrics["rel_err_default"]) > tol:  # type: ignore[arg-type]
+        message += f" (reduced precision by default; for float32: {FIX})"
     return {
         "name": NAME,
         "status": "fail" if bad else "pass",

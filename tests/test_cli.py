@@ -35,6 +35,7 @@ def test_quick_text_on_a_healthy_stack(capsys: pytest.CaptureFixture[str]) -> No
     assert "verdict: OK" in out and "jax       skipped" in out
 
 
+@pytest.mark.cpu_only
 def test_quick_json_is_schema_v1(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "audit", "--quick", "--format", "json")
     data = json.loads(out)
@@ -164,6 +165,7 @@ def test_quick_never_imports_the_audited_stack(child_env: dict[str, str]) -> Non
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.cpu_only
 def test_end_to_end_full_audit_subprocess(child_env: dict[str, str]) -> None:
     proc = subprocess.run(
         [PYTHON, "-m", "envaudit", "--format", "json"], env=child_env, capture_output=True, text=True, timeout=300

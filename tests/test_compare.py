@@ -60,6 +60,18 @@ def test_durations_do_not_count_as_drift() -> None:
     assert compare(nodes).drift == ()
 
 
+def test_what_differs_between_healthy_gpu_runs_is_not_drift() -> None:
+    """Scatter-add atomics, timings: two healthy H100s differ there on every run, so only the answers count."""
+    nodes = []
+    for i, (name, report) in enumerate(fleet()):
+        metrics = {**report.probes[0].metrics, "rerun_rel_diff_scatter_add": 1e-7 * i, "seconds_impl1": 1.0 + i}
+        nodes.append((name, replace(report, probes=(replace(report.probes[0], metrics=metrics),))))
+    assert compare(nodes).drift == ()
+    faulty = replace(nodes[3][1].probes[0], metrics={**nodes[3][1].probes[0].metrics, "output_dtype": "float16"})
+    nodes[3] = ("gpu03", replace(nodes[3][1], probes=(faulty,)))
+    assert [(d.node, d.kind) for d in compare(nodes).drift] == [("gpu03", "probe")]
+
+
 def write(directory: Path, nodes: list[tuple[str, Report]]) -> None:
     for name, report in nodes:
         (directory / f"{name}.json").write_text(json.dumps(report.to_dict()))

@@ -6,14 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import textwrap
 from pathlib import Path
 
-import pytest
-
-from envaudit import probe_findings, probing
-from envaudit.model import ProbeResult
-from tests.conftest import PYTHON, ROOT, facts_from
+from envaudit import probefiles
+from tests.conftest import PYTHON, ROOT
 
 FAULTS = ROOT / "tests" / "faults"
 FAST = ["--probe", "dense_chain", "--probe", "ntk"]
@@ -37,7 +33,7 @@ def test_every_probe_is_listed_and_runs_healthy(child_env: dict[str, str], tmp_p
     code, report = audit(env)
     assert code == 0, report["findings"]
     statuses = {name: p["status"] for name, p in by_name(report).items()}
-    assert set(statuses) == set(probing.available())
+    assert set(statuses) == set(probefiles.available())
     assert set(statuses.values()) <= {"pass", "skip"}
     assert (tmp_path / "jax-compilation-cache").is_dir()  # the persistent compilation cache was used
 
@@ -113,27 +109,6 @@ def test_unknown_probe_is_usage_error(child_env: dict[str, str]) -> None:
     )
 
 
-def test_parse_result_distinguishes_unreadable_and_import_errors() -> None:
-    assert probing.parse_result("x", {"event": "result", "result": "garbage"}).metrics == {"error_kind": "unreadable"}
-    imp = probing.parse_result("x", {"event": "error", "kind": "import", "error": "ImportError: no jax"})
-    assert (imp.status, imp.metrics["error_kind"], imp.message) == ("error", "import", "ImportError: no jax")
-    ok = probing.parse_result("x", {"event": "result", "result": {"status": "pass", "metrics": {"a": 1.0}}})
-    assert (ok.status, ok.metrics) == ("pass", {"a": 1.0})
-
-
-def test_hints_come_from_the_facts() -> None:
-    wrong = ProbeResult("ntk", "fail", {"rel_diff_chunked_4": 0.1}, 1.0, "chunked NTK differs")
-    cuda10 = facts_from({"packages": {"jaxlib": "0.1.70+cuda102", "jax": "0.2.19"}})
-    (finding,) = probe_findings.findings([wrong], cuda10)
-    assert any("neural-tangents/issues/122" in r for r in finding.references)
-    precise = ProbeResult("matmul_precision", "fail", {"effective_bits_default": 10.5}, 0.1, "TF32")
-    a100 = facts_from({"nvidia": {"status": "ok", "gpus": [{"index": 0, "compute_capability": "8.0"}]}})
-    (finding,) = probe_findings.findings([precise], a100)
-    assert "matmul_precision" in finding.fix.lower() or "tf32" in finding.fix.lower()
-    (generic,) = probe_findings.findings([wrong], facts_from({}))
-    assert generic.fix.startswith("envaudit probes ntk --script")
-
-
 def test_probe_script_runs_standalone(tmp_path: Path, child_env: dict[str, str]) -> None:
     proc = subprocess.run([PYTHON, "-m", "envaudit", "probes", "ntk", "--script"], env=child_env,
                           capture_output=True, text=True, check=True)  # fmt: skip
@@ -142,62 +117,3 @@ def test_probe_script_runs_standalone(tmp_path: Path, child_env: dict[str, str])
     clean = {k: v for k, v in child_env.items() if k != "PYTHONPATH"}  # no envaudit needed
     run = subprocess.run([PYTHON, str(script)], env=clean, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and json.loads(run.stdout)["status"] == "pass"
-
-
-@pytest.mark.parametrize("name", sorted(probing.available()))
-def test_probe_summaries(name: str) -> None:
-    assert probing.summary(probing.available()[name]).startswith(f"Probe {name}")
-
-
-RUNNER = """
-import sys
-from pathlib import Path
-from envaudit import probing
-probing.probes_dir = lambda: Path(sys.argv[1])  # a directory of test probes instead of the shipped ones
-outcome = probing.run_probes(probing.Options(("odd",), timeout=5, total=30), facts=False)
-print([(r.name, r.status, r.message) for r in outcome.results])
-"""
-
-
-@pytest.mark.parametrize(
-    ("body", "status"),
-    [
-        # a probe that answers, then keeps the interpreter alive at exit (a non-daemon thread, an atexit hang)
-        ("import threading, time\nthreading.Thread(target=time.sleep, args=(3600,)).start()\n", "pass"),
-        # bytes that are not UTF-8 on stderr, then enough output to fill a pipe nobody drains
-        ("import os\nos.write(2, b'\\xff\\xfe' * 10 + b'x' * 400000)\n", "pass"),
-    ],
-)
-def test_runner_survives_odd_children(tmp_path: Path, child_env: dict[str, str], body: str, status: str) -> None:
-    (tmp_path / "odd.py").write_text(f"NAME = 'odd'\n\ndef run(precision='auto'):\n{textwrap.indent(body, '    ')}"
-                                     "    return {'name': 'odd', 'status': 'pass', 'metrics': {}}\n")  # fmt: skip
-    proc = subprocess.run([PYTHON, "-c", RUNNER, str(tmp_path)], env=child_env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip  # a runner that waited on the lingering child would hit this
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
-    assert proc.stdout.startswith(f"[('odd', '{status}'")
-
-
-INTERRUPTED = """
-import signal, sys
-from pathlib import Path
-import psutil
-from envaudit import probing
-probing.probes_dir = lambda: Path(sys.argv[1])
-def interrupt(signum, frame):
-    raise KeyboardInterrupt
-signal.signal(signal.SIGALRM, interrupt)
-signal.alarm(3)  # Ctrl-C while the probe child sleeps
-try:
-    probing.run_probes(probing.Options(("odd",), timeout=60, total=60), facts=False)
-except KeyboardInterrupt:
-    print("interrupted", [p.cmdline()[-1] for p in psutil.Process().children(recursive=True)])
-"""
-
-
-def test_an_interrupt_kills_the_probe_child(tmp_path: Path, child_env: dict[str, str]) -> None:
-    """The child runs in its own session (a terminal's Ctrl-C does not reach it), so the runner must kill it."""
-    (tmp_path / "odd.py").write_text("NAME = 'odd'\n\ndef run(precision='auto'):\n    import time\n"
-                                     "    time.sleep(3600)\n")  # fmt: skip
-    proc = subprocess.run([PYTHON, "-c", INTERRUPTED, str(tmp_path)], env=child_env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
-    assert proc.stdout.strip() == "interrupted []", proc.stderr

@@ -14,13 +14,15 @@ def collect(*, quick: bool, timeout: float = 60.0) -> Facts:
 
     The collectors are imported here, not at module level, so that importing one collector (the import hook
     reads `envaudit.collect.packages`) does not import them all."""
-    from envaudit.collect import jaxinfo, nvml, packages, system
+    from envaudit.collect import nvml, packages, system
 
     versions, unsatisfied, duplicates = packages.get_packages()
     if quick:
         jax_facts = {"status": "skipped", "message": "--quick does not start jax"}
     else:
-        jax_facts = jaxinfo.get_jax(timeout=timeout)
+        from envaudit.child import runner
+
+        jax_facts = runner.jax_facts(timeout)
     return Facts(
         packages=versions,
         python=system.get_python(),

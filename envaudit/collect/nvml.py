@@ -18,7 +18,7 @@ import contextlib
 from types import ModuleType
 from typing import Any
 
-from envaudit.collect._jax_child import decode_cuda
+from envaudit.child._jaxfacts import decode_cuda
 
 # NVML return codes meaning "no usable NVIDIA driver here", as opposed to "something broke".
 NVML_ERROR_DRIVER_NOT_LOADED = 9

@@ -43,7 +43,7 @@ def render(report: Report, *, color: bool = False) -> str:
     if report.probes:
         out += ["", "#### Probes", "", "| probe | status | time (s) | metrics |", "|---|---|---|---|"]
         for p in report.probes:
-            detail = p.message if p.status != "pass" and p.message else summary.metrics_line(p.metrics, limit=6)
+            detail = p.message or summary.metrics_line(p.metrics, limit=6)  # the judge's words, else the numbers
             out.append(f"| {p.name} | {p.status} | {p.duration_s:.2f} | {_cell(detail)} |")
     details = json.dumps(report.to_dict(), indent=2, default=str)
     out += [

@@ -63,6 +63,6 @@ def render(report: Report, *, color: bool = False) -> str:
         width = max(len(p.name) for p in report.probes)
         for p in report.probes:
             status = _paint(p.status.ljust(7), PROBE_SEVERITY.get(p.status, "info"), color)
-            tail = p.message if p.status != "pass" and p.message else summary.metrics_line(p.metrics)
+            tail = p.message or summary.metrics_line(p.metrics)  # the judge's words, else the numbers
             lines.append(f"  {status} {p.name.ljust(width)}  {p.duration_s:6.2f} s  {tail}")
     return "\n".join(lines) + "\n"

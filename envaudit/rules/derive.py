@@ -159,6 +159,27 @@ def matmul_precision(facts: Facts) -> str | None:
     return value.lower() if value else None
 
 
+DETERMINISM_FLAGS = ("--xla_gpu_deterministic_ops", "--xla_gpu_exclude_nondeterministic_ops")
+
+
+def xla_flags(facts: Facts) -> dict[str, str]:
+    """XLA_FLAGS as flag -> value; a flag given twice keeps its last value, a bare flag means true."""
+    found: dict[str, str] = {}
+    for token in facts.env.get("XLA_FLAGS", "").split():
+        name, _, value = token.partition("=")
+        found[name] = value.lower() or "true"
+    return found
+
+
+def deterministic_ops(facts: Facts) -> bool | None:
+    """Whether XLA_FLAGS asks XLA:GPU for deterministic implementations (the second flag exists from jaxlib 0.4.29;
+    the first implies it); unknown for a plan, which declares no environment."""
+    if facts.jax.get("status") == "planned":
+        return None
+    flags = xla_flags(facts)
+    return any(flags.get(name) in ("true", "1") for name in DETERMINISM_FLAGS)
+
+
 def version_or_none(text: str) -> Version | None:
     try:
         return Version(text)

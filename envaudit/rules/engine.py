@@ -23,7 +23,7 @@ from envaudit.model import SEVERITIES, Facts, Finding, Severity
 from envaudit.rules import derive
 
 DATA = Path(__file__).with_name("data")
-RULE_KEYS = {"id", "title", "severity", "symptom", "fix", "references", "notes", "when", "examples"}
+RULE_KEYS = {"id", "title", "severity", "symptom", "fix", "references", "notes", "when", "examples", "explains"}
 Verdict = bool | None  # True holds, False does not, None unknown
 Known = derive.Known
 
@@ -43,6 +43,7 @@ class Rule:
     when: Mapping[str, Any]
     examples: tuple[Mapping[str, Any], ...]
     notes: str = ""
+    explains: tuple[str, ...] = ()  # "probe:kind" (either may be "*"): the probe problems this rule is a cause of
 
     def evaluate(self, facts: Facts) -> tuple[Verdict, list[str]]:
         evidence: list[str] = []
@@ -153,6 +154,7 @@ CONDITIONS: dict[str, Callable[[Facts, Any, list[str]], Verdict]] = {
     "gpus": lambda f, spec, ev: _spec(_count(derive.gpu_count(f)), spec, "GPUs", ev),
     "x64": lambda f, want, ev: _scalar(derive.x64(f), [want], "x64", ev),
     "matmul_precision": lambda f, want, ev: _scalar(derive.matmul_precision(f), want, "matmul precision", ev),
+    "deterministic_ops": lambda f, want, ev: _scalar(derive.deterministic_ops(f), [want], "deterministic ops", ev),
     "env": _env,
     "any": lambda f, subs, ev: _any([holds(s, f, ev) for s in subs]),
 }
@@ -191,10 +193,13 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
     if not refs or not all(isinstance(r, str) and r.startswith("https://") for r in refs):
         raise RuleError(f"{where}: references must be one or more https URLs")
     _validate_when(data["when"], where)
+    explains = data.get("explains", [])
+    if not isinstance(explains, list) or not all(isinstance(e, str) and e.count(":") == 1 for e in explains):
+        raise RuleError(f"{where}: explains must be a list of 'probe:kind' strings")
     return Rule(
         id=data["id"], title=data["title"], severity=data["severity"], symptom=data["symptom"], fix=data["fix"],
         references=tuple(refs), when=data["when"], examples=tuple(data.get("examples", ())),
-        notes=data.get("notes", ""),
+        notes=data.get("notes", ""), explains=tuple(explains),
     )  # fmt: skip
 
 

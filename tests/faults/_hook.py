@@ -17,9 +17,12 @@ from types import ModuleType
 from typing import Any
 
 
-def delta(default: float) -> float:
-    """The fault's size, from ENVAUDIT_FAULT_DELTA."""
-    return float(os.environ.get("ENVAUDIT_FAULT_DELTA", default))
+def delta(default: float, fault: str = "") -> float:
+    """The fault's size: ENVAUDIT_FAULT_DELTA_<FAULT> (for one of several composed faults), else
+    ENVAUDIT_FAULT_DELTA, else the fault's default."""
+    return float(
+        os.environ.get(f"ENVAUDIT_FAULT_DELTA_{fault.upper()}", os.environ.get("ENVAUDIT_FAULT_DELTA", default))
+    )
 
 
 class AfterImport:
@@ -66,3 +69,17 @@ def patch_attr(
     for module in modules:
         if getattr(module, name, None) is original:
             setattr(module, name, wrapped)
+
+
+def load(fault: str) -> ModuleType:
+    """The module of ``tests/faults/<fault>/sitecustomize.py``, loaded under another name so that it does not
+    install itself (tests/faults/compose installs several faults' patches as one)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), fault, "sitecustomize.py")
+    spec = importlib.util.spec_from_file_location(f"_envaudit_fault_{fault}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no fault {fault!r}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -1,5 +1,5 @@
 """The probes repeat a few small helpers on purpose: each probe is one file that runs alone and can be attached to
-an upstream bug report (ARCHITECTURE.md), so it cannot import a shared module. This test is what keeps the
+an upstream bug report (docs/architecture.md), so it cannot import a shared module. This test is what keeps the
 repetition safe: every copy of a shared helper must be identical, so a fix lands in all of them or the suite fails."""
 
 from __future__ import annotations
@@ -9,7 +9,19 @@ from collections import defaultdict
 
 from tests.conftest import ROOT
 
-SHARED = ("_x64", "_resolve", "_rel", "_judge", "_finite", "_frob", "_compile_all", "main", "EXIT_CODES")
+SHARED = (
+    "_x64",
+    "_resolve",
+    "_rel",
+    "_judge",
+    "_finite",
+    "_frob",
+    "_compile_all",
+    "_bits",
+    "_highest",
+    "main",
+    "EXIT_CODES",
+)
 
 
 def shared_definitions() -> dict[str, dict[str, list[str]]]:

@@ -26,7 +26,7 @@ def _patch(jax: ModuleType) -> None:
 
     from jax._src.lax import convolution
 
-    d = _hook.delta(1e-4)
+    d = _hook.delta(1e-4, "conv_batch_scale")
 
     def wrap(orig: Any) -> Any:
         sig = inspect.signature(orig)
@@ -44,4 +44,6 @@ def _patch(jax: ModuleType) -> None:
     _hook.patch_attr([jax.lax, convolution], "conv_general_dilated", wrap)
 
 
-_hook.install("jax", _patch)
+TARGET = "jax"
+if __name__ == "sitecustomize":  # loaded by tests/faults/compose under another name: no install
+    _hook.install(TARGET, _patch)

@@ -24,7 +24,7 @@ _spec.loader.exec_module(_hook)
 def _patch(jax: ModuleType) -> None:
     from jax._src.lax import lax as lax_internal
 
-    d = _hook.delta(1e-4)
+    d = _hook.delta(1e-4, "dense_batch_scale")
 
     def wrap(orig: Any) -> Any:
         @functools.wraps(orig)
@@ -38,4 +38,6 @@ def _patch(jax: ModuleType) -> None:
     _hook.patch_attr([jax.lax, lax_internal], "dot_general", wrap)
 
 
-_hook.install("jax", _patch)
+TARGET = "jax"
+if __name__ == "sitecustomize":  # loaded by tests/faults/compose under another name: no install
+    _hook.install(TARGET, _patch)

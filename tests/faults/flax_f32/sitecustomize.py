@@ -31,4 +31,6 @@ def _patch(linen: ModuleType) -> None:
     dense.__call__ = __call__
 
 
-_hook.install("flax.linen", _patch)
+TARGET = "flax.linen"
+if __name__ == "sitecustomize":  # loaded by tests/faults/compose under another name: no install
+    _hook.install(TARGET, _patch)

@@ -1,25 +1,19 @@
-"""Runs in a child process: asks jax what it loaded, then computes once, printing one JSON line per stage.
+"""The jax facts stages, run in the child process before any probe: what jax loaded, then one computation.
 
-Run by path, never imported by envaudit: it imports only the standard library and jax, so a segfault or a hang
-in the audited stack kills this child and not the audit. Each stage is flushed before the next begins, so the
-parent can tell an import error, a crash on first use (jax 0.4.25 with NumPy 2 imports cleanly and segfaults on
-the first array operation) and a hang in device initialisation apart. The probe child runs the same stages
-first, through its own channel, so that a full audit imports jax once.
+Loaded by `_main.py` by path and imported by the parent only for its pure decoders (nvml.py uses `decode_cuda`):
+it imports only the standard library and, in the child, jax, so a segfault or a hang in the audited stack kills
+the child and not the audit. Each stage is reported (and flushed) before the next begins, so the parent can tell
+an import error, a crash on first use (jax 0.4.25 with NumPy 2 imports cleanly and segfaults on the first array
+operation) and a hang in device initialisation apart; `jaxfacts.parse` turns the stages into `facts.jax`.
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
-
-
-def emit_stdout(stage: str, **data: Any) -> None:
-    sys.stdout.write(json.dumps({"stage": stage, **data}, default=str) + "\n")
-    sys.stdout.flush()
 
 
 def decode_cudnn(value: int) -> str:
@@ -63,8 +57,8 @@ def platform_of(backend: str, platform_version: str) -> str:
     return "cuda" if backend == "gpu" else backend
 
 
-def main(emit: Callable[..., None] = emit_stdout) -> int:
-    """The stages, each reported through `emit(stage, **data)`; the probe child passes its own channel."""
+def stages(emit: Callable[..., None]) -> int:
+    """The stages, each reported through `emit(stage, **data)`; returns 0 when every stage was reached."""
     emit("start", python=sys.version.split()[0])
     try:
         import jax
@@ -130,5 +124,19 @@ def main(emit: Callable[..., None] = emit_stdout) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def device_memory() -> list[dict[str, int]]:
+    """What each local device's allocator reports (``Device.memory_stats()``), read after the probes ran, so the
+    peak is what they used; the CPU client keeps no such statistics (None), so on a CPU the list is empty."""
+    jax = sys.modules.get("jax")
+    if jax is None:
+        return []
+    found = []
+    try:
+        for device in jax.local_devices():
+            stats = device.memory_stats() if hasattr(device, "memory_stats") else None
+            if stats:
+                keys = ("peak_bytes_in_use", "bytes_in_use", "bytes_limit")
+                found.append({"id": int(device.id), **{k: int(stats[k]) for k in keys if k in stats}})
+    except Exception:  # statistics are a courtesy: a backend that cannot give them gives none
+        return []
+    return found

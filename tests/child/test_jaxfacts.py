@@ -1,18 +1,23 @@
-"""The jax child: real jax on the CPU, and real broken installs (a fake `jax` package that crashes, hangs or
-fails to import, placed first on PYTHONPATH) giving distinct statuses with their text."""
+"""The jax facts: parsed from captured stages, and from real children: real jax on the CPU, and real broken installs
+(a fake `jax` package that crashes, hangs or fails to import, placed first on PYTHONPATH) giving distinct statuses
+with their text, and the child's real exit status."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from envaudit.collect.jaxinfo import get_jax, parse_child, signal_name
+from envaudit.child.jaxfacts import parse, signal_name
+from tests.conftest import PYTHON
 
-CAPTURED_OK = "\n".join(
-    [
+CAPTURED_OK = [
+    json.loads(line)
+    for line in [
         '{"stage": "start", "python": "3.11.7"}',
         '{"stage": "imported", "jax_version": "0.4.30", "jaxlib_version": "0.4.30"}',
         '{"stage": "devices", "backend": "gpu", "platform": "cuda", "platform_version": "PJRT C API\\ncuda 12040",'
@@ -21,35 +26,57 @@ CAPTURED_OK = "\n".join(
         ' "cuda_libraries": {"cuda_runtime": 12040, "cudnn": 90101}, "cuda_version": "12.4", "cudnn_version": "9.1.1"}',
         '{"stage": "first_use", "ok": true, "value": 3920.0}',
     ]
-)
+]
+FACTS = "import json, sys; from envaudit.child import runner; print(json.dumps(runner.jax_facts({t}, {py!r})))"
+
+
+def get_jax(timeout: float, env: dict[str, str], python: str = PYTHON) -> dict[str, Any]:
+    """facts.jax as envaudit collects them, in a process with this environment (it is what is audited)."""
+    from tests.conftest import ROOT
+
+    env = {**env, "PYTHONPATH": ":".join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))}
+    proc = subprocess.run([PYTHON, "-c", FACTS.format(t=timeout, py=python)], env=env, capture_output=True,
+                          text=True, timeout=timeout + 60)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    facts: dict[str, Any] = json.loads(proc.stdout)
+    return facts
 
 
 def test_parse_captured_gpu_child() -> None:
-    facts = parse_child(CAPTURED_OK, "", 0, False, 2.5)
+    facts = parse(CAPTURED_OK, ended=None, timed_out=False, duration_s=2.5)
     assert facts["status"] == "ok" and facts["platform"] == "cuda"
     assert facts["cuda_version"] == "12.4" and facts["cudnn_version"] == "9.1.1"
     assert facts["devices"][0]["compute_capability"] == "8.0"
 
 
 def test_parse_crash_after_import_is_a_crash_with_signal() -> None:
-    lines = "\n".join(CAPTURED_OK.splitlines()[:3])
-    facts = parse_child(lines, "Segmentation fault", -11, False, 1.0)
+    facts = parse(CAPTURED_OK[:3], ended=-11, timed_out=False, duration_s=1.0, last_words="Segmentation fault")
     assert facts["status"] == "crash" and facts["signal"] == "SIGSEGV"
     assert facts["stage"] == "devices" and "SIGSEGV" in facts["message"]
 
 
 def test_parse_wrong_first_answer() -> None:
-    bad = CAPTURED_OK.replace('"ok": true, "value": 3920.0', '"ok": false, "value": 3921.0')
-    assert parse_child(bad, "", 0, False, 1.0)["status"] == "error"
+    bad = [*CAPTURED_OK[:3], {"stage": "first_use", "ok": False, "value": 3921.0}]
+    facts = parse(bad, ended=None, timed_out=False, duration_s=1.0)
+    assert facts["status"] == "error" and "3921" in facts["message"]
+
+
+def test_parse_child_that_ends_before_the_last_stage_says_its_exit_status() -> None:
+    facts = parse(CAPTURED_OK[:2], ended=4, timed_out=False, duration_s=1.0, last_words="Fatal Python error: x")
+    assert facts["status"] == "error" and facts["stage"] == "imported"
+    assert facts["message"] == "exited with status 4 before finishing: Fatal Python error: x"
 
 
 def test_signal_names() -> None:
     assert signal_name(-6) == "SIGABRT" and signal_name(0) is None
 
 
+@pytest.mark.cpu_only
 def test_real_jax_on_cpu(child_env: dict[str, str]) -> None:
     facts = get_jax(timeout=120, env=child_env)
     assert facts["status"] == "ok", facts
+    assert facts["returncode"] == 0  # the child's real exit status
+    assert facts["child_env"]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"  # the one change it makes for GPUs
     assert facts["platform"] == "cpu" and facts["backend"] == "cpu"
     assert facts["x64"] is False and facts["default_matmul_precision"] is None
     assert facts["devices"][0]["platform"] == "cpu"
@@ -82,6 +109,7 @@ def test_segfault_is_a_crash(tmp_path: Path, child_env: dict[str, str]) -> None:
     env = _fake_jax(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", child_env)
     facts = get_jax(timeout=60, env=env)
     assert facts["status"] == "crash" and facts["signal"] == "SIGSEGV"
+    assert facts["returncode"] == -11
 
 
 def test_hang_is_a_timeout(tmp_path: Path, child_env: dict[str, str]) -> None:
@@ -101,3 +129,8 @@ def test_no_jax_installed_is_absent(bare_python: str) -> None:
     facts = get_jax(timeout=60, env={"PATH": "/usr/bin:/bin"}, python=bare_python)
     assert facts["status"] == "absent"
     assert facts["message"] == "ModuleNotFoundError: No module named 'jax'"
+
+
+def test_an_interpreter_that_cannot_start_is_an_error_fact(tmp_path: Path) -> None:
+    facts = get_jax(timeout=60, env={"PATH": "/usr/bin:/bin"}, python=str(tmp_path / "no-such-python"))
+    assert facts["status"] == "error" and "could not start" in facts["message"]

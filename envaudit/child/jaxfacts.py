@@ -1,0 +1,65 @@
+"""`facts.jax` from the child's jax facts stages: what jax itself reported, and how the child ended.
+
+`parse` is pure and tested with captured stages. An import error, a crash by signal, a timeout and a wrong first
+computation are different statuses, each with its text. The child's real exit status is kept as `returncode`
+(negative: killed by that signal), whether it ended during the stages or later, in a probe.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Sequence
+from typing import Any
+
+ORDER = ("first_use", "devices", "imported", "import", "start")  # the stages, latest first
+
+
+def signal_name(returncode: int) -> str | None:
+    """SIGSEGV for -11 (the child was killed by a signal), None for a normal exit."""
+    if returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def parse(
+    events: Sequence[dict[str, Any]],
+    *,
+    ended: int | None,
+    timed_out: bool,
+    duration_s: float,
+    last_words: str = "",
+) -> dict[str, Any]:
+    """facts.jax from the `fact` events (each with its `stage`); `ended` is the exit status when the child ended
+    before reporting every stage (None when it finished them), `last_words` the last line of its stderr."""
+    stages: dict[str, dict[str, Any]] = {}
+    for event in events:
+        if isinstance(event.get("stage"), str):
+            stages[event["stage"]] = {k: v for k, v in event.items() if k not in ("stage", "event")}
+    facts: dict[str, Any] = {"status": "ok", "message": None, "duration_s": round(duration_s, 3)}
+    for stage in ("imported", "devices"):
+        facts.update({k: v for k, v in stages.get(stage, {}).items() if k != "error"})
+    reached = next((s for s in ORDER if s in stages), None)
+    facts["stage"] = reached
+    error = next((stages[s]["error"] for s in ("import", "devices", "first_use") if "error" in stages.get(s, {})), None)
+
+    if timed_out:
+        facts.update(status="timeout", message=f"no answer within {duration_s:.0f} s (last stage: {reached})")
+    elif ended is not None and ended < 0:
+        name = signal_name(ended)
+        facts.update(status="crash", signal=name, message=f"killed by {name} after stage {reached!r}")
+    elif stages.get("import", {}).get("absent"):
+        facts.update(status="absent", message=stages["import"]["error"])
+    elif "import" in stages:
+        facts.update(status="import_error", message=error)
+    elif error is not None:
+        facts.update(status="error", message=error)
+    elif "first_use" not in stages:
+        facts.update(
+            status="error", message=f"exited with status {ended} before finishing: {last_words or 'no output'}"
+        )
+    elif not stages["first_use"].get("ok"):
+        facts.update(status="error", message=f"first computation gave {stages['first_use'].get('value')}, not 3920")
+    return facts

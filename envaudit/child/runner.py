@@ -1,0 +1,151 @@
+"""Runs the child process (`_main.py`) and follows its events, so that a crash, a hang or an import error is a result.
+
+One child reports the jax facts and then runs every task (a probe at one precision) in turn, on one jax import;
+when it dies or hangs, whatever it was doing gets `crash` or `timeout` with its evidence, its process group is
+killed (it runs in its own session, so a terminal's Ctrl-C does not reach it), and a new child runs the remaining
+tasks. Every bound is enforced here, in the parent: a hung child cannot hang the audit.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from envaudit.child._main import PREFIX
+from envaudit.child.jaxfacts import signal_name
+from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
+from envaudit.model import ProbeResult
+
+CHILD = Path(__file__).with_name("_main.py")
+
+
+def run(opts: Options) -> Outcome:
+    """Every task's result, in order, and (with opts.facts) what jax reported; never raises for a probe."""
+    state = Run(opts, time.monotonic() + opts.total)
+    while (state.pending or state.facts_wanted) and time.monotonic() < state.deadline:
+        one_child(state)
+    if state.facts_wanted:  # the total bound ran out before a child could report them
+        state.finish_facts(ended=None, timed_out=True, seconds=opts.total)
+    return state.outcome()
+
+
+def jax_facts(timeout: float, python: str = sys.executable) -> dict[str, Any]:
+    """What jax reports, and nothing else: one child that runs the facts stages only."""
+    facts = run(Options(timeout=timeout, total=timeout, python=python)).jax
+    assert facts is not None  # run() always finishes the facts it was asked for
+    return facts
+
+
+def decode(line: str) -> dict[str, Any] | None:
+    """An event of the protocol, or None for anything else printed on that channel (pure)."""
+    if not line.startswith(PREFIX):
+        return None
+    try:
+        event = json.loads(line[len(PREFIX) :])
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def kill_group(proc: subprocess.Popen[str]) -> None:
+    """Kill the child and anything it started (it runs in its own session)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def _pump(stream: Any, sink: queue.Queue[str | None] | collections.deque[str]) -> None:
+    for line in stream:
+        sink.put(line) if isinstance(sink, queue.Queue) else sink.append(line.rstrip())
+    if isinstance(sink, queue.Queue):
+        sink.put(None)
+
+
+def one_child(state: Run) -> None:
+    """One child over the pending tasks (and the jax facts while they are wanted); returns when it is gone."""
+    argv = (["--facts"] if state.facts_wanted else []) + [t.argument() for t in state.pending]
+    try:
+        proc = subprocess.Popen(
+            [state.opts.python, str(CHILD), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL, text=True, encoding="utf-8", errors="replace", env=state.env,
+            start_new_session=True,
+        )  # fmt: skip
+    except OSError as exc:
+        return state.cannot_start(f"could not start {state.opts.python}: {exc.strerror or exc}")
+    lines: queue.Queue[str | None] = queue.Queue()
+    tail: collections.deque[str] = collections.deque(maxlen=5)
+    for stream, sink in ((proc.stdout, lines), (proc.stderr, tail)):
+        threading.Thread(target=_pump, args=(stream, sink), daemon=True).start()
+    try:
+        _follow(state, proc, lines, tail)
+    except BaseException:  # an interrupt (Ctrl-C) or a bug: the child, in its own session, must not outlive us
+        kill_group(proc)
+        proc.wait()
+        raise
+
+
+def _follow(
+    state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | None], tail: collections.deque[str]
+) -> None:
+    """Read the child's events until it is gone; on a timeout kill it; then say how it ended."""
+    reports_facts = state.facts_wanted
+    current, since = (FACTS_STAGE if reports_facts else state.next_label()), time.monotonic()
+    while True:
+        bound = min(since + state.opts.timeout, state.deadline)
+        try:
+            line = lines.get(timeout=max(bound - time.monotonic(), 0.0))
+        except queue.Empty:
+            kill_group(proc)
+            return _ended(state, current, since, proc.wait(), reports_facts, tail, timed_out=True)
+        if line is None:  # the child closed its output: it is exiting, or hangs on the way out (atexit, a thread)
+            try:
+                code = proc.wait(timeout=max(bound - time.monotonic(), 1.0))
+            except subprocess.TimeoutExpired:
+                kill_group(proc)
+                code = proc.wait()
+            return _ended(state, current, since, code, reports_facts, tail, timed_out=False)
+        event = decode(line) or {}  # anything else on the channel is not ours, so never a probe's answer
+        kind = event.get("event")
+        if kind == "fact" and current == FACTS_STAGE:
+            state.fact_events.append(event)
+        elif kind == "facts_done" and current == FACTS_STAGE:
+            state.finish_facts(ended=None, timed_out=False, seconds=time.monotonic() - since)
+            current, since = state.next_label(), time.monotonic()
+        elif kind == "start" and state.is_pending(event.get("probe")):
+            current, since = str(event["probe"]), time.monotonic()
+        elif kind in ("result", "error") and event.get("probe") == current and state.is_pending(current):
+            state.report(parse_result(str(current), event))
+            since = time.monotonic()
+        elif kind == "memory":
+            state.remember_memory(event.get("devices"))
+
+
+def _ended(
+    state: Run, current: str | None, since: float, code: int, reports_facts: bool, tail: collections.deque[str],
+    *, timed_out: bool,
+) -> None:  # fmt: skip
+    """The child is gone: record its exit status, and blame whatever it had not finished."""
+    if reports_facts:
+        state.facts_returncode = code  # the real exit status of the child that reported the jax facts
+    seconds = time.monotonic() - since
+    if current == FACTS_STAGE and state.facts_wanted:
+        state.finish_facts(ended=code, timed_out=timed_out, seconds=seconds, last_words=tail[-1] if tail else "")
+    elif state.is_pending(current):
+        label = str(current)
+        if timed_out:
+            state.report(ProbeResult(label, "timeout", {}, seconds, f"no answer within {state.opts.timeout:g} s"))
+        else:
+            why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"
+            detail = f"{why} while running {label}" + (f": {tail[-1]}" if tail else "")
+            status = "crash" if code < 0 else "error"
+            state.report(ProbeResult(label, status, {"returncode": code}, seconds, detail))

@@ -1,0 +1,142 @@
+"""What a probe run is asked to do and what it has learnt so far, across the children it takes.
+
+`Options` is the whole request (which probes, at which precisions, under which bounds); `tasks` turns it into the
+child's argument list; `Run` holds the tasks still to report, the results, the jax facts' events and the real
+exit status of the child that reported them. The children inherit the user's environment, which is what is
+audited, with the changes `child_env` makes, and reports in facts.jax.child_env: jax's persistent compilation
+cache in envaudit's cache directory, and no GPU memory preallocation (XLA takes 75 % of every GPU otherwise, so an
+audit beside a running job would fail or starve it). A variable the user set is never changed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from envaudit import cachedir, probefiles
+from envaudit.child import jaxfacts
+from envaudit.model import ProbeResult
+
+FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
+
+
+@dataclass(frozen=True)
+class Options:
+    names: tuple[str, ...] = ()
+    precision: str = "auto"  # auto | float32 | float64 | both (each probe at float32, then at float64)
+    timeout: float = 120.0  # per probe, and for the jax facts
+    total: float = 600.0  # everything together
+    cache: bool = True
+    facts: bool = True  # report what jax says before the first probe
+    progress: Callable[[str], None] | None = field(default=None, compare=False)
+    python: str = sys.executable  # the interpreter whose environment is audited
+
+
+@dataclass(frozen=True)
+class Task:
+    label: str  # the probe's name, or name[precision] when a run has several precisions
+    precision: str
+    path: Path
+
+    def argument(self) -> str:
+        return f"{self.label}:{self.precision}:{self.path}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    results: list[ProbeResult]
+    jax: dict[str, Any] | None  # facts.jax, when Options.facts asked for it
+
+
+def tasks(opts: Options) -> list[Task]:
+    known = probefiles.available()
+    passes = ("float32", "float64") if opts.precision == "both" else (opts.precision,)
+    return [Task(f"{n}[{p}]" if len(passes) > 1 else n, p, known[n]) for p in passes for n in opts.names]
+
+
+def child_env(cache: bool, environ: dict[str, str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """The child's environment, and the variables envaudit set in it (pure given `environ`)."""
+    base = dict(os.environ if environ is None else environ)
+    changes = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    if cache and "JAX_COMPILATION_CACHE_DIR" not in base:
+        changes["JAX_COMPILATION_CACHE_DIR"] = str(cachedir.cache_dir() / "jax-compilation-cache")
+        changes["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+        changes["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
+    changes = {k: v for k, v in changes.items() if k not in base}  # what the user set wins
+    return {**base, **changes}, changes
+
+
+def parse_result(name: str, event: dict[str, Any]) -> ProbeResult:
+    """A result or error event from the child as a ProbeResult; anything malformed is 'error' (pure)."""
+    duration = float(event.get("duration_s") or 0.0)
+    if event.get("event") == "error":
+        kind = str(event.get("kind", "exception"))
+        return ProbeResult(name, "error", {"error_kind": kind}, duration, str(event.get("error", "")))
+    result = event.get("result")
+    if not isinstance(result, dict) or result.get("status") not in ("pass", "fail", "skip"):
+        return ProbeResult(name, "error", {"error_kind": "unreadable"}, duration, f"unreadable result: {result!r:.200}")
+    metrics = result.get("metrics") if isinstance(result.get("metrics"), dict) else {}
+    return ProbeResult(name, str(result["status"]), dict(metrics or {}), duration, str(result.get("message") or ""))
+
+
+class Run:
+    """One run's state across its children."""
+
+    def __init__(self, opts: Options, deadline: float) -> None:
+        self.opts, self.deadline = opts, deadline
+        self.pending = tasks(opts)
+        self.results: dict[str, ProbeResult] = {}
+        self.env, self.changes = child_env(opts.cache)
+        self.facts_wanted = opts.facts
+        self.fact_events: list[dict[str, Any]] = []
+        self.facts: dict[str, Any] | None = None
+        self.facts_returncode: int | None = None
+        self.memory: dict[int, dict[str, int]] = {}
+
+    def is_pending(self, label: object) -> bool:
+        return any(t.label == label for t in self.pending)
+
+    def next_label(self) -> str | None:
+        return self.pending[0].label if self.pending else None
+
+    def report(self, result: ProbeResult) -> None:
+        self.results[result.name] = result
+        self.pending = [t for t in self.pending if t.label != result.name]
+        if self.opts.progress:
+            self.opts.progress(f"probe {result.name}: {result.status} ({result.duration_s:.1f} s)")
+
+    def finish_facts(self, *, ended: int | None, timed_out: bool, seconds: float, last_words: str = "") -> None:
+        self.facts = jaxfacts.parse(self.fact_events, ended=ended, timed_out=timed_out, duration_s=seconds,
+                                    last_words=last_words)  # fmt: skip
+        self.facts_wanted = False
+
+    def cannot_start(self, why: str) -> None:
+        """The interpreter could not be started at all: the facts and every pending task say why."""
+        if self.facts_wanted:
+            self.facts, self.facts_wanted = {"status": "error", "message": why, "stage": None}, False
+        for task in list(self.pending):
+            self.report(ProbeResult(task.label, "error", {"error_kind": "start"}, 0.0, why))
+
+    def remember_memory(self, devices: object) -> None:
+        """Each device's allocator statistics; after a restart, the larger peak of the two children."""
+        for entry in devices if isinstance(devices, list) else []:
+            if isinstance(entry, dict) and isinstance(entry.get("id"), int):
+                old = self.memory.get(entry["id"], {})
+                merged = {**old, **{k: int(v) for k, v in entry.items() if isinstance(v, int)}}
+                merged["peak_bytes_in_use"] = max(old.get("peak_bytes_in_use", 0), merged.get("peak_bytes_in_use", 0))
+                self.memory[entry["id"]] = merged
+
+    def outcome(self) -> Outcome:
+        for task in self.pending:
+            why = f"not run: the total bound of {self.opts.total:g} s was spent"
+            self.results[task.label] = ProbeResult(task.label, "timeout", {}, 0.0, why)
+        if self.facts is not None:
+            self.facts["returncode"] = self.facts_returncode
+            self.facts["child_env"] = dict(self.changes)
+            if self.memory:
+                self.facts["device_memory"] = [self.memory[i] for i in sorted(self.memory)]
+        return Outcome([self.results[t.label] for t in tasks(self.opts)], self.facts)

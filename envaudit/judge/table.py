@@ -1,0 +1,67 @@
+"""The judge's data (`metrics.toml`): which kind each probe metric is, and the bounds of each dtype and precision
+class; loaded once, validated, so a misspelt kind is an error at load time rather than a metric silently unjudged.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+DATA = Path(__file__).with_name("metrics.toml")
+KINDS = ("error", "default_error", "rerun", "nondeterministic", "dtype", "documented_default", "raised")
+REPORT = "report"  # a metric that matches no pattern: reported, not judged
+STATUSES = ("error", "crash", "timeout")  # probe statuses that are findings by themselves; a rule may explain them
+
+
+class TableError(ValueError):
+    """metrics.toml does not follow its format; the message names what is wrong."""
+
+
+@dataclass(frozen=True)
+class PrecisionClass:
+    name: str
+    bound: float
+    why: str  # the rule explaining a warning within the class is the one whose `explains` names default_error
+
+
+@dataclass(frozen=True)
+class Table:
+    patterns: tuple[tuple[re.Pattern[str], str], ...]
+    error: dict[str, float]  # dtype -> bound at HIGHEST
+    classes: dict[str, PrecisionClass]
+
+    def kind_of(self, metric: str) -> str:
+        return next((kind for pattern, kind in self.patterns if pattern.search(metric)), REPORT)
+
+    def error_bound(self, dtype: str) -> float:
+        return self.error.get(dtype, self.error["float32"])
+
+
+def parse(data: dict[str, object]) -> Table:
+    metrics, error, classes = data.get("metric"), data.get("error"), data.get("class")
+    if not isinstance(metrics, list) or not isinstance(error, dict) or not isinstance(classes, dict):
+        raise TableError("metrics.toml needs [[metric]] entries, an [error] table and [class.*] tables")
+    patterns = []
+    for entry in metrics:
+        if not isinstance(entry, dict) or entry.get("kind") not in KINDS or not isinstance(entry.get("pattern"), str):
+            raise TableError(f"a [[metric]] entry needs a pattern and a kind among {KINDS}: {entry!r}")
+        patterns.append((re.compile(entry["pattern"]), str(entry["kind"])))
+    if not {"float32", "float64"} <= set(error) or not all(isinstance(v, float) for v in error.values()):
+        raise TableError("[error] needs float32 and float64 bounds")
+    found = {}
+    for name, spec in classes.items():
+        if not isinstance(spec, dict) or not isinstance(spec.get("bound"), float):
+            raise TableError(f"[class.{name}] needs a bound")
+        found[name] = PrecisionClass(name, spec["bound"], str(spec.get("why", "")))
+    if not {"float32", "float64", "tf32", "bf16"} <= set(found):
+        raise TableError("metrics.toml needs the classes float32, float64, tf32 and bf16")
+    return Table(tuple(patterns), {str(k): float(v) for k, v in error.items()}, found)
+
+
+@cache
+def load(path: Path = DATA) -> Table:
+    with path.open("rb") as handle:
+        return parse(tomllib.load(handle))

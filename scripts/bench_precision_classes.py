@@ -1,0 +1,82 @@
+"""Calibrates the precision classes of envaudit's judge (envaudit/judge/metrics.toml): the largest default-precision
+error each probe shows when the operands of default-precision matmuls and convolutions are rounded as a TF32 tensor
+core (10-bit mantissa) or a bfloat16 pass (7 bits) rounds them, over many seeds, against each class's bound.
+
+The rounding is tests/faults/default_precision (HIGHEST is left exact, as on a GPU). For each probe and mantissa,
+the worst error over seeds 0 .. RUNS-1 is printed with the margin to the class bound (bound / worst): a margin
+above 1 means a healthy machine of that class passes with room; the float32 column (no rounding) shows the margin
+above float32 rounding that lets the CPU's float32 class catch TF32-like rounding.
+
+Usage: python scripts/bench_precision_classes.py [--python PYTHON] [--runs 20] [--nt]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FAULT = ROOT / "tests" / "faults" / "default_precision"
+PROBES = ("dense_chain", "conv_chain", "ntk", "matmul_precision")
+CLEARED = ("PYTHONPATH", "JAX_ENABLE_X64", "JAX_DEFAULT_MATMUL_PRECISION", "ENVAUDIT_FAULT_MANTISSA", "XLA_FLAGS")
+MANTISSAS = {"float32": None, "tf32": 10, "bf16": 7}
+
+
+def default_errors(result: dict[str, Any]) -> list[float]:
+    """The default-precision errors of a result, as the judge's table names them (rel_*_default)."""
+    metrics = result.get("metrics", {})
+    return [float(v) for k, v in metrics.items() if k.startswith("rel_") and k.endswith("_default")]
+
+
+def spawn(python: str, probes: list[str], seeds: list[int], mantissa: int | None) -> list[dict[str, Any]]:
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED}
+    if mantissa is not None:
+        env |= {"PYTHONPATH": str(FAULT), "ENVAUDIT_FAULT_MANTISSA": str(mantissa)}
+    child = ROOT / "scripts" / "bench_sensitivity.py"  # its --child mode runs probes in-process, a line each
+    cmd = [python, str(child), "--child", ",".join(probes), "--seeds", ",".join(map(str, seeds))]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600, cwd=ROOT)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd} exited {proc.returncode}: {proc.stderr[-2000:]}")
+    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--python", default=sys.executable, help="interpreter whose jax is measured")
+    parser.add_argument("--runs", type=int, default=20, help="seeds per probe and mantissa")
+    parser.add_argument("--nt", action="store_true", help="include ntk_nt (needs neural-tangents)")
+    args = parser.parse_args(argv)
+    probes = [*PROBES, *(["ntk_nt"] if args.nt else [])]
+    with (ROOT / "envaudit" / "judge" / "metrics.toml").open("rb") as handle:
+        bounds = {name: spec["bound"] for name, spec in tomllib.load(handle)["class"].items()}
+    worst: dict[str, dict[str, float]] = {p: {} for p in probes}
+    for cls, mantissa in MANTISSAS.items():
+        for result in spawn(args.python, probes, list(range(args.runs)), mantissa):
+            errors = default_errors(result)
+            if errors:
+                worst[result["name"]][cls] = max(worst[result["name"]].get(cls, 0.0), *errors)
+    print(f"worst default-precision error over seeds 0..{args.runs - 1}; margin = class bound / worst\n")
+    print("| probe | " + " | ".join(f"{c} worst | {c} margin (bound {bounds[c]:g})" for c in MANTISSAS) + " |")
+    print("|---|" + "---|---|" * len(MANTISSAS))
+    for p in probes:
+        cells = []
+        for cls in MANTISSAS:
+            value = worst[p].get(cls)
+            cells += (
+                [f"{value:.3g}", f"{bounds[cls] / value:.3g}" if value else "-"] if value is not None else ["-", "-"]
+            )
+        print(f"| {p} | " + " | ".join(cells) + " |")
+    tf32 = max(worst[p].get("tf32", 0.0) for p in probes)
+    print(f"\nTF32-like rounding on the CPU (class float32, bound {bounds['float32']:g}): smallest error "
+          f"{min(worst[p].get('tf32', 1.0) for p in probes):.3g}, largest {tf32:.3g}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

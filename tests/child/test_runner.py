@@ -1,0 +1,129 @@
+"""The child-process runner: the protocol parsed, odd children survived, interrupts and bounds enforced, and the
+environment the child gets (what envaudit changes in it, and what it never changes)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from envaudit import probefiles
+from envaudit.child import state
+from tests.conftest import PYTHON
+
+
+def test_parse_result_distinguishes_unreadable_and_import_errors() -> None:
+    assert state.parse_result("x", {"event": "result", "result": "garbage"}).metrics == {"error_kind": "unreadable"}
+    imp = state.parse_result("x", {"event": "error", "kind": "import", "error": "ImportError: no jax"})
+    assert (imp.status, imp.metrics["error_kind"], imp.message) == ("error", "import", "ImportError: no jax")
+    ok = state.parse_result("x", {"event": "result", "result": {"status": "pass", "metrics": {"a": 1.0}}})
+    assert (ok.status, ok.metrics) == ("pass", {"a": 1.0})
+
+
+@pytest.mark.parametrize("name", sorted(probefiles.available()))
+def test_probe_summaries(name: str) -> None:
+    assert probefiles.summary(probefiles.available()[name]).startswith(f"Probe {name}")
+
+
+RUNNER = """
+import sys
+from pathlib import Path
+from envaudit import probefiles
+from envaudit.child import runner, state
+probefiles.probes_dir = lambda: Path(sys.argv[1])  # a directory of test probes instead of the shipped ones
+outcome = runner.run(state.Options(("odd",), timeout=5, total=30, facts=False))
+print([(r.name, r.status, r.message) for r in outcome.results])
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        # a probe that answers, then keeps the interpreter alive at exit (a non-daemon thread, an atexit hang)
+        ("import threading, time\nthreading.Thread(target=time.sleep, args=(3600,)).start()\n", "pass"),
+        # bytes that are not UTF-8 on stderr, then enough output to fill a pipe nobody drains
+        ("import os\nos.write(2, b'\\xff\\xfe' * 10 + b'x' * 400000)\n", "pass"),
+    ],
+)
+def test_runner_survives_odd_children(tmp_path: Path, child_env: dict[str, str], body: str, status: str) -> None:
+    (tmp_path / "odd.py").write_text(f"NAME = 'odd'\n\ndef run(precision='auto'):\n{textwrap.indent(body, '    ')}"
+                                     "    return {'name': 'odd', 'status': 'pass', 'metrics': {}}\n")  # fmt: skip
+    proc = subprocess.run([PYTHON, "-c", RUNNER, str(tmp_path)], env=child_env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip  # a runner that waited on the lingering child would hit this
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stdout.startswith(f"[('odd', '{status}'")
+
+
+INTERRUPTED = """
+import signal, sys
+from pathlib import Path
+import psutil
+from envaudit import probefiles
+from envaudit.child import runner, state
+probefiles.probes_dir = lambda: Path(sys.argv[1])
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
+signal.signal(signal.SIGALRM, interrupt)
+signal.alarm(3)  # Ctrl-C while the probe child sleeps
+try:
+    runner.run(state.Options(("odd",), timeout=60, total=60, facts=False))
+except KeyboardInterrupt:
+    print("interrupted", [p.cmdline()[-1] for p in psutil.Process().children(recursive=True)])
+"""
+
+
+def test_an_interrupt_kills_the_probe_child(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """The child runs in its own session (a terminal's Ctrl-C does not reach it), so the runner must kill it."""
+    (tmp_path / "odd.py").write_text("NAME = 'odd'\n\ndef run(precision='auto'):\n    import time\n"
+                                     "    time.sleep(3600)\n")  # fmt: skip
+    proc = subprocess.run([PYTHON, "-c", INTERRUPTED, str(tmp_path)], env=child_env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.stdout.strip() == "interrupted []", proc.stderr
+
+
+def test_the_child_gets_no_gpu_preallocation_unless_the_user_chose() -> None:
+    env, changes = state.child_env(cache=False, environ={"PATH": "/bin"})
+    assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false" and changes == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    env, changes = state.child_env(cache=False, environ={"XLA_PYTHON_CLIENT_PREALLOCATE": "true"})
+    assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "true" and changes == {}  # what the user set wins
+
+
+ENVIRONMENT = """
+import json, os, sys
+from pathlib import Path
+from envaudit import probefiles
+from envaudit.child import runner, state
+probefiles.probes_dir = lambda: Path(sys.argv[1])
+outcome = runner.run(state.Options(("env",), timeout=60, total=60, cache=False))
+print(json.dumps({"metrics": outcome.results[0].metrics, "jax": outcome.jax}))
+"""
+
+
+def test_the_child_really_runs_with_that_environment(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """A probe that reports the variable: the running child has it, and facts.jax says envaudit set it."""
+    (tmp_path / "env.py").write_text("import os\n\ndef run(precision='auto'):\n    value = os.environ.get("
+                                     "'XLA_PYTHON_CLIENT_PREALLOCATE')\n    return {'name': 'env', 'status': 'pass',"
+                                     " 'metrics': {'preallocate': value}}\n")  # fmt: skip
+    for user, seen in ((None, "false"), ("true", "true")):
+        env = {k: v for k, v in child_env.items() if k != "XLA_PYTHON_CLIENT_PREALLOCATE"}
+        env |= {"XLA_PYTHON_CLIENT_PREALLOCATE": user} if user else {}
+        proc = subprocess.run([PYTHON, "-c", ENVIRONMENT, str(tmp_path)], env=env, capture_output=True, text=True,
+                              timeout=120)  # fmt: skip
+        out = json.loads(proc.stdout)
+        assert out["metrics"] == {"preallocate": seen}, proc.stderr
+        assert out["jax"]["child_env"] == ({} if user else {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+        assert out["jax"]["status"] == "ok" and out["jax"]["returncode"] == 0
+
+
+def test_device_memory_statistics_are_kept_with_the_larger_peak() -> None:
+    run = state.Run(state.Options(), deadline=0.0)
+    run.remember_memory([{"id": 0, "peak_bytes_in_use": 300, "bytes_in_use": 10, "bytes_limit": 1000}])
+    run.remember_memory([{"id": 0, "peak_bytes_in_use": 200, "bytes_in_use": 20}, {"id": "x"}, "junk"])
+    run.finish_facts(ended=None, timed_out=False, seconds=0.0)
+    facts = run.outcome().jax
+    assert facts is not None and facts["device_memory"] == [
+        {"id": 0, "peak_bytes_in_use": 300, "bytes_in_use": 20, "bytes_limit": 1000}
+    ]

@@ -1,0 +1,50 @@
+"""Fault scatter_noise: what GPU atomics do to a scatter-add: the result differs in its last bits at every run.
+
+Each result of ``lax.scatter_add`` (hence ``x.at[i].add(v)``) becomes y + y * delta * r with r standard normal
+drawn on the host when the program runs (``jax.pure_callback``), delta from ENVAUDIT_FAULT_DELTA (default 1e-7,
+float32's last bits), so an already compiled program differs between reruns, as XLA documents for scatter on GPUs.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util as _util
+import os as _os
+from types import ModuleType
+from typing import Any
+
+_spec = _util.spec_from_file_location(
+    "_envaudit_fault_hook", _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))), "_hook.py")
+)
+assert _spec is not None and _spec.loader is not None
+_hook = _util.module_from_spec(_spec)
+_spec.loader.exec_module(_hook)
+
+
+def _patch(jax: ModuleType) -> None:
+    import jax.numpy as jnp
+    import numpy as np
+    from jax._src.lax import slicing
+
+    d = _hook.delta(1e-7, "scatter_noise")
+    rng = np.random.default_rng()
+
+    def wrap(orig: Any) -> Any:
+        @functools.wraps(orig)
+        def scatter_add(*args: Any, **kwargs: Any) -> Any:
+            out = orig(*args, **kwargs)
+            if not jnp.issubdtype(out.dtype, jnp.floating):
+                return out
+            shape, dtype = out.shape, out.dtype
+            draw = jax.ShapeDtypeStruct(shape, dtype)
+            r = jax.pure_callback(lambda: rng.standard_normal(shape).astype(dtype), draw)
+            return out + out * jax.lax.stop_gradient(r) * d
+
+        return scatter_add
+
+    _hook.patch_attr([jax.lax, slicing], "scatter_add", wrap)
+
+
+TARGET = "jax"
+if __name__ == "sitecustomize":  # loaded by tests/faults/compose under another name: no install
+    _hook.install(TARGET, _patch)

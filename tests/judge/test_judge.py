@@ -1,0 +1,167 @@
+"""The judge over the machines people run: the probes' metrics come from real runs on this CPU with faults that do
+what each platform does by design (TF32 or bfloat16 rounding at the default precision, scatter-add atomics) or what
+a broken one does (rounding at HIGHEST, a batch-dependent error, noise); the facts are those of a CPU, a V100, an
+A100, an H100, an H200 and a TPU. Each is judged as that machine would be: right class, right severity."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pytest
+
+from envaudit import judge
+from envaudit.model import Facts, ProbeResult
+from tests.conftest import facts_from
+from tests.replay import audit_on_cpu
+
+NUMERIC = ("dense_chain", "conv_chain", "ntk", "matmul_precision", "determinism", "flax_dtype")
+FAULTS = {  # name -> (faults composed, extra environment)
+    "healthy": ("", {}),
+    "tf32": ("default_precision", {}),
+    "bf16": ("default_precision", {"ENVAUDIT_FAULT_MANTISSA": "7"}),
+    "bf16_everywhere": ("matmul_bf16", {}),  # HIGHEST rounded too: a wrong answer on any machine
+    "batch_scale": ("dense_batch_scale", {}),
+    "scatter": ("scatter_noise", {}),
+    "noise": ("noise", {}),
+}
+
+
+def gpu(capability: str, kind: str, **env: str) -> Facts:
+    devices = [{"id": 0, "platform": "gpu", "device_kind": kind, "compute_capability": capability}]
+    return facts_from({
+        "packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-cuda12-plugin": "0.10.2"},
+        "nvidia": {"status": "ok", "driver_version": "570.86.15", "cuda_driver_version": "12.8",
+                   "gpus": [{"index": 0, "name": kind, "compute_capability": capability}]},
+        "jax": {"status": "ok", "platform": "cuda", "backend": "gpu", "x64": False, "devices": devices},
+        "env": env,
+    })  # fmt: skip
+
+
+MACHINES = {
+    "cpu": facts_from(
+        {
+            "packages": {"jax": "0.10.2", "jaxlib": "0.10.2"},
+            "nvidia": {"status": "absent", "gpus": []},
+            "jax": {"status": "ok", "platform": "cpu", "backend": "cpu", "x64": False},
+        }
+    ),
+    "v100": gpu("7.0", "Tesla V100-SXM2-16GB"),
+    "a100": gpu("8.0", "NVIDIA A100-SXM4-80GB"),
+    "h100": gpu("9.0", "NVIDIA H100 80GB HBM3"),
+    "h200": gpu("9.0", "NVIDIA H200"),
+    "tpu": facts_from(
+        {
+            "packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "libtpu": "0.0.21"},
+            "nvidia": {"status": "absent", "gpus": []},
+            "jax": {"status": "ok", "platform": "tpu", "backend": "tpu", "x64": False},
+        }
+    ),
+}
+GPUS_AT_8 = ("a100", "h100", "h200")
+
+
+@cache
+def measured(fault: str) -> tuple[ProbeResult, ...]:
+    """The probes' results from one real audit on this CPU with the fault (cached for the module)."""
+    faults, env = FAULTS[fault]
+    argv = [arg for name in NUMERIC for arg in ("--probe", name)]
+    report = audit_on_cpu(faults, *argv, extra_env=env)
+    return tuple(ProbeResult.from_dict(p) for p in report["probes"])
+
+
+def verdict(fault: str, machine: str | Facts) -> dict[str, Any]:
+    facts = MACHINES[machine] if isinstance(machine, str) else machine
+    judged = judge.judge(measured(fault), facts)
+    return {
+        "severities": {f.id: f.severity for f in judged.findings},
+        "statuses": {r.name: r.status for r in judged.results},
+        "findings": judged.findings,
+    }
+
+
+@pytest.mark.parametrize("machine", list(MACHINES))
+def test_healthy_numbers_are_healthy_everywhere(machine: str) -> None:
+    assert verdict("healthy", machine)["severities"] == {}
+
+
+@pytest.mark.parametrize("machine", list(MACHINES))
+@pytest.mark.parametrize("fault", ["tf32", "bf16"])
+def test_reduced_default_precision_is_documented_on_gpus_and_tpus_and_wrong_elsewhere(machine: str, fault: str) -> None:
+    got = verdict(fault, machine)
+    if machine in GPUS_AT_8:
+        assert got["severities"] == {"tf32-default-matmul-precision": "warn"}
+    elif machine == "tpu":
+        assert got["severities"] == {"tpu-bf16-default-matmul-precision": "warn"}
+    else:  # the CPU ignores precision settings, a V100 has no TF32: float32 is the class, and this is wrong
+        assert got["severities"] == {judge.DEFAULT_PRECISION: "fail"}
+    assert set(got["statuses"].values()) == ({"pass"} if machine in (*GPUS_AT_8, "tpu") else {"pass", "fail"})
+    evidence = next(iter(got["findings"])).detail
+    assert "dense_chain rel_err_batched_default=" in evidence and "bits" in evidence
+
+
+def test_the_warning_states_the_bits_and_how_to_get_float32() -> None:
+    (finding,) = verdict("tf32", "h200")["findings"]
+    assert "jax_default_matmul_precision', 'float32'" in finding.fix and "(9." in finding.detail  # ~10 bits
+    assert "https://github.com/jax-ml/jax/issues/18934" in finding.references
+
+
+@pytest.mark.parametrize("machine", list(MACHINES))
+@pytest.mark.parametrize("fault", ["bf16_everywhere", "batch_scale"])
+def test_wrong_answers_at_highest_fail_everywhere(machine: str, fault: str) -> None:
+    got = verdict(fault, machine)
+    assert got["severities"].get("probe-dense-chain") == "fail"
+    assert got["statuses"]["dense_chain"] == "fail"
+    detail = next(f.detail for f in got["findings"] if f.id == "probe-dense-chain")
+    assert "at HIGHEST precision" in detail
+
+
+def test_batch_dependent_error_names_the_check_that_saw_it() -> None:
+    detail = next(f.detail for f in verdict("batch_scale", "h200")["findings"] if f.id == "probe-dense-chain")
+    assert "rel_diff_batched_vs_per_example" in detail and "rel_err_per_example" not in detail
+
+
+@pytest.mark.parametrize("machine", list(MACHINES))
+def test_scatter_add_nondeterminism_is_by_design_only_on_gpus(machine: str) -> None:
+    got = verdict("scatter", machine)
+    if machine in ("cpu", "tpu"):
+        assert got["severities"] == {"probe-determinism": "fail"}
+    else:
+        assert got["severities"] == {"gpu-nondeterministic-by-default": "info"}
+        assert got["statuses"]["determinism"] == "pass"
+
+
+@pytest.mark.parametrize("flag", ["--xla_gpu_deterministic_ops=true", "--xla_gpu_exclude_nondeterministic_ops=true"])
+def test_with_deterministic_ops_requested_a_gpu_must_be_bitwise(flag: str) -> None:
+    got = verdict("scatter", gpu("9.0", "NVIDIA H200", XLA_FLAGS=f"--xla_dump_to=/tmp/d {flag}"))
+    assert got["severities"] == {"probe-determinism": "fail"}
+
+
+def test_noisy_forward_programs_fail_on_a_cpu_and_warn_on_a_gpu() -> None:
+    """XLA documents GEMMs and convolutions as possibly nondeterministic on GPUs: differences within float32
+    rounding are a warning there; on a CPU any difference between reruns is a fault."""
+    cpu, h200 = verdict("noise", "cpu"), verdict("noise", "h200")
+    assert {"probe-dense-chain", "probe-determinism"} <= {k for k, v in cpu["severities"].items() if v == "fail"}
+    assert "fail" not in h200["severities"].values()
+    assert h200["severities"]["gpu-nondeterministic-by-default"] == "warn"
+
+
+def test_an_unknown_compute_capability_never_fails_for_the_default_precision() -> None:
+    unknown = facts_from({"packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-cuda12-plugin": "0.10.2"}})
+    assert verdict("tf32", unknown)["severities"] == {"tf32-default-matmul-precision": "warn"}
+
+
+def test_highest_asked_for_on_an_a100_makes_float32_the_class() -> None:
+    a100 = gpu("8.0", "NVIDIA A100-SXM4-80GB")
+    highest = facts_from({**a100.to_dict(), "jax": {**a100.jax, "default_matmul_precision": "float32"}})
+    assert verdict("tf32", highest)["severities"] == {judge.DEFAULT_PRECISION: "fail"}
+
+
+def test_merge_joins_probe_evidence_to_the_rule_that_fired() -> None:
+    from envaudit import rules
+
+    facts = MACHINES["h200"]
+    merged = judge.merge(rules.evaluate(facts), verdict("tf32", "h200")["findings"])
+    tf32 = [f for f in merged if f.id == "tf32-default-matmul-precision"]
+    assert len(tf32) == 1 and tf32[0].source == "rule"
+    assert "[matched: " in tf32[0].detail and "[measured: " in tf32[0].detail

@@ -1,0 +1,101 @@
+"""Replays of GPU nodes' reports through `envaudit check`, the way an operator re-judges what a node saved.
+
+The committed report (tests/fixtures/replay/h200-default-settings.json, made by `python -m tests.replay`) is a
+healthy H200 node at jax's default settings: TF32-level errors at the default precision, scatter-add differing
+between reruns, HIGHEST runs clean. It must never drain the node. The same report with a batch-dependent error in a
+HIGHEST run must. Fresh reports made the same way now show that the committed one is what today's code makes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import PYTHON
+from tests.replay import GPU_DEFAULTS, REPLAY, as_gpu_node, audit_on_cpu
+
+
+def check(report: dict[str, Any], tmp_path: Path, child_env: dict[str, str]) -> tuple[int, dict[str, Any], str]:
+    path = tmp_path / "saved.json"
+    path.write_text(json.dumps(report))
+    argv = [PYTHON, "-m", "envaudit", "check", str(path)]
+    proc = subprocess.run([*argv, "--format", "json"], env=child_env, capture_output=True, text=True, timeout=120)
+    text = subprocess.run(argv, env=child_env, capture_output=True, text=True, timeout=120).stdout
+    assert proc.stderr == "", proc.stderr
+    return proc.returncode, json.loads(proc.stdout), text
+
+
+def ids(report: dict[str, Any], severity: str) -> set[str]:
+    return {f["id"] for f in report["findings"] if f["severity"] == severity}
+
+
+@pytest.fixture(scope="module")
+def saved() -> dict[str, Any]:
+    report: dict[str, Any] = json.loads(REPLAY.read_text())
+    return report
+
+
+def test_a_healthy_h200_at_default_settings_is_never_failed(
+    saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    code, report, text = check(saved, tmp_path, child_env)
+    assert code == 0 and report["verdict"] == "warn" and ids(report, "fail") == set()
+    assert ids(report, "warn") == {"tf32-default-matmul-precision"}
+    assert ids(report, "info") == {"gpu-nondeterministic-by-default"}
+    assert {p["status"] for p in report["probes"]} == {"pass", "skip"}
+    assert "rel_err_batched_default" in text and "rerun_rel_diff_scatter_add" in text  # the evidence is shown
+
+
+def test_a_batch_dependent_error_at_highest_fails_and_names_the_probe(
+    saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    broken = copy.deepcopy(saved)
+    dense = next(p for p in broken["probes"] if p["name"] == "dense_chain")
+    dense["metrics"] |= {"rel_err_batched": 1e-3, "rel_diff_batched_vs_per_example": 1e-3}  # as the node saved it
+    code, report, text = check(broken, tmp_path, child_env)
+    assert code == 1 and report["verdict"] == "fail" and ids(report, "fail") == {"probe-dense-chain"}
+    assert "probe dense_chain computed a wrong answer" in text and "rel_diff_batched_vs_per_example" in text
+    assert ids(report, "warn") == {"tf32-default-matmul-precision"}  # the rest is judged as before
+
+
+def test_check_rejudges_probe_findings_saved_by_an_older_judge(
+    saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """A report saved when each probe judged itself against float32 (status fail, a fail finding per probe) gets
+    today's judgement of the same measurements."""
+    old = copy.deepcopy(saved)
+    for probe in old["probes"]:
+        if probe["name"] in ("dense_chain", "determinism"):
+            probe["status"] = "fail"
+            old["findings"].append({"id": f"probe-{probe['name'].replace('_', '-')}", "severity": "fail",
+                                    "title": "old", "source": "probe", "references": []})  # fmt: skip
+    old["verdict"] = "fail"
+    code, report, _ = check(old, tmp_path, child_env)
+    assert code == 0 and ids(report, "fail") == set()
+
+
+def test_the_committed_replay_is_what_todays_code_makes(saved: dict[str, Any]) -> None:
+    """Made again, now, the same way: the same verdict and findings (the measurements differ only in noise)."""
+    fresh = as_gpu_node(audit_on_cpu(GPU_DEFAULTS, "--no-cache"))
+    assert fresh["verdict"] == saved["verdict"]
+    assert [(f["id"], f["severity"]) for f in fresh["findings"]] == [
+        (f["id"], f["severity"]) for f in saved["findings"]
+    ]
+    assert {p["name"]: p["status"] for p in fresh["probes"]} == {p["name"]: p["status"] for p in saved["probes"]}
+
+
+def test_a_real_batch_dependent_fault_on_a_gpu_node_at_default_settings_fails(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """The 1e-3 batch-dependent error made for real (HIGHEST included), beside TF32 rounding and scatter noise."""
+    faulty = audit_on_cpu(
+        f"{GPU_DEFAULTS},dense_batch_scale", extra_env={"ENVAUDIT_FAULT_DELTA_DENSE_BATCH_SCALE": "1e-3"}
+    )
+    code, report, _ = check(as_gpu_node(faulty), tmp_path, child_env)
+    assert code == 1 and "probe-dense-chain" in ids(report, "fail") and "probe-ntk" in ids(report, "fail")
+    assert "probe-default-precision" not in ids(report, "fail")  # TF32 at the default precision stays a warning

@@ -70,7 +70,7 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
             grouped.setdefault(DEFAULT_PRECISION, []).extend(wrong)
         for problem in problems:
             if problem.severity != "fail":
-                key = problem.cause.id if problem.cause else f"probe-{_slug(result.name)}-{problem.kind}"
+                key = problem.cause.id if problem.cause else f"probe-{_slug(result.name)}-{_slug(problem.kind)}"
                 grouped.setdefault(key, []).append(problem)
     findings += [_explained(key, problems) for key, problems in grouped.items()]
     return Judgement(tuple(judged), tuple(findings))

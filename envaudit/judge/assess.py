@@ -8,7 +8,7 @@ by design), citing the rule that explains it when one does.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from envaudit.judge import classes, table
 from envaudit.model import SEVERITIES, Facts, ProbeResult, Severity
@@ -62,10 +62,19 @@ def _capped(rule: engine.Rule | None, kind: str) -> Severity:
     return "warn" if severity == "fail" else severity
 
 
+def as_run(facts: Facts, dtype: str) -> Facts:
+    """The facts as the probe's run saw them: a float64 run (`--precision float64`) ran with x64 on, whatever the
+    process default, so a rule about x64 explains what that run showed."""
+    if facts.jax.get("status") != "ok" or facts.jax.get("x64") == (dtype == "float64"):
+        return facts
+    return replace(facts, jax={**facts.jax, "x64": dtype == "float64"})
+
+
 def problems(result: ProbeResult, facts: Facts) -> list[Problem]:
     data = table.load()
     dtype = str(result.metrics.get("precision")) if result.metrics.get("precision") == "float64" else "float32"
     probe = result.name.split("[")[0]
+    run_facts = as_run(facts, dtype)
     found = []
     for metric, value in result.metrics.items():
         kind = data.kind_of(metric)
@@ -75,7 +84,7 @@ def problems(result: ProbeResult, facts: Facts) -> list[Problem]:
         if judged is None:
             continue
         severity, why = judged
-        cause = next(iter(causes(probe, kind, facts)), None)
+        cause = next(iter(causes(probe, kind, run_facts)), None)
         if severity != "fail" and kind in DOCUMENTED:
             severity = _capped(cause, kind)
         found.append(Problem(result.name, metric, kind, severity, _show(value, kind), why, cause))

@@ -165,3 +165,26 @@ def test_merge_joins_probe_evidence_to_the_rule_that_fired() -> None:
     tf32 = [f for f in merged if f.id == "tf32-default-matmul-precision"]
     assert len(tf32) == 1 and tf32[0].source == "rule"
     assert "[matched: " in tf32[0].detail and "[measured: " in tf32[0].detail
+
+
+@pytest.mark.parametrize("x64", [True, False])
+def test_flax_float32_params_under_x64_are_its_documented_default_not_a_failure(x64: bool) -> None:
+    """Seed 000's trap: a float64 run of flax_dtype shows float32 default params. That is flax's documented
+    default, explained by its rule whether x64 is on in the process or only in the run (--precision float64)."""
+    report = audit_on_cpu("", "--probe", "flax_dtype", "--precision", "float64")
+    results = [ProbeResult.from_dict(p) for p in report["probes"]]
+    cpu = MACHINES["cpu"]
+    facts = facts_from(
+        {**cpu.to_dict(), "packages": {**cpu.packages, "flax": "0.12.8"}, "jax": {**cpu.jax, "x64": x64}}
+    )
+    judged = judge.judge(results, facts)
+    assert {f.id: f.severity for f in judged.findings} == {"flax-param-dtype-float32-under-x64": "info"}
+    (finding,) = judged.findings
+    assert "param_dtype=jnp.float64" in finding.fix and "default_jacobian_dtype=float32" in finding.detail
+
+
+def test_an_explicit_float64_module_computing_float32_is_wrong() -> None:
+    report = audit_on_cpu("flax_f32", "--probe", "flax_dtype", "--precision", "float64")
+    judged = judge.judge([ProbeResult.from_dict(p) for p in report["probes"]], MACHINES["cpu"])
+    wrong = next(f for f in judged.findings if f.id == "probe-flax-dtype")
+    assert wrong.severity == "fail" and "explicit_output_dtype=float32" in wrong.detail

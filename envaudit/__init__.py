@@ -4,7 +4,7 @@ The package is importable without jax, flax or neural-tangents: those are what i
 them in the envaudit process (they are examined through `importlib.metadata` and in child processes).
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 class EnvAuditWarning(UserWarning):

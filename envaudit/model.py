@@ -126,16 +126,18 @@ class ProbeResult:
     status: str
     metrics: JSONDict = field(default_factory=dict)
     duration_s: float = 0.0
-    message: str = ""
+    message: str = ""  # the probe's own words (or the runner's, for a crash or a timeout)
+    judgement: str = ""  # the judge's words on these metrics for this machine; rewritten by every `check`
 
     def to_dict(self) -> JSONDict:
-        return {
+        found = {
             "name": self.name,
             "status": self.status,
             "metrics": self.metrics,
             "duration_s": round(self.duration_s, 4),
             "message": self.message,
         }
+        return found | ({"judgement": self.judgement} if self.judgement else {})
 
     @classmethod
     def from_dict(cls, data: object) -> ProbeResult:
@@ -152,6 +154,7 @@ class ProbeResult:
             metrics=_expect(obj.get("metrics", {}), dict, "probe.metrics"),
             duration_s=float(duration),
             message=str(obj.get("message", "")),
+            judgement=str(obj.get("judgement", "")),
         )
 
 

@@ -200,7 +200,9 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
                 full = np.asarray(_highest(kernel_fn)(x, None, "ntk", params)).reshape(POINTS, POINTS)
                 metrics[f"rel_err_impl{i}"] = _frob(full, ref)
                 for b in BATCH_SIZES:
-                    batched_fn = nt.batch(kernel_fn, batch_size=b, device_count=-1, store_on_device=False)
+                    # device_count=0: no pmap, one device. With all devices (-1) nt.batch requires their number to
+                    # divide the batch, so a healthy node with 3, 5, 6 or 7 devices raised here.
+                    batched_fn = nt.batch(kernel_fn, batch_size=b, device_count=0, store_on_device=False)
                     batched_fn = _highest(batched_fn)  # traced when called: at HIGHEST
                     k = np.asarray(batched_fn(x, None, "ntk", params)).reshape(POINTS, POINTS)
                     metrics[f"rel_err_impl{i}_batch{b}"] = _frob(k, ref)

@@ -87,8 +87,12 @@ def test_neural_tangents_that_does_not_import_is_reported(child_env: dict[str, s
     probe = by_name(report)["ntk_nt"]
     assert code == 1 and probe["status"] == "fail"
     assert probe["metrics"]["neural_tangents"] == "0.6.5" and probe["metrics"]["import_error"]
-    ids = {f["id"] for f in report["findings"]}
-    assert {"probe-ntk-nt", "nt-065-jax-060-import"} <= ids
+    found = {f["id"]: f for f in report["findings"]}
+    assert "nt-065-jax-060-import" in found and "probe-ntk-nt" not in found  # one root cause, one finding
+    assert (
+        found["nt-065-jax-060-import"]["severity"] == "fail"
+        and "import_error=" in found["nt-065-jax-060-import"]["detail"]
+    )
 
 
 def test_neural_tangents_env_runs_all_implementations(child_env: dict[str, str], nt_python: Path) -> None:

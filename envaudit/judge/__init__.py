@@ -4,9 +4,12 @@ A probe measures; the judge decides. Correctness is judged on the runs at HIGHES
 float64 bounds; the default-precision run against the precision class the facts explain (TF32 on NVIDIA >= 8.0,
 bfloat16 on TPUs); reruns against the determinism the platform documents. Reduced precision or nondeterminism by
 design is at most a warning that cites the rule explaining it; anything beyond is a wrong answer. A rule explains a
-probe's problem when it names it (`explains = ["probe:kind"]`) and its condition does not evaluate to false on the
-facts, so a fix is never cited where the environment already rules it out. `envaudit check` reruns this on a saved
-report, so an old report benefits from today's judgement. The data lives beside it in `metrics.toml`.
+probe's problem when it names it (`explains = ["probe:kind"]`, or `["probe:metric"]` for one metric) and its
+condition holds on the facts (one whose condition is merely unknown is named as a possibility, never as the
+cause), so a fix is never offered where the environment rules it out. One root cause is one finding: the problems
+a rule explains join that rule's finding, and every default run beyond its class joins one. `envaudit check`
+reruns this on a saved report, so an old report benefits from today's judgement. The data lives beside it in
+`metrics.toml`.
 """
 
 from __future__ import annotations
@@ -17,22 +20,23 @@ from dataclasses import dataclass, replace
 from envaudit.formats.summary import metrics_line
 from envaudit.judge import assess, table
 from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult
-from envaudit.rules import engine
+from envaudit.rules.checks import BUSY
 
 GENERIC_FIX = "envaudit probes {name} --script > repro.py; run it, and attach it and this report to an upstream issue"
 GENERIC_REFS = ("https://github.com/jax-ml/jax/issues",)
+DEFAULT_PRECISION = "probe-default-precision"  # the default runs of every probe, where no rule explains them
 DEFAULT_PRECISION_FIX = (
     "export JAX_DEFAULT_MATMUL_PRECISION=float32 (or jax.config.update('jax_default_matmul_precision', 'float32')) "
     "to compute in float32, and report `envaudit probes matmul_precision --script` output upstream"
 )
 STATUS_TITLES = {
     "crash": "probe {name} crashed the process",
-    "timeout": "probe {name} did not finish in time",
+    "timeout": "probe {name} hung: it used no CPU while it ran out of time (a blocked driver call or a deadlock)",
     "error": "probe {name} could not run",
 }
-DEFAULT_PRECISION = "probe-default-precision"  # every probe's default run worse than its precision class allows
+SLOW_TITLE = "probe {name} did not finish in time: the machine was too busy, or the bound too short"
+SLOW_FIX = "give it more time (--timeout S; health: --timeout and --total-timeout), or audit the node when it is idle"
 KIND_TITLES = {
-    "default_error": "probe {name} loses precision at the default matmul precision",
     "rerun": "probe {name}: reruns of one compiled program differ in their last bits",
     "nondeterministic": "probe {name}: an operation nondeterministic by design differs between reruns",
     "documented_default": "probe {name}: a library default differs from the precision asked for",
@@ -50,28 +54,40 @@ def base(name: str) -> str:
 
 
 def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
-    judged, findings, grouped = [], [], {}  # type: list[ProbeResult], list[Finding], dict[str, list[assess.Problem]]
+    judged, findings = [], []
+    grouped: dict[str, list[assess.Problem]] = {}  # a rule's id (or DEFAULT_PRECISION) -> what it explains
     for result in results:
         if result.status in table.STATUSES:
-            judged.append(result)
+            judged.append(replace(result, judgement=""))
             findings.append(_status_finding(result, facts))
             continue
-        if result.status != "pass" and result.status != "fail":
-            judged.append(result)
+        if result.status not in ("pass", "fail"):
+            judged.append(replace(result, judgement=""))
             continue
         problems = assess.problems(result, facts)
+        if result.status == "fail" and not problems:  # the probe's own check failed on something not judged here
+            problems = [assess.unjudged(result)]
         wrong = [p for p in problems if p.severity == "fail"]
-        judged.append(replace(result, status="fail" if wrong else "pass", message=_message(result, problems)))
-        # A wrong answer at HIGHEST is the cause of a wrong default run too; a default run alone beyond its class
-        # has one cause for every probe: the platform's default precision.
-        if any(p.kind != "default_error" for p in wrong):
-            findings.append(_wrong_answer(result, wrong))
-        elif wrong:
-            grouped.setdefault(DEFAULT_PRECISION, []).extend(wrong)
+        judged.append(replace(result, status="fail" if wrong else "pass", judgement=_words(problems)))
+        # A wrong answer at HIGHEST is the cause of a wrong default run too, so the default run then joins it.
+        at_highest = any(p.kind != "default_error" for p in wrong)
+        if at_highest:
+            known = next((p.cause for p in wrong if p.kind != "default_error" and p.cause and p.certain), None)
+            problems = [replace(p, cause=known, certain=known is not None) if p in wrong and p.kind == "default_error"
+                        else p for p in problems]  # fmt: skip
+            wrong = [p for p in problems if p.severity == "fail"]
+        unexplained = [p for p in wrong if not (p.cause and p.certain) and (at_highest or p.kind != "default_error")]
+        if unexplained:
+            findings.append(_wrong_answer(result, unexplained))
         for problem in problems:
-            if problem.severity != "fail":
-                key = problem.cause.id if problem.cause else f"probe-{_slug(result.name)}-{_slug(problem.kind)}"
-                grouped.setdefault(key, []).append(problem)
+            if problem in unexplained:
+                continue
+            if problem.cause is not None and problem.certain:
+                grouped.setdefault(problem.cause.id, []).append(problem)
+            elif problem.kind == "default_error":  # no rule: one cause all the same, the platform's default
+                grouped.setdefault(DEFAULT_PRECISION, []).append(problem)
+            else:
+                grouped.setdefault(f"probe-{_slug(result.name)}-{_slug(problem.kind)}", []).append(problem)
     findings += [_explained(key, problems) for key, problems in grouped.items()]
     return Judgement(tuple(judged), tuple(findings))
 
@@ -96,28 +112,29 @@ def merge(rule_findings: Sequence[Finding], probe_findings: Sequence[Finding]) -
 
 
 def _slug(name: str) -> str:
-    return base(name).replace("_", "-")
+    """dense_chain -> dense-chain; dense_chain[float64] -> dense-chain-float64 (one id per result)."""
+    return name.replace("[", "-").replace("]", "").replace("_", "-")
 
 
-def _message(result: ProbeResult, problems: list[assess.Problem]) -> str:
+def _words(problems: list[assess.Problem]) -> str:
     wrong = [p.text for p in problems if p.severity == "fail"]
     if wrong:
         return "; ".join(wrong)
     if problems:  # what the platform documents; the findings say why, once for all probes
         return "checks pass; by design here: " + ", ".join(f"{p.metric}={p.value}" for p in problems)
-    return result.message
+    return ""
 
 
-def _fix(name: str, cause: engine.Rule | None) -> tuple[str, tuple[str, ...]]:
-    return (cause.fix, cause.references) if cause else (GENERIC_FIX.format(name=base(name)), GENERIC_REFS)
+def _possibly(problems: list[assess.Problem]) -> str:
+    possible = list(dict.fromkeys(p.cause.id for p in problems if p.cause is not None and not p.certain))
+    return f" (possibly {', '.join(possible)}: its condition cannot be checked on these facts)" if possible else ""
 
 
 def _wrong_answer(result: ProbeResult, wrong: list[assess.Problem]) -> Finding:
-    cause = next((p.cause for p in wrong if p.cause is not None), None)
-    fix, refs = _fix(result.name, cause)
-    detail = "; ".join(p.text for p in wrong) + (f" (explained by {cause.id}: {cause.symptom})" if cause else "")
+    detail = "; ".join(p.text for p in wrong) + _possibly(wrong)
     title = f"probe {result.name} computed a wrong answer"
-    return Finding(f"probe-{_slug(result.name)}", "fail", title, detail, fix, refs, "probe")
+    fix = GENERIC_FIX.format(name=base(result.name))
+    return Finding(f"probe-{_slug(result.name)}", "fail", title, detail, fix, GENERIC_REFS, "probe")
 
 
 def _measured(problems: list[assess.Problem]) -> str:
@@ -128,21 +145,39 @@ def _measured(problems: list[assess.Problem]) -> str:
 
 def _explained(key: str, problems: list[assess.Problem]) -> Finding:
     severity = min((p.severity for p in problems), key=SEVERITIES.index)
-    cause = problems[0].cause
-    if key == DEFAULT_PRECISION:
-        title = "float32 matmuls or convolutions at the default precision are less precise than this platform documents"
-        return Finding(key, severity, title, _measured(problems), DEFAULT_PRECISION_FIX, GENERIC_REFS, "probe")
+    cause = problems[0].cause if problems[0].certain else None
     if cause is not None:
         detail = f"{cause.symptom} {_measured(problems)}"
         return Finding(cause.id, severity, cause.title, detail, cause.fix, cause.references, "probe")
-    fix, refs = _fix(problems[0].result, None)
+    if key == DEFAULT_PRECISION:
+        title = "float32 matmuls or convolutions at the default precision are less precise than this platform documents"
+        if severity != "fail":
+            title = "float32 matmuls or convolutions at the default precision lose precision (no rule says why here)"
+        detail = _measured(problems) + _possibly(problems)
+        return Finding(key, severity, title, detail, DEFAULT_PRECISION_FIX, GENERIC_REFS, "probe")
     title = KIND_TITLES[problems[0].kind].format(name=problems[0].result)
-    return Finding(key, severity, title, _measured(problems), fix, refs, "probe")
+    fix = GENERIC_FIX.format(name=base(problems[0].result))
+    return Finding(key, severity, title, _measured(problems), fix, GENERIC_REFS, "probe")
+
+
+def slow(result: ProbeResult) -> bool:
+    """A timeout that is no evidence of a fault: not run for lack of time, or computing (slowly) until the bound."""
+    busy = result.metrics.get("cpu_fraction")
+    return result.status == "timeout" and (
+        result.metrics.get("not_run") is True or (isinstance(busy, int | float) and busy >= BUSY)
+    )
 
 
 def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
-    cause = next(iter(assess.causes(base(result.name), result.status, facts)), None)
-    fix, refs = _fix(result.name, cause)
+    if slow(result):  # a loaded machine computes slowly; that says nothing about its numbers
+        evidence = "; ".join(filter(None, [result.message, metrics_line(result.metrics)]))
+        return Finding(f"probe-{_slug(result.name)}-timeout", "warn", SLOW_TITLE.format(name=result.name), evidence,
+                       SLOW_FIX, GENERIC_REFS, "probe")  # fmt: skip
+    certain = [rule for rule, holds in assess.causes(base(result.name), result.status, facts) if holds]
+    fix, refs = (certain[0].fix, certain[0].references) if certain else (GENERIC_FIX.format(name=base(result.name)),
+                                                                        GENERIC_REFS)  # fmt: skip
     evidence = "; ".join(filter(None, [result.message, metrics_line(result.metrics, limit=8)]))
+    if certain:
+        evidence += f" (explained by {certain[0].id}: {certain[0].symptom})"
     title = STATUS_TITLES[result.status].format(name=result.name)
     return Finding(f"probe-{_slug(result.name)}-{result.status}", "fail", title, evidence, fix, refs, "probe")

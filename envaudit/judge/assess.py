@@ -2,7 +2,9 @@
 
 Every judged metric that is not as a healthy machine of this kind would give is a `Problem` with a severity: `fail`
 for a wrong answer; `warn` or `info` for what the platform documents (reduced precision by default, nondeterminism
-by design), citing the rule that explains it when one does.
+by design), citing the rule that explains it when one does. Reports written before envaudit 0.2 measured every
+error at the default precision and reruns as absolute differences; such a result (it has `max_abs_diff_*`
+metrics) is read as it was measured.
 """
 
 from __future__ import annotations
@@ -14,6 +16,11 @@ from envaudit.judge import classes, table
 from envaudit.model import SEVERITIES, Facts, ProbeResult, Severity
 from envaudit.rules import engine
 
+DTYPES = ("float32", "float64")
+# The severity of documented behaviour when no rule explains it; with a rule, the rule's (never a failure).
+DOCUMENTED: dict[str, Severity] = {"default_error": "warn", "nondeterministic": "info", "documented_default": "warn"}
+LEGACY_NONDETERMINISTIC = ("max_abs_diff_scatter_add", "max_abs_diff_conv_grad")
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -22,24 +29,26 @@ class Problem:
     kind: str
     severity: Severity
     value: str  # as shown: "0.001 (9.9 bits)"
-    why: str  # the bound it was held to and why: "> 1e-05 (float32 at HIGHEST)"
-    cause: engine.Rule | None = None  # the rule that explains it, if one does
+    why: str  # the bound it was held to and why: "> 1e-05, the bound of float32 at HIGHEST precision"
+    cause: engine.Rule | None = None  # the rule that explains it, if one names it
+    certain: bool = False  # that rule's condition holds here (else it is only possible: the facts do not say)
 
     @property
     def text(self) -> str:
         return f"{self.metric}={self.value}: {self.why}"
 
 
-def causes(probe: str, kind: str, facts: Facts) -> list[engine.Rule]:
-    """The rules naming (probe, kind) in `explains` whose condition is not false here: those that hold first."""
-    named = [r for r in engine.load_rules() if any(_names(e, probe, kind) for e in r.explains)]
+def causes(probe: str, kind: str, facts: Facts, metric: str = "") -> list[tuple[engine.Rule, bool]]:
+    """The rules naming this problem in `explains` ("probe:kind", or "probe:metric" for one metric) whose condition
+    is not false here, each with whether it holds (True) or is unknown on these facts; those that hold first."""
+    named = [r for r in engine.load_rules() if any(_names(e, probe, kind, metric) for e in r.explains)]
     verdicts = [(rule, rule.evaluate(facts)[0]) for rule in named]
-    return [r for r, v in verdicts if v is True] + [r for r, v in verdicts if v is None]
+    return [(r, True) for r, v in verdicts if v is True] + [(r, False) for r, v in verdicts if v is None]
 
 
-def _names(entry: str, probe: str, kind: str) -> bool:
-    want_probe, _, want_kind = entry.partition(":")
-    return want_probe in ("*", probe) and want_kind in ("*", kind)
+def _names(entry: str, probe: str, kind: str, metric: str) -> bool:
+    want_probe, _, want = entry.partition(":")
+    return want_probe in ("*", probe) and want in ("*", kind, metric)
 
 
 def _number(value: object) -> float | None:
@@ -53,15 +62,6 @@ def _number(value: object) -> float | None:
         return None
 
 
-# The severity of documented behaviour when no rule explains it; with a rule, the rule's (never a failure).
-DOCUMENTED: dict[str, Severity] = {"default_error": "warn", "nondeterministic": "info", "documented_default": "warn"}
-
-
-def _capped(rule: engine.Rule | None, kind: str) -> Severity:
-    severity = rule.severity if rule is not None else DOCUMENTED[kind]
-    return "warn" if severity == "fail" else severity
-
-
 def as_run(facts: Facts, dtype: str) -> Facts:
     """The facts as the probe's run saw them: a float64 run (`--precision float64`) ran with x64 on, whatever the
     process default, so a rule about x64 explains what that run showed."""
@@ -70,25 +70,49 @@ def as_run(facts: Facts, dtype: str) -> Facts:
     return replace(facts, jax={**facts.jax, "x64": dtype == "float64"})
 
 
+def run_dtype(metrics: dict[str, object]) -> str:
+    """The dtype the run asked for: its `precision`, else what came out, else float32."""
+    for key in ("precision", "output_dtype"):
+        if metrics.get(key) in DTYPES:
+            return str(metrics[key])
+    return "float32"
+
+
+def kind_of(metric: str, data: table.Table, legacy: bool) -> str:
+    kind = data.kind_of(metric)
+    if legacy and kind == "error":
+        return "default_error"  # before 0.2 every error was measured at the default precision
+    if legacy and metric in LEGACY_NONDETERMINISTIC:
+        return "nondeterministic"
+    return kind
+
+
 def problems(result: ProbeResult, facts: Facts) -> list[Problem]:
     data = table.load()
-    dtype = str(result.metrics.get("precision")) if result.metrics.get("precision") == "float64" else "float32"
-    probe = result.name.split("[")[0]
-    run_facts = as_run(facts, dtype)
+    dtype = run_dtype(result.metrics)
+    legacy = any(k.startswith("max_abs_diff_") for k in result.metrics)
+    probe, run_facts = result.name.split("[")[0], as_run(facts, dtype)
     found = []
     for metric, value in result.metrics.items():
-        kind = data.kind_of(metric)
+        kind = kind_of(metric, data, legacy)
         if kind == table.REPORT:
             continue
-        judged = _one(kind, value, dtype, facts, data)
+        judged = _one(kind, value, dtype, facts, data, absolute=legacy and metric.startswith("max_abs_diff_"))
         if judged is None:
             continue
         severity, why = judged
-        cause = next(iter(causes(probe, kind, run_facts)), None)
+        rule, certain = next(iter(causes(probe, kind, run_facts, metric)), (None, False))
         if severity != "fail" and kind in DOCUMENTED:
-            severity = _capped(cause, kind)
-        found.append(Problem(result.name, metric, kind, severity, _show(value, kind), why, cause))
+            documented = rule.severity if rule is not None and certain else DOCUMENTED[kind]
+            severity = "warn" if documented == "fail" else documented
+        found.append(Problem(result.name, metric, kind, severity, _show(value, kind), why, rule, certain))
     return sorted(found, key=lambda p: SEVERITIES.index(p.severity))
+
+
+def unjudged(result: ProbeResult) -> Problem:
+    """A probe that failed its own check on metrics this judge does not read: its word stands."""
+    why = result.message or "the probe's own check failed on metrics envaudit does not judge"
+    return Problem(result.name, "status", "unjudged", "fail", "fail", why)
 
 
 def _show(value: object, kind: str) -> str:
@@ -99,7 +123,9 @@ def _show(value: object, kind: str) -> str:
     return f"{number:.2g}{bits}"
 
 
-def _one(kind: str, value: object, dtype: str, facts: Facts, data: table.Table) -> tuple[Severity, str] | None:
+def _one(
+    kind: str, value: object, dtype: str, facts: Facts, data: table.Table, *, absolute: bool = False
+) -> tuple[Severity, str] | None:
     """(severity, why) for one metric of `kind`, or None when a healthy machine of this kind would give it."""
     bound = data.error_bound(dtype)
     number = _number(value)
@@ -109,8 +135,8 @@ def _one(kind: str, value: object, dtype: str, facts: Facts, data: table.Table) 
         if value == dtype:
             return None
         return ("fail" if kind == "dtype" else "info"), f"expected {dtype}"
-    if number is None or math.isnan(number):
-        return "fail", "not a number"
+    if number is None or math.isnan(number) or number < 0:
+        return "fail", "not a norm of a difference (negative, or not a number)"
     if kind == "error":
         return None if number <= bound else ("fail", f"> {bound:g}, the bound of {dtype} at HIGHEST precision")
     if kind == "default_error":
@@ -124,7 +150,7 @@ def _one(kind: str, value: object, dtype: str, facts: Facts, data: table.Table) 
         return None
     if not classes.nondeterminism_allowed(facts):
         return "fail", "> 0: a rerun must give the same bits here"
-    if number > bound:
+    if number > bound and not absolute:  # a report before 0.2 measured absolute differences: no relative bound
         return "fail", f"> {bound:g}: larger than reordered {dtype} rounding"
     if kind == "rerun":
         return "warn", "XLA documents GEMMs and convolutions on GPUs as possibly nondeterministic"

@@ -19,7 +19,12 @@ from envaudit.rules import derive
 FLOAT32_SETTINGS = frozenset(
     {"highest", "float32", "f32_f32_f32", "f64_f64_f64", "bf16_bf16_f32_x6", "bf16_bf16_f32_x9"}
 )
-BF16_SETTINGS = frozenset({"bf16_bf16_bf16", "bf16_bf16_f32"})  # bfloat16 asked for by algorithm, on any accelerator
+# Dot-algorithm presets that ask for reduced precision by name, on any accelerator: the class they give. (The float8
+# presets are not here: they keep 2-3 mantissa bits, beyond every class, and fall to the platform's.)
+PRESET_CLASSES = {
+    "f16_f16_f16": "tf32", "f16_f16_f32": "tf32", "tf32_tf32_f32": "tf32", "tf32_tf32_f32_x3": "tf32",
+    "bf16_bf16_f32_x3": "tf32", "bf16_bf16_bf16": "bf16", "bf16_bf16_f32": "bf16",
+}  # fmt: skip
 
 
 def _accelerator(facts: Facts) -> str | None:
@@ -40,8 +45,8 @@ def precision_class(facts: Facts, dtype: str) -> str:
     setting = derive.matmul_precision(facts) or "default"
     if platform == "cpu" or setting in FLOAT32_SETTINGS:
         return "float32"  # the CPU ignores every precision setting (measured: DEFAULT and HIGHEST are bit-identical)
-    if setting in BF16_SETTINGS:
-        return "bf16"
+    if setting in PRESET_CLASSES:
+        return PRESET_CLASSES[setting]
     if platform == "tpu":
         return "bf16" if setting in ("default", "bfloat16") else "tf32"  # HIGH: three bfloat16 passes
     if platform == "cuda":

@@ -65,3 +65,9 @@ def parse(data: dict[str, object]) -> Table:
 def load(path: Path = DATA) -> Table:
     with path.open("rb") as handle:
         return parse(tomllib.load(handle))
+
+
+@cache
+def kind(metric: str) -> str:
+    """The kind of a metric in the shipped table (memoised: a fleet's thousand reports share a dozen names)."""
+    return load().kind_of(metric)

@@ -43,7 +43,7 @@ class Rule:
     when: Mapping[str, Any]
     examples: tuple[Mapping[str, Any], ...]
     notes: str = ""
-    explains: tuple[str, ...] = ()  # "probe:kind" (either may be "*"): the probe problems this rule is a cause of
+    explains: tuple[str, ...] = ()  # "probe:kind" or "probe:metric" (either may be "*"): the problems it causes
 
     def evaluate(self, facts: Facts) -> tuple[Verdict, list[str]]:
         evidence: list[str] = []
@@ -77,7 +77,7 @@ def _spec(value: Known | None, spec: str, label: str, evidence: list[str]) -> Ve
         return None
     try:
         low, high = value.bounds()
-    except InvalidVersion:  # a fact that is not a version ("N/A") is not known as a version
+    except (InvalidVersion, ValueError):  # a fact that is not a version ("N/A", 5000 digits) is not known as one
         return None
     verdict = _all([_clause(value, clause, low, high) for clause in SpecifierSet(spec)])
     if verdict:
@@ -195,7 +195,7 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
     _validate_when(data["when"], where)
     explains = data.get("explains", [])
     if not isinstance(explains, list) or not all(isinstance(e, str) and e.count(":") == 1 for e in explains):
-        raise RuleError(f"{where}: explains must be a list of 'probe:kind' strings")
+        raise RuleError(f"{where}: explains must be a list of 'probe:kind' or 'probe:metric' strings")
     return Rule(
         id=data["id"], title=data["title"], severity=data["severity"], symptom=data["symptom"], fix=data["fix"],
         references=tuple(refs), when=data["when"], examples=tuple(data.get("examples", ())),

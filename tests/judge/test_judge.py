@@ -5,6 +5,7 @@ A100, an H100, an H200 and a TPU. Each is judged as that machine would be: right
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -148,7 +149,9 @@ def test_noisy_forward_programs_fail_on_a_cpu_and_warn_on_a_gpu() -> None:
 
 def test_an_unknown_compute_capability_never_fails_for_the_default_precision() -> None:
     unknown = facts_from({"packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-cuda12-plugin": "0.10.2"}})
-    assert verdict("tf32", unknown)["severities"] == {"tf32-default-matmul-precision": "warn"}
+    got = verdict("tf32", unknown)
+    assert got["severities"] == {judge.DEFAULT_PRECISION: "warn"}  # TF32 is possible, not established
+    assert "possibly tf32-default-matmul-precision" in got["findings"][0].detail
 
 
 def test_highest_asked_for_on_an_a100_makes_float32_the_class() -> None:
@@ -188,3 +191,84 @@ def test_an_explicit_float64_module_computing_float32_is_wrong() -> None:
     judged = judge.judge([ProbeResult.from_dict(p) for p in report["probes"]], MACHINES["cpu"])
     wrong = next(f for f in judged.findings if f.id == "probe-flax-dtype")
     assert wrong.severity == "fail" and "explicit_output_dtype=float32" in wrong.detail
+
+
+def probe(name: str, status: str = "pass", **metrics: object) -> ProbeResult:
+    return ProbeResult(name, status, dict(metrics), 0.1, "")
+
+
+def test_a_report_saved_before_two_precisions_is_read_as_it_was_measured() -> None:
+    """Before 0.2 every error was measured at the default precision (TF32 on an H200) and reruns as absolute
+    differences, scatter-add's included: a healthy H200's old report is not a wrong answer."""
+    old = [
+        probe("dense_chain", precision="float32", rel_err_batched=1.05e-3, rel_diff_batched_vs_per_example=2e-4,
+              max_abs_diff_rerun=0.0, output_dtype="float32"),
+        probe("determinism", "fail", precision="float32", max_abs_diff_scatter_add=1.6e-4, max_abs_diff_big_sum=0.0,
+              max_abs_diff_conv_grad=3e-6, max_abs_diff_mlp_batch=0.0, output_dtype="float32"),
+    ]  # fmt: skip
+    got = {f.id: f.severity for f in judge.judge(old, MACHINES["h200"]).findings}
+    assert got == {"tf32-default-matmul-precision": "warn", "gpu-nondeterministic-by-default": "info"}
+    assert {f.id for f in judge.judge(old, MACHINES["cpu"]).findings} == {
+        "probe-default-precision",
+        "probe-determinism",
+    }
+
+
+def test_a_probes_own_failure_on_metrics_nobody_judges_stands() -> None:
+    got = judge.judge([probe("dense_chain", "fail", max_rel_err=0.5), probe("ntk", "fail")], MACHINES["h200"])
+    assert [r.status for r in got.results] == ["fail", "fail"]
+    assert {f.id for f in got.findings} == {"probe-dense-chain", "probe-ntk"}
+
+
+def test_wrong_answers_that_a_rule_explains_join_that_rule_as_one_failure() -> None:
+    from envaudit import rules
+
+    cpu = MACHINES["cpu"]
+    fast = facts_from({**cpu.to_dict(), "env": {"XLA_FLAGS": "--xla_cpu_enable_fast_math=true"}})
+    wrong = [probe(n, precision="float32", rel_err_batched=2e-3) for n in ("dense_chain", "conv_chain")]
+    merged = judge.merge(rules.evaluate(fast), judge.judge(wrong, fast).findings)
+    assert [(f.id, f.severity) for f in merged] == [("xla-cpu-fast-math-enabled", "fail")]
+    assert "dense_chain rel_err_batched=" in merged[0].detail and "conv_chain rel_err_batched=" in merged[0].detail
+
+
+def test_each_precision_of_a_both_run_is_its_own_finding() -> None:
+    wrong = [probe(f"dense_chain[{d}]", precision=d, rel_err_batched=1.0) for d in ("float32", "float64")]
+    ids = [f.id for f in judge.judge(wrong, MACHINES["cpu"]).findings]
+    assert ids == ["probe-dense-chain-float32", "probe-dense-chain-float64"]
+
+
+def test_a_rule_whose_condition_is_unknown_is_only_a_possibility() -> None:
+    """The H200 facts say nothing of cuDNN: cudnn-9100-abi-break may explain a wrong answer, but is not its cause."""
+    (finding,) = judge.judge([probe("dense_chain", precision="float32", rel_err_batched="nan")],
+                             MACHINES["h200"]).findings  # fmt: skip
+    assert finding.id == "probe-dense-chain" and "possibly cudnn-9100-abi-break" in finding.detail
+    assert finding.fix.startswith("envaudit probes dense_chain --script")
+
+
+@pytest.mark.parametrize("preset", ["F16_F16_F32", "TF32_TF32_F32", "BF16_BF16_F32"])
+def test_a_reduced_precision_algorithm_asked_for_is_its_class_even_on_a_v100(preset: str) -> None:
+    v100 = MACHINES["v100"]
+    asked = facts_from({**v100.to_dict(), "jax": {**v100.jax, "default_matmul_precision": preset}})
+    got = judge.judge([probe("matmul_precision", precision="float32", rel_err_default=4e-3)], asked)
+    assert {f.severity for f in got.findings} == {"warn"}
+
+
+def test_negative_errors_and_a_missing_precision_are_not_trusted() -> None:
+    cpu = MACHINES["cpu"]
+    assert judge.judge([probe("ntk", precision="float32", neg_eig_rel=-0.5)], cpu).results[0].status == "fail"
+    assert judge.judge([probe("ntk", precision="float32", rel_err_full="-inf")], cpu).results[0].status == "fail"
+    float64 = judge.judge([probe("dense_chain", rel_err_batched=1e-16, output_dtype="float64")], cpu)
+    assert float64.results[0].status == "pass"  # no `precision`: the dtype that came out says float64
+    assert judge.judge([probe("dense_chain", rel_err_batched=1e-8, output_dtype="float64")], cpu).findings
+
+
+def test_rocm_nondeterminism_and_default_precision_are_one_finding_each() -> None:
+    rocm = facts_from({"packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-rocm60-plugin": "0.10.2"},
+                       "jax": {"status": "ok", "platform": "rocm", "x64": False}})  # fmt: skip
+    got = {f.id: f.severity for f in judge.judge(measured("tf32") + measured("scatter"), rocm).findings}
+    assert got == {"probe-default-precision": "warn", "gpu-nondeterministic-by-default": "info"}
+
+
+def test_a_rejudged_report_says_todays_words() -> None:
+    stale = replace(probe("determinism", precision="float32", rerun_rel_diff_scatter_add=0.0), judgement="old words")
+    assert judge.judge([stale], MACHINES["tpu"]).results[0].judgement == ""

@@ -10,15 +10,21 @@ It never imports jax itself, never initialises a backend and never changes jax's
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
-from collections.abc import Sequence
-from importlib.machinery import ModuleSpec
-from types import ModuleType
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing and collections.abc would cost ~10 ms at every Python start
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
+    from typing import Any, TypeGuard
 
 TRIGGERS = ("jax", "flax", "neural_tangents")
+FINDING_KEYS = ("id", "severity", "title", "fix")
 _state = {"fired": False}
+_searching: set[int] = set()  # threads inside _Finder.find_spec: a finder that delegates back finds nothing here
 
 
 def driver_version() -> str:
@@ -56,8 +62,32 @@ def _mtime(path: str) -> int:
         return 0
 
 
+def valid(cached: object) -> TypeGuard[list[dict[str, str]]]:
+    """A cached verdict as `evaluate_now` writes it: a list of findings with their text fields (else recomputed)."""
+    return isinstance(cached, list) and all(
+        isinstance(f, dict) and all(isinstance(f.get(k), str) for k in FINDING_KEYS)
+        and isinstance(f.get("detail", ""), str) for f in cached
+    )  # fmt: skip
+
+
+def escalated_for_all(text: str) -> bool:
+    """The filter `warnings` would apply is "error" for every warning (`-W error`, PYTHONWARNINGS=error, pytest's
+    filterwarnings = error), not for EnvAuditWarning by name: then raising would break a working `import jax`."""
+    import warnings
+
+    from envaudit import EnvAuditWarning
+
+    for action, message, category, module, lineno in warnings.filters:
+        kind = category if isinstance(category, type) else Warning
+        if (message is None or message.match(text)) and issubclass(EnvAuditWarning, kind) and (
+            module is None or module.match("envaudit")) and lineno in (0, None):  # fmt: skip
+            return action == "error" and not issubclass(kind, EnvAuditWarning)
+    return False
+
+
 def emit(findings: list[dict[str, str]]) -> None:
-    """One warning line per finding: `envaudit: [rule-id] title. Fix: command`."""
+    """One warning line per finding: `envaudit: [rule-id] title. Fix: command`. Escalated by name, it raises (the
+    user asked for the import to fail); escalated with every other warning, it is printed as warnings would."""
     import warnings
 
     from envaudit import EnvAuditWarning
@@ -65,6 +95,9 @@ def emit(findings: list[dict[str, str]]) -> None:
     for f in findings:
         detail = f": {f['detail']}" if f.get("detail") else ""
         text = f"[{f.get('id')}] {f.get('title')}{detail}. Fix: {f.get('fix')}"
+        if escalated_for_all(text):
+            sys.stderr.write(f"envaudit:0: EnvAuditWarning: {text}\n")
+            continue
         warnings.warn_explicit(text, EnvAuditWarning, "envaudit", 0, module="envaudit")
 
 
@@ -79,7 +112,7 @@ def on_import(module: ModuleType) -> None:
 
         name = f"hook-{fingerprint()}.json"
         cached = cachedir.read_json(name)
-        if not (isinstance(cached, list) and all(isinstance(f, dict) for f in cached)):
+        if not valid(cached):
             from envaudit.hook import evaluate_now
 
             jax = sys.modules.get("jax")
@@ -96,8 +129,16 @@ class _Finder:
     """Finds nothing itself: wraps the real loader of a trigger module so `on_import` runs after it executed."""
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None, target: Any = None) -> ModuleSpec | None:
-        if fullname not in TRIGGERS or _state["fired"]:
-            return None
+        me = _thread.get_ident()
+        if fullname not in TRIGGERS or _state["fired"] or me in _searching:
+            return None  # in particular when another finder that delegates to the meta path asks us back
+        _searching.add(me)
+        try:
+            return self._wrapped(fullname, path, target)
+        finally:
+            _searching.discard(me)
+
+    def _wrapped(self, fullname: str, path: Sequence[str] | None, target: Any) -> ModuleSpec | None:
         for finder in sys.meta_path:
             if finder is self or not hasattr(finder, "find_spec"):
                 continue

@@ -1,38 +1,82 @@
 """Where envaudit keeps derived data that is cheap to lose: parsed rules, the hook's verdicts, jax's compilation
-cache. Everything stored there is rebuilt when missing or unreadable, so the directory may be deleted any time.
+cache. Everything stored there is rebuilt when missing or unreadable, so the directory may be deleted any time;
+and since the probe child loads compiled programs from it, a cache that someone else could write is worse than
+none: envaudit then runs without one.
 
-ENVAUDIT_CACHE_DIR overrides the location (tests, read-only homes); otherwise XDG_CACHE_HOME/envaudit or
-~/.cache/envaudit, per the XDG base directory specification.
+ENVAUDIT_CACHE_DIR overrides the location (tests, read-only homes); otherwise, per the XDG base directory
+specification, $XDG_CACHE_HOME/envaudit when that is an absolute path (a relative one is ignored), else
+~/.cache/envaudit when HOME is an existing directory of this user's (so root with HOME=/nonexistent creates
+nothing there), else a private $TMPDIR/envaudit-<uid> that must be a directory of this user's, not a link, with
+no access for others. Reading never blocks (a FIFO in its place is no cache) and never reads more than 16 MiB.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
+import stat
 from pathlib import Path
 from typing import Any
 
+MAX_BYTES = 16 * 1024 * 1024
 
-def cache_dir() -> Path:
+
+def _own_directory(path: Path, private: bool) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        return False
+    return not private or stat.S_IMODE(st.st_mode) & 0o077 == 0
+
+
+def _private_tmp() -> Path | None:
+    import tempfile  # lazily: it imports more than the hook's warm path may spend
+
+    path = Path(tempfile.gettempdir()) / f"envaudit-{os.geteuid()}"
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    return path if _own_directory(path, private=True) else None  # a predictable name: trust only what is ours
+
+
+def cache_dir() -> Path | None:
+    """The cache directory, or None when there is no safe one (then envaudit works without a cache)."""
     explicit = os.environ.get("ENVAUDIT_CACHE_DIR")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME")
-    if not base:
-        try:
-            base = str(Path.home() / ".cache")
-        except RuntimeError:  # no HOME and no passwd entry (a bare container user): a per-user temporary place
-            return Path(tempfile.gettempdir()) / f"envaudit-{os.getuid()}"
-    return Path(base) / "envaudit"
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return Path(xdg) / "envaudit"
+    home = os.environ.get("HOME", "")
+    if os.path.isabs(home) and _own_directory(Path(home), private=False):
+        return Path(home) / ".cache" / "envaudit"
+    return _private_tmp()
 
 
 def read_json(name: str) -> Any | None:
-    """The cached JSON value, or None when it is missing or unreadable (never raises)."""
+    """The cached JSON value, or None when it is missing, unreadable or not a regular file (never raises)."""
+    directory = cache_dir()
+    if directory is None:
+        return None
     try:
-        return json.loads((cache_dir() / name).read_text(encoding="utf-8"))
+        fd = os.open(directory / name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return json.loads(handle.read(MAX_BYTES + 1).decode("utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
+    finally:
+        os.close(fd)
 
 
 def write_json(name: str, value: Any) -> bool:
@@ -44,12 +88,15 @@ def write_json(name: str, value: Any) -> bool:
 
 
 def write_text(name: str, text: str) -> bool:
-    """Store atomically (files.write_atomic); False when the cache cannot be written."""
-    from envaudit.files import write_atomic  # lazily: the hook's warm path only reads
+    """Store atomically (safewrite.write); False when there is no cache or it cannot be written."""
+    from envaudit.safewrite import write  # lazily: the hook's warm path only reads
 
+    directory = cache_dir()
+    if directory is None:
+        return False
     try:
-        cache_dir().mkdir(parents=True, exist_ok=True)
-        write_atomic(cache_dir() / name, text)
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write(directory / name, text)
         return True
     except OSError:
         return False

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from dataclasses import replace
 
-from envaudit import audit, compare, files, plan, probefiles
+from envaudit import audit, compare, files, plan, probefiles, safewrite
 from envaudit.child.state import Options
 from envaudit.cli_parser import VERBS, UsageError, build_parser
 from envaudit.exitcodes import Exit
@@ -66,7 +69,7 @@ def _emit(report: Report, args: argparse.Namespace) -> int:
     color = args.output is None and files.use_color(sys.stdout)
     text = render(report, args.format, color=color)
     if args.output is not None:
-        files.write_atomic(args.output, text)
+        safewrite.write(args.output, text)
         print(f"envaudit: {report.verdict}: report written to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -99,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
     if args.verb == "rules":
         return _rules(args.id)
     if args.verb == "compare":
-        result = compare.compare(compare.load(args.reports))
+        loaded = compare.load(args.reports)
+        result = replace(compare.compare(loaded.reports), duplicates=loaded.duplicates, skipped=loaded.skipped)
         sys.stdout.write(compare.render(result, args.format))
         return Exit.FINDINGS if result.drift else Exit.OK
     if args.verb == "health":
@@ -108,27 +112,51 @@ def run(args: argparse.Namespace) -> int:
         health.check_directory(args.prometheus_dir)
         report = audit.run_audit(quick=False, timeout=args.timeout, probes=_probe_options(args))
         print(health.health_line(report), flush=True)  # the verdict first, whatever happens to the files
-        health.save(report, args.prometheus_dir)
+        try:
+            health.save(report, args.prometheus_dir)
+        except safewrite.OutputError as exc:  # a scheduler acts on the exit code: it must stay the verdict's
+            print(f"envaudit: error: {exc} (the verdict above stands)", file=sys.stderr)
         return audit.exit_code(report, strict=False)
     if args.verb == "hook":
         return _hook(args.action, args.user)
     if args.verb == "probes":
         return _probes(args.name, args.script)
     if args.verb == "check":
-        return _emit(audit.recheck(files.read_report(args.report)), args)
+        saved = files.read_report(args.report)
+        if not saved.complete:  # exit 3 (the audit could not complete) needs its one line too
+            print(f"envaudit: {args.report}: the saved audit did not complete (verdict error)", file=sys.stderr)
+        return _emit(audit.recheck(saved), args)
     if args.verb == "plan":
         return _emit(audit.assemble(plan.facts_from_args(args), mode="plan"), args)
     probes = None if args.quick else _probe_options(args)
     return _emit(audit.run_audit(quick=args.quick, timeout=args.timeout, probes=probes), args)
 
 
+class Terminated(BaseException):
+    """SIGTERM (Slurm and Kubernetes stop a check so): unwinds like Ctrl-C, so the runner kills its child."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in VERBS and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "audit")
+    main_thread = threading.current_thread() is threading.main_thread()  # signal handlers are the main thread's
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
+    try:
+        return _main(argv)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv: list[str]) -> int:
     try:
         return run(build_parser().parse_args(argv))
-    except (UsageError, ReportError, plan.PlanError, files.OutputError) as exc:
+    except (UsageError, ReportError, plan.PlanError, safewrite.OutputError) as exc:
         print(f"envaudit: error: {exc}", file=sys.stderr)
         return Exit.USAGE
     except SystemExit as exc:  # --help and --version
@@ -138,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return Exit.INTERNAL
     except KeyboardInterrupt:
         print("envaudit: interrupted", file=sys.stderr)
+        return Exit.INTERNAL
+    except Terminated:
+        print("envaudit: terminated (SIGTERM): the audit did not complete", file=sys.stderr)
         return Exit.INTERNAL
     except Exception as exc:  # the audit itself broke: say so in one line, exit 3, never a traceback
         print(f"envaudit: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)

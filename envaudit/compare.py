@@ -37,6 +37,8 @@ class Comparison:
     environments: int
     majority: int
     drift: tuple[Drift, ...] = field(default_factory=tuple)
+    duplicates: tuple[str, ...] = ()  # hosts that several reports name (each is still its own node)
+    skipped: tuple[str, ...] = ()  # files in a directory that are not reports: "path: why"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -44,6 +46,8 @@ class Comparison:
             "environments": self.environments,
             "majority_size": self.majority,
             "drift": [{"node": d.node, "kind": d.kind, "details": list(d.details)} for d in self.drift],
+            "duplicates": list(self.duplicates),
+            "skipped": list(self.skipped),
         }
 
 
@@ -68,10 +72,16 @@ def environment(report: Report) -> dict[str, str]:
 ANSWERS = ("error", "default_error", "dtype", "documented_default", "raised")  # the kinds that are answers
 
 
-def answer(probe: ProbeResult) -> list[Any]:
-    """What two healthy runs of a probe on identical software and devices give bit for bit."""
-    kinds = table.load()
-    return [probe.status, {k: v for k, v in probe.metrics.items() if kinds.kind_of(k) in ANSWERS}]
+def varies(probe: ProbeResult) -> bool:
+    """Its reruns differed on its own node (a GPU's nondeterministic GEMM or convolution)."""
+    return any(table.kind(k) in ("rerun", "nondeterministic") and v not in (0, 0.0) for k, v in probe.metrics.items())
+
+
+def answer(probe: ProbeResult, reproducible: bool) -> list[Any]:
+    """What two healthy runs of a probe on identical software and devices give bit for bit; where its reruns differ
+    on some node (`reproducible` false), no numbers do, and the answer is its status, dtypes and errors raised."""
+    exact = ANSWERS if reproducible else ("dtype", "documented_default", "raised")
+    return [probe.status, {k: v for k, v in probe.metrics.items() if table.kind(k) in exact}]
 
 
 def _digest(value: Any) -> str:
@@ -96,9 +106,11 @@ def compare(reports: list[tuple[str, Report]]) -> Comparison:
                     if env.get(k) != reference.get(k)]  # fmt: skip
             drift.append(Drift(node, "environment", tuple(diff)))
     answers: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)  # (fingerprint, probe) -> node -> digest
+    unstable = {(fingerprint[n], p.name) for n, r in reports for p in r.probes if varies(p)}
     for node, report in reports:
         for probe in report.probes:
-            answers[(fingerprint[node], probe.name)][node] = _digest(answer(probe))
+            key = (fingerprint[node], probe.name)
+            answers[key][node] = _digest(answer(probe, reproducible=key not in unstable))
     for (_, probe_name), by_node in sorted(answers.items()):
         usual = _majority(Counter(by_node.values()))
         for node, digest in sorted(by_node.items()):
@@ -108,20 +120,44 @@ def compare(reports: list[tuple[str, Report]]) -> Comparison:
     return Comparison(len(reports), len(groups), groups[majority] if groups else 0, tuple(drift))
 
 
-def load(paths: list[Path]) -> list[tuple[str, Report]]:
-    """Reports from files and directories (*.json inside); a node is named by its host, else by its file."""
-    found: list[Path] = []
+@dataclass(frozen=True)
+class Loaded:
+    reports: list[tuple[str, Report]]  # (unique node name, report), in a fixed order whatever the arguments' order
+    duplicates: tuple[str, ...]
+    skipped: tuple[str, ...]
+
+
+def load(paths: list[Path]) -> Loaded:
+    """Reports from files and directories (*.json inside). A file named on the command line must be a report (else
+    exit 2); a file in a directory that is not one is skipped and reported. A node is named by its host, else by
+    its file; a host named by several reports keeps each as its own node, named with its file, and is reported."""
+    found: list[tuple[Path, bool]] = []
     for path in paths:
-        found += sorted(path.glob("*.json")) if path.is_dir() else [path]
+        found += [(p, False) for p in sorted(path.glob("*.json"))] if path.is_dir() else [(path, True)]
     if not found:
         raise ReportError(f"no JSON reports in {', '.join(map(str, paths))}")
-    reports, seen = [], Counter[str]()
-    for path in found:
-        report = files.read_report(path)
-        name = str(report.host.get("hostname") or path.stem)
-        seen[name] += 1
-        reports.append((name if seen[name] == 1 else f"{name} ({path.name})", report))
-    return reports
+    loaded, skipped = [], []
+    for path, named in dict.fromkeys(found):
+        try:
+            loaded.append((path, files.read_report(path)))
+        except ReportError as exc:
+            if named:
+                raise
+            skipped.append(str(exc))
+    if not loaded:
+        raise ReportError(f"no readable reports among {len(found)} file(s): {skipped[0]}")
+    loaded.sort(key=lambda item: (str(item[1].host.get("hostname") or item[0].stem), str(item[0])))
+    hosts = Counter(str(r.host.get("hostname") or p.stem) for p, r in loaded)
+    names: set[str] = set()
+    reports = []
+    for path, report in loaded:
+        host = str(report.host.get("hostname") or path.stem)
+        name = host if hosts[host] == 1 else f"{host} ({path})"
+        while name in names:  # a host literally named like another's "host (file)": still one node each
+            name += "'"
+        names.add(name)
+        reports.append((name, report))
+    return Loaded(reports, tuple(sorted(h for h, n in hosts.items() if n > 1)), tuple(skipped))
 
 
 def render(result: Comparison, fmt: str) -> str:
@@ -131,5 +167,8 @@ def render(result: Comparison, fmt: str) -> str:
         f"{result.nodes} nodes, {result.environments} distinct environment(s); the majority has {result.majority}",
     ]
     lines += [f"DRIFT {d.node} ({d.kind}): {detail}" for d in result.drift for detail in d.details or ("?",)]
+    lines += [f"DUPLICATE host {host}: several reports name it; each is compared as its own node"
+              for host in result.duplicates]  # fmt: skip
+    lines += [f"SKIPPED {why}" for why in result.skipped]
     lines.append("no drift" if not result.drift else f"{len({d.node for d in result.drift})} node(s) drift")
     return "\n".join(lines) + "\n"

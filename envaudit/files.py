@@ -1,46 +1,71 @@
-"""Reading saved reports and writing results without ever leaving a half-written file; terminal colour.
+"""Reading a saved report (every way it can be wrong is one line), and whether a stream gets terminal colour.
 
-A report or a textfile-collector file is written to a temporary file in the same directory, flushed to disk and
-renamed over the target: a reader (node_exporter, a scheduler, a person) sees the old file or the new one, never
-a torn one, and a failure leaves the old file untouched.
+Writing lives in `safewrite`, which is written for root in directories others can write to.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
+import math
 import os
-import tempfile
+import stat
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from envaudit.model import Report, ReportError
 
-
-class OutputError(OSError):
-    """The output could not be written; the message is one line for the user."""
+MAX_REPORT_BYTES = 64 * 1024 * 1024  # a report is a few hundred KiB; anything far bigger is not one
 
 
-def read_report(path: Path) -> Report:
-    """A saved report, validated; every way it can be wrong is a ReportError of one line naming the file."""
+def _read(path: Path) -> bytes:
+    """The bytes of a regular file, read without blocking on a FIFO and never more than MAX_REPORT_BYTES."""
     try:
-        raw = path.read_bytes()
-    except IsADirectoryError:
-        raise ReportError(f"{path}: is a directory, not a report file") from None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise ReportError(f"{path}: no such file") from None
     except OSError as exc:
         raise ReportError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise ReportError(f"{path}: is a directory, not a report file")
+        raise ReportError(f"{path}: is not a regular file (a device, FIFO or socket), so not a saved report")
+    with os.fdopen(fd, "rb") as handle:
+        raw = handle.read(MAX_REPORT_BYTES + 1)
+    if len(raw) > MAX_REPORT_BYTES:
+        raise ReportError(f"{path}: larger than {MAX_REPORT_BYTES // 2**20} MiB, so not a report")
+    return raw
+
+
+def _no_constant(text: str) -> float:
+    raise ValueError(f"{text} is not a finite number")  # NaN, Infinity: never in a report envaudit writes
+
+
+def _check_text(value: Any) -> None:
+    """Every string must be encodable (no lone surrogates), or printing it later would fail."""
+    json.dumps(value, ensure_ascii=False).encode("utf-8")
+
+
+def read_report(path: Path) -> Report:
+    """A saved report, validated; every way it can be wrong is a ReportError of one line naming the file."""
+    raw = _read(path)
     if not raw.strip():
         raise ReportError(f"{path}: the file is empty")
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_float=_float)
+        if b"\\ud" in raw or b"\\uD" in raw:  # only a \uD800-\uDFFF escape can make a lone surrogate
+            _check_text(data)
     except RecursionError:
         raise ReportError(f"{path}: nested too deeply to be a report") from None
     except UnicodeDecodeError:
         raise ReportError(f"{path}: not UTF-8 text") from None
+    except UnicodeEncodeError:
+        raise ReportError(f"{path}: contains text that is not valid Unicode (a lone surrogate)") from None
     except json.JSONDecodeError as exc:
         raise ReportError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except ValueError as exc:  # a number beyond what Python converts, or not finite
+        raise ReportError(f"{path}: not a report: {str(exc).split(';')[0]}") from None
     try:
         return Report.from_dict(data)
     except ReportError as exc:
@@ -49,30 +74,11 @@ def read_report(path: Path) -> Report:
         raise ReportError(f"{path}: nested too deeply to be a report") from None
 
 
-def write_atomic(path: Path, text: str) -> None:
-    if path.is_dir():
-        raise OutputError(f"cannot write {path}: it is a directory")
-    directory = path.parent if str(path.parent) else Path(".")
-    if not directory.is_dir():
-        raise OutputError(f"cannot write {path}: directory {directory} does not exist")
-    tmp_name = None
-    try:
-        with tempfile.NamedTemporaryFile(
-            "w", dir=directory, prefix=f".{path.name}.", suffix=".tmp", delete=False, encoding="utf-8"
-        ) as handle:
-            tmp_name = handle.name
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, 0o644)
-        os.replace(tmp_name, path)
-        tmp_name = None
-    except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        if tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is not a finite number")
+    return value
 
 
 def use_color(stream: TextIO) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envaudit import cachedir, files
+from envaudit import cachedir, safewrite
 from envaudit.formats import render
 from envaudit.model import Report
 
@@ -43,7 +43,7 @@ def health_line(report: Report) -> str:
 def check_directory(prometheus_dir: Path | None) -> None:
     """Refuse a bad --prometheus-dir before minutes of probing, not after."""
     if prometheus_dir is not None and not prometheus_dir.is_dir():
-        raise files.OutputError(f"--prometheus-dir {prometheus_dir} is not a directory")
+        raise safewrite.OutputError(f"--prometheus-dir {prometheus_dir} is not a directory")
 
 
 def save(report: Report, prometheus_dir: Path | None) -> None:
@@ -53,5 +53,5 @@ def save(report: Report, prometheus_dir: Path | None) -> None:
         cachedir.write_text(REPORT_NAME, render(report, "json"))
         return
     check_directory(prometheus_dir)
-    files.write_atomic(prometheus_dir / REPORT_NAME, render(report, "json"))
-    files.write_atomic(prometheus_dir / PROM_NAME, render(report, "prometheus"))
+    safewrite.write(prometheus_dir / REPORT_NAME, render(report, "json"))
+    safewrite.write(prometheus_dir / PROM_NAME, render(report, "prometheus"))

@@ -13,7 +13,7 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
-from envaudit import cachedir, files
+from envaudit import cachedir, safewrite
 from envaudit.rules.checks import CHECKS
 
 CHECK_IDS = frozenset(c.id for c in CHECKS)
@@ -40,13 +40,19 @@ def site_dir(user: bool) -> Path:
 
 
 def enable(user: bool) -> Path:
-    """Write the .pth atomically; enabling twice leaves the same single line."""
+    """Write the .pth atomically; enabling twice leaves the same single line. A virtualenv does not load the user
+    site-packages (site.ENABLE_USER_SITE is false there), so --user in one would write a line nobody reads."""
+    if user and not site.ENABLE_USER_SITE:
+        raise safewrite.OutputError(
+            "--user would write where this interpreter never looks (user site-packages are off here, as in every "
+            "virtualenv); run `envaudit hook enable` without --user"
+        )
     target = site_dir(user) / PTH_NAME
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise files.OutputError(f"cannot create {target.parent}: {exc.strerror or exc}") from None
-    files.write_atomic(target, PTH_LINE)
+        raise safewrite.OutputError(f"cannot create {target.parent}: {exc.strerror or exc}") from None
+    safewrite.write(target, PTH_LINE)
     return target
 
 
@@ -59,7 +65,7 @@ def disable() -> list[Path]:
             try:
                 target.unlink()
             except OSError as exc:
-                raise files.OutputError(f"cannot remove {target}: {exc.strerror or exc}") from None
+                raise safewrite.OutputError(f"cannot remove {target}: {exc.strerror or exc}") from None
             removed.append(target)
     return removed
 
@@ -95,7 +101,7 @@ def evaluate_now(jax_config: Any) -> list[dict[str, str]]:
         precision = getattr(jax_config, "jax_default_matmul_precision", None)
         jax_facts["default_matmul_precision"] = None if precision is None else str(precision)
     facts = Facts(
-        packages=versions, python=system.get_python(), platform={}, nvidia=nvml.get_nvidia(), jax=jax_facts,
+        packages=versions, python=system.get_python(), platform={}, nvidia=nvml.get_nvidia_within(5.0), jax=jax_facts,
         env=system.get_env(), requirements=unsatisfied, duplicates=duplicates,
     )  # fmt: skip
     return [

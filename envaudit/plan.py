@@ -38,8 +38,10 @@ def _version(flag: str, text: str | None) -> str | None:
     if text is None:
         return None
     try:
+        if not text.isascii():  # Python's int() reads Arabic-Indic digits, which no real version has
+            raise InvalidVersion(text)
         Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):
         raise PlanError(f"{flag} {text!r} is not a version number") from None
     return text
 
@@ -56,8 +58,10 @@ def pin(text: str) -> tuple[str, str, set[str]]:
     if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
         raise PlanError(f"{text!r} is not pinned: plan evaluates exact versions (write {req.name}==X.Y.Z)")
     try:
+        if not specs[0].version.isascii():
+            raise InvalidVersion(specs[0].version)
         Version(specs[0].version)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):
         raise PlanError(f"{text!r}: {specs[0].version!r} is not a version number") from None
     return canonicalize_name(req.name), specs[0].version, {e.lower() for e in req.extras}
 
@@ -104,11 +108,11 @@ def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: di
 def _nvidia(args: argparse.Namespace) -> dict[str, Any]:
     driver = _version("--driver", args.driver)
     cc = args.compute_capability
-    if cc is not None and not re.fullmatch(r"\d{1,2}\.\d{1,2}", cc):
+    if cc is not None and not re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,2}", cc):  # ASCII digits only
         raise PlanError(f"--compute-capability {cc!r} is not of the form X.Y (e.g. 8.0)")
     count: int | None = None
     if args.gpus is not None:
-        if not re.fullmatch(r"\d{1,4}", args.gpus):
+        if not re.fullmatch(r"[0-9]{1,4}", args.gpus):
             raise PlanError(f"--gpus {args.gpus!r} is not a number of GPUs")
         count = int(args.gpus)
     if driver is None and cc is None and count is None:

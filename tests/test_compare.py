@@ -67,6 +67,9 @@ def test_what_differs_between_healthy_gpu_runs_is_not_drift() -> None:
         metrics = {**report.probes[0].metrics, "rerun_rel_diff_scatter_add": 1e-7 * i, "seconds_impl1": 1.0 + i}
         nodes.append((name, replace(report, probes=(replace(report.probes[0], metrics=metrics),))))
     assert compare(nodes).drift == ()
+    varied = {**nodes[2][1].probes[0].metrics, "rerun_rel_diff": 1.2e-7, "rel_err_batched": 8.000001e-7}
+    nodes[2] = ("gpu02", replace(nodes[2][1], probes=(replace(nodes[2][1].probes[0], metrics=varied),)))
+    assert compare(nodes).drift == ()  # its own reruns differed: its errors are not bits to compare
     faulty = replace(nodes[3][1].probes[0], metrics={**nodes[3][1].probes[0].metrics, "output_dtype": "float16"})
     nodes[3] = ("gpu03", replace(nodes[3][1], probes=(faulty,)))
     assert [(d.node, d.kind) for d in compare(nodes).drift] == [("gpu03", "probe")]
@@ -95,3 +98,37 @@ def test_cli_bad_inputs_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert main(["compare", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "bad.json: not valid JSON" in err and len(err.splitlines()) == 1
+
+
+def test_reports_naming_the_same_host_are_each_a_node_in_any_order(tmp_path: Path) -> None:
+    """Two reports say gpu03 (a node re-imaged and renamed, a copied file): neither may hide the other, and the
+    result may not depend on the order of the arguments."""
+    nodes = fleet()
+    nodes[3] = ("gpu03", node("gpu03", jaxlib="0.4.31"))  # the real gpu03 drifted
+    write(tmp_path, nodes)
+    (tmp_path / "gpu03-copy.json").write_text(json.dumps(node("gpu03").to_dict()))  # an older report of it, healthy
+    files = sorted(tmp_path.glob("*.json"))
+    results = [compare_cli(files), compare_cli(list(reversed(files))), compare_cli([tmp_path])]
+    assert results[0] == results[1] == results[2]
+    assert results[0]["nodes"] == 9 and results[0]["duplicates"] == ["gpu03"]
+    assert [d["node"] for d in results[0]["drift"]] == [f"gpu03 ({tmp_path / 'gpu03.json'})"]
+
+
+def compare_cli(paths: list[Path]) -> dict:  # type: ignore[type-arg]
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["compare", *map(str, paths), "--format", "json"])
+    result: dict = json.loads(out.getvalue())  # type: ignore[type-arg]
+    return result
+
+
+def test_a_bad_file_in_a_directory_is_skipped_and_said(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path, fleet())
+    (tmp_path / "torn.json").write_text('{"schema": "envaudit/report/v1", "verd')
+    assert main(["compare", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "SKIPPED " in out and "torn.json: not valid JSON" in out and out.endswith("no drift\n")
+    assert main(["compare", str(tmp_path / "torn.json")]) == 2  # named on the command line: bad input

@@ -58,6 +58,20 @@ def test_health_with_a_faulty_stack_exits_1_with_one_line(child_env: dict[str, s
     assert 'envaudit_verdict{verdict="fail"} 1' in prom
 
 
+def test_a_fail_verdict_exits_1_even_when_the_textfile_cannot_be_written(
+    child_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The Slurm wrapper drains on exit 1 and only logs exit 2: a bad node whose metrics directory is full,
+    read-only or blocked must still exit 1, with the write failure said beside the verdict."""
+    (tmp_path / "envaudit.prom").mkdir()  # the textfile cannot be replaced (as a full or read-only disk)
+    fault = ROOT / "tests" / "faults" / "conv_batch_scale"
+    env = {**child_env, "PYTHONPATH": f"{fault}{os.pathsep}{child_env['PYTHONPATH']}"}
+    proc = subprocess.run([PYTHON, "-m", "envaudit", "health", "--probe", "conv_chain", "--prometheus-dir",
+                           str(tmp_path)], env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 1 and proc.stdout.startswith("envaudit FAIL probe-conv-chain")
+    assert proc.stderr.startswith("envaudit: error: cannot write") and "the verdict above stands" in proc.stderr
+
+
 def test_health_into_a_missing_directory_is_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["health", "--prometheus-dir", str(tmp_path / "nope"), "--probe", "matmul_precision"])
     assert code == 2 and "is not a directory" in capsys.readouterr().err

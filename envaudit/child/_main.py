@@ -1,9 +1,10 @@
 """The child process: what jax itself reports, then the probes one after another, all on one jax import.
 
-Run by path as ``_main.py [--facts] LABEL:PRECISION:PROBE_FILE...`` by the interpreter being audited, so it imports only
-the standard library (the probes import what they test, ``_jaxfacts.py`` is loaded by path); the parent imports
-it only for its protocol constants. The protocol (one ``ENVAUDIT {json}`` line per event) goes to a duplicate of
-the original stdout while fd 1 is pointed at stderr, so whatever a probe or a library prints cannot corrupt it.
+Run by path as ``_main.py [--parent-pipe] [--facts] LABEL:PRECISION:PROBE_FILE...`` by the interpreter being
+audited, so it imports only the standard library (the probes import what they test, ``_jaxfacts.py`` is loaded by
+path); the parent imports it only for its protocol constants. The protocol (one ``ENVAUDIT {json}`` line per
+event) goes to a duplicate of the original stdout while fd 1 is pointed at stderr, so whatever a probe or a
+library prints cannot corrupt it.
 Each event is flushed before the next step starts, so when the process dies the parent knows what was running.
 
 Events, in order: ``fact`` (one per jax facts stage, with --facts) and ``facts_done``; per task ``start``, then
@@ -16,7 +17,9 @@ import gc
 import importlib.util
 import json
 import os
+import signal
 import sys
+import threading
 import time
 import traceback
 from types import ModuleType
@@ -63,6 +66,14 @@ def run_task(out: TextIO, label: str, precision: str, path: str) -> None:
              trace=traceback.format_exc(limit=4), duration_s=time.monotonic() - start)  # fmt: skip
 
 
+def watch_parent() -> None:
+    """With --parent-pipe, fd 0 is a pipe whose other end only the parent holds: when it reads end-of-file the
+    parent is gone (even by SIGKILL, which no handler sees), and this child and whatever it started end too."""
+    while os.read(0, 4096):
+        pass
+    os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
 def main(argv: list[str]) -> int:
     # No cyclic garbage collection in this short-lived child: the jax import and the probes' tracing make many
     # objects, and collections kept re-scanning them (measured over the default set: 0.07-0.1 s less wall time,
@@ -72,6 +83,9 @@ def main(argv: list[str]) -> int:
     here = os.path.dirname(os.path.abspath(__file__))
     facts = load(os.path.join(here, "_jaxfacts.py"), "envaudit_jaxfacts")
     tasks = argv
+    if tasks[:1] == ["--parent-pipe"]:
+        tasks = tasks[1:]
+        threading.Thread(target=watch_parent, name="envaudit-parent", daemon=True).start()
     if tasks[:1] == ["--facts"]:
         tasks = tasks[1:]
         facts.stages(lambda stage, **data: send(out, event="fact", stage=stage, **data))

@@ -3,7 +3,8 @@
 One child reports the jax facts and then runs every task (a probe at one precision) in turn, on one jax import;
 when it dies or hangs, whatever it was doing gets `crash` or `timeout` with its evidence, its process group is
 killed (it runs in its own session, so a terminal's Ctrl-C does not reach it), and a new child runs the remaining
-tasks. Every bound is enforced here, in the parent: a hung child cannot hang the audit.
+tasks. Every bound is enforced here, in the parent: a hung child cannot hang the audit. And the child cannot outlive
+the parent: it watches a pipe only the parent holds (--parent-pipe), and ends its process group when that closes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from envaudit.child._main import PREFIX
 from envaudit.child.jaxfacts import signal_name
@@ -73,12 +76,12 @@ def _pump(stream: Any, sink: queue.Queue[str | None] | collections.deque[str]) -
 
 def one_child(state: Run) -> None:
     """One child over the pending tasks (and the jax facts while they are wanted); returns when it is gone."""
-    argv = (["--facts"] if state.facts_wanted else []) + [t.argument() for t in state.pending]
+    argv = ["--parent-pipe", *(["--facts"] if state.facts_wanted else []), *(t.argument() for t in state.pending)]
     try:
         proc = subprocess.Popen(
             [state.opts.python, str(CHILD), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL, text=True, encoding="utf-8", errors="replace", env=state.env,
-            start_new_session=True,
+            stdin=subprocess.PIPE, text=True, encoding="utf-8", errors="replace", env=state.env,
+            start_new_session=True,  # stdin: the pipe the child watches; it ends with us, even by SIGKILL
         )  # fmt: skip
     except OSError as exc:
         return state.cannot_start(f"could not start {state.opts.python}: {exc.strerror or exc}")
@@ -100,50 +103,76 @@ def _follow(
     """Read the child's events until it is gone; on a timeout kill it; then say how it ended."""
     reports_facts = state.facts_wanted
     current, since = (FACTS_STAGE if reports_facts else state.next_label()), time.monotonic()
+    mark = cpu_seconds(proc)
     while True:
         bound = min(since + state.opts.timeout, state.deadline)
         try:
             line = lines.get(timeout=max(bound - time.monotonic(), 0.0))
-        except queue.Empty:
+        except queue.Empty:  # how much it computed in that time tells a loaded machine from a hang
+            used, now = cpu_seconds(proc), time.monotonic()
+            busy = (used - mark) / max(now - since, 1e-6) if used is not None and mark is not None else None
             kill_group(proc)
-            return _ended(state, current, since, proc.wait(), reports_facts, tail, timed_out=True)
+            return _ended(state, current, since, proc.wait(), reports_facts, tail, timed_out=True, busy=busy)
         if line is None:  # the child closed its output: it is exiting, or hangs on the way out (atexit, a thread)
-            try:
-                code = proc.wait(timeout=max(bound - time.monotonic(), 1.0))
-            except subprocess.TimeoutExpired:
-                kill_group(proc)
-                code = proc.wait()
-            return _ended(state, current, since, code, reports_facts, tail, timed_out=False)
+            return _ended(state, current, since, _reap(proc, bound), reports_facts, tail, timed_out=False)
         event = decode(line) or {}  # anything else on the channel is not ours, so never a probe's answer
         kind = event.get("event")
         if kind == "fact" and current == FACTS_STAGE:
             state.fact_events.append(event)
         elif kind == "facts_done" and current == FACTS_STAGE:
             state.finish_facts(ended=None, timed_out=False, seconds=time.monotonic() - since)
-            current, since = state.next_label(), time.monotonic()
+            current, since, mark = state.next_label(), time.monotonic(), cpu_seconds(proc)
         elif kind == "start" and state.is_pending(event.get("probe")):
-            current, since = str(event["probe"]), time.monotonic()
+            current, since, mark = str(event["probe"]), time.monotonic(), cpu_seconds(proc)
         elif kind in ("result", "error") and event.get("probe") == current and state.is_pending(current):
             state.report(parse_result(str(current), event))
             since = time.monotonic()
         elif kind == "memory":
             state.remember_memory(event.get("devices"))
+        elif kind == "done":  # finished: do not wait for the end of output, which a forked grandchild may hold
+            return _ended(state, current, since, _reap(proc, time.monotonic() + 5.0), reports_facts, tail,
+                          timed_out=False)  # fmt: skip
+
+
+def cpu_seconds(proc: subprocess.Popen[str]) -> float | None:
+    """User and system CPU time the child has used so far (all its threads), or None when it cannot be read."""
+    try:
+        times = psutil.Process(proc.pid).cpu_times()
+    except (psutil.Error, OSError):
+        return None
+    return float(times.user + times.system)
+
+
+def _reap(proc: subprocess.Popen[str], bound: float) -> int:
+    """The child's exit status once it has exited (killed if it lingers past `bound`); whatever it left behind in
+    its process group (a forked helper, a stuck thread's process) is killed too."""
+    try:
+        code = proc.wait(timeout=max(bound - time.monotonic(), 1.0))
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        code = proc.wait()
+    kill_group(proc)
+    return code
 
 
 def _ended(
     state: Run, current: str | None, since: float, code: int, reports_facts: bool, tail: collections.deque[str],
-    *, timed_out: bool,
+    *, timed_out: bool, busy: float | None = None,
 ) -> None:  # fmt: skip
-    """The child is gone: record its exit status, and blame whatever it had not finished."""
+    """The child is gone: record its exit status, and blame whatever it had not finished. A timeout keeps the
+    share of a CPU the child used meanwhile (`cpu_fraction`): computing but slow, or blocked."""
     if reports_facts:
         state.facts_returncode = code  # the real exit status of the child that reported the jax facts
     seconds = time.monotonic() - since
+    load = {} if busy is None else {"cpu_fraction": round(busy, 3)}
     if current == FACTS_STAGE and state.facts_wanted:
         state.finish_facts(ended=code, timed_out=timed_out, seconds=seconds, last_words=tail[-1] if tail else "")
+        if state.facts is not None and timed_out:
+            state.facts.update(load)
     elif state.is_pending(current):
         label = str(current)
         if timed_out:
-            state.report(ProbeResult(label, "timeout", {}, seconds, f"no answer within {state.opts.timeout:g} s"))
+            state.report(ProbeResult(label, "timeout", load, seconds, f"no answer within {state.opts.timeout:g} s"))
         else:
             why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"
             detail = f"{why} while running {label}" + (f": {tail[-1]}" if tail else "")

@@ -62,8 +62,9 @@ def child_env(cache: bool, environ: dict[str, str] | None = None) -> tuple[dict[
     """The child's environment, and the variables envaudit set in it (pure given `environ`)."""
     base = dict(os.environ if environ is None else environ)
     changes = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
-    if cache and "JAX_COMPILATION_CACHE_DIR" not in base:
-        changes["JAX_COMPILATION_CACHE_DIR"] = str(cachedir.cache_dir() / "jax-compilation-cache")
+    directory = cachedir.cache_dir() if cache else None  # None: no cache that is safe to load programs from
+    if directory is not None and "JAX_COMPILATION_CACHE_DIR" not in base:
+        changes["JAX_COMPILATION_CACHE_DIR"] = str(directory / "jax-compilation-cache")
         changes["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
         changes["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
     changes = {k: v for k, v in changes.items() if k not in base}  # what the user set wins
@@ -133,7 +134,7 @@ class Run:
     def outcome(self) -> Outcome:
         for task in self.pending:
             why = f"not run: the total bound of {self.opts.total:g} s was spent"
-            self.results[task.label] = ProbeResult(task.label, "timeout", {}, 0.0, why)
+            self.results[task.label] = ProbeResult(task.label, "timeout", {"not_run": True}, 0.0, why)
         if self.facts is not None:
             self.facts["returncode"] = self.facts_returncode
             self.facts["child_env"] = dict(self.changes)

@@ -5,8 +5,11 @@ Uncorrected ECC errors, a pending row remap, a MIG slice where a whole GPU was e
 down by a hardware slowdown, a libcuda that is missing: none of it is visible from JAX, all of it is
 visible to NVML. This module asks NVML and returns plain JSON facts for the rules to judge.
 
-It never raises. No driver is a fact (status "absent"); one query the GPU does not support is a fact
-(the field is None and NVML's message is kept under "unavailable"); anything unexpected is status "error".
+It never raises and never hangs. No driver is a fact (status "absent"); one query the GPU does not support is a
+fact (the field is None and NVML's message is kept under "unavailable"); anything unexpected is status "error".
+A driver that stops answering (a GPU fallen off the bus hangs nvmlInit and every query) would hang `health` past
+Slurm's limit and the hook's `import jax`: `get_nvidia_within` asks in a daemon thread and, past its deadline,
+reports status "timeout", which is itself the clearest sign of a bad node (check `nvml-hung`).
 
 The I/O seam is one argument: `get_nvidia(nvml)` receives the pynvml module (tests pass a fake with the
 same names and the real exception classes). The helpers that interpret raw NVML values are pure.
@@ -186,6 +189,23 @@ def _collect(nvml: ModuleType) -> dict[str, Any]:
     finally:
         with contextlib.suppress(nvml.NVMLError):  # the facts are read; a failed shutdown changes none
             nvml.nvmlShutdown()
+
+
+NVML_TIMEOUT_S = 10.0  # nvmlInit and the queries of a healthy 8-GPU node take well under a second
+
+
+def get_nvidia_within(seconds: float = NVML_TIMEOUT_S, nvml: ModuleType | None = None) -> dict[str, Any]:
+    """get_nvidia, or status "timeout" if NVML has not answered within `seconds`. The thread asking is left behind
+    (a call inside the driver cannot be interrupted); it is a daemon, so it never keeps the process alive."""
+    import threading
+
+    answer: list[dict[str, Any]] = []
+    asker = threading.Thread(target=lambda: answer.append(get_nvidia(nvml)), name="envaudit-nvml", daemon=True)
+    asker.start()
+    asker.join(seconds)
+    if answer:
+        return answer[0]
+    return _result("timeout", f"NVML did not answer within {seconds:g} s: the driver or a GPU no longer responds")
 
 
 def get_nvidia(nvml: ModuleType | None = None) -> dict[str, Any]:

@@ -81,7 +81,7 @@ def _satisfies(version: str, specifier: str) -> bool:
 
     try:
         return SpecifierSet(specifier).contains(Version(version), prereleases=True)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):
         return True  # pip skips what it cannot parse; so do we
 
 

@@ -11,7 +11,7 @@ from envaudit.model import Report
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return summary.clean(text).replace("|", "\\|")
 
 
 def render(report: Report, *, color: bool = False) -> str:
@@ -20,7 +20,7 @@ def render(report: Report, *, color: bool = False) -> str:
     out = [
         f"### envaudit report: **{report.verdict}** ({summary.counts(report)})",
         "",
-        f"envaudit {report.envaudit_version}, {report.mode}, {report.created}",
+        f"envaudit {_cell(report.envaudit_version)}, {_cell(report.mode)}, {_cell(report.created)}",
         "",
         "| component | version / state |",
         "|---|---|",
@@ -43,7 +43,9 @@ def render(report: Report, *, color: bool = False) -> str:
     if report.probes:
         out += ["", "#### Probes", "", "| probe | status | time (s) | metrics |", "|---|---|---|---|"]
         for p in report.probes:
-            detail = p.message or summary.metrics_line(p.metrics, limit=6)  # the judge's words, else the numbers
+            detail = (
+                p.judgement or p.message or summary.metrics_line(p.metrics, limit=6)
+            )  # the judge's words, else the numbers
             out.append(f"| {p.name} | {p.status} | {p.duration_s:.2f} | {_cell(detail)} |")
     details = json.dumps(report.to_dict(), indent=2, default=str)
     out += [

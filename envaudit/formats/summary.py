@@ -5,6 +5,13 @@ from __future__ import annotations
 from envaudit.model import Facts, Report
 
 GIB = 1024**3
+_SPACES = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
+
+
+def clean(text: object) -> str:
+    """Text from a report, safe to show on a terminal: a crafted report cannot move the cursor, retitle the window
+    or reverse the text (every control or format character but a space becomes U+FFFD)."""
+    return "".join(ch if ch.isprintable() else "\ufffd" for ch in str(text).translate(_SPACES))
 
 
 def python_line(facts: Facts) -> str:

@@ -31,11 +31,12 @@ def _paint(text: str, level: str, color: bool) -> str:
 
 
 def render(report: Report, *, color: bool = False) -> str:
-    facts = report.facts
+    facts, c = report.facts, summary.clean  # every value from the report is cleaned; only our colours are escapes
     host = report.host.get("hostname", "?")
     verdict = _paint(report.verdict.upper(), report.verdict, color)
     lines = [
-        f"envaudit {report.envaudit_version} | {host} | {report.created} | {report.mode} | verdict: {verdict}",
+        f"envaudit {c(report.envaudit_version)} | {c(host)} | {c(report.created)} | {c(report.mode)} | "
+        f"verdict: {verdict}",
         "",
     ]
     rows = [
@@ -46,23 +47,23 @@ def render(report: Report, *, color: bool = False) -> str:
         ("packages", ", ".join(f"{k} {v}" for k, v in facts.packages.items()) or "none of the audited stack"),
     ]
     lines.append("Environment")
-    lines += [f"  {name:<10}{value}" for name, value in rows]
+    lines += [f"  {name:<10}{c(value)}" for name, value in rows]
     lines += ["", f"Findings ({summary.counts(report)})"]
     if not report.findings:
         lines.append("  none")
     for f in report.findings:
-        lines.append(f"  {_paint(f.severity.upper().ljust(5), f.severity, color)} {f.id}: {f.title}")
+        lines.append(f"  {_paint(f.severity.upper().ljust(5), f.severity, color)} {c(f.id)}: {c(f.title)}")
         if f.detail:
-            lines.append(f"        {f.detail}")
+            lines.append(f"        {c(f.detail)}")
         if f.fix:
-            lines.append(f"        fix: {f.fix}")
+            lines.append(f"        fix: {c(f.fix)}")
         for ref in f.references:
-            lines.append(f"        see: {ref}")
+            lines.append(f"        see: {c(ref)}")
     if report.probes:
         lines += ["", "Probes"]
-        width = max(len(p.name) for p in report.probes)
+        width = max(len(c(p.name)) for p in report.probes)
         for p in report.probes:
             status = _paint(p.status.ljust(7), PROBE_SEVERITY.get(p.status, "info"), color)
-            tail = p.message or summary.metrics_line(p.metrics)  # the judge's words, else the numbers
-            lines.append(f"  {status} {p.name.ljust(width)}  {p.duration_s:6.2f} s  {tail}")
+            tail = p.judgement or p.message or summary.metrics_line(p.metrics)  # the judge's words, else the numbers
+            lines.append(f"  {status} {c(p.name).ljust(width)}  {p.duration_s:6.2f} s  {c(tail)}")
     return "\n".join(lines) + "\n"

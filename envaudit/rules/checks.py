@@ -18,6 +18,7 @@ from envaudit.stack import PLUGIN, canonicalize_name
 JEP_9419 = "https://docs.jax.dev/en/latest/jep/9419-jax-versioning.html"
 INSTALL = "https://docs.jax.dev/en/latest/installation.html"
 MEM_ERRORS = "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html"
+XID = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 
 
 @dataclass(frozen=True)
@@ -89,12 +90,32 @@ def duplicates(facts: Facts) -> list[str]:
     ]
 
 
+BUSY = 0.02  # a timed-out child that used this share of a CPU was computing (slowly), not hung; the judge's too
+
+
+def _jax_slow(facts: Facts) -> bool:
+    busy = facts.jax.get("cpu_fraction")
+    return facts.jax.get("status") == "timeout" and isinstance(busy, int | float) and busy >= BUSY
+
+
+def jax_slow(facts: Facts) -> list[str]:
+    return (
+        [f"{facts.jax.get('message')} (it used {facts.jax.get('cpu_fraction'):.0%} of a CPU)"]
+        if _jax_slow(facts)
+        else []
+    )
+
+
 def jax_broken(facts: Facts) -> list[str]:
     status = facts.jax.get("status")
-    if status in ("import_error", "crash", "timeout", "error"):
+    if status in ("import_error", "crash", "timeout", "error") and not _jax_slow(facts):
         stage = facts.jax.get("stage")
         return [f"{status} (stage {stage}): {facts.jax.get('message')}"]
     return []
+
+
+def nvml_hung(facts: Facts) -> list[str]:
+    return [str(facts.nvidia.get("message"))] if facts.nvidia.get("status") == "timeout" else []
 
 
 def _gpu(predicate: Callable[[dict[str, object]], str | None]) -> Callable[[Facts], list[str]]:
@@ -141,9 +162,14 @@ CHECKS: tuple[Check, ...] = (
     Check("duplicate-distribution", "warn", "a package is installed twice; import and metadata can disagree",
           "pip uninstall the copy you do not want (run it until pip reports nothing left), then reinstall once",
           ("https://packaging.python.org/en/latest/specifications/recording-installed-packages/",), duplicates),
+    Check("jax-slow", "warn", "jax did not finish starting in time while it was computing: the machine was too busy",
+          "give it more time (--timeout S), or audit the node when it is idle", (INSTALL,), jax_slow),
     Check("jax-broken", "fail", "jax cannot be imported or crashes on its first computation",
           "reinstall a matching set: pip install --force-reinstall 'jax[cpu]' (or 'jax[cuda12]')",
           (INSTALL,), jax_broken),
+    Check("nvml-hung", "fail", "the NVIDIA driver does not answer (NVML hangs)",
+          "drain the node; look for Xid errors in the kernel log (dmesg | grep -i xid; Xid 79: a GPU has fallen off "
+          "the bus) and reset or power-cycle the GPU", (XID,), nvml_hung),
     Check("gpu-uncorrected-ecc", "fail", "a GPU reports uncorrected ECC memory errors",
           "drain the node, reset the GPU (nvidia-smi -r -i N) and replace it if errors recur",
           (MEM_ERRORS,), _gpu(_ecc)),

@@ -183,5 +183,5 @@ def deterministic_ops(facts: Facts) -> bool | None:
 def version_or_none(text: str) -> Version | None:
     try:
         return Version(text)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: a component beyond Python's 4300-digit int conversion
         return None

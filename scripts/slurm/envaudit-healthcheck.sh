@@ -37,19 +37,40 @@ fi
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export SLURM_CONF="$SLURM_CONF_PATH"
 
+umask 077  # the log and the lock are root's: nobody else reads them, nobody else writes them
+
+# This runs as root: a file it appends to must not be a link someone planted (root would append to its target, a
+# secret or a system file), so it appends only to a regular file of its own, in a directory nobody but its owner
+# can write to (mode without group or other write). Anything else is not used; the lines go to stderr (slurmd's log).
+safe_to_append() {
+    local file="$1" dir perms
+    dir="$(dirname -- "$file")"
+    { [ -d "$dir" ] && [ ! -L "$dir" ]; } || return 1
+    perms="$(stat -c %a -- "$dir" 2>/dev/null)" || return 1
+    [ $(( 8#$perms & 8#022 )) -eq 0 ] || return 1
+    if [ -e "$file" ] || [ -L "$file" ]; then
+        [ -f "$file" ] && [ ! -L "$file" ] && [ -O "$file" ] || return 1
+    fi
+    return 0
+}
+LOG_TO=""
+if safe_to_append "$ENVAUDIT_LOG_FILE" && { : >>"$ENVAUDIT_LOG_FILE"; } 2>/dev/null; then
+    LOG_TO="$ENVAUDIT_LOG_FILE"
+fi
+
 log() {
     local stamp
     stamp="$("$DATE_BIN" -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)"
-    if ! { printf '%s %s %s\n' "$stamp" "${NODE:-?}" "$*" >>"$ENVAUDIT_LOG_FILE"; } 2>/dev/null; then
+    if [ -z "$LOG_TO" ] || ! { printf '%s %s %s\n' "$stamp" "${NODE:-?}" "$*" >>"$LOG_TO"; } 2>/dev/null; then
         printf '%s %s %s\n' "$stamp" "${NODE:-?}" "$*" >&2
     fi
 }
 
-# envaudit's stderr goes to the log; if the log cannot be written, nowhere (a failed redirection must not look like a
+# envaudit's stderr goes to the log; if the log cannot be used, nowhere (a failed redirection must not look like a
 # failed audit).
-ERR_LOG="$ENVAUDIT_LOG_FILE"
-if ! { : >>"$ERR_LOG"; } 2>/dev/null; then
-    ERR_LOG=/dev/null
+ERR_LOG="${LOG_TO:-/dev/null}"
+if [ -z "$LOG_TO" ]; then
+    log "not logging to $ENVAUDIT_LOG_FILE: not a regular file of root's in a directory only its owner can write"
 fi
 
 NODE="${SLURMD_NODENAME:-}"
@@ -62,6 +83,7 @@ if [ -z "$NODE" ]; then
 fi
 
 # One check at a time: slurmd may start one (interval, registration, `scontrol reconfigure`) while one still runs.
+safe_to_append "$ENVAUDIT_LOCK_FILE" || { log "unsafe lock file $ENVAUDIT_LOCK_FILE (see the log file)"; exit 3; }
 exec 9>>"$ENVAUDIT_LOCK_FILE" || { log "cannot open lock file $ENVAUDIT_LOCK_FILE"; exit 3; }
 if ! "$FLOCK_BIN" -n 9; then
     log "another check is running; skipped"

@@ -57,6 +57,25 @@ def test_runner_survives_odd_children(tmp_path: Path, child_env: dict[str, str],
     assert proc.stdout.startswith(f"[('odd', '{status}'")
 
 
+FORKED = RUNNER.replace("timeout=5, total=30", "timeout=600, total=600")
+
+
+def test_a_forked_helper_holding_the_pipes_neither_stalls_the_run_nor_outlives_it(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """The child said `done` and exited; a helper it forked still holds the protocol pipe. The runner must not
+    wait for the end of output (the per-probe bound here is 600 s, so waiting would hit this test's timeout),
+    and the helper is killed with the child's process group."""
+    (tmp_path / "odd.py").write_text("NAME = 'odd'\n\ndef run(precision='auto'):\n    import os, time\n"
+                                     "    if os.fork() == 0:\n        time.sleep(3600)\n"
+                                     "    return {'name': 'odd', 'status': 'pass', 'metrics': {}}\n")  # fmt: skip
+    proc = subprocess.run([PYTHON, "-c", FORKED, str(tmp_path)], env=child_env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.stdout.startswith("[('odd', 'pass'"), proc.stderr
+    leftovers = subprocess.run(["pgrep", "-f", str(tmp_path / "odd.py")], capture_output=True, text=True)
+    assert leftovers.stdout == "", "a process the probe left behind outlived the audit"
+
+
 INTERRUPTED = """
 import signal, sys
 from pathlib import Path

@@ -15,7 +15,8 @@ Fixture format (every key that names a function is the real pynvml name):
      "device_defaults": {"nvmlDeviceGetName": "NVIDIA H200", ...},
      "devices": [{"nvmlDeviceGetUUID": "GPU-..."}, ...],   # per GPU, merged over device_defaults
      "missing_functions": ["nvmlSystemGetCudaDriverVersion_v2"]}   # absent from this (older) pynvml
-A spec is a plain value; or {"error": code}; or {"by_args": {"1,0": spec, ...}, "default": spec} for a
+A spec is a plain value; or {"error": code}; or {"hang": seconds} (then the rest of the spec); or
+{"by_args": {"1,0": spec, ...}, "default": spec} for a
 function whose answer depends on its arguments after the handle (joined with ","); any other dict is a C
 struct and comes back as an object with those attributes (nvmlDeviceGetMemoryInfo). nvmlDeviceGetCount
 defaults to len(devices). Keys starting with "_" are comments.
@@ -24,6 +25,7 @@ defaults to len(devices). Keys starting with "_" are comments.
 from __future__ import annotations
 
 import inspect
+import time
 import types
 from collections.abc import Callable
 from typing import Any
@@ -67,8 +69,12 @@ class FakeHandle:
 
 
 def resolve(name: str, spec: Any, args: tuple[Any, ...] = ()) -> Any:
-    """The value a spec stands for, or the real NVMLError it says to raise."""
+    """The value a spec stands for, or the real NVMLError it says to raise; {"hang": s} blocks for s seconds first
+    (a driver that no longer answers, as with a GPU fallen off the bus)."""
     if isinstance(spec, dict):
+        if "hang" in spec:
+            time.sleep(float(spec["hang"]))
+            return resolve(name, {k: v for k, v in spec.items() if k != "hang"} or None, args)
         if "error" in spec:
             raise pynvml.NVMLError(spec["error"])
         if "by_args" in spec:

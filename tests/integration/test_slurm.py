@@ -404,3 +404,22 @@ def test_wrapper_skips_while_another_check_runs(fakes: Fakes) -> None:
         subprocess.run(["flock", "-n", str(lock.fileno())], pass_fds=(lock.fileno(),), check=True, timeout=10)
         assert fakes.run(1, FAIL_LINE, "IDLE") == (0, [])
     assert "skipped" in (fakes.root / "log").read_text()
+
+
+@pytest.mark.parametrize("planted", ["a link to a secret", "an open directory"])
+def test_wrapper_as_root_never_appends_through_a_planted_link(fakes: Fakes, tmp_path: Path, planted: str) -> None:
+    """The wrapper runs as root: a log path someone could plant a link at (or in a directory others can write to)
+    is not used; its lines go to stderr instead, and the decision is the same."""
+    secret = tmp_path / "secret"
+    secret.write_text("root only\n")
+    secret.chmod(0o600)
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)  # (mkdir's mode is cut by the umask)
+    log = shared / "envaudit.log" if planted == "an open directory" else fakes.root / "planted.log"
+    if planted == "a link to a secret":
+        log.symlink_to(secret)
+    with fakes.env_file.open("a") as handle:
+        handle.write(f"ENVAUDIT_LOG_FILE={shlex.quote(str(log))}\n")
+    assert fakes.run(1, FAIL_LINE, "IDLE") == (1, [DRAIN])
+    assert secret.read_text() == "root only\n" and not (shared / "envaudit.log").exists()

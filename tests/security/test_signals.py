@@ -1,0 +1,61 @@
+"""Schedulers stop a check with SIGTERM (Slurm's health check, Kubernetes), and a parent can die by SIGKILL: the
+probe child, in its own session so that a terminal's Ctrl-C does not reach it, must never outlive envaudit."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+
+from tests.conftest import PYTHON, ROOT
+
+HANG = ROOT / "tests" / "faults" / "hang_on_import"  # the child hangs in `import jax`, as a broken driver would
+
+
+def children_of(pid: int) -> list[psutil.Process]:
+    try:
+        found: list[psutil.Process] = psutil.Process(pid).children(recursive=True)
+        return found
+    except psutil.NoSuchProcess:
+        return []
+
+
+def started(proc: subprocess.Popen[str]) -> list[psutil.Process]:
+    """The audit's probe child, once envaudit has started it."""
+    for _ in range(600):
+        found = [c for c in children_of(proc.pid) if "_main.py" in " ".join(c.cmdline())]
+        if found:
+            return found
+        time.sleep(0.05)
+    raise AssertionError("envaudit never started its child")
+
+
+def gone(processes: list[psutil.Process]) -> bool:
+    _, alive = psutil.wait_procs(processes, timeout=30)
+    return not alive
+
+
+def test_sigterm_stops_the_audit_and_its_child(child_env: dict[str, str]) -> None:
+    env = {**child_env, "PYTHONPATH": f"{HANG}{os.pathsep}{child_env['PYTHONPATH']}"}
+    proc = subprocess.Popen([PYTHON, "-m", "envaudit", "health", "--timeout", "600", "--total-timeout", "900"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    child = started(proc)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3 and err.strip() == "envaudit: terminated (SIGTERM): the audit did not complete"
+    assert gone(child), "the probe child outlived a terminated envaudit"
+
+
+def test_a_child_whose_parent_is_killed_ends_itself(child_env: dict[str, str], tmp_path: Path) -> None:
+    """SIGKILL reaches no handler: the child sees the end of the pipe only its parent held, and ends its group."""
+    env = {**child_env, "PYTHONPATH": f"{HANG}{os.pathsep}{child_env['PYTHONPATH']}"}
+    proc = subprocess.Popen([PYTHON, "-m", "envaudit", "--timeout", "600", "--total-timeout", "900"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    child = started(proc)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert gone(child), "the probe child outlived its killed parent"

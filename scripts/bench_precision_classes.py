@@ -13,18 +13,15 @@ Usage: python scripts/bench_precision_classes.py [--python PYTHON] [--runs 20] [
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
+from bench_sensitivity import spawn  # its --child mode runs probes in-process, a JSON line each
+
 ROOT = Path(__file__).resolve().parents[1]
-FAULT = ROOT / "tests" / "faults" / "default_precision"
 PROBES = ("dense_chain", "conv_chain", "ntk", "matmul_precision")
-CLEARED = ("PYTHONPATH", "JAX_ENABLE_X64", "JAX_DEFAULT_MATMUL_PRECISION", "ENVAUDIT_FAULT_MANTISSA", "XLA_FLAGS")
 MANTISSAS = {"float32": None, "tf32": 10, "bf16": 7}
 
 
@@ -32,18 +29,6 @@ def default_errors(result: dict[str, Any]) -> list[float]:
     """The default-precision errors of a result, as the judge's table names them (rel_*_default)."""
     metrics = result.get("metrics", {})
     return [float(v) for k, v in metrics.items() if k.startswith("rel_") and k.endswith("_default")]
-
-
-def spawn(python: str, probes: list[str], seeds: list[int], mantissa: int | None) -> list[dict[str, Any]]:
-    env = {k: v for k, v in os.environ.items() if k not in CLEARED}
-    if mantissa is not None:
-        env |= {"PYTHONPATH": str(FAULT), "ENVAUDIT_FAULT_MANTISSA": str(mantissa)}
-    child = ROOT / "scripts" / "bench_sensitivity.py"  # its --child mode runs probes in-process, a line each
-    cmd = [python, str(child), "--child", ",".join(probes), "--seeds", ",".join(map(str, seeds))]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600, cwd=ROOT)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{cmd} exited {proc.returncode}: {proc.stderr[-2000:]}")
-    return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
         bounds = {name: spec["bound"] for name, spec in tomllib.load(handle)["class"].items()}
     worst: dict[str, dict[str, float]] = {p: {} for p in probes}
     for cls, mantissa in MANTISSAS.items():
-        for result in spawn(args.python, probes, list(range(args.runs)), mantissa):
+        extra = {"ENVAUDIT_FAULT_MANTISSA": str(mantissa)} if mantissa is not None else {}
+        fault = "default_precision" if mantissa is not None else None
+        for result in spawn(args.python, probes, list(range(args.runs)), fault, None, **extra):
             errors = default_errors(result)
             if errors:
                 worst[result["name"]][cls] = max(worst[result["name"]].get(cls, 0.0), *errors)

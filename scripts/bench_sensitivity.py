@@ -69,11 +69,16 @@ def child(probes: list[str], seeds: list[int]) -> None:
             print(json.dumps(result), flush=True)
 
 
-def spawn(python: str, probes: list[str], seeds: list[int], fault: str | None, delta: float) -> list[dict[str, Any]]:
-    env = {k: v for k, v in os.environ.items() if k not in CLEARED}
+def spawn(
+    python: str, probes: list[str], seeds: list[int], fault: str | None, delta: float | None, **extra: str
+) -> list[dict[str, Any]]:
+    """The probes' results from one child (see `child`), with the fault (its size `delta`, more variables in
+    `extra`) on its PYTHONPATH; the caller's numerics variables are cleared."""
+    env = {k: v for k, v in os.environ.items() if k not in (*CLEARED, "ENVAUDIT_FAULT_MANTISSA")}
     if fault is not None:
         env["PYTHONPATH"] = str(FAULTS / fault)
-        env["ENVAUDIT_FAULT_DELTA"] = repr(delta)
+        env |= {"ENVAUDIT_FAULT_DELTA": repr(delta)} if delta is not None else {}
+    env |= extra
     cmd = [python, __file__, "--child", ",".join(probes), "--seeds", ",".join(map(str, seeds))]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800, cwd=ROOT)
     if proc.returncode != 0:

@@ -59,7 +59,11 @@ def _probes(name: str | None, script: bool) -> int:
         return Exit.OK
     if name not in known:
         raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")
-    print(known[name].read_text() if script else f"{name}: {probefiles.summary(known[name])}\n  file: {known[name]}")
+    print(
+        probefiles.script(known[name])
+        if script
+        else f"{name}: {probefiles.summary(known[name])}\n  file: {known[name]}"
+    )
     return Exit.OK
 
 

@@ -29,17 +29,11 @@ float64. float64 convolutions are 25-50x slower on the CPU, so the float64 run u
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import json
 import math
 import sys
-import traceback
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from typing import Any
 
+import _kit as kit
 import numpy as np
 from numpy.typing import NDArray
 
@@ -50,82 +44,6 @@ LAYOUT = ("NHWC", "HWIO", "NHWC")  # flax's; see the docstring
 # up (10 convolutions: 10x); each example costs float64 reference time (8 ms at depth 10); float64 convolutions are
 # 25-50x slower on the CPU (docstring). Batch 4 against batch 1 is what the batched-vs-per-example check needs.
 SHAPE = {"float32": (4, 9), "float64": (4, 4)}
-# Norm-wise bound on every error and difference; see the module docstring for the measurements behind them.
-TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
-EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
-
-
-def _x64(on: bool) -> AbstractContextManager[Any]:
-    """A context manager turning jax_enable_x64 on or off, restoring it on exit (jax 0.4.2x to 0.10)."""
-    import jax
-
-    state = getattr(jax, "enable_x64", None)  # jax >= 0.7: a config State, callable as a context manager
-    if state is not None:
-        return state(on)  # type: ignore[no-any-return]
-    experimental: Any = importlib.import_module("jax.experimental")  # jax < 0.7
-
-    return experimental.enable_x64() if on else experimental.disable_x64()  # type: ignore[no-any-return]
-
-
-def _resolve(precision: str) -> str:
-    import jax
-
-    if precision == "auto":
-        return "float64" if jax.dtypes.canonicalize_dtype(np.float64) == np.float64 else "float32"
-    if precision not in TOLERANCE:
-        raise ValueError(f"precision must be float32, float64 or auto, not {precision!r}")
-    return precision
-
-
-def _rel(a: NDArray[Any], ref: NDArray[Any]) -> float:
-    return float(np.max(np.abs(np.asarray(a, np.float64) - ref)) / np.max(np.abs(ref)))
-
-
-def _judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[str]:
-    bad = []
-    for key, bound in thresholds.items():
-        value = metrics[key]
-        if isinstance(bound, str):
-            if value != bound:
-                bad.append(f"{key}={value} (expected {bound})")
-        elif not (isinstance(value, (int, float)) and isinstance(bound, (int, float)) and value <= bound):
-            bad.append(f"{key}={value:.3g} > {bound:.3g}" if isinstance(value, float) else f"{key}={value}")
-    return bad
-
-
-def _bits(err: float, dtype: str) -> float:
-    """-log2 of a relative error: about the mantissa bits that survive; an exact result counts as all of them."""
-    cap = float(np.finfo(dtype).nmant + 1)
-    return round(min(-math.log2(err), cap), 2) if err > 0 else cap
-
-
-def _highest(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` traced at HIGHEST matmul precision whatever the user's default (the checks judge the arithmetic).
-    "float32" is HIGHEST's name that every jax since 0.4 accepts here ("highest" only from 0.4.31)."""
-    import jax
-
-    def at_highest(*args: Any, **kwargs: Any) -> Any:
-        with jax.default_matmul_precision("float32"):
-            return fn(*args, **kwargs)
-
-    return at_highest
-
-
-def _finite(metrics: dict[str, object]) -> dict[str, object]:
-    """NaN and infinities as strings, so the JSON printed is strict JSON."""
-    return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
-
-
-def _compile_all(calls: dict[Any, tuple[Callable[..., Any], tuple[Any, ...]]]) -> dict[Any, Any]:
-    """key -> its function compiled ahead of time for its arguments (only their shapes and dtypes matter), the
-    compilations in parallel threads: XLA compiles without holding the GIL, and on the CPU compiling is most of a
-    cold probe's time (two conv chains: 0.18 s one after the other, 0.12 s at once). Each is the very executable
-    ``jax.jit(fn)(*args)`` would compile and run."""
-    import jax
-
-    lowered = {key: jax.jit(fn).lower(*args) for key, (fn, args) in calls.items()}  # traced here: config is per thread
-    with ThreadPoolExecutor(max_workers=len(lowered)) as pool:
-        return dict(zip(lowered, pool.map(lambda low: low.compile(), lowered.values()), strict=True))
 
 
 def inputs(seed: int, examples: int, depth: int) -> tuple[NDArray[Any], list[NDArray[Any]]]:
@@ -161,10 +79,10 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax
     from jax import lax
 
-    dtype = _resolve(precision)
+    dtype = kit.resolve(precision)
     examples, depth = SHAPE[dtype]
     x_np, k_np = inputs(seed, examples, depth)
-    with _x64(dtype == "float64"):
+    with kit.x64(dtype == "float64"):
         # Kernels are arguments, not closed-over constants (constants are baked into every executable); examples
         # are sliced on the host (slicing a device array compiles a program per slice).
         ks = [jax.device_put(np.asarray(k, dtype=dtype)) for k in k_np]
@@ -175,10 +93,12 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
             return x
 
         def both(x: jax.Array, ks: list[jax.Array]) -> tuple[jax.Array, jax.Array]:
-            return _highest(chain)(x, ks), chain(x, ks)  # HIGHEST and the default precision, one program
+            return kit.highest(chain)(x, ks), chain(x, ks)  # HIGHEST and the default precision, one program
 
         shape = {n: np.zeros((n, SIZE, SIZE, 1), dtype) for n in (examples, 1)}  # only shapes matter
-        programs = _compile_all({"batch": (both, (shape[examples], ks)), "one": (_highest(chain), (shape[1], ks))})
+        programs = kit.compile_all(
+            {"batch": (both, (shape[examples], ks)), "one": (kit.highest(chain), (shape[1], ks))}
+        )
         batch, single = programs["batch"], programs["one"]
 
         # one transfer for all inputs; every call dispatched before any result is waited for
@@ -192,45 +112,35 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         "precision": dtype,
         "examples": examples,
         "convolutions": depth + 1,
-        "rel_err_batched": _rel(batched, ref),
-        "rel_err_per_example": _rel(per_example, ref),
-        "rel_diff_batched_vs_per_example": _rel(batched, per_example.astype(np.float64)),
-        "rerun_rel_diff": _rel(rerun, batched.astype(np.float64)),
+        "rel_err_batched": kit.rel(batched, ref),
+        "rel_err_per_example": kit.rel(per_example, ref),
+        "rel_diff_batched_vs_per_example": kit.rel(batched, per_example.astype(np.float64)),
+        "rerun_rel_diff": kit.rel(rerun, batched.astype(np.float64)),
         "bitwise_equal_batched_per_example": bool(np.array_equal(batched, per_example)),
         "output_dtype": str(batched.dtype),
-        "rel_err_batched_default": _rel(default, ref),
-        "rerun_rel_diff_default": _rel(rerun_default, default.astype(np.float64)),
+        "rel_err_batched_default": kit.rel(default, ref),
+        "rerun_rel_diff_default": kit.rel(rerun_default, default.astype(np.float64)),
     }
-    metrics["effective_bits_default"] = _bits(float(metrics["rel_err_batched_default"]), dtype)  # type: ignore[arg-type]
-    tol = TOLERANCE[dtype]
+    metrics["effective_bits_default"] = kit.bits(float(metrics["rel_err_batched_default"]), dtype)  # type: ignore[arg-type]
+    tol = kit.TOLERANCE[dtype]
     thresholds: dict[str, object] = {
         key: tol for key in metrics if key.startswith(("rel_err", "rel_diff")) and not key.endswith("_default")
     }  # all norm-wise errors at HIGHEST share the dtype's bound (docstring); the default run is reported
     thresholds.update({key: 0.0 for key in metrics if key.startswith("rerun_")})  # same executable: same bits
     thresholds["output_dtype"] = dtype  # a float64 request must not come out float32
-    bad = _judge(metrics, thresholds)
+    bad = kit.judge(metrics, thresholds)
     bits = f"{metrics['effective_bits_default']} bits at the default precision"
     return {
         "name": NAME,
         "status": "fail" if bad else "pass",
-        "metrics": _finite(metrics),
+        "metrics": kit.finite(metrics),
         "thresholds": thresholds,
         "message": "; ".join(bad) if bad else f"{dtype} conv chain within {tol:g} of the float64 answer; {bits}",
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else NAME)
-    parser.add_argument("--precision", choices=("auto", "float32", "float64"), default="auto")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    try:
-        result = run(args.precision, seed=args.seed)
-    except Exception:  # the probe could not run at all: no JSON, a traceback, a distinct exit code
-        traceback.print_exc()
-        return 3
-    print(json.dumps(result, allow_nan=False))
-    return EXIT_CODES[str(result["status"])]
+    return kit.main(NAME, __doc__, run, argv)
 
 
 if __name__ == "__main__":

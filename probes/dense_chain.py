@@ -30,85 +30,16 @@ for float32 and 1e-12 for float64 separate healthy from faulty with a margin of 
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import json
 import math
 import sys
-import traceback
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
+import _kit as kit
 import numpy as np
 from numpy.typing import NDArray
 
 NAME = "dense_chain"
 BATCH, WIDTH, DEPTH, CHUNK = 64, 256, 10, 7
-# Norm-wise bound on every error and difference; see the module docstring for the measurements behind them.
-TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
-EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
-
-
-def _x64(on: bool) -> AbstractContextManager[Any]:
-    """A context manager turning jax_enable_x64 on or off, restoring it on exit (jax 0.4.2x to 0.10)."""
-    import jax
-
-    state = getattr(jax, "enable_x64", None)  # jax >= 0.7: a config State, callable as a context manager
-    if state is not None:
-        return state(on)  # type: ignore[no-any-return]
-    experimental: Any = importlib.import_module("jax.experimental")  # jax < 0.7
-
-    return experimental.enable_x64() if on else experimental.disable_x64()  # type: ignore[no-any-return]
-
-
-def _resolve(precision: str) -> str:
-    import jax
-
-    if precision == "auto":
-        return "float64" if jax.dtypes.canonicalize_dtype(np.float64) == np.float64 else "float32"
-    if precision not in TOLERANCE:
-        raise ValueError(f"precision must be float32, float64 or auto, not {precision!r}")
-    return precision
-
-
-def _rel(a: NDArray[Any], ref: NDArray[Any]) -> float:
-    return float(np.max(np.abs(np.asarray(a, np.float64) - ref)) / np.max(np.abs(ref)))
-
-
-def _judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[str]:
-    bad = []
-    for key, bound in thresholds.items():
-        value = metrics[key]
-        if isinstance(bound, str):
-            if value != bound:
-                bad.append(f"{key}={value} (expected {bound})")
-        elif not (isinstance(value, (int, float)) and isinstance(bound, (int, float)) and value <= bound):
-            bad.append(f"{key}={value:.3g} > {bound:.3g}" if isinstance(value, float) else f"{key}={value}")
-    return bad
-
-
-def _bits(err: float, dtype: str) -> float:
-    """-log2 of a relative error: about the mantissa bits that survive; an exact result counts as all of them."""
-    cap = float(np.finfo(dtype).nmant + 1)
-    return round(min(-math.log2(err), cap), 2) if err > 0 else cap
-
-
-def _highest(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` traced at HIGHEST matmul precision whatever the user's default (the checks judge the arithmetic).
-    "float32" is HIGHEST's name that every jax since 0.4 accepts here ("highest" only from 0.4.31)."""
-    import jax
-
-    def at_highest(*args: Any, **kwargs: Any) -> Any:
-        with jax.default_matmul_precision("float32"):
-            return fn(*args, **kwargs)
-
-    return at_highest
-
-
-def _finite(metrics: dict[str, object]) -> dict[str, object]:
-    """NaN and infinities as strings, so the JSON printed is strict JSON."""
-    return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
 
 
 def inputs(seed: int) -> tuple[NDArray[Any], list[NDArray[Any]]]:
@@ -130,10 +61,10 @@ def reference(x: NDArray[Any], weights: list[NDArray[Any]]) -> NDArray[Any]:
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax
 
-    dtype = _resolve(precision)
+    dtype = kit.resolve(precision)
     x_np, w_np = inputs(seed)
     ref = reference(x_np, w_np)
-    with _x64(dtype == "float64"):
+    with kit.x64(dtype == "float64"):
         # Weights are arguments, not closed-over constants: constants are baked into every executable (2.4 MB
         # each, compiled and cached once per batch shape). Rows are sliced on the host: slicing a device array
         # compiles a program per slice.
@@ -144,9 +75,9 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
                 x = x @ w
             return x
 
-        exact = jax.jit(_highest(chain))
+        exact = jax.jit(kit.highest(chain))
         # the batch at HIGHEST and at the default precision in one program: one compilation, not two
-        both = jax.jit(lambda x, ws: (_highest(chain)(x, ws), chain(x, ws)))
+        both = jax.jit(lambda x, ws: (kit.highest(chain)(x, ws), chain(x, ws)))
 
         rows = [x_np[i : i + 1] for i in range(BATCH)]
         chunks = [x_np[i : i + CHUNK] for i in range(0, BATCH, CHUNK)]
@@ -157,47 +88,37 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         per_example, chunked = np.concatenate(runs[2 : 2 + BATCH]), np.concatenate(runs[2 + BATCH :])
     metrics: dict[str, object] = {
         "precision": dtype,
-        "rel_err_batched": _rel(batched, ref),
-        "rel_err_per_example": _rel(per_example, ref),
-        "rel_err_chunked": _rel(chunked, ref),
-        "rel_diff_batched_vs_per_example": _rel(batched, per_example.astype(np.float64)),
-        "rel_diff_batched_vs_chunked": _rel(batched, chunked.astype(np.float64)),
-        "rerun_rel_diff": _rel(rerun, batched.astype(np.float64)),
+        "rel_err_batched": kit.rel(batched, ref),
+        "rel_err_per_example": kit.rel(per_example, ref),
+        "rel_err_chunked": kit.rel(chunked, ref),
+        "rel_diff_batched_vs_per_example": kit.rel(batched, per_example.astype(np.float64)),
+        "rel_diff_batched_vs_chunked": kit.rel(batched, chunked.astype(np.float64)),
+        "rerun_rel_diff": kit.rel(rerun, batched.astype(np.float64)),
         "bitwise_equal_batched_per_example": bool(np.array_equal(batched, per_example)),
         "output_dtype": str(batched.dtype),
-        "rel_err_batched_default": _rel(default, ref),
-        "rerun_rel_diff_default": _rel(rerun_default, default.astype(np.float64)),
+        "rel_err_batched_default": kit.rel(default, ref),
+        "rerun_rel_diff_default": kit.rel(rerun_default, default.astype(np.float64)),
     }
-    metrics["effective_bits_default"] = _bits(float(metrics["rel_err_batched_default"]), dtype)  # type: ignore[arg-type]
-    tol = TOLERANCE[dtype]
+    metrics["effective_bits_default"] = kit.bits(float(metrics["rel_err_batched_default"]), dtype)  # type: ignore[arg-type]
+    tol = kit.TOLERANCE[dtype]
     thresholds: dict[str, object] = {
         key: tol for key in metrics if key.startswith(("rel_err", "rel_diff")) and not key.endswith("_default")
     }  # all norm-wise errors at HIGHEST share the dtype's bound (docstring); the default run is reported
     thresholds.update({key: 0.0 for key in metrics if key.startswith("rerun_")})  # same executable: same bits
     thresholds["output_dtype"] = dtype  # a float64 request must not come out float32
-    bad = _judge(metrics, thresholds)
+    bad = kit.judge(metrics, thresholds)
     bits = f"{metrics['effective_bits_default']} bits at the default precision"
     return {
         "name": NAME,
         "status": "fail" if bad else "pass",
-        "metrics": _finite(metrics),
+        "metrics": kit.finite(metrics),
         "thresholds": thresholds,
         "message": "; ".join(bad) if bad else f"{dtype} chain within {tol:g} of the float64 answer; {bits}",
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else NAME)
-    parser.add_argument("--precision", choices=("auto", "float32", "float64"), default="auto")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    try:
-        result = run(args.precision, seed=args.seed)
-    except Exception:  # the probe could not run at all: no JSON, a traceback, a distinct exit code
-        traceback.print_exc()
-        return 3
-    print(json.dumps(result, allow_nan=False))
-    return EXIT_CODES[str(result["status"])]
+    return kit.main(NAME, __doc__, run, argv)
 
 
 if __name__ == "__main__":

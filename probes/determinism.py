@@ -25,67 +25,18 @@ is by design, and envaudit judges it so; on a CPU, and with deterministic ops, e
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import json
-import math
 import sys
-import traceback
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
+import _kit as kit
 import numpy as np
 from numpy.typing import NDArray
 
 NAME = "determinism"
 REPEATS = 3
-TOLERANCE = {"float32": 0.0, "float64": 0.0}  # bitwise: a rerun of the same executable on the same input
-EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
+BITWISE = 0.0  # a rerun of the same executable on the same input must give the same bits
 FIX = "XLA_FLAGS=--xla_gpu_deterministic_ops=true; before jaxlib 0.7.2 it could corrupt scatters: jax-ml/jax#27796"
-
-
-def _x64(on: bool) -> AbstractContextManager[Any]:
-    """A context manager turning jax_enable_x64 on or off, restoring it on exit (jax 0.4.2x to 0.10)."""
-    import jax
-
-    state = getattr(jax, "enable_x64", None)  # jax >= 0.7: a config State, callable as a context manager
-    if state is not None:
-        return state(on)  # type: ignore[no-any-return]
-    experimental: Any = importlib.import_module("jax.experimental")  # jax < 0.7
-
-    return experimental.enable_x64() if on else experimental.disable_x64()  # type: ignore[no-any-return]
-
-
-def _resolve(precision: str) -> str:
-    import jax
-
-    if precision == "auto":
-        return "float64" if jax.dtypes.canonicalize_dtype(np.float64) == np.float64 else "float32"
-    if precision not in TOLERANCE:
-        raise ValueError(f"precision must be float32, float64 or auto, not {precision!r}")
-    return precision
-
-
-def _rel(a: NDArray[Any], ref: NDArray[Any]) -> float:
-    return float(np.max(np.abs(np.asarray(a, np.float64) - ref)) / np.max(np.abs(ref)))
-
-
-def _judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[str]:
-    bad = []
-    for key, bound in thresholds.items():
-        value = metrics[key]
-        if isinstance(bound, str):
-            if value != bound:
-                bad.append(f"{key}={value} (expected {bound})")
-        elif not (isinstance(value, (int, float)) and isinstance(bound, (int, float)) and value <= bound):
-            bad.append(f"{key}={value:.3g} > {bound:.3g}" if isinstance(value, float) else f"{key}={value}")
-    return bad
-
-
-def _finite(metrics: dict[str, object]) -> dict[str, object]:
-    """NaN and infinities as strings, so the JSON printed is strict JSON."""
-    return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
 
 
 def _computations(dtype: str, seed: int) -> tuple[Callable[..., dict[str, Any]], tuple[Any, ...]]:
@@ -129,10 +80,10 @@ def _computations(dtype: str, seed: int) -> tuple[Callable[..., dict[str, Any]],
 
 
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
-    dtype = _resolve(precision)
+    dtype = kit.resolve(precision)
     metrics: dict[str, object] = {"precision": dtype}
     dtypes: set[str] = set()
-    with _x64(dtype == "float64"):
+    with kit.x64(dtype == "float64"):
         fn, args = _computations(dtype, seed)
         outputs = [fn(*args) for _ in range(REPEATS)]
         for name in outputs[0]:
@@ -143,34 +94,24 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
             dtypes.add(str(runs[0].dtype))
     metrics["output_dtype"] = ",".join(sorted(dtypes))
     thresholds: dict[str, object] = {
-        k: TOLERANCE[dtype] for k in metrics if k.startswith("rerun_rel_diff")
+        k: BITWISE for k in metrics if k.startswith("rerun_rel_diff")
     }  # bitwise: any difference between reruns is nondeterminism (docstring)
     thresholds["output_dtype"] = dtype  # a float64 request must not come out float32
-    bad = _judge(metrics, thresholds)
+    bad = kit.judge(metrics, thresholds)
     message = f"reruns of {len(thresholds) - 1} computations are bit-identical"
     if bad:
         message = f"reruns differ (on GPUs: {FIX}): " + "; ".join(bad)
     return {
         "name": NAME,
         "status": "fail" if bad else "pass",
-        "metrics": _finite(metrics),
+        "metrics": kit.finite(metrics),
         "thresholds": thresholds,
         "message": message,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else NAME)
-    parser.add_argument("--precision", choices=("auto", "float32", "float64"), default="auto")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    try:
-        result = run(args.precision, seed=args.seed)
-    except Exception:  # the probe could not run at all: no JSON, a traceback, a distinct exit code
-        traceback.print_exc()
-        return 3
-    print(json.dumps(result, allow_nan=False))
-    return EXIT_CODES[str(result["status"])]
+    return kit.main(NAME, __doc__, run, argv)
 
 
 if __name__ == "__main__":

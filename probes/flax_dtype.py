@@ -28,87 +28,23 @@ layer is ~1e-7 from the float64 answer) and 1e-12 (float64; ~1e-16): the same bo
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import importlib.util
-import json
-import math
 import sys
-import traceback
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
+import _kit as kit
 import numpy as np
-from numpy.typing import NDArray
 
 NAME = "flax_dtype"
 POINTS, D_IN, FEATURES = 5, 7, 3
-# Norm-wise bound on the output and NTK errors of the explicit module (docstring).
-TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
-EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
 FIX = "pass param_dtype=jnp.float64 (and dtype=jnp.float64) to every flax module"
-
-
-def _x64(on: bool) -> AbstractContextManager[Any]:
-    """A context manager turning jax_enable_x64 on or off, restoring it on exit (jax 0.4.2x to 0.10)."""
-    import jax
-
-    state = getattr(jax, "enable_x64", None)  # jax >= 0.7: a config State, callable as a context manager
-    if state is not None:
-        return state(on)  # type: ignore[no-any-return]
-    experimental: Any = importlib.import_module("jax.experimental")  # jax < 0.7
-
-    return experimental.enable_x64() if on else experimental.disable_x64()  # type: ignore[no-any-return]
-
-
-def _resolve(precision: str) -> str:
-    import jax
-
-    if precision == "auto":
-        return "float64" if jax.dtypes.canonicalize_dtype(np.float64) == np.float64 else "float32"
-    if precision not in TOLERANCE:
-        raise ValueError(f"precision must be float32, float64 or auto, not {precision!r}")
-    return precision
-
-
-def _rel(a: NDArray[Any], ref: NDArray[Any]) -> float:
-    return float(np.max(np.abs(np.asarray(a, np.float64) - ref)) / np.max(np.abs(ref)))
-
-
-def _judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[str]:
-    bad = []
-    for key, bound in thresholds.items():
-        value = metrics[key]
-        if isinstance(bound, str):
-            if value != bound:
-                bad.append(f"{key}={value} (expected {bound})")
-        elif not (isinstance(value, (int, float)) and isinstance(bound, (int, float)) and value <= bound):
-            bad.append(f"{key}={value:.3g} > {bound:.3g}" if isinstance(value, float) else f"{key}={value}")
-    return bad
-
-
-def _highest(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` traced at HIGHEST matmul precision whatever the user's default (the checks judge the arithmetic).
-    "float32" is HIGHEST's name that every jax since 0.4 accepts here ("highest" only from 0.4.31)."""
-    import jax
-
-    def at_highest(*args: Any, **kwargs: Any) -> Any:
-        with jax.default_matmul_precision("float32"):
-            return fn(*args, **kwargs)
-
-    return at_highest
-
-
-def _finite(metrics: dict[str, object]) -> dict[str, object]:
-    """NaN and infinities as strings, so the JSON printed is strict JSON."""
-    return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
 
 
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax
 
-    dtype = _resolve(precision)
+    dtype = kit.resolve(precision)
     if importlib.util.find_spec("flax") is None:
         return {
             "name": NAME,
@@ -121,7 +57,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
 
     x_np = np.random.default_rng(seed).standard_normal((POINTS, D_IN)).astype(dtype)
     metrics: dict[str, object] = {"precision": dtype}
-    with _x64(dtype == "float64"):
+    with kit.x64(dtype == "float64"):
         x = jax.device_put(x_np)
 
         modules = {"default": nn.Dense(FEATURES), "explicit": nn.Dense(FEATURES, dtype=dtype, param_dtype=dtype)}
@@ -136,7 +72,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         # one program for both modules, as a model would run (eager operations compile one each), at HIGHEST
         # precision: the numbers judge flax's arithmetic, not the precision of the user's default (TF32 on GPUs)
         @jax.jit
-        @_highest
+        @kit.highest
         def outputs(variables: dict[str, Any], x: jax.Array) -> dict[str, tuple[Any, Any]]:
             return {
                 kind: (m.apply(variables[kind], x), jax.jacobian(m.apply)(variables[kind], x)["params"])
@@ -163,33 +99,23 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     metrics["rel_err_ntk"] = float(np.max(np.abs(ntk - ntk_ref)) / np.max(np.abs(ntk_ref)))
     # Every dtype must be the one asked for; under float64 that includes flax's float32 default (docstring).
     thresholds: dict[str, object] = {k: dtype for k in metrics if k.endswith("_dtype")}
-    tol = TOLERANCE[dtype]
+    tol = kit.TOLERANCE[dtype]
     thresholds.update(rel_err_output=tol, rel_err_ntk=tol)  # the other probes' bounds (docstring)
-    bad = _judge(metrics, thresholds)
+    bad = kit.judge(metrics, thresholds)
     message = "; ".join(bad) if bad else f"flax nn.Dense computes in {dtype}; output and NTK match their closed forms"
     if dtype == "float64" and metrics["default_jacobian_dtype"] != dtype:
         message = f"flax's default params are float32 under x64, so Jacobians/NTKs are float32: {FIX}; {message}"
     return {
         "name": NAME,
         "status": "fail" if bad else "pass",
-        "metrics": _finite(metrics),
+        "metrics": kit.finite(metrics),
         "thresholds": thresholds,
         "message": message,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else NAME)
-    parser.add_argument("--precision", choices=("auto", "float32", "float64"), default="auto")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    try:
-        result = run(args.precision, seed=args.seed)
-    except Exception:  # the probe could not run at all: no JSON, a traceback, a distinct exit code
-        traceback.print_exc()
-        return 3
-    print(json.dumps(result, allow_nan=False))
-    return EXIT_CODES[str(result["status"])]
+    return kit.main(NAME, __doc__, run, argv)
 
 
 if __name__ == "__main__":

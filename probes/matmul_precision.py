@@ -25,73 +25,14 @@ JAX_DEFAULT_MATMUL_PRECISION=float32 ("float32" is HIGHEST's name in every jax s
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import json
-import math
 import sys
-import traceback
-from contextlib import AbstractContextManager
-from typing import Any
 
+import _kit as kit
 import numpy as np
-from numpy.typing import NDArray
 
 NAME = "matmul_precision"
 M, K, N = 64, 256, 64
-# Bound on the Frobenius relative error of both runs; see the docstring for the bits behind it.
-TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
-EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
 FIX = 'jax.config.update("jax_default_matmul_precision", "float32") or JAX_DEFAULT_MATMUL_PRECISION=float32'
-
-
-def _x64(on: bool) -> AbstractContextManager[Any]:
-    """A context manager turning jax_enable_x64 on or off, restoring it on exit (jax 0.4.2x to 0.10)."""
-    import jax
-
-    state = getattr(jax, "enable_x64", None)  # jax >= 0.7: a config State, callable as a context manager
-    if state is not None:
-        return state(on)  # type: ignore[no-any-return]
-    experimental: Any = importlib.import_module("jax.experimental")  # jax < 0.7
-
-    return experimental.enable_x64() if on else experimental.disable_x64()  # type: ignore[no-any-return]
-
-
-def _resolve(precision: str) -> str:
-    import jax
-
-    if precision == "auto":
-        return "float64" if jax.dtypes.canonicalize_dtype(np.float64) == np.float64 else "float32"
-    if precision not in TOLERANCE:
-        raise ValueError(f"precision must be float32, float64 or auto, not {precision!r}")
-    return precision
-
-
-def _rel(a: NDArray[Any], ref: NDArray[Any]) -> float:
-    return float(np.max(np.abs(np.asarray(a, np.float64) - ref)) / np.max(np.abs(ref)))
-
-
-def _judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[str]:
-    bad = []
-    for key, bound in thresholds.items():
-        value = metrics[key]
-        if isinstance(bound, str):
-            if value != bound:
-                bad.append(f"{key}={value} (expected {bound})")
-        elif not (isinstance(value, (int, float)) and isinstance(bound, (int, float)) and value <= bound):
-            bad.append(f"{key}={value:.3g} > {bound:.3g}" if isinstance(value, float) else f"{key}={value}")
-    return bad
-
-
-def _bits(err: float, dtype: str) -> float:
-    """-log2 of a relative error: about the mantissa bits that survive; an exact result counts as all of them."""
-    cap = float(np.finfo(dtype).nmant + 1)
-    return round(min(-math.log2(err), cap), 2) if err > 0 else cap
-
-
-def _finite(metrics: dict[str, object]) -> dict[str, object]:
-    """NaN and infinities as strings, so the JSON printed is strict JSON."""
-    return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
 
 
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
@@ -99,7 +40,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax.numpy as jnp
     from jax import lax
 
-    dtype = _resolve(precision)
+    dtype = kit.resolve(precision)
     rng = np.random.default_rng(seed)
     a_np, b_np = (rng.standard_normal(shape).astype(np.float32) for shape in ((M, K), (K, N)))
     ref = a_np.astype(np.float64) @ b_np.astype(np.float64)
@@ -107,7 +48,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         "precision": dtype,
         "default_matmul_precision": str(getattr(jax.config, "jax_default_matmul_precision", None)),
     }
-    with _x64(dtype == "float64"):
+    with kit.x64(dtype == "float64"):
         a, b = jax.device_put(np.asarray(a_np, dtype=dtype)), jax.device_put(np.asarray(b_np, dtype=dtype))
         # both products in one program: on the CPU, compiling costs more than computing them
         both = jax.jit(lambda x, y: (jnp.matmul(x, y), jnp.matmul(x, y, precision=lax.Precision.HIGHEST)))(a, b)
@@ -115,36 +56,26 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     for kind, out in results.items():
         err = float(np.linalg.norm(out.astype(np.float64) - ref) / np.linalg.norm(ref))
         metrics[f"rel_err_{kind}"] = err
-        metrics[f"effective_bits_{kind}"] = _bits(err, dtype)
+        metrics[f"effective_bits_{kind}"] = kit.bits(err, dtype)
     metrics["output_dtype"] = str(results["default"].dtype)
-    tol = TOLERANCE[dtype]
+    tol = kit.TOLERANCE[dtype]
     thresholds: dict[str, object] = {"rel_err_highest": tol}  # bits: docstring; the default run is reported
     thresholds["output_dtype"] = dtype  # a float64 request must not come out float32
-    bad = _judge(metrics, thresholds)
+    bad = kit.judge(metrics, thresholds)
     message = "; ".join(bad) if bad else f"{dtype} matmul keeps {metrics['effective_bits_default']} bits by default"
     if not bad and float(metrics["rel_err_default"]) > tol:  # type: ignore[arg-type]
         message += f" (reduced precision by default; for float32: {FIX})"
     return {
         "name": NAME,
         "status": "fail" if bad else "pass",
-        "metrics": _finite(metrics),
+        "metrics": kit.finite(metrics),
         "thresholds": thresholds,
         "message": message,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else NAME)
-    parser.add_argument("--precision", choices=("auto", "float32", "float64"), default="auto")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    try:
-        result = run(args.precision, seed=args.seed)
-    except Exception:  # the probe could not run at all: no JSON, a traceback, a distinct exit code
-        traceback.print_exc()
-        return 3
-    print(json.dumps(result, allow_nan=False))
-    return EXIT_CODES[str(result["status"])]
+    return kit.main(NAME, __doc__, run, argv)
 
 
 if __name__ == "__main__":

@@ -32,94 +32,20 @@ is not installed, or a missing flax, skips.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import importlib.metadata
 import importlib.util
-import json
-import math
 import sys
 import time
-import traceback
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
+import _kit as kit
 import numpy as np
-from numpy.typing import NDArray
 
 NAME = "ntk_nt"
 POINTS = 8
 IMPLEMENTATIONS = (1, 2, 3)
 BATCH_SIZES = (4, 1)  # nt.batch batch sizes; each divides POINTS, as nt.batch requires
-# Frobenius bound on every error and difference; see the module docstring for the measurements behind them.
-TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
-EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
-
-
-def _x64(on: bool) -> AbstractContextManager[Any]:
-    """A context manager turning jax_enable_x64 on or off, restoring it on exit (jax 0.4.2x to 0.10)."""
-    import jax
-
-    state = getattr(jax, "enable_x64", None)  # jax >= 0.7: a config State, callable as a context manager
-    if state is not None:
-        return state(on)  # type: ignore[no-any-return]
-    experimental: Any = importlib.import_module("jax.experimental")  # jax < 0.7
-
-    return experimental.enable_x64() if on else experimental.disable_x64()  # type: ignore[no-any-return]
-
-
-def _resolve(precision: str) -> str:
-    import jax
-
-    if precision == "auto":
-        return "float64" if jax.dtypes.canonicalize_dtype(np.float64) == np.float64 else "float32"
-    if precision not in TOLERANCE:
-        raise ValueError(f"precision must be float32, float64 or auto, not {precision!r}")
-    return precision
-
-
-def _rel(a: NDArray[Any], ref: NDArray[Any]) -> float:
-    return float(np.max(np.abs(np.asarray(a, np.float64) - ref)) / np.max(np.abs(ref)))
-
-
-def _judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[str]:
-    bad = []
-    for key, bound in thresholds.items():
-        value = metrics[key]
-        if isinstance(bound, str):
-            if value != bound:
-                bad.append(f"{key}={value} (expected {bound})")
-        elif not (isinstance(value, (int, float)) and isinstance(bound, (int, float)) and value <= bound):
-            bad.append(f"{key}={value:.3g} > {bound:.3g}" if isinstance(value, float) else f"{key}={value}")
-    return bad
-
-
-def _highest(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` traced at HIGHEST matmul precision whatever the user's default (the checks judge the arithmetic).
-    "float32" is HIGHEST's name that every jax since 0.4 accepts here ("highest" only from 0.4.31)."""
-    import jax
-
-    def at_highest(*args: Any, **kwargs: Any) -> Any:
-        with jax.default_matmul_precision("float32"):
-            return fn(*args, **kwargs)
-
-    return at_highest
-
-
-def _bits(err: float, dtype: str) -> float:
-    """-log2 of a relative error: about the mantissa bits that survive; an exact result counts as all of them."""
-    cap = float(np.finfo(dtype).nmant + 1)
-    return round(min(-math.log2(err), cap), 2) if err > 0 else cap
-
-
-def _finite(metrics: dict[str, object]) -> dict[str, object]:
-    """NaN and infinities as strings, so the JSON printed is strict JSON."""
-    return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
-
-
-def _frob(a: NDArray[Any], ref: NDArray[Any]) -> float:
-    return float(np.linalg.norm(np.asarray(a, np.float64) - ref) / np.linalg.norm(ref))
 
 
 def _error_text(exc: BaseException) -> str:
@@ -128,13 +54,19 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _result(status: str, metrics: dict[str, object], thresholds: dict[str, object], message: str) -> dict[str, object]:
-    return {"name": NAME, "status": status, "metrics": _finite(metrics), "thresholds": thresholds, "message": message}
+    return {
+        "name": NAME,
+        "status": status,
+        "metrics": kit.finite(metrics),
+        "thresholds": thresholds,
+        "message": message,
+    }
 
 
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax
 
-    dtype = _resolve(precision)
+    dtype = kit.resolve(precision)
     for missing in ("neural_tangents", "flax"):
         if importlib.util.find_spec(missing) is None:
             return _result("skip", {}, {}, f"{missing} is not installed")
@@ -176,11 +108,11 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
 
     metrics = {"precision": dtype, **versions}
     x_np = np.random.default_rng(seed).standard_normal((POINTS, 8, 8, 3))
-    with _x64(dtype == "float64"):
+    with kit.x64(dtype == "float64"):
         model = cnn(jnp.dtype(dtype))
         x = jax.device_put(np.asarray(x_np, dtype=dtype))
         params = model.init(jax.random.PRNGKey(seed), x)
-    with _x64(True):  # the known answer: float64 J J^T from the same parameter values
+    with kit.x64(True):  # the known answer: float64 J J^T from the same parameter values
         p64 = jax.tree_util.tree_map(lambda a: jnp.asarray(np.asarray(a, np.float64)), params)
         jac_fn = jax.jit(jax.jacobian(cnn(jnp.float64).apply))
         x64 = jnp.asarray(np.asarray(x, np.float64))
@@ -188,53 +120,43 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         j = np.stack([np.concatenate([np.ravel(a) for a in jax.tree_util.tree_leaves(jn)]) for jn in jacs])
     ref = j @ j.T
     bad: list[str] = []
-    with _x64(dtype == "float64"):
+    with kit.x64(dtype == "float64"):
         for i in IMPLEMENTATIONS:
             start = time.perf_counter()
             try:
                 kernel_fn = nt.empirical_kernel_fn(model.apply, vmap_axes=0, implementation=i, trace_axes=())
                 if i == 1:  # the user's default precision, once
                     default = np.asarray(kernel_fn(x, None, "ntk", params)).reshape(POINTS, POINTS)
-                    metrics["rel_err_impl1_default"] = err = _frob(default, ref)
-                    metrics["effective_bits_default"] = _bits(err, dtype)
-                full = np.asarray(_highest(kernel_fn)(x, None, "ntk", params)).reshape(POINTS, POINTS)
-                metrics[f"rel_err_impl{i}"] = _frob(full, ref)
+                    metrics["rel_err_impl1_default"] = err = kit.frob(default, ref)
+                    metrics["effective_bits_default"] = kit.bits(err, dtype)
+                full = np.asarray(kit.highest(kernel_fn)(x, None, "ntk", params)).reshape(POINTS, POINTS)
+                metrics[f"rel_err_impl{i}"] = kit.frob(full, ref)
                 for b in BATCH_SIZES:
                     # device_count=0: no pmap, one device. With all devices (-1) nt.batch requires their number to
                     # divide the batch, so a healthy node with 3, 5, 6 or 7 devices raised here.
                     batched_fn = nt.batch(kernel_fn, batch_size=b, device_count=0, store_on_device=False)
-                    batched_fn = _highest(batched_fn)  # traced when called: at HIGHEST
+                    batched_fn = kit.highest(batched_fn)  # traced when called: at HIGHEST
                     k = np.asarray(batched_fn(x, None, "ntk", params)).reshape(POINTS, POINTS)
-                    metrics[f"rel_err_impl{i}_batch{b}"] = _frob(k, ref)
-                    metrics[f"rel_diff_impl{i}_batch{b}"] = _frob(k, full.astype(np.float64))
+                    metrics[f"rel_err_impl{i}_batch{b}"] = kit.frob(k, ref)
+                    metrics[f"rel_diff_impl{i}_batch{b}"] = kit.frob(k, full.astype(np.float64))
                     metrics[f"bitwise_equal_impl{i}_batch{b}"] = bool(np.array_equal(k, full))
                 metrics[f"output_dtype_impl{i}"] = str(full.dtype)
             except Exception as exc:  # an implementation that raises is a wrong answer; say which and why
                 metrics[f"error_impl{i}"] = _error_text(exc)
                 bad.append(f"implementation {i} raised {metrics[f'error_impl{i}']}")
             metrics[f"seconds_impl{i}"] = round(time.perf_counter() - start, 3)
-    tol = TOLERANCE[dtype]
+    tol = kit.TOLERANCE[dtype]
     thresholds: dict[str, object] = {
         k: tol for k in metrics if k.startswith("rel_") and not k.endswith("_default")
     }  # one Frobenius bound per dtype for every error and difference at HIGHEST (docstring)
     thresholds.update({k: dtype for k in metrics if k.startswith("output_dtype")})  # float64 must stay float64
-    bad += _judge(metrics, thresholds)
+    bad += kit.judge(metrics, thresholds)
     message = "; ".join(bad) if bad else f"implementations {IMPLEMENTATIONS} agree with the float64 J J^T"
     return _result("fail" if bad else "pass", metrics, thresholds, message)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else NAME)
-    parser.add_argument("--precision", choices=("auto", "float32", "float64"), default="auto")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    try:
-        result = run(args.precision, seed=args.seed)
-    except Exception:  # the probe could not run at all: no JSON, a traceback, a distinct exit code
-        traceback.print_exc()
-        return 3
-    print(json.dumps(result, allow_nan=False))
-    return EXIT_CODES[str(result["status"])]
+    return kit.main(NAME, __doc__, run, argv)
 
 
 if __name__ == "__main__":

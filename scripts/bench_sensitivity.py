@@ -57,6 +57,7 @@ def tripped(result: dict[str, Any]) -> list[str]:
 
 def child(probes: list[str], seeds: list[int]) -> None:
     """Run the probes in this process (one jax import), one JSON line per (probe, seed)."""
+    sys.path.insert(0, str(ROOT / "probes"))  # their kit
     for name in probes:
         spec = importlib.util.spec_from_file_location(f"probe_{name}", ROOT / "probes" / f"{name}.py")
         assert spec is not None and spec.loader is not None

@@ -53,6 +53,8 @@ def load(path: str, name: str) -> ModuleType:
 def run_task(out: TextIO, label: str, precision: str, path: str) -> None:
     send(out, event="start", probe=label)
     start = time.monotonic()
+    if os.path.dirname(path) not in sys.path:  # a probe imports its kit (_kit.py) from beside it
+        sys.path.insert(0, os.path.dirname(path))
     try:
         module = load(path, "envaudit_probe_" + os.path.splitext(os.path.basename(path))[0])
         result = module.run(precision)

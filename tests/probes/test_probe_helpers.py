@@ -1,61 +1,57 @@
-"""The probes repeat a few small helpers on purpose: each probe is one file that runs alone and can be attached to
-an upstream bug report (docs/architecture.md), so it cannot import a shared module. This test is what keeps the
-repetition safe: every copy of a shared helper must be identical, so a fix lands in all of them or the suite fails."""
+"""The probes share one kit (probes/_kit.py) instead of copies of its helpers, and still each run alone: as files
+beside the kit, and exported by `envaudit probes NAME --script` as one standalone program for a bug report."""
 
 from __future__ import annotations
 
 import ast
-from collections import defaultdict
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
+
+from envaudit import probefiles
 from tests.conftest import ROOT
 
-SHARED = (
-    "_x64",
-    "_resolve",
-    "_rel",
-    "_judge",
-    "_finite",
-    "_frob",
-    "_compile_all",
-    "_bits",
-    "_highest",
-    "main",
-    "EXIT_CODES",
-)
+KIT = ROOT / "probes" / "_kit.py"
+ALLOWED = {"__future__", "numpy", "jax", "flax", "neural_tangents", "_kit", "argparse", "importlib", "json", "math",
+           "sys", "traceback", "contextlib", "typing", "collections", "concurrent", "functools", "time", "os",
+           "hashlib"}  # fmt: skip
 
 
-def shared_definitions() -> dict[str, dict[str, list[str]]]:
-    """helper name -> source text -> the probes that define it so."""
-    found: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for path in sorted((ROOT / "probes").glob("[a-z]*.py")):
-        source = path.read_text()
-        for node in ast.parse(source).body:
-            name = getattr(node, "name", None)
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                name = node.targets[0].id
-            if name in SHARED:
-                found[name][str(ast.get_source_segment(source, node))].append(path.stem)
-    return found
+def top_level_names(path: Path) -> set[str]:
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            names.add(node.targets[0].id)
+    return names
 
 
-def test_every_copy_of_a_shared_helper_is_identical() -> None:
-    found = shared_definitions()
-    probes = {p.stem for p in (ROOT / "probes").glob("[a-z]*.py")}
-    assert len(probes) == 7
-    for name, variants in found.items():
-        assert len(variants) == 1, f"{name} differs between probes: {list(variants.values())}"
-    for name in ("_x64", "_resolve", "_rel", "_judge", "_finite", "main", "EXIT_CODES"):
-        assert set(next(iter(found[name].values()))) == probes, name
+@pytest.mark.parametrize("path", sorted(probefiles.available().values()), ids=lambda p: p.stem)
+def test_a_probe_defines_nothing_the_kit_has(path: Path) -> None:
+    assert top_level_names(path) & (top_level_names(KIT) - {"main"}) == set()
 
 
-def test_probes_import_nothing_of_envaudit() -> None:
-    for path in (ROOT / "probes").glob("*.py"):
-        tree = ast.parse(path.read_text())
-        modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        modules |= {
-            str(n.module).split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0
-        }
-        allowed = {"__future__", "numpy", "jax", "flax", "neural_tangents", "argparse", "importlib", "json", "math",
-                   "sys", "traceback", "contextlib", "typing", "collections", "concurrent", "functools", "time",
-                   "os"}  # fmt: skip
-        assert modules <= allowed, (path.name, modules - allowed)
+@pytest.mark.parametrize("path", [*sorted(probefiles.available().values()), KIT], ids=lambda p: p.stem)
+def test_probes_import_nothing_of_envaudit(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    modules = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    modules |= {str(n.module).split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0}
+    assert modules <= ALLOWED, (path.name, modules - ALLOWED)
+
+
+@pytest.mark.parametrize("name", sorted(probefiles.available()))
+def test_the_exported_script_runs_alone(name: str, tmp_path: Path) -> None:
+    """What a user attaches to an upstream issue: one file, run by plain python far from this checkout."""
+    script = tmp_path / "repro.py"
+    script.write_text(probefiles.script(probefiles.available()[name]))
+    assert "import _kit" not in script.read_text()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JAX_ENABLE_X64", "XLA_FLAGS")}
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)  # fmt: skip
+    assert proc.returncode in (0, 1, 77), proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["name"] == name

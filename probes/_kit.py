@@ -1,0 +1,174 @@
+"""The probes' shared kit: the helpers every known-answer probe uses, in one place.
+
+A probe imports only the standard library, numpy, the library it tests and this kit -- never envaudit -- so it can
+be run alone (``python probes/dense_chain.py [--precision float32|float64|auto]``, this directory on sys.path), and
+``envaudit probes NAME --script`` prints it as one standalone file with this kit inlined, to attach to an upstream
+bug report. Every probe module has:
+
+- ``NAME``: the probe's name;
+- ``run(precision="auto", seed=0) -> dict``: ``{"name", "status": "pass"|"fail"|"skip", "metrics", "thresholds",
+  "message"}`` and, when it compared several devices, ``"devices"``. ``precision`` "auto" means what the user's
+  jax configuration gives (float64 iff ``jax_enable_x64`` is on); float64 work turns x64 on only for that
+  computation and restores the setting.
+- as a script: exactly one JSON object on stdout; exit 0 pass, 1 wrong answer, 77 skip, 3 the probe itself
+  crashed (traceback on stderr, nothing on stdout).
+
+Every numeric threshold is an upper bound on the metric of the same name (a NaN metric fails); a string threshold
+is the value the metric must equal. Errors are norm-wise (max|d|/max|ref| or Frobenius), never element-wise:
+healthy float32 element-wise errors reach 4e-4 on entries near zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import json
+import math
+import os
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+# Norm-wise bounds of every error and difference at HIGHEST (measured on a 2-core CPU, jax 0.5.3 and 0.10.2:
+# float32 results are 1e-7 to 1e-6 from the float64 answer, float64 ones 1e-16 to 2e-15).
+TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
+EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
+
+
+def x64(on: bool) -> AbstractContextManager[Any]:
+    """A context manager turning jax_enable_x64 on or off, restoring it on exit (jax 0.4.2x to 0.11)."""
+    import jax
+
+    state = getattr(jax, "enable_x64", None)  # jax >= 0.7: a config State, callable as a context manager
+    if state is not None:
+        return state(on)  # type: ignore[no-any-return]
+    experimental: Any = importlib.import_module("jax.experimental")  # jax < 0.7
+
+    return experimental.enable_x64() if on else experimental.disable_x64()  # type: ignore[no-any-return]
+
+
+def resolve(precision: str) -> str:
+    import jax
+
+    if precision == "auto":
+        return "float64" if jax.dtypes.canonicalize_dtype(np.float64) == np.float64 else "float32"
+    if precision not in TOLERANCE:
+        raise ValueError(f"precision must be float32, float64 or auto, not {precision!r}")
+    return precision
+
+
+def rel(a: NDArray[Any], ref: NDArray[Any]) -> float:
+    return float(np.max(np.abs(np.asarray(a, np.float64) - ref)) / np.max(np.abs(ref)))
+
+
+def frob(a: NDArray[Any], ref: NDArray[Any]) -> float:
+    return float(np.linalg.norm(np.asarray(a, np.float64) - ref) / np.linalg.norm(ref))
+
+
+def judge(metrics: dict[str, object], thresholds: dict[str, object]) -> list[str]:
+    bad = []
+    for key, bound in thresholds.items():
+        value = metrics[key]
+        if isinstance(bound, str):
+            if value != bound:
+                bad.append(f"{key}={value} (expected {bound})")
+        elif not (isinstance(value, (int, float)) and isinstance(bound, (int, float)) and value <= bound):
+            bad.append(f"{key}={value:.3g} > {bound:.3g}" if isinstance(value, float) else f"{key}={value}")
+    return bad
+
+
+def finite(metrics: dict[str, object]) -> dict[str, object]:
+    """NaN and infinities as strings, so the JSON printed is strict JSON."""
+    return {k: repr(v) if isinstance(v, float) and not math.isfinite(v) else v for k, v in metrics.items()}
+
+
+def bits(err: float, dtype: str) -> float:
+    """-log2 of a relative error: about the mantissa bits that survive; an exact result counts as all of them."""
+    cap = float(np.finfo(dtype).nmant + 1)
+    return round(min(-math.log2(err), cap), 2) if err > 0 else cap
+
+
+def highest(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` traced at HIGHEST matmul precision whatever the user's default (the checks judge the arithmetic).
+    "float32" is HIGHEST's name that every jax since 0.4 accepts here ("highest" only from 0.4.31)."""
+    import jax
+
+    def at_highest(*args: Any, **kwargs: Any) -> Any:
+        with jax.default_matmul_precision("float32"):
+            return fn(*args, **kwargs)
+
+    return at_highest
+
+
+def compile_all(calls: dict[Any, tuple[Callable[..., Any], tuple[Any, ...]]]) -> dict[Any, Any]:
+    """key -> its function compiled ahead of time for its arguments (only their shapes and dtypes matter), the
+    compilations in parallel threads: XLA compiles without holding the GIL, and on the CPU compiling is most of a
+    cold probe's time (two conv chains: 0.18 s one after the other, 0.12 s at once). Each is the very executable
+    ``jax.jit(fn)(*args)`` would compile and run."""
+    import jax
+
+    lowered = {key: jax.jit(fn).lower(*args) for key, (fn, args) in calls.items()}  # traced here: config is per thread
+    with ThreadPoolExecutor(max_workers=len(lowered)) as pool:
+        return dict(zip(lowered, pool.map(lambda low: low.compile(), lowered.values()), strict=True))
+
+
+def devices() -> list[Any]:
+    """The local devices to compare: all of them, or those ENVAUDIT_DEVICES names by jax id ("0,2")."""
+    import jax
+
+    chosen = {int(d) for d in os.environ.get("ENVAUDIT_DEVICES", "").split(",") if d.strip().isdigit()}
+    return [d for d in jax.local_devices() if not chosen or d.id in chosen]
+
+
+def each_device(fn: Callable[..., Any], args: tuple[Any, ...], ref: NDArray[Any]) -> list[dict[str, object]]:
+    """``fn`` at HIGHEST on every device at once: one program, its inputs and output replicated, so each device
+    computes the whole of it on its own copy, in parallel. Per device: its error against the float64 answer and a
+    digest of its bits (devices of one kind running one executable on one input must agree bit for bit). With one
+    device and no ENVAUDIT_DEVICES, there is nothing to compare: []."""
+    import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    chosen = devices()
+    if len(chosen) < 2 and not os.environ.get("ENVAUDIT_DEVICES"):
+        return []
+    everywhere = NamedSharding(Mesh(np.array(chosen), ("devices",)), PartitionSpec())  # type: ignore[no-untyped-call]
+    out = jax.jit(highest(fn), out_shardings=everywhere)(*jax.device_put(args, everywhere))
+    found: list[dict[str, object]] = []
+    for shard in sorted(out.addressable_shards, key=lambda s: int(s.device.id)):
+        value = np.asarray(shard.data)
+        digest = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()[:16]
+        error = rel(value, ref)
+        found.append({"id": int(shard.device.id), "kind": str(shard.device.device_kind), "digest": digest,
+                      "rel_err": error if math.isfinite(error) else repr(error)})  # fmt: skip
+    return found
+
+
+def device_problems(found: list[dict[str, object]], tol: float) -> list[str]:
+    """A probe's own verdict on its devices: each within `tol` of the answer, and one kind's devices agreeing."""
+    bad = [f"device {d['id']}: rel_err={d['rel_err']}" for d in found if not float(str(d["rel_err"])) <= tol]
+    for kind in {str(d["kind"]) for d in found}:
+        digests = [str(d["digest"]) for d in found if d["kind"] == kind]
+        if len(set(digests)) > 1:
+            usual = max(set(digests), key=digests.count)
+            bad += [f"device {d['id']} ({kind}) differs from the others" for d in found if d["digest"] != usual]
+    return bad
+
+
+def main(name: str, doc: str | None, run: Callable[..., dict[str, object]], argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else name)
+    parser.add_argument("--precision", choices=("auto", "float32", "float64"), default="auto")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    try:
+        result = run(args.precision, seed=args.seed)
+    except Exception:  # the probe could not run at all: no JSON, a traceback, a distinct exit code
+        traceback.print_exc()
+        return 3
+    print(json.dumps(result, allow_nan=False))
+    return EXIT_CODES[str(result["status"])]

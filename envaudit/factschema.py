@@ -13,11 +13,12 @@ from typing import Any
 Shape = dict[str, Any]
 
 GPU: Shape = {
-    "index": int, "name": str, "uuid": str, "compute_capability": str, "ecc_uncorrected_volatile": int,
+    "index": int, "name": str, "uuid": str, "serial": str, "pci_bus_id": str, "compute_capability": str,
+    "compute_processes": {"pid": int, "used_memory_bytes": int}, "ecc_uncorrected_volatile": int,
     "ecc_uncorrected_aggregate": int, "remap_pending": bool, "remap_failure": bool, "retired_pages_pending": bool,
     "throttle_reasons": (list, str),
 }  # fmt: skip
-DEVICE: Shape = {"id": int, "platform": str, "device_kind": str, "compute_capability": str}
+DEVICE: Shape = {"id": int, "platform": str, "device_kind": str, "compute_capability": str, "local_hardware_id": int}
 MEMORY: Shape = {"id": int, "peak_bytes_in_use": int, "bytes_in_use": int, "bytes_limit": int}
 SHAPES: dict[str, Shape] = {
     "jax": {"status": str, "message": str, "stage": str, "platform": str, "backend": str, "cuda_version": str,

@@ -58,10 +58,18 @@ _UNCORRECTED, _VOLATILE, _AGGREGATE = 1, 0, 1
 _ENABLED = 1  # NVML_FEATURE_ENABLED == NVML_DEVICE_MIG_ENABLE
 
 GPU_FIELDS = (
-    "name", "uuid", "compute_capability", "memory_total_bytes", "memory_used_bytes", "ecc_enabled",
-    "ecc_uncorrected_volatile", "ecc_uncorrected_aggregate", "retired_pages_pending", "remap_pending",
-    "remap_failure", "persistence_mode", "mig_enabled", "mig_devices", "throttle_reasons",
+    "name", "uuid", "serial", "pci_bus_id", "compute_capability", "memory_total_bytes", "memory_used_bytes",
+    "ecc_enabled", "ecc_uncorrected_volatile", "ecc_uncorrected_aggregate", "retired_pages_pending",
+    "remap_pending", "remap_failure", "persistence_mode", "mig_enabled", "mig_devices", "throttle_reasons",
+    "compute_processes",
 )  # fmt: skip
+
+
+def decode_bus_id(value: bytes | str) -> str:
+    """NVML's "00000000:17:00.0" as the canonical lower-case "0000:17:00.0" (CUDA and sysfs write it so)."""
+    text = decode_text(value).strip().lower()
+    domain, _, rest = text.partition(":")
+    return f"{int(domain, 16):04x}:{rest}" if rest and all(c in "0123456789abcdef" for c in domain) else text
 
 
 def decode_text(value: bytes | str) -> str:
@@ -135,6 +143,10 @@ def _gpu(nvml: ModuleType, index: int) -> dict[str, Any]:
         gpu["name"] = decode_text(name)
     if (uuid := get("uuid", "nvmlDeviceGetUUID")) is not None:
         gpu["uuid"] = decode_text(uuid)
+    if (serial := get("serial", "nvmlDeviceGetSerial")) is not None:
+        gpu["serial"] = decode_text(serial)
+    if (pci := get("pci_bus_id", "nvmlDeviceGetPciInfo")) is not None:
+        gpu["pci_bus_id"] = decode_bus_id(pci.busId)
     if (cc := get("compute_capability", "nvmlDeviceGetCudaComputeCapability")) is not None:
         gpu["compute_capability"] = decode_compute_capability(cc)
     if (memory := get("memory_total_bytes memory_used_bytes", "nvmlDeviceGetMemoryInfo")) is not None:
@@ -160,6 +172,11 @@ def _gpu(nvml: ModuleType, index: int) -> dict[str, Any]:
     mask = _call(nvml, unavailable, "throttle_reasons", _CLOCK_REASON_FUNCTIONS, handle)
     if mask is not None:
         gpu["throttle_reasons"] = decode_clock_reasons(int(mask))
+    try:  # a job running beside the check (pynvml raises a non-NVMLError when the driver lacks the call)
+        running = nvml.nvmlDeviceGetComputeRunningProcesses(handle)
+        gpu["compute_processes"] = [{"pid": int(p.pid), "used_memory_bytes": p.usedGpuMemory} for p in running]
+    except Exception as e:
+        unavailable["compute_processes"] = str(e) or type(e).__name__
     return gpu
 
 

@@ -149,6 +149,16 @@ def _slowdown(gpu: dict[str, object]) -> str | None:
     return f"clocks held down by {', '.join(reasons)}" if reasons else None
 
 
+def _busy(gpu: dict[str, object]) -> str | None:
+    """Processes with a compute context, seen after envaudit's own jax child has exited: someone else's job."""
+    running = [p for p in gpu.get("compute_processes") or [] if isinstance(p, dict)]  # type: ignore[attr-defined]
+    if not running:
+        return None
+    used = sum(int(p["used_memory_bytes"]) for p in running if isinstance(p.get("used_memory_bytes"), int))
+    pids = ", ".join(str(p.get("pid")) for p in running[:5]) + (", ..." if len(running) > 5 else "")
+    return f"{len(running)} other compute process(es) (pid {pids}; {used / 2**30:.1f} GiB)"
+
+
 CHECKS: tuple[Check, ...] = (
     Check("jax-jaxlib-coupling", "fail", "jax, jaxlib and the GPU plugins do not satisfy each other's version pins",
           "pip install --upgrade 'jax[cuda12]' (or 'jax[cpu]'), so jax, jaxlib and plugins come from one release",
@@ -182,6 +192,9 @@ CHECKS: tuple[Check, ...] = (
     Check("gpu-clocks-slowdown", "warn", "a GPU's clocks are held down by a hardware or thermal slowdown",
           "check cooling and power; nvidia-smi -q -d PERFORMANCE shows the active reasons",
           ("https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html",), _gpu(_slowdown)),
+    Check("gpu-busy", "info", "a GPU runs other jobs' compute processes: the probes share it, and their times with it",
+          "audit the node while it is idle (a Slurm epilog, or drained), if a probe timed out or was slow",
+          ("https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html",), _gpu(_busy)),
 )  # fmt: skip
 
 

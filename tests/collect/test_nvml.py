@@ -18,6 +18,7 @@ from envaudit.collect import nvml as collector
 from envaudit.collect.nvml import (
     CLOCK_EVENT_REASONS,
     GPU_FIELDS,
+    decode_bus_id,
     decode_clock_reasons,
     decode_compute_capability,
     decode_cuda_version,
@@ -276,8 +277,8 @@ def test_unsupported_fields_are_recorded_not_fatal() -> None:
     (gpu,) = result["gpus"]
     not_supported = {
         "ecc_enabled", "ecc_uncorrected_volatile", "ecc_uncorrected_aggregate", "retired_pages_pending",
-        "remap_pending", "remap_failure", "mig_enabled", "mig_devices",
-    }  # fmt: skip
+        "remap_pending", "remap_failure", "mig_enabled", "mig_devices", "serial",
+    }  # fmt: skip  # a GeForce board has no serial number (nvidia-smi: "Serial Number: N/A")
     assert gpu["unavailable"] == dict.fromkeys(not_supported, "Not Supported")
     assert all(gpu[field] is None for field in not_supported)
     assert (gpu["name"], gpu["compute_capability"]) == ("NVIDIA GeForce RTX 3090", "8.6")
@@ -482,3 +483,31 @@ def test_fake_checks_arguments_against_the_real_signature() -> None:
         fake.nvmlDeviceGetHandleByIndex(1)
     with pytest.raises(pynvml.NVMLError_NotFound):
         fake.nvmlDeviceGetMigDeviceHandleByIndex(handle, 3)
+
+
+def test_the_identity_an_operator_pulls_a_board_by() -> None:
+    """PCI bus id (canonical, as CUDA and sysfs write it), serial and UUID for each GPU, and what runs on it."""
+    result, _ = run("h200_8x_healthy")
+    ids = [(g["pci_bus_id"], g["serial"], g["uuid"][:4]) for g in result["gpus"]]
+    assert ids[0] == ("0000:18:00.0", "1652024010000", "GPU-") and len({i[0] for i in ids}) == 8
+    assert all(g["compute_processes"] == [] for g in result["gpus"])
+
+
+def test_running_jobs_are_listed_and_an_old_driver_is_no_failure() -> None:
+    fixture = load("h200_8x_healthy")
+    fixture["devices"][3]["nvmlDeviceGetComputeRunningProcesses"] = [{"pid": 4242, "usedGpuMemory": 2**30}]
+    result, _ = run(fixture)
+    assert result["gpus"][3]["compute_processes"] == [{"pid": 4242, "used_memory_bytes": 2**30}]
+    del fixture["device_defaults"]["nvmlDeviceGetComputeRunningProcesses"]
+    result, _ = run(fixture)
+    assert result["status"] == "ok" and result["gpus"][0]["compute_processes"] is None
+    assert result["gpus"][0]["unavailable"]["compute_processes"] == "Function Not Found"
+
+
+BUS_IDS = [("00000000:17:00.0", "0000:17:00.0"), (b"00000001:3B:00.0", "0001:3b:00.0")]
+BUS_IDS.append(("0000:af:00.0", "0000:af:00.0"))
+
+
+@pytest.mark.parametrize(("raw", "expected"), BUS_IDS)
+def test_decode_bus_id(raw: bytes | str, expected: str) -> None:
+    assert decode_bus_id(raw) == expected

@@ -53,6 +53,9 @@ DEVICE_FUNCTIONS = (
     "nvmlDeviceGetMigDeviceHandleByIndex",
     "nvmlDeviceGetCurrentClocksEventReasons",
     "nvmlDeviceGetCurrentClocksThrottleReasons",
+    "nvmlDeviceGetSerial",
+    "nvmlDeviceGetPciInfo",
+    "nvmlDeviceGetComputeRunningProcesses",
 )
 FIXTURE_KEYS = {"nvmlInit", "nvmlDeviceGetCount", "device_defaults", "devices", "missing_functions"}
 _TUPLE_RESULTS = {"nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetRemappedRows"}  # real ones: tuples
@@ -82,8 +85,9 @@ def resolve(name: str, spec: Any, args: tuple[Any, ...] = ()) -> Any:
             default = spec.get("default", {"error": pynvml.NVML_ERROR_INVALID_ARGUMENT})
             return resolve(name, spec["by_args"].get(key, default))
         return types.SimpleNamespace(**spec)
-    if isinstance(spec, list):
-        return tuple(spec) if name in _TUPLE_RESULTS else list(spec)
+    if isinstance(spec, list):  # a list of C structs (running processes) comes back as objects too
+        items = [types.SimpleNamespace(**x) if isinstance(x, dict) else x for x in spec]
+        return tuple(items) if name in _TUPLE_RESULTS else items
     return spec
 
 

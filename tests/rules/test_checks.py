@@ -63,12 +63,16 @@ def test_gpu_health_counters() -> None:
             "uuid": "GPU-2",
             "ecc_uncorrected_volatile": 0,
             "throttle_reasons": ["gpu_idle"],
+            "compute_processes": [{"pid": 4242, "used_memory_bytes": 3 * 2**30}, {"pid": 7, "used_memory_bytes": None}],
         },
+        {"index": 3, "name": "A100", "uuid": "GPU-3", "compute_processes": []},
     ]
     found = checks.evaluate(facts_from({"nvidia": {"status": "ok", "gpus": gpus}}))
     got = {(f.id, f.detail.split(" ")[1]) for f in found}
     assert got == {("gpu-uncorrected-ecc", "0"), ("gpu-reset-pending", "0"), ("gpu-remap-failure", "1"),
-                   ("gpu-clocks-slowdown", "1")}  # fmt: skip
+                   ("gpu-clocks-slowdown", "1"), ("gpu-busy", "2")}  # fmt: skip
+    busy = next(f for f in found if f.id == "gpu-busy")
+    assert "2 other compute process(es) (pid 4242, 7; 3.0 GiB)" in busy.detail
 
 
 def test_every_check_has_an_https_reference_and_a_fix() -> None:

@@ -48,7 +48,8 @@ def _probe_options(args: argparse.Namespace) -> Options:
             raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")
     names = tuple(dict.fromkeys(n for n in (args.probe or list(known)) if n not in args.skip_probe))
     progress = (lambda line: print(f"envaudit: {line}", file=sys.stderr)) if sys.stderr.isatty() else None
-    return Options(names, args.precision, args.timeout, args.total_timeout, not args.no_cache, progress=progress)
+    return Options(names, args.precision, args.timeout, args.total_timeout, not args.no_cache, progress=progress,
+                   devices=tuple(dict.fromkeys(args.device)), budget=args.verb == "health")  # fmt: skip
 
 
 def _probes(name: str | None, script: bool) -> int:

@@ -71,6 +71,12 @@ def _positive(text: str) -> float:
     return value
 
 
+def _device(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or len(text) > 6:
+        raise argparse.ArgumentTypeError(f"expected a jax device id (0, 1, ...), not {text!r}")
+    return int(text)
+
+
 def _probe_options(p: argparse.ArgumentParser, timeout: float = 120.0, total: float = 600.0) -> None:
     p.add_argument("--probe", action="append", default=[], metavar="NAME", help="run only these probes")
     p.add_argument("--skip-probe", action="append", default=[], metavar="NAME", help="do not run this probe")
@@ -79,3 +85,5 @@ def _probe_options(p: argparse.ArgumentParser, timeout: float = 120.0, total: fl
     p.add_argument("--precision", choices=["auto", "float32", "float64", "both"], default="auto",
                    help="probe precision (default: what the jax configuration gives)")  # fmt: skip
     p.add_argument("--no-cache", action="store_true", help="do not use jax's persistent compilation cache")
+    p.add_argument("--device", action="append", type=_device, default=[], metavar="N",
+                   help="compare only these jax devices (repeatable; default: every local device)")  # fmt: skip

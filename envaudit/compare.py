@@ -105,17 +105,23 @@ def compare(reports: list[tuple[str, Report]]) -> Comparison:
             diff = [f"{k}: {env.get(k, 'absent')} (majority: {reference.get(k, 'absent')})" for k in keys
                     if env.get(k) != reference.get(k)]  # fmt: skip
             drift.append(Drift(node, "environment", tuple(diff)))
-    answers: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)  # (fingerprint, probe) -> node -> digest
+    # (fingerprint, probe, device) -> node -> digest; device None is the probe's own answer on its default device
+    answers: dict[tuple[str, str, int | None], dict[str, str]] = defaultdict(dict)
     unstable = {(fingerprint[n], p.name) for n, r in reports for p in r.probes if varies(p)}
     for node, report in reports:
         for probe in report.probes:
-            key = (fingerprint[node], probe.name)
-            answers[key][node] = _digest(answer(probe, reproducible=key not in unstable))
-    for (_, probe_name), by_node in sorted(answers.items()):
+            reproducible = (fingerprint[node], probe.name) not in unstable
+            answers[(fingerprint[node], probe.name, None)][node] = _digest(answer(probe, reproducible))
+            for device in probe.devices if reproducible else ():  # each device's bits, against the same device
+                answers[(fingerprint[node], probe.name, int(device["id"]))][node] = str(device["digest"])
+    for (_, probe_name, device_id), by_node in sorted(
+        answers.items(), key=lambda item: (item[0][:2], item[0][2] or -1)
+    ):
         usual = _majority(Counter(by_node.values()))
+        what = probe_name if device_id is None else f"{probe_name} on device {device_id}"
         for node, digest in sorted(by_node.items()):
             if digest != usual and len(by_node) > 2:
-                drift.append(Drift(node, "probe", (f"{probe_name}: answer differs from the {len(by_node) - 1} other "
+                drift.append(Drift(node, "probe", (f"{what}: answer differs from the {len(by_node) - 1} other "
                                                     "nodes with identical software (a faulty device?)",)))  # fmt: skip
     return Comparison(len(reports), len(groups), groups[majority] if groups else 0, tuple(drift))
 

@@ -30,7 +30,8 @@ def health_line(report: Report) -> str:
     """One line, worst first: what a node-problem-detector condition or a Slurm drain reason shows."""
     if report.verdict == "error":
         return fit("envaudit ERROR: the audit could not complete")
-    fails = [f for f in report.findings if f.severity == "fail"]
+    # the board to pull first: a device that computes wrong numbers is the most precise finding a node check has
+    fails = sorted((f for f in report.findings if f.severity == "fail"), key=lambda f: not f.id.startswith("device-"))
     if fails:
         more = f" (+{len(fails) - 1} more)" if len(fails) > 1 else ""
         head = f"envaudit FAIL{more} {fails[0].id}: "

@@ -128,6 +128,7 @@ class ProbeResult:
     duration_s: float = 0.0
     message: str = ""  # the probe's own words (or the runner's, for a crash or a timeout)
     judgement: str = ""  # the judge's words on these metrics for this machine; rewritten by every `check`
+    devices: tuple[JSONDict, ...] = ()  # per device: {id, kind, digest, rel_err}, when several were compared
 
     def to_dict(self) -> JSONDict:
         found = {
@@ -137,7 +138,8 @@ class ProbeResult:
             "duration_s": round(self.duration_s, 4),
             "message": self.message,
         }
-        return found | ({"judgement": self.judgement} if self.judgement else {})
+        found |= {"judgement": self.judgement} if self.judgement else {}
+        return found | ({"devices": [dict(d) for d in self.devices]} if self.devices else {})
 
     @classmethod
     def from_dict(cls, data: object) -> ProbeResult:
@@ -155,6 +157,7 @@ class ProbeResult:
             duration_s=float(duration),
             message=str(obj.get("message", "")),
             judgement=str(obj.get("judgement", "")),
+            devices=tuple(_device(d) for d in _expect(obj.get("devices", []), list, "probe.devices")),
         )
 
 
@@ -219,6 +222,18 @@ class Report:
             mode=str(obj.get("mode", "audit")),
             complete=obj["verdict"] != "error",
         )
+
+
+def _device(data: object) -> JSONDict:
+    """One device's answer in a probe result: its jax id and kind, a digest of its bits, its error."""
+    obj = _expect(data, dict, "probe.devices[]")
+    _expect(obj.get("id"), int, "probe.devices[].id")
+    for key in ("kind", "digest"):
+        _expect(obj.get(key), str, f"probe.devices[].{key}")
+    if not isinstance(obj.get("rel_err"), int | float | str) or isinstance(obj.get("rel_err"), bool):
+        raise ReportError("probe.devices[].rel_err must be a number")
+    judged = {k: str(obj[k]) for k in ("verdict", "board", "uuid", "pci_bus_id") if isinstance(obj.get(k), str)}
+    return {k: obj[k] for k in ("id", "kind", "digest", "rel_err")} | judged
 
 
 def _expect(value: object, kind: type, where: str) -> Any:

@@ -21,6 +21,18 @@ def available() -> dict[str, Path]:
     return {p.stem: p for p in sorted(probes_dir().glob("*.py")) if not p.name.startswith("_")}
 
 
+def cost(path: Path) -> float:
+    """The probe's declared cost (`COST_S`, seconds on a 2-core CPU with a cold compilation cache), read without
+    importing it; 1 s when it declares none."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Constant):
+            continue
+        named = any(isinstance(t, ast.Name) and t.id == "COST_S" for t in node.targets)
+        if named and isinstance(node.value.value, int | float):
+            return float(node.value.value)
+    return 1.0
+
+
 def summary(path: Path) -> str:
     docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
     return docstring.splitlines()[0] if docstring else ""

@@ -160,6 +160,22 @@ def device_problems(found: list[dict[str, object]], tol: float) -> list[str]:
     return bad
 
 
+def finish(
+    name: str, metrics: dict[str, object], thresholds: dict[str, object], good: str,
+    found: list[dict[str, object]] | None = None, tol: float = 0.0,
+) -> dict[str, object]:  # fmt: skip
+    """The probe's result: its own verdict on its thresholds (and its devices, with their bound `tol`)."""
+    bad = judge(metrics, thresholds) + device_problems(found or [], tol)
+    result: dict[str, object] = {
+        "name": name,
+        "status": "fail" if bad else "pass",
+        "metrics": finite(metrics),
+        "thresholds": thresholds,
+        "message": "; ".join(bad) if bad else good + (f"; {len(found)} devices agree" if found else ""),
+    }
+    return result | ({"devices": found} if found else {})
+
+
 def main(name: str, doc: str | None, run: Callable[..., dict[str, object]], argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=doc.splitlines()[0] if doc else name)
     parser.add_argument("--precision", choices=("auto", "float32", "float64"), default="auto")

@@ -38,6 +38,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 NAME = "conv_chain"
+# Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
+# twice it, and `health` runs what fits its total bound).
+COST_S = 0.5
 CHANNELS, SIZE = 32, 28
 LAYOUT = ("NHWC", "HWIO", "NHWC")  # flax's; see the docstring
 # (examples, 32->32 layers after the first conv) per precision. Depth is what makes a per-convolution error add
@@ -108,6 +111,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         ref = reference(x_np, k_np)  # NumPy computes the answer while the device computes the chains
         (batched, default), (rerun, rerun_default), *rows = jax.device_get(outputs)
         per_example = np.concatenate(rows)
+        found = kit.each_device(chain, (np.asarray(x_np, dtype=dtype), [np.asarray(k, dtype=dtype) for k in k_np]), ref)
     metrics: dict[str, object] = {
         "precision": dtype,
         "examples": examples,
@@ -128,15 +132,10 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     }  # all norm-wise errors at HIGHEST share the dtype's bound (docstring); the default run is reported
     thresholds.update({key: 0.0 for key in metrics if key.startswith("rerun_")})  # same executable: same bits
     thresholds["output_dtype"] = dtype  # a float64 request must not come out float32
-    bad = kit.judge(metrics, thresholds)
-    bits = f"{metrics['effective_bits_default']} bits at the default precision"
-    return {
-        "name": NAME,
-        "status": "fail" if bad else "pass",
-        "metrics": kit.finite(metrics),
-        "thresholds": thresholds,
-        "message": "; ".join(bad) if bad else f"{dtype} conv chain within {tol:g} of the float64 answer; {bits}",
-    }
+    good = (
+        f"{dtype} conv chain within {tol:g} of the float64 answer; {metrics['effective_bits_default']} bits by default"
+    )
+    return kit.finish(NAME, metrics, thresholds, good, found, tol)
 
 
 def main(argv: list[str] | None = None) -> int:

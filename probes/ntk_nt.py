@@ -43,6 +43,9 @@ import _kit as kit
 import numpy as np
 
 NAME = "ntk_nt"
+# Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
+# twice it, and `health` runs what fits its total bound).
+COST_S = 25.0  # measured 14.6 s alone (jax 0.4.25, neural-tangents 0.6.5, cold): TensorFlow imports, 3 impls
 POINTS = 8
 IMPLEMENTATIONS = (1, 2, 3)
 BATCH_SIZES = (4, 1)  # nt.batch batch sizes; each divides POINTS, as nt.batch requires

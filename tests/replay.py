@@ -30,6 +30,7 @@ NODES = {  # node -> (NVML fixture, the device kind jax reports, compute capabil
     "a100": ("a100_ecc_remap_pending", "NVIDIA A100-SXM4-80GB", "8.0"),
 }
 REPLAY = FIXTURES / "replay" / "h200-default-settings.json"
+EIGHT_DEVICES = {"XLA_FLAGS": "--xla_force_host_platform_device_count=8"}  # the node's eight GPUs, each probed
 
 
 def audit_on_cpu(faults: str, *argv: str, extra_env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -54,10 +55,14 @@ def as_gpu_node(report: dict[str, Any], node: str = "h200", gpus: int = 8) -> di
     facts["packages"] |= {"jax-cuda12-plugin": jaxlib, "jax-cuda12-pjrt": jaxlib}
     facts["nvidia"] = get_nvidia(make_fake_pynvml(fixture))
     device = {"platform": "gpu", "device_kind": kind, "compute_capability": capability}
+    facts["env"].pop("XLA_FLAGS", None)  # the CPU's simulated devices are the node's GPUs
+    for probe in report["probes"]:
+        for each in probe.get("devices") or []:
+            each["kind"] = kind
     facts["jax"] |= {
         "backend": "gpu",
         "platform": "cuda",
-        "devices": [{"id": i, **device} for i in range(gpus)],
+        "devices": [{"id": i, **device, "local_hardware_id": i} for i in range(gpus)],
         "platform_version": "PJRT C API\ncuda 12080 (simulated on the CPU)",
         "cuda_version": "12.8",
     }
@@ -76,7 +81,7 @@ def judged_there(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_fixture() -> Path:
-    report = as_gpu_node(audit_on_cpu(GPU_DEFAULTS, "--no-cache"))
+    report = as_gpu_node(audit_on_cpu(GPU_DEFAULTS, "--no-cache", extra_env=EIGHT_DEVICES))
     REPLAY.parent.mkdir(parents=True, exist_ok=True)
     REPLAY.write_text(json.dumps(report, indent=2) + "\n")
     return REPLAY

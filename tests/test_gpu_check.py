@@ -18,9 +18,13 @@ def test_gpu_check_script_writes_report_markdown_and_text(tmp_path: Path) -> Non
     proc = subprocess.run(["bash", str(ROOT / "scripts" / "gpu-check.sh"), str(out)], env=env, capture_output=True,
                           text=True, timeout=600, cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["gpu-report.json", "gpu-report.md", "gpu-report.txt",
-                                                     "nvidia-smi.txt"]  # fmt: skip
+    assert sorted(p.name for p in out.iterdir()) == ["gpu-report.json", "gpu-report.md", "gpu-report.txt", "health",
+                                                     "health.txt", "nvidia-smi.txt"]  # fmt: skip
     report = Report.from_dict(json.loads((out / "gpu-report.json").read_text()))
     assert report.facts.jax["status"] == "ok" and report.probes
     assert (out / "gpu-report.md").read_text().startswith("### envaudit report: **ok**")
-    assert "gpu-check: audit exit 0" in proc.stdout
+    assert "gpu-check: audit exit 0" in proc.stdout and "gpu-check: health exit 0 in" in proc.stdout
+    checked = Report.from_dict(json.loads((out / "health" / "envaudit-report.json").read_text()))
+    compared = [p for p in checked.probes if p.devices]  # device 0 named: the per-device path ran on it alone
+    assert compared and all([d["id"] for d in p.devices] == [0] for p in compared)
+    assert (out / "health.txt").read_text().startswith("envaudit OK")

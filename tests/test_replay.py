@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PYTHON
-from tests.replay import GPU_DEFAULTS, REPLAY, as_gpu_node, audit_on_cpu
+from tests.replay import EIGHT_DEVICES, GPU_DEFAULTS, REPLAY, as_gpu_node, audit_on_cpu
 
 
 def check(report: dict[str, Any], tmp_path: Path, child_env: dict[str, str]) -> tuple[int, dict[str, Any], str]:
@@ -81,12 +81,51 @@ def test_check_rejudges_probe_findings_saved_by_an_older_judge(
 
 def test_the_committed_replay_is_what_todays_code_makes(saved: dict[str, Any]) -> None:
     """Made again, now, the same way: the same verdict and findings (the measurements differ only in noise)."""
-    fresh = as_gpu_node(audit_on_cpu(GPU_DEFAULTS, "--no-cache"))
+    fresh = as_gpu_node(audit_on_cpu(GPU_DEFAULTS, "--no-cache", extra_env=EIGHT_DEVICES))
     assert fresh["verdict"] == saved["verdict"]
     assert [(f["id"], f["severity"]) for f in fresh["findings"]] == [
         (f["id"], f["severity"]) for f in saved["findings"]
     ]
     assert {p["name"]: p["status"] for p in fresh["probes"]} == {p["name"]: p["status"] for p in saved["probes"]}
+    assert per_device(fresh) == per_device(saved)
+
+
+def per_device(report: dict[str, Any]) -> dict[str, list[tuple[int, str]]]:
+    return {p["name"]: [(d["id"], d["verdict"]) for d in p["devices"]] for p in report["probes"] if p.get("devices")}
+
+
+def test_every_gpu_of_the_healthy_node_was_compared_and_agrees(
+    saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    _, report, _ = check(saved, tmp_path, child_env)
+    compared = per_device(report)
+    assert {"dense_chain", "conv_chain", "ntk"} <= set(compared)
+    assert all(found == [(i, "agrees") for i in range(8)] for found in compared.values()), compared
+    assert not [f for f in report["findings"] if f["id"].startswith("device-")]
+
+
+def test_one_bad_gpu_on_the_node_is_one_failure_naming_its_board(
+    saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """GPU 5 of the saved node answers 3e-3 off at HIGHEST in two probes: the node fails once, on that board, by the
+    PCI bus id and UUID that NVML gave (the probe child ran in PCI bus order), and the Prometheus series carry them."""
+    broken = copy.deepcopy(saved)
+    for probe in (p for p in broken["probes"] if p["name"] in ("dense_chain", "conv_chain")):
+        probe["devices"][5] |= {"rel_err": 3e-3, "digest": "0" * 16}
+    code, report, text = check(broken, tmp_path, child_env)
+    board = sorted(saved["facts"]["nvidia"]["gpus"], key=lambda g: g["pci_bus_id"])[5]
+    assert code == 1 and ids(report, "fail") == {"device-5"}
+    finding = next(f for f in report["findings"] if f["id"] == "device-5")
+    assert board["pci_bus_id"] in finding["title"] and board["uuid"] in finding["detail"]
+    assert f"dcgmi diag -r 3 -i {board['index']}" in finding["fix"]
+    assert f"GPU {board['index']} (PCI {board['pci_bus_id']}, jax 5) computes wrong numbers" in text
+    assert ids(report, "warn") == {"tf32-default-matmul-precision"}  # the healthy rest is judged as before
+    path = tmp_path / "saved.json"
+    prom = subprocess.run([PYTHON, "-m", "envaudit", "check", str(path), "--format", "prometheus"], env=child_env,
+                          capture_output=True, text=True, timeout=120).stdout  # fmt: skip
+    wrong = [line for line in prom.splitlines() if line.startswith("envaudit_device_probe_status") and 'status="wrong"'
+             in line and line.endswith(" 1")]  # fmt: skip
+    assert len(wrong) == 2 and all(f'uuid="{board["uuid"]}"' in line for line in wrong)
 
 
 def test_a_real_batch_dependent_fault_on_a_gpu_node_at_default_settings_fails(
@@ -99,3 +138,11 @@ def test_a_real_batch_dependent_fault_on_a_gpu_node_at_default_settings_fails(
     code, report, _ = check(as_gpu_node(faulty), tmp_path, child_env)
     assert code == 1 and "probe-dense-chain" in ids(report, "fail") and "probe-ntk" in ids(report, "fail")
     assert "probe-default-precision" not in ids(report, "fail")  # TF32 at the default precision stays a warning
+
+
+def test_a_real_wrong_gpu_among_eight_at_default_settings_is_named(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """Device 3 of eight made wrong for real (1e-4 at every precision), beside TF32 rounding and scatter noise."""
+    faulty = audit_on_cpu(f"{GPU_DEFAULTS},device_corrupt", extra_env={**EIGHT_DEVICES, "ENVAUDIT_FAULT_DEVICE": "3"})
+    code, report, text = check(as_gpu_node(faulty), tmp_path, child_env)
+    assert code == 1 and ids(report, "fail") == {"device-3"}, report["findings"]
+    assert "GPU " in text and "jax 3) computes wrong numbers" in text

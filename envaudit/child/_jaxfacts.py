@@ -100,6 +100,8 @@ def stages(emit: Callable[..., None]) -> int:
                 "platform": str(d.platform),
                 "device_kind": str(d.device_kind),
                 "compute_capability": _text_or_none(getattr(d, "compute_capability", None)),
+                # the CUDA ordinal inside this process (after CUDA_VISIBLE_DEVICES): how it maps to NVML
+                "local_hardware_id": getattr(d, "local_hardware_id", None),
             }
             for d in devices
         ],

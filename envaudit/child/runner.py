@@ -105,7 +105,7 @@ def _follow(
     current, since = (FACTS_STAGE if reports_facts else state.next_label()), time.monotonic()
     mark = cpu_seconds(proc)
     while True:
-        bound = min(since + state.opts.timeout, state.deadline)
+        bound = min(since + state.timeout_of(current), state.deadline)
         try:
             line = lines.get(timeout=max(bound - time.monotonic(), 0.0))
         except queue.Empty:  # how much it computed in that time tells a loaded machine from a hang
@@ -172,7 +172,8 @@ def _ended(
     elif state.is_pending(current):
         label = str(current)
         if timed_out:
-            state.report(ProbeResult(label, "timeout", load, seconds, f"no answer within {state.opts.timeout:g} s"))
+            why = f"no answer within {state.timeout_of(label):g} s"
+            state.report(ProbeResult(label, "timeout", load, seconds, why))
         else:
             why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"
             detail = f"{why} while running {label}" + (f": {tail[-1]}" if tail else "")

@@ -4,8 +4,9 @@
 child's argument list; `Run` holds the tasks still to report, the results, the jax facts' events and the real
 exit status of the child that reported them. The children inherit the user's environment, which is what is
 audited, with the changes `child_env` makes, and reports in facts.jax.child_env: jax's persistent compilation
-cache in envaudit's cache directory, and no GPU memory preallocation (XLA takes 75 % of every GPU otherwise, so an
-audit beside a running job would fail or starve it). A variable the user set is never changed.
+cache in envaudit's cache directory, no GPU memory preallocation (XLA takes 75 % of every GPU otherwise, so an
+audit beside a running job would fail or starve it), and CUDA devices numbered in PCI bus order (so that a jax
+device maps to the board NVML names). A variable the user set is never changed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from envaudit import cachedir, probefiles
 from envaudit.child import jaxfacts
-from envaudit.model import ProbeResult
+from envaudit.model import ProbeResult, ReportError
 
 FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
 
@@ -34,6 +35,8 @@ class Options:
     facts: bool = True  # report what jax says before the first probe
     progress: Callable[[str], None] | None = field(default=None, compare=False)
     python: str = sys.executable  # the interpreter whose environment is audited
+    devices: tuple[int, ...] = ()  # jax device ids the per-device runs compare (all local devices if empty)
+    budget: bool = False  # run only the probes whose declared costs fit the total bound (health); skip the rest
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class Task:
     label: str  # the probe's name, or name[precision] when a run has several precisions
     precision: str
     path: Path
+    timeout: float = 120.0  # its own bound: the run's per-probe bound, or twice its declared cost if that is more
 
     def argument(self) -> str:
         return f"{self.label}:{self.precision}:{self.path}"
@@ -52,16 +56,46 @@ class Outcome:
     jax: dict[str, Any] | None  # facts.jax, when Options.facts asked for it
 
 
-def tasks(opts: Options) -> list[Task]:
+BUDGET_SHARE = 0.6  # of the total bound, for the probes' declared costs: the rest is for starting jax and slack
+
+
+def plan(opts: Options) -> tuple[list[Task], list[ProbeResult]]:
+    """The tasks to run, in order, and (with opts.budget) those left out because their declared costs do not fit
+    the total bound, as skipped results that say so."""
     known = probefiles.available()
     passes = ("float32", "float64") if opts.precision == "both" else (opts.precision,)
-    return [Task(f"{n}[{p}]" if len(passes) > 1 else n, p, known[n]) for p in passes for n in opts.names]
+    todo, skipped, spent = [], [], 0.0
+    for precision in passes:
+        for name in opts.names:
+            label, cost = f"{name}[{precision}]" if len(passes) > 1 else name, probefiles.cost(known[name])
+            if opts.budget and spent + cost > opts.total * BUDGET_SHARE:
+                why = (f"not run: its declared cost ({cost:g} s) does not fit the total bound of {opts.total:g} s "
+                       f"with the others; give a larger --total-timeout to include it")  # fmt: skip
+                skipped.append(ProbeResult(label, "skip", {"declared_cost_s": cost}, 0.0, why))
+                continue
+            spent += cost
+            todo.append(Task(label, precision, known[name], max(opts.timeout, 2 * cost)))
+    return todo, skipped
+
+
+def labels(opts: Options) -> list[str]:
+    passes = ("float32", "float64") if opts.precision == "both" else (opts.precision,)
+    return [f"{n}[{p}]" if len(passes) > 1 else n for p in passes for n in opts.names]
+
+
+def tasks(opts: Options) -> list[Task]:
+    return plan(opts)[0]
 
 
 def child_env(cache: bool, environ: dict[str, str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
     """The child's environment, and the variables envaudit set in it (pure given `environ`)."""
     base = dict(os.environ if environ is None else environ)
     changes = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    if all(v.strip().startswith(("GPU-", "MIG-")) for v in base.get("CUDA_VISIBLE_DEVICES", "").split(",") if v):
+        # CUDA numbers devices fastest first unless told otherwise, and NVML by PCI bus id; so that the child's
+        # device i is the i-th visible GPU by bus id (and envaudit can name the board), it asks for bus order,
+        # unless CUDA_VISIBLE_DEVICES lists indices, whose meaning this would change
+        changes["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
     directory = cachedir.cache_dir() if cache else None  # None: no cache that is safe to load programs from
     if directory is not None and "JAX_COMPILATION_CACHE_DIR" not in base:
         changes["JAX_COMPILATION_CACHE_DIR"] = str(directory / "jax-compilation-cache")
@@ -81,7 +115,13 @@ def parse_result(name: str, event: dict[str, Any]) -> ProbeResult:
     if not isinstance(result, dict) or result.get("status") not in ("pass", "fail", "skip"):
         return ProbeResult(name, "error", {"error_kind": "unreadable"}, duration, f"unreadable result: {result!r:.200}")
     metrics = result.get("metrics") if isinstance(result.get("metrics"), dict) else {}
-    return ProbeResult(name, str(result["status"]), dict(metrics or {}), duration, str(result.get("message") or ""))
+    try:  # the devices' answers, as the model validates them in a saved report
+        devices = tuple(ProbeResult.from_dict({"name": name, "status": "pass", "devices": result["devices"]}).devices
+                        if result.get("devices") else ())  # fmt: skip
+    except ReportError:
+        return ProbeResult(name, "error", {"error_kind": "unreadable"}, duration, "unreadable devices in the result")
+    message = str(result.get("message") or "")
+    return ProbeResult(name, str(result["status"]), dict(metrics or {}), duration, message, devices=devices)
 
 
 class Run:
@@ -89,9 +129,12 @@ class Run:
 
     def __init__(self, opts: Options, deadline: float) -> None:
         self.opts, self.deadline = opts, deadline
-        self.pending = tasks(opts)
-        self.results: dict[str, ProbeResult] = {}
+        self.pending, skipped = plan(opts)
+        self.order = labels(opts)  # the results come back in the order asked for, the skipped ones in place
+        self.results: dict[str, ProbeResult] = {r.name: r for r in skipped}
         self.env, self.changes = child_env(opts.cache)
+        if opts.devices:  # the probes' kit reads it: the per-device runs compare only these
+            self.env["ENVAUDIT_DEVICES"] = self.changes["ENVAUDIT_DEVICES"] = ",".join(map(str, opts.devices))
         self.facts_wanted = opts.facts
         self.fact_events: list[dict[str, Any]] = []
         self.facts: dict[str, Any] | None = None
@@ -100,6 +143,10 @@ class Run:
 
     def is_pending(self, label: object) -> bool:
         return any(t.label == label for t in self.pending)
+
+    def timeout_of(self, label: str | None) -> float:
+        """The bound of what the child is doing: a task's own, or the run's (for the jax facts)."""
+        return next((t.timeout for t in self.pending if t.label == label), self.opts.timeout)
 
     def next_label(self) -> str | None:
         return self.pending[0].label if self.pending else None
@@ -140,4 +187,4 @@ class Run:
             self.facts["child_env"] = dict(self.changes)
             if self.memory:
                 self.facts["device_memory"] = [self.memory[i] for i in sorted(self.memory)]
-        return Outcome([self.results[t.label] for t in tasks(self.opts)], self.facts)
+        return Outcome([self.results[label] for label in self.order], self.facts)

@@ -46,7 +46,11 @@ def render(report: Report, *, color: bool = False) -> str:
             detail = (
                 p.judgement or p.message or summary.metrics_line(p.metrics, limit=6)
             )  # the judge's words, else the numbers
-            out.append(f"| {p.name} | {p.status} | {p.duration_s:.2f} | {_cell(detail)} |")
+            out.append(f"| {_cell(p.name)} | {p.status} | {p.duration_s:.2f} | {_cell(detail)} |")
+            if any(d.get("verdict", "agrees") != "agrees" for d in p.devices):  # one row per device, then
+                out += [f"| ↳ device {d['id']} | {_cell(d.get('verdict', '?'))} | | rel_err="
+                        f"{summary.short(d.get('rel_err'))} {_cell(d.get('board', d.get('kind')))} |"
+                        for d in p.devices]  # fmt: skip
     details = json.dumps(report.to_dict(), indent=2, default=str)
     out += [
         "",

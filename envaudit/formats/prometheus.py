@@ -97,6 +97,42 @@ def render(report: Report, *, color: bool = False) -> str:
     w.family("envaudit_probe_metric", "Numeric metrics of each probe (relative errors are dimensionless).",
              [({"probe": p.name, "metric": k}, float(v)) for p in report.probes for k, v in p.metrics.items()
               if isinstance(v, int | float) and not isinstance(v, bool)])  # fmt: skip
+    verdicts = ("agrees", "differs", "wrong")  # every value, 0 or 1, so an alert on == 1 sees the change back
+    w.family(
+        "envaudit_device_probe_status",
+        "Per device and probe: 1 for its verdict against the known answer and "
+        "the node's other devices of its kind, 0 for the others.",
+        [
+            (
+                {
+                    "probe": p.name,
+                    "device": d["id"],
+                    "uuid": d.get("uuid", ""),
+                    "pci_bus_id": d.get("pci_bus_id", ""),
+                    "status": v,
+                },
+                float(d.get("verdict") == v),
+            )
+            for p in report.probes
+            for d in p.devices
+            for v in verdicts
+        ],
+    )
+    w.family(
+        "envaudit_device_probe_rel_err",
+        "Per device and probe: its error against the float64 answer.",
+        [
+            (
+                {"probe": p.name, "device": d["id"], "uuid": d.get("uuid", ""), "pci_bus_id": d.get("pci_bus_id", "")},
+                float(d["rel_err"]) if isinstance(d["rel_err"], int | float) else math.nan,
+            )
+            for p in report.probes
+            for d in p.devices
+        ],
+    )
+    w.family("envaudit_gpu_compute_processes", "Compute processes NVML saw on each GPU during the check.",
+             [({"gpu": g.get("index"), "uuid": g.get("uuid") or ""}, len(g["compute_processes"]))
+              for g in nv.get("gpus") or [] if isinstance(g.get("compute_processes"), list)])  # fmt: skip
     w.family(
         "envaudit_last_run_timestamp_seconds",
         "Unix time at which this report was created.",

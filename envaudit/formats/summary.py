@@ -85,3 +85,8 @@ def metrics_line(metrics: dict[str, object], limit: int = 4) -> str:
         if len(shown) == limit:
             break
     return " ".join(shown)
+
+
+def short(value: object) -> str:
+    """A number in two significant digits (a non-finite one travels as text)."""
+    return f"{value:.2g}" if isinstance(value, float) else str(value)

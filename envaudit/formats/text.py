@@ -16,6 +16,7 @@ COLORS = {
     "error": "\033[35;1m",
 }
 RESET = "\033[0m"
+DEVICE_SEVERITY = {"agrees": "ok", "differs": "warn", "wrong": "fail"}
 PROBE_SEVERITY = {
     "pass": "ok",
     "skip": "info",
@@ -26,7 +27,7 @@ PROBE_SEVERITY = {
 }
 
 
-def _paint(text: str, level: str, color: bool) -> str:
+def _paint(text: str, level: str | None, color: bool) -> str:
     return f"{COLORS[level]}{text}{RESET}" if color and level in COLORS else text
 
 
@@ -66,4 +67,11 @@ def render(report: Report, *, color: bool = False) -> str:
             status = _paint(p.status.ljust(7), PROBE_SEVERITY.get(p.status, "info"), color)
             tail = p.judgement or p.message or summary.metrics_line(p.metrics)  # the judge's words, else the numbers
             lines.append(f"  {status} {c(p.name).ljust(width)}  {p.duration_s:6.2f} s  {c(tail)}")
+            if any(d.get("verdict", "agrees") != "agrees" for d in p.devices):  # one line per device, then
+                for d in p.devices:
+                    verdict = _paint(
+                        str(d.get("verdict", "?")).ljust(7), DEVICE_SEVERITY.get(str(d.get("verdict"))), color
+                    )
+                    lines.append(f"    {verdict} device {d['id']}: rel_err={summary.short(d.get('rel_err'))}  "
+                                 f"{c(d.get('board', d.get('kind')))}")  # fmt: skip
     return "\n".join(lines) + "\n"

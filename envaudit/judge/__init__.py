@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from envaudit import devices
 from envaudit.formats.summary import metrics_line
-from envaudit.judge import assess, table
+from envaudit.judge import assess, peers, table
 from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult
 from envaudit.rules.checks import BUSY
 
@@ -56,6 +57,7 @@ def base(name: str) -> str:
 def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
     judged, findings = [], []
     grouped: dict[str, list[assess.Problem]] = {}  # a rule's id (or DEFAULT_PRECISION) -> what it explains
+    by_device: dict[int, list[peers.DeviceProblem]] = {}
     for result in results:
         if result.status in table.STATUSES:
             judged.append(replace(result, judgement=""))
@@ -65,10 +67,17 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
             judged.append(replace(result, judgement=""))
             continue
         problems = assess.problems(result, facts)
-        if result.status == "fail" and not problems:  # the probe's own check failed on something not judged here
-            problems = [assess.unjudged(result)]
+        judged_devices, device_problems = peers.judge(result, facts)
+        if result.status == "fail" and not problems and not device_problems:  # its own check failed on what
+            problems = [assess.unjudged(result)]  # is not judged here: its word stands
         wrong = [p for p in problems if p.severity == "fail"]
-        judged.append(replace(result, status="fail" if wrong else "pass", judgement=_words(problems)))
+        for found in device_problems:
+            by_device.setdefault(found.device, []).append(found)
+        bad_device = any(p.severity == "fail" for p in device_problems)
+        words = "; ".join(filter(None, [*(f"device {p.device}: {p.text}" for p in device_problems),
+                                        _words(problems, passed=not bad_device)]))  # fmt: skip
+        judged.append(replace(result, status="fail" if wrong or bad_device else "pass", judgement=words,
+                              devices=judged_devices or result.devices))  # fmt: skip
         # A wrong answer at HIGHEST is the cause of a wrong default run too, so the default run then joins it.
         at_highest = any(p.kind != "default_error" for p in wrong)
         if at_highest:
@@ -89,7 +98,39 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
             else:
                 grouped.setdefault(f"probe-{_slug(result.name)}-{_slug(problem.kind)}", []).append(problem)
     findings += [_explained(key, problems) for key, problems in grouped.items()]
+    findings += [_device_finding(device, found, facts) for device, found in sorted(by_device.items())]
     return Judgement(tuple(judged), tuple(findings))
+
+
+DEVICE_FIX = "drain the node and take {short} out of service: test it alone (envaudit audit --device {jax})"
+GPU_FIX = (
+    "; run NVIDIA's diagnostic on it (dcgmi diag -r 3 -i {index}), reset it (nvidia-smi -r -i {index}) and return "
+    "it if it fails again"
+)
+DEVICE_REFS = (
+    "https://docs.nvidia.com/datacenter/dcgm/latest/reference/command-line-reference/dcgmi/dcgmi-diag.html",
+    "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html",
+)
+
+
+def _device_finding(device: int, found: list[peers.DeviceProblem], facts: Facts) -> Finding:
+    """One finding per device, whatever the number of probes that saw it: the board to pull, first. NVIDIA's
+    tools name a GPU by its NVML index, which only the device mapping can tell (else it is left to fill in)."""
+    severity = min((p.severity for p in found), key=SEVERITIES.index)
+    kind, short = found[0].kind, devices.short(device, found[0].kind, facts)
+    what = (
+        "computes wrong numbers"
+        if any(p.wrong for p in found)
+        else f"computes other bits than the node's other {kind} devices"
+    )
+    detail = f"{devices.describe(device, kind, facts)}: " + "; ".join(p.text for p in found)
+    fix = DEVICE_FIX.format(short=short, jax=device)
+    nvidia = facts.jax.get("platform") == "cuda"
+    if nvidia:
+        gpu = devices.board(device, facts)
+        fix += GPU_FIX.format(index=gpu.get("index") if gpu else "<its NVML index>")
+    refs = DEVICE_REFS if nvidia else ()
+    return Finding(f"device-{device}", severity, f"{short} {what}", detail, fix, refs, "probe")
 
 
 def merge(rule_findings: Sequence[Finding], probe_findings: Sequence[Finding]) -> list[Finding]:
@@ -116,12 +157,16 @@ def _slug(name: str) -> str:
     return name.replace("[", "-").replace("]", "").replace("_", "-")
 
 
-def _words(problems: list[assess.Problem]) -> str:
+def _words(problems: list[assess.Problem], passed: bool = True) -> str:
     wrong = [p.text for p in problems if p.severity == "fail"]
     if wrong:
         return "; ".join(wrong)
     if problems:  # what the platform documents; the findings say why, once for all probes
-        return "checks pass; by design here: " + ", ".join(f"{p.metric}={p.value}" for p in problems)
+        return (
+            ("checks pass; " if passed else "")
+            + "by design here: "
+            + ", ".join(f"{p.metric}={p.value}" for p in problems)
+        )
     return ""
 
 

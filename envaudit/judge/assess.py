@@ -51,7 +51,8 @@ def _names(entry: str, probe: str, kind: str, metric: str) -> bool:
     return want_probe in ("*", probe) and want in ("*", kind, metric)
 
 
-def _number(value: object) -> float | None:
+def number(value: object) -> float | None:
+    """A metric as a number: non-finite values travel as strings; anything else is None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -116,11 +117,11 @@ def unjudged(result: ProbeResult) -> Problem:
 
 
 def _show(value: object, kind: str) -> str:
-    number = _number(value)
-    if number is None or (isinstance(value, str) and kind in ("raised", "dtype", "documented_default")):
+    figure = number(value)
+    if figure is None or (isinstance(value, str) and kind in ("raised", "dtype", "documented_default")):
         return str(value)
-    bits = f" ({-math.log2(number):.1f} bits)" if kind == "default_error" and 0 < number < 1 else ""
-    return f"{number:.2g}{bits}"
+    bits = f" ({-math.log2(figure):.1f} bits)" if kind == "default_error" and 0 < figure < 1 else ""
+    return f"{figure:.2g}{bits}"
 
 
 def _one(
@@ -128,29 +129,29 @@ def _one(
 ) -> tuple[Severity, str] | None:
     """(severity, why) for one metric of `kind`, or None when a healthy machine of this kind would give it."""
     bound = data.error_bound(dtype)
-    number = _number(value)
+    figure = number(value)
     if kind == "raised":
         return ("fail", "the computation raised") if value else None
     if kind in ("dtype", "documented_default"):
         if value == dtype:
             return None
         return ("fail" if kind == "dtype" else "info"), f"expected {dtype}"
-    if number is None or math.isnan(number) or number < 0:
-        return "fail", "not a norm of a difference (negative, or not a number)"
+    if figure is None or math.isnan(figure) or figure < 0:
+        return "fail", "not a norm of a difference (negative, or not a figure)"
     if kind == "error":
-        return None if number <= bound else ("fail", f"> {bound:g}, the bound of {dtype} at HIGHEST precision")
+        return None if figure <= bound else ("fail", f"> {bound:g}, the bound of {dtype} at HIGHEST precision")
     if kind == "default_error":
-        if number <= bound:
+        if figure <= bound:
             return None
         cls = data.classes[classes.precision_class(facts, dtype)]
-        if number <= cls.bound:
+        if figure <= cls.bound:
             return "warn", f"within {cls.bound:g}, the bound of class {cls.name}: {cls.why}"
         return "fail", f"> {cls.bound:g}, the bound of class {cls.name}: {cls.why}"
-    if number == 0:
+    if figure == 0:
         return None
     if not classes.nondeterminism_allowed(facts):
         return "fail", "> 0: a rerun must give the same bits here"
-    if number > bound and not absolute:  # a report before 0.2 measured absolute differences: no relative bound
+    if figure > bound and not absolute:  # a report before 0.2 measured absolute differences: no relative bound
         return "fail", f"> {bound:g}: larger than reordered {dtype} rounding"
     if kind == "rerun":
         return "warn", "XLA documents GEMMs and convolutions on GPUs as possibly nondeterministic"

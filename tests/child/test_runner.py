@@ -105,9 +105,19 @@ def test_an_interrupt_kills_the_probe_child(tmp_path: Path, child_env: dict[str,
 
 def test_the_child_gets_no_gpu_preallocation_unless_the_user_chose() -> None:
     env, changes = state.child_env(cache=False, environ={"PATH": "/bin"})
-    assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false" and changes == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
-    env, changes = state.child_env(cache=False, environ={"XLA_PYTHON_CLIENT_PREALLOCATE": "true"})
+    assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false" and changes["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+    user = {"XLA_PYTHON_CLIENT_PREALLOCATE": "true", "CUDA_DEVICE_ORDER": "FASTEST_FIRST"}
+    env, changes = state.child_env(cache=False, environ=user)
     assert env["XLA_PYTHON_CLIENT_PREALLOCATE"] == "true" and changes == {}  # what the user set wins
+
+
+@pytest.mark.parametrize(("visible", "ordered"), [(None, True), ("GPU-1a2b,GPU-3c4d", True), ("1,0", False)])
+def test_devices_are_numbered_in_bus_order_unless_indices_were_chosen(visible: str | None, ordered: bool) -> None:
+    """So that jax's device i is the i-th visible GPU by PCI bus id, as NVML names them; but CUDA reads the
+    indices of CUDA_VISIBLE_DEVICES in its device order, so changing the order would change which GPUs run."""
+    environ = {"CUDA_VISIBLE_DEVICES": visible} if visible else {}
+    _, changes = state.child_env(cache=False, environ=environ)
+    assert (changes.get("CUDA_DEVICE_ORDER") == "PCI_BUS_ID") is ordered
 
 
 ENVIRONMENT = """
@@ -133,7 +143,7 @@ def test_the_child_really_runs_with_that_environment(tmp_path: Path, child_env: 
                               timeout=120)  # fmt: skip
         out = json.loads(proc.stdout)
         assert out["metrics"] == {"preallocate": seen}, proc.stderr
-        assert out["jax"]["child_env"] == ({} if user else {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"})
+        assert out["jax"]["child_env"].get("XLA_PYTHON_CLIENT_PREALLOCATE") == (None if user else "false")
         assert out["jax"]["status"] == "ok" and out["jax"]["returncode"] == 0
 
 
@@ -146,3 +156,44 @@ def test_device_memory_statistics_are_kept_with_the_larger_peak() -> None:
     assert facts is not None and facts["device_memory"] == [
         {"id": 0, "peak_bytes_in_use": 300, "bytes_in_use": 20, "bytes_limit": 1000}
     ]
+
+
+@pytest.mark.parametrize("total", [0.5, 2.0, 10.0, 35.0, 100.0])
+def test_a_budgeted_run_takes_what_fits_its_bound_in_order_and_says_what_it_left_out(total: float) -> None:
+    known = probefiles.available()
+    names = tuple(known)
+    opts = state.Options(names, precision="both", timeout=1.0, total=total, budget=True)
+    todo, skipped = state.plan(opts)
+    spent, budget = 0.0, total * state.BUDGET_SHARE
+    for label in state.labels(opts):  # first fit, in the order asked for
+        cost = probefiles.cost(known[label.partition("[")[0]])
+        run = [t for t in todo if t.label == label]
+        assert bool(run) == (spent + cost <= budget), (label, spent, cost, budget)
+        if run:
+            spent += cost
+            assert run[0].timeout == max(opts.timeout, 2 * cost)  # never less than twice what it declares
+        else:
+            left = next(r for r in skipped if r.name == label)
+            assert left.status == "skip" and "--total-timeout" in left.message
+            assert left.metrics["declared_cost_s"] == cost
+    assert len(todo) + len(skipped) == 2 * len(names)
+    unbudgeted, none_skipped = state.plan(state.Options(names, total=total))
+    assert len(unbudgeted) == len(names) and none_skipped == []  # audit runs everything asked for
+
+
+def test_health_says_which_probes_its_bound_left_out(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """A real node check with a bound too small for the costliest probe: the rest run, and that one is a skip
+    that names the bound, never a timeout that would drain the node."""
+    known = probefiles.available()
+    costly = max(known, key=lambda n: probefiles.cost(known[n]))
+    cheap = min(known, key=lambda n: probefiles.cost(known[n]))
+    total = 20.0  # time enough for jax to start on a slow machine, not for the costliest probe
+    assert probefiles.cost(known[cheap]) <= total * state.BUDGET_SHARE < probefiles.cost(known[costly])
+    argv = ["health", "--prometheus-dir", str(tmp_path), "--probe", cheap, "--probe", costly]
+    proc = subprocess.run([PYTHON, "-m", "envaudit", *argv, "--total-timeout", str(total)], env=child_env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    report = json.loads((tmp_path / "envaudit-report.json").read_text())
+    assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stdout + proc.stderr
+    found = {p["name"]: p for p in report["probes"]}
+    assert found[cheap]["status"] == "pass" and found[costly]["status"] == "skip"
+    assert "--total-timeout" in found[costly]["message"]

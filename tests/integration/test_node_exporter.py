@@ -53,9 +53,11 @@ def _value(samples: list[Sample], name: str, **labels: str) -> float:
     return found[0]
 
 
-def _health(directory: Path, *args: str, fault: bool = False) -> subprocess.CompletedProcess[str]:
-    path = [str(FAULT)] if fault else []
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, str(ROOT)])}
+def _health(
+    directory: Path, *args: str, fault: bool = False, fault_dir: Path = FAULT, **extra: str
+) -> subprocess.CompletedProcess[str]:
+    path = [str(fault_dir)] if fault else []
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, str(ROOT)]), **extra}
     return subprocess.run([PYTHON, "-m", "envaudit", "health", "--prometheus-dir", str(directory), *args], env=env,
                           capture_output=True, text=True, timeout=180)  # fmt: skip
 
@@ -134,6 +136,24 @@ def test_a_failing_audit_is_served_as_fail(exporter: Exporter) -> None:
     assert _value(samples, "envaudit_verdict", verdict="fail") == 1
     assert _value(samples, "envaudit_findings", severity="fail") >= 1
     assert _value(samples, "envaudit_probe_status", probe="conv_chain", status="fail") == 1
+
+
+def test_one_wrong_device_of_four_is_served_by_device(exporter: Exporter) -> None:
+    """Four CPU devices, device 2 made wrong: its series say so, the other three agree, and the dashboards' labels
+    (probe, device, uuid, pci_bus_id) survive the exporter."""
+    corrupt = FAULT.parent / "device_corrupt"
+    proc = _health(exporter.textfile_dir, "--probe", "dense_chain", fault=True, fault_dir=corrupt,
+                   XLA_FLAGS="--xla_force_host_platform_device_count=4")  # fmt: skip
+    assert proc.returncode == 1 and "device-2" in proc.stdout, proc.stdout + proc.stderr
+    samples = exporter.samples()
+    assert _value(samples, "node_textfile_scrape_error") == 0
+    for device in "0123":
+        status = "wrong" if device == "2" else "agrees"
+        assert _value(samples, "envaudit_device_probe_status", probe="dense_chain", device=device, status=status) == 1
+        error = _value(samples, "envaudit_device_probe_rel_err", probe="dense_chain", device=device)
+        assert (error > 1e-5) == (device == "2"), error
+    labels = next(s.labels for s in samples if s.name == "envaudit_device_probe_status")
+    assert {"probe", "device", "uuid", "pci_bus_id", "status"} <= set(labels)
 
 
 def _families(text: str) -> set[str]:

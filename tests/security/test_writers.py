@@ -5,12 +5,15 @@ The writer is `safewrite.write`, behind `--output`, `health --prometheus-dir`, t
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import stat
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -181,3 +184,174 @@ def test_the_cli_turns_each_refusal_into_one_line_and_exit_2(tmp_path: Path, chi
         assert proc.returncode == 2 and proc.stderr.startswith("envaudit: error: cannot write"), proc.stderr
         assert len(proc.stderr.splitlines()) == 1
     assert (tmp_path / "real.json").read_text() == "old"
+
+
+EXCHANGER = """
+import ctypes, os, sys, time
+a, b, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+os.setgid(65534)
+os.setuid(65534)
+libc = ctypes.CDLL(None, use_errno=True)
+swaps, until = 0, time.monotonic() + seconds
+while time.monotonic() < until:  # renameat2(RENAME_EXCHANGE): the two names trade places atomically
+    swaps += libc.renameat2(-100, a.encode(), -100, b.encode(), 2) == 0
+print(swaps)
+"""
+
+
+def exchanger(a: Path, b: Path, seconds: float) -> subprocess.Popen[str]:
+    return subprocess.Popen([PYTHON, "-c", EXCHANGER, str(a), str(b), str(seconds)], stdout=subprocess.PIPE, text=True)
+
+
+def drain(fifo: Path, stop: threading.Event) -> threading.Thread:
+    """A reader that holds `fifo` open and reads everything (the attacker's collector)."""
+
+    def run() -> None:
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        while not stop.is_set():
+            with contextlib.suppress(BlockingIOError):
+                os.read(fd, 65536)
+            time.sleep(0.001)
+        os.close(fd)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def root_secret(tmp_path: Path) -> Path:
+    secret = tmp_path / "secret"
+    secret.write_text("root only\n")
+    secret.chmod(0o600)
+    return secret
+
+
+@ROOT_ONLY
+def test_a_fifo_swapped_for_a_link_between_check_and_open_is_never_followed(shared_dir: Path, tmp_path: Path) -> None:
+    """The attacker's FIFO (with a reader, so it is written) trades places with a link to root's secret, over and
+    over: root must write the FIFO or refuse, never the secret."""
+    secret = root_secret(tmp_path)
+    target, other = shared_dir / "envaudit.prom", shared_dir / "other"
+    os.mkfifo(target)
+    other.symlink_to(secret)
+    for name in (target, other):
+        os.chown(name, NOBODY, NOBODY, follow_symlinks=False)
+    stop = threading.Event()
+    reader = drain(target, stop)
+    racer = exchanger(target, other, 4)
+    written = refused = 0
+    while racer.poll() is None:
+        try:
+            safewrite.write(target, "envaudit_verdict 1\n")
+            written += 1
+        except safewrite.OutputError:
+            refused += 1
+    stop.set()
+    reader.join(timeout=10)
+    assert int(racer.communicate()[0]) > 0 and written + refused > 0
+    assert secret.read_text() == "root only\n" and stat.S_IMODE(secret.stat().st_mode) == 0o600
+
+
+@ROOT_ONLY
+def test_a_link_planted_in_a_shared_directory_is_refused_even_to_a_device_or_fifo(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    fifo = tmp_path / "root-fifo"  # stands for a root-only device: if the link were followed, its reader would see it
+    os.mkfifo(fifo, 0o600)
+    stop = threading.Event()
+    got: list[bytes] = []
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    (shared_dir / "envaudit.prom").symlink_to(fifo)
+    with pytest.raises(safewrite.OutputError, match="symbolic link"):
+        safewrite.write(shared_dir / "envaudit.prom", "envaudit_verdict 1\n")
+    with contextlib.suppress(BlockingIOError):
+        got.append(os.read(fd, 100))
+    os.close(fd)
+    stop.set()
+    assert got in ([], [b""])
+    (tmp_path / "stream").symlink_to(fifo)  # in a directory nobody else can write to, a link to a FIFO is followed
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    safewrite.write(tmp_path / "stream", "kept\n")
+    assert os.read(reader, 100) == b"kept\n"
+    os.close(reader)
+
+
+def test_a_fifo_whose_reader_stops_reading_is_an_error_within_the_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader that never reads
+    fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ: the smallest pipe buffer, as the attacker would set it
+    monkeypatch.setattr(safewrite, "STREAM_DEADLINE_S", 0.5)
+    start = time.monotonic()
+    with pytest.raises(safewrite.OutputError, match="nothing read it"):
+        safewrite.write(fifo, "x" * 100_000)
+    assert time.monotonic() - start < 30  # bounded (the bound is 0.5 s; a hang would never return)
+    os.close(fd)
+
+
+def test_a_device_that_takes_no_more_data_is_an_error_not_a_spin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A device at its end makes write(2) return 0 (/dev/vcs*): the writer must stop, not loop for ever."""
+    calls: list[int] = []
+
+    def at_its_end(fd: int, data: object) -> int:
+        calls.append(fd)
+        if len(calls) > 100:
+            raise AssertionError("the writer loops on a write that returns 0")
+        return 0
+
+    monkeypatch.setattr(os, "write", at_its_end)
+    with pytest.raises(safewrite.OutputError, match="takes no more data"):
+        safewrite.write(Path("/dev/stderr"), "report\n")
+
+
+@ROOT_ONLY
+def test_a_textfile_directory_swapped_for_a_link_never_gets_a_file_elsewhere(tmp_path: Path) -> None:
+    """The attacker owns the textfile directory's parent and trades the directory for a link to a root-only
+    directory: nothing may ever be written there (nor an attacker-owned file planted, as the old mode was copied)."""
+    base = Path(tempfile.mkdtemp(prefix="envaudit-attack-"))
+    try:
+        base.chmod(0o755)
+        os.chown(base, NOBODY, NOBODY)
+        textfile, link, private = base / "tf", base / "link", tmp_path / "root-only"
+        textfile.mkdir()
+        private.mkdir(mode=0o755)
+        (textfile / "envaudit.prom").write_text("old")
+        (textfile / "envaudit.prom").chmod(0o666)
+        link.symlink_to(private)
+        for path in (textfile, textfile / "envaudit.prom", link):
+            os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+        racer = exchanger(textfile, link, 4)
+        attempts = 0
+        while racer.poll() is None:
+            attempts += 1
+            with contextlib.suppress(safewrite.OutputError):
+                safewrite.write(textfile / "envaudit.prom", "envaudit_verdict 1\n")
+        assert int(racer.communicate()[0]) > 0 and attempts > 0
+        assert list(private.iterdir()) == []
+    finally:
+        subprocess.run(["rm", "-rf", str(base)], check=False)
+
+
+def test_an_existing_files_mode_is_set_before_its_first_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 0600 report rewritten under a 022 umask: its new content is never readable by others, even for a moment."""
+    kept = tmp_path / "report.json"
+    kept.write_text("old")
+    kept.chmod(0o600)
+    modes: list[int] = []
+    real_write = os.write
+
+    def watched(fd: int, data: bytes) -> int:
+        modes.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", watched)
+    old = os.umask(0o022)
+    try:
+        safewrite.write(kept, "PRIVATE")
+    finally:
+        os.umask(old)
+    assert modes and set(modes) == {0o600} and kept.read_text() == "PRIVATE"

@@ -1,0 +1,89 @@
+"""Opening a directory as root without following a link that someone else could have planted or swapped.
+
+A path checked and then opened by name can be changed in between: whoever can write to any directory on the way
+can swap a component for a symbolic link to /etc, and root then writes there (or trusts a cache it did not make).
+So a path is walked one component at a time with `O_NOFOLLOW`, each `openat` relative to the directory before
+it: a component swapped for a link after the walk began makes the walk fail, never follow. A link found on the
+way is followed only where nobody else could have put it there: in a directory that only root or this user can
+write to, or in a sticky directory (/tmp) when the link itself is root's or this user's (others cannot replace it
+there). What `trusted` accepts is also what the cache and the writers require of the directories they use.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
+
+
+class UntrustedPath(OSError):
+    """A link on the way that another user could have planted; the message is one line for the user."""
+
+
+def owners() -> tuple[int, ...]:
+    return (0, os.geteuid())
+
+
+def trusted(directory: os.stat_result, link: os.stat_result | None = None) -> bool:
+    """Nobody but root and this user can change what `directory` holds (or `link`, in a sticky directory)."""
+    if directory.st_uid not in owners():
+        return False
+    if directory.st_mode & 0o022 == 0:
+        return True
+    return bool(directory.st_mode & stat.S_ISVTX) and link is not None and link.st_uid in owners()
+
+
+def open_directory(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the directory `path` names, reached without following an untrusted link (raises OSError:
+    FileNotFoundError, NotADirectoryError, UntrustedPath...)."""
+    text = os.fspath(path) or "."
+    fd = os.open("/" if text.startswith("/") else ".", FLAGS)
+    parts = [p for p in text.split("/") if p not in ("", ".")]
+    links = 0
+    try:
+        while parts:
+            part = parts.pop(0)
+            try:
+                step = os.open(part, FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                here = os.stat(part, dir_fd=fd, follow_symlinks=False)
+                if not stat.S_ISLNK(here.st_mode):
+                    raise
+                links += 1
+                if links > MAX_LINKS or not trusted(os.fstat(fd), here):
+                    raise UntrustedPath(
+                        errno.ELOOP, f"{part!r} on the way to {text} is a symbolic link in a directory others can write"
+                    ) from None
+                target = os.readlink(part, dir_fd=fd)
+                if target.startswith("/"):
+                    os.close(fd)
+                    fd = os.open("/", FLAGS)
+                parts[:0] = [p for p in target.split("/") if p not in ("", ".")]
+                continue
+            os.close(fd)
+            fd = step
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def nearest_existing(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(descriptor of the deepest existing directory on `path`, how many components below it are missing), or
+    None when the walk fails for another reason than a missing component."""
+    text, missing = os.path.normpath(os.fspath(path)), 0
+    while True:
+        try:
+            return open_directory(text), missing
+        except FileNotFoundError:
+            parent = os.path.dirname(text)
+            if parent == text:
+                return None
+            text, missing = parent, missing + 1
+        except OSError:
+            return None

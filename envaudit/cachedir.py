@@ -7,7 +7,10 @@ ENVAUDIT_CACHE_DIR overrides the location (tests, read-only homes); otherwise, p
 specification, $XDG_CACHE_HOME/envaudit when that is an absolute path (a relative one is ignored), else
 ~/.cache/envaudit when HOME is an existing directory of this user's (so root with HOME=/nonexistent creates
 nothing there), else a private $TMPDIR/envaudit-<uid> that must be a directory of this user's, not a link, with
-no access for others. Reading never blocks (a FIFO in its place is no cache) and never reads more than 16 MiB.
+no access for others. Whichever it is, it is used only if nobody else can change it: reached without an untrusted
+link (`safedir`), this user's, writable by nobody else, or, not made yet, below a directory of root's or this
+user's that nobody else can write to (root keeps a user's XDG_CACHE_HOME under `su`; that user's directory is then
+no cache of root's). Reading never blocks (a FIFO in its place is no cache) and never reads more than 16 MiB.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import os
 import stat
 from pathlib import Path
 from typing import Any
+
+from envaudit import safedir
 
 MAX_BYTES = 16 * 1024 * 1024
 
@@ -44,8 +49,7 @@ def _private_tmp() -> Path | None:
     return path if _own_directory(path, private=True) else None  # a predictable name: trust only what is ours
 
 
-def cache_dir() -> Path | None:
-    """The cache directory, or None when there is no safe one (then envaudit works without a cache)."""
+def _candidate() -> Path | None:
     explicit = os.environ.get("ENVAUDIT_CACHE_DIR")
     if explicit:
         return Path(explicit)
@@ -56,6 +60,26 @@ def cache_dir() -> Path | None:
     if os.path.isabs(home) and _own_directory(Path(home), private=False):
         return Path(home) / ".cache" / "envaudit"
     return _private_tmp()
+
+
+def _nobody_else_can_change(path: Path) -> bool:
+    found = safedir.nearest_existing(path)
+    if found is None:
+        return False
+    fd, missing = found
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if missing:  # envaudit will create the rest, 0700 (and check it again then: in /tmp another may be first)
+        return st.st_uid in safedir.owners() and (st.st_mode & 0o022 == 0 or bool(st.st_mode & stat.S_ISVTX))
+    return st.st_uid == os.geteuid() and st.st_mode & 0o022 == 0
+
+
+def cache_dir() -> Path | None:
+    """The cache directory, or None when there is no safe one (then envaudit works without a cache)."""
+    path = _candidate()
+    return path if path is not None and _nobody_else_can_change(path) else None
 
 
 def read_json(name: str) -> Any | None:
@@ -96,6 +120,8 @@ def write_text(name: str, text: str) -> bool:
         return False
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not _nobody_else_can_change(directory):  # made by someone else between the check and the mkdir
+            return False
         write(directory / name, text)
         return True
     except OSError:

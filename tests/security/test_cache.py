@@ -3,8 +3,10 @@ where HOME merely points, never a read that blocks. (The probe child loads compi
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
@@ -77,3 +79,42 @@ def test_a_fifo_in_the_cache_is_no_cache_and_no_hang(tmp_path: Path, monkeypatch
     assert answer == [None]
     (tmp_path / "big.json").write_bytes(b"[" + b"0," * (cachedir.MAX_BYTES // 2) + b"0]")
     assert cachedir.read_json("big.json") is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to prepare the directory as another user")
+@pytest.mark.parametrize("variable", ["XDG_CACHE_HOME", "ENVAUDIT_CACHE_DIR"])
+def test_a_users_cache_directory_is_no_cache_of_roots(tmp_path: Path, variable: str) -> None:
+    """root keeps a user's XDG_CACHE_HOME under `su`: the user could then swap in cached rules that hide a finding,
+    or compiled programs for the probe child. A directory another user owns or can write to is no cache at all."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, NOBODY, NOBODY)
+    proc = run(WHERE + "; print(cachedir.write_text('x.json', '{}'))", tmp_path, **{variable: str(theirs)})
+    assert proc.stdout.split() == ["None", "False"], proc.stdout + proc.stderr
+    assert list(theirs.iterdir()) == []
+    open_to_all = tmp_path / "open"
+    open_to_all.mkdir()
+    open_to_all.chmod(0o777)  # root's own, but anybody can replace what is in it
+    assert run(WHERE, tmp_path, ENVAUDIT_CACHE_DIR=str(open_to_all)).stdout.strip() == "None"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to act as another user")
+def test_cached_rules_planted_by_another_user_do_not_hide_a_finding(tmp_path: Path) -> None:
+    """The review's attack: the user who owns XDG_CACHE_HOME replaces root's cached rules with an empty list."""
+    base = Path(tempfile.mkdtemp(prefix="envaudit-attack-"))
+    base.chmod(0o755)  # reachable by the attacker, as a home directory is
+    xdg = base / "xdg"
+    xdg.mkdir()
+    os.chown(xdg, NOBODY, NOBODY)
+    audit = [PYTHON, "-m", "envaudit", "--quick", "--format", "json"]
+    env = {**{k: v for k, v in os.environ.items() if k != "ENVAUDIT_CACHE_DIR"}, "PYTHONPATH": str(ROOT),
+           "XDG_CACHE_HOME": str(xdg), "XLA_FLAGS": "--xla_cpu_enable_fast_math=true"}  # fmt: skip
+    first = subprocess.run(audit, env=env, capture_output=True, text=True, timeout=120)
+    plant = ("import os; os.setgid(65534); os.setuid(65534); d = os.path.join(os.environ['XDG'], 'envaudit'); "
+             "names = os.listdir(d) if os.path.isdir(d) else []; os.path.isdir(d) and os.rename(d, d + '.old'); "
+             "os.mkdir(d); [open(os.path.join(d, n), 'w').write('[]') for n in names or ['rules.json']]")  # fmt: skip
+    subprocess.run([PYTHON, "-c", plant], env={"XDG": str(xdg)}, check=True, timeout=60)
+    second = subprocess.run(audit, env=env, capture_output=True, text=True, timeout=120)
+    subprocess.run(["rm", "-rf", str(base)], check=False)
+    found = [{f["id"] for f in json.loads(p.stdout)["findings"]} for p in (first, second)]
+    assert "xla-cpu-fast-math-enabled" in found[0] and found[0] == found[1]

@@ -19,7 +19,7 @@ ENVAUDIT_PYTHONPATH=""                             # PYTHONPATH for that Python 
 ENVAUDIT_HEALTH_ARGS=""                            # extra arguments, e.g. "--skip-probe ntk_nt --timeout 20"
 ENVAUDIT_PROMETHEUS_DIR=""                         # e.g. /var/lib/prometheus/node-exporter ("" = no metrics)
 ENVAUDIT_TIMEOUT_S=55                              # hard bound on envaudit (slurmd kills the check at 60 s)
-ENVAUDIT_LOG_FILE=/var/log/slurm/envaudit-healthcheck.log
+ENVAUDIT_LOG_FILE=/var/log/envaudit-healthcheck.log  # not /var/log/slurm: the slurm user's, so not used (below)
 ENVAUDIT_LOCK_FILE=/run/envaudit-healthcheck.lock
 ENVAUDIT_REASON_PREFIX="envaudit:"                 # marks the drains this script owns
 SCONTROL=/usr/bin/scontrol
@@ -37,40 +37,76 @@ fi
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 export SLURM_CONF="$SLURM_CONF_PATH"
 
-umask 077  # the log and the lock are root's: nobody else reads them, nobody else writes them
+# The log and the lock are root's: nobody else reads them, nobody else writes them. Only they are made under this
+# umask: envaudit runs with the caller's (see below), or node_exporter could not read the metrics it writes.
+CALLER_UMASK="$(umask)"
+umask 077
 
 # This runs as root: a file it appends to must not be a link someone planted (root would append to its target, a
-# secret or a system file), so it appends only to a regular file of its own, in a directory nobody but its owner
-# can write to (mode without group or other write). Anything else is not used; the lines go to stderr (slurmd's log).
-safe_to_append() {
-    local file="$1" dir perms
-    dir="$(dirname -- "$file")"
-    { [ -d "$dir" ] && [ ! -L "$dir" ]; } || return 1
-    perms="$(stat -c %a -- "$dir" 2>/dev/null)" || return 1
-    [ $(( 8#$perms & 8#022 )) -eq 0 ] || return 1
-    if [ -e "$file" ] || [ -L "$file" ]; then
-        [ -f "$file" ] && [ ! -L "$file" ] && [ -O "$file" ] || return 1
-    fi
-    return 0
+# secret or a system file). So it uses only a regular file of its own in a directory that only root can change: the
+# directory and every one above it owned by root (or by the uid running this), none writable by group or others; a
+# sticky one above (like /tmp) is fine, no one else can rename or remove our entry in it, but the file's own directory
+# may not be one (anyone could plant the name there). Anything else is not used; the lines go to stderr (slurmd's log).
+trusted_dir() {
+    local dir d info owner perms
+    dir="$(readlink -e -- "$1")" && [ -d "$dir" ] || return 1
+    d="$dir"
+    while :; do
+        info="$(stat -c '%u %a' -- "$d" 2>/dev/null)" || return 1
+        owner="${info% *}" perms="${info#* }"
+        [ "$owner" -eq 0 ] || [ "$owner" -eq "$EUID" ] || return 1
+        if [ $(( 8#$perms & 8#022 )) -ne 0 ]; then
+            [ "$d" != "$dir" ] && [ $(( 8#$perms & 8#1000 )) -ne 0 ] || return 1
+        fi
+        [ "$d" = / ] && break
+        d="$(dirname -- "$d")"
+    done
+    printf '%s\n' "$dir"
 }
-LOG_TO=""
-if safe_to_append "$ENVAUDIT_LOG_FILE" && { : >>"$ENVAUDIT_LOG_FILE"; } 2>/dev/null; then
-    LOG_TO="$ENVAUDIT_LOG_FILE"
+# append_target FILE: the path to open FILE by (its directory resolved, so that no link above it is followed later),
+# after creating it if missing; fails unless that is a regular file of ours in a trusted directory.
+append_target() {
+    local dir target
+    dir="$(trusted_dir "$(dirname -- "$1")")" || return 1
+    target="${dir%/}/$(basename -- "$1")"
+    if [ ! -e "$target" ] && [ ! -L "$target" ]; then
+        # noclobber creates with O_EXCL, which fails on a link planted meanwhile instead of creating its target
+        (set -C; : >"$target") 2>/dev/null
+    fi
+    [ -f "$target" ] && [ ! -L "$target" ] && [ -O "$target" ] || return 1
+    printf '%s\n' "$target"
+}
+# opened_on FD FILE: is descriptor FD open on FILE itself (the regular file of ours, with one name, that was checked),
+# not on whatever a link put in its place between the check and the open pointed to? Every later write goes through
+# FD, never by name again, so a name swapped later is never followed.
+opened_on() {
+    local opened named
+    opened="$(stat -L -c '%d:%i:%u:%h:%F' "/proc/self/fd/$1" 2>/dev/null)" || return 1
+    named="$(stat -c '%d:%i:%u:%h:%F' -- "$2" 2>/dev/null)" || return 1
+    [ "$opened" = "$named" ] && [[ "$opened" == *:"$EUID":1:regular* ]]
+}
+
+# The log is opened once, on descriptor 8: log() and envaudit's stderr write there. If it cannot be used, fd 8 is
+# /dev/null (envaudit's stderr goes nowhere: a failed redirection must not look like a failed audit) and log() writes
+# to stderr.
+LOG_OK=""
+if LOG_PATH="$(append_target "$ENVAUDIT_LOG_FILE")" && { exec 8>>"$LOG_PATH"; } 2>/dev/null &&
+    opened_on 8 "$LOG_PATH"; then
+    LOG_OK=1
+else
+    exec 8>/dev/null
 fi
 
 log() {
     local stamp
     stamp="$("$DATE_BIN" -u +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)"
-    if [ -z "$LOG_TO" ] || ! { printf '%s %s %s\n' "$stamp" "${NODE:-?}" "$*" >>"$LOG_TO"; } 2>/dev/null; then
+    if [ -z "$LOG_OK" ] || ! { printf '%s %s %s\n' "$stamp" "${NODE:-?}" "$*" >&8; } 2>/dev/null; then
         printf '%s %s %s\n' "$stamp" "${NODE:-?}" "$*" >&2
     fi
 }
 
-# envaudit's stderr goes to the log; if the log cannot be used, nowhere (a failed redirection must not look like a
-# failed audit).
-ERR_LOG="${LOG_TO:-/dev/null}"
-if [ -z "$LOG_TO" ]; then
-    log "not logging to $ENVAUDIT_LOG_FILE: not a regular file of root's in a directory only its owner can write"
+if [ -z "$LOG_OK" ]; then
+    log "not logging to $ENVAUDIT_LOG_FILE: not a regular file of root's in a directory only root can change"
 fi
 
 NODE="${SLURMD_NODENAME:-}"
@@ -83,8 +119,15 @@ if [ -z "$NODE" ]; then
 fi
 
 # One check at a time: slurmd may start one (interval, registration, `scontrol reconfigure`) while one still runs.
-safe_to_append "$ENVAUDIT_LOCK_FILE" || { log "unsafe lock file $ENVAUDIT_LOCK_FILE (see the log file)"; exit 3; }
-exec 9>>"$ENVAUDIT_LOCK_FILE" || { log "cannot open lock file $ENVAUDIT_LOCK_FILE"; exit 3; }
+# The lock gets the log's care: root creating or opening a planted name could create a file anywhere (/etc/nologin).
+if ! LOCK_PATH="$(append_target "$ENVAUDIT_LOCK_FILE")"; then
+    log "unsafe lock file $ENVAUDIT_LOCK_FILE: not a regular file of root's in a directory only root can change"
+    exit 3
+fi
+if ! { exec 9>>"$LOCK_PATH"; } 2>/dev/null || ! opened_on 9 "$LOCK_PATH"; then
+    log "cannot open lock file $ENVAUDIT_LOCK_FILE"
+    exit 3
+fi
 if ! "$FLOCK_BIN" -n 9; then
     log "another check is running; skipped"
     exit 0
@@ -139,8 +182,9 @@ if [ -n "$ENVAUDIT_PYTHONPATH" ]; then
     export PYTHONPATH="$ENVAUDIT_PYTHONPATH"
 fi
 
+umask "$CALLER_UMASK"  # envaudit's textfile metrics and report are for node_exporter (another user) to read
 output="$("$TIMEOUT_BIN" -k 3 "$ENVAUDIT_TIMEOUT_S" "$ENVAUDIT_PYTHON" "${args[@]}" "${extra[@]}" \
-    2>>"$ERR_LOG" </dev/null 9>&-)"
+    2>&8 </dev/null 8>&- 9>&-)"
 rc=$?
 line="${output%%$'\n'*}"
 line="${line//[[:cntrl:]]/ }"
@@ -157,7 +201,7 @@ case "$rc" in
         if ! node_state; then
             log "rc=0 OK; cannot read the node's state with $SCONTROL: $line"
         elif is_drained && ours; then
-            if "$SCONTROL" update nodename="$NODE" state=resume >>"$ERR_LOG" 2>&1; then
+            if "$SCONTROL" update nodename="$NODE" state=resume >&8 2>&1; then
                 log "rc=0 OK; resumed (was drained: $REASON): $line"
             else
                 log "rc=0 OK; scontrol could not resume the node: $line"
@@ -177,7 +221,7 @@ case "$rc" in
             log "rc=1 FAIL; node already drained for another reason ($REASON), left as is: $line"
         elif is_drained && [ "$REASON" = "$reason" ]; then
             log "rc=1 FAIL; already drained with this reason: $line"
-        elif "$SCONTROL" update nodename="$NODE" state=drain reason="$reason" >>"$ERR_LOG" 2>&1; then
+        elif "$SCONTROL" update nodename="$NODE" state=drain reason="$reason" >&8 2>&1; then
             log "rc=1 FAIL; drained: $line"
         else
             log "rc=1 FAIL; scontrol could not drain the node: $line"

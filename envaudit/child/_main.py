@@ -68,6 +68,19 @@ def run_task(out: TextIO, label: str, precision: str, path: str) -> None:
              trace=traceback.format_exc(limit=4), duration_s=time.monotonic() - start)  # fmt: skip
 
 
+def die_with_parent() -> None:
+    """The kernel kills this child when its parent dies (Linux's PR_SET_PDEATHSIG): watch_parent needs the GIL,
+    which a C call that never returns can hold for ever. The watcher stays, for the processes the child started
+    and for a parent that died before this call."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
 def watch_parent() -> None:
     """With --parent-pipe, fd 0 is a pipe whose other end only the parent holds: when it reads end-of-file the
     parent is gone (even by SIGKILL, which no handler sees), and this child and whatever it started end too."""
@@ -87,6 +100,7 @@ def main(argv: list[str]) -> int:
     tasks = argv
     if tasks[:1] == ["--parent-pipe"]:
         tasks = tasks[1:]
+        die_with_parent()
         threading.Thread(target=watch_parent, name="envaudit-parent", daemon=True).start()
     if tasks[:1] == ["--facts"]:
         tasks = tasks[1:]

@@ -10,10 +10,12 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tests.conftest import PYTHON, ROOT
 
 HANG = ROOT / "tests" / "faults" / "hang_on_import"  # the child hangs in `import jax`, as a broken driver would
+GIL = ROOT / "tests" / "faults" / "hang_holding_gil"  # the same, in a C call that holds the GIL
 
 
 def children_of(pid: int) -> list[psutil.Process]:
@@ -50,9 +52,11 @@ def test_sigterm_stops_the_audit_and_its_child(child_env: dict[str, str]) -> Non
     assert gone(child), "the probe child outlived a terminated envaudit"
 
 
-def test_a_child_whose_parent_is_killed_ends_itself(child_env: dict[str, str], tmp_path: Path) -> None:
-    """SIGKILL reaches no handler: the child sees the end of the pipe only its parent held, and ends its group."""
-    env = {**child_env, "PYTHONPATH": f"{HANG}{os.pathsep}{child_env['PYTHONPATH']}"}
+@pytest.mark.parametrize("fault", [HANG, GIL], ids=["sleeping", "holding the GIL"])
+def test_a_child_whose_parent_is_killed_ends_itself(child_env: dict[str, str], fault: Path) -> None:
+    """SIGKILL reaches no handler: the child sees the end of the pipe only its parent held, and ends its group;
+    and where no thread of it can run (the GIL held by a C call), the kernel's parent-death signal ends it."""
+    env = {**child_env, "PYTHONPATH": f"{fault}{os.pathsep}{child_env['PYTHONPATH']}"}
     proc = subprocess.Popen([PYTHON, "-m", "envaudit", "--timeout", "600", "--total-timeout", "900"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
     child = started(proc)

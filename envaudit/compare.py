@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from envaudit import files
+from envaudit.formats.summary import clean
 from envaudit.judge import table
 from envaudit.model import ProbeResult, Report, ReportError
 
@@ -167,14 +168,17 @@ def load(paths: list[Path]) -> Loaded:
 
 
 def render(result: Comparison, fmt: str) -> str:
+    """JSON (escaped by json.dumps), or lines for a terminal: every name and value a report gave (a host, an
+    environment variable, a file's name in a skip) goes through the formats' one `clean`."""
     if fmt == "json":
         return json.dumps(result.to_dict(), indent=2) + "\n"
     lines = [
         f"{result.nodes} nodes, {result.environments} distinct environment(s); the majority has {result.majority}",
     ]
-    lines += [f"DRIFT {d.node} ({d.kind}): {detail}" for d in result.drift for detail in d.details or ("?",)]
-    lines += [f"DUPLICATE host {host}: several reports name it; each is compared as its own node"
+    lines += [f"DRIFT {clean(d.node)} ({clean(d.kind)}): {clean(detail)}" for d in result.drift
+              for detail in d.details or ("?",)]  # fmt: skip
+    lines += [f"DUPLICATE host {clean(host)}: several reports name it; each is compared as its own node"
               for host in result.duplicates]  # fmt: skip
-    lines += [f"SKIPPED {why}" for why in result.skipped]
+    lines += [f"SKIPPED {clean(why)}" for why in result.skipped]
     lines.append("no drift" if not result.drift else f"{len({d.node for d in result.drift})} node(s) drift")
     return "\n".join(lines) + "\n"

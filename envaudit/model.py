@@ -2,11 +2,13 @@
 
 Everything downstream of collection takes a `Facts` value as an argument, so a live machine, a report saved on a
 cluster node last month and a what-if plan are evaluated by the same code. Loading validates the shape and raises
-`ReportError` with one readable sentence: the CLI turns it into exit 2, never a traceback.
+`ReportError` with one readable sentence: the CLI turns it into exit 2, never a traceback. Every number must be a
+finite float or a 64-bit integer: the formats and the judge compute in floats, where 10**400 is an OverflowError.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast
@@ -18,6 +20,7 @@ SEVERITIES = ("fail", "warn", "info")
 PROBE_STATUSES = ("pass", "fail", "skip", "error", "timeout", "crash")
 VERDICTS = ("ok", "warn", "fail", "error")
 FACT_KEYS = ("packages", "python", "platform", "nvidia", "jax", "env")
+INTEGERS = range(-(2**63), 2**64)  # what a 64-bit counter holds, signed or not (NVML's are unsigned)
 
 Severity = Literal["fail", "warn", "info"]
 JSONDict = dict[str, Any]
@@ -41,16 +44,7 @@ class Facts:
     duplicates: list[JSONDict] = field(default_factory=list)  # one name installed twice on sys.path
 
     def to_dict(self) -> JSONDict:
-        return {
-            "packages": dict(self.packages),
-            "python": self.python,
-            "platform": self.platform,
-            "nvidia": self.nvidia,
-            "jax": self.jax,
-            "env": dict(self.env),
-            "requirements": list(self.requirements),
-            "duplicates": list(self.duplicates),
-        }
+        return {k: v.copy() for k, v in vars(self).items()}  # the fields, in their order; each a dict or a list
 
     @classmethod
     def from_dict(cls, data: object) -> Facts:
@@ -89,15 +83,7 @@ class Finding:
     source: Literal["rule", "probe"] = "rule"  # code checks are rules too (docs/architecture.md: rule|probe)
 
     def to_dict(self) -> JSONDict:
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "title": self.title,
-            "detail": self.detail,
-            "fix": self.fix,
-            "references": list(self.references),
-            "source": self.source,
-        }
+        return {**vars(self), "references": list(self.references)}  # the fields, in their order
 
     @classmethod
     def from_dict(cls, data: object) -> Finding:
@@ -147,9 +133,7 @@ class ProbeResult:
         status = obj.get("status")
         if status not in PROBE_STATUSES:
             raise ReportError(f"probe status {status!r} is not one of {', '.join(PROBE_STATUSES)}")
-        duration = obj.get("duration_s", 0.0)
-        if not isinstance(duration, int | float) or isinstance(duration, bool):
-            raise ReportError("probe duration_s must be a number")
+        duration = _number(obj.get("duration_s", 0.0), "probe duration_s")
         return cls(
             name=str(_expect(obj.get("name"), str, "probe.name")),
             status=str(status),
@@ -212,6 +196,7 @@ class Report:
                 raise ReportError(f"report lacks the key {key!r}")
         if obj["verdict"] not in VERDICTS:
             raise ReportError(f"verdict {obj['verdict']!r} is not one of {', '.join(VERDICTS)}")
+        _numbers(obj)
         return cls(
             facts=Facts.from_dict(obj["facts"]),
             findings=tuple(Finding.from_dict(f) for f in _expect(obj["findings"], list, "findings")),
@@ -230,8 +215,8 @@ def _device(data: object) -> JSONDict:
     _expect(obj.get("id"), int, "probe.devices[].id")
     for key in ("kind", "digest"):
         _expect(obj.get(key), str, f"probe.devices[].{key}")
-    if not isinstance(obj.get("rel_err"), int | float | str) or isinstance(obj.get("rel_err"), bool):
-        raise ReportError("probe.devices[].rel_err must be a number")
+    if not isinstance(obj.get("rel_err"), str):  # a non-finite error travels as its text
+        _number(obj.get("rel_err"), "probe.devices[].rel_err")
     judged = {k: str(obj[k]) for k in ("verdict", "board", "uuid", "pci_bus_id") if isinstance(obj.get(k), str)}
     return {k: obj[k] for k in ("id", "kind", "digest", "rel_err")} | judged
 
@@ -240,3 +225,25 @@ def _expect(value: object, kind: type, where: str) -> Any:
     if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
         raise ReportError(f"{where} must be a JSON {kind.__name__.replace('dict', 'object').replace('list', 'array')}")
     return value
+
+
+def _number(value: object, where: str) -> float:
+    """A number Python does float arithmetic on: a finite float, or an integer of 64 bits at most."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise ReportError(f"{where} must be a number")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ReportError(f"{where} is not a finite number")
+    if isinstance(value, int) and value not in INTEGERS:
+        raise ReportError(f"{where} is an integer of {value.bit_length()} bits, beyond the 64 a report's numbers have")
+    return float(value)
+
+
+def _numbers(document: object) -> None:
+    """Every number anywhere in a report (metrics, facts, host) is one `_number` takes; one pass, no recursion."""
+    stack: list[tuple[object, str]] = [(document, "report")]
+    while stack:
+        value, where = stack.pop()
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        stack += [(v, f"{where}.{k}" if isinstance(k, str) else f"{where}[{k}]") for k, v in items]
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            _number(value, where)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from envaudit.cli import main
-from envaudit.compare import compare
+from envaudit.compare import Comparison, Drift, compare, render
 from envaudit.model import Facts, ProbeResult, Report
 from tests.conftest import facts_from
 
@@ -132,3 +132,33 @@ def test_a_bad_file_in_a_directory_is_skipped_and_said(tmp_path: Path, capsys: p
     out = capsys.readouterr().out
     assert "SKIPPED " in out and "torn.json: not valid JSON" in out and out.endswith("no drift\n")
     assert main(["compare", str(tmp_path / "torn.json")]) == 2  # named on the command line: bad input
+
+
+@pytest.mark.parametrize(
+    ("saved", "where"), [('"duration_s": 1.05', "probes[0].duration_s"), ('"rel_err_batched": 8e-07',
+                                                                           "probes[0].metrics.rel_err_batched")]
+)  # fmt: skip
+def test_a_report_with_a_number_no_float_holds_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], saved: str, where: str
+) -> None:
+    """An integer of 401 digits (a duration, a metric) is not a report: skipped with its one line, not exit 3."""
+    write(tmp_path, fleet())
+    text = json.dumps(node("gpu99").to_dict())
+    assert saved in text
+    (tmp_path / "huge.json").write_text(text.replace(saved, saved.split(":")[0] + ": 1" + "0" * 400))
+    assert main(["compare", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    skipped = [line for line in out.splitlines() if line.startswith("SKIPPED ")]
+    assert len(skipped) == 1 and f"huge.json: report.{where} is an integer of 1329 bits" in skipped[0], out
+    assert out.startswith("8 nodes") and out.endswith("no drift\n")
+    assert main(["compare", str(tmp_path / "huge.json")]) == 2  # named on the command line: bad input
+
+
+def test_text_output_cleans_what_reports_and_file_names_say() -> None:
+    evil = "gpu\x1b]0;PWNED\x07\n# injected\x9b2J"
+    result = Comparison(2, 2, 1, (Drift(evil, "environment", (f"env JAX_Y: {evil} (majority: x)",)),),
+                        duplicates=(evil,), skipped=(f"/tmp/{evil}.json: not valid JSON",))  # fmt: skip
+    out = render(result, "text")
+    assert not any(ch in out for ch in "\x1b\x07\x9b") and "PWNED" in out
+    assert not any(line.startswith("# injected") for line in out.splitlines()) and len(out.splitlines()) == 5
+    assert json.loads(render(result, "json"))["duplicates"] == [evil]  # JSON escapes; it keeps the text as it is

@@ -2,14 +2,18 @@
 
 `parse` is pure and tested with captured stages. An import error, a crash by signal, a timeout and a wrong first
 computation are different statuses, each with its text. The child's real exit status is kept as `returncode`
-(negative: killed by that signal), whether it ended during the stages or later, in a probe.
+(negative: killed by that signal), whether it ended during the stages or later, in a probe. The message is scrubbed
+of what facts.env redacts: XLA quotes XLA_FLAGS back on stderr (`Unknown flag in XLA_FLAGS: --xla_plugin_token=..`),
+and that line, the child's last words, is the message of an early exit.
 """
 
 from __future__ import annotations
 
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from envaudit.stack import scrub
 
 ORDER = ("first_use", "devices", "imported", "import", "start")  # the stages, latest first
 
@@ -31,9 +35,11 @@ def parse(
     timed_out: bool,
     duration_s: float,
     last_words: str = "",
+    environ: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """facts.jax from the `fact` events (each with its `stage`); `ended` is the exit status when the child ended
-    before reporting every stage (None when it finished them), `last_words` the last line of its stderr."""
+    before reporting every stage (None when it finished them), `last_words` the last line of its stderr; `environ`
+    (os.environ by default) is the environment whose redacted values the message may not carry."""
     stages: dict[str, dict[str, Any]] = {}
     for event in events:
         if isinstance(event.get("stage"), str):
@@ -62,4 +68,6 @@ def parse(
         )
     elif not stages["first_use"].get("ok"):
         facts.update(status="error", message=f"first computation gave {stages['first_use'].get('value')}, not 3920")
+    if isinstance(facts["message"], str):  # last_words, or an error the child quoted from XLA
+        facts["message"] = scrub(facts["message"], environ)
     return facts

@@ -27,6 +27,7 @@ from envaudit.child._main import PREFIX
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
 from envaudit.model import ProbeResult
+from envaudit.stack import scrub
 
 CHILD = Path(__file__).with_name("_main.py")
 
@@ -176,6 +177,6 @@ def _ended(
             state.report(ProbeResult(label, "timeout", load, seconds, why))
         else:
             why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"
-            detail = f"{why} while running {label}" + (f": {tail[-1]}" if tail else "")
+            detail = f"{why} while running {label}" + (f": {scrub(tail[-1])}" if tail else "")
             status = "crash" if code < 0 else "error"
             state.report(ProbeResult(label, status, {"returncode": code}, seconds, detail))

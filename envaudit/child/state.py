@@ -21,6 +21,7 @@ from typing import Any
 from envaudit import cachedir, probefiles
 from envaudit.child import jaxfacts
 from envaudit.model import ProbeResult, ReportError
+from envaudit.stack import scrub
 
 FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
 
@@ -106,21 +107,23 @@ def child_env(cache: bool, environ: dict[str, str] | None = None) -> tuple[dict[
 
 
 def parse_result(name: str, event: dict[str, Any]) -> ProbeResult:
-    """A result or error event from the child as a ProbeResult; anything malformed is 'error' (pure)."""
+    """A result or error event from the child as a ProbeResult; anything malformed is 'error'; its text scrubbed of
+    what facts.env redacts (pure given os.environ)."""
     duration = float(event.get("duration_s") or 0.0)
     if event.get("event") == "error":
         kind = str(event.get("kind", "exception"))
-        return ProbeResult(name, "error", {"error_kind": kind}, duration, str(event.get("error", "")))
+        return ProbeResult(name, "error", {"error_kind": kind}, duration, scrub(str(event.get("error", ""))))
     result = event.get("result")
     if not isinstance(result, dict) or result.get("status") not in ("pass", "fail", "skip"):
-        return ProbeResult(name, "error", {"error_kind": "unreadable"}, duration, f"unreadable result: {result!r:.200}")
+        why = scrub(f"unreadable result: {result!r:.200}")
+        return ProbeResult(name, "error", {"error_kind": "unreadable"}, duration, why)
     metrics = result.get("metrics") if isinstance(result.get("metrics"), dict) else {}
     try:  # the devices' answers, as the model validates them in a saved report
         devices = tuple(ProbeResult.from_dict({"name": name, "status": "pass", "devices": result["devices"]}).devices
                         if result.get("devices") else ())  # fmt: skip
     except ReportError:
         return ProbeResult(name, "error", {"error_kind": "unreadable"}, duration, "unreadable devices in the result")
-    message = str(result.get("message") or "")
+    message = scrub(str(result.get("message") or ""))  # an exception's text may quote XLA_FLAGS
     return ProbeResult(name, str(result["status"]), dict(metrics or {}), duration, message, devices=devices)
 
 

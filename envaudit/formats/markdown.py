@@ -1,17 +1,40 @@
 """Markdown for pasting into a GitHub issue: a verdict line, a versions table, findings, and the full facts in a
 collapsible <details> block, so a maintainer sees the essentials first and can still read everything.
+
+Every value from the report goes through summary.clean (no control character, so no line a crafted value starts,
+no terminal escape), then `_cell` (a pipe cannot end a table cell) or `_code` (a backtick cannot end a code span);
+a reference is a link only when it is one URL.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from envaudit.formats import summary
 from envaudit.model import Report
 
+URL = re.compile(r"https?://[^\s<>`|]+")
+
 
 def _cell(text: object) -> str:
     return summary.clean(text).replace("|", "\\|")
+
+
+def _code(text: object) -> str:
+    """Inline code showing `text` as it is: fenced by one backtick more than its longest run of them (CommonMark),
+    padded with a space where it starts or ends with one (or a space: the one span that cannot be empty)."""
+    body = summary.clean(text)
+    fence = "`" * (max(map(len, re.findall("`+", body)), default=0) + 1)
+    if not body:
+        return "` `"
+    pad = " " if body[0] in "` " or body[-1] in "` " else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def _reference(ref: str) -> str:
+    clean = summary.clean(ref)
+    return f"<{clean}>" if URL.fullmatch(clean) else _code(clean)
 
 
 def render(report: Report, *, color: bool = False) -> str:
@@ -31,25 +54,24 @@ def render(report: Report, *, color: bool = False) -> str:
     ]
     out += [f"| {_cell(name)} | {_cell(version)} |" for name, version in facts.packages.items()]
     if facts.env:
-        out += ["", "Environment variables: " + ", ".join(f"`{k}={v}`" for k, v in facts.env.items())]
+        out += ["", "Environment variables: " + ", ".join(_code(f"{k}={v}") for k, v in facts.env.items())]
     out += ["", "#### Findings", ""]
     if not report.findings:
         out.append("None.")
     for f in report.findings:
-        refs = " ".join(f"<{r}>" for r in f.references)
-        out.append(
-            f"- **{f.severity}** `{f.id}`: {_cell(f.title)}. {_cell(f.detail)} Fix: `{_cell(f.fix)}` {refs}".rstrip()
-        )
+        refs = " ".join(map(_reference, f.references))
+        fix = f" Fix: {_code(f.fix)}" if f.fix else ""
+        out.append(f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}. {_cell(f.detail)}{fix} {refs}".rstrip())
     if report.probes:
         out += ["", "#### Probes", "", "| probe | status | time (s) | metrics |", "|---|---|---|---|"]
         for p in report.probes:
             detail = (
                 p.judgement or p.message or summary.metrics_line(p.metrics, limit=6)
             )  # the judge's words, else the numbers
-            out.append(f"| {_cell(p.name)} | {p.status} | {p.duration_s:.2f} | {_cell(detail)} |")
+            out.append(f"| {_cell(p.name)} | {_cell(p.status)} | {p.duration_s:.2f} | {_cell(detail)} |")
             if any(d.get("verdict", "agrees") != "agrees" for d in p.devices):  # one row per device, then
-                out += [f"| ↳ device {d['id']} | {_cell(d.get('verdict', '?'))} | | rel_err="
-                        f"{summary.short(d.get('rel_err'))} {_cell(d.get('board', d.get('kind')))} |"
+                out += [f"| ↳ device {_cell(d['id'])} | {_cell(d.get('verdict', '?'))} | | rel_err="
+                        f"{_cell(summary.short(d.get('rel_err')))} {_cell(d.get('board', d.get('kind')))} |"
                         for d in p.devices]  # fmt: skip
     details = json.dumps(report.to_dict(), indent=2, default=str)
     out += [

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from envaudit.formats import FORMATS, render
-from envaudit.model import Report
+from envaudit.formats import FORMATS, markdown, render
+from envaudit.model import Finding, ProbeResult, Report
 from tests.conftest import sample_report
 
 ANSI = "\033["
@@ -87,3 +88,34 @@ def test_prometheus_counts_repeated_findings_in_one_series() -> None:
     text = render(Report(report.facts, findings=twice, envaudit_version="0"), "prometheus")
     samples = [s for f in text_string_to_metric_families(text) for s in f.samples if s.name == "envaudit_finding"]
     assert [(s.labels["id"], s.value) for s in samples] == [("demo-fail", 2.0)]
+
+
+EVIL = "\x1b]0;PWNED\x07\x1b[2J`x``\n# injected heading\u2028\u202e|"
+
+
+def test_markdown_cleans_every_value_and_keeps_code_spans_closed() -> None:
+    """Finding ids, fixes and references, probe names and statuses, env names and values: no control character
+    (so no line of their own, no terminal escape), and a backtick never ends the inline code it is in."""
+    report = sample_report()
+    facts = replace(report.facts, env={f"JAX_{EVIL}": EVIL, "JAX_TICK": "`"})
+    finding = Finding(EVIL, "warn", EVIL, EVIL, EVIL, (EVIL, "https://example.org/a>b", "https://example.org/c"))
+    probe = ProbeResult(EVIL, EVIL, {}, 1.0, EVIL, devices=({"id": 0, "kind": EVIL, "verdict": EVIL, "rel_err": 1.0},))
+    md = render(replace(report, facts=facts, findings=(finding,), probes=(probe,)), "markdown")
+    head = md.split("<details>")[0]
+    assert not any(ch in md for ch in "\x1b\x07\u2028\u202e"), ascii(md)
+    assert not any(line.startswith("# injected") for line in md.splitlines())
+    assert "```\ufffd]0;PWNED\ufffd\ufffd[2J`x`` # injected heading\ufffd\ufffd|```" in head  # the id, the fix
+    assert "`` JAX_TICK=` ``" in head and "<https://example.org/c>" in head and "<https://example.org/a>b>" not in head
+    assert all(row.count(" | ") == 3 for row in head.splitlines() if row.startswith("| \ufffd"))  # one cell each
+
+
+@pytest.mark.parametrize("text", ["", "a", "`", "``a`", " a", "a ", "`a` b ``c"])
+def test_inline_code_shows_its_text_as_it_is(text: str) -> None:
+    """CommonMark: a code span ends at the first run of as many backticks as it opened with; one space each side
+    is stripped when both are there."""
+    code = markdown._code(text)
+    fence = len(code) - len(code.lstrip("`"))
+    body = code[fence:-fence]
+    assert code.endswith("`" * fence) and "`" * fence not in body
+    shown = body[1:-1] if len(body) > 1 and body[0] == body[-1] == " " and body.strip() else body
+    assert shown == (text or " ")  # an empty span is no span: it shows a space

@@ -116,6 +116,62 @@ def test_terminal_escapes_in_a_report_are_not_sent_to_the_terminal(tmp_path: Pat
         assert not any(ch in proc.stdout for ch in "\x1b\x07\u202e"), fmt
 
 
+ESCAPES = "\x1b\x07\x9b\u202e"  # ESC, BEL, CSI, and a right-to-left override
+EVIL_ENV = {"JAX_X": "\u001b]0;PWNED\u0007\u001b[2J", "JAX_Y": "a`b\n# injected heading"}
+EVIL_PROBE = {"name": "\u001b[31mred\u001b[0m|x", "status": "pass", "duration_s": 1.0}
+
+
+def no_escape_and_no_injected_line(out: str) -> None:
+    assert not any(ch in out for ch in ESCAPES), ascii(out)
+    assert not any(line.lstrip().startswith("# injected") for line in out.splitlines()), out
+
+
+def test_values_in_markdown_and_compare_cannot_escape_or_inject(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """The review's report: env values and a probe's name, in `check --format markdown` and in `compare`'s text (two
+    nodes, so that the crafted values are drift lines; tests/formats has the findings, which `check` re-derives)."""
+    document = {**BASE, "facts": {**BASE["facts"], "env": EVIL_ENV}, "probes": [EVIL_PROBE]}
+    first = saved(tmp_path, json.dumps(document))
+    proc = check(first, child_env, "--format", "markdown")
+    assert proc.returncode == 0 and "red" in proc.stdout and "PWNED" in proc.stdout, proc.stderr
+    no_escape_and_no_injected_line(proc.stdout)
+    assert "``JAX_Y=a`b # injected heading``" in proc.stdout  # a backtick inside inline code cannot end it
+    other = tmp_path / "other.json"
+    env = {"JAX_Y": "b\n# injected two\x07", "JAX_\x1b[2J": "1"}
+    other.write_text(json.dumps({**document, "host": {"hostname": "node02\x1b[2J"}, "facts": {**BASE["facts"],
+                                 "env": env}}))  # fmt: skip
+    proc = subprocess.run([PYTHON, "-m", "envaudit", "compare", str(first), str(other)], env=child_env,
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert proc.returncode == 1 and proc.stdout.count("DRIFT") == 3, proc.stdout + proc.stderr
+    no_escape_and_no_injected_line(proc.stdout)
+
+
+HUGE = 10**400  # 401 digits: under the parser's 4300, but no float holds it
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {**BASE, "probes": [{"name": "x", "status": "pass", "duration_s": HUGE}]},
+        {**BASE, "probes": [{"name": "dense_chain", "status": "pass", "metrics": {"rel_err_batched": HUGE}}]},
+        {**BASE, "probes": [{"name": "x", "status": "pass", "metrics": {"x": -HUGE}}]},
+        {**BASE, "facts": {**BASE["facts"], "platform": {"memory_total_bytes": HUGE}}},
+        {**BASE, "facts": {**BASE["facts"], "platform": {"memory_total_bytes": 2**64}}},
+    ],
+    ids=["duration", "metric", "negative-metric", "memory", "memory-of-65-bits"],
+)
+@pytest.mark.parametrize("fmt", ["text", "json", "markdown", "prometheus"])
+def test_an_integer_no_float_holds_is_bad_input(
+    tmp_path: Path, child_env: dict[str, str], document: dict[str, Any], fmt: str
+) -> None:
+    one_line_exit_2(check(saved(tmp_path, json.dumps(document)), child_env, "--format", fmt), "bits")
+
+
+def test_64_bit_integers_are_still_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    document = {**BASE, "facts": {**BASE["facts"], "platform": {"memory_total_bytes": 2**64 - 1}},
+                "probes": [{"name": "x", "status": "pass", "duration_s": 1, "metrics": {"n": -(2**63)}}]}  # fmt: skip
+    assert main(["check", str(saved(tmp_path, json.dumps(document)))]) == Exit.OK, capsys.readouterr().err
+
+
 def test_a_saved_error_report_says_why_it_exits_3(tmp_path: Path, child_env: dict[str, str]) -> None:
     proc = check(saved(tmp_path, json.dumps({**BASE, "verdict": "error"})), child_env)
     assert proc.returncode == 3 and "did not complete" in proc.stderr and len(proc.stderr.splitlines()) == 1

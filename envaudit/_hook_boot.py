@@ -113,11 +113,11 @@ def on_import(module: ModuleType) -> None:
         name = f"hook-{fingerprint()}.json"
         cached = cachedir.read_json(name)
         if not valid(cached):
-            from envaudit.hook import evaluate_now
+            from envaudit.hook import cacheable, evaluate_now
 
             jax = sys.modules.get("jax")
             cached = evaluate_now(getattr(jax, "config", None))
-            cachedir.write_json(name, cached)
+            cachedir.write_json(name, cacheable(cached))
         emit(cached)
     except EnvAuditWarning:
         raise  # -W error::envaudit.EnvAuditWarning: the user asked for the import to fail

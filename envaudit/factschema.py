@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# field -> expected type; a dict value describes the items of a list of objects; (list, str) a list of strings
+# field -> expected type; a dict value describes the items of a list of objects; (list, T) a list of T
 Shape = dict[str, Any]
 
 GPU: Shape = {
@@ -23,7 +23,7 @@ MEMORY: Shape = {"id": int, "peak_bytes_in_use": int, "bytes_in_use": int, "byte
 SHAPES: dict[str, Shape] = {
     "jax": {"status": str, "message": str, "stage": str, "platform": str, "backend": str, "cuda_version": str,
             "cudnn_version": str, "x64": bool, "default_matmul_precision": str, "devices": DEVICE, "returncode": int,
-            "child_env": dict, "device_memory": MEMORY},
+            "child_env": dict, "device_memory": MEMORY, "child_pids": (list, int)},
     "nvidia": {"status": str, "message": str, "driver_version": str, "cuda_driver_version": str, "gpus": GPU,
                "gpus_exact": bool},
 }  # fmt: skip
@@ -49,8 +49,9 @@ def problem(value: Any, shape: Shape, where: str) -> str | None:
                 if found := problem(element, kind, f"{here}[{i}]"):
                     return found
         elif isinstance(kind, tuple):
-            if not isinstance(item, list) or not all(isinstance(x, str) for x in item):
-                return f"{here} must be an array of strings"
+            each = kind[1]
+            if not isinstance(item, list) or not all(isinstance(x, each) and not isinstance(x, bool) for x in item):
+                return f"{here} must be an array of {'strings' if each is str else 'integers'}"
         elif not isinstance(item, kind) or (kind is int and isinstance(item, bool)):
             return f"{here} must be of JSON type {({bool: 'boolean', dict: 'object'}).get(kind, kind.__name__)}"
     return None

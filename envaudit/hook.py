@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from envaudit import cachedir, safewrite
-from envaudit.rules.checks import CHECKS
+from envaudit.rules.checks import CHECKS, TRANSIENT
 
 CHECK_IDS = frozenset(c.id for c in CHECKS)
 
@@ -113,5 +113,10 @@ def evaluate_now(jax_config: Any) -> list[dict[str, str]]:
             "detail": f.detail if f.id in CHECK_IDS else "",
         }
         for f in rules.evaluate(facts)
-        if f.severity in ("fail", "warn") and not f.id.startswith("gpu-")  # health changes; the cache must not
+        if f.severity in ("fail", "warn") and not f.id.startswith("gpu-")  # a GPU's health is `health`'s to judge
     ]
+
+
+def cacheable(found: list[dict[str, str]]) -> list[dict[str, str]]:
+    """What the hook may remember for this environment: not a moment's state (a driver that hung just now)."""
+    return [f for f in found if f["id"] not in TRANSIENT]

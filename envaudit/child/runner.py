@@ -26,7 +26,7 @@ import psutil
 from envaudit.child._main import PREFIX
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
-from envaudit.model import ProbeResult
+from envaudit.model import JSONDict, ProbeResult
 from envaudit.stack import scrub
 
 CHILD = Path(__file__).with_name("_main.py")
@@ -86,6 +86,7 @@ def one_child(state: Run) -> None:
         )  # fmt: skip
     except OSError as exc:
         return state.cannot_start(f"could not start {state.opts.python}: {exc.strerror or exc}")
+    state.pids.append(proc.pid)
     lines: queue.Queue[str | None] = queue.Queue()
     tail: collections.deque[str] = collections.deque(maxlen=5)
     for stream, sink in ((proc.stdout, lines), (proc.stderr, tail)):
@@ -104,16 +105,15 @@ def _follow(
     """Read the child's events until it is gone; on a timeout kill it; then say how it ended."""
     reports_facts = state.facts_wanted
     current, since = (FACTS_STAGE if reports_facts else state.next_label()), time.monotonic()
-    mark = cpu_seconds(proc)
+    mark = cpu_seconds(proc), idle_seconds()
     while True:
         bound = min(since + state.timeout_of(current), state.deadline)
         try:
             line = lines.get(timeout=max(bound - time.monotonic(), 0.0))
-        except queue.Empty:  # how much it computed in that time tells a loaded machine from a hang
-            used, now = cpu_seconds(proc), time.monotonic()
-            busy = (used - mark) / max(now - since, 1e-6) if used is not None and mark is not None else None
+        except queue.Empty:  # what it and the machine did meanwhile tells a loaded machine from a hang
+            load = _load(mark, (cpu_seconds(proc), idle_seconds()), max(time.monotonic() - since, 1e-6))
             kill_group(proc)
-            return _ended(state, current, since, proc.wait(), reports_facts, tail, timed_out=True, busy=busy)
+            return _ended(state, current, since, proc.wait(), reports_facts, tail, timed_out=True, load=load)
         if line is None:  # the child closed its output: it is exiting, or hangs on the way out (atexit, a thread)
             return _ended(state, current, since, _reap(proc, bound), reports_facts, tail, timed_out=False)
         event = decode(line) or {}  # anything else on the channel is not ours, so never a probe's answer
@@ -122,9 +122,9 @@ def _follow(
             state.fact_events.append(event)
         elif kind == "facts_done" and current == FACTS_STAGE:
             state.finish_facts(ended=None, timed_out=False, seconds=time.monotonic() - since)
-            current, since, mark = state.next_label(), time.monotonic(), cpu_seconds(proc)
+            current, since, mark = state.next_label(), time.monotonic(), (cpu_seconds(proc), idle_seconds())
         elif kind == "start" and state.is_pending(event.get("probe")):
-            current, since, mark = str(event["probe"]), time.monotonic(), cpu_seconds(proc)
+            current, since, mark = str(event["probe"]), time.monotonic(), (cpu_seconds(proc), idle_seconds())
         elif kind in ("result", "error") and event.get("probe") == current and state.is_pending(current):
             state.report(parse_result(str(current), event))
             since = time.monotonic()
@@ -133,6 +133,24 @@ def _follow(
         elif kind == "done":  # finished: do not wait for the end of output, which a forked grandchild may hold
             return _ended(state, current, since, _reap(proc, time.monotonic() + 5.0), reports_facts, tail,
                           timed_out=False)  # fmt: skip
+
+
+def idle_seconds() -> float | None:
+    """CPU seconds the whole machine has spent idle (summed over its CPUs; waiting for I/O is not idle)."""
+    try:
+        return float(psutil.cpu_times().idle)
+    except (psutil.Error, OSError, AttributeError):
+        return None
+
+
+def _load(mark: tuple[float | None, float | None], now: tuple[float | None, float | None], seconds: float) -> JSONDict:
+    """The share of a CPU the child used since `mark` (`cpu_fraction`) and how many CPUs the machine left idle
+    meanwhile (`idle_cpus`): computing on a machine with nothing to spare is slow; with CPUs to spare, a hang."""
+    load: JSONDict = {}
+    for key, (before, after) in (("cpu_fraction", (mark[0], now[0])), ("idle_cpus", (mark[1], now[1]))):
+        if before is not None and after is not None:
+            load[key] = round((after - before) / seconds, 3)
+    return load
 
 
 def cpu_seconds(proc: subprocess.Popen[str]) -> float | None:
@@ -158,14 +176,14 @@ def _reap(proc: subprocess.Popen[str], bound: float) -> int:
 
 def _ended(
     state: Run, current: str | None, since: float, code: int, reports_facts: bool, tail: collections.deque[str],
-    *, timed_out: bool, busy: float | None = None,
+    *, timed_out: bool, load: JSONDict | None = None,
 ) -> None:  # fmt: skip
-    """The child is gone: record its exit status, and blame whatever it had not finished. A timeout keeps the
-    share of a CPU the child used meanwhile (`cpu_fraction`): computing but slow, or blocked."""
+    """The child is gone: record its exit status, and blame whatever it had not finished. A timeout keeps what
+    the child and the machine did meanwhile (`_load`): computing but starved, or hung."""
     if reports_facts:
         state.facts_returncode = code  # the real exit status of the child that reported the jax facts
     seconds = time.monotonic() - since
-    load = {} if busy is None else {"cpu_fraction": round(busy, 3)}
+    load = load or {}
     if current == FACTS_STAGE and state.facts_wanted:
         state.finish_facts(ended=code, timed_out=timed_out, seconds=seconds, last_words=tail[-1] if tail else "")
         if state.facts is not None and timed_out:

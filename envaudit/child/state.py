@@ -143,6 +143,7 @@ class Run:
         self.facts: dict[str, Any] | None = None
         self.facts_returncode: int | None = None
         self.memory: dict[int, dict[str, int]] = {}
+        self.pids: list[int] = []  # every child started: their GPU contexts are envaudit's, not another job's
 
     def is_pending(self, label: object) -> bool:
         return any(t.label == label for t in self.pending)
@@ -188,6 +189,7 @@ class Run:
         if self.facts is not None:
             self.facts["returncode"] = self.facts_returncode
             self.facts["child_env"] = dict(self.changes)
+            self.facts["child_pids"] = list(self.pids)
             if self.memory:
                 self.facts["device_memory"] = [self.memory[i] for i in sorted(self.memory)]
         return Outcome([self.results[label] for label in self.order], self.facts)

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from envaudit.model import PROBE_STATUSES, SEVERITIES, VERDICTS, Report
+from envaudit.rules.checks import other_jobs
 
 
 def _escape(value: object) -> str:
@@ -130,8 +131,8 @@ def render(report: Report, *, color: bool = False) -> str:
             for d in p.devices
         ],
     )
-    w.family("envaudit_gpu_compute_processes", "Compute processes NVML saw on each GPU during the check.",
-             [({"gpu": g.get("index"), "uuid": g.get("uuid") or ""}, len(g["compute_processes"]))
+    w.family("envaudit_gpu_compute_processes", "Other jobs' compute processes NVML saw on each GPU during the check.",
+             [({"gpu": g.get("index"), "uuid": g.get("uuid") or ""}, len(other_jobs(g, report.facts)))
               for g in nv.get("gpus") or [] if isinstance(g.get("compute_processes"), list)])  # fmt: skip
     w.family(
         "envaudit_last_run_timestamp_seconds",

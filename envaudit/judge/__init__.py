@@ -21,7 +21,7 @@ from envaudit import devices
 from envaudit.formats.summary import metrics_line
 from envaudit.judge import assess, peers, table
 from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult
-from envaudit.rules.checks import BUSY
+from envaudit.rules.checks import starved
 
 GENERIC_FIX = "envaudit probes {name} --script > repro.py; run it, and attach it and this report to an upstream issue"
 GENERIC_REFS = ("https://github.com/jax-ml/jax/issues",)
@@ -205,16 +205,13 @@ def _explained(key: str, problems: list[assess.Problem]) -> Finding:
     return Finding(key, severity, title, _measured(problems), fix, GENERIC_REFS, "probe")
 
 
-def slow(result: ProbeResult) -> bool:
-    """A timeout that is no evidence of a fault: not run for lack of time, or computing (slowly) until the bound."""
-    busy = result.metrics.get("cpu_fraction")
-    return result.status == "timeout" and (
-        result.metrics.get("not_run") is True or (isinstance(busy, int | float) and busy >= BUSY)
-    )
+def slow(result: ProbeResult, facts: Facts) -> bool:
+    """A timeout that is no evidence of a fault: not run for lack of time, or starved by other work."""
+    return result.status == "timeout" and (result.metrics.get("not_run") is True or starved(result.metrics, facts))
 
 
 def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
-    if slow(result):  # a loaded machine computes slowly; that says nothing about its numbers
+    if slow(result, facts):  # a loaded machine computes slowly; that says nothing about its numbers
         evidence = "; ".join(filter(None, [result.message, metrics_line(result.metrics)]))
         return Finding(f"probe-{_slug(result.name)}-timeout", "warn", SLOW_TITLE.format(name=result.name), evidence,
                        SLOW_FIX, GENERIC_REFS, "probe")  # fmt: skip

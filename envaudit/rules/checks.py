@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from envaudit.model import Facts, Finding, Severity
 from envaudit.rules.derive import version_or_none
@@ -30,6 +31,7 @@ class Check:
     references: tuple[str, ...]
     run: Callable[[Facts], list[str]]  # the details of each occurrence; empty when the check passes
     exact_fix: Callable[[str], str] | None = None  # the exact command for one occurrence, from its detail
+    transient: bool = False  # the state of a moment (a GPU's counters, a hung driver), not of the environment
 
     def findings(self, facts: Facts) -> list[Finding]:
         found = []
@@ -90,20 +92,33 @@ def duplicates(facts: Facts) -> list[str]:
     ]
 
 
-BUSY = 0.02  # a timed-out child that used this share of a CPU was computing (slowly), not hung; the judge's too
+BUSY = 0.02  # a timed-out child that used less than this share of a CPU was blocked (a driver call): hung
+SPARE = 0.5  # CPUs the machine left idle meanwhile, below which the child was starved by other work
+
+
+def starved(load: dict[str, Any], facts: Facts) -> bool:
+    """A timeout that says the machine was too busy, not that something hangs: the child was computing, and the
+    machine had no CPU to spare (others took it) or a GPU ran other jobs. Computing with CPUs to spare on idle
+    GPUs is a hang that spins (a CUDA wait on a hung GPU spins by default). Reports saved before envaudit
+    measured the machine's idle time are judged by the child's CPU time alone, as they were."""
+    busy, idle = load.get("cpu_fraction"), load.get("idle_cpus")
+    if not (isinstance(busy, int | float) and busy >= BUSY):
+        return False
+    if not isinstance(idle, int | float):
+        return True
+    return idle < SPARE or any(other_jobs(g, facts) for g in facts.nvidia.get("gpus") or [] if isinstance(g, dict))
 
 
 def _jax_slow(facts: Facts) -> bool:
-    busy = facts.jax.get("cpu_fraction")
-    return facts.jax.get("status") == "timeout" and isinstance(busy, int | float) and busy >= BUSY
+    return facts.jax.get("status") == "timeout" and starved(facts.jax, facts)
 
 
 def jax_slow(facts: Facts) -> list[str]:
-    return (
-        [f"{facts.jax.get('message')} (it used {facts.jax.get('cpu_fraction'):.0%} of a CPU)"]
-        if _jax_slow(facts)
-        else []
-    )
+    if not _jax_slow(facts):
+        return []
+    idle = facts.jax.get("idle_cpus")
+    spare = f", {idle:g} CPUs idle" if isinstance(idle, int | float) else ""
+    return [f"{facts.jax.get('message')} (it used {facts.jax.get('cpu_fraction'):.0%} of a CPU{spare})"]
 
 
 def jax_broken(facts: Facts) -> list[str]:
@@ -123,10 +138,14 @@ def _gpu(predicate: Callable[[dict[str, object]], str | None]) -> Callable[[Fact
         found = []
         for gpu in facts.nvidia.get("gpus") or []:
             if (what := predicate(gpu)) is not None:
-                found.append(f"GPU {gpu.get('index')} ({gpu.get('name')}, {gpu.get('uuid')}): {what}")
+                found.append(_named(gpu, what))
         return found
 
     return run
+
+
+def _named(gpu: dict[str, object], what: str) -> str:
+    return f"GPU {gpu.get('index')} ({gpu.get('name')}, {gpu.get('uuid')}): {what}"
 
 
 def _ecc(gpu: dict[str, object]) -> str | None:
@@ -149,14 +168,22 @@ def _slowdown(gpu: dict[str, object]) -> str | None:
     return f"clocks held down by {', '.join(reasons)}" if reasons else None
 
 
-def _busy(gpu: dict[str, object]) -> str | None:
-    """Processes with a compute context, seen after envaudit's own jax child has exited: someone else's job."""
-    running = [p for p in gpu.get("compute_processes") or [] if isinstance(p, dict)]  # type: ignore[attr-defined]
-    if not running:
-        return None
-    used = sum(int(p["used_memory_bytes"]) for p in running if isinstance(p.get("used_memory_bytes"), int))
-    pids = ", ".join(str(p.get("pid")) for p in running[:5]) + (", ..." if len(running) > 5 else "")
-    return f"{len(running)} other compute process(es) (pid {pids}; {used / 2**30:.1f} GiB)"
+def other_jobs(gpu: dict[str, Any], facts: Facts) -> list[dict[str, Any]]:
+    """The GPU's processes with a compute context that are not envaudit's own probe children (NVML is read while
+    they run). In a container NVML may give host pids, which then do not match: a job is never hidden, though."""
+    ours = {p for p in facts.jax.get("child_pids") or [] if isinstance(p, int)}
+    return [p for p in gpu.get("compute_processes") or [] if isinstance(p, dict) and p.get("pid") not in ours]
+
+
+def gpu_busy(facts: Facts) -> list[str]:
+    found = []
+    for gpu in facts.nvidia.get("gpus") or []:
+        if running := other_jobs(gpu, facts):
+            used = sum(int(p["used_memory_bytes"]) for p in running if isinstance(p.get("used_memory_bytes"), int))
+            pids = ", ".join(str(p.get("pid")) for p in running[:5]) + (", ..." if len(running) > 5 else "")
+            what = f"{len(running)} other compute process(es) (pid {pids}; {used / 2**30:.1f} GiB)"
+            found.append(_named(gpu, what))
+    return found
 
 
 CHECKS: tuple[Check, ...] = (
@@ -173,29 +200,33 @@ CHECKS: tuple[Check, ...] = (
           "pip uninstall the copy you do not want (run it until pip reports nothing left), then reinstall once",
           ("https://packaging.python.org/en/latest/specifications/recording-installed-packages/",), duplicates),
     Check("jax-slow", "warn", "jax did not finish starting in time while it was computing: the machine was too busy",
-          "give it more time (--timeout S), or audit the node when it is idle", (INSTALL,), jax_slow),
+          "give it more time (--timeout S), or audit the node when it is idle", (INSTALL,), jax_slow, transient=True),
     Check("jax-broken", "fail", "jax cannot be imported or crashes on its first computation",
           "reinstall a matching set: pip install --force-reinstall 'jax[cpu]' (or 'jax[cuda12]')",
           (INSTALL,), jax_broken),
     Check("nvml-hung", "fail", "the NVIDIA driver does not answer (NVML hangs)",
           "drain the node; look for Xid errors in the kernel log (dmesg | grep -i xid; Xid 79: a GPU has fallen off "
-          "the bus) and reset or power-cycle the GPU", (XID,), nvml_hung),
+          "the bus) and reset or power-cycle the GPU", (XID,), nvml_hung, transient=True),
     Check("gpu-uncorrected-ecc", "fail", "a GPU reports uncorrected ECC memory errors",
           "drain the node, reset the GPU (nvidia-smi -r -i N) and replace it if errors recur",
-          (MEM_ERRORS,), _gpu(_ecc)),
+          (MEM_ERRORS,), _gpu(_ecc), transient=True),
     Check("gpu-remap-failure", "fail", "a GPU failed to remap a faulty memory row",
           "drain the node and return the GPU (RMA): row remapping failed",
-          (MEM_ERRORS,), _gpu(_remap_failed)),
+          (MEM_ERRORS,), _gpu(_remap_failed), transient=True),
     Check("gpu-reset-pending", "warn", "a GPU needs a reset to retire or remap memory",
           "drain the node and reset the GPU (nvidia-smi -r -i N) when idle",
-          (MEM_ERRORS,), _gpu(_reset_pending)),
+          (MEM_ERRORS,), _gpu(_reset_pending), transient=True),
     Check("gpu-clocks-slowdown", "warn", "a GPU's clocks are held down by a hardware or thermal slowdown",
           "check cooling and power; nvidia-smi -q -d PERFORMANCE shows the active reasons",
-          ("https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html",), _gpu(_slowdown)),
+          ("https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html",), _gpu(_slowdown),
+          transient=True),
     Check("gpu-busy", "info", "a GPU runs other jobs' compute processes: the probes share it, and their times with it",
           "audit the node while it is idle (a Slurm epilog, or drained), if a probe timed out or was slow",
-          ("https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html",), _gpu(_busy)),
+          ("https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html",), gpu_busy, transient=True),
 )  # fmt: skip
+
+
+TRANSIENT = frozenset(c.id for c in CHECKS if c.transient)  # never cached (the hook): true now, maybe not later
 
 
 def evaluate(facts: Facts) -> list[Finding]:

@@ -73,6 +73,8 @@ def test_gpu_health_counters() -> None:
                    ("gpu-clocks-slowdown", "1"), ("gpu-busy", "2")}  # fmt: skip
     busy = next(f for f in found if f.id == "gpu-busy")
     assert "2 other compute process(es) (pid 4242, 7; 3.0 GiB)" in busy.detail
+    ours = facts_from({"nvidia": {"status": "ok", "gpus": gpus}, "jax": {"child_pids": [4242, 7]}})
+    assert "gpu-busy" not in {f.id for f in checks.evaluate(ours)}  # envaudit's own probe children: not a job
 
 
 def test_every_check_has_an_https_reference_and_a_fix() -> None:

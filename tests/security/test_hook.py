@@ -77,3 +77,12 @@ def test_python_start_up_imports_nothing_costly(venv: Path) -> None:
     hooked = subprocess.run([str(venv), "-c", "import sys; print(any(type(f).__name__ == '_Finder' for f in "
                              "sys.meta_path))"], capture_output=True, text=True, check=True)  # fmt: skip
     assert hooked.stdout.strip() == "True"  # and the hook is really installed
+
+
+def test_a_driver_that_hung_once_is_not_remembered_as_hung(venv: Path, tmp_path: Path) -> None:
+    """NVML hangs at one import (the hook waits 5 s and says so); at the next, with the driver answering, the
+    warning must not come back from the cache: a moment's state is never cached."""
+    hung = import_jax(venv, tmp_path, PYTHONPATH=os.pathsep.join([str(FAULTS / "nvml_hang"), str(ROOT)]))
+    assert hung.returncode == 0 and "[nvml-hung]" in hung.stderr, hung.stderr[-800:]
+    again = import_jax(venv, tmp_path, PYTHONPATH=str(ROOT))
+    assert again.returncode == 0 and "nvml-hung" not in again.stderr, again.stderr[-800:]

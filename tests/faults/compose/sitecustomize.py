@@ -8,17 +8,14 @@ module that applies theirs in the order given.
 
 from __future__ import annotations
 
-import importlib.util as _util
 import os as _os
+import runpy as _runpy
 from collections.abc import Callable
 from types import ModuleType
+from types import SimpleNamespace as _Namespace
 
-_spec = _util.spec_from_file_location(
-    "_envaudit_fault_hook", _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))), "_hook.py")
-)
-assert _spec is not None and _spec.loader is not None
-_hook = _util.module_from_spec(_spec)
-_spec.loader.exec_module(_hook)
+_here = _os.path.dirname(_os.path.abspath(__file__))
+_hook = _Namespace(**_runpy.run_path(_os.path.join(_os.path.dirname(_here), "_hook.py")))  # tests/faults/_hook.py
 
 
 def _combined(patches: list[Callable[[ModuleType], None]]) -> Callable[[ModuleType], None]:

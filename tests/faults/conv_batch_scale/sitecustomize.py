@@ -8,17 +8,14 @@ function, so it holds under jit, vmap and autodiff (derivatives are scaled consi
 from __future__ import annotations
 
 import functools
-import importlib.util as _util
 import os as _os
+import runpy as _runpy
 from types import ModuleType
+from types import SimpleNamespace as _Namespace
 from typing import Any
 
-_spec = _util.spec_from_file_location(
-    "_envaudit_fault_hook", _os.path.join(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))), "_hook.py")
-)
-assert _spec is not None and _spec.loader is not None
-_hook = _util.module_from_spec(_spec)
-_spec.loader.exec_module(_hook)
+_here = _os.path.dirname(_os.path.abspath(__file__))
+_hook = _Namespace(**_runpy.run_path(_os.path.join(_os.path.dirname(_here), "_hook.py")))  # tests/faults/_hook.py
 
 
 def _patch(jax: ModuleType) -> None:

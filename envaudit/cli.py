@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from envaudit import audit, compare, files, plan, probefiles, safewrite
+from envaudit.child import state
 from envaudit.child.state import Options
 from envaudit.cli_parser import VERBS, UsageError, build_parser
 from envaudit.exitcodes import Exit
@@ -48,8 +49,13 @@ def _probe_options(args: argparse.Namespace) -> Options:
             raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")
     names = tuple(dict.fromkeys(n for n in (args.probe or list(known)) if n not in args.skip_probe))
     progress = (lambda line: print(f"envaudit: {line}", file=sys.stderr)) if sys.stderr.isatty() else None
-    return Options(names, args.precision, args.timeout, args.total_timeout, not args.no_cache, progress=progress,
-                   devices=tuple(dict.fromkeys(args.device)), budget=args.verb == "health")  # fmt: skip
+    # health keeps to its bound by running what fits (probes named with --probe always run: the user chose them)
+    budget = args.verb == "health" and not args.probe
+    opts = Options(names, args.precision, args.timeout, args.total_timeout, not args.no_cache, progress=progress,
+                   devices=tuple(dict.fromkeys(args.device)), budget=budget)  # fmt: skip
+    if opts.budget and names and not state.plan(opts)[0]:
+        raise UsageError(f"--total-timeout {args.total_timeout:g} holds none of the probes' declared costs")
+    return opts
 
 
 def _probes(name: str | None, script: bool) -> int:
@@ -115,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         from envaudit import health
 
         health.check_directory(args.prometheus_dir)
-        report = audit.run_audit(quick=False, timeout=args.timeout, probes=_probe_options(args))
+        report = _known_devices(audit.run_audit(quick=False, timeout=args.timeout, probes=_probe_options(args)), args)
         print(health.health_line(report), flush=True)  # the verdict first, whatever happens to the files
         try:
             health.save(report, args.prometheus_dir)
@@ -134,7 +140,17 @@ def run(args: argparse.Namespace) -> int:
     if args.verb == "plan":
         return _emit(audit.assemble(plan.facts_from_args(args), mode="plan"), args)
     probes = None if args.quick else _probe_options(args)
-    return _emit(audit.run_audit(quick=args.quick, timeout=args.timeout, probes=probes), args)
+    return _emit(_known_devices(audit.run_audit(quick=args.quick, timeout=args.timeout, probes=probes), args), args)
+
+
+def _known_devices(report: Report, args: argparse.Namespace) -> Report:
+    """--device names jax devices, which only the audited jax can list: one it does not have is bad usage."""
+    present = [d.get("id") for d in report.facts.jax.get("devices") or [] if isinstance(d, dict)]
+    missing = [n for n in getattr(args, "device", []) if n not in present]
+    if missing and present:
+        shown = ", ".join(map(str, present))
+        raise UsageError(f"no jax device {', '.join(map(str, missing))} here (--device; the devices: {shown})")
+    return report
 
 
 class Terminated(BaseException):

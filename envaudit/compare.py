@@ -116,7 +116,7 @@ def compare(reports: list[tuple[str, Report]]) -> Comparison:
             for device in probe.devices if reproducible else ():  # each device's bits, against the same device
                 answers[(fingerprint[node], probe.name, int(device["id"]))][node] = str(device["digest"])
     for (_, probe_name, device_id), by_node in sorted(
-        answers.items(), key=lambda item: (item[0][:2], item[0][2] or -1)
+        answers.items(), key=lambda item: (item[0][:2], -1 if item[0][2] is None else item[0][2])
     ):
         usual = _majority(Counter(by_node.values()))
         what = probe_name if device_id is None else f"{probe_name} on device {device_id}"

@@ -9,7 +9,8 @@ such as the CUDA device index" (NVML docs). So the mapping is derived, never ass
   probe child asks for it whenever that changes no index of CUDA_VISIBLE_DEVICES). In bus order, without
   CUDA_VISIBLE_DEVICES, ordinal i is the i-th GPU by bus id. Fastest first is a heuristic: then only a single GPU
   maps, and otherwise the board is unknown, and said to be.
-- A MIG instance is not a board of its own here: unknown.
+- A MIG instance is not a board of its own here: unknown. Nor is any mapping trusted when NVML and jax count
+  different GPUs (a GPU in MIG mode, or one CUDA cannot open, is missing from CUDA's numbering, not NVML's).
 """
 
 from __future__ import annotations
@@ -52,10 +53,13 @@ def visible(facts: Facts) -> list[dict[str, Any]] | None:
 
 def board(jax_id: int, facts: Facts) -> dict[str, Any] | None:
     """The NVML GPU behind jax device `jax_id`, or None (no NVIDIA GPU, or the mapping cannot be told)."""
-    devices = [d for d in facts.jax.get("devices") or [] if isinstance(d, dict) and d.get("id") == jax_id]
+    jax_gpus = [d for d in facts.jax.get("devices") or [] if isinstance(d, dict) and d.get("platform") == "gpu"]
+    devices = [d for d in jax_gpus if d.get("id") == jax_id]
     ordinal = devices[0].get("local_hardware_id") if devices else None
     seen = visible(facts)
-    if not isinstance(ordinal, int) or seen is None or not 0 <= ordinal < len(seen):
+    if not isinstance(ordinal, int) or seen is None or len(seen) != len(jax_gpus) or not 0 <= ordinal < len(seen):
+        return None  # a count that differs: some GPU is numbered by one and not the other, so no index can be trusted
+    if any(g.get("mig_enabled") for g in facts.nvidia.get("gpus") or [] if isinstance(g, dict)):
         return None
     return seen[ordinal]
 

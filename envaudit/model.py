@@ -117,13 +117,8 @@ class ProbeResult:
     devices: tuple[JSONDict, ...] = ()  # per device: {id, kind, digest, rel_err}, when several were compared
 
     def to_dict(self) -> JSONDict:
-        found = {
-            "name": self.name,
-            "status": self.status,
-            "metrics": self.metrics,
-            "duration_s": round(self.duration_s, 4),
-            "message": self.message,
-        }
+        found = {"name": self.name, "status": self.status, "metrics": self.metrics,
+                 "duration_s": round(self.duration_s, 4), "message": self.message}  # fmt: skip
         found |= {"judgement": self.judgement} if self.judgement else {}
         return found | ({"devices": [dict(d) for d in self.devices]} if self.devices else {})
 
@@ -141,7 +136,7 @@ class ProbeResult:
             duration_s=float(duration),
             message=str(obj.get("message", "")),
             judgement=str(obj.get("judgement", "")),
-            devices=tuple(_device(d) for d in _expect(obj.get("devices", []), list, "probe.devices")),
+            devices=_devices(obj.get("devices", [])),
         )
 
 
@@ -161,10 +156,7 @@ class Report:
         if not self.complete:
             return "error"
         severities = {f.severity for f in self.findings}
-        for level in ("fail", "warn"):
-            if level in severities:
-                return level
-        return "ok"
+        return next((level for level in ("fail", "warn") if level in severities), "ok")
 
     def created_timestamp(self) -> float:
         """`created` as Unix seconds (0 when it is not ISO 8601), for the Prometheus last-run gauge."""
@@ -209,16 +201,23 @@ class Report:
         )
 
 
-def _device(data: object) -> JSONDict:
-    """One device's answer in a probe result: its jax id and kind, a digest of its bits, its error."""
-    obj = _expect(data, dict, "probe.devices[]")
-    _expect(obj.get("id"), int, "probe.devices[].id")
-    for key in ("kind", "digest"):
-        _expect(obj.get(key), str, f"probe.devices[].{key}")
-    if not isinstance(obj.get("rel_err"), str):  # a non-finite error travels as its text
-        _number(obj.get("rel_err"), "probe.devices[].rel_err")
-    judged = {k: str(obj[k]) for k in ("verdict", "board", "uuid", "pci_bus_id") if isinstance(obj.get(k), str)}
-    return {k: obj[k] for k in ("id", "kind", "digest", "rel_err")} | judged
+DEVICE_KEYS: dict[str, type | tuple[type, ...]] = {  # a device's answer; a non-finite error travels as its text
+    "id": int, "kind": str, "digest": str, "rel_err": (int, float, str), "digest_default": str,
+    "rel_err_default": (int, float, str), "verdict": str, "board": str, "uuid": str, "pci_bus_id": str,
+}  # fmt: skip
+
+
+def _devices(data: object) -> tuple[JSONDict, ...]:
+    """Each device's answer in a probe result (its jax id and kind, digests of its bits, its errors), one an id."""
+    found = []
+    for obj in _expect(data, list, "probe.devices"):
+        _expect(_expect(obj, dict, "probe.devices[]").get("id"), int, "probe.devices[].id")
+        if not all(isinstance(obj.get(k), DEVICE_KEYS[k]) for k in ("kind", "digest", "rel_err")):
+            raise ReportError("probe.devices[] needs a kind and a digest (strings) and a rel_err")
+        found.append({k: obj[k] for k, kind in DEVICE_KEYS.items() if isinstance(obj.get(k), kind)})
+    if len({d["id"] for d in found}) < len(found):
+        raise ReportError("probe.devices has two answers for one device id")
+    return tuple(found)
 
 
 def _expect(value: object, kind: type, where: str) -> Any:

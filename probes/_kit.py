@@ -127,10 +127,11 @@ def devices() -> list[Any]:
 
 
 def each_device(fn: Callable[..., Any], args: tuple[Any, ...], ref: NDArray[Any]) -> list[dict[str, object]]:
-    """``fn`` at HIGHEST on every device at once: one program, its inputs and output replicated, so each device
-    computes the whole of it on its own copy, in parallel. Per device: its error against the float64 answer and a
-    digest of its bits (devices of one kind running one executable on one input must agree bit for bit). With one
-    device and no ENVAUDIT_DEVICES, there is nothing to compare: []."""
+    """``fn`` on every device at once, at HIGHEST and at the default precision in one program: its inputs and
+    outputs replicated, so each device computes the whole of it on its own copy, in parallel (the default run is
+    the one that takes a GPU's tensor cores). Per device: the errors of both runs against the float64 answer and
+    digests of their bits (devices of one kind running one executable on one input must agree bit for bit). With
+    one device and no ENVAUDIT_DEVICES, there is nothing to compare: []."""
     import jax
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
@@ -138,25 +139,40 @@ def each_device(fn: Callable[..., Any], args: tuple[Any, ...], ref: NDArray[Any]
     if len(chosen) < 2 and not os.environ.get("ENVAUDIT_DEVICES"):
         return []
     everywhere = NamedSharding(Mesh(np.array(chosen), ("devices",)), PartitionSpec())  # type: ignore[no-untyped-call]
-    out = jax.jit(highest(fn), out_shardings=everywhere)(*jax.device_put(args, everywhere))
+    both = jax.jit(lambda *a: (highest(fn)(*a), fn(*a)), out_shardings=everywhere)
+    exact, default = both(*jax.device_put(args, everywhere))
     found: list[dict[str, object]] = []
-    for shard in sorted(out.addressable_shards, key=lambda s: int(s.device.id)):
-        value = np.asarray(shard.data)
-        digest = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()[:16]
-        error = rel(value, ref)
-        found.append({"id": int(shard.device.id), "kind": str(shard.device.device_kind), "digest": digest,
-                      "rel_err": error if math.isfinite(error) else repr(error)})  # fmt: skip
+    for one, other in zip(*(sorted(o.addressable_shards, key=lambda s: int(s.device.id)) for o in (exact, default)),
+                          strict=True):  # fmt: skip
+        answer: dict[str, object] = {"id": int(one.device.id), "kind": str(one.device.device_kind)}
+        for suffix, shard in (("", one), ("_default", other)):
+            value = np.asarray(shard.data)
+            error = rel(value, ref)
+            answer["digest" + suffix] = hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()[:16]
+            answer["rel_err" + suffix] = error if math.isfinite(error) else repr(error)
+        found.append(answer)
     return found
 
 
 def device_problems(found: list[dict[str, object]], tol: float) -> list[str]:
-    """A probe's own verdict on its devices: each within `tol` of the answer, and one kind's devices agreeing."""
-    bad = [f"device {d['id']}: rel_err={d['rel_err']}" for d in found if not float(str(d["rel_err"])) <= tol]
-    for kind in {str(d["kind"]) for d in found}:
-        digests = [str(d["digest"]) for d in found if d["kind"] == kind]
-        if len(set(digests)) > 1:
-            usual = max(set(digests), key=digests.count)
-            bad += [f"device {d['id']} ({kind}) differs from the others" for d in found if d["digest"] != usual]
+    """A probe's own verdict on its devices: each within `tol` of the answer at HIGHEST (the default run is
+    reported, as ever), and the other devices of one kind agreeing bit for bit, in both runs; where no answer has
+    a strict majority, none is blamed: the devices disagree."""
+    wrong = [d for d in found if not float(str(d["rel_err"])) <= tol]
+    bad = [f"device {d['id']}: rel_err={d['rel_err']}" for d in wrong]
+    for kind in sorted({str(d["kind"]) for d in found}):
+        same = [d for d in found if d["kind"] == kind and d not in wrong]  # the wrong ones do not vote
+        if not same:
+            continue
+        bits = [(d["digest"], d.get("digest_default")) for d in same]
+        usual = max(bits, key=bits.count)
+        if len(set(bits)) == 1:
+            continue
+        if bits.count(usual) * 2 <= len(bits):
+            bad.append(f"the {kind} devices {', '.join(str(d['id']) for d in same)} disagree, none with a majority")
+        else:
+            bad += [f"device {d['id']} ({kind}) differs from the others" for d, b in zip(same, bits, strict=True)
+                    if b != usual]  # fmt: skip
     return bad
 
 

@@ -65,6 +65,12 @@ def _mutate(path: list[Any], value: Any) -> dict[str, Any]:
         (["probes", 0, "duration_s"], "slow", "duration_s must be a number"),
         (["verdict"], "great", "verdict 'great'"),
         (["findings"], {}, "findings must be a JSON array"),
+        (
+            ["probes", 0, "devices"],
+            [{"id": 0, "kind": "cpu", "digest": "a", "rel_err": 0.0}] * 2,
+            "two answers for one",
+        ),
+        (["probes", 0, "devices"], [{"id": 0, "kind": "cpu", "rel_err": 0.0}], "needs a kind and a digest"),
     ],
 )
 def test_malformed_reports_are_refused(path: list[Any], value: Any, expected: str) -> None:

@@ -126,6 +126,12 @@ def test_a_bitwise_difference_within_the_bound_is_still_a_failure_where_devices_
     dense = next(p for p in report["probes"] if p["name"] == "dense_chain")
     assert {d["id"]: d["verdict"] for d in dense["devices"]}[2] == "differs"
     assert "other bits" in device_findings(report)[0]["title"]
+    fix = device_findings(report)[0]["fix"]  # alone it would have no peer to differ from: beside one that agrees
+    assert "--device 2 --device 0 --device 1" in fix, fix
+    again = envaudit(
+        env, "audit", "--format", "json", "--probe", "dense_chain", *fix.split("audit ")[1].split(")")[0].split()
+    )
+    assert again.returncode == 1 and "device-2" in {f["id"] for f in json.loads(again.stdout)["findings"]}
 
 
 def test_device_limits_the_comparison_to_the_devices_named(child_env: dict[str, str], tmp_path: Path) -> None:
@@ -135,6 +141,14 @@ def test_device_limits_the_comparison_to_the_devices_named(child_env: dict[str, 
     assert proc.returncode == 0, report["findings"]
     assert {tuple(d["id"] for d in p["devices"]) for p in report["probes"] if p["name"] in PER_DEVICE} == {(0, 3)}
     assert report["facts"]["jax"]["child_env"]["ENVAUDIT_DEVICES"] == "0,3"
+
+
+@pytest.mark.parametrize("ids", [["99"], ["1", "9"]])
+def test_a_device_that_does_not_exist_is_bad_usage(child_env: dict[str, str], ids: list[str]) -> None:
+    argv = [arg for i in ids for arg in ("--device", i)]
+    proc = envaudit(node_env(child_env, fault=False), "health", "--probe", "dense_chain", *argv)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "no jax device" in proc.stderr, proc.stderr
+    assert "0, 1, 2, 3" in proc.stderr  # the devices there are
 
 
 def test_compare_names_the_device_whose_answer_drifted(

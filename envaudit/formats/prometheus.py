@@ -45,6 +45,14 @@ class _Writer:
         self.lines += [f"{name}{_labels(labels)} {_number(value)}" for labels, value in rows]
 
 
+def _error(value: object) -> float:
+    """A device's error; a non-finite one travels as its text ("inf", "nan"), and is exported as what it says."""
+    try:
+        return float(value) if isinstance(value, int | float | str) else math.nan
+    except ValueError:
+        return math.nan
+
+
 def render(report: Report, *, color: bool = False) -> str:
     del color
     w = _Writer()
@@ -125,7 +133,7 @@ def render(report: Report, *, color: bool = False) -> str:
         [
             (
                 {"probe": p.name, "device": d["id"], "uuid": d.get("uuid", ""), "pci_bus_id": d.get("pci_bus_id", "")},
-                float(d["rel_err"]) if isinstance(d["rel_err"], int | float) else math.nan,
+                _error(d["rel_err"]),
             )
             for p in report.probes
             for d in p.devices

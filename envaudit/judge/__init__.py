@@ -35,6 +35,8 @@ STATUS_TITLES = {
     "timeout": "probe {name} hung: it used no CPU while it ran out of time (a blocked driver call or a deadlock)",
     "error": "probe {name} could not run",
 }
+NOT_RUN = "probe {name} was not run: its declared cost does not fit health's total bound"
+NOT_RUN_FIX = "give health a larger --total-timeout, or name the probe with --probe (named probes always run)"
 SLOW_TITLE = "probe {name} did not finish in time: the machine was too busy, or the bound too short"
 SLOW_FIX = "give it more time (--timeout S; health: --timeout and --total-timeout), or audit the node when it is idle"
 KIND_TITLES = {
@@ -65,9 +67,12 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
             continue
         if result.status not in ("pass", "fail"):
             judged.append(replace(result, judgement=""))
+            if "declared_cost_s" in result.metrics:  # left out by health's bound: said, not a fault
+                findings.append(Finding(f"probe-{_slug(result.name)}-not-run", "info", NOT_RUN.format(name=result.name),
+                                        result.message, NOT_RUN_FIX, GENERIC_REFS, "probe"))  # fmt: skip
             continue
-        problems = assess.problems(result, facts)
-        judged_devices, device_problems = peers.judge(result, facts)
+        judged_devices, device_problems, of_probe = peers.judge(result, facts)
+        problems = sorted([*assess.problems(result, facts), *of_probe], key=lambda p: SEVERITIES.index(p.severity))
         if result.status == "fail" and not problems and not device_problems:  # its own check failed on what
             problems = [assess.unjudged(result)]  # is not judged here: its word stands
         wrong = [p for p in problems if p.severity == "fail"]
@@ -102,7 +107,9 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
     return Judgement(tuple(judged), tuple(findings))
 
 
-DEVICE_FIX = "drain the node and take {short} out of service: test it alone (envaudit audit --device {jax})"
+DEVICE_FIX = "drain the node and take {short} out of service: {test}"
+ALONE = "test it alone (envaudit audit --device {jax})"
+BESIDE = "compare it with devices that agree (envaudit audit --device {jax} {peers}): alone it has no peer"
 GPU_FIX = (
     "; run NVIDIA's diagnostic on it (dcgmi diag -r 3 -i {index}), reset it (nvidia-smi -r -i {index}) and return "
     "it if it fails again"
@@ -124,7 +131,9 @@ def _device_finding(device: int, found: list[peers.DeviceProblem], facts: Facts)
         else f"computes other bits than the node's other {kind} devices"
     )
     detail = f"{devices.describe(device, kind, facts)}: " + "; ".join(p.text for p in found)
-    fix = DEVICE_FIX.format(short=short, jax=device)
+    peers = next((p.peers for p in found if p.peers), ())
+    test = ALONE if any(p.wrong for p in found) or not peers else BESIDE
+    fix = DEVICE_FIX.format(short=short, test=test.format(jax=device, peers=" ".join(f"--device {j}" for j in peers)))
     nvidia = facts.jax.get("platform") == "cuda"
     if nvidia:
         gpu = devices.board(device, facts)

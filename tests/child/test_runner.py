@@ -183,17 +183,30 @@ def test_a_budgeted_run_takes_what_fits_its_bound_in_order_and_says_what_it_left
 
 def test_health_says_which_probes_its_bound_left_out(tmp_path: Path, child_env: dict[str, str]) -> None:
     """A real node check with a bound too small for the costliest probe: the rest run, and that one is a skip
-    that names the bound, never a timeout that would drain the node."""
+    that names the bound (and an info finding), never a timeout that would drain the node. Named with --probe,
+    it runs whatever its cost: the user chose it. A bound that holds no probe at all is a usage error."""
     known = probefiles.available()
     costly = max(known, key=lambda n: probefiles.cost(known[n]))
     cheap = min(known, key=lambda n: probefiles.cost(known[n]))
     total = 20.0  # time enough for jax to start on a slow machine, not for the costliest probe
     assert probefiles.cost(known[cheap]) <= total * state.BUDGET_SHARE < probefiles.cost(known[costly])
-    argv = ["health", "--prometheus-dir", str(tmp_path), "--probe", cheap, "--probe", costly]
-    proc = subprocess.run([PYTHON, "-m", "envaudit", *argv, "--total-timeout", str(total)], env=child_env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
-    report = json.loads((tmp_path / "envaudit-report.json").read_text())
-    assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stdout + proc.stderr
+    others = [arg for name in known if name not in (cheap, costly) for arg in ("--skip-probe", name)]
+
+    def health(*argv: str) -> tuple[subprocess.CompletedProcess[str], dict[str, dict]]:  # type: ignore[type-arg]
+        proc = subprocess.run([PYTHON, "-m", "envaudit", "health", "--prometheus-dir", str(tmp_path), *argv],
+                              env=child_env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        report = json.loads((tmp_path / "envaudit-report.json").read_text()) if proc.returncode != 2 else {}
+        return proc, report
+
+    proc, report = health(*others, "--total-timeout", str(total))
     found = {p["name"]: p for p in report["probes"]}
+    assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stdout + proc.stderr
     assert found[cheap]["status"] == "pass" and found[costly]["status"] == "skip"
     assert "--total-timeout" in found[costly]["message"]
+    assert {f["id"]: f["severity"] for f in report["findings"]}.get(
+        f"probe-{costly.replace('_', '-')}-not-run"
+    ) == "info"
+    _, named = health("--probe", costly, "--total-timeout", str(total))
+    assert "--total-timeout" not in named["probes"][0]["message"]  # it ran (here: skipped for its own reason)
+    usage, _ = health("--total-timeout", "0.1")
+    assert usage.returncode == 2 and usage.stderr.count("\n") == 1 and "holds none" in usage.stderr

@@ -119,3 +119,12 @@ def test_inline_code_shows_its_text_as_it_is(text: str) -> None:
     assert code.endswith("`" * fence) and "`" * fence not in body
     shown = body[1:-1] if len(body) > 1 and body[0] == body[-1] == " " and body.strip() else body
     assert shown == (text or " ")  # an empty span is no span: it shows a space
+
+
+def test_a_devices_infinite_error_is_exported_as_infinity_and_each_device_once() -> None:
+    devices = ({"id": 0, "kind": "cpu", "digest": "a", "rel_err": "inf", "verdict": "wrong"},
+               {"id": 1, "kind": "cpu", "digest": "b", "rel_err": 8e-7, "verdict": "agrees"})  # fmt: skip
+    report = replace(sample_report(), probes=(ProbeResult("dense_chain", "fail", {}, devices=devices),))
+    samples = [s for f in text_string_to_metric_families(render(report, "prometheus")) for s in f.samples
+               if s.name == "envaudit_device_probe_rel_err"]  # fmt: skip
+    assert sorted((s.labels["device"], s.value) for s in samples) == [("0", float("inf")), ("1", 8e-7)]

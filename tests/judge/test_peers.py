@@ -1,26 +1,34 @@
 """The devices of one node judged against the known answer and against each other: a wrong device fails and is named
 (its board, where the facts tell it); a device whose bits differ from a strict majority fails where reruns must be
-bitwise, warns where they differ by design; a tie is decided by the known answer, or blames no one."""
+bitwise, warns where they differ by design; what is not one board's fault (the same wrong bits on several devices,
+devices that disagree with no majority) is a problem of the probe, never a board to pull."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from envaudit import judge
 from envaudit.model import Facts, ProbeResult
-from tests.judge.test_judge import MACHINES
+from tests.judge.test_judge import MACHINES, gpu
 from tests.test_devices import node
 
 GOOD, OTHER = "a" * 16, "b" * 16
 
 
-def result(*devices: tuple[str, float | str], rerun: float = 0.0) -> ProbeResult:
-    found = tuple({"id": i, "kind": "NVIDIA H200", "digest": digest, "rel_err": error}
-                  for i, (digest, error) in enumerate(devices))  # fmt: skip
+def result(*devices: tuple[Any, ...], rerun: float = 0.0) -> ProbeResult:
+    """Devices as (digest, rel_err[, rel_err_default]); the default run's digest follows the HIGHEST one, and so
+    does its error unless given (a CPU's default precision is float32)."""
+    found = tuple({"id": i, "kind": "NVIDIA H200", "digest": d[0], "rel_err": d[1], "digest_default": d[0] + "d",
+                   "rel_err_default": d[2] if len(d) > 2 else d[1]} for i, d in enumerate(devices))  # fmt: skip
     metrics: dict[str, Any] = {"precision": "float32", "rel_err_batched": 8e-7, "rerun_rel_diff": rerun}
     return ProbeResult("dense_chain", "pass", metrics, devices=found)
+
+
+def ids(probe: ProbeResult, facts: Facts) -> dict[str, str]:
+    return {f.id: str(f.severity) for f in judge.judge([probe], facts).findings}
 
 
 def verdicts(probe: ProbeResult, facts: Facts) -> tuple[dict[int, str], dict[str, str]]:
@@ -42,27 +50,65 @@ def test_an_error_that_is_not_a_number_in_the_bound_is_wrong(error: Any) -> None
     assert verdicts(probe, MACHINES["cpu"])[0][1] == "wrong"
 
 
-def test_other_bits_within_the_bound_fail_where_reruns_must_be_bitwise() -> None:
+def test_other_bits_within_the_bound_fail_where_the_platform_is_deterministic() -> None:
     probe = result((GOOD, 8e-7), (OTHER, 8.1e-7), (GOOD, 8e-7), (GOOD, 8e-7))
     assert verdicts(probe, MACHINES["cpu"]) == ({0: "agrees", 1: "differs", 2: "agrees", 3: "agrees"},
                                                 {"device-1": "fail"})  # fmt: skip
-    on_gpu_deterministic = verdicts(probe, MACHINES["h200"])  # reruns did not differ: bits must agree
-    assert on_gpu_deterministic[1] == {"device-1": "fail"}
+    deterministic = gpu("9.0", "NVIDIA H200", XLA_FLAGS="--xla_gpu_deterministic_ops=true")
+    assert verdicts(probe, deterministic)[1] == {"device-1": "fail"}
 
 
-def test_other_bits_are_a_warning_where_reruns_already_differ_by_design() -> None:
-    probe = result((GOOD, 8e-7), (OTHER, 8.1e-7), (GOOD, 8e-7), (GOOD, 8e-7), rerun=3e-8)
-    assert verdicts(probe, MACHINES["h200"]) == ({0: "agrees", 1: "differs", 2: "agrees", 3: "agrees"},
-                                                 {"device-1": "warn"})  # fmt: skip
-    assert verdicts(probe, MACHINES["cpu"])[1] == {"device-1": "fail"}  # a CPU rerun must not differ at all
+def test_other_bits_are_a_warning_where_a_gpus_reductions_may_differ_by_design() -> None:
+    """Without deterministic ops a GPU's GEMMs may differ by design, whether or not the one rerun showed it."""
+    for rerun in (0.0, 3e-8):
+        probe = result((GOOD, 8e-7), (OTHER, 8.1e-7), (GOOD, 8e-7), (GOOD, 8e-7), rerun=rerun)
+        assert verdicts(probe, MACHINES["h200"]) == ({0: "agrees", 1: "differs", 2: "agrees", 3: "agrees"},
+                                                     {"device-1": "warn"})  # fmt: skip
 
 
 def test_a_tie_is_decided_by_the_known_answer_or_blames_no_one() -> None:
     decided = result((GOOD, 8e-7), (OTHER, 2e-3))
     assert verdicts(decided, MACHINES["cpu"]) == ({0: "agrees", 1: "wrong"}, {"device-1": "fail"})
     undecided = result((GOOD, 8e-7), (OTHER, 9e-7))
-    assert verdicts(undecided, MACHINES["cpu"]) == ({0: "differs", 1: "differs"},
-                                                    {"device-0": "warn", "device-1": "warn"})  # fmt: skip
+    assert verdicts(undecided, MACHINES["cpu"]) == ({0: "differs", 1: "differs"}, {})
+    assert ids(undecided, MACHINES["cpu"]) == {"probe-dense-chain-rerun": "warn"}  # the probe's, no board's
+
+
+def test_the_same_wrong_bits_on_every_device_are_the_softwares_fault_not_a_boards() -> None:
+    every = result(*[(OTHER, 2e-3)] * 4)
+    assert verdicts(every, MACHINES["cpu"]) == ({i: "wrong" for i in range(4)}, {})
+    assert ids(every, MACHINES["cpu"]) == {"probe-dense-chain": "fail"}  # one wrong answer, no device to reset
+    finding = judge.judge([every], MACHINES["cpu"]).findings[0]
+    assert "devices 0, 1, 2, 3 alike" in finding.detail and "not of one board" in finding.detail
+
+
+def test_seven_gpus_wrong_alike_do_not_make_the_right_one_differ() -> None:
+    """The review's case: GPUs 1-7 wrong with the same bits (a multi-GPU library bug), GPU 0 right."""
+    probe = result((GOOD, 8e-7), *[(OTHER, 3e-3)] * 7)
+    judged, found = verdicts(probe, MACHINES["h200"])
+    assert judged == {0: "agrees", **{i: "wrong" for i in range(1, 8)}} and found == {}
+    assert ids(probe, MACHINES["h200"]).get("probe-dense-chain") == "fail"
+
+
+def test_a_rule_that_names_the_wrong_answer_takes_it() -> None:
+    """cuDNN < 9.10.1 with cuBLASLt >= 12.9 on several GPUs: the rule explains a wrong answer shared by devices."""
+    facts = gpu("9.0", "NVIDIA H200")
+    libraries = {"nvidia-cudnn-cu12": "9.8.0.87", "nvidia-cublas-cu12": "12.9.0.13"}
+    eight = [{"index": i, "name": "NVIDIA H200"} for i in range(8)]
+    facts = replace(facts, packages={**facts.packages, **libraries}, nvidia={**facts.nvidia, "gpus": eight})
+    probe = result((GOOD, 8e-7), *[(OTHER, 3e-3)] * 7)
+    found = ids(probe, facts)
+    assert not [k for k in found if k.startswith(("device-", "probe-dense-chain"))], found
+    assert found.get("cudnn-multigpu-cublaslt-129") == "fail"
+
+
+def test_a_device_wrong_only_at_the_default_precision_is_wrong() -> None:
+    """The default run takes a GPU's tensor cores: a bad tensor core shows there and nowhere else."""
+    probe = result((GOOD, 8e-7), (GOOD, 8e-7), (OTHER, 8e-7, 0.3), (GOOD, 8e-7))
+    assert verdicts(probe, MACHINES["h200"]) == ({0: "agrees", 1: "agrees", 2: "wrong", 3: "agrees"},
+                                                 {"device-2": "fail"})  # fmt: skip
+    finding = judge.judge([probe], MACHINES["h200"]).findings
+    assert any("rel_err_default=0.3" in f.detail for f in finding if f.id == "device-2")
 
 
 def test_one_device_seen_by_several_probes_is_one_finding() -> None:

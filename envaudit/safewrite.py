@@ -101,9 +101,9 @@ def _write_all(fd: int, data: bytes, path: Path, deadline: float | None = None) 
             if written == 0:
                 raise OutputError(f"cannot write {path}: it takes no more data")
             view = view[written:]
+    except OutputError:
+        raise
     except OSError as exc:
-        if isinstance(exc, OutputError):
-            raise
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 

@@ -60,28 +60,31 @@ class Outcome:
 BUDGET_SHARE = 0.6  # of the total bound, for the probes' declared costs: the rest is for starting jax and slack
 
 
+def _runs(opts: Options) -> list[tuple[str, str, str]]:
+    """(label, probe, precision) of every run asked for, in order: name[precision] when there are several."""
+    passes = ("float32", "float64") if opts.precision == "both" else (opts.precision,)
+    return [(f"{n}[{p}]" if len(passes) > 1 else n, n, p) for p in passes for n in opts.names]
+
+
 def plan(opts: Options) -> tuple[list[Task], list[ProbeResult]]:
     """The tasks to run, in order, and (with opts.budget) those left out because their declared costs do not fit
     the total bound, as skipped results that say so."""
     known = probefiles.available()
-    passes = ("float32", "float64") if opts.precision == "both" else (opts.precision,)
     todo, skipped, spent = [], [], 0.0
-    for precision in passes:
-        for name in opts.names:
-            label, cost = f"{name}[{precision}]" if len(passes) > 1 else name, probefiles.cost(known[name])
-            if opts.budget and spent + cost > opts.total * BUDGET_SHARE:
-                why = (f"not run: its declared cost ({cost:g} s) does not fit the total bound of {opts.total:g} s "
-                       f"with the others; give a larger --total-timeout to include it")  # fmt: skip
-                skipped.append(ProbeResult(label, "skip", {"declared_cost_s": cost}, 0.0, why))
-                continue
-            spent += cost
-            todo.append(Task(label, precision, known[name], max(opts.timeout, 2 * cost)))
+    for label, name, precision in _runs(opts):
+        cost = probefiles.cost(known[name])
+        if opts.budget and spent + cost > opts.total * BUDGET_SHARE:
+            why = (f"not run: its declared cost ({cost:g} s) does not fit the total bound of {opts.total:g} s "
+                   f"with the others; give a larger --total-timeout to include it")  # fmt: skip
+            skipped.append(ProbeResult(label, "skip", {"declared_cost_s": cost}, 0.0, why))
+            continue
+        spent += cost
+        todo.append(Task(label, precision, known[name], max(opts.timeout, 2 * cost)))
     return todo, skipped
 
 
 def labels(opts: Options) -> list[str]:
-    passes = ("float32", "float64") if opts.precision == "both" else (opts.precision,)
-    return [f"{n}[{p}]" if len(passes) > 1 else n for p in passes for n in opts.names]
+    return [label for label, _, _ in _runs(opts)]
 
 
 def tasks(opts: Options) -> list[Task]:

@@ -53,6 +53,12 @@ def _error(value: object) -> float:
         return math.nan
 
 
+def _device(probe: str, device: dict[str, object]) -> dict[str, object]:
+    """The labels that name one device's run of a probe: its id, and the UUID and PCI bus id an operator drains."""
+    return {"probe": probe, "device": device["id"], "uuid": device.get("uuid", ""),
+            "pci_bus_id": device.get("pci_bus_id", "")}  # fmt: skip
+
+
 def render(report: Report, *, color: bool = False) -> str:
     del color
     w = _Writer()
@@ -113,13 +119,7 @@ def render(report: Report, *, color: bool = False) -> str:
         "the node's other devices of its kind, 0 for the others.",
         [
             (
-                {
-                    "probe": p.name,
-                    "device": d["id"],
-                    "uuid": d.get("uuid", ""),
-                    "pci_bus_id": d.get("pci_bus_id", ""),
-                    "status": v,
-                },
+                {**_device(p.name, d), "status": v},
                 float(d.get("verdict") == v),
             )
             for p in report.probes
@@ -132,7 +132,7 @@ def render(report: Report, *, color: bool = False) -> str:
         "Per device and probe: its error against the float64 answer.",
         [
             (
-                {"probe": p.name, "device": d["id"], "uuid": d.get("uuid", ""), "pci_bus_id": d.get("pci_bus_id", "")},
+                _device(p.name, d),
                 _error(d["rel_err"]),
             )
             for p in report.probes

@@ -46,6 +46,11 @@ def causes(probe: str, kind: str, facts: Facts, metric: str = "") -> list[tuple[
     return [(r, True) for r, v in verdicts if v is True] + [(r, False) for r, v in verdicts if v is None]
 
 
+def cause(name: str, kind: str, facts: Facts, dtype: str, metric: str = "") -> tuple[engine.Rule | None, bool]:
+    """The first rule naming this problem of probe result `name` (its run at `dtype`), and whether it holds."""
+    return next(iter(causes(name.split("[")[0], kind, as_run(facts, dtype), metric)), (None, False))
+
+
 def _names(entry: str, probe: str, kind: str, metric: str) -> bool:
     want_probe, _, want = entry.partition(":")
     return want_probe in ("*", probe) and want in ("*", kind, metric)
@@ -92,7 +97,6 @@ def problems(result: ProbeResult, facts: Facts) -> list[Problem]:
     data = table.load()
     dtype = run_dtype(result.metrics)
     legacy = any(k.startswith("max_abs_diff_") for k in result.metrics)
-    probe, run_facts = result.name.split("[")[0], as_run(facts, dtype)
     found = []
     for metric, value in result.metrics.items():
         kind = kind_of(metric, data, legacy)
@@ -102,7 +106,7 @@ def problems(result: ProbeResult, facts: Facts) -> list[Problem]:
         if judged is None:
             continue
         severity, why = judged
-        rule, certain = next(iter(causes(probe, kind, run_facts, metric)), (None, False))
+        rule, certain = cause(result.name, kind, facts, dtype, metric)
         if severity != "fail" and kind in DOCUMENTED:
             documented = rule.severity if rule is not None and certain else DOCUMENTED[kind]
             severity = "warn" if documented == "fail" else documented

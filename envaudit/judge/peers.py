@@ -111,8 +111,7 @@ def _problem(
     result: ProbeResult, metric: str, kind: str, severity: Severity, value: str, why: str, facts: Facts, dtype: str
 ) -> assess.Problem:
     """A problem of the probe, with the rule that names it (`explains`), as its own metrics' problems have."""
-    rule, certain = next(iter(assess.causes(result.name.split("[")[0], kind, assess.as_run(facts, dtype), metric)),
-                         (None, False))  # fmt: skip
+    rule, certain = assess.cause(result.name, kind, facts, dtype, metric)
     return assess.Problem(result.name, metric, kind, severity, value, why, rule, certain)
 
 

@@ -176,14 +176,15 @@ def other_jobs(gpu: dict[str, Any], facts: Facts) -> list[dict[str, Any]]:
 
 
 def gpu_busy(facts: Facts) -> list[str]:
-    found = []
-    for gpu in facts.nvidia.get("gpus") or []:
-        if running := other_jobs(gpu, facts):
-            used = sum(int(p["used_memory_bytes"]) for p in running if isinstance(p.get("used_memory_bytes"), int))
-            pids = ", ".join(str(p.get("pid")) for p in running[:5]) + (", ..." if len(running) > 5 else "")
-            what = f"{len(running)} other compute process(es) (pid {pids}; {used / 2**30:.1f} GiB)"
-            found.append(_named(gpu, what))
-    return found
+    return _gpu(lambda gpu: _jobs(other_jobs(gpu, facts)))(facts)
+
+
+def _jobs(running: list[dict[str, Any]]) -> str | None:
+    if not running:
+        return None
+    used = sum(int(p["used_memory_bytes"]) for p in running if isinstance(p.get("used_memory_bytes"), int))
+    pids = ", ".join(str(p.get("pid")) for p in running[:5]) + (", ..." if len(running) > 5 else "")
+    return f"{len(running)} other compute process(es) (pid {pids}; {used / 2**30:.1f} GiB)"
 
 
 CHECKS: tuple[Check, ...] = (

@@ -71,6 +71,38 @@ def patch_attr(
             setattr(module, name, wrapped)
 
 
+def on_result(transform: Callable[[Any], Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A ``wrap`` for patch_attr: the original function, with ``transform`` applied to its result."""
+    import functools
+
+    def wrap(orig: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(orig)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            return transform(orig(*args, **kwargs))
+
+        return wrapped
+
+    return wrap
+
+
+def host_noise(jax: ModuleType, size: float) -> Callable[[Any], Any]:
+    """x -> x + x * size * r for floating x, r standard normal drawn on the host when the program runs
+    (``jax.pure_callback``, so a compiled program differs at every execution), carrying no gradient."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    rng = np.random.default_rng()
+
+    def noisy(out: Any) -> Any:
+        if not jnp.issubdtype(out.dtype, jnp.floating):
+            return out
+        shape, dtype = out.shape, out.dtype
+        r = jax.pure_callback(lambda: rng.standard_normal(shape).astype(dtype), jax.ShapeDtypeStruct(shape, dtype))
+        return out + out * jax.lax.stop_gradient(r) * size
+
+    return noisy
+
+
 def load(fault: str) -> ModuleType:
     """The module of ``tests/faults/<fault>/sitecustomize.py``, loaded under another name so that it does not
     install itself (tests/faults/compose installs several faults' patches as one)."""

@@ -8,40 +8,20 @@ The noise carries no gradient.
 
 from __future__ import annotations
 
-import functools
 import os as _os
 import runpy as _runpy
 from types import ModuleType
 from types import SimpleNamespace as _Namespace
-from typing import Any
 
 _here = _os.path.dirname(_os.path.abspath(__file__))
 _hook = _Namespace(**_runpy.run_path(_os.path.join(_os.path.dirname(_here), "_hook.py")))  # tests/faults/_hook.py
 
 
 def _patch(jax: ModuleType) -> None:
-    import jax.numpy as jnp
-    import numpy as np
     from jax._src.lax import convolution
     from jax._src.lax import lax as lax_internal
 
-    d = _hook.delta(1e-6, "noise")
-    rng = np.random.default_rng()
-
-    def noisy(out: Any) -> Any:
-        if not jnp.issubdtype(out.dtype, jnp.floating):
-            return out
-        shape, dtype = out.shape, out.dtype
-        r = jax.pure_callback(lambda: rng.standard_normal(shape).astype(dtype), jax.ShapeDtypeStruct(shape, dtype))
-        return out + out * jax.lax.stop_gradient(r) * d
-
-    def wrap(orig: Any) -> Any:
-        @functools.wraps(orig)
-        def wrapped(*args: Any, **kwargs: Any) -> Any:
-            return noisy(orig(*args, **kwargs))
-
-        return wrapped
-
+    wrap = _hook.on_result(_hook.host_noise(jax, _hook.delta(1e-6, "noise")))
     _hook.patch_attr([jax.lax, lax_internal], "dot_general", wrap)
     _hook.patch_attr([jax.lax, convolution], "conv_general_dilated", wrap)
 

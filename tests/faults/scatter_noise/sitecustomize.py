@@ -7,38 +7,19 @@ float32's last bits), so an already compiled program differs between reruns, as 
 
 from __future__ import annotations
 
-import functools
 import os as _os
 import runpy as _runpy
 from types import ModuleType
 from types import SimpleNamespace as _Namespace
-from typing import Any
 
 _here = _os.path.dirname(_os.path.abspath(__file__))
 _hook = _Namespace(**_runpy.run_path(_os.path.join(_os.path.dirname(_here), "_hook.py")))  # tests/faults/_hook.py
 
 
 def _patch(jax: ModuleType) -> None:
-    import jax.numpy as jnp
-    import numpy as np
     from jax._src.lax import slicing
 
-    d = _hook.delta(1e-7, "scatter_noise")
-    rng = np.random.default_rng()
-
-    def wrap(orig: Any) -> Any:
-        @functools.wraps(orig)
-        def scatter_add(*args: Any, **kwargs: Any) -> Any:
-            out = orig(*args, **kwargs)
-            if not jnp.issubdtype(out.dtype, jnp.floating):
-                return out
-            shape, dtype = out.shape, out.dtype
-            draw = jax.ShapeDtypeStruct(shape, dtype)
-            r = jax.pure_callback(lambda: rng.standard_normal(shape).astype(dtype), draw)
-            return out + out * jax.lax.stop_gradient(r) * d
-
-        return scatter_add
-
+    wrap = _hook.on_result(_hook.host_noise(jax, _hook.delta(1e-7, "scatter_noise")))
     _hook.patch_attr([jax.lax, slicing], "scatter_add", wrap)
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # annotations only: typing and collections.abc would cost ~10
 TRIGGERS = ("jax", "flax", "neural_tangents")
 FINDING_KEYS = ("id", "severity", "title", "fix")
 _state = {"fired": False}
+IMPORTLIB_EXTERNAL = "<frozen importlib._bootstrap_external>"
 _searching: set[int] = set()  # threads inside _Finder.find_spec: a finder that delegates back finds nothing here
 
 
@@ -40,7 +41,9 @@ def fingerprint() -> str:
 
     from envaudit import __version__, stack
 
-    parts = [__version__, sys.executable, driver_version(), repr(sorted(stack.select_env(os.environ).items()))]
+    # the environment, not the name it was started by (bin/python and bin/python3 share one verdict)
+    where = [sys.prefix, os.path.realpath(sys.executable)]
+    parts = [__version__, *where, driver_version(), repr(sorted(stack.select_env(os.environ).items()))]
     for entry in dict.fromkeys(sys.path):
         try:
             names = os.listdir(entry or ".")
@@ -101,6 +104,20 @@ def emit(findings: list[dict[str, str]]) -> None:
         warnings.warn_explicit(text, EnvAuditWarning, "envaudit", 0, module="envaudit")
 
 
+def on_failure(exc: BaseException) -> None:
+    """Importing jax (flax, neural-tangents) raised: print each root cause the facts show, once, then let the
+    exception go on as it was. Never raises: a failure here is one more line, not another exception."""
+    if _state["fired"] or os.environ.get("ENVAUDIT_HOOK", "1") == "0":
+        return
+    _state["fired"] = True
+    try:
+        from envaudit.hook import explain_failure
+
+        sys.stderr.write(explain_failure(exc))
+    except Exception as inner:
+        sys.stderr.write(f"envaudit: import hook failed: {type(inner).__name__}: {inner}\n")
+
+
 def on_import(module: ModuleType) -> None:
     if _state["fired"] or os.environ.get("ENVAUDIT_HOOK", "1") == "0":
         return
@@ -147,9 +164,17 @@ class _Finder:
                 inner = spec.loader.exec_module
 
                 def exec_module(module: ModuleType, inner: Any = inner) -> None:
-                    inner(module)
+                    try:
+                        inner(module)
+                    except Exception as exc:
+                        on_failure(exc)
+                        raise  # unchanged, and without this frame in its traceback (below)
                     on_import(module)
 
+                # Marked as import machinery, this frame is trimmed from a failing import's traceback with
+                # importlib's own (CPython's remove_importlib_frames), so the user sees the traceback they would
+                # see without the hook.
+                exec_module.__code__ = exec_module.__code__.replace(co_filename=IMPORTLIB_EXTERNAL)
                 spec.loader.exec_module = exec_module  # type: ignore[method-assign]
                 return spec
             if spec is not None:

@@ -38,9 +38,10 @@ def assemble(
     host_info: dict[str, str] | None = None,
     complete: bool = True,
 ) -> Report:
-    from envaudit import judge, rules
+    from envaudit import causes, judge, rules
 
-    findings = judge.merge(rules.evaluate(facts), probe_findings)  # one finding per root cause, worst first
+    # one finding per root cause (a probe's evidence joins its rule's), consequences linked to their root
+    findings = causes.link(judge.merge(rules.evaluate(facts), probe_findings), facts, probes)
     return Report(
         facts=facts,
         findings=tuple(findings),
@@ -73,22 +74,15 @@ def run_audit(*, quick: bool, timeout: float, probes: Options | None = None) -> 
         outcome = runner.run(probes or Options(timeout=timeout, total=timeout))
         facts = host_facts.result()
     facts = replace(facts, jax=outcome.jax or runner.jax_facts(timeout))
-    results = outcome.results
-    if facts.jax.get("status") == "absent":  # nothing to audit: a probe that cannot import jax is skipped, not broken
-        results = [
-            replace(r, status="skip", message="jax is not installed")
-            if r.status == "error" and r.metrics.get("error_kind") == "import" else r
-            for r in results
-        ]  # fmt: skip
-    return judged(facts, results, mode="audit")
+    return judged(facts, outcome.results, mode="audit")
 
 
 def judged(facts: Facts, results: Sequence[ProbeResult], *, mode: str, saved: Report | None = None) -> Report:
     """The report of these facts and probe results as today's rules and judge see them (`saved`: the report
     they come from, whose time, host and completeness are kept)."""
-    from envaudit import judge
+    from envaudit import causes, judge
 
-    verdict = judge.judge(results, facts)
+    verdict = judge.judge(causes.not_applicable(results, facts), facts)
     if saved is None:
         return assemble(facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings)
     return assemble(facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings, created=saved.created,

@@ -31,12 +31,15 @@ def health_line(report: Report) -> str:
     if report.verdict == "error":
         return fit("envaudit ERROR: the audit could not complete")
     # the board to pull first: a device that computes wrong numbers is the most precise finding a node check has
-    fails = sorted((f for f in report.findings if f.severity == "fail"), key=lambda f: not f.id.startswith("device-"))
+    fails = sorted(
+        (f for f in report.findings if f.severity == "fail" and not f.caused_by),
+        key=lambda f: not f.id.startswith("device-"),
+    )  # root causes: their consequences are not news
     if fails:
         more = f" (+{len(fails) - 1} more)" if len(fails) > 1 else ""
         head = f"envaudit FAIL{more} {fails[0].id}: "
         return fit(head + fails[0].title)
-    warns = sum(f.severity == "warn" for f in report.findings)
+    warns = sum(f.severity == "warn" and not f.caused_by for f in report.findings)
     passed = sum(p.status == "pass" for p in report.probes)
     return fit(f"envaudit OK: 0 fail, {warns} warn; {passed}/{len(report.probes)} probes pass")
 

@@ -87,22 +87,24 @@ def status() -> list[str]:
     return lines
 
 
-def evaluate_now(jax_config: Any) -> list[dict[str, str]]:
-    """The cold path: static facts (no jax child, no probe), jax's x64 flag and matmul precision as imported, and
-    every fail/warn finding as a small dict for the cache."""
-    from envaudit import rules
+def evaluate_now(jax_config: Any, failure: BaseException | None = None) -> list[dict[str, str]]:
+    """The cold path: static facts (no jax child, no probe), jax's x64 flag and matmul precision as imported (or
+    the exception its import raised), and every fail/warn root cause as a small dict for the cache."""
+    from envaudit import causes, rules
     from envaudit.collect import nvml, packages, system
     from envaudit.model import Facts
 
-    versions, unsatisfied, duplicates = packages.get_packages()
+    versions, unsatisfied, duplicates, requires = packages.get_packages()
     jax_facts: dict[str, Any] = {"status": "hook"}
-    if jax_config is not None:
+    if failure is not None:  # what the audit's jax child would report: jax-broken, and the rules that explain it
+        jax_facts = {"status": "import_error", "stage": "import", "message": f"{type(failure).__name__}: {failure}"}
+    elif jax_config is not None:
         jax_facts["x64"] = bool(getattr(jax_config, "jax_enable_x64", False))
         precision = getattr(jax_config, "jax_default_matmul_precision", None)
         jax_facts["default_matmul_precision"] = None if precision is None else str(precision)
     facts = Facts(
         packages=versions, python=system.get_python(), platform={}, nvidia=nvml.get_nvidia_within(5.0), jax=jax_facts,
-        env=system.get_env(), requirements=unsatisfied, duplicates=duplicates,
+        env=system.get_env(), requirements=unsatisfied, duplicates=duplicates, requires=requires,
     )  # fmt: skip
     return [
         {
@@ -112,9 +114,17 @@ def evaluate_now(jax_config: Any) -> list[dict[str, str]]:
             "fix": f.fix,
             "detail": f.detail if f.id in CHECK_IDS else "",
         }
-        for f in rules.evaluate(facts)
-        if f.severity in ("fail", "warn") and not f.id.startswith("gpu-")  # a GPU's health is `health`'s to judge
+        for f in causes.link(rules.evaluate(facts), facts)
+        if f.severity in ("fail", "warn")
+        and not f.caused_by
+        and not f.id.startswith("gpu-")  # a GPU's health is `health`'s to judge
     ]
+
+
+def explain_failure(failure: BaseException) -> str:
+    """The lines the hook prints when importing jax (or flax) raised: each root cause, as its warnings read."""
+    return "".join(f"envaudit: [{f['id']}] {f['title']}{': ' + f['detail'] if f['detail'] else ''}. Fix: {f['fix']}\n"
+                   for f in evaluate_now(None, failure))  # fmt: skip
 
 
 def cacheable(found: list[dict[str, str]]) -> list[dict[str, str]]:

@@ -42,6 +42,7 @@ class Facts:
     env: dict[str, str] = field(default_factory=dict)
     requirements: list[JSONDict] = field(default_factory=list)  # declared requirements not satisfied
     duplicates: list[JSONDict] = field(default_factory=list)  # one name installed twice on sys.path
+    requires: dict[str, list[str]] = field(default_factory=dict)  # each audited package's requirements on the others
 
     def to_dict(self) -> JSONDict:
         return {k: v.copy() for k, v in vars(self).items()}  # the fields, in their order; each a dict or a list
@@ -69,7 +70,15 @@ class Facts:
             env={str(k): str(v) for k, v in env.items()},
             requirements=_expect(obj.get("requirements", []), list, "facts.requirements"),
             duplicates=_expect(obj.get("duplicates", []), list, "facts.duplicates"),
+            requires=_requires(obj.get("requires", {})),
         )
+
+
+def _requires(value: object) -> dict[str, list[str]]:
+    found = _expect(value, dict, "facts.requires")
+    if not all(isinstance(v, list) and all(isinstance(r, str) for r in v) for v in found.values()):
+        raise ReportError("facts.requires must map names to lists of requirement strings")
+    return {str(k): list(v) for k, v in found.items()}
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,7 @@ class Finding:
     fix: str = ""
     references: tuple[str, ...] = ()
     source: Literal["rule", "probe"] = "rule"  # code checks are rules too (docs/architecture.md: rule|probe)
+    caused_by: str = ""  # the id of the root-cause finding this one is a consequence of (envaudit/causes.py)
 
     def to_dict(self) -> JSONDict:
         return {**vars(self), "references": list(self.references)}  # the fields, in their order
@@ -103,6 +113,7 @@ class Finding:
             fix=str(obj.get("fix", "")),
             references=tuple(str(r) for r in refs),
             source=cast(Literal["rule", "probe"], source),
+            caused_by=str(_expect(obj.get("caused_by", ""), str, "finding.caused_by")),
         )
 
 

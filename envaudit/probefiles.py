@@ -21,16 +21,29 @@ def available() -> dict[str, Path]:
     return {p.stem: p for p in sorted(probes_dir().glob("*.py")) if not p.name.startswith("_")}
 
 
-def cost(path: Path) -> float:
-    """The probe's declared cost (`COST_S`, seconds on a 2-core CPU with a cold compilation cache), read without
-    importing it; 1 s when it declares none."""
+def _constant(path: Path, name: str) -> object:
+    """A module-level constant of the probe file, read without importing it (None when it has none)."""
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Constant):
-            continue
-        named = any(isinstance(t, ast.Name) and t.id == "COST_S" for t in node.targets)
-        if named and isinstance(node.value.value, int | float):
-            return float(node.value.value)
-    return 1.0
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                return None
+    return None
+
+
+def cost(path: Path) -> float:
+    """The probe's declared cost (`COST_S`, seconds on a 2-core CPU with a cold compilation cache); 1 s when it
+    declares none."""
+    value = _constant(path, "COST_S")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 1.0
+
+
+def requires(path: Path) -> tuple[str, ...]:
+    """The distributions the probe needs (jax, and its `REQUIRES`): without one of them it cannot apply."""
+    value = _constant(path, "REQUIRES")
+    named = tuple(str(v) for v in value) if isinstance(value, tuple | list) else ()
+    return ("jax", *named)
 
 
 def summary(path: Path) -> str:

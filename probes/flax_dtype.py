@@ -40,6 +40,7 @@ NAME = "flax_dtype"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
 # twice it, and `health` runs what fits its total bound).
 COST_S = 0.5  # most of it is importing flax
+REQUIRES = ("flax",)  # distributions beside jax: without them the probe is skipped, not failed
 POINTS, D_IN, FEATURES = 5, 7, 3
 FIX = "pass param_dtype=jnp.float64 (and dtype=jnp.float64) to every flax module"
 

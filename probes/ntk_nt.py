@@ -46,6 +46,7 @@ NAME = "ntk_nt"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
 # twice it, and `health` runs what fits its total bound).
 COST_S = 25.0  # measured 14.6 s alone (jax 0.4.25, neural-tangents 0.6.5, cold): TensorFlow imports, 3 impls
+REQUIRES = ("neural-tangents", "flax")  # distributions beside jax: without them the probe is skipped, not failed
 POINTS = 8
 IMPLEMENTATIONS = (1, 2, 3)
 BATCH_SIZES = (4, 1)  # nt.batch batch sizes; each divides POINTS, as nt.batch requires

@@ -106,6 +106,19 @@ def test_neural_tangents_env_runs_all_implementations(child_env: dict[str, str],
     assert probe["status"] == "pass" and {f"rel_err_impl{i}" for i in (1, 2, 3)} <= set(probe["metrics"])
 
 
+def test_health_passes_a_healthy_neural_tangents_stack_with_default_options(
+    child_env: dict[str, str], nt_python: Path, tmp_path: Path
+) -> None:
+    """TensorFlow's import makes ntk_nt cost more than health's default bound holds: it is said not run (a warning),
+    and the node passes; no probe is timed out for the bound."""
+    proc = subprocess.run([str(nt_python), "-m", "envaudit", "health", "--prometheus-dir", str(tmp_path)],
+                          env=child_env, capture_output=True, text=True, timeout=600, cwd=ROOT)  # fmt: skip
+    report = json.loads((tmp_path / "envaudit-report.json").read_text())
+    assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stdout + proc.stderr
+    assert not [p["name"] for p in report["probes"] if p["status"] in ("timeout", "error", "crash", "fail")]
+    assert by_name(report)["ntk_nt"]["status"] in ("pass", "skip")
+
+
 def test_unknown_probe_is_usage_error(child_env: dict[str, str]) -> None:
     proc = subprocess.run([PYTHON, "-m", "envaudit", "--probe", "nope"], env=child_env, capture_output=True, text=True)
     assert (

@@ -16,6 +16,13 @@ from typing import Any
 from envaudit.stack import scrub
 
 ORDER = ("first_use", "devices", "imported", "import", "start")  # the stages, latest first
+DOING = {
+    "start": "while importing jax",
+    "import": "while importing jax",
+    "imported": "while listing its devices",
+    "devices": "during its first computation",
+    "first_use": "after its first computation",
+}  # after each stage
 
 
 def signal_name(returncode: int) -> str | None:
@@ -55,7 +62,8 @@ def parse(
         facts.update(status="timeout", message=f"no answer within {duration_s:.0f} s (last stage: {reached})")
     elif ended is not None and ended < 0:
         name = signal_name(ended)
-        facts.update(status="crash", signal=name, message=f"killed by {name} after stage {reached!r}")
+        doing = DOING.get(reached or "start", f"after stage {reached!r}")
+        facts.update(status="crash", signal=name, message=f"killed by {name} {doing} (last stage: {reached})")
     elif stages.get("import", {}).get("absent"):
         facts.update(status="absent", message=stages["import"]["error"])
     elif "import" in stages:

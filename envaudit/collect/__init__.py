@@ -16,7 +16,7 @@ def collect(*, quick: bool, timeout: float = 60.0) -> Facts:
     reads `envaudit.collect.packages`) does not import them all."""
     from envaudit.collect import nvml, packages, system
 
-    versions, unsatisfied, duplicates = packages.get_packages()
+    versions, unsatisfied, duplicates, requires = packages.get_packages()
     if quick:
         jax_facts = {"status": "skipped", "message": "--quick does not start jax"}
     else:
@@ -32,4 +32,5 @@ def collect(*, quick: bool, timeout: float = 60.0) -> Facts:
         env=system.get_env(),
         requirements=unsatisfied,
         duplicates=duplicates,
+        requires=requires,
     )

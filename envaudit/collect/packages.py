@@ -51,12 +51,19 @@ def select(dists: Iterable[Dist]) -> tuple[dict[str, str], list[dict[str, Any]]]
 
 def unsatisfied(dists: Iterable[Dist]) -> list[dict[str, Any]]:
     """Declared requirements of relevant distributions that the installed set does not satisfy (pip check)."""
+    return check(dists)[0]
+
+
+def check(dists: Iterable[Dist]) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """What `unsatisfied` says, and each relevant distribution's requirements (markers evaluated here) on the
+    other relevant ones: what a fix that moves one package must keep true (`envaudit/fixes.py`)."""
     first: dict[str, Dist] = {}
     for dist in dists:
         first.setdefault(canonicalize_name(dist.name), dist)
     from packaging.requirements import InvalidRequirement, Requirement  # lazily: 20 ms of regex compilation
 
     problems: list[dict[str, Any]] = []
+    requires: dict[str, list[str]] = {}
     for name, dist in sorted(first.items()):
         if not is_relevant(name):
             continue
@@ -68,11 +75,13 @@ def unsatisfied(dists: Iterable[Dist]) -> list[dict[str, Any]]:
             if req.marker is not None and not req.marker.evaluate({"extra": ""}):
                 continue
             target = first.get(canonicalize_name(req.name))
+            if is_relevant(canonicalize_name(req.name)) and target is not None:
+                requires.setdefault(name, []).append(f"{canonicalize_name(req.name)}{req.specifier}")
             if target is None:
                 problems.append({"package": name, "requires": str(req), "installed": None})
             elif not _satisfies(target.version, str(req.specifier)):
                 problems.append({"package": name, "requires": str(req), "installed": target.version})
-    return problems
+    return problems, requires
 
 
 def _satisfies(version: str, specifier: str) -> bool:
@@ -149,18 +158,22 @@ def _read(dist: metadata.Distribution, relative: str) -> str:
         return ""
 
 
-def get_packages() -> tuple[dict[str, str], list[dict[str, Any]], list[dict[str, Any]]]:
-    """(versions, unsatisfied requirements, duplicates); never raises."""
+def get_packages() -> tuple[dict[str, str], list[dict[str, Any]], list[dict[str, Any]], dict[str, list[str]]]:
+    """(versions, unsatisfied requirements, duplicates, requirements among the audited packages); never raises."""
     try:
         dists, handles = installed()
         packages, duplicates = select(dists)
         cache_name = f"pipcheck-{fingerprint(dists)}.json"
         cached = cachedir.read_json(cache_name)
-        if isinstance(cached, list) and all(isinstance(p, dict) for p in cached):
-            return packages, cached, duplicates
+        if (
+            isinstance(cached, dict)
+            and isinstance(cached.get("problems"), list)
+            and isinstance(cached.get("requires"), dict)
+        ):
+            return packages, cached["problems"], duplicates, cached["requires"]
         full = [replace(d, requires=read_requires(handles[d.location])) if d.location in handles else d for d in dists]
-        problems = unsatisfied(full)
+        problems, requires = check(full)
     except Exception as exc:  # a broken METADATA file must not stop the audit
-        return {}, [{"package": "?", "requires": f"metadata unreadable: {exc}", "installed": None}], []
-    cachedir.write_json(cache_name, problems)
-    return packages, problems, duplicates
+        return {}, [{"package": "?", "requires": f"metadata unreadable: {exc}", "installed": None}], [], {}
+    cachedir.write_json(cache_name, {"problems": problems, "requires": requires})
+    return packages, problems, duplicates, requires

@@ -43,6 +43,7 @@ def get_python() -> dict[str, Any]:
         "prefix": sys.prefix,
         "virtualenv": sys.prefix != sys.base_prefix,
         "conda": (prefix / "conda-meta").is_dir() or "CONDA_PREFIX" in os.environ,
+        "pythonpath": os.environ.get("PYTHONPATH", ""),  # how this interpreter's path was changed (not a drift)
     }
 
 

@@ -41,7 +41,7 @@ def render(report: Report, *, color: bool = False) -> str:
     del color
     facts = report.facts
     out = [
-        f"### envaudit report: **{report.verdict}** ({summary.counts(report)})",
+        f"### envaudit report: **{report.verdict}**{summary.scope(report)} ({summary.counts(report)})",
         "",
         f"envaudit {_cell(report.envaudit_version)}, {_cell(report.mode)}, {_cell(report.created)}",
         "",
@@ -58,10 +58,16 @@ def render(report: Report, *, color: bool = False) -> str:
     out += ["", "#### Findings", ""]
     if not report.findings:
         out.append("None.")
-    for f in report.findings:
+    for f, caused in summary.roots(report):
         refs = " ".join(map(_reference, f.references))
         fix = f" Fix: {_code(f.fix)}" if f.fix else ""
         out.append(f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}. {_cell(f.detail)}{fix} {refs}".rstrip())
+        if caused:  # folded under their root: a maintainer opens them only to check
+            many = "s" if len(caused) != 1 else ""
+            out += [f"  <details><summary>{len(caused)} consequence{many}, fixed with it</summary>", ""]
+            out += [f"  - {_cell(g.severity)} {_code(g.id)}: {_cell(g.title)}. {_cell(g.detail)}".rstrip()
+                    for g in caused]  # fmt: skip
+            out += ["", "  </details>"]
     if report.probes:
         out += ["", "#### Probes", "", "| probe | status | time (s) | metrics |", "|---|---|---|---|"]
         for p in report.probes:
@@ -69,7 +75,7 @@ def render(report: Report, *, color: bool = False) -> str:
                 p.judgement or p.message or summary.metrics_line(p.metrics, limit=6)
             )  # the judge's words, else the numbers
             out.append(f"| {_cell(p.name)} | {_cell(p.status)} | {p.duration_s:.2f} | {_cell(detail)} |")
-            if any(d.get("verdict", "agrees") != "agrees" for d in p.devices):  # one row per device, then
+            if summary.devices_to_show(p.devices):
                 out += [f"| ↳ device {_cell(d['id'])} | {_cell(d.get('verdict', '?'))} | | rel_err="
                         f"{_cell(summary.short(d.get('rel_err')))} {_cell(d.get('board', d.get('kind')))} |"
                         for d in p.devices]  # fmt: skip

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from envaudit.model import PROBE_STATUSES, SEVERITIES, VERDICTS, Report
-from envaudit.rules.checks import other_jobs
+from envaudit.rules.node import other_jobs
 
 
 def _escape(value: object) -> str:

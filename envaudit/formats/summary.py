@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from envaudit.model import Facts, Report
+from collections.abc import Mapping, Sequence
+
+from envaudit.model import Facts, Finding, Report
 
 GIB = 1024**3
 _SPACES = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
@@ -70,9 +72,30 @@ def nvidia_line(facts: Facts) -> str:
     )
 
 
+def scope(report: Report) -> str:
+    """What a verdict does not cover: quick mode never imports jax."""
+    return " (jax not imported: quick mode)" if report.facts.jax.get("status") == "skipped" else ""
+
+
 def counts(report: Report) -> str:
-    sev = [f.severity for f in report.findings]
-    return f"{sev.count('fail')} fail, {sev.count('warn')} warn, {sev.count('info')} info"
+    """Root causes by severity, and how many consequences are folded under them."""
+    sev = [f.severity for f in report.findings if not f.caused_by]
+    folded = sum(1 for f in report.findings if f.caused_by)
+    more = f"; {folded} consequence{'s' if folded != 1 else ''} folded under them" if folded else ""
+    return f"{sev.count('fail')} fail, {sev.count('warn')} warn, {sev.count('info')} info{more}"
+
+
+def roots(report: Report) -> list[tuple[Finding, list[Finding]]]:
+    """Each root-cause finding with the findings it causes, in report order (envaudit/causes.py); a consequence
+    whose root is missing (a hand-edited report) stands as a root of its own."""
+    ids = {f.id for f in report.findings}
+    tops = [f for f in report.findings if not f.caused_by or f.caused_by not in ids]
+    return [(top, [f for f in report.findings if f.caused_by == top.id and f is not top]) for top in tops]
+
+
+def devices_to_show(devices: Sequence[Mapping[str, object]]) -> bool:
+    """A probe's devices are listed one by one only when one of them does not agree with the others."""
+    return any(d.get("verdict", "agrees") != "agrees" for d in devices)
 
 
 def metrics_line(metrics: dict[str, object], limit: int = 4) -> str:

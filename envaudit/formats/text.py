@@ -37,7 +37,7 @@ def render(report: Report, *, color: bool = False) -> str:
     verdict = _paint(report.verdict.upper(), report.verdict, color)
     lines = [
         f"envaudit {c(report.envaudit_version)} | {c(host)} | {c(report.created)} | {c(report.mode)} | "
-        f"verdict: {verdict}",
+        f"verdict: {verdict}{summary.scope(report)}",
         "",
     ]
     rows = [
@@ -52,7 +52,7 @@ def render(report: Report, *, color: bool = False) -> str:
     lines += ["", f"Findings ({summary.counts(report)})"]
     if not report.findings:
         lines.append("  none")
-    for f in report.findings:
+    for f, caused in summary.roots(report):
         lines.append(f"  {_paint(f.severity.upper().ljust(5), f.severity, color)} {c(f.id)}: {c(f.title)}")
         if f.detail:
             lines.append(f"        {c(f.detail)}")
@@ -60,6 +60,9 @@ def render(report: Report, *, color: bool = False) -> str:
             lines.append(f"        fix: {c(f.fix)}")
         for ref in f.references:
             lines.append(f"        see: {c(ref)}")
+        if caused:  # folded: one line each, the root's fix is theirs
+            lines.append(f"        consequences ({len(caused)}), fixed with it:")
+            lines += [f"          {_paint(g.severity, g.severity, color)} {c(g.id)}: {c(g.title)}" for g in caused]
     if report.probes:
         lines += ["", "Probes"]
         width = max(len(c(p.name)) for p in report.probes)
@@ -67,7 +70,7 @@ def render(report: Report, *, color: bool = False) -> str:
             status = _paint(p.status.ljust(7), PROBE_SEVERITY.get(p.status, "info"), color)
             tail = p.judgement or p.message or summary.metrics_line(p.metrics)  # the judge's words, else the numbers
             lines.append(f"  {status} {c(p.name).ljust(width)}  {p.duration_s:6.2f} s  {c(tail)}")
-            if any(d.get("verdict", "agrees") != "agrees" for d in p.devices):  # one line per device, then
+            if summary.devices_to_show(p.devices):
                 for d in p.devices:
                     verdict = _paint(
                         str(d.get("verdict", "?")).ljust(7), DEVICE_SEVERITY.get(str(d.get("verdict"))), color

@@ -14,6 +14,7 @@ reruns this on a saved report, so an old report benefits from today's judgement.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -21,7 +22,7 @@ from envaudit import devices
 from envaudit.formats.summary import metrics_line
 from envaudit.judge import assess, peers, table
 from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult
-from envaudit.rules.checks import starved
+from envaudit.rules.node import starved
 
 GENERIC_FIX = "envaudit probes {name} --script > repro.py; run it, and attach it and this report to an upstream issue"
 GENERIC_REFS = ("https://github.com/jax-ml/jax/issues",)
@@ -68,7 +69,7 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
         if result.status not in ("pass", "fail"):
             judged.append(replace(result, judgement=""))
             if "declared_cost_s" in result.metrics:  # left out by health's bound: said, not a fault
-                findings.append(Finding(f"probe-{_slug(result.name)}-not-run", "info", NOT_RUN.format(name=result.name),
+                findings.append(Finding(f"probe-{_slug(result.name)}-not-run", "warn", NOT_RUN.format(name=result.name),
                                         result.message, NOT_RUN_FIX, GENERIC_REFS, "probe"))  # fmt: skip
             continue
         judged_devices, device_problems, of_probe = peers.judge(result, facts)
@@ -187,6 +188,8 @@ def _possibly(problems: list[assess.Problem]) -> str:
 def _wrong_answer(result: ProbeResult, wrong: list[assess.Problem]) -> Finding:
     detail = "; ".join(p.text for p in wrong) + _possibly(wrong)
     title = f"probe {result.name} computed a wrong answer"
+    if all(p.kind == "raised" for p in wrong):  # an import or a call that raised computed nothing at all
+        title = f"probe {result.name} raised instead of computing (an import or a call failed)"
     fix = GENERIC_FIX.format(name=base(result.name))
     return Finding(f"probe-{_slug(result.name)}", "fail", title, detail, fix, GENERIC_REFS, "probe")
 
@@ -230,5 +233,8 @@ def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
     evidence = "; ".join(filter(None, [result.message, metrics_line(result.metrics, limit=8)]))
     if certain:
         evidence += f" (explained by {certain[0].id}: {certain[0].symptom})"
+    if result.status == "timeout" and not certain:  # a hang, or a start slower than its bound: tell them apart
+        more = math.ceil(2 * max(result.duration_s, 1.0))
+        fix = f"rerun it with more time (--timeout {more}; health: --total-timeout too); if it hangs again: {fix}"
     title = STATUS_TITLES[result.status].format(name=result.name)
     return Finding(f"probe-{_slug(result.name)}-{result.status}", "fail", title, evidence, fix, refs, "probe")

@@ -76,8 +76,8 @@ def platform(facts: Facts) -> str | None:
         return reported
     names = facts.packages
     jaxlib = names.get("jaxlib", "")
-    if any(_cuda_plugin(n) for n in names) or "+cuda" in jaxlib:
-        return "cuda"
+    if any(_cuda_plugin(n) for n in names) or "+cuda" in jaxlib:  # without a driver, jax falls back to the CPU
+        return "cpu" if facts.nvidia.get("status") == "absent" else "cuda"
     if any(n.startswith("jax-rocm") for n in names) or "+rocm" in jaxlib:
         return "rocm"
     if "libtpu" in names or "libtpu-nightly" in names:

@@ -18,12 +18,12 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envaudit import cachedir
+from envaudit import cachedir, fixes
 from envaudit.model import SEVERITIES, Facts, Finding, Severity
 from envaudit.rules import derive
 
 DATA = Path(__file__).with_name("data")
-RULE_KEYS = {"id", "title", "severity", "symptom", "fix", "references", "notes", "when", "examples", "explains"}
+RULE_KEYS = {"id", "title", "severity", "symptom", "fix", "pins", "references", "notes", "when", "examples", "explains"}
 Verdict = bool | None  # True holds, False does not, None unknown
 Known = derive.Known
 
@@ -44,14 +44,16 @@ class Rule:
     examples: tuple[Mapping[str, Any], ...]
     notes: str = ""
     explains: tuple[str, ...] = ()  # "probe:kind" or "probe:metric" (either may be "*"): the problems it causes
+    pins: tuple[str, ...] = ()  # the fix as requirements: installed by the audited interpreter (envaudit/fixes.py)
 
     def evaluate(self, facts: Facts) -> tuple[Verdict, list[str]]:
         evidence: list[str] = []
         return holds(self.when, facts, evidence), evidence
 
-    def finding(self, evidence: list[str]) -> Finding:
+    def finding(self, evidence: list[str], facts: Facts) -> Finding:
         detail = self.symptom + (f" [matched: {'; '.join(dict.fromkeys(evidence))}]" if evidence else "")
-        return Finding(self.id, self.severity, self.title, detail, self.fix, self.references, "rule")
+        fix = (fixes.pip_install(facts, self.pins, self.fix, installed_only=True) if self.pins else "") or self.fix
+        return Finding(self.id, self.severity, self.title, detail, fix, self.references, "rule")
 
 
 def _clause(value: Known, clause: Specifier, low: Version, high: Version) -> Verdict:
@@ -196,10 +198,13 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
     explains = data.get("explains", [])
     if not isinstance(explains, list) or not all(isinstance(e, str) and e.count(":") == 1 for e in explains):
         raise RuleError(f"{where}: explains must be a list of 'probe:kind' or 'probe:metric' strings")
+    pins = data.get("pins", [])
+    if not isinstance(pins, list) or not all(isinstance(p, str) and fixes.valid(p) for p in pins):
+        raise RuleError(f"{where}: pins must be a list of requirement strings ('numpy<2')")
     return Rule(
         id=data["id"], title=data["title"], severity=data["severity"], symptom=data["symptom"], fix=data["fix"],
         references=tuple(refs), when=data["when"], examples=tuple(data.get("examples", ())),
-        notes=data.get("notes", ""), explains=tuple(explains),
+        notes=data.get("notes", ""), explains=tuple(explains), pins=tuple(pins),
     )  # fmt: skip
 
 
@@ -266,5 +271,5 @@ def evaluate(facts: Facts, rules: Iterable[Rule] | None = None) -> list[Finding]
     for rule in load_rules() if rules is None else rules:
         verdict, evidence = rule.evaluate(facts)
         if verdict:
-            findings.append(rule.finding(evidence))
+            findings.append(rule.finding(evidence, facts))
     return findings

@@ -54,7 +54,7 @@ def test_minimum_jaxlib_of_old_jax() -> None:
 
 def test_live_environment_has_jax_without_importing_it() -> None:
     before = "jax" in sys.modules
-    versions, problems, dups = get_packages()
+    versions, problems, dups, _ = get_packages()
     assert "jax" in versions and "jaxlib" in versions and "numpy" in versions
     assert ("jax" in sys.modules) == before
     assert problems == [] and dups == []

@@ -272,3 +272,14 @@ def test_rocm_nondeterminism_and_default_precision_are_one_finding_each() -> Non
 def test_a_rejudged_report_says_todays_words() -> None:
     stale = replace(probe("determinism", precision="float32", rerun_rel_diff_scatter_add=0.0), judgement="old words")
     assert judge.judge([stale], MACHINES["tpu"]).results[0].judgement == ""
+
+
+def test_findings_for_probes_that_could_not_compute_say_what_to_do() -> None:
+    """A raised import is not "a wrong answer"; a hang's fix first says how to tell it from a slow start."""
+    facts = facts_from({"packages": {"jax": "0.10.2", "jaxlib": "0.10.2"}})
+    raised = ProbeResult("ntk_nt", "fail", {"import_error": "ImportError: cannot import name 'X'"}, 1.0, "no import")
+    (finding,) = judge.judge([raised], facts).findings
+    assert "raised instead of computing" in finding.title and "wrong answer" not in finding.title
+    hung = ProbeResult("ntk", "timeout", {"cpu_fraction": 0.0, "idle_cpus": 1.5}, 15.2, "no answer within 15 s")
+    (finding,) = judge.judge([hung], facts).findings
+    assert finding.fix.startswith("rerun it with more time (--timeout 31;")

@@ -72,3 +72,11 @@ def test_gpus_and_capabilities() -> None:
     )
     assert derive.gpu_count(two) == 2 and derive.compute_capabilities(two) == ["8.0", "9.0"]
     assert derive.gpu_count(facts_from({})) is None
+
+
+def test_a_cuda_plugin_without_a_driver_is_the_cpu() -> None:
+    """jax falls back to the CPU when the plugin finds no NVIDIA driver: quick mode must not say "cuda" there."""
+    plugin = {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-cuda12-plugin": "0.10.2"}
+    assert derive.platform(facts_from({"packages": plugin, "nvidia": {"status": "absent"}})) == "cpu"
+    assert derive.platform(facts_from({"packages": plugin, "nvidia": {"status": "ok", "gpus": []}})) == "cuda"
+    assert derive.platform(facts_from({"packages": plugin})) == "cuda"  # a plan: the driver is not known absent

@@ -83,9 +83,10 @@ def test_any_and_env() -> None:
 
 def test_evidence_names_the_matching_facts() -> None:
     r = rule({"packages": {"neural-tangents": "<=0.6.5", "jax": ">=0.6.0"}})
-    ok, evidence = r.evaluate(facts_from({"packages": {"neural-tangents": "0.6.5", "jax": "0.10.2"}}))
+    facts = facts_from({"packages": {"neural-tangents": "0.6.5", "jax": "0.10.2"}})
+    ok, evidence = r.evaluate(facts)
     assert ok is True
-    assert "matched: neural-tangents 0.6.5" in r.finding(evidence).detail
+    assert "matched: neural-tangents 0.6.5" in r.finding(evidence, facts).detail
 
 
 @pytest.mark.parametrize(

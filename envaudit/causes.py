@@ -1,0 +1,102 @@
+"""One root cause, one failure: which findings are consequences of another, so a user reads the cause first.
+
+When `import jax` fails, every probe fails the same way, and the reason jax fails (a jaxlib that does not match,
+NumPy 2 under an old jaxlib, a stale jax earlier on PYTHONPATH) is a finding of its own: nine failures with one
+cause among them is a puzzle, one failure with eight consequences is an answer. A finding that another explains
+gets that finding's id in `caused_by` (the root's, through any chain); the formats show the roots and fold the
+consequences under them. The verdict keeps its meaning: a root takes the worst severity of what it causes (as
+merged probe evidence does, `judge.merge`), so the worst severity in the report is the same with or without links.
+
+What explains what is declared where the cause is defined, in its `explains` (a data rule's TOML, a check's entry):
+- "subject:kind": a probe's problem (`probe:crash`; `*` for any), where the subject `jax` is the finding that jax
+  cannot be imported or used (`jax-broken`) and its kind is how the jax child ended (`import_error`, `crash`...);
+- a finding id without a colon: a check that another check's fault makes fire (a stale jax on PYTHONPATH makes
+  jax and jaxlib disagree).
+A finding present in the report is one whose condition held, so naming is enough: no cause is guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult, Severity
+
+JAX_BROKEN = "jax-broken"
+STATUS_KINDS = ("error", "crash", "timeout")  # probe statuses whose finding is probe-<slug>-<status>
+
+
+def not_applicable(results: Sequence[ProbeResult], facts: Facts) -> list[ProbeResult]:
+    """A probe that could not run because a distribution it needs is not installed (jax, or its `REQUIRES`) is
+    skipped, not broken: a machine without flax has no flax problem, even when jax fails too."""
+    from envaudit import probefiles
+
+    known = probefiles.available()
+    found = []
+    for result in results:
+        path = known.get(result.name.split("[")[0])
+        missing = [d for d in probefiles.requires(path) if d not in facts.packages] if path else []
+        if result.status in STATUS_KINDS and missing:
+            result = replace(result, status="skip", message=f"{missing[0]} is not installed")
+        found.append(result)
+    return found
+
+
+def _slug(name: str) -> str:
+    return name.replace("[", "-").replace("]", "").replace("_", "-")
+
+
+def _subjects(facts: Facts, probes: Sequence[ProbeResult]) -> dict[str, tuple[str, str]]:
+    """The (subject, kind) of each finding that stands for a problem rather than a condition."""
+    found = {f"probe-{_slug(p.name)}-{p.status}": (p.name.split("[")[0], p.status) for p in probes
+             if p.status in STATUS_KINDS}  # fmt: skip
+    found[JAX_BROKEN] = ("jax", str(facts.jax.get("status", "")))
+    return found
+
+
+def _declared() -> dict[str, tuple[str, ...]]:
+    """Each rule's and check's `explains`, by id."""
+    from envaudit.rules import checks, engine
+
+    return {r.id: r.explains for r in engine.load_rules()} | {c.id: c.explains for c in checks.CHECKS}
+
+
+def _names(entry: str, finding: Finding, subject: tuple[str, str] | None) -> bool:
+    if ":" not in entry:
+        return entry == finding.id
+    if subject is None:
+        return False
+    want_subject, _, want_kind = entry.partition(":")
+    return want_subject in ("*", subject[0]) and want_kind in ("*", subject[1])
+
+
+def link(findings: Sequence[Finding], facts: Facts, probes: Sequence[ProbeResult] = ()) -> list[Finding]:
+    """The findings with `caused_by` set to their root cause; roots first (worst first), each followed by its
+    consequences. A finding's first cause is the worst finding that names it (ties: report order)."""
+    declared, subjects = _declared(), _subjects(facts, probes)
+    cause: dict[str, str] = {}
+    for found in findings:
+        for other in findings:
+            explains = declared.get(other.id, ())
+            if (other.id != found.id and _root(other.id, cause) != found.id
+                    and any(_names(e, found, subjects.get(found.id)) for e in explains)):  # fmt: skip
+                cause[found.id] = other.id
+                break
+    roots = {f.id: _root(f.id, cause) for f in findings}
+    worst: dict[str, Severity] = {}
+    for found in findings:
+        root = roots[found.id]
+        worst[root] = min(worst.get(root, found.severity), found.severity, key=SEVERITIES.index)
+    linked: list[Finding] = []
+    for top in sorted((f for f in findings if roots[f.id] == f.id), key=lambda f: SEVERITIES.index(worst[f.id])):
+        linked.append(replace(top, severity=worst[top.id], caused_by=""))
+        fix = f"fixed with its root cause {top.id}: {top.fix}"  # its own fix would act on a symptom
+        linked += [replace(f, caused_by=top.id, fix=fix) for f in findings if f.id != top.id and roots[f.id] == top.id]
+    return linked
+
+
+def _root(start: str, cause: dict[str, str]) -> str:
+    """Follow causes to the finding nothing explains (`link` adds no link that would close a cycle)."""
+    while start in cause:
+        start = cause[start]
+    return start

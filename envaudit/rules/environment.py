@@ -1,0 +1,132 @@
+"""Checks of how the environment is put together, and the exact fix for each: the causes that pip cannot see.
+
+A jax that fails to import is often not broken itself: an older copy earlier on PYTHONPATH shadows it (pip then
+refuses to uninstall it, being outside the environment), JAX_PLATFORMS asks for a platform this machine lacks
+(jax says only "AssertionError"), jaxlib is of another release, or one of jax's own requirements is unmet. Each
+is a finding of its own, registered in `checks.CHECKS` with what it `explains`, so the failures it causes fold
+under it (envaudit/causes.py), and each fix names the real cause and is built for this environment
+(envaudit/fixes.py): reinstalling jax never helps against a variable.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from typing import Any
+
+from envaudit import fixes
+from envaudit.model import Facts
+from envaudit.stack import PLUGIN, canonicalize_name
+
+COUPLED = ("jax", "jaxlib")
+
+
+def _pythonpath(facts: Facts) -> str:
+    return str(facts.python.get("pythonpath") or "")
+
+
+def _shadowing(facts: Facts) -> list[tuple[dict[str, Any], str]]:
+    """Each duplicated distribution whose first copy (the one imported) lies in a PYTHONPATH entry."""
+    entries = [os.path.normpath(e) for e in _pythonpath(facts).split(os.pathsep) if e]
+    found = []
+    for dup in facts.duplicates:
+        locations = [str(p) for p in dup.get("locations") or []]
+        parent = os.path.normpath(os.path.dirname(locations[0])) if locations else ""
+        if parent in entries:
+            found.append((dup, parent))
+    return found
+
+
+def pythonpath_shadows(facts: Facts) -> list[str]:
+    found = []
+    for dup, entry in _shadowing(facts):
+        versions = [str(v) for v in dup.get("versions") or [] if isinstance(dup.get("versions"), list)]
+        others = ", ".join(versions[1:]) or "?"
+        found.append(f"{dup.get('name')} {versions[0] if versions else '?'} in {entry} (PYTHONPATH) is imported "
+                     f"instead of the environment's {others}")  # fmt: skip
+    return found
+
+
+def pythonpath_fix(facts: Facts, detail: str) -> str:
+    del detail
+    shadow = {entry for _, entry in _shadowing(facts)}
+    kept = [e for e in _pythonpath(facts).split(os.pathsep) if e and os.path.normpath(e) not in shadow]
+    why = "it puts older copies of the audited packages before this environment's own"
+    if not kept:
+        return f"unset PYTHONPATH  # {why}"
+    return f"export PYTHONPATH={shlex.quote(os.pathsep.join(kept))}  # {why}"
+
+
+GPU_PLATFORMS = {"cuda": "cuda", "gpu": "cuda", "rocm": "rocm"}
+
+
+def platforms_unavailable(facts: Facts) -> list[str]:
+    """JAX_PLATFORMS names only platforms this machine cannot give (cpu always can): jax fails on first use.
+    A GPU platform is unavailable without its plugin, or (CUDA) without an NVIDIA driver; unknown facts, unknown."""
+    named = [p.strip().lower() for p in facts.env.get("JAX_PLATFORMS", "").split(",") if p.strip()]
+    if not named or "cpu" in named or any(p not in GPU_PLATFORMS for p in named):
+        return []
+    missing = []
+    for platform in named:
+        kind = GPU_PLATFORMS[platform]
+        plugin = any((m := PLUGIN.match(n)) and m["kind"] == kind for n in facts.packages)
+        driver = facts.nvidia.get("status")
+        if kind == "cuda" and plugin and driver not in ("absent", "error"):
+            return []  # present, or not known to be absent
+        if kind == "rocm" and plugin:
+            return []
+        why = "no NVIDIA driver" if kind == "cuda" and driver in ("absent", "error") and plugin else "no jax plugin"
+        missing.append(f"{platform} ({why})")
+    return [f"JAX_PLATFORMS={facts.env['JAX_PLATFORMS']} asks for {', '.join(missing)}: jax cannot start there"]
+
+
+def platforms_fix(facts: Facts, detail: str) -> str:
+    if facts.nvidia.get("status") == "ok" and "no jax plugin" in detail and "jax" in facts.packages:
+        return fixes.pip_install(facts, fixes.jax_release(facts, facts.packages["jax"]), "the CUDA plugin jax needs")
+    return "unset JAX_PLATFORMS  # jax then uses the platforms this machine has"
+
+
+def _jax_requirements(facts: Facts) -> list[dict[str, object]]:
+    return [r for r in facts.requirements
+            if _coupled(str(r.get("package"))) and not _coupled(_target(str(r.get("requires"))))]  # fmt: skip
+
+
+def _coupled(name: str) -> bool:
+    return name in COUPLED or bool(PLUGIN.match(name))
+
+
+def _target(requirement: str) -> str:
+    name = re.match(r"[A-Za-z0-9._-]+", requirement)
+    return canonicalize_name(name[0]) if name else ""
+
+
+def jax_requirements(facts: Facts) -> list[str]:
+    return [f"{r.get('package')} requires {r.get('requires')}, installed: {r.get('installed') or 'nothing'}"
+            for r in _jax_requirements(facts)]  # fmt: skip
+
+
+def jax_requirements_fix(facts: Facts, detail: str) -> str:
+    del detail
+    pins = [str(r.get("requires")).split(";")[0].strip() for r in _jax_requirements(facts)]
+    return fixes.pip_install(facts, pins, "what jax and jaxlib declare they need")
+
+
+def coupling_fix(facts: Facts, detail: str) -> str:
+    """jaxlib (and the plugin) to the installed jax's release, for this platform."""
+    del detail
+    version = facts.packages.get("jax") or facts.packages.get("jaxlib")
+    if version is None:
+        return ""
+    return fixes.pip_install(facts, fixes.jax_release(facts, version), f"jax, jaxlib and plugins of jax {version}")
+
+
+def broken_fix(facts: Facts, detail: str) -> str:
+    """No known cause: reinstall the installed release's files (a truncated library), nothing else moved."""
+    del detail
+    version = facts.packages.get("jax")
+    if version is None:
+        return fixes.pip_install(facts, ["jax"], "jax is not installed in this environment")
+    plugins = [f"{name}=={v}" for name, v in sorted(facts.packages.items()) if PLUGIN.match(name)]
+    pins = " ".join(shlex.quote(p) for p in [f"jax=={version}", f"jaxlib=={version}", *plugins])
+    return f"{fixes.python(facts)} -m pip install --force-reinstall --no-deps {pins}  # the same release, reinstalled"

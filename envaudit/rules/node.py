@@ -1,0 +1,87 @@
+"""The node's state of a moment, as the checks read it: a machine too loaded to judge a timeout, a GPU's health
+counters (ECC, row remapping, clock slowdowns), other jobs on a GPU, a driver that does not answer.
+
+Kept apart from the environment checks because none of it is a property of the installed stack: these checks are
+`transient` (never cached by the hook), and the judge reads `starved` to tell a slow machine from a hang.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from envaudit.model import Facts
+
+BUSY = 0.02  # a timed-out child that used less than this share of a CPU was blocked (a driver call): hung
+SPARE = 0.5  # CPUs the machine left idle meanwhile, below which the child was starved by other work
+
+
+def starved(load: dict[str, Any], facts: Facts) -> bool:
+    """A timeout that says the machine was too busy, not that something hangs: the child was computing, and the
+    machine had no CPU to spare (others took it) or a GPU ran other jobs. Computing with CPUs to spare on idle
+    GPUs is a hang that spins (a CUDA wait on a hung GPU spins by default). Reports saved before envaudit
+    measured the machine's idle time are judged by the child's CPU time alone, as they were."""
+    busy, idle = load.get("cpu_fraction"), load.get("idle_cpus")
+    if not (isinstance(busy, int | float) and busy >= BUSY):
+        return False
+    if not isinstance(idle, int | float):
+        return True
+    return idle < SPARE or any(other_jobs(g, facts) for g in facts.nvidia.get("gpus") or [] if isinstance(g, dict))
+
+
+def nvml_hung(facts: Facts) -> list[str]:
+    return [str(facts.nvidia.get("message"))] if facts.nvidia.get("status") == "timeout" else []
+
+
+def per_gpu(predicate: Callable[[dict[str, object]], str | None]) -> Callable[[Facts], list[str]]:
+    def run(facts: Facts) -> list[str]:
+        found = []
+        for gpu in facts.nvidia.get("gpus") or []:
+            if (what := predicate(gpu)) is not None:
+                found.append(_named(gpu, what))
+        return found
+
+    return run
+
+
+def _named(gpu: dict[str, object], what: str) -> str:
+    return f"GPU {gpu.get('index')} ({gpu.get('name')}, {gpu.get('uuid')}): {what}"
+
+
+def ecc(gpu: dict[str, object]) -> str | None:
+    count = gpu.get("ecc_uncorrected_volatile")
+    return f"{count} uncorrected ECC error(s) since the last reset" if isinstance(count, int) and count > 0 else None
+
+
+def remap_failed(gpu: dict[str, object]) -> str | None:
+    return "row remapping failed" if gpu.get("remap_failure") else None
+
+
+def reset_pending(gpu: dict[str, object]) -> str | None:
+    if gpu.get("remap_pending"):
+        return "a row remap is pending"
+    return "retired pages are pending" if gpu.get("retired_pages_pending") else None
+
+
+def slowdown(gpu: dict[str, object]) -> str | None:
+    reasons = [str(r) for r in gpu.get("throttle_reasons") or [] if str(r).startswith(("hw_", "sw_thermal"))]  # type: ignore[attr-defined]
+    return f"clocks held down by {', '.join(reasons)}" if reasons else None
+
+
+def other_jobs(gpu: dict[str, Any], facts: Facts) -> list[dict[str, Any]]:
+    """The GPU's processes with a compute context that are not envaudit's own probe children (NVML is read while
+    they run). In a container NVML may give host pids, which then do not match: a job is never hidden, though."""
+    ours = {p for p in facts.jax.get("child_pids") or [] if isinstance(p, int)}
+    return [p for p in gpu.get("compute_processes") or [] if isinstance(p, dict) and p.get("pid") not in ours]
+
+
+def gpu_busy(facts: Facts) -> list[str]:
+    return per_gpu(lambda gpu: _jobs(other_jobs(gpu, facts)))(facts)
+
+
+def _jobs(running: list[dict[str, Any]]) -> str | None:
+    if not running:
+        return None
+    used = sum(int(p["used_memory_bytes"]) for p in running if isinstance(p.get("used_memory_bytes"), int))
+    pids = ", ".join(str(p.get("pid")) for p in running[:5]) + (", ..." if len(running) > 5 else "")
+    return f"{len(running)} other compute process(es) (pid {pids}; {used / 2**30:.1f} GiB)"

@@ -1,0 +1,52 @@
+"""Builds each broken environment of envs.py once, for real, from the package index, and hands out copies.
+
+The environments are kept (git-ignored) in .venv-real/ at the repository root, one directory per recipe (its
+name and a digest of its steps and of this checkout's path), so later runs reuse them; they are built in a
+temporary directory and renamed into place, so an interrupted build is never reused. pip's cache is the user's
+(shared by every build and every fix). envaudit runs there from this checkout, through a .pth file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+from tests.realenv.envs import Broken
+
+HOME = ROOT / ".venv-real"
+
+
+def _site_packages(prefix: Path) -> Path:
+    return next((prefix / "lib").glob("python3*/site-packages"))
+
+
+def built(env: Broken) -> Path:
+    digest = hashlib.sha256(json.dumps([env.steps, str(ROOT)]).encode()).hexdigest()[:12]
+    prefix = HOME / f"{env.name}-{digest}"
+    if prefix.is_dir():
+        return prefix
+    HOME.mkdir(exist_ok=True)
+    building = HOME / f".{prefix.name}.{os.getpid()}"
+    shutil.rmtree(building, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", str(building)], check=True)
+    for step in env.steps:
+        args = [a.replace("{stale}", str(building / "stale")) for a in step]
+        subprocess.run([str(building / "bin" / "python"), "-m", "pip", "install", "-q", *args], check=True,
+                       capture_output=True)  # fmt: skip
+    (_site_packages(building) / "envaudit-checkout.pth").write_text(f"{ROOT}\n", encoding="utf-8")
+    building.rename(prefix)
+    return prefix
+
+
+def copy(prefix: Path, where: Path) -> Path:
+    """A copy of the environment (a virtualenv runs from anywhere as `bin/python -m ...`); its .pth and any
+    {stale} directory come along."""
+    target = where / prefix.name
+    shutil.copytree(prefix, target, symlinks=True)
+    return target

@@ -1,0 +1,43 @@
+"""Broken environments as users build them, from the package index: each one's recipe, root cause and program.
+
+One entry per environment (the one place to add one). `steps` are pip argument lists run in order in a fresh
+virtualenv ({stale} is a directory inside it, for installs outside the environment); `env` is what the user's
+shell sets; `root` is the finding that must stand alone as the cause; `program` is what the user wanted to run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+JAX_PROGRAM = "import jax.numpy as jnp; assert float((jnp.ones(3) + 1).sum()) == 6.0; print('ok')"
+FLAX_PROGRAM = (
+    "import jax, jax.numpy as jnp, flax.linen as nn; x = jnp.ones((2, 4)); m = nn.Dense(3); "
+    "v = m.init(jax.random.PRNGKey(0), x); assert m.apply(v, x).shape == (2, 3); print('ok')"
+)
+ENVAUDIT_DEPS = ["packaging", "psutil"]  # envaudit itself runs from the checkout (a .pth file)
+
+
+@dataclass(frozen=True)
+class Broken:
+    name: str
+    steps: tuple[tuple[str, ...], ...]
+    root: str
+    program: str = JAX_PROGRAM
+    env: dict[str, str] = field(default_factory=dict)
+
+
+BROKEN = (
+    # jaxlib 0.4.25 was built against NumPy 1; pip accepts NumPy 2 beside it (jax declares numpy>=1.22)
+    Broken("numpy2-jax0425", (("jax==0.4.25", "jaxlib==0.4.25", "numpy==2.0.2", *ENVAUDIT_DEPS),),
+           "numpy2-with-jaxlib-before-0426"),
+    # an old flax kept while jax moved on: pip is satisfied (flax 0.8.5 requires jax>=0.4.27), Module.init raises
+    Broken("flax085-jax0102", (("flax==0.8.5", "jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),),
+           "flax-trace-level-jax-0436", FLAX_PROGRAM),
+    # jax upgraded alone (--no-deps, or a second pip install): jaxlib stays behind its minimum
+    Broken("jax0430-jaxlib0425", (("jax==0.4.25", "jaxlib==0.4.25", "numpy<2", *ENVAUDIT_DEPS),
+                                  ("--no-deps", "jax==0.4.30")), "jax-jaxlib-coupling"),
+    # a healthy environment, and an old jax installed elsewhere (pip install --target) and put on PYTHONPATH
+    Broken("stale-jax-on-pythonpath", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),
+                                       ("--no-deps", "--target", "{stale}", "jax==0.4.30")),
+           "pythonpath-shadows", env={"PYTHONPATH": "{stale}"}),
+)  # fmt: skip

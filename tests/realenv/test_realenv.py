@@ -1,0 +1,55 @@
+"""Real broken environments, audited, fixed by the printed command, audited again: the proof that a fix works.
+
+For each environment of envs.py: a copy is audited as its user would (`python -m envaudit`), and the report must
+show one failure, the expected root cause, with every other failure folded under it (`caused_by`); then the
+root's printed fix is pasted into a shell, as it is, in the user's environment, and the copy must audit without a
+failure and run the user's program.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.realenv.conftest import built, copy
+from tests.realenv.envs import BROKEN, Broken
+
+
+def _env(env: Broken, prefix: Path) -> dict[str, str]:
+    shell = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JAX_PLATFORMS", "JAX_ENABLE_X64")}
+    return shell | {k: v.replace("{stale}", str(prefix / "stale")) for k, v in env.env.items()}
+
+
+def audit(prefix: Path, shell_env: dict[str, str], before: str = "") -> tuple[int, dict[str, Any]]:
+    """The audit run in a shell, after `before` (the fix, pasted as it is)."""
+    script = f'{before}\n"{prefix}/bin/python" -m envaudit --format json --output "{prefix}/report.json"'
+    done = subprocess.run(["bash", "-c", script], env=shell_env, capture_output=True, text=True, timeout=600)
+    assert (prefix / "report.json").exists(), done.stderr[-2000:]
+    return done.returncode, json.loads((prefix / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("env", BROKEN, ids=[e.name for e in BROKEN])
+def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tmp_path: Path) -> None:
+    prefix = copy(built(env), tmp_path)
+    shell_env = _env(env, prefix)
+    code, report = audit(prefix, shell_env)
+    assert code == 1, report["findings"]
+    roots = [f for f in report["findings"] if f["severity"] == "fail" and not f["caused_by"]]
+    assert [f["id"] for f in roots] == [env.root], [(f["id"], f["caused_by"]) for f in report["findings"]]
+    folded = [f for f in report["findings"] if f["caused_by"]]
+    assert all(f["caused_by"] == env.root for f in folded)
+    fix = roots[0]["fix"]
+    assert "cuda" not in fix  # a machine without a GPU gets CPU wheels
+    assert str(prefix / "bin" / "python") in fix or "PYTHONPATH" in fix  # it changes this environment
+
+    code, after = audit(prefix, shell_env, before=fix)
+    assert code == 0, [(f["id"], f["detail"]) for f in after["findings"] if f["severity"] == "fail"]
+    assert env.root not in {f["id"] for f in after["findings"]}
+    ran = subprocess.run(["bash", "-c", f'{fix}\n"{prefix}/bin/python" -c "{env.program}"'], env=shell_env,
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert ran.returncode == 0 and ran.stdout.strip().endswith("ok"), ran.stderr[-2000:]

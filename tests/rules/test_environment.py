@@ -1,0 +1,69 @@
+"""The checks of how an environment is put together, on facts: what each sees, and the fix it prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envaudit.rules import checks
+from tests.conftest import facts_from
+
+STALE = {"name": "jax", "versions": ["0.4.30", "0.10.2"], "locations": ["/old/jax-0.4.30.dist-info",
+                                                                        "/venv/site/jax-0.10.2.dist-info"]}  # fmt: skip
+
+
+def found(fragment: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {f.id: (f.detail, f.fix) for f in checks.evaluate(facts_from(fragment))}
+
+
+def test_pythonpath_shadowing_names_the_variable_and_keeps_the_other_entries() -> None:
+    alone = found({"duplicates": [STALE], "python": {"pythonpath": "/old/"}})
+    assert alone["pythonpath-shadows"][1].startswith("unset PYTHONPATH  # ")
+    assert "jax 0.4.30 in /old (PYTHONPATH)" in alone["pythonpath-shadows"][0]
+    kept = found({"duplicates": [STALE], "python": {"pythonpath": "/src/mine:/old"}})
+    assert kept["pythonpath-shadows"][1].startswith("export PYTHONPATH=/src/mine  # ")
+    elsewhere = found(
+        {"duplicates": [STALE], "python": {"pythonpath": "/src/mine"}}
+    )  # a duplicate PYTHONPATH did not make
+    assert "pythonpath-shadows" not in elsewhere and "duplicate-distribution" in elsewhere
+
+
+def test_jax_platforms_that_the_machine_lacks() -> None:
+    no_gpu = {"nvidia": {"status": "absent"}, "packages": {"jax": "0.10.2", "jaxlib": "0.10.2"}}
+    for asked in ("cuda", "gpu", "rocm", "cuda,rocm"):
+        fix = found({**no_gpu, "env": {"JAX_PLATFORMS": asked}})["jax-platforms-unavailable"][1]
+        assert fix.startswith("unset JAX_PLATFORMS  # ")
+    for fine in ("cpu", "cuda,cpu", "tpu", ""):  # cpu is always there; a TPU runtime is not a package we can see
+        assert "jax-platforms-unavailable" not in found({**no_gpu, "env": {"JAX_PLATFORMS": fine}})
+    plugin = {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-cuda12-plugin": "0.10.2", "jax-cuda12-pjrt": "0.10.2"}
+    assert "jax-platforms-unavailable" not in found({"packages": plugin, "env": {"JAX_PLATFORMS": "cuda"},
+                                                     "nvidia": {"status": "ok", "gpus": []}})  # fmt: skip
+    assert "jax-platforms-unavailable" not in found({"packages": plugin, "env": {"JAX_PLATFORMS": "cuda"}})  # unknown
+    gpu_no_plugin = found({"packages": no_gpu["packages"], "env": {"JAX_PLATFORMS": "cuda"},
+                           "nvidia": {"status": "ok", "gpus": [{"index": 0}]}})  # fmt: skip
+    assert "'jax[cuda12]==0.10.2'" in gpu_no_plugin["jax-platforms-unavailable"][1]
+
+
+def test_coupling_fix_is_for_this_platform_and_this_interpreter() -> None:
+    mismatch = {
+        "packages": {"jax": "0.4.30", "jaxlib": "0.4.25"},
+        "python": {"executable": "/env/bin/python"},
+        "requirements": [{"package": "jax", "requires": "jaxlib<=0.4.30,>=0.4.27", "installed": "0.4.25"}],
+    }
+    cpu = found({**mismatch, "nvidia": {"status": "absent"}})["jax-jaxlib-coupling"][1]
+    assert cpu.startswith("/env/bin/python -m pip install jaxlib==0.4.30  # ") and "cuda" not in cpu  # jax is there
+    gpu = found({**mismatch, "nvidia": {"status": "ok", "gpus": [{"index": 0}]}})["jax-jaxlib-coupling"][1]
+    assert gpu.startswith("/env/bin/python -m pip install 'jax[cuda12]==0.4.30' jaxlib==0.4.30  # ")
+
+
+def test_jax_own_requirements_fail_and_others_warn() -> None:
+    reqs = [{"package": "jax", "requires": "ml-dtypes>=0.4.0", "installed": "0.2.0"},
+            {"package": "optax", "requires": "chex>=0.1.87", "installed": "0.1.80"}]  # fmt: skip
+    result = found({"requirements": reqs, "packages": {"jax": "0.4.30", "ml-dtypes": "0.2.0"}})
+    assert result["jax-requirement-unsatisfied"][1].startswith("python -m pip install 'ml-dtypes>=0.4.0'  # ")
+    assert "chex" in result["requirement-unsatisfied"][0] and "ml-dtypes" not in result["requirement-unsatisfied"][0]
+
+
+def test_broken_jax_without_a_known_cause_reinstalls_the_same_release_only() -> None:
+    fix = found({"jax": {"status": "import_error", "message": "ImportError: libjax.so: file too short"},
+                 "packages": {"jax": "0.10.2", "jaxlib": "0.10.2"}})["jax-broken"][1]  # fmt: skip
+    assert fix.startswith("python -m pip install --force-reinstall --no-deps jax==0.10.2 jaxlib==0.10.2  # ")

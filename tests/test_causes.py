@@ -1,0 +1,110 @@
+"""One root cause, one failure: consequences linked to their cause, folded in every human format, kept in JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envaudit import audit, causes
+from envaudit.child import jaxfacts
+from envaudit.formats import markdown, text
+from envaudit.model import Finding, ProbeResult, Report
+from tests.conftest import ROOT, facts_from
+
+STALE: dict[str, Any] = {
+    "packages": {"jax": "0.4.30", "jaxlib": "0.10.2"},
+    "python": {"pythonpath": "/old"},
+    "duplicates": [{"name": "jax", "versions": ["0.4.30", "0.10.2"],
+                    "locations": ["/old/jax-0.4.30.dist-info", "/venv/site/jax-0.10.2.dist-info"]}],
+    "requirements": [{"package": "jax", "requires": "jaxlib<=0.4.30,>=0.4.27", "installed": "0.10.2"}],
+    "jax": {"status": "import_error", "stage": "import", "message": "RuntimeError: jaxlib version 0.10.2 is newer"},
+}  # fmt: skip
+ERRORS = [ProbeResult(n, "error", {"error_kind": "exception"}, 0.1, "AttributeError: partially initialized module")
+          for n in ("dense_chain", "ntk")]  # fmt: skip
+
+
+def stale_report() -> Report:
+    return audit.judged(facts_from(STALE), ERRORS, mode="audit")
+
+
+def test_a_stale_jax_on_pythonpath_is_the_one_root_of_every_failure() -> None:
+    report = stale_report()
+    first, *rest = report.findings
+    assert (first.id, first.severity, first.caused_by) == ("pythonpath-shadows", "fail", "")
+    assert {f.id for f in rest} == {"jax-jaxlib-coupling", "jax-broken", "duplicate-distribution",
+                                    "probe-dense-chain-error", "probe-ntk-error"}  # fmt: skip
+    assert all(f.caused_by == "pythonpath-shadows" for f in rest)
+    assert report.verdict == "fail" and audit.exit_code(report, strict=False) == 1  # the meaning is unchanged
+
+
+def test_a_root_takes_the_worst_severity_of_what_it_causes() -> None:
+    found = [Finding("jax-broken", "fail", "t"), Finding("pythonpath-shadows", "warn", "t")]
+    linked = causes.link(found, facts_from(STALE))
+    assert [(f.id, f.severity, f.caused_by) for f in linked] == [
+        ("pythonpath-shadows", "fail", ""),
+        ("jax-broken", "fail", "pythonpath-shadows"),
+    ]
+
+
+def test_findings_that_name_each_other_are_never_lost(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(causes, "_declared", lambda: {"a": ("b",), "b": ("a",)})
+    linked = causes.link([Finding("a", "fail", "t"), Finding("b", "warn", "t")], facts_from({}))
+    assert [(f.id, f.caused_by) for f in linked] == [("b", ""), ("a", "b")]
+
+
+def test_caused_by_travels_in_json_and_old_reports_read_without_it() -> None:
+    report = stale_report()
+    again = Report.from_dict(json.loads(json.dumps(report.to_dict())))
+    assert [(f.id, f.caused_by) for f in again.findings] == [(f.id, f.caused_by) for f in report.findings]
+    old = report.to_dict()
+    for finding in old["findings"]:
+        del finding["caused_by"]
+    assert all(f.caused_by == "" for f in Report.from_dict(old).findings)
+
+
+def test_human_formats_show_the_root_and_fold_its_consequences() -> None:
+    report = stale_report()
+    shown = text.render(report)
+    assert "Findings (1 fail, 0 warn, 0 info; 5 consequences folded under them)" in shown
+    root_at, folded_at = shown.index("FAIL  pythonpath-shadows"), shown.index("consequences (5), fixed with it:")
+    assert root_at < folded_at < shown.index("fail jax-broken") < shown.index("Probes")
+    assert "fix: unset PYTHONPATH" in shown and shown.count("fix:") == 1  # the consequences' fixes are the root's
+    md = markdown.render(report)
+    assert "<details><summary>5 consequences, fixed with it</summary>" in md
+    assert md.index("`pythonpath-shadows`") < md.index("5 consequences, fixed") < md.index("`jax-broken`")
+
+
+def test_a_probe_for_a_package_that_is_not_installed_is_a_skip_even_when_jax_fails() -> None:
+    flax = ProbeResult("flax_dtype", "error", {"error_kind": "exception"}, 0.1, "AttributeError: partially init")
+    without = audit.judged(facts_from(STALE), [flax], mode="audit")
+    assert without.probes[0].status == "skip" and without.probes[0].message == "flax is not installed"
+    assert "probe-flax-dtype-error" not in {f.id for f in without.findings}
+    with_flax = audit.judged(facts_from({**STALE, "packages": {**STALE["packages"], "flax": "0.12.8"}}), [flax],
+                             mode="audit")  # fmt: skip
+    assert with_flax.probes[0].status == "error"
+
+
+def test_a_signal_while_importing_jax_says_so() -> None:
+    facts = jaxfacts.parse([{"event": "fact", "stage": "start"}], ended=-7, timed_out=False, duration_s=0.5)
+    assert facts["status"] == "crash" and facts["message"].startswith("killed by SIGBUS while importing jax")
+
+
+@pytest.mark.cpu_only
+def test_jax_platforms_cuda_without_a_gpu_is_one_failure_fixed_by_unsetting_it(tmp_path: Path) -> None:
+    """For real: jax's own error here is a bare AssertionError; the cause is the variable, and the fix printed,
+    pasted into a shell, makes the audit pass."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cuda"}
+    script = f"{{fix}}\n{sys.executable} -m envaudit --format json --output {tmp_path}/r.json"
+    subprocess.run(["bash", "-c", script.format(fix="")], env=env, timeout=300)
+    report = json.loads((tmp_path / "r.json").read_text())
+    roots = [f for f in report["findings"] if f["severity"] == "fail" and not f["caused_by"]]
+    assert [f["id"] for f in roots] == ["jax-platforms-unavailable"]
+    assert "jax-broken" in {f["id"] for f in report["findings"] if f["caused_by"] == "jax-platforms-unavailable"}
+    fixed = subprocess.run(["bash", "-c", script.format(fix=roots[0]["fix"])], env=env, timeout=300)
+    assert fixed.returncode == 0, json.loads((tmp_path / "r.json").read_text())["findings"]

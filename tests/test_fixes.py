@@ -1,0 +1,41 @@
+"""Fix commands built from facts: only what is not installed yet, and the co-installed packages the pins would
+break moved with them (the real environments of tests/realenv prove the commands in pip itself)."""
+
+from __future__ import annotations
+
+from envaudit import fixes
+from tests.conftest import facts_from
+
+NUMPY2 = {
+    "packages": {"jax": "0.4.25", "jaxlib": "0.4.25", "numpy": "2.0.2", "ml-dtypes": "0.6.0", "scipy": "1.17.1"},
+    "requires": {"ml-dtypes": ["numpy>=2.0.0"], "scipy": ["numpy<2.7,>=1.26.4"], "jax": ["numpy>=1.22"]},
+    "python": {"executable": "/home/a b/env/bin/python"},
+}
+
+
+def test_pins_move_the_packages_they_would_break_and_quote_for_a_shell() -> None:
+    command = fixes.pip_install(facts_from(NUMPY2), ["numpy<2"], "why")
+    assert command == "'/home/a b/env/bin/python' -m pip install 'numpy<2' 'ml-dtypes<0.6.0'  # why"
+
+
+def test_an_upgrade_moves_a_dependent_up() -> None:
+    facts = facts_from({"packages": {"numpy": "1.26.4", "old": "1.0"}, "requires": {"old": ["numpy<2"]}})
+    assert fixes.pip_install(facts, ["numpy>=2"]) == "python -m pip install 'numpy>=2' 'old>1.0'"
+
+
+def test_what_is_installed_is_never_recommended() -> None:
+    facts = facts_from(NUMPY2)
+    assert fixes.pip_install(facts, ["numpy>=2", "jax==0.4.25"]) == ""
+    assert (
+        fixes.pip_install(facts, ["numpy>=2", "jaxlib==0.4.26"])
+        == "'/home/a b/env/bin/python' -m pip install jaxlib==0.4.26"
+    )
+    assert fixes.pip_install(facts, ["flax==0.8.4"], installed_only=True) == ""  # a constraint, not an install
+    assert not fixes.satisfied(facts, "jax[cuda12]==0.4.25")  # an extra asks for its packages too
+
+
+def test_fits_sees_disjoint_and_overlapping_ranges() -> None:
+    assert not fixes._fits("<2", ">=2.0.0")
+    assert fixes._fits("<2", "<2.7,>=1.26.4")
+    assert fixes._fits("==0.4.30", ">=0.4.27,<=0.4.30")
+    assert not fixes._fits("==0.4.25", ">=0.4.27")

@@ -104,8 +104,12 @@ def _rules(rule_id: str | None) -> int:
     if e.symptom:
         print(f"  symptom: {e.symptom}")
     print(f"  fix: {e.fix}")
+    if e.pins:
+        print(f"  pins: {' '.join(e.pins)} (installed by the audited interpreter, with what they would break)")
     for ref in e.references:
         print(f"  see: {ref}")
+    if e.notes:
+        print(f"  notes: {e.notes}")
     return Exit.OK
 
 

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,17 +15,7 @@ from envaudit.child import jaxfacts
 from envaudit.formats import markdown, text
 from envaudit.model import Finding, ProbeResult, Report
 from tests.conftest import ROOT, facts_from
-
-STALE: dict[str, Any] = {
-    "packages": {"jax": "0.4.30", "jaxlib": "0.10.2"},
-    "python": {"pythonpath": "/old"},
-    "duplicates": [{"name": "jax", "versions": ["0.4.30", "0.10.2"],
-                    "locations": ["/old/jax-0.4.30.dist-info", "/venv/site/jax-0.10.2.dist-info"]}],
-    "requirements": [{"package": "jax", "requires": "jaxlib<=0.4.30,>=0.4.27", "installed": "0.10.2"}],
-    "jax": {"status": "import_error", "stage": "import", "message": "RuntimeError: jaxlib version 0.10.2 is newer"},
-}  # fmt: skip
-ERRORS = [ProbeResult(n, "error", {"error_kind": "exception"}, 0.1, "AttributeError: partially initialized module")
-          for n in ("dense_chain", "ntk")]  # fmt: skip
+from tests.golden import ERRORS, STALE
 
 
 def stale_report() -> Report:

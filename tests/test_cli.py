@@ -152,6 +152,8 @@ def test_rules_lists_rules_and_checks(capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 0 and "jax-broken" in out and "gpu-uncorrected-ecc" in out
     code, out, _ = run(capsys, "rules", "jax-broken")
     assert code == 0 and "fix: " in out and "see: https://" in out
+    code, out, _ = run(capsys, "rules", "flax-trace-level-jax-0436")  # a rule's notes say what was verified where
+    assert code == 0 and "pins: flax>=0.10.0" in out and "notes: " in out and "Measured in this project" in out
 
 
 def test_quick_never_imports_the_audited_stack(child_env: dict[str, str]) -> None:

@@ -22,6 +22,8 @@ class Entry:
     references: tuple[str, ...]
     kind: str  # "rule" | "check"
     symptom: str = ""
+    notes: str = ""  # what was verified where (a rule's `notes`)
+    pins: tuple[str, ...] = ()
 
 
 def evaluate(facts: Facts) -> list[Finding]:
@@ -31,6 +33,7 @@ def evaluate(facts: Facts) -> list[Finding]:
 
 
 def catalogue() -> list[Entry]:
-    entries = [Entry(r.id, r.severity, r.title, r.fix, r.references, "rule", r.symptom) for r in engine.load_rules()]
+    entries = [Entry(r.id, r.severity, r.title, r.fix, r.references, "rule", r.symptom, r.notes, r.pins)
+               for r in engine.load_rules()]  # fmt: skip
     entries += [Entry(c.id, c.severity, c.title, c.fix, c.references, "check") for c in checks.CHECKS]
     return sorted(entries, key=lambda e: e.id)

@@ -24,8 +24,8 @@ def test_every_format_renders_findings_and_versions(fmt: str) -> None:
     assert ANSI not in out
 
 
-def test_formats_registry_is_exactly_the_contract() -> None:
-    assert set(FORMATS) == {"text", "json", "markdown", "prometheus"}
+def test_formats_registry_holds_the_documented_formats() -> None:
+    assert {"text", "json", "markdown", "prometheus"} <= set(FORMATS)  # a new format adds to it, edits nothing here
 
 
 def test_json_is_the_report() -> None:

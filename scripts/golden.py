@@ -1,0 +1,49 @@
+"""Rewrite the golden renderings (tests/golden/) and, with --readme, the README's sample audit.
+
+python scripts/golden.py            # after a deliberate format change; review the diff
+python scripts/golden.py --readme   # also: a real audit here, kept as tests/golden/readme-audit.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from envaudit.formats import render  # noqa: E402
+from envaudit.model import Report  # noqa: E402
+from tests.golden import FORMATS, README_REPORT, REPORTS, path, readme_sample  # noqa: E402
+
+README = ROOT / "README.md"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--readme", action="store_true", help="run a real audit for the README's sample too")
+    args = parser.parse_args()
+    for name, build in REPORTS.items():
+        report = build()
+        for suffix, fmt in FORMATS.items():
+            path(name, suffix).write_text(render(report, fmt), encoding="utf-8")
+    if args.readme:
+        done = subprocess.run([sys.executable, "-m", "envaudit", "--format", "json"], capture_output=True, text=True,
+                              cwd=ROOT, check=False)  # fmt: skip
+        # a committed file names no machine path: this checkout and the home directory become placeholders
+        raw = done.stdout.replace(str(ROOT), "/home/me/project").replace(str(Path.home()), "/home/me")
+        data = json.loads(raw)
+        data["host"] = {"hostname": "node01"}
+        README_REPORT.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    text = README.read_text(encoding="utf-8")
+    start, end = readme_sample(text)
+    sample = render(Report.from_dict(json.loads(README_REPORT.read_text(encoding="utf-8"))), "text")
+    README.write_text(text[:start] + sample + text[end:], encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

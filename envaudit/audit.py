@@ -7,6 +7,7 @@ code from facts, and the exit code follows from the verdict alone (`exit_code`).
 from __future__ import annotations
 
 import socket
+import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -54,26 +55,28 @@ def assemble(
     )
 
 
-def _host_facts(timeout: float) -> Facts:
+def _host_facts(timeout: float, python: str | None) -> Facts:
     """Every fact but jax's (no jax import here), collected while the child imports jax; the modules that judge
     them are imported here too, for the same reason: the child starts before they load."""
     from envaudit import judge, rules  # noqa: F401
 
-    return collect(quick=True, timeout=timeout)
+    return collect(quick=True, timeout=timeout, python=python)
 
 
-def run_audit(*, quick: bool, timeout: float, probes: Options | None = None) -> Report:
+def run_audit(*, quick: bool, timeout: float, probes: Options | None = None, python: str | None = None) -> Report:
     """Collect facts and run probes. One child reports what jax says and runs the probes (one jax import for
     both); the other collectors need no jax, so they run in a thread while the child imports jax; the judge needs
     both, so it comes last. The child is followed from this thread, so that an interrupt reaches the runner, which
-    kills it. Without probes, the child reports the jax facts alone."""
+    kills it. Without probes, the child reports the jax facts alone. `python`: the interpreter whose environment
+    is audited (--python), when it is not this one; it runs the child too."""
     if quick:
-        return assemble(collect(quick=True, timeout=timeout), mode="quick")
+        return assemble(collect(quick=True, timeout=timeout, python=python), mode="quick")
+    child = replace(probes or Options(timeout=timeout, total=timeout), python=python or sys.executable)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        host_facts = pool.submit(_host_facts, timeout)
-        outcome = runner.run(probes or Options(timeout=timeout, total=timeout))
+        host_facts = pool.submit(_host_facts, timeout, python)
+        outcome = runner.run(child)
         facts = host_facts.result()
-    facts = replace(facts, jax=outcome.jax or runner.jax_facts(timeout))
+    facts = replace(facts, jax=outcome.jax or runner.jax_facts(timeout, child.python))
     return judged(facts, outcome.results, mode="audit")
 
 

@@ -20,6 +20,7 @@ from envaudit import audit, compare, files, plan, probefiles, safewrite
 from envaudit.child import state
 from envaudit.child.state import Options
 from envaudit.cli_parser import VERBS, UsageError, build_parser
+from envaudit.collect import outside
 from envaudit.exitcodes import Exit
 from envaudit.model import Report, ReportError
 
@@ -125,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         from envaudit import health
 
         health.check_directory(args.prometheus_dir)
-        report = _known_devices(audit.run_audit(quick=False, timeout=args.timeout, probes=_probe_options(args)), args)
+        report = _known_devices(audit.run_audit(quick=False, timeout=args.timeout, probes=_probe_options(args),
+                                                python=_interpreter(args)), args)  # fmt: skip
         print(health.health_line(report), flush=True)  # the verdict first, whatever happens to the files
         try:
             health.save(report, args.prometheus_dir)
@@ -144,7 +146,17 @@ def run(args: argparse.Namespace) -> int:
     if args.verb == "plan":
         return _emit(audit.assemble(plan.facts_from_args(args), mode="plan"), args)
     probes = None if args.quick else _probe_options(args)
-    return _emit(_known_devices(audit.run_audit(quick=args.quick, timeout=args.timeout, probes=probes), args), args)
+    report = audit.run_audit(quick=args.quick, timeout=args.timeout, probes=probes, python=_interpreter(args))
+    return _emit(_known_devices(report, args), args)
+
+
+def _interpreter(args: argparse.Namespace) -> str | None:
+    """--python's interpreter, checked before minutes of probing: it must answer as a Python does."""
+    if args.python is None:
+        return None
+    python = outside.resolve(args.python)
+    outside.describe(python)
+    return python
 
 
 def _known_devices(report: Report, args: argparse.Namespace) -> Report:
@@ -181,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     try:
         return run(build_parser().parse_args(argv))
-    except (UsageError, ReportError, plan.PlanError, safewrite.OutputError) as exc:
+    except (UsageError, ReportError, plan.PlanError, safewrite.OutputError, outside.InterpreterError) as exc:
         print(f"envaudit: error: {exc}", file=sys.stderr)
         return Exit.USAGE
     except SystemExit as exc:  # --help and --version

@@ -87,3 +87,5 @@ def _probe_options(p: argparse.ArgumentParser, timeout: float = 120.0, total: fl
     p.add_argument("--no-cache", action="store_true", help="do not use jax's persistent compilation cache")
     p.add_argument("--device", action="append", type=_device, default=[], metavar="N",
                    help="compare only these jax devices (repeatable; default: every local device)")  # fmt: skip
+    p.add_argument("--python", metavar="PATH",
+                   help="audit this interpreter's environment (or a virtualenv / conda directory)")  # fmt: skip

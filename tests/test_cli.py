@@ -209,14 +209,25 @@ def no_jax_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-def test_audit_of_a_machine_without_jax_is_ok(no_jax_site: Path, tmp_path: Path) -> None:
+def test_a_machine_without_jax_says_there_is_nothing_to_audit_and_audits_another(
+    no_jax_site: Path, tmp_path: Path
+) -> None:
+    """`pip install . && python -m envaudit` in an environment without jax: not an OK over skipped probes, but
+    what is missing and where, and `--python` audits the environment that has jax from there."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{ROOT}:{no_jax_site}", "ENVAUDIT_CACHE_DIR": str(tmp_path)}
     proc = subprocess.run([BASE_PYTHON, "-s", "-m", "envaudit", "--format", "json"], env=env,
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["facts"]["jax"]["status"] == "absent" and "jax" not in report["facts"]["packages"]
-    assert {p["status"] for p in report["probes"]} == {"skip"} and report["verdict"] == "ok"
+    assert {p["status"] for p in report["probes"]} == {"skip"} and report["verdict"] == "warn"
+    (nothing,) = [f for f in report["findings"] if f["id"] == "nothing-to-audit"]
+    assert BASE_PYTHON in nothing["detail"] and "--python" in nothing["fix"]
+    command = [BASE_PYTHON, "-s", "-m", "envaudit", "--quick", "--format", "json", "--python", sys.executable]
+    other = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    audited = json.loads(other.stdout)
+    assert other.returncode == 0 and audited["facts"]["python"]["executable"] == sys.executable, other.stderr
+    assert "jax" in audited["facts"]["packages"] and "nothing-to-audit" not in {f["id"] for f in audited["findings"]}
 
 
 def test_a_closed_pipe_is_quiet(child_env: dict[str, str]) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from importlib import metadata
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from envaudit import cachedir
+from envaudit.collect import _interpreter
 from envaudit.stack import canonicalize_name, is_relevant
 
 
@@ -126,10 +126,7 @@ def installed() -> tuple[list[Dist], dict[str, metadata.Distribution]]:
 
 
 def read_requires(dist: metadata.Distribution) -> tuple[str, ...]:
-    requires = tuple(dist.requires or ())
-    if canonicalize_name(dist.metadata["Name"] or "") == "jax" and not any(r.startswith("jaxlib") for r in requires):
-        requires += minimum_jaxlib(_read(dist, "jax/version.py"))
-    return requires
+    return tuple(_interpreter.requires(dist))
 
 
 def fingerprint(dists: Iterable[Dist]) -> str:
@@ -143,19 +140,6 @@ def fingerprint(dists: Iterable[Dist]) -> str:
                 mtime = Path(d.location).stat().st_mtime_ns
         parts.append(f"{d.name}={d.version}@{d.location}:{mtime}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
-
-
-def minimum_jaxlib(version_py: str) -> tuple[str, ...]:
-    """Old jax releases declare no jaxlib requirement; their jax/version.py says the minimum (pure)."""
-    match = re.search(r"^_minimum_jaxlib_version\s*=\s*['\"]([^'\"]+)['\"]", version_py, re.MULTILINE)
-    return (f"jaxlib>={match[1]}",) if match else ()
-
-
-def _read(dist: metadata.Distribution, relative: str) -> str:
-    try:
-        return Path(str(dist.locate_file(relative))).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def get_packages() -> tuple[dict[str, str], list[dict[str, Any]], list[dict[str, Any]], dict[str, list[str]]]:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import platform as _platform
-import sys
 from pathlib import Path
 from typing import Any
 
+from envaudit.collect import _interpreter
 from envaudit.stack import select_env
 
 
@@ -35,16 +35,7 @@ def get_env() -> dict[str, str]:
 
 
 def get_python() -> dict[str, Any]:
-    prefix = Path(sys.prefix)
-    return {
-        "version": _platform.python_version(),
-        "implementation": _platform.python_implementation(),
-        "executable": sys.executable,
-        "prefix": sys.prefix,
-        "virtualenv": sys.prefix != sys.base_prefix,
-        "conda": (prefix / "conda-meta").is_dir() or "CONDA_PREFIX" in os.environ,
-        "pythonpath": os.environ.get("PYTHONPATH", ""),  # how this interpreter's path was changed (not a drift)
-    }
+    return _interpreter.python_facts()  # the code an audit from outside (--python) runs in that interpreter
 
 
 def get_platform() -> dict[str, Any]:

@@ -122,6 +122,12 @@ def not_imported(facts: Facts) -> list[str]:
     return [str(facts.jax.get("message") or "jax was not started")] if facts.jax.get("status") == "skipped" else []
 
 
+def nothing_to_audit(facts: Facts) -> list[str]:
+    """An interpreter without jax (a fresh virtualenv after `pip install envaudit`): its OK would mean nothing."""
+    python = facts.python.get("executable")
+    return [f"jax is not installed in {python}"] if python and "jax" not in facts.packages else []
+
+
 CHECKS: tuple[Check, ...] = (
     Check("pythonpath-shadows", "fail", "PYTHONPATH puts another copy of an audited package before the environment's",
           "remove that directory from PYTHONPATH (pip cannot uninstall what lies outside the environment)",
@@ -153,6 +159,9 @@ CHECKS: tuple[Check, ...] = (
     Check("jax-broken", "fail", "jax cannot be imported or crashes on its first computation",
           "reinstall the installed jax release", (INSTALL,), jax_broken, env.broken_fix,
           explains=("*:error", "*:crash", "*:timeout")),
+    Check("nothing-to-audit", "warn", "nothing to audit: jax is not installed in this environment",
+          "audit the environment that has jax: envaudit audit --python PATH (its interpreter, or its directory)",
+          (INSTALL,), nothing_to_audit),
     Check("jax-not-imported", "info", "not checked: jax was not imported and no probe ran (quick mode), so an "
           "import failure or wrong numbers cannot show here", "run the full audit: envaudit audit",
           (INSTALL,), not_imported),

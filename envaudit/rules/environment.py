@@ -33,7 +33,8 @@ def _shadowing(facts: Facts) -> list[tuple[dict[str, Any], str]]:
     for dup in facts.duplicates:
         locations = [str(p) for p in dup.get("locations") or []]
         parent = os.path.normpath(os.path.dirname(locations[0])) if locations else ""
-        if parent in entries:
+        versions = [str(v) for v in dup.get("versions") or []] if isinstance(dup.get("versions"), list) else []
+        if parent in entries and len(set(versions)) > 1:  # a copy of the same version changes nothing imported
             found.append((dup, parent))
     return found
 
@@ -52,7 +53,7 @@ def pythonpath_fix(facts: Facts, detail: str) -> str:
     del detail
     shadow = {entry for _, entry in _shadowing(facts)}
     kept = [e for e in _pythonpath(facts).split(os.pathsep) if e and os.path.normpath(e) not in shadow]
-    why = "it puts older copies of the audited packages before this environment's own"
+    why = "it puts other versions of the audited packages before this environment's own"
     if not kept:
         return f"unset PYTHONPATH  # {why}"
     return f"export PYTHONPATH={shlex.quote(os.pathsep.join(kept))}  # {why}"

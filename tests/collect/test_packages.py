@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 
 from envaudit import stack
-from envaudit.collect.packages import Dist, get_packages, minimum_jaxlib, select, unsatisfied
+from envaudit.collect._interpreter import minimum_jaxlib
+from envaudit.collect.packages import Dist, get_packages, select, unsatisfied
 
 
 def d(name: str, version: str, *requires: str, location: str = "/site") -> Dist:
@@ -48,8 +49,8 @@ def test_local_labels_satisfy_as_pip_does() -> None:
 
 def test_minimum_jaxlib_of_old_jax() -> None:
     text = "_version = '0.2.19'\n_minimum_jaxlib_version = '0.1.69'\n"
-    assert minimum_jaxlib(text) == ("jaxlib>=0.1.69",)
-    assert minimum_jaxlib("nothing here") == ()
+    assert minimum_jaxlib(text) == ["jaxlib>=0.1.69"]
+    assert minimum_jaxlib("nothing here") == []
 
 
 def test_live_environment_has_jax_without_importing_it() -> None:

@@ -3,7 +3,7 @@
 For each environment of envs.py: a copy is audited as its user would (`python -m envaudit`), and the report must
 show one failure, the expected root cause, with every other failure folded under it (`caused_by`); then the
 root's printed fix is pasted into a shell, as it is, in the user's environment, and the copy must audit without a
-failure and run the user's program.
+failure and run the user's program. Audited from outside (`--python`), each gives the same root causes and fixes.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,12 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
     folded = [f for f in report["findings"] if f["caused_by"]]
     assert all(f["caused_by"] == env.root for f in folded)
     fix = roots[0]["fix"]
+    outside = subprocess.run([sys.executable, "-m", "envaudit", "--format", "json", "--python", str(prefix)],
+                             env=shell_env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    seen = json.loads(outside.stdout)  # audited from this environment (--python), as from inside
+    assert outside.returncode == code and [(f["id"], f["fix"]) for f in seen["findings"] if not f["caused_by"]] == [
+        (f["id"], f["fix"]) for f in report["findings"] if not f["caused_by"]
+    ]
     assert "cuda" not in fix  # a machine without a GPU gets CPU wheels
     assert str(prefix / "bin" / "python") in fix or "PYTHONPATH" in fix  # it changes this environment
 

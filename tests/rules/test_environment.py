@@ -27,6 +27,12 @@ def test_pythonpath_shadowing_names_the_variable_and_keeps_the_other_entries() -
     assert "pythonpath-shadows" not in elsewhere and "duplicate-distribution" in elsewhere
 
 
+def test_a_copy_of_the_same_version_on_pythonpath_is_only_a_duplicate() -> None:
+    same = {**STALE, "versions": ["0.10.2", "0.10.2"]}
+    result = found({"duplicates": [same], "python": {"pythonpath": "/old"}})
+    assert "pythonpath-shadows" not in result and "duplicate-distribution" in result
+
+
 def test_jax_platforms_that_the_machine_lacks() -> None:
     no_gpu = {"nvidia": {"status": "absent"}, "packages": {"jax": "0.10.2", "jaxlib": "0.10.2"}}
     for asked in ("cuda", "gpu", "rocm", "cuda,rocm"):

@@ -1,0 +1,65 @@
+"""What an interpreter says about itself and its installed distributions: run by path, standard library only.
+
+`envaudit audit --python PATH` audits an environment envaudit is not installed in (a conda environment, a
+project's virtualenv, a container image's interpreter): that interpreter runs this file and prints one JSON
+object, its Python facts and every distribution on its `sys.path` (name, version, location, requirements), and
+envaudit judges them here. It imports nothing outside the standard library, so any Python 3.8+ can run it, and it
+imports nothing of the audited stack. `envaudit.collect.system.get_python` is this module's `python_facts`, so a
+live audit and an audit from outside describe an interpreter with the same code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import sys
+from importlib import metadata
+
+MINIMUM_JAXLIB = re.compile(r"^_minimum_jaxlib_version\s*=\s*['\"]([^'\"]+)['\"]", re.MULTILINE)
+
+
+def python_facts() -> dict[str, object]:
+    prefix = sys.prefix
+    return {
+        "version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+        "prefix": prefix,
+        "virtualenv": prefix != sys.base_prefix,
+        "conda": os.path.isdir(os.path.join(prefix, "conda-meta")) or "CONDA_PREFIX" in os.environ,
+        "pythonpath": os.environ.get("PYTHONPATH", ""),  # how this interpreter's path was changed (not a drift)
+    }
+
+
+def minimum_jaxlib(version_py: str) -> list[str]:
+    """Old jax releases declare no jaxlib requirement; their jax/version.py says the minimum (pure)."""
+    found = MINIMUM_JAXLIB.search(version_py)
+    return [f"jaxlib>={found.group(1)}"] if found else []
+
+
+def requires(dist: metadata.Distribution) -> list[str]:
+    """Its declared requirements; for an old jax that declares no jaxlib, the minimum its version.py names."""
+    declared = list(dist.requires or ())
+    if (dist.metadata["Name"] or "").lower() != "jax" or any(r.startswith("jaxlib") for r in declared):
+        return declared
+    try:
+        with open(str(dist.locate_file("jax/version.py")), encoding="utf-8", errors="replace") as handle:
+            return declared + minimum_jaxlib(handle.read())
+    except OSError:
+        return declared
+
+
+def distributions() -> list[dict[str, object]]:
+    found: list[dict[str, object]] = []
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            found.append({"name": name, "version": dist.version, "location": str(getattr(dist, "_path", "") or ""),
+                          "requires": requires(dist)})  # fmt: skip
+    return found
+
+
+if __name__ == "__main__":
+    sys.stdout.write(json.dumps({"python": python_facts(), "distributions": distributions()}) + "\n")

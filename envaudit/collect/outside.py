@@ -1,0 +1,72 @@
+"""The facts of an environment envaudit is not installed in: `--python PATH` (an interpreter, or a virtualenv's or
+conda environment's directory).
+
+Users keep many environments and want one auditor, not one per environment. The audited interpreter runs
+`_interpreter.py` by path (standard library only) and prints its Python facts and its distributions; they are
+judged here with the same functions as a live audit's (`packages.select`, `packages.check`). Its jax facts and
+probes run in that interpreter too (`Options.python`); the machine's facts (platform, NVIDIA) are this process's,
+the same machine's. A path that is no Python interpreter is bad input: one line, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from envaudit.collect import packages
+
+SCRIPT = Path(__file__).with_name("_interpreter.py")
+CANDIDATES = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")  # venv and conda layouts
+
+
+class InterpreterError(ValueError):
+    """--python names no usable interpreter; the message is one line."""
+
+
+def resolve(path: str) -> str:
+    """The interpreter at `path`, or in the environment directory `path`. Not its link target: a virtualenv's
+    bin/python links to the base interpreter, whose environment is another one."""
+    where = Path(path).expanduser()
+    if where.is_dir():
+        found = next((where / c for c in CANDIDATES if (where / c).is_file()), None)
+        if found is None:
+            raise InterpreterError(f"--python {path}: no Python interpreter in that directory (no bin/python)")
+        where = found
+    if not where.is_file():
+        raise InterpreterError(f"--python {path}: no such file")
+    if not os.access(where, os.X_OK):
+        raise InterpreterError(f"--python {path}: not executable")
+    return os.path.abspath(where)
+
+
+def describe(python: str, timeout: float = 60.0) -> dict[str, Any]:
+    """What the interpreter says of itself (`_interpreter.py`'s JSON object)."""
+    try:
+        done = subprocess.run([python, str(SCRIPT)], capture_output=True, text=True, timeout=timeout, check=False,
+                              stdin=subprocess.DEVNULL)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise InterpreterError(f"--python {python}: no answer within {timeout:g} s") from None
+    except OSError as exc:
+        raise InterpreterError(f"--python {python}: cannot run it: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else None
+    except ValueError:
+        data = None
+    if done.returncode != 0 or not isinstance(data, dict) or not isinstance(data.get("distributions"), list):
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1][:200]
+        raise InterpreterError(f"--python {python}: not a Python interpreter envaudit can use ({last})")
+    return data
+
+
+def facts(python: str, timeout: float = 60.0) -> tuple[dict[str, Any], tuple[Any, ...]]:
+    """(python facts, what `packages.get_packages` returns) for that interpreter's environment."""
+    data = describe(python, timeout)
+    dists = [packages.Dist(name=str(d.get("name")), version=str(d.get("version")), location=str(d.get("location")),
+                           requires=tuple(str(r) for r in d.get("requires") or []))
+             for d in data["distributions"] if isinstance(d, dict)]  # fmt: skip
+    versions, duplicates = packages.select(dists)
+    problems, requires = packages.check(dists)
+    return dict(data.get("python") or {}), (versions, problems, duplicates, requires)

@@ -1,0 +1,51 @@
+"""`--python PATH`: another environment audited from this one, with the verdict it gets from inside."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import PYTHON, ROOT
+
+PROBES = ("--probe", "ntk", "--probe", "matmul_precision")
+
+
+def audit(python: str, env: dict[str, str], *argv: str) -> tuple[int, dict[str, Any]]:
+    proc = subprocess.run([python, "-m", "envaudit", "--format", "json", *argv], env=env, capture_output=True,
+                          text=True, timeout=600, cwd=ROOT)  # fmt: skip
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_the_neural_tangents_environment_audited_from_outside_as_from_inside(
+    child_env: dict[str, str], nt_python: Path
+) -> None:
+    inside = audit(str(nt_python), child_env, *PROBES)
+    outside = audit(PYTHON, child_env, "--python", str(nt_python.parent.parent), *PROBES)  # its directory will do
+    for code, report in (inside, outside):
+        assert code == 0 and report["facts"]["python"]["executable"] == str(nt_python)
+    (_, a), (_, b) = inside, outside
+    assert a["verdict"] == b["verdict"] and {f["id"] for f in a["findings"]} == {f["id"] for f in b["findings"]}
+    assert a["facts"]["packages"] == b["facts"]["packages"] and b["facts"]["packages"]["jax"] == "0.4.25"
+    assert a["facts"]["jax"]["jax_version"] == b["facts"]["jax"]["jax_version"] == "0.4.25"
+    assert a["facts"]["requirements"] == b["facts"]["requirements"]
+    assert [(p["name"], p["status"]) for p in a["probes"]] == [(p["name"], p["status"]) for p in b["probes"]]
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty-dir", "not-python", "not-executable"])
+def test_an_interpreter_that_is_none_is_bad_input(kind: str, child_env: dict[str, str], tmp_path: Path) -> None:
+    target = {"missing": tmp_path / "nope", "empty-dir": tmp_path, "not-python": tmp_path / "fake",
+              "not-executable": tmp_path / "plain"}[kind]  # fmt: skip
+    if kind == "not-python":
+        target.write_text("#!/bin/sh\necho 'hello from a shell script'\n")
+        target.chmod(0o755)
+    if kind == "not-executable":
+        target.write_text("print('hi')\n")
+    for verb in (["audit", "--quick"], ["health"]):
+        proc = subprocess.run([PYTHON, "-m", "envaudit", *verb, "--python", str(target)], env=child_env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith(f"envaudit: error: --python {target}") and "Traceback" not in proc.stderr

@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from envaudit import audit, compare, files, plan, probefiles, safewrite
 from envaudit.child import state
@@ -23,6 +24,7 @@ from envaudit.cli_parser import VERBS, UsageError, build_parser
 from envaudit.collect import outside
 from envaudit.exitcodes import Exit
 from envaudit.model import Report, ReportError
+from envaudit.triage import TriageError
 
 # The rules, the formats and health are imported where used: a full audit starts its probe child first, and loads
 # them while the child imports jax (audit.run_audit).
@@ -143,11 +145,24 @@ def run(args: argparse.Namespace) -> int:
         if not saved.complete:  # exit 3 (the audit could not complete) needs its one line too
             print(f"envaudit: {args.report}: the saved audit did not complete (verdict error)", file=sys.stderr)
         return _emit(audit.recheck(saved), args)
+    if args.verb == "triage":
+        return _triage(args.source, args.format)
     if args.verb == "plan":
         return _emit(audit.assemble(plan.facts_from_args(args), mode="plan"), args)
     probes = None if args.quick else _probe_options(args)
     report = audit.run_audit(quick=args.quick, timeout=args.timeout, probes=probes, python=_interpreter(args))
     return _emit(_known_devices(report, args), args)
+
+
+def _triage(source: str, fmt: str) -> int:
+    from envaudit.triage import reply, triage
+    from envaudit.triage.extract import MAX_BYTES
+
+    raw = sys.stdin.buffer.read(MAX_BYTES + 1) if source == "-" else files.read_bounded(
+        Path(source), MAX_BYTES + 1, "a text file")  # fmt: skip
+    result = triage(raw)
+    sys.stdout.write(reply.render(result, fmt))
+    return Exit.FINDINGS if result.verdict == "fail" else Exit.OK
 
 
 def _interpreter(args: argparse.Namespace) -> str | None:
@@ -193,7 +208,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     try:
         return run(build_parser().parse_args(argv))
-    except (UsageError, ReportError, plan.PlanError, safewrite.OutputError, outside.InterpreterError) as exc:
+    except (
+        UsageError,
+        ReportError,
+        plan.PlanError,
+        safewrite.OutputError,
+        outside.InterpreterError,
+        TriageError,
+    ) as exc:
         print(f"envaudit: error: {exc}", file=sys.stderr)
         return Exit.USAGE
     except SystemExit as exc:  # --help and --version

@@ -12,7 +12,7 @@ from typing import NoReturn
 from envaudit import __version__, health, plan
 from envaudit.formats import FORMATS
 
-VERBS = ("audit", "check", "plan", "rules", "probes", "hook", "health", "compare")
+VERBS = ("audit", "check", "plan", "rules", "probes", "hook", "health", "compare", "triage")
 
 
 class UsageError(Exception):
@@ -52,6 +52,9 @@ def build_parser() -> _Parser:
     p = sub.add_parser("health", help="node health check: the audit in one line of at most 80 characters")
     p.add_argument("--prometheus-dir", type=Path, help="write envaudit.prom and envaudit-report.json there")
     _probe_options(p, timeout=health.DEFAULT_TIMEOUT_S, total=health.DEFAULT_TOTAL_S)
+    p = sub.add_parser("triage", help="the environment pasted in a bug report, judged (FILE, or - for stdin)")
+    p.add_argument("source", metavar="FILE", help="a file with the pasted text, or - for standard input")
+    p.add_argument("--format", choices=["text", "json", "markdown"], default="text")
     p = sub.add_parser("compare", help="drift across nodes: versions, facts and probe answers")
     p.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="JSON reports, or directories of them")
     p.add_argument("--format", choices=["text", "json"], default="text")

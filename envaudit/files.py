@@ -17,8 +17,8 @@ from envaudit.model import Report, ReportError
 MAX_REPORT_BYTES = 64 * 1024 * 1024  # a report is a few hundred KiB; anything far bigger is not one
 
 
-def _read(path: Path) -> bytes:
-    """The bytes of a regular file, read without blocking on a FIFO and never more than MAX_REPORT_BYTES."""
+def read_bounded(path: Path, limit: int, what: str = "a saved report") -> bytes:
+    """At most `limit` bytes of a regular file, read without blocking on a FIFO (bad input: ReportError)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -29,10 +29,18 @@ def _read(path: Path) -> bytes:
     if not stat.S_ISREG(mode):
         os.close(fd)
         if stat.S_ISDIR(mode):
-            raise ReportError(f"{path}: is a directory, not a report file")
-        raise ReportError(f"{path}: is not a regular file (a device, FIFO or socket), so not a saved report")
+            raise ReportError(f"{path}: is a directory, not {what}")
+        raise ReportError(f"{path}: is not a regular file (a device, FIFO or socket), so not {what}")
     with os.fdopen(fd, "rb") as handle:
-        raw = handle.read(MAX_REPORT_BYTES + 1)
+        try:
+            return handle.read(limit)
+        except OSError as exc:
+            raise ReportError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _read(path: Path) -> bytes:
+    """The bytes of a report file, never more than MAX_REPORT_BYTES."""
+    raw = read_bounded(path, MAX_REPORT_BYTES + 1)
     if len(raw) > MAX_REPORT_BYTES:
         raise ReportError(f"{path}: larger than {MAX_REPORT_BYTES // 2**20} MiB, so not a report")
     return raw

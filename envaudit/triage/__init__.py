@@ -1,0 +1,139 @@
+"""`envaudit triage FILE|-`: the environment pasted in a bug report, judged as `plan` judges pins.
+
+Maintainers of jax, flax and neural-tangents ask the same questions in every thread ("which versions?", then
+"that combination is known broken"). Triage reads the pasted text (`extract`), turns each environment it shows
+into facts (a plan's: what the text says, nothing assumed, so a rule on anything unsaid is unknown, never a
+match), evaluates the knowledge base on them through `audit.assemble` (the same verdict code as every verb), and
+says what the text did not say that would matter. Every fact used is shown with the line it came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from envaudit.model import SEVERITIES, Facts, Report
+from envaudit.triage import extract
+from envaudit.triage.extract import Seen
+
+# compute capability by GPU name, longest names first (https://developer.nvidia.com/cuda-gpus)
+CAPABILITIES = (
+    ("GH200", "9.0"), ("H200", "9.0"), ("H100", "9.0"), ("H800", "9.0"), ("B200", "10.0"), ("A100", "8.0"),
+    ("A800", "8.0"), ("A30", "8.0"), ("A6000", "8.6"), ("A5000", "8.6"), ("A4000", "8.6"), ("A40", "8.6"),
+    ("A10G", "8.6"), ("A10", "8.6"), ("L40", "8.9"), ("L4", "8.9"), ("RTX 4090", "8.9"), ("RTX 4080", "8.9"),
+    ("RTX 3090", "8.6"), ("RTX 3080", "8.6"), ("RTX 3070", "8.6"), ("RTX 3060", "8.6"), ("RTX 2080", "7.5"),
+    ("TITAN RTX", "7.5"), ("T4", "7.5"), ("V100", "7.0"), ("TITAN V", "7.0"), ("P100", "6.0"), ("P40", "6.1"),
+    ("GTX 1080", "6.1"), ("K80", "3.7"),
+)  # fmt: skip
+
+
+GPU_CONDITIONS = {"cuda", "cudnn", "libraries", "driver", "cuda_driver", "compute_capability", "gpus"}
+
+
+class TriageError(ValueError):
+    """A text with no environment in it; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Environment:
+    seen: tuple[Seen, ...]  # every fact used, with its line
+    report: Report
+    missing: tuple[str, ...]  # what the text did not say that would matter here
+    possible: tuple[tuple[str, str], ...]  # (rule id, title): would apply if an unsaid fact allows it
+
+
+@dataclass(frozen=True)
+class Triage:
+    environments: tuple[Environment, ...]
+    truncated: bool
+
+    @property
+    def verdict(self) -> str:
+        found = {f.severity for e in self.environments for f in e.report.findings}
+        return next((s for s in SEVERITIES if s in found), "ok")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema": "envaudit/triage/v1", "verdict": self.verdict, "truncated": self.truncated,
+                "environments": [_env_dict(e) for e in self.environments]}  # fmt: skip
+
+
+def _env_dict(env: Environment) -> dict[str, Any]:
+    return {"facts": [vars(s) for s in env.seen], "findings": [f.to_dict() for f in env.report.findings],
+            "missing": list(env.missing), "possible": [{"id": i, "title": t} for i, t in env.possible],
+            "evaluated": env.report.facts.to_dict()}  # fmt: skip
+
+
+def capability(name: str) -> str | None:
+    return next((cc for key, cc in CAPABILITIES if key.lower() in name.lower()), None)
+
+
+def _value(env: dict[str, Seen | list[Seen]], fact: str) -> str | None:
+    item = env.get(fact)
+    return item.value if isinstance(item, Seen) else None
+
+
+def facts_of(env: dict[str, Seen | list[Seen]]) -> Facts:
+    packages = {k.removeprefix("package "): v.value for k, v in env.items() if k.startswith("package ")
+                and isinstance(v, Seen)}  # fmt: skip
+    jax: dict[str, Any] = {"status": "planned", "message": "from the text of a bug report"}
+    if (platform := _value(env, "platform")) is not None:
+        jax["platform"] = platform
+    if (x64 := _value(env, "x64")) is not None:
+        jax["x64"] = x64 == "on"
+    listed = env.get("gpu")
+    gpus = listed if isinstance(listed, list) else []
+    driver, cuda = _value(env, "driver"), _value(env, "cuda")
+    nvidia: dict[str, Any] = {"status": "unknown", "message": "the text does not say"}
+    if driver or gpus:
+        nvidia = {"status": "planned", "driver_version": driver, "cuda_driver_version": cuda, "gpus_exact": bool(gpus),
+                  "gpus": [{"index": i, "name": g.value, "compute_capability": capability(g.value)}
+                           for i, g in enumerate(gpus)]}  # fmt: skip
+    python = {"version": v} if (v := _value(env, "python")) else {}
+    system = {"system": s} if (s := _value(env, "system")) else {}
+    return Facts(packages=dict(sorted(packages.items())), python=python, platform=system, nvidia=nvidia, jax=jax)
+
+
+def missing(facts: Facts) -> list[str]:
+    """What a maintainer would ask for next, given what the text says."""
+    p, asked = facts.packages, []
+    gpu = facts.jax.get("platform") == "cuda" or facts.nvidia.get("gpus") or any("cuda" in n for n in p)
+    needs = [
+        ("jax" not in p, "the jax version (pip show jax)"),
+        ("jax" in p and "jaxlib" not in p, "the jaxlib version (pip show jaxlib)"),
+        (not facts.python, "the Python version"),
+        ("numpy" not in p, "the NumPy version"),
+        ("platform" not in facts.jax, "the devices jax sees (python -c 'import jax; jax.print_environment_info()')"),
+        (bool(gpu) and not facts.nvidia.get("driver_version"), "the NVIDIA driver and CUDA versions (nvidia-smi)"),
+        (bool(gpu) and not facts.nvidia.get("gpus"), "the GPU model (nvidia-smi)"),
+        (("flax" in p or "neural-tangents" in p) and "x64" not in facts.jax, "whether jax_enable_x64 is on"),
+    ]
+    asked += [what for needed, what in needs if needed]  # fmt: skip
+    return asked
+
+
+def possible(facts: Facts) -> list[tuple[str, str]]:
+    """Rules whose package condition holds on the text's versions but whose other conditions it does not decide."""
+    from envaudit.rules import engine
+
+    off_gpu = facts.jax.get("platform") not in (None, "cuda")  # then a rule on CUDA facts cannot apply
+    return [(rule.id, rule.title) for rule in engine.load_rules()
+            if rule.evaluate(facts)[0] is None and "packages" in rule.when
+            and not (off_gpu and set(rule.when) & GPU_CONDITIONS)
+            and engine.holds({"packages": rule.when["packages"]}, facts, []) is True]  # fmt: skip
+
+
+def triage(raw: bytes) -> Triage:
+    from envaudit import audit
+
+    text_lines, truncated = extract.lines(raw)
+    envs = extract.environments(extract.seen(text_lines))
+    if not envs:
+        raise TriageError("no environment in this text (expected jax.print_environment_info() output, pip list or "
+                          "pip freeze lines, conda list, or flax's 'Flax, jax, jaxlib versions' line)")  # fmt: skip
+    found = []
+    for env in envs:
+        facts = facts_of(env)
+        report = audit.assemble(facts, mode="triage", host_info={"hostname": "bug report"})
+        seen = sorted((s for v in env.values() for s in (v if isinstance(v, list) else [v])), key=lambda s: s.line)
+        found.append(Environment(tuple(seen), report, tuple(missing(facts)), tuple(possible(facts))))
+    return Triage(tuple(found), truncated)

@@ -1,0 +1,208 @@
+"""Facts from the text of a bug report, each with the line it came from: what a maintainer reads off a paste.
+
+Reports carry their environment as pasted text: `jax.print_environment_info()` (jax, jaxlib, numpy, python, the
+devices, uname, then an `nvidia-smi` table), `pip list`, `pip freeze`, `pip show`, `conda list`, or flax's
+template lines. Each recognised line gives a `Seen` (fact, value, line number, the line): nothing is used that
+cannot be shown with its source. Only the audited stack's packages are read (envaudit/stack.py). The text is
+untrusted: it is read bounded (bytes, lines, line length), terminal escapes and control characters removed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from envaudit.stack import canonicalize_name, is_relevant
+
+MAX_BYTES, MAX_LINES, MAX_LINE = 4_000_000, 100_000, 1_000
+ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")
+VERSION = r"v?(\d+(?:\.\d+)+(?:[.+-]?[A-Za-z0-9]+)*(?:\+[A-Za-z0-9.]+)?)"
+
+ENV_INFO = re.compile(rf"^\s*(jax|jaxlib|numpy|scipy)\s*:\s+{VERSION}\s*$")  # jax.print_environment_info()
+PYTHON = re.compile(r"^\W*python\W*:\s+(\d+\.\d+\.\d+)"  # print_environment_info, `python`: 3.11.11
+                    r"|\bpython\s+(?:version\s*)?(?:\(.*?\))?\s*(?:is\s+)?[:=]?\s*[`'\"]*v?(3\.\d+(?:\.\d+)?)\b"
+                    r"|^Python (\d+\.\d+\.\d+) [|(]", re.IGNORECASE)  # the interpreter's banner  # fmt: skip
+PYTHON_PATH = re.compile(r"[/\\]lib[/\\]python(\d\.\d+)[/\\](?:site|dist)-packages|[/\\]Python(\d)(\d+)[/\\]lib[/\\]")
+DEVICES = re.compile(r"jax\.devices\s*\([^)]*\)\s*:\s*\[\s*([A-Za-z]+?)(?:Device)?\(|^\s*\[(Tpu|Cuda|Gpu|Cpu)Device\(",
+                     re.IGNORECASE)  # fmt: skip
+ACCELERATOR = re.compile(r"^\W*(TPU|GPU|CPU|cuda)\b", re.IGNORECASE)  # after "Which accelerator(s)...?", or .platform
+UNAME = re.compile(r"uname_result\(system='(\w+)'")
+SYSTEM = re.compile(r"\b(Windows)\s*(?:10|11|PC|machine|laptop|Server)\b|\bon (?:a )?(Windows)\b"
+                    r"|\b[A-Z]:\\(?:Users|Program)"
+                    r"|win_amd64|\b(Ubuntu|Debian|CentOS|RHEL|Fedora|Rocky|Linux)\b|\] on (linux|darwin|win32)\b"
+                    r"|\b(mac ?OS|Darwin|Sonoma|Ventura|Monterey|Catalina|Big Sur|MacBook|Apple M\d)\b|(/Users/)\w",
+                    re.IGNORECASE)  # fmt: skip
+SMI = re.compile(r"Driver Version:\s*(\d+(?:\.\d+)+)\s+CUDA Version:\s*(\d+\.\d+)")
+DRIVER = re.compile(r"(?:nvidia[- ]?driver|driver version)\s*[:=]?\s*(\d{3}\.\d+(?:\.\d+)?)", re.IGNORECASE)
+CUDA = re.compile(r"\bCUDA\s*(?:version)?\s*[:=]?\s*(\d{2}\.\d)\b", re.IGNORECASE)
+GPU_ROW = re.compile(r"^\|\s*\d+\s+((?:NVIDIA|Tesla|Quadro|GeForce)\b[^|]*?)\s+(?:On|Off|WDDM|TCC)\s*\|")
+PIN = re.compile(rf"(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*==\s*{VERSION}")  # pip freeze, prose
+COLUMNS = re.compile(rf"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s+{VERSION}(?:\s+\S+){{0,3}}\s*$")  # pip list, conda list
+SHOW = re.compile(r"^\s*(Name|Version)\s*:\s*(\S+)\s*$")  # pip show
+WHEEL = re.compile(r"\b([A-Za-z0-9_.]+)-(\d[^-\s/]*)-(?:cp(\d)(\d+)|py\d)[^\s]*\.whl")
+INSTALLED = re.compile(r"Successfully installed (.*)$")
+SATISFIED = re.compile(rf"Requirement already satisfied: ([A-Za-z0-9._-]+)[^(]* in .*\({VERSION}\)\s*$")
+DUNDER = re.compile(r"^\W*(?:\d+\s+)?(?:__version__\s*=\s*)?'?(\d+\.\d+\.\d+[^'\s]*)'?\s*$")  # jax.__version__
+NAMED = re.compile(rf"\b(flax|jax|jaxlib|optax|chex|orbax|neural[-_]tangents|tensorflow)\b[`'\"]?\s*(?:version)?"
+                   rf"\s*(?:is)?\s*[:=]?\s*[`'\"]?{VERSION}",
+                   re.IGNORECASE)  # fmt: skip
+TEMPLATE = re.compile(r"flax,\s*jax,\s*jaxlib versions[^:]*:\s*(.*)$", re.IGNORECASE)
+X64 = re.compile(r"(?:jax_enable_x64\W+|JAX_ENABLE_X64\s*=\s*)(True|False|1|0|true|false)\b")
+SYSTEMS = {"windows": "Windows", "darwin": "Darwin", "linux": "Linux"}
+NEARBY = 2  # lines after the one that started an environment whose facts belong to it
+PLATFORMS = {"cuda": "cuda", "gpu": "cuda", "tpu": "tpu", "cpu": "cpu", "metal": "metal", "rocm": "rocm"}
+GPU_NAMES = re.compile(r"\b(H200|H100|A100|A10G|A6000|A5000|V100|P100|T4|L4|RTX ?\d{4}|K80)\b")
+
+
+@dataclass(frozen=True)
+class Seen:
+    fact: str  # "package jax", "python", "system", "platform", "driver", "cuda", "gpu", "x64"
+    value: str
+    line: int  # 1-based
+    text: str  # the line, cleaned and cut
+
+
+def lines(raw: bytes) -> tuple[list[str], bool]:
+    """The text's lines, bounded and cleaned; and whether anything was cut."""
+    cut = len(raw) > MAX_BYTES
+    text = ESCAPES.sub("", raw[:MAX_BYTES].decode("utf-8", errors="replace"))
+    found = text.splitlines()
+    cut = cut or len(found) > MAX_LINES or any(len(line) > MAX_LINE for line in found)
+    clean = ["".join(ch if ch.isprintable() or ch == "\t" else " " for ch in line[:MAX_LINE]) for line in found]
+    return clean[:MAX_LINES], cut
+
+
+def _package(name: str, version: str, number: int, line: str) -> list[Seen]:
+    """A package's version, and the platform a CUDA jaxlib build or libtpu says jax runs on."""
+    name = canonicalize_name(name)
+    if not is_relevant(name):
+        return []
+    implied = "cuda" if name == "jaxlib" and "+cuda" in version else "tpu" if name.startswith("libtpu") else None
+    return [Seen(f"package {name}", version, number, line)] + (
+        [Seen("platform", implied, number, line)] if implied else []
+    )
+
+
+def _versions(number: int, line: str, previous: str) -> list[Seen]:
+    """Package versions: the templates, pins, pip list/show/install output, wheel names, version lines."""
+    short = line.strip()[:200]
+    if match := TEMPLATE.search(line):  # "Flax, jax, jaxlib versions (...): 0.7.5, 0.4.23, 0.4.23", or named
+        named = NAMED.findall(match[1])
+        if named:
+            return [s for n, v in named for s in _package(n, v, number, short)]
+        ordered = zip(("flax", "jax", "jaxlib"), re.findall(VERSION, match[1]), strict=False)  # the template's order
+        return [s for n, v in ordered for s in _package(n, v, number, short)]
+    for pattern in (ENV_INFO, COLUMNS):
+        if match := pattern.match(line):
+            return _package(match[1], match[2], number, short)
+    if match := INSTALLED.search(line):
+        pairs = [token.rsplit("-", 1) for token in match[1].split() if "-" in token]
+        return [s for n, v in pairs for s in _package(n, v, number, short)]
+    if match := SATISFIED.search(line):
+        return _package(match[1], match[2], number, short)
+    found = [s for n, v in PIN.findall(line) for s in _package(n, v, number, short)]
+    found += [s for n, v, *_ in WHEEL.findall(line) for s in _package(n, v, number, short)]
+    owner = re.search(r"\b(jaxlib|jax|flax|neural_tangents)(?:\.__version__|/__init__\.py)", previous)
+    if (match := DUNDER.match(line)) and owner:
+        found += _package(owner[1], match[1], number, short)
+    if not found and ("version" in f"{previous} {line}".lower() or len(NAMED.findall(line)) > 1):
+        found += [s for n, v in NAMED.findall(line) for s in _package(n, v, number, short)]
+    return found
+
+
+def _machine(number: int, line: str, previous: str) -> list[Seen]:
+    """Python, OS, platform, driver, CUDA, GPUs, x64."""
+    found, short = [], line.strip()[:200]
+    if match := SMI.search(line):
+        found += [Seen("driver", match[1], number, short), Seen("cuda", match[2], number, short)]
+    elif match := DRIVER.search(line):
+        found.append(Seen("driver", match[1], number, short))
+    if not SMI.search(line) and (match := CUDA.search(line)) and "cuda_dnn" not in line:
+        found.append(Seen("cuda", match[1], number, short))
+    if match := GPU_ROW.match(line):
+        found.append(Seen("gpu", match[1].strip(), number, short))
+    elif (match := GPU_NAMES.search(line)) and re.search(r"GPU|NVIDIA|RTX|Tesla|accelerator", f"{previous} {line}"):
+        found.append(Seen("gpu", match[1], number, short))
+    platform = None
+    if match := DEVICES.search(line):
+        platform = PLATFORMS.get((match[1] or match[2]).lower())
+    elif re.search(r"accelerator|\.platform\b|get_backend", previous, re.I) and (match := ACCELERATOR.match(line)):
+        platform = PLATFORMS[match[1].lower()]
+    found += [Seen("platform", platform, number, short)] if platform else []
+    if match := UNAME.search(line):
+        found.append(Seen("system", SYSTEMS.get(match[1].lower(), match[1]), number, short))
+    elif match := SYSTEM.search(line):
+        groups = [g for g in match.groups()]
+        said = (
+            "Windows"
+            if groups[0] or groups[1] or "\\" in match[0] or "win_amd64" in match[0]
+            else ("Linux" if groups[2] or groups[3] in ("linux",) else "Windows" if groups[3] == "win32" else "Darwin")
+        )
+        found.append(Seen("system", said, number, short))
+    if match := PYTHON.search(line):
+        found.append(Seen("python", match[1] or match[2] or match[3], number, short))
+    elif match := PYTHON_PATH.search(line):
+        found.append(Seen("python", match[1] or f"{match[2]}.{match[3]}", number, short))
+    elif match := WHEEL.search(line):
+        found += [Seen("python", f"{match[3]}.{match[4]}", number, short)] if match[3] else []
+    if match := X64.search(line):
+        found.append(Seen("x64", "on" if match[1].lower() in ("true", "1") else "off", number, short))
+    return found
+
+
+def seen(text_lines: list[str]) -> list[Seen]:
+    found, pending, previous = [], {}, ""
+    for number, line in enumerate(text_lines, 1):
+        if match := SHOW.match(line):  # pip show: Name: then Version:
+            if match[1] == "Name":
+                pending["name"] = match[2]
+            elif "name" in pending:
+                found += _package(pending.pop("name"), match[2], number, line.strip()[:200])
+        else:
+            found += _versions(number, line, previous) + _machine(number, line, previous)
+        previous = line if line.strip() else previous
+    return found
+
+
+def _values(env: dict[str, Seen | list[Seen]]) -> dict[str, object]:
+    return {k: [g.value for g in v] if isinstance(v, list) else v.value for k, v in env.items()}
+
+
+def _same(a: str, b: str) -> bool:
+    """3.10 and 3.10.12 say the same thing, one less precisely."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def environments(found: list[Seen]) -> list[dict[str, Seen | list[Seen]]]:
+    """The environments a text shows: a fact said again with another value starts the next one (a before/after
+    report), which keeps what it does not restate; the facts of the next few lines are that environment's (its
+    jaxlib after its jax). GPUs are a list; a next environment's own rows replace it."""
+    envs: list[dict[str, Seen | list[Seen]]] = [{}]
+    inherited, started = False, 0  # the current environment's GPU list is the previous one's; its first line
+    for item in found:
+        current = envs[-1]
+        if item.fact == "gpu":
+            gpus = current.get("gpu")
+            current["gpu"] = [item] if inherited or not isinstance(gpus, list) else [*gpus, item]
+            inherited = False
+            continue
+        before = current.get(item.fact)
+        if isinstance(before, Seen) and _same(before.value, item.value):
+            if len(item.value) > len(before.value):
+                current[item.fact] = item  # the more precise
+            continue  # said again, the same
+        if isinstance(before, Seen) and item.line - started > NEARBY:
+            current = dict(current)
+            envs.append(current)
+            inherited, started = True, item.line
+        current[item.fact] = item
+    for i, env in enumerate(envs):  # a fact stated once, after the first environment, holds for the earlier ones
+        for later in envs[i + 1 :]:
+            for key, value in later.items():
+                if key not in env and all(key not in e or _values(e)[key] == _values(later)[key] for e in envs):
+                    env[key] = value
+    unique: list[dict[str, Seen | list[Seen]]] = []
+    for env in envs:  # "X works, Y fails, X again" is two environments
+        if env and all(_values(env) != _values(u) for u in unique):
+            unique.append(env)
+    return unique

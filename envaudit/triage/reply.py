@@ -1,0 +1,79 @@
+"""What a maintainer would reply to a bug report, as text for a terminal or Markdown to paste into the thread.
+
+Per environment the text shows: the facts used, each with its line; the known problems (root causes, with their
+references and fixes; consequences folded); what the text did not say that would matter; the rules that could
+apply if it did. Every value from the text goes through `summary.clean` (and `markdown._cell` / `_code`), so a
+crafted paste cannot end a table or a code span, or move a terminal's cursor.
+"""
+
+from __future__ import annotations
+
+import json
+
+from envaudit.formats import summary
+from envaudit.formats.markdown import _cell, _code, _reference
+from envaudit.triage import Environment, Triage
+
+
+def _in_cell(text: str) -> str:
+    """Code in a table cell: GitHub splits cells at a pipe even inside a code span, unless it is escaped."""
+    return _code(text).replace("|", "\\|")
+
+
+def _span(env: Environment) -> str:
+    lines = [s.line for s in env.seen]
+    return f"lines {min(lines)}-{max(lines)}" if len(set(lines)) > 1 else f"line {lines[0]}"
+
+
+def text(result: Triage) -> str:
+    c = summary.clean
+    many = len(result.environments) > 1
+    cut = " (the text was cut: too large)" if result.truncated else ""
+    out = [f"envaudit triage: {len(result.environments)} environment{'s' if many else ''} | "
+           f"verdict: {result.verdict.upper()}{cut}"]  # fmt: skip
+    for n, env in enumerate(result.environments, 1):
+        out += ["", f"Environment {n} ({_span(env)})" if many else f"Environment ({_span(env)})", "  facts used"]
+        out += [f"    {c(s.fact.removeprefix('package ')):<18} {c(s.value):<22} line {s.line}: {c(s.text)}"
+                for s in env.seen]  # fmt: skip
+        roots = [(f, caused) for f, caused in summary.roots(env.report) if f.id != "jax-not-imported"]
+        out += ["  known problems" if roots else "  known problems: none for these facts"]
+        for f, caused in roots:
+            out += [f"    {f.severity.upper():<5} {c(f.id)}: {c(f.title)}", f"          {c(f.detail)}"]
+            out += [f"          fix: {c(f.fix)}"] + [f"          see: {c(r)}" for r in f.references]
+            out += (
+                [f"          (with {len(caused)} consequence(s): {', '.join(g.id for g in caused)})"] if caused else []
+            )
+        if env.missing:
+            out += ["  not stated, and it would matter"] + [f"    - {m}" for m in env.missing]
+        if env.possible:
+            out += ["  could apply, if what is not stated allows it"]
+            out += [f"    - {c(rule)}: {c(title)}" for rule, title in env.possible]
+    return "\n".join(out) + "\n"
+
+
+def markdown(result: Triage) -> str:
+    many = len(result.environments) > 1
+    out = [f"From the environment{'s' if many else ''} in this report (checked with `envaudit triage`):"]
+    for n, env in enumerate(result.environments, 1):
+        out += ["", f"**Environment {n}** ({_span(env)})" if many else f"**Environment** ({_span(env)})", "",
+                "| fact | value | from |", "|---|---|---|"]  # fmt: skip
+        out += [f"| {_cell(s.fact.removeprefix('package '))} | {_cell(s.value)} | line {s.line}: {_in_cell(s.text)} |"
+                for s in env.seen]  # fmt: skip
+        roots = [(f, caused) for f, caused in summary.roots(env.report) if f.id != "jax-not-imported"]
+        out += ["", "Known problems:" if roots else "No known problem for these versions."]
+        for f, _ in roots:
+            refs = " ".join(map(_reference, f.references))
+            out.append(
+                f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}. Fix: {_code(f.fix)} {refs}".rstrip()
+            )
+        if env.missing:
+            out += ["", "Could you also tell us " + "; ".join(_cell(m) for m in env.missing) + "?"]
+        if env.possible:
+            out += ["", "That would decide: " + ", ".join(_code(rule) for rule, _ in env.possible) + "."]
+    return "\n".join(out) + "\n"
+
+
+def render(result: Triage, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(result.to_dict(), indent=2) + "\n"
+    return markdown(result) if fmt == "markdown" else text(result)

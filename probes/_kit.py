@@ -182,14 +182,46 @@ def finish(
 ) -> dict[str, object]:  # fmt: skip
     """The probe's result: its own verdict on its thresholds (and its devices, with their bound `tol`)."""
     bad = judge(metrics, thresholds) + device_problems(found or [], tol)
-    result: dict[str, object] = {
-        "name": name,
-        "status": "fail" if bad else "pass",
-        "metrics": finite(metrics),
-        "thresholds": thresholds,
-        "message": "; ".join(bad) if bad else good + (f"; {len(found)} devices agree" if found else ""),
+    message = "; ".join(bad) if bad else good + (f"; {len(found)} devices agree" if found else "")
+    return result(name, "fail" if bad else "pass", metrics, thresholds, message) | ({"devices": found} if found else {})
+
+
+def result(
+    name: str, status: str, metrics: dict[str, object], thresholds: dict[str, object], message: str
+) -> dict[str, object]:
+    """The one JSON object a probe prints (non-finite metrics as strings, so the JSON stays strict)."""
+    return {"name": name, "status": status, "metrics": finite(metrics), "thresholds": thresholds, "message": message}
+
+
+def batch_metrics(
+    ref: NDArray[Any], batched: NDArray[Any], per_example: NDArray[Any], rerun: NDArray[Any], default: NDArray[Any],
+    rerun_default: NDArray[Any], dtype: str,
+) -> dict[str, object]:  # fmt: skip
+    """What every batch-consistency probe measures: the batched and per-example results (HIGHEST) against the
+    float64 answer and each other, a rerun of the same executable, and the default-precision run."""
+    found: dict[str, object] = {
+        "rel_err_batched": rel(batched, ref),
+        "rel_err_per_example": rel(per_example, ref),
+        "rel_diff_batched_vs_per_example": rel(batched, per_example.astype(np.float64)),
+        "rerun_rel_diff": rel(rerun, batched.astype(np.float64)),
+        "bitwise_equal_batched_per_example": bool(np.array_equal(batched, per_example)),
+        "output_dtype": str(batched.dtype),
+        "rel_err_batched_default": rel(default, ref),
+        "rerun_rel_diff_default": rel(rerun_default, default.astype(np.float64)),
     }
-    return result | ({"devices": found} if found else {})
+    return found | {"effective_bits_default": bits(rel(default, ref), dtype)}
+
+
+def chain_thresholds(metrics: dict[str, object], dtype: str) -> dict[str, object]:
+    """Every norm-wise error at HIGHEST shares the dtype's bound, reruns of one executable must give the same
+    bits, and the output keeps the dtype asked for; the default-precision run is reported, not bounded here."""
+    tol = TOLERANCE[dtype]
+    thresholds: dict[str, object] = {
+        key: tol for key in metrics if key.startswith(("rel_err", "rel_diff")) and not key.endswith("_default")
+    }
+    thresholds.update({key: 0.0 for key in metrics if key.startswith("rerun_")})
+    thresholds["output_dtype"] = dtype
+    return thresholds
 
 
 def main(name: str, doc: str | None, run: Callable[..., dict[str, object]], argv: list[str] | None = None) -> int:

@@ -92,24 +92,12 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         found = kit.each_device(chain, (np.asarray(x_np, dtype=dtype), [np.asarray(w, dtype=dtype) for w in w_np]), ref)
     metrics: dict[str, object] = {
         "precision": dtype,
-        "rel_err_batched": kit.rel(batched, ref),
-        "rel_err_per_example": kit.rel(per_example, ref),
+        **kit.batch_metrics(ref, batched, per_example, rerun, default, rerun_default, dtype),
         "rel_err_chunked": kit.rel(chunked, ref),
-        "rel_diff_batched_vs_per_example": kit.rel(batched, per_example.astype(np.float64)),
         "rel_diff_batched_vs_chunked": kit.rel(batched, chunked.astype(np.float64)),
-        "rerun_rel_diff": kit.rel(rerun, batched.astype(np.float64)),
-        "bitwise_equal_batched_per_example": bool(np.array_equal(batched, per_example)),
-        "output_dtype": str(batched.dtype),
-        "rel_err_batched_default": kit.rel(default, ref),
-        "rerun_rel_diff_default": kit.rel(rerun_default, default.astype(np.float64)),
     }
-    metrics["effective_bits_default"] = kit.bits(float(metrics["rel_err_batched_default"]), dtype)  # type: ignore[arg-type]
     tol = kit.TOLERANCE[dtype]
-    thresholds: dict[str, object] = {
-        key: tol for key in metrics if key.startswith(("rel_err", "rel_diff")) and not key.endswith("_default")
-    }  # all norm-wise errors at HIGHEST share the dtype's bound (docstring); the default run is reported
-    thresholds.update({key: 0.0 for key in metrics if key.startswith("rerun_")})  # same executable: same bits
-    thresholds["output_dtype"] = dtype  # a float64 request must not come out float32
+    thresholds = kit.chain_thresholds(metrics, dtype)
     good = f"{dtype} chain within {tol:g} of the float64 answer; {metrics['effective_bits_default']} bits by default"
     return kit.finish(NAME, metrics, thresholds, good, found, tol)
 

@@ -104,13 +104,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     message = f"reruns of {len(thresholds) - 1} computations are bit-identical"
     if bad:
         message = f"reruns differ (on GPUs: {FIX}): " + "; ".join(bad)
-    return {
-        "name": NAME,
-        "status": "fail" if bad else "pass",
-        "metrics": kit.finite(metrics),
-        "thresholds": thresholds,
-        "message": message,
-    }
+    return kit.result(NAME, "fail" if bad else "pass", metrics, thresholds, message)
 
 
 def main(argv: list[str] | None = None) -> int:

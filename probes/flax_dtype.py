@@ -50,13 +50,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
 
     dtype = kit.resolve(precision)
     if importlib.util.find_spec("flax") is None:
-        return {
-            "name": NAME,
-            "status": "skip",
-            "metrics": {},
-            "thresholds": {},
-            "message": "flax is not installed",
-        }
+        return kit.result(NAME, "skip", {}, {}, "flax is not installed")
     import flax.linen as nn
 
     x_np = np.random.default_rng(seed).standard_normal((POINTS, D_IN)).astype(dtype)
@@ -109,13 +103,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     message = "; ".join(bad) if bad else f"flax nn.Dense computes in {dtype}; output and NTK match their closed forms"
     if dtype == "float64" and metrics["default_jacobian_dtype"] != dtype:
         message = f"flax's default params are float32 under x64, so Jacobians/NTKs are float32: {FIX}; {message}"
-    return {
-        "name": NAME,
-        "status": "fail" if bad else "pass",
-        "metrics": kit.finite(metrics),
-        "thresholds": thresholds,
-        "message": message,
-    }
+    return kit.result(NAME, "fail" if bad else "pass", metrics, thresholds, message)
 
 
 def main(argv: list[str] | None = None) -> int:

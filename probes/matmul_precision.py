@@ -68,13 +68,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     message = "; ".join(bad) if bad else f"{dtype} matmul keeps {metrics['effective_bits_default']} bits by default"
     if not bad and float(metrics["rel_err_default"]) > tol:  # type: ignore[arg-type]
         message += f" (reduced precision by default; for float32: {FIX})"
-    return {
-        "name": NAME,
-        "status": "fail" if bad else "pass",
-        "metrics": kit.finite(metrics),
-        "thresholds": thresholds,
-        "message": message,
-    }
+    return kit.result(NAME, "fail" if bad else "pass", metrics, thresholds, message)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -58,13 +58,7 @@ def _error_text(exc: BaseException) -> str:
 
 
 def _result(status: str, metrics: dict[str, object], thresholds: dict[str, object], message: str) -> dict[str, object]:
-    return {
-        "name": NAME,
-        "status": status,
-        "metrics": kit.finite(metrics),
-        "thresholds": thresholds,
-        "message": message,
-    }
+    return kit.result(NAME, status, metrics, thresholds, message)
 
 
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""Rewrite the golden renderings (tests/golden/) and, with --readme, the README's sample audit.
+"""Rewrite the golden renderings (tests/golden/), the README's table of rules and, with --readme, its sample audit.
 
 python scripts/golden.py            # after a deliberate format change; review the diff
 python scripts/golden.py --readme   # also: a real audit here, kept as tests/golden/readme-audit.json
@@ -22,6 +22,18 @@ from tests.golden import FORMATS, README_REPORT, REPORTS, path, readme_sample  #
 README = ROOT / "README.md"
 
 
+TABLE_HEAD = "| id | severity | kind | title |\n|---|---|---|---|\n"
+
+
+def rules_table(readme: str) -> str:
+    """The README's table of rules and checks, from the catalogue (tests/rules/test_data.py holds them equal)."""
+    from envaudit import rules
+
+    rows = "\n".join(f"| `{e.id}` | {e.severity} | {e.kind} | {e.title} |" for e in rules.catalogue())
+    start = readme.index(TABLE_HEAD) + len(TABLE_HEAD)
+    return readme[:start] + rows + readme[readme.index("\n\n", start) :]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--readme", action="store_true", help="run a real audit for the README's sample too")
@@ -38,7 +50,7 @@ def main() -> int:
         data = json.loads(raw)
         data["host"] = {"hostname": "node01"}
         README_REPORT.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    text = README.read_text(encoding="utf-8")
+    text = rules_table(README.read_text(encoding="utf-8"))
     start, end = readme_sample(text)
     sample = render(Report.from_dict(json.loads(README_REPORT.read_text(encoding="utf-8"))), "text")
     README.write_text(text[:start] + sample + text[end:], encoding="utf-8")

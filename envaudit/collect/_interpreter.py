@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import re
+import site
 import sys
 from importlib import metadata
 
@@ -30,6 +31,7 @@ def python_facts() -> dict[str, object]:
         "virtualenv": prefix != sys.base_prefix,
         "conda": os.path.isdir(os.path.join(prefix, "conda-meta")) or "CONDA_PREFIX" in os.environ,
         "pythonpath": os.environ.get("PYTHONPATH", ""),  # how this interpreter's path was changed (not a drift)
+        "user_site": site.getusersitepackages() if site.ENABLE_USER_SITE else "",  # on sys.path before site-packages
     }
 
 

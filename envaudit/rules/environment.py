@@ -26,27 +26,44 @@ def _pythonpath(facts: Facts) -> str:
     return str(facts.python.get("pythonpath") or "")
 
 
-def _shadowing(facts: Facts) -> list[tuple[dict[str, Any], str]]:
-    """Each duplicated distribution whose first copy (the one imported) lies in a PYTHONPATH entry."""
-    entries = [os.path.normpath(e) for e in _pythonpath(facts).split(os.pathsep) if e]
+def _entries(facts: Facts, where: str) -> list[str]:
+    """The sys.path entries that `where` ("PYTHONPATH", or "user site") puts before the environment's own."""
+    if where == "PYTHONPATH":
+        return [os.path.normpath(e) for e in _pythonpath(facts).split(os.pathsep) if e]
+    user = str(facts.python.get("user_site") or "")
+    return [os.path.normpath(user)] if user else []
+
+
+def _shadowing(facts: Facts, where: str = "PYTHONPATH") -> list[tuple[dict[str, Any], str]]:
+    """Each duplicated distribution whose first copy (the one imported) lies in one of those entries, at a
+    version other than the environment's (a copy of the same version changes nothing imported)."""
+    entries = _entries(facts, where)
     found = []
     for dup in facts.duplicates:
         locations = [str(p) for p in dup.get("locations") or []]
         parent = os.path.normpath(os.path.dirname(locations[0])) if locations else ""
         versions = [str(v) for v in dup.get("versions") or []] if isinstance(dup.get("versions"), list) else []
-        if parent in entries and len(set(versions)) > 1:  # a copy of the same version changes nothing imported
+        if parent in entries and len(set(versions)) > 1:
             found.append((dup, parent))
     return found
 
 
-def pythonpath_shadows(facts: Facts) -> list[str]:
+def _shadows(facts: Facts, where: str) -> list[str]:
     found = []
-    for dup, entry in _shadowing(facts):
-        versions = [str(v) for v in dup.get("versions") or [] if isinstance(dup.get("versions"), list)]
+    for dup, entry in _shadowing(facts, where):
+        versions = [str(v) for v in dup.get("versions") or []]
         others = ", ".join(versions[1:]) or "?"
-        found.append(f"{dup.get('name')} {versions[0] if versions else '?'} in {entry} (PYTHONPATH) is imported "
+        found.append(f"{dup.get('name')} {versions[0] if versions else '?'} in {entry} ({where}) is imported "
                      f"instead of the environment's {others}")  # fmt: skip
     return found
+
+
+def pythonpath_shadows(facts: Facts) -> list[str]:
+    return _shadows(facts, "PYTHONPATH")
+
+
+def user_site_shadows(facts: Facts) -> list[str]:
+    return _shadows(facts, "user site")
 
 
 def pythonpath_fix(facts: Facts, detail: str) -> str:
@@ -57,6 +74,13 @@ def pythonpath_fix(facts: Facts, detail: str) -> str:
     if not kept:
         return f"unset PYTHONPATH  # {why}"
     return f"export PYTHONPATH={shlex.quote(os.pathsep.join(kept))}  # {why}"
+
+
+def user_site_fix(facts: Facts, detail: str) -> str:
+    names = " ".join(shlex.quote(str(d.get("name"))) for d, _ in _shadowing(facts, "user site"))
+    del detail
+    return (f"export PYTHONNOUSERSITE=1  # the user site-packages shadows the environment; or remove its copies: "
+            f"{fixes.python(facts)} -m pip uninstall --yes {names}")  # fmt: skip
 
 
 GPU_PLATFORMS = {"cuda": "cuda", "gpu": "cuda", "rocm": "rocm"}

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from envaudit.rules import checks
-from tests.conftest import facts_from
+from tests.conftest import ROOT, facts_from
 
 STALE = {"name": "jax", "versions": ["0.4.30", "0.10.2"], "locations": ["/old/jax-0.4.30.dist-info",
                                                                         "/venv/site/jax-0.10.2.dist-info"]}  # fmt: skip
@@ -73,3 +78,27 @@ def test_broken_jax_without_a_known_cause_reinstalls_the_same_release_only() -> 
     fix = found({"jax": {"status": "import_error", "message": "ImportError: libjax.so: file too short"},
                  "packages": {"jax": "0.10.2", "jaxlib": "0.10.2"}})["jax-broken"][1]  # fmt: skip
     assert fix.startswith("python -m pip install --force-reinstall --no-deps jax==0.10.2 jaxlib==0.10.2  # ")
+
+
+def test_the_user_site_shadowing_the_environment_is_named_with_a_fix_that_needs_no_root() -> None:
+    user = {"name": "jax", "versions": ["0.4.30", "0.10.2"],
+            "locations": ["/home/u/.local/lib/python3.11/site-packages/jax-0.4.30.dist-info",
+                          "/usr/lib/python3/dist-packages/jax-0.10.2.dist-info"]}  # fmt: skip
+    python = {"user_site": "/home/u/.local/lib/python3.11/site-packages", "executable": "/usr/bin/python3"}
+    result = found({"duplicates": [user], "python": python})
+    detail, fix = result["user-site-shadows"]
+    assert "jax 0.4.30 in /home/u/.local/lib/python3.11/site-packages (user site)" in detail
+    assert fix.startswith("export PYTHONNOUSERSITE=1  # ") and fix.endswith(
+        "/usr/bin/python3 -m pip uninstall --yes jax"
+    )
+    assert "pythonpath-shadows" not in result
+
+
+def test_the_user_site_is_a_fact_of_the_interpreter(tmp_path: Path) -> None:
+    """Where the interpreter's user site lies (PYTHONUSERBASE moves it), as the interpreter itself says."""
+    code = "import json, sys; sys.path.insert(0, sys.argv[1]); from envaudit.collect import _interpreter; " \
+           "print(json.dumps(_interpreter.python_facts()))"  # fmt: skip
+    env = {**os.environ, "PYTHONUSERBASE": str(tmp_path)}
+    out = subprocess.run([sys.base_prefix + "/bin/python3", "-c", code, str(ROOT)], env=env, capture_output=True,
+                         text=True, check=True).stdout  # fmt: skip
+    assert json.loads(out)["user_site"].startswith(str(tmp_path))

@@ -32,16 +32,18 @@ from envaudit.triage import TriageError
 __all__ = ["build_parser", "main", "main_entry"]
 
 
-def _hook(action: str, user: bool) -> int:
+def _hook(action: str, user: bool, python: str | None = None) -> int:
     from envaudit import hook
 
+    if python and action != "status":
+        raise UsageError("--python is for `hook status`: enable or disable the hook with that interpreter itself")
     if action == "enable":
         print(f"envaudit hook enabled: {hook.enable(user)}")
     elif action == "disable":
         removed = hook.disable()
         print("envaudit hook disabled: " + (", ".join(map(str, removed)) if removed else "it was not enabled"))
     else:
-        print("\n".join(hook.status()))
+        print("\n".join(hook.status(outside.resolve(python) if python else None)))
     return Exit.OK
 
 
@@ -137,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"envaudit: error: {exc} (the verdict above stands)", file=sys.stderr)
         return audit.exit_code(report, strict=False)
     if args.verb == "hook":
-        return _hook(args.action, args.user)
+        return _hook(args.action, args.user, args.python)
     if args.verb == "probes":
         return _probes(args.name, args.script)
     if args.verb == "check":

@@ -61,6 +61,7 @@ def build_parser() -> _Parser:
     p = sub.add_parser("hook", help="opt-in warning when jax is imported into a known-bad environment")
     p.add_argument("action", choices=["enable", "disable", "status"])
     p.add_argument("--user", action="store_true", help="enable in the user site-packages instead")
+    p.add_argument("--python", metavar="PATH", help="status: of this interpreter's environment instead")
     return parser
 
 

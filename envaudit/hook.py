@@ -70,21 +70,50 @@ def disable() -> list[Path]:
     return removed
 
 
-def status() -> list[str]:
+def status(python: str | None = None) -> list[str]:
+    """Where the hook is enabled and the verdict cached, for this interpreter or (`--python`) another one: that
+    interpreter says where its site-packages are and computes its own cache key, as its hook would."""
+    sites, key = _where(python) if python else ([site_dir(False), site_dir(True)], None)
     lines = []
-    for user in (False, True):
-        target = site_dir(user) / PTH_NAME
+    for user, where in zip((False, True), sites, strict=True):
+        target = where / PTH_NAME
         state = "enabled" if target.exists() else "not enabled"
         lines.append(f"{'user site' if user else 'site-packages'}: {state} ({target})")
-    from envaudit._hook_boot import fingerprint
+    if key is None:
+        from envaudit._hook_boot import fingerprint
 
-    cached = cachedir.read_json(f"hook-{fingerprint()}.json")
+        key = fingerprint()
+    cached = cachedir.read_json(f"hook-{key}.json")
     if isinstance(cached, list):
         verdict = ", ".join(f"{f.get('severity')} {f.get('id')}" for f in cached) or "no warnings"
         lines.append(f"cached verdict for this environment: {verdict}")
     else:
         lines.append("no cached verdict for this environment yet (the next `import jax` computes it)")
     return lines
+
+
+WHERE = (
+    "import json, site, sys, sysconfig; sys.path.insert(0, sys.argv[1]); from envaudit._hook_boot import fingerprint;"
+    " print(json.dumps([sysconfig.get_paths()['purelib'], site.getusersitepackages(), fingerprint()]))"
+)
+
+
+def _where(python: str) -> tuple[list[Path], str]:
+    """(its site-packages, its user site-packages) and its hook's cache key, from the interpreter itself."""
+    import json
+    import subprocess
+
+    from envaudit.collect.outside import InterpreterError
+
+    here = str(Path(__file__).resolve().parent.parent)
+    try:
+        done = subprocess.run([python, "-c", WHERE, here], capture_output=True, text=True, timeout=60, check=True)
+        purelib, user, key = json.loads(done.stdout)
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        raise InterpreterError(
+            f"--python {python}: cannot ask it where its hook lives ({type(exc).__name__})"
+        ) from None
+    return [Path(purelib), Path(user)], str(key)
 
 
 def evaluate_now(jax_config: Any, failure: BaseException | None = None) -> list[dict[str, str]]:

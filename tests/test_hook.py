@@ -161,3 +161,22 @@ def test_one_cached_verdict_whichever_name_started_the_interpreter(venv: Path, t
     prints = {subprocess.run([str(venv.with_name(name)), "-c", code], capture_output=True, text=True,
                              check=True).stdout for name in ("python", "python3")}  # fmt: skip
     assert len(prints) == 1
+
+
+def test_status_of_another_environment_is_what_it_says_itself(venv: Path, tmp_path: Path) -> None:
+    """`envaudit hook status --python VENV` from this environment: where that one's hook is enabled, and the
+    verdict its own hook cached, exactly as `hook status` run there says."""
+    import_jax(venv, tmp_path)  # that environment's hook computes and caches its verdict
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"ENVAUDIT_CACHE_DIR": str(tmp_path)}
+
+    def status(python: str, *argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([python, "-m", "envaudit", "hook", "status", *argv], env=environ, capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+
+    inside, outside = status(str(venv)), status(sys.executable, "--python", str(venv))
+    assert inside.returncode == outside.returncode == 0, outside.stderr
+    assert outside.stdout == inside.stdout and "site-packages: enabled" in outside.stdout
+    assert "cached verdict for this environment: no warnings" in outside.stdout
+    refused = subprocess.run([sys.executable, "-m", "envaudit", "hook", "enable", "--python", str(venv)],
+                             env=environ, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1

@@ -88,8 +88,12 @@ def link(findings: Sequence[Finding], facts: Facts, probes: Sequence[ProbeResult
         root = roots[found.id]
         worst[root] = min(worst.get(root, found.severity), found.severity, key=SEVERITIES.index)
     linked: list[Finding] = []
+    folded: set[str] = set()  # roots whose consequences are placed (a check fires once per GPU, under one id)
     for top in sorted((f for f in findings if roots[f.id] == f.id), key=lambda f: SEVERITIES.index(worst[f.id])):
         linked.append(replace(top, severity=worst[top.id], caused_by=""))
+        if top.id in folded:
+            continue
+        folded.add(top.id)
         fix = f"fixed with its root cause {top.id}: {top.fix}"  # its own fix would act on a symptom
         linked += [replace(f, caused_by=top.id, fix=fix) for f in findings if f.id != top.id and roots[f.id] == top.id]
     return linked

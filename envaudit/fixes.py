@@ -106,7 +106,8 @@ def pip_install(facts: Facts, pins: Sequence[str], why: str = "", *, installed_o
     """`<interpreter> -m pip install <pins not yet met> <packages they would break>  # why` ("" when every pin
     is already met). `installed_only`: the pins constrain what is installed and add nothing (a rule's set that
     keeps neural-tangents importable pins flax only where flax is there)."""
-    needed = [p for p in pins if not satisfied(facts, p) and (not installed_only or _parse(p)[0] in facts.packages)]
+    needed = [p for p in dict.fromkeys(pins)
+              if not satisfied(facts, p) and (not installed_only or _parse(p)[0] in facts.packages)]  # fmt: skip
     needed += dependents(facts, needed)
     if not needed:
         return ""

@@ -97,3 +97,12 @@ def test_jax_platforms_cuda_without_a_gpu_is_one_failure_fixed_by_unsetting_it(t
     assert "jax-broken" in {f["id"] for f in report["findings"] if f["caused_by"] == "jax-platforms-unavailable"}
     fixed = subprocess.run(["bash", "-c", script.format(fix=roots[0]["fix"])], env=env, timeout=300)
     assert fixed.returncode == 0, json.loads((tmp_path / "r.json").read_text())["findings"]
+
+
+def test_a_check_that_fires_twice_folds_its_consequences_once() -> None:
+    """plugin-jaxlib-mismatch fires for the plugin and for the pjrt package: jax-broken folds under it once."""
+    found = [Finding("plugin-jaxlib-mismatch", "fail", "t", "plugin"), Finding("plugin-jaxlib-mismatch", "fail", "t",
+             "pjrt"), Finding("jax-broken", "fail", "t")]  # fmt: skip
+    linked = causes.link(found, facts_from({"jax": {"status": "import_error"}}))
+    mismatch = "plugin-jaxlib-mismatch"
+    assert [(f.id, f.caused_by) for f in linked] == [(mismatch, ""), ("jax-broken", mismatch), (mismatch, "")]

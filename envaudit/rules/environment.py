@@ -127,8 +127,10 @@ def _target(requirement: str) -> str:
 
 
 def jax_requirements(facts: Facts) -> list[str]:
-    return [f"{r.get('package')} requires {r.get('requires')}, installed: {r.get('installed') or 'nothing'}"
-            for r in _jax_requirements(facts)]  # fmt: skip
+    """One finding for all of them: jax and jaxlib requiring the same ml_dtypes are one cause."""
+    unmet = [f"{r.get('package')} requires {r.get('requires')}, installed: {r.get('installed') or 'nothing'}"
+             for r in _jax_requirements(facts)]  # fmt: skip
+    return ["; ".join(unmet)] if unmet else []
 
 
 def jax_requirements_fix(facts: Facts, detail: str) -> str:

@@ -24,6 +24,7 @@ class Broken:
     root: str
     program: str = JAX_PROGRAM
     env: dict[str, str] = field(default_factory=dict)
+    damage: tuple[str, ...] = ()  # a command run on the copy before the audit ({site}: its site-packages)
 
 
 BROKEN = (
@@ -40,4 +41,10 @@ BROKEN = (
     Broken("stale-jax-on-pythonpath", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),
                                        ("--no-deps", "--target", "{stale}", "jax==0.4.30")),
            "pythonpath-shadows", env={"PYTHONPATH": "{stale}"}),
+    # ml_dtypes moved back alone (--no-deps): jax 0.10.2 raises at import, "requires ml_dtypes version 0.5 or newer"
+    Broken("ml-dtypes-too-old", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS), ("--no-deps", "ml-dtypes==0.4.1")),
+           "jax-requirement-unsatisfied"),
+    # an interrupted download or a full disk: jaxlib's main library cut short (here: SIGBUS while importing jax)
+    Broken("truncated-jaxlib", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),), "jax-broken",
+           damage=("truncate", "-s", "1000000", "{site}/jaxlib/libjax_common.so")),
 )  # fmt: skip

@@ -38,6 +38,9 @@ def audit(prefix: Path, shell_env: dict[str, str], before: str = "") -> tuple[in
 def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tmp_path: Path) -> None:
     prefix = copy(built(env), tmp_path)
     shell_env = _env(env, prefix)
+    if env.damage:
+        site = str(next((prefix / "lib").glob("python3*/site-packages")))
+        subprocess.run([a.replace("{site}", site) for a in env.damage], check=True)
     code, report = audit(prefix, shell_env)
     assert code == 1, report["findings"]
     roots = [f for f in report["findings"] if f["severity"] == "fail" and not f["caused_by"]]

@@ -9,7 +9,8 @@ wheels for nothing; a `pip` on PATH may belong to another environment. So a fix 
   (or above) the version installed, so that pip finds one that fits instead of leaving it broken;
 - jax's own packages are pinned for the platform: jax and jaxlib on a machine without an NVIDIA driver, the CUDA
   plugin of the installed major (or CUDA 12) where there is one.
-The result is one shell command line, then `  # why`, so that pasting it into a shell runs exactly the fix
+The result is one shell command and nothing else (no `# comment`: an interactive zsh, macOS's default, takes
+it for arguments), so that pasting it into a shell runs exactly the fix; the finding's detail says why
 (tests/realenv applies the printed text to copies of real broken environments and audits them again).
 """
 
@@ -92,7 +93,7 @@ def dependents(facts: Facts, pins: Sequence[str]) -> list[str]:
             if target in moving and not _fits(moving[target], spec):
                 installed = facts.packages.get(target, "0")
                 down = all(Version(v) < Version(installed) for v in _candidates(moving[target]) if v != installed)
-                found.append(f"{name}{'<' if down else '>'}{facts.packages[name]}")
+                found.append(f"{name}{'<' if down else '>'}{Version(facts.packages[name]).public}")  # no +local
                 break
     return found
 
@@ -102,17 +103,23 @@ def python(facts: Facts) -> str:
     return shlex.quote(str(facts.python.get("executable") or "python"))
 
 
-def pip_install(facts: Facts, pins: Sequence[str], why: str = "", *, installed_only: bool = False) -> str:
-    """`<interpreter> -m pip install <pins not yet met> <packages they would break>  # why` ("" when every pin
-    is already met). `installed_only`: the pins constrain what is installed and add nothing (a rule's set that
+def pip_install(facts: Facts, pins: Sequence[str], *, installed_only: bool = False) -> str:
+    """`<interpreter> -m pip install <pins not yet met> <packages they would break>` ("" when every pin is
+    already met). `installed_only`: the pins constrain what is installed and add nothing (a rule's set that
     keeps neural-tangents importable pins flax only where flax is there)."""
-    needed = [p for p in dict.fromkeys(pins)
-              if not satisfied(facts, p) and (not installed_only or _parse(p)[0] in facts.packages)]  # fmt: skip
-    needed += dependents(facts, needed)
+    from packaging.requirements import InvalidRequirement
+    from packaging.version import InvalidVersion
+
+    try:
+        needed = [p for p in dict.fromkeys(pins)
+                  if not satisfied(facts, p) and (not installed_only or _parse(p)[0] in facts.packages)]  # fmt: skip
+        needed += dependents(facts, needed)
+    except (InvalidRequirement, InvalidVersion):  # facts that are not versions (a hand-edited report): no command
+        return ""
     if not needed:
         return ""
     command = " ".join([python(facts), "-m", "pip", "install", *map(shlex.quote, needed)])
-    return f"{command}  # {why}" if why else command
+    return command
 
 
 def jax_release(facts: Facts, version: str) -> list[str]:

@@ -94,6 +94,7 @@ def status(python: str | None = None) -> list[str]:
 
 WHERE = (
     "import json, site, sys, sysconfig; sys.path.insert(0, sys.argv[1]); from envaudit._hook_boot import fingerprint;"
+    " sys.path.remove(sys.argv[1]);"  # the key lists sys.path as the hook there sees it, without envaudit's own
     " print(json.dumps([sysconfig.get_paths()['purelib'], site.getusersitepackages(), fingerprint()]))"
 )
 

@@ -63,7 +63,7 @@ def test_human_formats_show_the_root_and_fold_its_consequences() -> None:
     assert "Findings (1 fail, 0 warn, 0 info; 5 consequences folded under them)" in shown
     root_at, folded_at = shown.index("FAIL  pythonpath-shadows"), shown.index("consequences (5), fixed with it:")
     assert root_at < folded_at < shown.index("fail jax-broken") < shown.index("Probes")
-    assert "fix: unset PYTHONPATH" in shown and shown.count("fix:") == 1  # the consequences' fixes are the root's
+    assert "fix: unset PYTHONPATH" in shown and shown.count("        fix: ") == 1  # the root's fix, only
     md = markdown.render(report)
     assert "<details><summary>5 consequences, fixed with it</summary>" in md
     assert md.index("`pythonpath-shadows`") < md.index("5 consequences, fixed") < md.index("`jax-broken`")
@@ -106,3 +106,12 @@ def test_a_check_that_fires_twice_folds_its_consequences_once() -> None:
     linked = causes.link(found, facts_from({"jax": {"status": "import_error"}}))
     mismatch = "plugin-jaxlib-mismatch"
     assert [(f.id, f.caused_by) for f in linked] == [(mismatch, ""), ("jax-broken", mismatch), (mismatch, "")]
+
+
+def test_a_probe_that_crashed_under_a_working_jax_without_metadata_stays_a_crash() -> None:
+    """jax imported from a source checkout has no dist-info: a crash there is a crash, not 'jax is not installed'."""
+    crash = ProbeResult("dense_chain", "crash", {"signal": "SIGSEGV"}, 0.1, "killed by SIGSEGV")
+    facts = facts_from({"jax": {"status": "ok", "platform": "cpu"}, "packages": {}})
+    assert causes.not_applicable([crash], facts)[0].status == "crash"
+    absent = facts_from({"jax": {"status": "absent"}, "packages": {}})
+    assert causes.not_applicable([crash], absent)[0].status == "skip"

@@ -14,8 +14,8 @@ NUMPY2 = {
 
 
 def test_pins_move_the_packages_they_would_break_and_quote_for_a_shell() -> None:
-    command = fixes.pip_install(facts_from(NUMPY2), ["numpy<2"], "why")
-    assert command == "'/home/a b/env/bin/python' -m pip install 'numpy<2' 'ml-dtypes<0.6.0'  # why"
+    command = fixes.pip_install(facts_from(NUMPY2), ["numpy<2"])
+    assert command == "'/home/a b/env/bin/python' -m pip install 'numpy<2' 'ml-dtypes<0.6.0'"  # nothing but the command
 
 
 def test_an_upgrade_moves_a_dependent_up() -> None:
@@ -39,3 +39,13 @@ def test_fits_sees_disjoint_and_overlapping_ranges() -> None:
     assert fixes._fits("<2", "<2.7,>=1.26.4")
     assert fixes._fits("==0.4.30", ">=0.4.27,<=0.4.30")
     assert not fixes._fits("==0.4.25", ">=0.4.27")
+
+
+def test_a_dependent_with_a_local_version_is_pinned_by_its_public_one() -> None:
+    facts = facts_from({"packages": {"numpy": "2.0.2", "torch": "2.4.0+cu121"}, "requires": {"torch": ["numpy>=2"]}})
+    assert fixes.pip_install(facts, ["numpy<2"]) == "python -m pip install 'numpy<2' 'torch<2.4.0'"
+
+
+def test_facts_that_are_not_versions_give_no_command() -> None:
+    facts = facts_from({"packages": {"numpy": "2.0.2", "x": "1.0"}, "requires": {"x": ["!!"]}})  # hand-edited
+    assert fixes.pip_install(facts, ["numpy<2"]) == ""

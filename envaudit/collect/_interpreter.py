@@ -35,6 +35,18 @@ def python_facts() -> dict[str, object]:
     }
 
 
+def markers() -> dict[str, str]:
+    """This interpreter's environment markers (PEP 508), so requirements are judged for it, not for envaudit's."""
+    version = ".".join(platform.python_version_tuple()[:2])
+    info = sys.implementation
+    implementation = f"{info.version.major}.{info.version.minor}.{info.version.micro}"
+    return {"implementation_name": info.name, "implementation_version": implementation, "os_name": os.name,
+            "platform_machine": platform.machine(), "platform_release": platform.release(),
+            "platform_system": platform.system(), "platform_version": platform.version(),
+            "python_full_version": platform.python_version(), "platform_python_implementation":
+            platform.python_implementation(), "python_version": version, "sys_platform": sys.platform}  # fmt: skip
+
+
 def minimum_jaxlib(version_py: str) -> list[str]:
     """Old jax releases declare no jaxlib requirement; their jax/version.py says the minimum (pure)."""
     found = MINIMUM_JAXLIB.search(version_py)
@@ -64,4 +76,6 @@ def distributions() -> list[dict[str, object]]:
 
 
 if __name__ == "__main__":
-    sys.stdout.write(json.dumps({"python": python_facts(), "distributions": distributions()}) + "\n")
+    sys.stdout.write(
+        json.dumps({"python": python_facts(), "markers": markers(), "distributions": distributions()}) + "\n"
+    )

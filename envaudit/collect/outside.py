@@ -46,7 +46,7 @@ def describe(python: str, timeout: float = 60.0) -> dict[str, Any]:
     """What the interpreter says of itself (`_interpreter.py`'s JSON object)."""
     try:
         done = subprocess.run([python, str(SCRIPT)], capture_output=True, text=True, timeout=timeout, check=False,
-                              stdin=subprocess.DEVNULL)  # fmt: skip
+                              stdin=subprocess.DEVNULL, errors="replace")  # fmt: skip
     except subprocess.TimeoutExpired:
         raise InterpreterError(f"--python {python}: no answer within {timeout:g} s") from None
     except OSError as exc:
@@ -68,5 +68,7 @@ def facts(python: str, timeout: float = 60.0) -> tuple[dict[str, Any], tuple[Any
                            requires=tuple(str(r) for r in d.get("requires") or []))
              for d in data["distributions"] if isinstance(d, dict)]  # fmt: skip
     versions, duplicates = packages.select(dists)
-    problems, requires = packages.check(dists)
+    found = data.get("markers")
+    markers = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
+    problems, requires = packages.check(dists, markers)
     return dict(data.get("python") or {}), (versions, problems, duplicates, requires)

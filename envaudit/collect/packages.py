@@ -54,9 +54,12 @@ def unsatisfied(dists: Iterable[Dist]) -> list[dict[str, Any]]:
     return check(dists)[0]
 
 
-def check(dists: Iterable[Dist]) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+def check(
+    dists: Iterable[Dist], markers: dict[str, Any] | None = None
+) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     """What `unsatisfied` says, and each relevant distribution's requirements (markers evaluated here) on the
-    other relevant ones: what a fix that moves one package must keep true (`envaudit/fixes.py`)."""
+    other relevant ones: what a fix that moves one package must keep true (`envaudit/fixes.py`). `markers`: the
+    audited interpreter's (another one's, with --python); this one's by default."""
     first: dict[str, Dist] = {}
     for dist in dists:
         first.setdefault(canonicalize_name(dist.name), dist)
@@ -72,7 +75,7 @@ def check(dists: Iterable[Dist]) -> tuple[list[dict[str, Any]], dict[str, list[s
                 req = Requirement(text)
             except InvalidRequirement:
                 continue
-            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            if req.marker is not None and not req.marker.evaluate({**(markers or {}), "extra": ""}):
                 continue
             target = first.get(canonicalize_name(req.name))
             if is_relevant(canonicalize_name(req.name)) and target is not None:

@@ -40,8 +40,10 @@ class Check:
     def findings(self, facts: Facts) -> list[Finding]:
         found = []
         for detail in self.run(facts):
-            fix = (self.exact_fix(facts, detail) if self.exact_fix else "") or self.fix
-            found.append(Finding(self.id, self.severity, self.title, detail, fix, self.references, "rule"))
+            command = self.exact_fix(facts, detail) if self.exact_fix else ""
+            said = f"{detail} (the fix: {self.fix})" if command else detail  # the command alone, pasteable
+            fix = command or self.fix
+            found.append(Finding(self.id, self.severity, self.title, said, fix, self.references, "rule"))
         return found
 
 
@@ -87,7 +89,7 @@ def plugins(facts: Facts) -> list[str]:
 def plugin_fix(facts: Facts, detail: str) -> str:
     """'jax-cuda12-plugin 0.9.2 beside jaxlib 0.9.0.1' -> <python> -m pip install 'jax-cuda12-plugin==0.9.0.1'."""
     name, jaxlib = detail.split(" ")[0], detail.rsplit(" ", 1)[-1]
-    return fixes.pip_install(facts, [f"{name}=={jaxlib}"], "the plugin of the installed jaxlib's release")
+    return fixes.pip_install(facts, [f"{name}=={jaxlib}"])
 
 
 def duplicates(facts: Facts) -> list[str]:
@@ -135,7 +137,7 @@ CHECKS: tuple[Check, ...] = (
           explains=("duplicate-distribution", "jax-jaxlib-coupling", "plugin-jaxlib-mismatch",
                     "requirement-unsatisfied", "jax-requirement-unsatisfied", "jax:*")),
     Check("user-site-shadows", "fail", "the user site-packages holds another version of an audited package",
-          "set PYTHONNOUSERSITE=1, or uninstall the user site's copy",
+          "set PYTHONNOUSERSITE=1, or uninstall the user site's copy (python -m pip uninstall NAME)",
           ("https://docs.python.org/3/library/site.html#site.ENABLE_USER_SITE",), env.user_site_shadows,
           env.user_site_fix, explains=("duplicate-distribution", "jax-jaxlib-coupling", "plugin-jaxlib-mismatch",
                                        "requirement-unsatisfied", "jax-requirement-unsatisfied", "jax:*")),

@@ -52,7 +52,9 @@ class Rule:
 
     def finding(self, evidence: list[str], facts: Facts) -> Finding:
         detail = self.symptom + (f" [matched: {'; '.join(dict.fromkeys(evidence))}]" if evidence else "")
-        fix = (fixes.pip_install(facts, self.pins, self.fix, installed_only=True) if self.pins else "") or self.fix
+        command = fixes.pip_install(facts, self.pins, installed_only=True) if self.pins else ""
+        detail += f" (the fix: {self.fix})" if command else ""  # the command alone, pasteable into any shell
+        fix = command or self.fix
         return Finding(self.id, self.severity, self.title, detail, fix, self.references, "rule")
 
 

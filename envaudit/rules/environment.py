@@ -70,17 +70,14 @@ def pythonpath_fix(facts: Facts, detail: str) -> str:
     del detail
     shadow = {entry for _, entry in _shadowing(facts)}
     kept = [e for e in _pythonpath(facts).split(os.pathsep) if e and os.path.normpath(e) not in shadow]
-    why = "it puts other versions of the audited packages before this environment's own"
     if not kept:
-        return f"unset PYTHONPATH  # {why}"
-    return f"export PYTHONPATH={shlex.quote(os.pathsep.join(kept))}  # {why}"
+        return "unset PYTHONPATH"
+    return f"export PYTHONPATH={shlex.quote(os.pathsep.join(kept))}"
 
 
 def user_site_fix(facts: Facts, detail: str) -> str:
-    names = " ".join(shlex.quote(str(d.get("name"))) for d, _ in _shadowing(facts, "user site"))
-    del detail
-    return (f"export PYTHONNOUSERSITE=1  # the user site-packages shadows the environment; or remove its copies: "
-            f"{fixes.python(facts)} -m pip uninstall --yes {names}")  # fmt: skip
+    del facts, detail  # the alternative, uninstalling the user site's copies, is the check's own fix text
+    return "export PYTHONNOUSERSITE=1"
 
 
 GPU_PLATFORMS = {"cuda": "cuda", "gpu": "cuda", "rocm": "rocm"}
@@ -95,7 +92,8 @@ def platforms_unavailable(facts: Facts) -> list[str]:
     missing = []
     for platform in named:
         kind = GPU_PLATFORMS[platform]
-        plugin = any((m := PLUGIN.match(n)) and m["kind"] == kind for n in facts.packages)
+        built_in = f"+{kind}" in facts.packages.get("jaxlib", "")  # a jaxlib built with CUDA in it (+cuda12.cudnn89)
+        plugin = built_in or any((m := PLUGIN.match(n)) and m["kind"] == kind for n in facts.packages)
         driver = facts.nvidia.get("status")
         if kind == "cuda" and plugin and driver not in ("absent", "error"):
             return []  # present, or not known to be absent
@@ -107,9 +105,10 @@ def platforms_unavailable(facts: Facts) -> list[str]:
 
 
 def platforms_fix(facts: Facts, detail: str) -> str:
-    if facts.nvidia.get("status") == "ok" and "no jax plugin" in detail and "jax" in facts.packages:
-        return fixes.pip_install(facts, fixes.jax_release(facts, facts.packages["jax"]), "the CUDA plugin jax needs")
-    return "unset JAX_PLATFORMS  # jax then uses the platforms this machine has"
+    asks_cuda = any(p.strip().lower() in ("cuda", "gpu") for p in facts.env.get("JAX_PLATFORMS", "").split(","))
+    if asks_cuda and facts.nvidia.get("status") == "ok" and "no jax plugin" in detail and "jax" in facts.packages:
+        return fixes.pip_install(facts, fixes.jax_release(facts, facts.packages["jax"]))
+    return "unset JAX_PLATFORMS"
 
 
 def _jax_requirements(facts: Facts) -> list[dict[str, object]]:
@@ -136,16 +135,19 @@ def jax_requirements(facts: Facts) -> list[str]:
 def jax_requirements_fix(facts: Facts, detail: str) -> str:
     del detail
     pins = [str(r.get("requires")).split(";")[0].strip() for r in _jax_requirements(facts)]
-    return fixes.pip_install(facts, pins, "what jax and jaxlib declare they need")
+    return fixes.pip_install(facts, pins)
 
 
 def coupling_fix(facts: Facts, detail: str) -> str:
     """jaxlib (and the plugin) to the installed jax's release, for this platform."""
     del detail
-    version = facts.packages.get("jax") or facts.packages.get("jaxlib")
-    if version is None:
+    jaxlib = facts.packages.get("jaxlib", "")
+    if "+" in jaxlib and "jax" in facts.packages:  # a local CUDA build (+cuda12.cudnn89) is not on PyPI: move jax to it
+        return fixes.pip_install(facts, [f"jax=={jaxlib.split('+')[0]}"])
+    version = facts.packages.get("jax") or jaxlib
+    if not version:
         return ""
-    return fixes.pip_install(facts, fixes.jax_release(facts, version), f"jax, jaxlib and plugins of jax {version}")
+    return fixes.pip_install(facts, fixes.jax_release(facts, version))
 
 
 def broken_fix(facts: Facts, detail: str) -> str:
@@ -153,7 +155,7 @@ def broken_fix(facts: Facts, detail: str) -> str:
     del detail
     version = facts.packages.get("jax")
     if version is None:
-        return fixes.pip_install(facts, ["jax"], "jax is not installed in this environment")
+        return fixes.pip_install(facts, ["jax"])
     plugins = [f"{name}=={v}" for name, v in sorted(facts.packages.items()) if PLUGIN.match(name)]
     pins = " ".join(shlex.quote(p) for p in [f"jax=={version}", f"jaxlib=={version}", *plugins])
-    return f"{fixes.python(facts)} -m pip install --force-reinstall --no-deps {pins}  # the same release, reinstalled"
+    return f"{fixes.python(facts)} -m pip install --force-reinstall --no-deps {pins}"

@@ -16,9 +16,12 @@ from envaudit.stack import canonicalize_name, is_relevant
 
 MAX_BYTES, MAX_LINES, MAX_LINE = 4_000_000, 100_000, 1_000
 ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")
-VERSION = r"v?(\d+(?:\.\d+)+(?:[.+-]?[A-Za-z0-9]+)*(?:\+[A-Za-z0-9.]+)?)"
+# Possessive (Python 3.11): each part of a version matched once and never given back, so no line of untrusted text
+# makes a pattern backtrack (a nested quantifier took seconds per 30 characters, doubling with each one).
+VERSION = r"v?+(\d++(?:\.\d++)++(?:[.+-][A-Za-z0-9]++)*+)"
+SPACE = r"[\s`'\":=]*+"  # what may stand between a name and its version, taken at once
 
-ENV_INFO = re.compile(rf"^\s*(jax|jaxlib|numpy|scipy)\s*:\s+{VERSION}\s*$")  # jax.print_environment_info()
+ENV_INFO = re.compile(rf"^\s*+(jax|jaxlib|numpy|scipy)\s*+:\s++{VERSION}\s*+$")  # jax.print_environment_info()
 PYTHON = re.compile(r"^\W*python\W*:\s+(\d+\.\d+\.\d+)"  # print_environment_info, `python`: 3.11.11
                     r"|\bpython\s+(?:version\s*)?(?:\(.*?\))?\s*(?:is\s+)?[:=]?\s*[`'\"]*v?(3\.\d+(?:\.\d+)?)\b"
                     r"|^Python (\d+\.\d+\.\d+) [|(]", re.IGNORECASE)  # the interpreter's banner  # fmt: skip
@@ -36,16 +39,18 @@ SMI = re.compile(r"Driver Version:\s*(\d+(?:\.\d+)+)\s+CUDA Version:\s*(\d+\.\d+
 DRIVER = re.compile(r"(?:nvidia[- ]?driver|driver version)\s*[:=]?\s*(\d{3}\.\d+(?:\.\d+)?)", re.IGNORECASE)
 CUDA = re.compile(r"\bCUDA\s*(?:version)?\s*[:=]?\s*(\d{2}\.\d)\b", re.IGNORECASE)
 GPU_ROW = re.compile(r"^\|\s*\d+\s+((?:NVIDIA|Tesla|Quadro|GeForce)\b[^|]*?)\s+(?:On|Off|WDDM|TCC)\s*\|")
-PIN = re.compile(rf"(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*==\s*{VERSION}")  # pip freeze, prose
-COLUMNS = re.compile(rf"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s+{VERSION}(?:\s+\S+){{0,3}}\s*$")  # pip list, conda list
+PIN = re.compile(rf"(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*+)(?:\[[^\]]*+\])?+\s*+==\s*+{VERSION}")  # pip freeze, prose
+COLUMNS = re.compile(
+    rf"^\s*+([A-Za-z0-9][A-Za-z0-9._-]*+)\s++{VERSION}(?:\s++\S++){{0,3}}+\s*+$"
+)  # pip list, conda list
 SHOW = re.compile(r"^\s*(Name|Version)\s*:\s*(\S+)\s*$")  # pip show
 WHEEL = re.compile(r"\b([A-Za-z0-9_.]+)-(\d[^-\s/]*)-(?:cp(\d)(\d+)|py\d)[^\s]*\.whl")
 INSTALLED = re.compile(r"Successfully installed (.*)$")
-SATISFIED = re.compile(rf"Requirement already satisfied: ([A-Za-z0-9._-]+)[^(]* in .*\({VERSION}\)\s*$")
+SATISFIED = re.compile(rf"Requirement already satisfied: ([A-Za-z0-9._-]++)[^\s(]*+ in [^()]*+(?:\([^()]*+\)[^()]*+)*?"
+                       rf"\({VERSION}\)\s*+$")  # fmt: skip
 DUNDER = re.compile(r"^\W*(?:\d+\s+)?(?:__version__\s*=\s*)?'?(\d+\.\d+\.\d+[^'\s]*)'?\s*$")  # jax.__version__
-NAMED = re.compile(rf"\b(flax|jax|jaxlib|optax|chex|orbax|neural[-_]tangents|tensorflow)\b[`'\"]?\s*(?:version)?"
-                   rf"\s*(?:is)?\s*[:=]?\s*[`'\"]?{VERSION}",
-                   re.IGNORECASE)  # fmt: skip
+NAMED = re.compile(rf"\b(flax|jax|jaxlib|optax|chex|orbax|neural[-_]tangents|tensorflow)\b{SPACE}(?:version{SPACE})?+"
+                   rf"(?:is{SPACE})?+{VERSION}", re.IGNORECASE)  # fmt: skip
 TEMPLATE = re.compile(r"flax,\s*jax,\s*jaxlib versions[^:]*:\s*(.*)$", re.IGNORECASE)
 X64 = re.compile(r"(?:jax_enable_x64\W+|JAX_ENABLE_X64\s*=\s*)(True|False|1|0|true|false)\b")
 SYSTEMS = {"windows": "Windows", "darwin": "Darwin", "linux": "Linux"}

@@ -57,7 +57,8 @@ def markdown(result: Triage) -> str:
     for n, env in enumerate(result.environments, 1):
         out += ["", f"**Environment {n}** ({_span(env)})" if many else f"**Environment** ({_span(env)})", "",
                 "| fact | value | from |", "|---|---|---|"]  # fmt: skip
-        out += [f"| {_cell(s.fact.removeprefix('package '))} | {_cell(s.value)} | line {s.line}: {_in_cell(s.text)} |"
+        out += [f"| {_cell(s.fact.removeprefix('package '))} | {_in_cell(s.value)} | line {s.line}: "
+                f"{_in_cell(s.text)} |"
                 for s in env.seen]  # fmt: skip
         roots = [(f, caused) for f, caused in summary.roots(env.report) if f.id != "jax-not-imported"]
         out += ["", "Known problems:" if roots else "No known problem for these versions."]

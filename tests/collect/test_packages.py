@@ -59,3 +59,24 @@ def test_live_environment_has_jax_without_importing_it() -> None:
     assert "jax" in versions and "jaxlib" in versions and "numpy" in versions
     assert ("jax" in sys.modules) == before
     assert problems == [] and dups == []
+
+
+def test_requirements_are_judged_for_the_audited_interpreter() -> None:
+    """--python audits another Python: jax 0.4.30 needs numpy>=1.26 only on Python >= 3.12 (its metadata)."""
+    from packaging.markers import default_environment
+
+    from envaudit.collect import _interpreter
+    from envaudit.collect.packages import check
+
+    dists = [
+        Dist("jax", "0.4.30", ('numpy>=1.26.0; python_version >= "3.12"',), "/a"),
+        Dist("numpy", "1.24.4", (), "/a"),
+    ]
+    older, newer = (
+        {**default_environment(), "python_version": "3.10"},
+        {**default_environment(), "python_version": "3.12"},
+    )
+    assert check(dists, older)[0] == [] and [p["requires"] for p in check(dists, newer)[0]] == [
+        'numpy>=1.26.0; python_version >= "3.12"'
+    ]
+    assert _interpreter.markers() == default_environment()  # stdlib only, the same answer as packaging's

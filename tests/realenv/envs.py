@@ -14,6 +14,10 @@ FLAX_PROGRAM = (
     "import jax, jax.numpy as jnp, flax.linen as nn; x = jnp.ones((2, 4)); m = nn.Dense(3); "
     "v = m.init(jax.random.PRNGKey(0), x); assert m.apply(v, x).shape == (2, 3); print('ok')"
 )
+NT_PROGRAM = (
+    "import jax.numpy as jnp; from neural_tangents import stax; init, apply, kernel = stax.serial(stax.Dense(2), "
+    "stax.Relu(), stax.Dense(1)); assert kernel(jnp.ones((2, 3)), None, 'ntk').shape == (2, 2); print('ok')"
+)
 ENVAUDIT_DEPS = ["packaging", "psutil"]  # envaudit itself runs from the checkout (a .pth file)
 
 
@@ -41,6 +45,10 @@ BROKEN = (
     Broken("stale-jax-on-pythonpath", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),
                                        ("--no-deps", "--target", "{stale}", "jax==0.4.30")),
            "pythonpath-shadows", env={"PYTHONPATH": "{stale}"}),
+    # the seed's stack today: pip installs neural-tangents 0.6.5 beside jax 0.10.2 (and TensorFlow 2.21), which
+    # NT cannot import; the fix moves jax back and whatever that would break (measured: NT's 3 implementations agree)
+    Broken("nt065-jax0102", (("neural-tangents==0.6.5", "jax==0.10.2", "jaxlib==0.10.2", "flax", *ENVAUDIT_DEPS),),
+           "nt-065-jax-060-import", NT_PROGRAM),
     # ml_dtypes moved back alone (--no-deps): jax 0.10.2 raises at import, "requires ml_dtypes version 0.5 or newer"
     Broken("ml-dtypes-too-old", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS), ("--no-deps", "ml-dtypes==0.4.1")),
            "jax-requirement-unsatisfied"),

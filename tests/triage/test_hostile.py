@@ -26,7 +26,7 @@ def test_a_known_bad_paste_from_stdin_is_exit_1_with_the_rule_and_its_line() -> 
     out = proc.stdout.decode()
     assert proc.returncode == 1 and "numpy2-with-jaxlib-before-0426" in out and "line 3: numpy:  2.0.2" in out
     md = cli("-", "--format", "markdown", stdin=ENV_INFO).stdout.decode()
-    assert "| numpy | 2.0.2 | line 3: `numpy:  2.0.2` |" in md and "Could you also tell us" in md
+    assert "| numpy | `2.0.2` | line 3: `numpy:  2.0.2` |" in md and "Could you also tell us" in md
 
 
 def test_huge_and_long_texts_are_read_bounded_and_say_so() -> None:
@@ -55,3 +55,27 @@ def test_escapes_never_reach_the_terminal_and_markdown_cells_stay_closed() -> No
         assert "\x1b" not in reply.render(result, fmt) and "\x07" not in reply.render(result, fmt)
     md = reply.render(triage(b"jax:    0.4.25\nflax 0.8.5 | x | y version\n"), "markdown")
     assert all(line.count("|") - line.count("\\|") == 4 for line in md.splitlines() if line.startswith("| flax"))
+
+
+ADVERSARIAL = [  # lines that made the first patterns backtrack for hours (a nested quantifier, runs of \s*)
+    "jaxlib 0.4.2" + "a" * 980 + "!",
+    "jax" + " " * 990 + "!",
+    "jax==" + "1." * 490 + "x",
+    "Requirement already satisfied: jax in " + "(a)" * 320 + " x",
+    "python version " + "3." * 490,
+    "Flax, jax, jaxlib versions: " + "0.1." * 240,
+    "tensorflow version is " + "1." * 480 + "!",
+]
+
+
+def test_no_line_makes_a_pattern_backtrack() -> None:
+    """Each adversarial line, 1,000 characters, 200 times: a pattern that backtracks takes hours, these take
+    milliseconds (the bound below only keeps a regression from hanging the suite)."""
+    text = "\n".join(ADVERSARIAL * 200).encode()
+    code = (
+        "import sys; from envaudit.triage import extract; "
+        "print(len(extract.seen(extract.lines(sys.stdin.buffer.read())[0])))"
+    )
+    proc = subprocess.run([PYTHON, "-c", code], input=text, capture_output=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr

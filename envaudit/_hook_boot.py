@@ -28,43 +28,6 @@ IMPORTLIB_EXTERNAL = "<frozen importlib._bootstrap_external>"
 _searching: set[int] = set()  # threads inside _Finder.find_spec: a finder that delegates back finds nothing here
 
 
-def driver_version() -> str:
-    try:
-        with open("/proc/driver/nvidia/version", encoding="utf-8", errors="replace") as handle:
-            return handle.readline().strip()
-    except OSError:
-        return ""
-
-
-def fingerprint() -> str:
-    import hashlib
-
-    from envaudit import __version__, stack
-
-    # the environment, not the name it was started by (bin/python and bin/python3 share one verdict)
-    where = [sys.prefix, os.path.realpath(sys.executable)]
-    parts = [__version__, *where, driver_version(), repr(sorted(stack.select_env(os.environ).items()))]
-    for entry in dict.fromkeys(sys.path):
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in sorted(names):  # every distribution (pip-check answers depend on any), stat only ours
-            if name.endswith(".dist-info"):
-                relevant = stack.is_relevant(name.partition("-")[0])
-                parts.append(f"{entry}/{name}:{_mtime(os.path.join(entry, name)) if relevant else 0}")
-    rules = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "data")
-    parts += [f"{n}:{_mtime(os.path.join(rules, n))}" for n in sorted(os.listdir(rules))]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
-
-
-def _mtime(path: str) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0
-
-
 def valid(cached: object) -> TypeGuard[list[dict[str, str]]]:
     """A cached verdict as `evaluate_now` writes it: a list of findings with their text fields (else recomputed)."""
     return isinstance(cached, list) and all(
@@ -126,6 +89,7 @@ def on_import(module: ModuleType) -> None:
 
     try:
         from envaudit import cachedir
+        from envaudit.cachedir import fingerprint
 
         name = f"hook-{fingerprint()}.json"
         cached = cachedir.read_json(name)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,41 @@ def write_text(name: str, text: str) -> bool:
         return True
     except OSError:
         return False
+
+
+def driver_version() -> str:
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8", errors="replace") as handle:
+            return handle.readline().strip()
+    except OSError:
+        return ""
+
+
+def fingerprint() -> str:
+    """The import hook's cache key: everything its verdict depends on (read by `_hook_boot` and `hook status`)."""
+    import hashlib
+
+    from envaudit import __version__, stack
+
+    # the environment, not the name it was started by (bin/python and bin/python3 share one verdict)
+    where = [sys.prefix, os.path.realpath(sys.executable)]
+    parts = [__version__, *where, driver_version(), repr(sorted(stack.select_env(os.environ).items()))]
+    for entry in dict.fromkeys(sys.path):
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in sorted(names):  # every distribution (pip-check answers depend on any), stat only ours
+            if name.endswith(".dist-info"):
+                relevant = stack.is_relevant(name.partition("-")[0])
+                parts.append(f"{entry}/{name}:{_mtime(os.path.join(entry, name)) if relevant else 0}")
+    rules = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "data")  # envaudit/rules/data
+    parts += [f"{n}:{_mtime(os.path.join(rules, n))}" for n in sorted(os.listdir(rules))]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0

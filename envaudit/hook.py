@@ -80,9 +80,7 @@ def status(python: str | None = None) -> list[str]:
         state = "enabled" if target.exists() else "not enabled"
         lines.append(f"{'user site' if user else 'site-packages'}: {state} ({target})")
     if key is None:
-        from envaudit._hook_boot import fingerprint
-
-        key = fingerprint()
+        key = cachedir.fingerprint()
     cached = cachedir.read_json(f"hook-{key}.json")
     if isinstance(cached, list):
         verdict = ", ".join(f"{f.get('severity')} {f.get('id')}" for f in cached) or "no warnings"
@@ -93,7 +91,7 @@ def status(python: str | None = None) -> list[str]:
 
 
 WHERE = (
-    "import json, site, sys, sysconfig; sys.path.insert(0, sys.argv[1]); from envaudit._hook_boot import fingerprint;"
+    "import json, site, sys, sysconfig; sys.path.insert(0, sys.argv[1]); from envaudit.cachedir import fingerprint;"
     " sys.path.remove(sys.argv[1]);"  # the key lists sys.path as the hook there sees it, without envaudit's own
     " print(json.dumps([sysconfig.get_paths()['purelib'], site.getusersitepackages(), fingerprint()]))"
 )

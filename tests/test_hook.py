@@ -157,7 +157,7 @@ def test_import_failure_is_explained_and_the_exception_is_the_users(venv: Path, 
 
 def test_one_cached_verdict_whichever_name_started_the_interpreter(venv: Path, tmp_path: Path) -> None:
     """bin/python and bin/python3 are one environment: `envaudit hook status` run by either sees one cache."""
-    code = "from envaudit._hook_boot import fingerprint; print(fingerprint())"
+    code = "from envaudit.cachedir import fingerprint; print(fingerprint())"
     prints = {subprocess.run([str(venv.with_name(name)), "-c", code], capture_output=True, text=True,
                              check=True).stdout for name in ("python", "python3")}  # fmt: skip
     assert len(prints) == 1

@@ -30,7 +30,10 @@ def python_facts() -> dict[str, object]:
         "prefix": prefix,
         "virtualenv": prefix != sys.base_prefix,
         "conda": os.path.isdir(os.path.join(prefix, "conda-meta")) or "CONDA_PREFIX" in os.environ,
-        "pythonpath": os.environ.get("PYTHONPATH", ""),  # how this interpreter's path was changed (not a drift)
+        # how this interpreter's path was changed (not a drift), its entries absolute as sys.path holds them
+        "pythonpath": os.pathsep.join(
+            os.path.abspath(e) for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e
+        ),
         "user_site": site.getusersitepackages() if site.ENABLE_USER_SITE else "",  # on sys.path before site-packages
     }
 

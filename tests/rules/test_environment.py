@@ -119,3 +119,13 @@ def test_rocm_asked_on_an_nvidia_machine_is_not_answered_with_cuda_wheels() -> N
     fix = found({"packages": {"jax": "0.10.2", "jaxlib": "0.10.2"}, "env": {"JAX_PLATFORMS": "rocm"},
                  "nvidia": nvidia})["jax-platforms-unavailable"][1]  # fmt: skip
     assert fix == "unset JAX_PLATFORMS"
+
+
+def test_a_relative_pythonpath_entry_is_the_absolute_one_python_uses(tmp_path: Path) -> None:
+    """PYTHONPATH=. puts the current directory on sys.path as an absolute path: the fact says that path."""
+    code = "import json, sys; sys.path.insert(0, sys.argv[1]); from envaudit.collect import _interpreter; " \
+           "print(json.dumps(_interpreter.python_facts()))"  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": "old:."}
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT)], env=env, capture_output=True, text=True,
+                         check=True, cwd=tmp_path).stdout  # fmt: skip
+    assert json.loads(out)["pythonpath"] == os.pathsep.join([str(tmp_path / "old"), str(tmp_path)])

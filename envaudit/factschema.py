@@ -65,4 +65,8 @@ def facts_problem(facts: dict[str, Any]) -> str | None:
         for i, item in enumerate(facts.get(name) or []):
             if found := problem(item, shape, f"facts.{name}[{i}]"):
                 return found
+    requires = facts.get("requires", {})  # each audited package's requirement strings on the others
+    if not isinstance(requires, dict) or not all(isinstance(v, list) and all(isinstance(r, str) for r in v)
+                                                 for v in requires.values()):  # fmt: skip
+        return "facts.requires must map names to lists of requirement strings"
     return None

@@ -70,15 +70,8 @@ class Facts:
             env={str(k): str(v) for k, v in env.items()},
             requirements=_expect(obj.get("requirements", []), list, "facts.requirements"),
             duplicates=_expect(obj.get("duplicates", []), list, "facts.duplicates"),
-            requires=_requires(obj.get("requires", {})),
+            requires={str(k): list(v) for k, v in obj.get("requires", {}).items()},  # shape checked above
         )
-
-
-def _requires(value: object) -> dict[str, list[str]]:
-    found = _expect(value, dict, "facts.requires")
-    if not all(isinstance(v, list) and all(isinstance(r, str) for r in v) for v in found.values()):
-        raise ReportError("facts.requires must map names to lists of requirement strings")
-    return {str(k): list(v) for k, v in found.items()}
 
 
 @dataclass(frozen=True)

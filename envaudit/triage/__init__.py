@@ -113,13 +113,13 @@ def missing(facts: Facts) -> list[str]:
 
 def possible(facts: Facts) -> list[tuple[str, str]]:
     """Rules whose package condition holds on the text's versions but whose other conditions it does not decide."""
-    from envaudit.rules import engine
+    from envaudit.rules import conditions, engine
 
     off_gpu = facts.jax.get("platform") not in (None, "cuda")  # then a rule on CUDA facts cannot apply
     return [(rule.id, rule.title) for rule in engine.load_rules()
             if rule.evaluate(facts)[0] is None and "packages" in rule.when
             and not (off_gpu and set(rule.when) & GPU_CONDITIONS)
-            and engine.holds({"packages": rule.when["packages"]}, facts, []) is True]  # fmt: skip
+            and conditions.holds({"packages": rule.when["packages"]}, facts, []) is True]  # fmt: skip
 
 
 def triage(raw: bytes) -> Triage:

@@ -20,7 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from envaudit import probefiles
 from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult, Severity
+from envaudit.probefiles import base, slug
 
 JAX_BROKEN = "jax-broken"
 STATUS_KINDS = ("error", "crash", "timeout")  # probe statuses whose finding is probe-<slug>-<status>
@@ -29,12 +31,10 @@ STATUS_KINDS = ("error", "crash", "timeout")  # probe statuses whose finding is 
 def not_applicable(results: Sequence[ProbeResult], facts: Facts) -> list[ProbeResult]:
     """A probe that could not run because a distribution it needs is not installed (jax, or its `REQUIRES`) is
     skipped, not broken: a machine without flax has no flax problem, even when jax fails too."""
-    from envaudit import probefiles
-
     known = probefiles.available()
     found = []
     for result in results:
-        path = known.get(result.name.split("[")[0])
+        path = known.get(base(result.name))
         missing = [d for d in probefiles.requires(path) if d not in facts.packages] if path else []
         # jax imported from a checkout has no metadata: its own word that it works outranks the missing metadata
         jax_ran = facts.jax.get("status") == "ok" and result.metrics.get("error_kind") != "import"
@@ -44,13 +44,9 @@ def not_applicable(results: Sequence[ProbeResult], facts: Facts) -> list[ProbeRe
     return found
 
 
-def _slug(name: str) -> str:
-    return name.replace("[", "-").replace("]", "").replace("_", "-")
-
-
 def _subjects(facts: Facts, probes: Sequence[ProbeResult]) -> dict[str, tuple[str, str]]:
     """The (subject, kind) of each finding that stands for a problem rather than a condition."""
-    found = {f"probe-{_slug(p.name)}-{p.status}": (p.name.split("[")[0], p.status) for p in probes
+    found = {f"probe-{slug(p.name)}-{p.status}": (base(p.name), p.status) for p in probes
              if p.status in STATUS_KINDS}  # fmt: skip
     found[JAX_BROKEN] = ("jax", str(facts.jax.get("status", "")))
     return found

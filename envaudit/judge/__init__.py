@@ -22,6 +22,7 @@ from envaudit import devices
 from envaudit.formats.summary import metrics_line
 from envaudit.judge import assess, peers, table
 from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult
+from envaudit.probefiles import base, slug
 from envaudit.rules.node import starved
 
 GENERIC_FIX = "envaudit probes {name} --script > repro.py; run it, and attach it and this report to an upstream issue"
@@ -53,10 +54,6 @@ class Judgement:
     findings: tuple[Finding, ...]
 
 
-def base(name: str) -> str:
-    return name.split("[")[0]
-
-
 def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
     judged, findings = [], []
     grouped: dict[str, list[assess.Problem]] = {}  # a rule's id (or DEFAULT_PRECISION) -> what it explains
@@ -69,7 +66,7 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
         if result.status not in ("pass", "fail"):
             judged.append(replace(result, judgement=""))
             if "declared_cost_s" in result.metrics:  # left out by health's bound: said, not a fault
-                findings.append(Finding(f"probe-{_slug(result.name)}-not-run", "warn", NOT_RUN.format(name=result.name),
+                findings.append(Finding(f"probe-{slug(result.name)}-not-run", "warn", NOT_RUN.format(name=result.name),
                                         result.message, NOT_RUN_FIX, GENERIC_REFS, "probe"))  # fmt: skip
             continue
         judged_devices, device_problems, of_probe = peers.judge(result, facts)
@@ -102,7 +99,7 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
             elif problem.kind == "default_error":  # no rule: one cause all the same, the platform's default
                 grouped.setdefault(DEFAULT_PRECISION, []).append(problem)
             else:
-                grouped.setdefault(f"probe-{_slug(result.name)}-{_slug(problem.kind)}", []).append(problem)
+                grouped.setdefault(f"probe-{slug(result.name)}-{slug(problem.kind)}", []).append(problem)
     findings += [_explained(key, problems) for key, problems in grouped.items()]
     findings += [_device_finding(device, found, facts) for device, found in sorted(by_device.items())]
     return Judgement(tuple(judged), tuple(findings))
@@ -162,11 +159,6 @@ def merge(rule_findings: Sequence[Finding], probe_findings: Sequence[Finding]) -
     return sorted([*merged.values(), *extra], key=lambda f: SEVERITIES.index(f.severity))
 
 
-def _slug(name: str) -> str:
-    """dense_chain -> dense-chain; dense_chain[float64] -> dense-chain-float64 (one id per result)."""
-    return name.replace("[", "-").replace("]", "").replace("_", "-")
-
-
 def _words(problems: list[assess.Problem], passed: bool = True) -> str:
     wrong = [p.text for p in problems if p.severity == "fail"]
     if wrong:
@@ -191,7 +183,7 @@ def _wrong_answer(result: ProbeResult, wrong: list[assess.Problem]) -> Finding:
     if all(p.kind == "raised" for p in wrong):  # an import or a call that raised computed nothing at all
         title = f"probe {result.name} raised instead of computing (an import or a call failed)"
     fix = GENERIC_FIX.format(name=base(result.name))
-    return Finding(f"probe-{_slug(result.name)}", "fail", title, detail, fix, GENERIC_REFS, "probe")
+    return Finding(f"probe-{slug(result.name)}", "fail", title, detail, fix, GENERIC_REFS, "probe")
 
 
 def _measured(problems: list[assess.Problem]) -> str:
@@ -225,7 +217,7 @@ def slow(result: ProbeResult, facts: Facts) -> bool:
 def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
     if slow(result, facts):  # a loaded machine computes slowly; that says nothing about its numbers
         evidence = "; ".join(filter(None, [result.message, metrics_line(result.metrics)]))
-        return Finding(f"probe-{_slug(result.name)}-timeout", "warn", SLOW_TITLE.format(name=result.name), evidence,
+        return Finding(f"probe-{slug(result.name)}-timeout", "warn", SLOW_TITLE.format(name=result.name), evidence,
                        SLOW_FIX, GENERIC_REFS, "probe")  # fmt: skip
     certain = [rule for rule, holds in assess.causes(base(result.name), result.status, facts) if holds]
     fix, refs = (certain[0].fix, certain[0].references) if certain else (GENERIC_FIX.format(name=base(result.name)),
@@ -237,4 +229,4 @@ def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
         more = math.ceil(2 * max(result.duration_s, 1.0))
         fix = f"rerun it with more time (--timeout {more}; health: --total-timeout too); if it hangs again: {fix}"
     title = STATUS_TITLES[result.status].format(name=result.name)
-    return Finding(f"probe-{_slug(result.name)}-{result.status}", "fail", title, evidence, fix, refs, "probe")
+    return Finding(f"probe-{slug(result.name)}-{result.status}", "fail", title, evidence, fix, refs, "probe")

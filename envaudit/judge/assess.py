@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from envaudit import probefiles
 from envaudit.judge import classes, table
 from envaudit.model import SEVERITIES, Facts, ProbeResult, Severity
 from envaudit.rules import engine
@@ -48,7 +49,7 @@ def causes(probe: str, kind: str, facts: Facts, metric: str = "") -> list[tuple[
 
 def cause(name: str, kind: str, facts: Facts, dtype: str, metric: str = "") -> tuple[engine.Rule | None, bool]:
     """The first rule naming this problem of probe result `name` (its run at `dtype`), and whether it holds."""
-    return next(iter(causes(name.split("[")[0], kind, as_run(facts, dtype), metric)), (None, False))
+    return next(iter(causes(probefiles.base(name), kind, as_run(facts, dtype), metric)), (None, False))
 
 
 def _names(entry: str, probe: str, kind: str, metric: str) -> bool:

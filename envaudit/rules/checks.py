@@ -7,7 +7,6 @@ Each check is registered with the same metadata as a data rule (id, severity, ti
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -16,7 +15,7 @@ from envaudit.model import Facts, Finding, Severity
 from envaudit.rules import environment as env
 from envaudit.rules.derive import version_or_none
 from envaudit.rules.node import ecc, gpu_busy, nvml_hung, per_gpu, remap_failed, reset_pending, slowdown, starved
-from envaudit.stack import PLUGIN, canonicalize_name
+from envaudit.stack import PLUGIN
 
 JEP_9419 = "https://docs.jax.dev/en/latest/jep/9419-jax-versioning.html"
 INSTALL = "https://docs.jax.dev/en/latest/installation.html"
@@ -52,27 +51,19 @@ def _release(text: str) -> tuple[int, ...] | None:
     return None if version is None else version.release
 
 
-def _coupled(name: str) -> bool:
-    """jax, jaxlib and the GPU plugins/PJRT packages: released together, each pinning the others."""
-    return name in ("jax", "jaxlib") or bool(PLUGIN.match(name))
-
-
-def _describe(req: dict[str, object]) -> str:
-    return f"{req.get('package')} requires {req.get('requires')}, installed: {req.get('installed') or 'nothing'}"
-
-
 def _is_coupling(req: dict[str, object]) -> bool:
-    required = re.match(r"[A-Za-z0-9._-]+", str(req.get("requires", "")))
-    return required is not None and _coupled(str(req.get("package"))) and _coupled(canonicalize_name(required[0]))
+    return env.coupled(str(req.get("package"))) and env.coupled(env.target(str(req.get("requires", ""))))
 
 
 def coupling(facts: Facts) -> list[str]:
-    return [_describe(r) for r in facts.requirements if _is_coupling(r)]
+    return [env.describe(r) for r in facts.requirements if _is_coupling(r)]
 
 
 def unsatisfied(facts: Facts) -> list[str]:
     """Every unmet requirement but jax's own (those are `jax-requirement-unsatisfied`, a failure)."""
-    return [_describe(r) for r in facts.requirements if not _is_coupling(r) and not _coupled(str(r.get("package")))]
+    return [
+        env.describe(r) for r in facts.requirements if not _is_coupling(r) and not env.coupled(str(r.get("package")))
+    ]
 
 
 def plugins(facts: Facts) -> list[str]:

@@ -113,22 +113,28 @@ def platforms_fix(facts: Facts, detail: str) -> str:
 
 def _jax_requirements(facts: Facts) -> list[dict[str, object]]:
     return [r for r in facts.requirements
-            if _coupled(str(r.get("package"))) and not _coupled(_target(str(r.get("requires"))))]  # fmt: skip
+            if coupled(str(r.get("package"))) and not coupled(target(str(r.get("requires"))))]  # fmt: skip
 
 
-def _coupled(name: str) -> bool:
+def coupled(name: str) -> bool:
+    """jax, jaxlib and the GPU plugins/PJRT packages: released together, each pinning the others."""
     return name in COUPLED or bool(PLUGIN.match(name))
 
 
-def _target(requirement: str) -> str:
+def target(requirement: str) -> str:
+    """The distribution a requirement names ('jaxlib<=0.4.30,>=0.4.27' -> 'jaxlib')."""
     name = re.match(r"[A-Za-z0-9._-]+", requirement)
     return canonicalize_name(name[0]) if name else ""
 
 
+def describe(req: dict[str, object]) -> str:
+    """One unmet requirement, as `pip check` says it."""
+    return f"{req.get('package')} requires {req.get('requires')}, installed: {req.get('installed') or 'nothing'}"
+
+
 def jax_requirements(facts: Facts) -> list[str]:
     """One finding for all of them: jax and jaxlib requiring the same ml_dtypes are one cause."""
-    unmet = [f"{r.get('package')} requires {r.get('requires')}, installed: {r.get('installed') or 'nothing'}"
-             for r in _jax_requirements(facts)]  # fmt: skip
+    unmet = [describe(r) for r in _jax_requirements(facts)]
     return ["; ".join(unmet)] if unmet else []
 
 

@@ -18,7 +18,8 @@ from envaudit.child import runner
 from envaudit.child.state import Options
 from envaudit.collect import collect
 from envaudit.exitcodes import Exit
-from envaudit.model import Facts, Finding, ProbeResult, Report
+from envaudit.facts import Facts
+from envaudit.model import Finding, ProbeResult, Report
 
 
 def now_iso() -> str:

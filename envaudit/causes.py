@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from envaudit import probefiles
-from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult, Severity
+from envaudit.facts import Facts
+from envaudit.model import SEVERITIES, Finding, ProbeResult, Severity
 from envaudit.probefiles import base, slug
 
 JAX_BROKEN = "jax-broken"

@@ -23,7 +23,8 @@ from envaudit.child.state import Options
 from envaudit.cli_parser import VERBS, UsageError, build_parser
 from envaudit.collect import outside
 from envaudit.exitcodes import Exit
-from envaudit.model import Report, ReportError
+from envaudit.facts import ReportError
+from envaudit.model import Report
 from envaudit.triage import TriageError
 
 # The rules, the formats and health are imported where used: a full audit starts its probe child first, and loads

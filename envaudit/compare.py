@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from envaudit import files
+from envaudit.facts import ReportError
 from envaudit.formats.summary import clean
 from envaudit.judge import table
-from envaudit.model import ProbeResult, Report, ReportError
+from envaudit.model import ProbeResult, Report
 
 
 @dataclass(frozen=True)

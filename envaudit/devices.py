@@ -17,16 +17,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from envaudit.model import Facts
+from envaudit.facts import GPU, Facts
 
 
-def _bus_order(gpus: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+def _bus_order(gpus: list[GPU]) -> list[GPU] | None:
     if not all(isinstance(g.get("pci_bus_id"), str) for g in gpus):
         return None
     return sorted(gpus, key=lambda g: str(g["pci_bus_id"]))
 
 
-def visible(facts: Facts) -> list[dict[str, Any]] | None:
+def visible(facts: Facts) -> list[GPU] | None:
     """The NVML GPUs the audited process sees, in CUDA ordinal order; None when that cannot be told."""
     gpus = [g for g in facts.nvidia.get("gpus") or [] if isinstance(g, dict)]
     child_env: dict[str, Any] = facts.jax["child_env"] if isinstance(facts.jax.get("child_env"), dict) else {}
@@ -51,7 +51,7 @@ def visible(facts: Facts) -> list[dict[str, Any]] | None:
     return found
 
 
-def board(jax_id: int, facts: Facts) -> dict[str, Any] | None:
+def board(jax_id: int, facts: Facts) -> GPU | None:
     """The NVML GPU behind jax device `jax_id`, or None (no NVIDIA GPU, or the mapping cannot be told)."""
     jax_gpus = [d for d in facts.jax.get("devices") or [] if isinstance(d, dict) and d.get("platform") == "gpu"]
     devices = [d for d in jax_gpus if d.get("id") == jax_id]
@@ -71,8 +71,8 @@ def describe(jax_id: int, kind: str, facts: Facts) -> str:
         known = kind if kind.lower() == "cpu" else f"{kind}; its board cannot be told from these facts"
         return f"jax device {jax_id} ({known})"
     parts = [str(gpu.get("name") or kind)]
-    parts += [f"{label} {gpu[key]}" for key, label in (("pci_bus_id", "PCI"), ("uuid", "UUID"), ("serial", "serial"))
-              if gpu.get(key)]  # fmt: skip
+    parts += [f"{label} {value}" for label, value in (("PCI", gpu.get("pci_bus_id")), ("UUID", gpu.get("uuid")),
+                                                       ("serial", gpu.get("serial"))) if value]  # fmt: skip
     return f"jax device {jax_id} = GPU {gpu.get('index')} ({', '.join(parts)})"
 
 

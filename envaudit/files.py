@@ -12,7 +12,8 @@ import stat
 from pathlib import Path
 from typing import Any, TextIO
 
-from envaudit.model import Report, ReportError
+from envaudit.facts import ReportError
+from envaudit.model import Report
 
 MAX_REPORT_BYTES = 64 * 1024 * 1024  # a report is a few hundred KiB; anything far bigger is not one
 

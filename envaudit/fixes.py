@@ -19,7 +19,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from envaudit.model import Facts
+from envaudit.facts import Facts
 from envaudit.stack import PLUGIN, canonicalize_name
 
 

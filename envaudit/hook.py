@@ -119,21 +119,17 @@ def evaluate_now(jax_config: Any, failure: BaseException | None = None) -> list[
     """The cold path: static facts (no jax child, no probe), jax's x64 flag and matmul precision as imported (or
     the exception its import raised), and every fail/warn root cause as a small dict for the cache."""
     from envaudit import causes, rules
-    from envaudit.collect import nvml, packages, system
-    from envaudit.model import Facts
+    from envaudit.collect import snapshot
+    from envaudit.facts import JaxFacts
 
-    versions, unsatisfied, duplicates, requires = packages.get_packages()
-    jax_facts: dict[str, Any] = {"status": "hook"}
+    jax_facts = JaxFacts(status="unknown")  # no child ran: what the rules know of jax is what its config says
     if failure is not None:  # what the audit's jax child would report: jax-broken, and the rules that explain it
         jax_facts = {"status": "import_error", "stage": "import", "message": f"{type(failure).__name__}: {failure}"}
     elif jax_config is not None:
         jax_facts["x64"] = bool(getattr(jax_config, "jax_enable_x64", False))
         precision = getattr(jax_config, "jax_default_matmul_precision", None)
         jax_facts["default_matmul_precision"] = None if precision is None else str(precision)
-    facts = Facts(
-        packages=versions, python=system.get_python(), platform={}, nvidia=nvml.get_nvidia_within(5.0), jax=jax_facts,
-        env=system.get_env(), requirements=unsatisfied, duplicates=duplicates, requires=requires,
-    )  # fmt: skip
+    facts = snapshot(jax_facts, nvml_s=5.0, origin="hook")
     return [
         {
             "id": f.id,

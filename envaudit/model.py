@@ -13,65 +13,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast
 
-from envaudit.factschema import facts_problem
+from envaudit.facts import Facts, ReportError
 
 SCHEMA = "envaudit/report/v1"
 SEVERITIES = ("fail", "warn", "info")
 PROBE_STATUSES = ("pass", "fail", "skip", "error", "timeout", "crash")
 VERDICTS = ("ok", "warn", "fail", "error")
-FACT_KEYS = ("packages", "python", "platform", "nvidia", "jax", "env")
 INTEGERS = range(-(2**63), 2**64)  # what a 64-bit counter holds, signed or not (NVML's are unsigned)
 
 Severity = Literal["fail", "warn", "info"]
 JSONDict = dict[str, Any]
-
-
-class ReportError(ValueError):
-    """A report (or facts document) that is not of schema envaudit/report/v1; the message is one line."""
-
-
-@dataclass(frozen=True)
-class Facts:
-    """A JSON-serialisable snapshot of the audited environment. Each sub-fact is a plain dict."""
-
-    packages: dict[str, str] = field(default_factory=dict)
-    python: JSONDict = field(default_factory=dict)
-    platform: JSONDict = field(default_factory=dict)
-    nvidia: JSONDict = field(default_factory=lambda: {"status": "unknown"})
-    jax: JSONDict = field(default_factory=lambda: {"status": "unknown"})
-    env: dict[str, str] = field(default_factory=dict)
-    requirements: list[JSONDict] = field(default_factory=list)  # declared requirements not satisfied
-    duplicates: list[JSONDict] = field(default_factory=list)  # one name installed twice on sys.path
-    requires: dict[str, list[str]] = field(default_factory=dict)  # each audited package's requirements on the others
-
-    def to_dict(self) -> JSONDict:
-        return {k: v.copy() for k, v in vars(self).items()}  # the fields, in their order; each a dict or a list
-
-    @classmethod
-    def from_dict(cls, data: object) -> Facts:
-        obj = _expect(data, dict, "facts")
-        missing = [k for k in FACT_KEYS if k not in obj]
-        if missing:
-            raise ReportError(f"facts lack the key(s) {', '.join(missing)}")
-        packages = _expect(obj["packages"], dict, "facts.packages")
-        if not all(isinstance(k, str) and isinstance(v, str) for k, v in packages.items()):
-            raise ReportError("facts.packages must map names to version strings")
-        env = _expect(obj["env"], dict, "facts.env")
-        for key in ("requirements", "duplicates"):
-            _expect(obj.get(key, []), list, f"facts.{key}")
-        if found := facts_problem(obj):
-            raise ReportError(found)
-        return cls(
-            packages=cast(dict[str, str], packages),
-            python=_expect(obj["python"], dict, "facts.python"),
-            platform=_expect(obj["platform"], dict, "facts.platform"),
-            nvidia=_expect(obj["nvidia"], dict, "facts.nvidia"),
-            jax=_expect(obj["jax"], dict, "facts.jax"),
-            env={str(k): str(v) for k, v in env.items()},
-            requirements=_expect(obj.get("requirements", []), list, "facts.requirements"),
-            duplicates=_expect(obj.get("duplicates", []), list, "facts.duplicates"),
-            requires={str(k): list(v) for k, v in obj.get("requires", {}).items()},  # shape checked above
-        )
 
 
 @dataclass(frozen=True)

@@ -1,20 +1,23 @@
 """`envaudit plan`: evaluate pinned requirements before anything is installed, without network.
 
-The plan is turned into an ordinary facts snapshot (`status: planned`), so the same rules evaluate a plan and a
+The plan is turned into an ordinary facts snapshot (`origin: plan`), so the same rules evaluate a plan and a
 live machine. What pins imply is derived, not guessed: `jax[cuda12]==V` means jaxlib V on CUDA 12; a jaxlib local
-label (`+cuda102`) says its CUDA. Anything that cannot be evaluated exactly is a PlanError: exit 2, one line.
+label (`+cuda102`) says its CUDA. What the plan does not say is jax's default, as a fresh process has it: x64 off,
+the default matmul precision, no environment variable set but those given with `--env` (which set x64 and the
+precision as jax reads them). Anything that cannot be evaluated exactly is a PlanError: exit 2, one line.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
-from typing import Any
+from typing import Any, cast
 
 from packaging.version import InvalidVersion, Version
 
-from envaudit.model import Facts
-from envaudit.stack import canonicalize_name
+from envaudit.facts import GPU, Facts, JaxFacts, NvidiaFacts, PythonFacts
+from envaudit.rules.derive import env_flag
+from envaudit.stack import canonicalize_name, redact
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 
@@ -32,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", help="number of GPUs")
     p.add_argument("--platform", choices=PLATFORMS, help="platform jax will run on")
     p.add_argument("--x64", action="store_true", help="jax_enable_x64 will be on")
+    p.add_argument("--python", metavar="X.Y", help="the Python version it will run on, e.g. 3.12")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                   help="an environment variable it will run with (repeatable); none is set otherwise")  # fmt: skip
 
 
 def _version(flag: str, text: str | None) -> str | None:
@@ -68,7 +74,10 @@ def pin(text: str) -> tuple[str, str, set[str]]:
 
 def facts_from_args(args: argparse.Namespace) -> Facts:
     packages: dict[str, str] = {}
-    jax: dict[str, Any] = {"status": "planned", "x64": bool(args.x64)}
+    env = _env(args.env)
+    precision = env.get("JAX_DEFAULT_MATMUL_PRECISION")
+    jax: dict[str, Any] = {"status": "unknown", "x64": bool(args.x64 or env_flag(env.get("JAX_ENABLE_X64"))),
+                           "default_matmul_precision": precision.lower() if precision else None}  # fmt: skip
     implied: dict[str, str] = {}
     for text in args.requirements:
         name, version, extras = pin(text)
@@ -86,7 +95,26 @@ def facts_from_args(args: argparse.Namespace) -> Facts:
         jax["cuda_version"] = cuda
     if cudnn := _version("--cudnn", args.cudnn):
         jax["cudnn_version"] = cudnn
-    return Facts(packages=dict(sorted(packages.items())), jax=jax, nvidia=_nvidia(args))
+    python = PythonFacts(version=_python(args.python)) if args.python else PythonFacts()
+    return Facts(packages=dict(sorted(packages.items())), python=python, jax=cast(JaxFacts, jax),
+                 nvidia=_nvidia(args), env=env, origin="plan")  # fmt: skip
+
+
+def _python(text: str) -> str:
+    if not re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,3}(\.[0-9]{1,3})?", text):
+        raise PlanError(f"--python {text!r} is not a Python version X.Y (e.g. 3.12)")
+    return text
+
+
+def _env(assignments: list[str]) -> dict[str, str]:
+    """--env NAME=VALUE, each as the audit would record it (a value that may be a secret is redacted)."""
+    found: dict[str, str] = {}
+    for text in assignments:
+        name, sep, value = text.partition("=")
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name):
+            raise PlanError(f"--env {text!r} is not of the form NAME=VALUE")
+        found[name] = redact(name, value)
+    return dict(sorted(found.items()))
 
 
 def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: dict[str, Any]) -> None:
@@ -105,7 +133,7 @@ def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: di
             jax.setdefault("platform", "cpu")
 
 
-def _nvidia(args: argparse.Namespace) -> dict[str, Any]:
+def _nvidia(args: argparse.Namespace) -> NvidiaFacts:
     driver = _version("--driver", args.driver)
     cc = args.compute_capability
     if cc is not None and not re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,2}", cc):  # ASCII digits only
@@ -117,5 +145,5 @@ def _nvidia(args: argparse.Namespace) -> dict[str, Any]:
         count = int(args.gpus)
     if driver is None and cc is None and count is None:
         return {"status": "unknown", "message": "the plan declares no NVIDIA facts"}
-    gpus = [{"index": i, "compute_capability": cc} for i in range(count if count is not None else 1)]
-    return {"status": "planned", "driver_version": driver, "gpus": gpus, "gpus_exact": count is not None}
+    gpus: list[GPU] = [{"index": i, "compute_capability": cc} for i in range(count if count is not None else 1)]
+    return {"status": "ok", "driver_version": driver, "gpus": gpus, "gpus_exact": count is not None}

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from envaudit.model import Facts, Finding, ProbeResult, Report
+from envaudit.facts import Facts
+from envaudit.model import Finding, ProbeResult, Report
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -81,7 +81,7 @@ def test_a_probe_for_a_package_that_is_not_installed_is_a_skip_even_when_jax_fai
 
 def test_a_signal_while_importing_jax_says_so() -> None:
     facts = jaxfacts.parse([{"event": "fact", "stage": "start"}], ended=-7, timed_out=False, duration_s=0.5)
-    assert facts["status"] == "crash" and facts["message"].startswith("killed by SIGBUS while importing jax")
+    assert facts["status"] == "crash" and str(facts["message"]).startswith("killed by SIGBUS while importing jax")
 
 
 @pytest.mark.cpu_only

@@ -10,7 +10,8 @@ import pytest
 
 from envaudit.cli import main
 from envaudit.compare import Comparison, Drift, compare, render
-from envaudit.model import Facts, ProbeResult, Report
+from envaudit.facts import Facts
+from envaudit.model import ProbeResult, Report
 from tests.conftest import facts_from
 
 

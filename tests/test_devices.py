@@ -4,20 +4,19 @@ PCI bus order here (as NVIDIA warns it need not be), and CUDA_VISIBLE_DEVICES re
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from envaudit import devices
 from envaudit.collect.nvml import get_nvidia
-from envaudit.model import Facts
+from envaudit.facts import GPU, Facts
 from tests.conftest import FIXTURES, facts_from
 from tests.fakes.fake_pynvml import make_fake_pynvml
 
 BUSES = ["9A", "18", "DB", "2A", "BA", "3A", "AB", "5D"]  # NVML index -> bus: deliberately not ascending
 
 
-def node(count: int = 8, **env: str) -> tuple[Facts, list[dict[str, Any]]]:
+def node(count: int = 8, **env: str) -> tuple[Facts, list[GPU]]:
     """The H200 node's facts, with `count` GPUs seen by jax (as many as CUDA_VISIBLE_DEVICES leaves it)."""
     fixture = json.loads((FIXTURES / "nvml" / "h200_8x_healthy.json").read_text())
     for device, bus in zip(fixture["devices"], BUSES, strict=True):

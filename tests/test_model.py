@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from envaudit.model import SCHEMA, Report, ReportError
+from envaudit.facts import ReportError
+from envaudit.model import SCHEMA, Report
 from tests.conftest import sample_report
 
 
@@ -59,7 +60,7 @@ def _mutate(path: list[Any], value: Any) -> dict[str, Any]:
         (["facts"], KeyError, "lacks the key 'facts'"),
         (["facts", "jax"], KeyError, "facts lack the key(s) jax"),
         (["facts", "packages"], ["jax"], "facts.packages must be a JSON object"),
-        (["facts", "packages", "jax"], 4, "map names to version strings"),
+        (["facts", "packages", "jax"], 4, "facts.packages.jax must be of JSON type string"),
         (["findings", 0, "severity"], "fatal", "severity 'fatal'"),
         (["probes", 0, "status"], "ok", "probe status 'ok'"),
         (["probes", 0, "duration_s"], "slow", "duration_s must be a number"),

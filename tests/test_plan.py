@@ -14,27 +14,56 @@ from hypothesis import strategies as st
 
 from envaudit.cli import build_parser, main
 from envaudit.exitcodes import Exit
+from envaudit.facts import Facts
 from envaudit.plan import PlanError, facts_from_args, pin
 from envaudit.rules import derive
 
 
-def plan_facts(*argv: str) -> object:
+def plan_facts(*argv: str) -> Facts:
     return facts_from_args(build_parser().parse_args(["plan", *argv]))
 
 
 def test_pins_and_what_they_imply() -> None:
     facts = plan_facts("jax[cuda12]==0.4.30", "flax==0.8.5", "--driver", "535.104.05", "--gpus", "2",
                        "--compute-capability", "8.0")  # fmt: skip
-    assert facts.packages == {"flax": "0.8.5", "jax": "0.4.30", "jaxlib": "0.4.30"}  # type: ignore[attr-defined]
-    assert derive.platform(facts) == "cuda"  # type: ignore[arg-type]
-    assert derive.cuda(facts) == derive.Partial("12", "jax")  # type: ignore[arg-type]
-    assert derive.gpu_count(facts) == 2 and derive.compute_capabilities(facts) == ["8.0"]  # type: ignore[arg-type]
+    assert facts.packages == {"flax": "0.8.5", "jax": "0.4.30", "jaxlib": "0.4.30"}
+    assert derive.platform(facts) == "cuda"
+    assert derive.cuda(facts) == derive.Partial("12", "jax")
+    assert derive.gpu_count(facts) == 2 and derive.compute_capabilities(facts) == ["8.0"]
 
 
 def test_local_label_gives_cuda() -> None:
     facts = plan_facts("jax==0.2.19", "jaxlib==0.1.70+cuda102")
-    assert derive.cuda(facts).text == "10.2"  # type: ignore[arg-type, union-attr]
-    assert derive.platform(facts) == "cuda"  # type: ignore[arg-type]
+    assert derive.cuda(facts) == derive.Partial("10.2", "jaxlib local label +cuda102")
+    assert derive.platform(facts) == "cuda"
+
+
+def plan_ids(capsys: pytest.CaptureFixture[str], *argv: str) -> set[str]:
+    main(["plan", *argv, "--format", "json"])
+    return {f["id"] for f in json.loads(capsys.readouterr().out)["findings"]}
+
+
+A100 = ("jax[cuda12]==0.4.30", "--driver", "550.54.15", "--compute-capability", "8.0")
+
+
+def test_a_plan_assumes_jax_defaults_unless_told(capsys: pytest.CaptureFixture[str]) -> None:
+    """A fresh process has x64 off, the default precision (TF32 on an A100) and no XLA_FLAGS: a plan says what
+    such a process would compute, and --env changes it as the variable changes jax."""
+    assert {"tf32-default-matmul-precision", "gpu-nondeterministic-by-default"} <= plan_ids(capsys, *A100)
+    told = plan_ids(capsys, *A100, "--env", "JAX_DEFAULT_MATMUL_PRECISION=float32",
+                    "--env", "XLA_FLAGS=--xla_gpu_deterministic_ops=true")  # fmt: skip
+    assert not {"tf32-default-matmul-precision", "gpu-nondeterministic-by-default"} & told
+    assert "tf32-default-matmul-precision" not in plan_ids(capsys, "jax[cuda12]==0.4.30", "--compute-capability", "7.0")
+    assert "xla-cpu-fast-math-enabled" in plan_ids(
+        capsys, "jax==0.4.30", "--env", "XLA_FLAGS=--xla_cpu_enable_fast_math=true"
+    )
+
+
+def test_env_and_python_become_the_facts_an_audit_would_record() -> None:
+    facts = plan_facts("jax==0.4.30", "--python", "3.13", "--env", "JAX_ENABLE_X64=1", "--env", "HF_TOKEN=hunter2")
+    assert facts.origin == "plan" and facts.python == {"version": "3.13"}
+    assert facts.jax["x64"] is True and facts.jax["default_matmul_precision"] is None
+    assert facts.env == {"HF_TOKEN": "<redacted>", "JAX_ENABLE_X64": "1"}
 
 
 def test_pin_normalizes() -> None:
@@ -53,6 +82,9 @@ def test_pin_normalizes() -> None:
         (["jax==0.4.30", "--compute-capability", "sm_80"], "not of the form X.Y"),
         (["jax==0.4.30", "--gpus", "-1"], "is not a number of GPUs"),
         (["jax==0.4.30", "--platform", "metal"], "invalid choice"),
+        (["jax==0.4.30", "--env", "XLA_FLAGS"], "is not of the form NAME=VALUE"),
+        (["jax==0.4.30", "--env", "1X=2"], "is not of the form NAME=VALUE"),
+        (["jax==0.4.30", "--python", "three"], "is not a Python version"),
     ],
 )
 def test_unevaluable_plans_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], expected: str) -> None:
@@ -64,7 +96,7 @@ def test_unevaluable_plans_exit_2(capsys: pytest.CaptureFixture[str], argv: list
 def test_plan_report_has_the_report_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "jax==0.10.2", "jaxlib==0.10.2", "--format", "json"]) == Exit.OK
     data = json.loads(capsys.readouterr().out)
-    assert data["mode"] == "plan" and data["facts"]["jax"]["status"] == "planned"
+    assert data["mode"] == "plan" and data["facts"]["origin"] == "plan" and data["facts"]["jax"]["status"] == "unknown"
 
 
 REQ_ALPHABET = string.ascii_letters + string.digits + "=<>!~.*+-_[],;' @/:"
@@ -140,4 +172,4 @@ def test_argument_order_does_not_matter(capsys: pytest.CaptureFixture[str]) -> N
     for argv in (["jaxlib==0.4.31", "jax[cuda12]==0.4.30"], ["jax[cuda12]==0.4.30", "jaxlib==0.4.31"]):
         assert main(["plan", *argv]) == Exit.USAGE
         assert "the jax extra implies 0.4.30" in capsys.readouterr().err
-    assert plan_facts("jaxlib==0.4.30", "jax[cpu]==0.4.30").packages["jaxlib"] == "0.4.30"  # type: ignore[attr-defined]
+    assert plan_facts("jaxlib==0.4.30", "jax[cpu]==0.4.30").packages["jaxlib"] == "0.4.30"

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
+from envaudit.facts import JaxFacts
 from envaudit.stack import scrub
 
 ORDER = ("first_use", "devices", "imported", "import", "start")  # the stages, latest first
@@ -43,7 +44,7 @@ def parse(
     duration_s: float,
     last_words: str = "",
     environ: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> JaxFacts:
     """facts.jax from the `fact` events (each with its `stage`); `ended` is the exit status when the child ended
     before reporting every stage (None when it finished them), `last_words` the last line of its stderr; `environ`
     (os.environ by default) is the environment whose redacted values the message may not carry."""
@@ -78,4 +79,4 @@ def parse(
         facts.update(status="error", message=f"first computation gave {stages['first_use'].get('value')}, not 3920")
     if isinstance(facts["message"], str):  # last_words, or an error the child quoted from XLA
         facts["message"] = scrub(facts["message"], environ)
-    return facts
+    return cast(JaxFacts, facts)

@@ -19,13 +19,14 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import psutil
 
 from envaudit.child._main import PREFIX
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
+from envaudit.facts import JaxFacts
 from envaudit.model import JSONDict, ProbeResult
 from envaudit.stack import scrub
 
@@ -42,7 +43,7 @@ def run(opts: Options) -> Outcome:
     return state.outcome()
 
 
-def jax_facts(timeout: float, python: str = sys.executable) -> dict[str, Any]:
+def jax_facts(timeout: float, python: str = sys.executable) -> JaxFacts:
     """What jax reports, and nothing else: one child that runs the facts stages only."""
     facts = run(Options(timeout=timeout, total=timeout, python=python)).jax
     assert facts is not None  # run() always finishes the facts it was asked for
@@ -187,7 +188,7 @@ def _ended(
     if current == FACTS_STAGE and state.facts_wanted:
         state.finish_facts(ended=code, timed_out=timed_out, seconds=seconds, last_words=tail[-1] if tail else "")
         if state.facts is not None and timed_out:
-            state.facts.update(load)
+            state.facts.update(cast(JaxFacts, load))  # cpu_fraction, idle_cpus
     elif state.is_pending(current):
         label = str(current)
         if timed_out:

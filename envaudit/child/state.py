@@ -16,11 +16,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from envaudit import cachedir, probefiles
 from envaudit.child import jaxfacts
-from envaudit.model import ProbeResult, ReportError
+from envaudit.facts import DeviceMemory, JaxFacts, ReportError
+from envaudit.model import ProbeResult
 from envaudit.stack import scrub
 
 FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
@@ -54,7 +55,7 @@ class Task:
 @dataclass(frozen=True)
 class Outcome:
     results: list[ProbeResult]
-    jax: dict[str, Any] | None  # facts.jax, when Options.facts asked for it
+    jax: JaxFacts | None  # facts.jax, when Options.facts asked for it
 
 
 BUDGET_SHARE = 0.6  # of the total bound, for the probes' declared costs: the rest is for starting jax and slack
@@ -143,7 +144,7 @@ class Run:
             self.env["ENVAUDIT_DEVICES"] = self.changes["ENVAUDIT_DEVICES"] = ",".join(map(str, opts.devices))
         self.facts_wanted = opts.facts
         self.fact_events: list[dict[str, Any]] = []
-        self.facts: dict[str, Any] | None = None
+        self.facts: JaxFacts | None = None
         self.facts_returncode: int | None = None
         self.memory: dict[int, dict[str, int]] = {}
         self.pids: list[int] = []  # every child started: their GPU contexts are envaudit's, not another job's
@@ -194,5 +195,5 @@ class Run:
             self.facts["child_env"] = dict(self.changes)
             self.facts["child_pids"] = list(self.pids)
             if self.memory:
-                self.facts["device_memory"] = [self.memory[i] for i in sorted(self.memory)]
+                self.facts["device_memory"] = [cast(DeviceMemory, self.memory[i]) for i in sorted(self.memory)]
         return Outcome([self.results[label] for label in self.order], self.facts)

@@ -1,22 +1,35 @@
 """Fact collection: cheap, never raising, and without importing the audited stack into this process.
 
-Each collector returns plain JSON-serialisable data; a collector that fails reports `status: absent|error` with a
-message. `collect()` is the one place that decides which collectors a mode runs.
+Each collector returns plain JSON-serialisable data of its type in `envaudit/facts.py`; a collector that fails
+reports `status: absent|error` with a message. `snapshot` is the one place a `Facts` of this machine is put
+together (for the audit, and for the import hook, which has no jax child); `collect` decides what a mode runs.
 """
 
 from __future__ import annotations
 
 import sys
 
-from envaudit.model import Facts
+from envaudit.facts import Facts, JaxFacts, Origin
 
 
 def collect(*, quick: bool, timeout: float = 60.0, python: str | None = None) -> Facts:
     """Facts of this machine. `quick` skips the jax child: no jax import anywhere, in well under a second.
-    `python`: the interpreter whose environment is audited, when it is not this one (`--python`).
+    `python`: the interpreter whose environment is audited, when it is not this one (`--python`)."""
+    if quick:
+        return snapshot(
+            JaxFacts(status="skipped", message="--quick does not start jax"), python=python, timeout=timeout
+        )
+    from envaudit.child import runner
 
-    The collectors are imported here, not at module level, so that importing one collector (the import hook
-    reads `envaudit.collect.packages`) does not import them all."""
+    return snapshot(runner.jax_facts(timeout, python or sys.executable), python=python, timeout=timeout)
+
+
+def snapshot(
+    jax: JaxFacts, *, python: str | None = None, timeout: float = 60.0, nvml_s: float | None = None,
+    origin: Origin = "live",
+) -> Facts:  # fmt: skip
+    """Every fact but jax's, collected here, with `jax` as given. The collectors are imported here, not at module
+    level, so that importing one collector (the import hook reads `envaudit.collect.packages`) loads no other."""
     from envaudit.collect import nvml, packages, system
 
     if python is None:
@@ -25,20 +38,15 @@ def collect(*, quick: bool, timeout: float = 60.0, python: str | None = None) ->
         from envaudit.collect import outside
 
         python_facts, (versions, unsatisfied, duplicates, requires) = outside.facts(python, timeout)
-    if quick:
-        jax_facts = {"status": "skipped", "message": "--quick does not start jax"}
-    else:
-        from envaudit.child import runner
-
-        jax_facts = runner.jax_facts(timeout, python or sys.executable)
     return Facts(
         packages=versions,
         python=python_facts,
         platform=system.get_platform(),
-        nvidia=nvml.get_nvidia_within(),
-        jax=jax_facts,
+        nvidia=nvml.get_nvidia_within(nvml_s or nvml.NVML_TIMEOUT_S),
+        jax=jax,
         env=system.get_env(),
         requirements=unsatisfied,
         duplicates=duplicates,
         requires=requires,
+        origin=origin,
     )

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import contextlib
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from envaudit.child._jaxfacts import decode_cuda
+from envaudit.facts import GPU, NvidiaFacts, NvidiaStatus
 
 # NVML return codes meaning "no usable NVIDIA driver here", as opposed to "something broke".
 NVML_ERROR_DRIVER_NOT_LOADED = 9
@@ -92,7 +93,7 @@ def decode_clock_reasons(mask: int) -> list[str]:
     return names + [f"unknown_{1 << i:#x}" for i in range(unknown.bit_length()) if unknown >> i & 1]
 
 
-def _result(status: str, message: str | None) -> dict[str, Any]:
+def _result(status: NvidiaStatus, message: str | None) -> NvidiaFacts:
     return {"status": status, "message": message, "driver_version": None, "cuda_driver_version": None,
             "nvml_version": None, "gpus": []}  # fmt: skip
 
@@ -127,14 +128,14 @@ def _count_mig_devices(nvml: ModuleType, handle: Any) -> int:
     return count
 
 
-def _gpu(nvml: ModuleType, index: int) -> dict[str, Any]:
+def _gpu(nvml: ModuleType, index: int) -> GPU:
     unavailable: dict[str, str] = {}
     gpu: dict[str, Any] = {"index": index, **dict.fromkeys(GPU_FIELDS), "unavailable": unavailable}
     try:
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
     except nvml.NVMLError as e:  # e.g. "GPU is lost": listed, with every field None
         unavailable["handle"] = str(e)
-        return gpu
+        return cast(GPU, gpu)
 
     def get(fields: str, name: str, *args: Any) -> Any:
         return _call(nvml, unavailable, fields, (name,), handle, *args)
@@ -177,10 +178,10 @@ def _gpu(nvml: ModuleType, index: int) -> dict[str, Any]:
         gpu["compute_processes"] = [{"pid": int(p.pid), "used_memory_bytes": p.usedGpuMemory} for p in running]
     except Exception as e:
         unavailable["compute_processes"] = str(e) or type(e).__name__
-    return gpu
+    return cast(GPU, gpu)
 
 
-def _collect(nvml: ModuleType) -> dict[str, Any]:
+def _collect(nvml: ModuleType) -> NvidiaFacts:
     try:
         nvml.nvmlInit()
     except nvml.NVMLError as e:
@@ -199,7 +200,7 @@ def _collect(nvml: ModuleType) -> dict[str, Any]:
         try:
             count = int(nvml.nvmlDeviceGetCount())
         except nvml.NVMLError as e:
-            result.update(status="error", message=f"nvmlDeviceGetCount: {e}")
+            result["status"], result["message"] = "error", f"nvmlDeviceGetCount: {e}"
             return result
         result["gpus"] = [_gpu(nvml, index) for index in range(count)]
         return result
@@ -211,12 +212,12 @@ def _collect(nvml: ModuleType) -> dict[str, Any]:
 NVML_TIMEOUT_S = 10.0  # nvmlInit and the queries of a healthy 8-GPU node take well under a second
 
 
-def get_nvidia_within(seconds: float = NVML_TIMEOUT_S, nvml: ModuleType | None = None) -> dict[str, Any]:
+def get_nvidia_within(seconds: float = NVML_TIMEOUT_S, nvml: ModuleType | None = None) -> NvidiaFacts:
     """get_nvidia, or status "timeout" if NVML has not answered within `seconds`. The thread asking is left behind
     (a call inside the driver cannot be interrupted); it is a daemon, so it never keeps the process alive."""
     import threading
 
-    answer: list[dict[str, Any]] = []
+    answer: list[NvidiaFacts] = []
     asker = threading.Thread(target=lambda: answer.append(get_nvidia(nvml)), name="envaudit-nvml", daemon=True)
     asker.start()
     asker.join(seconds)
@@ -225,7 +226,7 @@ def get_nvidia_within(seconds: float = NVML_TIMEOUT_S, nvml: ModuleType | None =
     return _result("timeout", f"NVML did not answer within {seconds:g} s: the driver or a GPU no longer responds")
 
 
-def get_nvidia(nvml: ModuleType | None = None) -> dict[str, Any]:
+def get_nvidia(nvml: ModuleType | None = None) -> NvidiaFacts:
     """NVIDIA driver and GPU facts from NVML; `nvml` defaults to the installed pynvml. Never raises."""
     try:
         if nvml is None:

@@ -14,9 +14,10 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from envaudit.collect import packages
+from envaudit.facts import PythonFacts
 
 SCRIPT = Path(__file__).with_name("_interpreter.py")
 CANDIDATES = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")  # venv and conda layouts
@@ -61,7 +62,7 @@ def describe(python: str, timeout: float = 60.0) -> dict[str, Any]:
     return data
 
 
-def facts(python: str, timeout: float = 60.0) -> tuple[dict[str, Any], tuple[Any, ...]]:
+def facts(python: str, timeout: float = 60.0) -> tuple[PythonFacts, packages.Installed]:
     """(python facts, what `packages.get_packages` returns) for that interpreter's environment."""
     data = describe(python, timeout)
     dists = [packages.Dist(name=str(d.get("name")), version=str(d.get("version")), location=str(d.get("location")),
@@ -71,4 +72,4 @@ def facts(python: str, timeout: float = 60.0) -> tuple[dict[str, Any], tuple[Any
     found = data.get("markers")
     markers = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
     problems, requires = packages.check(dists, markers)
-    return dict(data.get("python") or {}), (versions, problems, duplicates, requires)
+    return cast(PythonFacts, dict(data.get("python") or {})), (versions, problems, duplicates, requires)

@@ -22,7 +22,10 @@ from typing import Any
 
 from envaudit import cachedir
 from envaudit.collect import _interpreter
+from envaudit.facts import Duplicate, Unsatisfied
 from envaudit.stack import canonicalize_name, is_relevant
+
+Installed = tuple[dict[str, str], list[Unsatisfied], list[Duplicate], dict[str, list[str]]]  # get_packages()
 
 
 @dataclass(frozen=True)
@@ -35,13 +38,13 @@ class Dist:
     location: str
 
 
-def select(dists: Iterable[Dist]) -> tuple[dict[str, str], list[dict[str, Any]]]:
+def select(dists: Iterable[Dist]) -> tuple[dict[str, str], list[Duplicate]]:
     """Versions of the relevant distributions (the first on sys.path wins, as import does) and duplicates."""
     seen: dict[str, list[Dist]] = {}
     for dist in dists:
         seen.setdefault(canonicalize_name(dist.name), []).append(dist)
     packages = {name: found[0].version for name, found in sorted(seen.items()) if is_relevant(name)}
-    duplicates = [
+    duplicates: list[Duplicate] = [
         {"name": name, "versions": [d.version for d in found], "locations": [d.location for d in found]}
         for name, found in sorted(seen.items())
         if len({d.location for d in found}) > 1 and is_relevant(name)
@@ -49,14 +52,14 @@ def select(dists: Iterable[Dist]) -> tuple[dict[str, str], list[dict[str, Any]]]
     return packages, duplicates
 
 
-def unsatisfied(dists: Iterable[Dist]) -> list[dict[str, Any]]:
+def unsatisfied(dists: Iterable[Dist]) -> list[Unsatisfied]:
     """Declared requirements of relevant distributions that the installed set does not satisfy (pip check)."""
     return check(dists)[0]
 
 
 def check(
     dists: Iterable[Dist], markers: dict[str, Any] | None = None
-) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+) -> tuple[list[Unsatisfied], dict[str, list[str]]]:
     """What `unsatisfied` says, and each relevant distribution's requirements (markers evaluated here) on the
     other relevant ones: what a fix that moves one package must keep true (`envaudit/fixes.py`). `markers`: the
     audited interpreter's (another one's, with --python); this one's by default."""
@@ -65,7 +68,7 @@ def check(
         first.setdefault(canonicalize_name(dist.name), dist)
     from packaging.requirements import InvalidRequirement, Requirement  # lazily: 20 ms of regex compilation
 
-    problems: list[dict[str, Any]] = []
+    problems: list[Unsatisfied] = []
     requires: dict[str, list[str]] = {}
     for name, dist in sorted(first.items()):
         if not is_relevant(name):
@@ -145,7 +148,7 @@ def fingerprint(dists: Iterable[Dist]) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 
-def get_packages() -> tuple[dict[str, str], list[dict[str, Any]], list[dict[str, Any]], dict[str, list[str]]]:
+def get_packages() -> Installed:
     """(versions, unsatisfied requirements, duplicates, requirements among the audited packages); never raises."""
     try:
         dists, handles = installed()

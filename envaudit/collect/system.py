@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 import platform as _platform
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from envaudit.collect import _interpreter
+from envaudit.facts import PlatformFacts, PythonFacts
 from envaudit.stack import select_env
 
 
@@ -34,13 +35,15 @@ def get_env() -> dict[str, str]:
     return select_env(dict(os.environ))
 
 
-def get_python() -> dict[str, Any]:
-    return _interpreter.python_facts()  # the code an audit from outside (--python) runs in that interpreter
+def get_python() -> PythonFacts:
+    return cast(
+        PythonFacts, _interpreter.python_facts()
+    )  # the code an audit from outside (--python) runs in that interpreter
 
 
-def get_platform() -> dict[str, Any]:
+def get_platform() -> PlatformFacts:
     libc_name, libc_version = _platform.libc_ver()
-    facts: dict[str, Any] = {
+    facts: PlatformFacts = {
         "system": _platform.system(),
         "release": _platform.release(),
         "machine": _platform.machine(),

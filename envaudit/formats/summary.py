@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from envaudit.model import Facts, Finding, Report
+from envaudit.facts import Facts
+from envaudit.model import Finding, Report
 
 GIB = 1024**3
 _SPACES = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
@@ -35,13 +36,16 @@ def platform_line(facts: Facts) -> str:
         f"{pl.get('cpu_model') or 'CPU ?'} ({cores} cores){mem}"  # fmt: skip
 
 
+STATED = {"plan": "planned", "triage": "as the report states", "hook": "as imported", "live": "measured"}
+
+
 def jax_line(facts: Facts) -> str:
     jx = facts.jax
     status = jx.get("status", "unknown")
-    if status == "planned":
+    if facts.origin != "live" and status == "unknown":
         declared = {"platform": jx.get("platform"), "CUDA": jx.get("cuda_version"), "cuDNN": jx.get("cudnn_version")}
         parts = [f"{k} {v}" for k, v in declared.items() if v] + [f"x64 {'on' if jx.get('x64') else 'off'}"]
-        return "planned: " + ", ".join(parts)
+        return f"{STATED[facts.origin]}: " + ", ".join(parts)
     if status != "ok":
         return f"{status}: {jx.get('message') or ''}".strip()
     devices = jx.get("devices") or []
@@ -57,11 +61,11 @@ def jax_line(facts: Facts) -> str:
 
 def nvidia_line(facts: Facts) -> str:
     nv = facts.nvidia
-    if nv.get("status") == "planned":
+    if facts.origin in ("plan", "triage") and nv.get("status") == "ok":
         caps = sorted({str(g.get("compute_capability")) for g in nv.get("gpus") or [] if g.get("compute_capability")})
         count = len(nv.get("gpus") or []) if nv.get("gpus_exact") else "?"
         cc = f", compute capability {', '.join(caps)}" if caps else ""
-        return f"planned: driver {nv.get('driver_version') or '?'}, {count} GPU(s){cc}"
+        return f"{STATED[facts.origin]}: driver {nv.get('driver_version') or '?'}, {count} GPU(s){cc}"
     if nv.get("status") != "ok":
         return f"{nv.get('status', 'unknown')}: {nv.get('message') or ''}".strip()
     gpus = nv.get("gpus") or []

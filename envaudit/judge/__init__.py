@@ -19,9 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from envaudit import devices
+from envaudit.facts import Facts
 from envaudit.formats.summary import metrics_line
 from envaudit.judge import assess, peers, table
-from envaudit.model import SEVERITIES, Facts, Finding, ProbeResult
+from envaudit.model import SEVERITIES, Finding, ProbeResult
 from envaudit.probefiles import base, slug
 from envaudit.rules.node import starved
 

@@ -13,8 +13,9 @@ import math
 from dataclasses import dataclass, replace
 
 from envaudit import probefiles
+from envaudit.facts import Facts
 from envaudit.judge import classes, table
-from envaudit.model import SEVERITIES, Facts, ProbeResult, Severity
+from envaudit.model import SEVERITIES, ProbeResult, Severity
 from envaudit.rules import engine
 
 DTYPES = ("float32", "float64")

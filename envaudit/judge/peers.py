@@ -18,8 +18,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from envaudit import devices
+from envaudit.facts import Facts
 from envaudit.judge import assess, classes, table
-from envaudit.model import Facts, JSONDict, ProbeResult, Severity
+from envaudit.model import JSONDict, ProbeResult, Severity
 
 
 @dataclass(frozen=True)

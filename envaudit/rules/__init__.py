@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from envaudit.model import SEVERITIES, Facts, Finding
+from envaudit.facts import Facts
+from envaudit.model import SEVERITIES, Finding
 from envaudit.rules import checks, engine
 
 

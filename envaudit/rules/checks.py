@@ -11,7 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from envaudit import fixes
-from envaudit.model import Facts, Finding, Severity
+from envaudit.facts import Facts, Unsatisfied
+from envaudit.model import Finding, Severity
 from envaudit.rules import environment as env
 from envaudit.rules.derive import version_or_none
 from envaudit.rules.node import ecc, gpu_busy, nvml_hung, per_gpu, remap_failed, reset_pending, slowdown, starved
@@ -51,7 +52,7 @@ def _release(text: str) -> tuple[int, ...] | None:
     return None if version is None else version.release
 
 
-def _is_coupling(req: dict[str, object]) -> bool:
+def _is_coupling(req: Unsatisfied) -> bool:
     return env.coupled(str(req.get("package"))) and env.coupled(env.target(str(req.get("requires", ""))))
 
 

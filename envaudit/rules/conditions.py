@@ -14,7 +14,7 @@ from typing import Any
 from packaging.specifiers import Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envaudit.model import Facts
+from envaudit.facts import Facts
 from envaudit.rules import derive
 
 Verdict = bool | None  # True holds, False does not, None unknown
@@ -67,8 +67,8 @@ def _packages(facts: Facts, want: Mapping[str, str], evidence: list[str]) -> Ver
 
 
 def _env(facts: Facts, want: Mapping[str, Mapping[str, Any]], evidence: list[str]) -> Verdict:
-    if facts.jax.get("status") == "planned":
-        return None  # a plan declares no environment variables: their values are unknown, not unset
+    if facts.origin == "triage":
+        return None  # a bug report does not state its environment variables: unknown, not unset
     results: list[Verdict] = []
     for var, test in want.items():
         value = facts.env.get(var)

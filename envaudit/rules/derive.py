@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
 
 from packaging.version import InvalidVersion, Version
 
-from envaudit.model import Facts
+from envaudit.facts import Facts, JaxFacts
 from envaudit.stack import PLUGIN
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
@@ -66,8 +66,9 @@ def _cuda_plugin(name: str) -> re.Match[str] | None:
     return match if match and match["kind"] == "cuda" else None
 
 
-def _jax(facts: Facts) -> dict[str, Any]:
-    return facts.jax if facts.jax.get("status") in ("ok", "planned", "hook") else {}
+def _jax(facts: Facts) -> JaxFacts:
+    """What jax reported, or what a plan, a bug report or the hook states of it; nothing from a child that failed."""
+    return facts.jax if facts.jax.get("status") == "ok" or facts.origin != "live" else JaxFacts()
 
 
 def platform(facts: Facts) -> str | None:
@@ -117,8 +118,8 @@ def cudnn(facts: Facts) -> Known | None:
     return wheel if wheel is not None else parse_local_label(facts.packages.get("jaxlib", ""))[1]
 
 
-def nvidia_value(facts: Facts, key: str) -> Known | None:
-    value = facts.nvidia.get(key) if facts.nvidia.get("status") in ("ok", "planned") else None
+def nvidia_value(facts: Facts, key: Literal["driver_version", "cuda_driver_version"]) -> Known | None:
+    value = facts.nvidia.get(key) if facts.nvidia.get("status") == "ok" else None
     return Exact(str(value), "NVML") if value else None
 
 
@@ -126,7 +127,7 @@ def gpu_count(facts: Facts) -> int | None:
     status = facts.nvidia.get("status")
     if status == "absent":
         return 0
-    if status in ("ok", "planned") and facts.nvidia.get("gpus_exact", True):
+    if status == "ok" and facts.nvidia.get("gpus_exact", True):
         return len(facts.nvidia.get("gpus") or [])
     return None
 
@@ -173,8 +174,8 @@ def xla_flags(facts: Facts) -> dict[str, str]:
 
 def deterministic_ops(facts: Facts) -> bool | None:
     """Whether XLA_FLAGS asks XLA:GPU for deterministic implementations (the second flag exists from jaxlib 0.4.29;
-    the first implies it); unknown for a plan, which declares no environment."""
-    if facts.jax.get("status") == "planned":
+    the first implies it); unknown for a bug report's facts, which do not state the environment."""
+    if facts.origin == "triage":
         return None
     flags = xla_flags(facts)
     return any(flags.get(name) in ("true", "1") for name in DETERMINISM_FLAGS)

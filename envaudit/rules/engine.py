@@ -18,7 +18,8 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from envaudit import cachedir, fixes
-from envaudit.model import SEVERITIES, Facts, Finding, Severity
+from envaudit.facts import Facts
+from envaudit.model import SEVERITIES, Finding, Severity
 from envaudit.rules import conditions
 from envaudit.rules.conditions import CONDITIONS, holds
 

@@ -13,10 +13,9 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from typing import Any
 
 from envaudit import fixes
-from envaudit.model import Facts
+from envaudit.facts import Duplicate, Facts, Unsatisfied
 from envaudit.stack import PLUGIN, canonicalize_name
 
 COUPLED = ("jax", "jaxlib")
@@ -34,7 +33,7 @@ def _entries(facts: Facts, where: str) -> list[str]:
     return [os.path.normpath(user)] if user else []
 
 
-def _shadowing(facts: Facts, where: str = "PYTHONPATH") -> list[tuple[dict[str, Any], str]]:
+def _shadowing(facts: Facts, where: str = "PYTHONPATH") -> list[tuple[Duplicate, str]]:
     """Each duplicated distribution whose first copy (the one imported) lies in one of those entries, at a
     version other than the environment's (a copy of the same version changes nothing imported)."""
     entries = _entries(facts, where)
@@ -111,7 +110,7 @@ def platforms_fix(facts: Facts, detail: str) -> str:
     return "unset JAX_PLATFORMS"
 
 
-def _jax_requirements(facts: Facts) -> list[dict[str, object]]:
+def _jax_requirements(facts: Facts) -> list[Unsatisfied]:
     return [r for r in facts.requirements
             if coupled(str(r.get("package"))) and not coupled(target(str(r.get("requires"))))]  # fmt: skip
 
@@ -127,7 +126,7 @@ def target(requirement: str) -> str:
     return canonicalize_name(name[0]) if name else ""
 
 
-def describe(req: dict[str, object]) -> str:
+def describe(req: Unsatisfied) -> str:
     """One unmet requirement, as `pip check` says it."""
     return f"{req.get('package')} requires {req.get('requires')}, installed: {req.get('installed') or 'nothing'}"
 

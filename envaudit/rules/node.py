@@ -7,16 +7,16 @@ Kept apart from the environment checks because none of it is a property of the i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from envaudit.model import Facts
+from envaudit.facts import GPU, Facts, Process
 
 BUSY = 0.02  # a timed-out child that used less than this share of a CPU was blocked (a driver call): hung
 SPARE = 0.5  # CPUs the machine left idle meanwhile, below which the child was starved by other work
 
 
-def starved(load: dict[str, Any], facts: Facts) -> bool:
+def starved(load: Mapping[str, Any], facts: Facts) -> bool:
     """A timeout that says the machine was too busy, not that something hangs: the child was computing, and the
     machine had no CPU to spare (others took it) or a GPU ran other jobs. Computing with CPUs to spare on idle
     GPUs is a hang that spins (a CUDA wait on a hung GPU spins by default). Reports saved before envaudit
@@ -33,7 +33,7 @@ def nvml_hung(facts: Facts) -> list[str]:
     return [str(facts.nvidia.get("message"))] if facts.nvidia.get("status") == "timeout" else []
 
 
-def per_gpu(predicate: Callable[[dict[str, object]], str | None]) -> Callable[[Facts], list[str]]:
+def per_gpu(predicate: Callable[[GPU], str | None]) -> Callable[[Facts], list[str]]:
     def run(facts: Facts) -> list[str]:
         found = []
         for gpu in facts.nvidia.get("gpus") or []:
@@ -44,31 +44,31 @@ def per_gpu(predicate: Callable[[dict[str, object]], str | None]) -> Callable[[F
     return run
 
 
-def _named(gpu: dict[str, object], what: str) -> str:
+def _named(gpu: GPU, what: str) -> str:
     return f"GPU {gpu.get('index')} ({gpu.get('name')}, {gpu.get('uuid')}): {what}"
 
 
-def ecc(gpu: dict[str, object]) -> str | None:
+def ecc(gpu: GPU) -> str | None:
     count = gpu.get("ecc_uncorrected_volatile")
     return f"{count} uncorrected ECC error(s) since the last reset" if isinstance(count, int) and count > 0 else None
 
 
-def remap_failed(gpu: dict[str, object]) -> str | None:
+def remap_failed(gpu: GPU) -> str | None:
     return "row remapping failed" if gpu.get("remap_failure") else None
 
 
-def reset_pending(gpu: dict[str, object]) -> str | None:
+def reset_pending(gpu: GPU) -> str | None:
     if gpu.get("remap_pending"):
         return "a row remap is pending"
     return "retired pages are pending" if gpu.get("retired_pages_pending") else None
 
 
-def slowdown(gpu: dict[str, object]) -> str | None:
-    reasons = [str(r) for r in gpu.get("throttle_reasons") or [] if str(r).startswith(("hw_", "sw_thermal"))]  # type: ignore[attr-defined]
+def slowdown(gpu: GPU) -> str | None:
+    reasons = [str(r) for r in gpu.get("throttle_reasons") or [] if str(r).startswith(("hw_", "sw_thermal"))]
     return f"clocks held down by {', '.join(reasons)}" if reasons else None
 
 
-def other_jobs(gpu: dict[str, Any], facts: Facts) -> list[dict[str, Any]]:
+def other_jobs(gpu: GPU, facts: Facts) -> list[Process]:
     """The GPU's processes with a compute context that are not envaudit's own probe children (NVML is read while
     they run). In a container NVML may give host pids, which then do not match: a job is never hidden, though."""
     ours = {p for p in facts.jax.get("child_pids") or [] if isinstance(p, int)}
@@ -79,9 +79,9 @@ def gpu_busy(facts: Facts) -> list[str]:
     return per_gpu(lambda gpu: _jobs(other_jobs(gpu, facts)))(facts)
 
 
-def _jobs(running: list[dict[str, Any]]) -> str | None:
+def _jobs(running: list[Process]) -> str | None:
     if not running:
         return None
-    used = sum(int(p["used_memory_bytes"]) for p in running if isinstance(p.get("used_memory_bytes"), int))
+    used = sum(u for p in running if isinstance(u := p.get("used_memory_bytes"), int))
     pids = ", ".join(str(p.get("pid")) for p in running[:5]) + (", ..." if len(running) > 5 else "")
     return f"{len(running)} other compute process(es) (pid {pids}; {used / 2**30:.1f} GiB)"

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from envaudit.model import SEVERITIES, Facts, Report
+from envaudit.facts import Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
+from envaudit.model import SEVERITIES, Report
 from envaudit.triage import extract
 from envaudit.triage.extract import Seen
 
@@ -75,7 +76,7 @@ def _value(env: dict[str, Seen | list[Seen]], fact: str) -> str | None:
 def facts_of(env: dict[str, Seen | list[Seen]]) -> Facts:
     packages = {k.removeprefix("package "): v.value for k, v in env.items() if k.startswith("package ")
                 and isinstance(v, Seen)}  # fmt: skip
-    jax: dict[str, Any] = {"status": "planned", "message": "from the text of a bug report"}
+    jax = JaxFacts(status="unknown", message="from the text of a bug report")
     if (platform := _value(env, "platform")) is not None:
         jax["platform"] = platform
     if (x64 := _value(env, "x64")) is not None:
@@ -83,14 +84,15 @@ def facts_of(env: dict[str, Seen | list[Seen]]) -> Facts:
     listed = env.get("gpu")
     gpus = listed if isinstance(listed, list) else []
     driver, cuda = _value(env, "driver"), _value(env, "cuda")
-    nvidia: dict[str, Any] = {"status": "unknown", "message": "the text does not say"}
+    nvidia = NvidiaFacts(status="unknown", message="the text does not say")
     if driver or gpus:
-        nvidia = {"status": "planned", "driver_version": driver, "cuda_driver_version": cuda, "gpus_exact": bool(gpus),
+        nvidia = {"status": "ok", "driver_version": driver, "cuda_driver_version": cuda, "gpus_exact": bool(gpus),
                   "gpus": [{"index": i, "name": g.value, "compute_capability": capability(g.value)}
                            for i, g in enumerate(gpus)]}  # fmt: skip
-    python = {"version": v} if (v := _value(env, "python")) else {}
-    system = {"system": s} if (s := _value(env, "system")) else {}
-    return Facts(packages=dict(sorted(packages.items())), python=python, platform=system, nvidia=nvidia, jax=jax)
+    python = PythonFacts(version=v) if (v := _value(env, "python")) else PythonFacts()
+    system = PlatformFacts(system=s) if (s := _value(env, "system")) else PlatformFacts()
+    return Facts(packages=dict(sorted(packages.items())), python=python, platform=system, nvidia=nvidia, jax=jax,
+                 origin="triage")  # fmt: skip
 
 
 def missing(facts: Facts) -> list[str]:

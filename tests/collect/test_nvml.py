@@ -9,7 +9,7 @@ import re
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pynvml
 import pytest
@@ -48,7 +48,7 @@ def load(name: str) -> dict[str, Any]:
 
 def run(fixture: dict[str, Any] | str) -> tuple[dict[str, Any], types.ModuleType]:
     fake = make_fake_pynvml(load(fixture) if isinstance(fixture, str) else fixture)
-    return get_nvidia(fake), fake
+    return cast(dict[str, Any], get_nvidia(fake)), fake
 
 
 def test_fixture_set_is_the_expected_one() -> None:
@@ -365,7 +365,7 @@ def test_never_raises_when_init_raises_a_non_nvml_exception(monkeypatch: pytest.
 
 def test_never_raises_on_a_module_that_is_not_pynvml() -> None:
     result = get_nvidia(types.ModuleType("not_pynvml"))
-    assert result["status"] == "error" and result["message"].startswith("AttributeError: ")
+    assert result["status"] == "error" and str(result["message"]).startswith("AttributeError: ")
 
 
 def test_failed_shutdown_does_not_spoil_the_facts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -378,7 +378,7 @@ def test_failed_shutdown_does_not_spoil_the_facts(monkeypatch: pytest.MonkeyPatc
 def test_missing_pynvml_is_absent(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "pynvml", None)  # makes `import pynvml` raise ImportError
     result = get_nvidia()
-    assert result["status"] == "absent" and "pynvml" in result["message"] and result["gpus"] == []
+    assert result["status"] == "absent" and "pynvml" in str(result["message"]) and result["gpus"] == []
 
 
 # ---- the real pynvml on this machine ---------------------------------------------------------------------

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from envaudit import judge
-from envaudit.model import Facts, ProbeResult
+from envaudit.facts import Facts
+from envaudit.model import ProbeResult
 from tests.conftest import facts_from
 from tests.replay import audit_on_cpu
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from envaudit import judge
-from envaudit.model import Facts, ProbeResult
+from envaudit.facts import GPU, Facts
+from envaudit.model import ProbeResult
 from tests.judge.test_judge import MACHINES, gpu
 from tests.test_devices import node
 
@@ -94,7 +95,7 @@ def test_a_rule_that_names_the_wrong_answer_takes_it() -> None:
     """cuDNN < 9.10.1 with cuBLASLt >= 12.9 on several GPUs: the rule explains a wrong answer shared by devices."""
     facts = gpu("9.0", "NVIDIA H200")
     libraries = {"nvidia-cudnn-cu12": "9.8.0.87", "nvidia-cublas-cu12": "12.9.0.13"}
-    eight = [{"index": i, "name": "NVIDIA H200"} for i in range(8)]
+    eight: list[GPU] = [{"index": i, "name": "NVIDIA H200"} for i in range(8)]
     facts = replace(facts, packages={**facts.packages, **libraries}, nvidia={**facts.nvidia, "gpus": eight})
     probe = result((GOOD, 8e-7), *[(OTHER, 3e-3)] * 7)
     found = ids(probe, facts)

@@ -68,9 +68,13 @@ def test_a_fact_that_is_not_a_version_is_unknown() -> None:
     assert verdict({"libraries": {"cudnn": "<9"}}, facts) is None
 
 
-def test_environment_of_a_plan_is_unknown() -> None:
-    planned = {"jax": {"status": "planned", "platform": "cuda"}, "env": {}}
-    assert verdict({"env": {"XLA_FLAGS": {"unset": True}}}, planned) is None
+def test_environment_of_a_bug_report_is_unknown_and_of_a_plan_what_it_says() -> None:
+    """A pasted report that does not show XLA_FLAGS says nothing of it; a plan runs with what --env gives, only."""
+    unset = {"env": {"XLA_FLAGS": {"unset": True}}}
+    assert verdict(unset, {"origin": "triage", "jax": {"status": "unknown", "platform": "cuda"}, "env": {}}) is None
+    assert verdict(unset, {"origin": "plan", "jax": {"status": "unknown", "platform": "cuda"}, "env": {}}) is True
+    flagged = {"XLA_FLAGS": "--xla_gpu_deterministic_ops=true"}
+    assert verdict(unset, {"origin": "plan", "jax": {"status": "unknown"}, "env": flagged}) is False
 
 
 def test_any_and_env() -> None:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from envaudit import judge
+from envaudit.facts import GPU
 from envaudit.model import ProbeResult
 from tests.conftest import PYTHON, ROOT
 from tests.judge.test_judge import MACHINES
@@ -88,7 +89,7 @@ def test_a_spinning_hang_in_import_jax_fails_the_node_and_a_loaded_one_does_not(
 def test_other_jobs_on_a_gpu_make_a_timeout_a_warning() -> None:
     """A GPU shared with another job starves the probes as surely as a CPU does (the host thread spin-waits)."""
     spinning = ProbeResult("dense_chain", "timeout", {"cpu_fraction": 1.0, "idle_cpus": 7.0}, 30.0, "no answer")
-    gpus = [{"index": 0, "name": "NVIDIA H200", "uuid": "GPU-0", "compute_processes": [{"pid": 4242}]}]
+    gpus: list[GPU] = [{"index": 0, "name": "NVIDIA H200", "uuid": "GPU-0", "compute_processes": [{"pid": 4242}]}]
     shared = replace(MACHINES["h200"], nvidia={**MACHINES["h200"].nvidia, "gpus": gpus})
     assert {f.severity for f in judge.judge([spinning], MACHINES["h200"]).findings} == {"fail"}
     assert {f.severity for f in judge.judge([spinning], shared).findings} == {"warn"}

@@ -15,7 +15,7 @@ HANG = ROOT / "tests" / "faults" / "nvml_hang"
 
 def test_a_hung_nvml_is_a_timeout_fact_within_its_bound() -> None:
     facts = nvml.get_nvidia_within(0.5, make_fake_pynvml({"nvmlInit": {"hang": 3600}}))
-    assert facts["status"] == "timeout" and "did not answer within 0.5 s" in facts["message"]
+    assert facts["status"] == "timeout" and "did not answer within 0.5 s" in str(facts["message"])
     assert facts["gpus"] == [] and facts["driver_version"] is None
 
 

@@ -86,7 +86,7 @@ def test_the_childs_last_words_and_errors_are_scrubbed() -> None:
     """XLA quotes XLA_FLAGS on stderr when it rejects a flag: that line is facts.jax.message and a probe's."""
     stderr = "F1201 parse_flags_from_env.cc:234] Unknown flag in XLA_FLAGS: --xla_plugin_token=hunter3"
     facts = parse([{"stage": "start"}], ended=1, timed_out=False, duration_s=0.1, last_words=stderr, environ=LEAKY)
-    assert "hunter3" not in facts["message"] and f"--xla_plugin_token={REDACTED}" in facts["message"]
+    assert "hunter3" not in str(facts["message"]) and f"--xla_plugin_token={REDACTED}" in str(facts["message"])
     with patch.dict(os.environ, LEAKY):
         error = parse_result("p", {"event": "error", "kind": "exception", "error": stderr})
         result = parse_result("p", {"event": "result", "result": {"status": "fail", "message": stderr}})

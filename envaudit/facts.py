@@ -1,0 +1,238 @@
+"""What a fact is: every field of the snapshot, its type and its meaning, defined once and checked from the types.
+
+Rules, the judge and the formats read facts that a live audit measured, a plan or a bug report stated, or a saved
+report carries from a node last month; `check` reads them from a file a user hands us. So each group of facts is a
+`TypedDict` here (as pypa/packaging's `Environment`): mypy holds every reader to these names and types, and the
+loader validates a document against the same annotations (`problem`), so a wrong type deep inside (`"gpus":
+true`) is one line of bad input, never a crash in a rule. Statuses are `Literal`s; where the facts come from is
+`Facts.origin`, not a status. Every field may be missing or null; a field not declared here is carried unread.
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypedDict, Union, cast, get_args, get_origin, get_type_hints, is_typeddict
+
+Origin = Literal["live", "plan", "hook", "triage"]  # measured here; stated by a plan; the import hook; a bug report
+JaxStatus = Literal["ok", "unknown", "skipped", "absent", "import_error", "crash", "timeout", "error"]
+NvidiaStatus = Literal["ok", "unknown", "absent", "error", "timeout"]
+FACT_KEYS = ("packages", "python", "platform", "nvidia", "jax", "env")  # required in a document; the rest default
+
+
+class ReportError(ValueError):
+    """A report (or facts document) that is not of schema envaudit/report/v1; the message is one line."""
+
+
+class PythonFacts(TypedDict, total=False):
+    version: str  # "3.11.9"
+    implementation: str
+    executable: str
+    prefix: str
+    virtualenv: bool
+    conda: bool
+    pythonpath: str  # PYTHONPATH's entries, made absolute as sys.path holds them
+    user_site: str  # the user site-packages when it is on sys.path, else ""
+
+
+class PlatformFacts(TypedDict, total=False):
+    system: str
+    release: str
+    machine: str
+    libc: str | None
+    cpu_model: str | None
+    cpu_physical_cores: int | None
+    cpu_logical_cores: int | None
+    memory_total_bytes: int | None
+    psutil_error: str
+
+
+class Process(TypedDict, total=False):
+    pid: int
+    used_memory_bytes: int | None
+
+
+class GPU(TypedDict, total=False):  # one NVML device (collect/nvml.py); None: NVML could not say, see `unavailable`
+    index: int
+    name: str
+    uuid: str
+    serial: str
+    pci_bus_id: str  # "00000000:3B:00.0"
+    compute_capability: str | None  # "9.0"
+    memory_total_bytes: int
+    memory_used_bytes: int
+    ecc_enabled: bool
+    ecc_uncorrected_volatile: int
+    ecc_uncorrected_aggregate: int
+    retired_pages_pending: bool
+    remap_pending: bool
+    remap_failure: bool
+    persistence_mode: bool
+    mig_enabled: bool
+    mig_devices: int
+    throttle_reasons: list[str]
+    compute_processes: list[Process]
+    unavailable: dict[str, str]  # field -> NVML's message
+
+
+class NvidiaFacts(TypedDict, total=False):
+    status: NvidiaStatus  # timeout: NVML did not answer in time (a hung driver)
+    message: str | None
+    driver_version: str | None
+    cuda_driver_version: str | None
+    nvml_version: str | None
+    gpus: list[GPU]
+    gpus_exact: bool  # False: a plan or a report that does not say how many GPUs there are
+
+
+class Device(TypedDict, total=False):  # one jax device, as jax.devices() shows it
+    id: int
+    platform: str
+    device_kind: str
+    compute_capability: str | None
+    local_hardware_id: int | None
+
+
+class DeviceMemory(TypedDict, total=False):  # a device's allocator statistics after the probes
+    id: int
+    peak_bytes_in_use: int
+    bytes_in_use: int
+    bytes_limit: int
+
+
+class JaxFacts(TypedDict, total=False):  # what jax reported in the child process (child/jaxfacts.py)
+    status: JaxStatus  # how the child ended; "unknown" where no child ran (a plan, the hook, a bug report)
+    message: str | None
+    stage: str | None  # the last stage reached: start, import, imported, devices, first_use
+    duration_s: float
+    jax_version: str
+    jaxlib_version: str
+    backend: str
+    platform: str  # cpu, cuda, rocm, tpu
+    platform_version: str
+    devices: list[Device]
+    x64: bool
+    default_matmul_precision: str | None  # None: jax's default
+    cuda_libraries: dict[str, int | str]  # library -> version jax loaded (or the error asking for it)
+    cuda_version: str | None
+    cudnn_version: str | None
+    returncode: int | None
+    signal: str  # the signal that killed the child
+    child_env: dict[str, str]  # what envaudit set in the child's environment
+    child_pids: list[int]
+    device_memory: list[DeviceMemory]
+    cpu_fraction: float  # the share of a CPU the child used, when it timed out
+    idle_cpus: float  # the CPUs the machine left idle meanwhile
+
+
+class Unsatisfied(TypedDict, total=False):  # a declared requirement the installed versions do not meet
+    package: str
+    requires: str
+    installed: str | None
+
+
+class Duplicate(TypedDict, total=False):  # one distribution installed twice on sys.path
+    name: str
+    versions: list[str]
+    locations: list[str]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """A JSON-serialisable snapshot of the audited environment, each group of facts a plain dict."""
+
+    packages: dict[str, str] = field(default_factory=dict)  # canonical name -> version
+    python: PythonFacts = field(default_factory=lambda: PythonFacts())
+    platform: PlatformFacts = field(default_factory=lambda: PlatformFacts())
+    nvidia: NvidiaFacts = field(default_factory=lambda: NvidiaFacts(status="unknown"))
+    jax: JaxFacts = field(default_factory=lambda: JaxFacts(status="unknown"))
+    env: dict[str, str] = field(default_factory=dict)  # the variables that matter (stack.py), redacted
+    requirements: list[Unsatisfied] = field(default_factory=list)
+    duplicates: list[Duplicate] = field(default_factory=list)
+    requires: dict[str, list[str]] = field(default_factory=dict)  # each audited package's requirements on the others
+    origin: Origin = "live"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v if isinstance(v, str) else v.copy() for k, v in vars(self).items()}  # the fields, in order
+
+    @classmethod
+    def from_dict(cls, data: object) -> Facts:
+        if not isinstance(data, dict):
+            raise ReportError("facts must be a JSON object")
+        if missing := [k for k in FACT_KEYS if k not in data]:
+            raise ReportError(f"facts lack the key(s) {', '.join(missing)}")
+        obj = _before_origin(data)
+        if found := problem(obj, FactsDocument, "facts"):
+            raise ReportError(found)
+        defaults = cls()
+        return cls(**{k: obj[k] if obj.get(k) is not None else getattr(defaults, k) for k in vars(defaults)})
+
+
+class FactsDocument(TypedDict, total=False):  # Facts as JSON: what `problem` checks a loaded document against
+    packages: dict[str, str]
+    python: PythonFacts
+    platform: PlatformFacts
+    nvidia: NvidiaFacts
+    jax: JaxFacts
+    env: dict[str, str]
+    requirements: list[Unsatisfied]
+    duplicates: list[Duplicate]
+    requires: dict[str, list[str]]
+    origin: Origin
+
+
+def _before_origin(data: dict[str, Any]) -> dict[str, Any]:
+    """A document from envaudit 0.2.0 and older said where its facts came from in a status ("planned", "hook")."""
+    jax, nvidia = data.get("jax"), data.get("nvidia")
+    if "origin" in data or not isinstance(jax, dict) or not isinstance(nvidia, dict):
+        return data  # a document of today, or one that `problem` will reject
+    statuses = jax.get("status"), nvidia.get("status")
+    origin = "plan" if "planned" in statuses else "hook" if jax.get("status") == "hook" else "live"
+    if jax.get("status") in ("planned", "hook"):
+        jax = {**jax, "status": "unknown"}
+    if nvidia.get("status") == "planned":
+        nvidia = {**nvidia, "status": "ok"}
+    return {**data, "jax": jax, "nvidia": nvidia, "origin": origin}
+
+
+def _each(items: Any, hint: Any, where: str) -> str | None:
+    """The first problem among a list's items or an object's values; null only where the type allows None."""
+    for key, item in items:
+        if item is None and type(None) not in get_args(hint):
+            return f"{where.format(key)} must not be null"
+        if found := problem(item, hint, where.format(key)):
+            return found
+    return None
+
+
+JSON_NAMES = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
+
+
+def problem(value: object, hint: Any, where: str) -> str | None:
+    """The first part of `value` that does not have the type `hint` (a TypedDict, Literal, list, dict, scalar,
+    or X | None), as a sentence; None if all of it does. A missing or null field is never a problem."""
+    kind, args = get_origin(hint), get_args(hint)
+    if value is None or hint is Any:
+        return None
+    if kind in (Union, types.UnionType):
+        answers = [problem(value, arg, where) for arg in args if arg is not type(None)]
+        return None if None in answers else answers[0]
+    if kind is Literal:
+        return None if value in args else f"{where} is {value!r}, not one of {', '.join(map(str, args))}"
+    if is_typeddict(hint) or kind is dict:
+        if not isinstance(value, dict):
+            return f"{where} must be a JSON object"
+        if not is_typeddict(hint):
+            return _each(value.items(), args[1], where + ".{}")
+        for key, sub in get_type_hints(hint).items():  # a field may be missing or null
+            if found := problem(value.get(key), sub, f"{where}.{key}"):
+                return found
+        return None
+    if kind is list:
+        if not isinstance(value, list):
+            return f"{where} must be a JSON array"
+        return _each(enumerate(value), args[0], where + "[{}]")
+    allowed = (int, float) if hint is float else cast(type, hint)
+    if not isinstance(value, allowed) or (hint is not bool and isinstance(value, bool)):
+        return f"{where} must be of JSON type {JSON_NAMES.get(hint, getattr(hint, '__name__', str(hint)))}"
+    return None

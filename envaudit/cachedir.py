@@ -141,11 +141,11 @@ def fingerprint() -> str:
     """The import hook's cache key: everything its verdict depends on (read by `_hook_boot` and `hook status`)."""
     import hashlib
 
-    from envaudit import __version__, stack
+    from envaudit import __version__, redact, scope
 
     # the environment, not the name it was started by (bin/python and bin/python3 share one verdict)
     where = [sys.prefix, os.path.realpath(sys.executable)]
-    parts = [__version__, *where, driver_version(), repr(sorted(stack.select_env(os.environ).items()))]
+    parts = [__version__, *where, driver_version(), repr(sorted(redact.select_env(os.environ).items()))]
     for entry in dict.fromkeys(sys.path):
         try:
             names = os.listdir(entry or ".")
@@ -153,7 +153,7 @@ def fingerprint() -> str:
             continue
         for name in sorted(names):  # every distribution (pip-check answers depend on any), stat only ours
             if name.endswith(".dist-info"):
-                relevant = stack.is_relevant(name.partition("-")[0])
+                relevant = scope.is_relevant(name.partition("-")[0])
                 parts.append(f"{entry}/{name}:{_mtime(os.path.join(entry, name)) if relevant else 0}")
     rules = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "data")  # envaudit/rules/data
     parts += [f"{n}:{_mtime(os.path.join(rules, n))}" for n in sorted(os.listdir(rules))]

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from envaudit import audit, compare, files, plan, probefiles, safewrite
+from envaudit import audit, compare, plan, probefiles, reportfile, safewrite
 from envaudit.child import state
 from envaudit.child.state import Options
 from envaudit.cli_parser import VERBS, UsageError, build_parser
@@ -81,9 +81,9 @@ def _probes(name: str | None, script: bool) -> int:
 
 
 def _emit(report: Report, args: argparse.Namespace) -> int:
-    from envaudit.formats import render
+    from envaudit.formats import render, use_color
 
-    color = args.output is None and files.use_color(sys.stdout)
+    color = args.output is None and use_color(sys.stdout)
     text = render(report, args.format, color=color)
     if args.output is not None:
         safewrite.write(args.output, text)
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     if args.verb == "probes":
         return _probes(args.name, args.script)
     if args.verb == "check":
-        saved = files.read_report(args.report)
+        saved = reportfile.read_report(args.report)
         if not saved.complete:  # exit 3 (the audit could not complete) needs its one line too
             print(f"envaudit: {args.report}: the saved audit did not complete (verdict error)", file=sys.stderr)
         return _emit(audit.recheck(saved), args)
@@ -161,7 +161,7 @@ def _triage(source: str, fmt: str) -> int:
     from envaudit.triage import reply, triage
     from envaudit.triage.extract import MAX_BYTES
 
-    raw = sys.stdin.buffer.read(MAX_BYTES + 1) if source == "-" else files.read_bounded(
+    raw = sys.stdin.buffer.read(MAX_BYTES + 1) if source == "-" else reportfile.read_bounded(
         Path(source), MAX_BYTES + 1, "a text file")  # fmt: skip
     result = triage(raw)
     sys.stdout.write(reply.render(result, fmt))

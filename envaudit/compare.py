@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from envaudit import files
+from envaudit import reportfile
 from envaudit.facts import ReportError
 from envaudit.formats.summary import clean
 from envaudit.judge import table
@@ -147,7 +147,7 @@ def load(paths: list[Path]) -> Loaded:
     loaded, skipped = [], []
     for path, named in dict.fromkeys(found):
         try:
-            loaded.append((path, files.read_report(path)))
+            loaded.append((path, reportfile.read_report(path)))
         except ReportError as exc:
             if named:
                 raise

@@ -146,7 +146,7 @@ class Facts:
     platform: PlatformFacts = field(default_factory=lambda: PlatformFacts())
     nvidia: NvidiaFacts = field(default_factory=lambda: NvidiaFacts(status="unknown"))
     jax: JaxFacts = field(default_factory=lambda: JaxFacts(status="unknown"))
-    env: dict[str, str] = field(default_factory=dict)  # the variables that matter (stack.py), redacted
+    env: dict[str, str] = field(default_factory=dict)  # the variables that matter (scope.py), redacted
     requirements: list[Unsatisfied] = field(default_factory=list)
     duplicates: list[Duplicate] = field(default_factory=list)
     requires: dict[str, list[str]] = field(default_factory=dict)  # each audited package's requirements on the others

@@ -20,7 +20,7 @@ import shlex
 from collections.abc import Sequence
 
 from envaudit.facts import Facts
-from envaudit.stack import PLUGIN, canonicalize_name
+from envaudit.scope import PLUGIN, canonicalize_name
 
 
 def _parse(pin: str) -> tuple[str, str]:

@@ -1,7 +1,8 @@
 """The report's data model: frozen dataclasses with an exact JSON round-trip (schema `envaudit/report/v1`).
 
-Everything downstream of collection takes a `Facts` value as an argument, so a live machine, a report saved on a
-cluster node last month and a what-if plan are evaluated by the same code. Loading validates the shape and raises
+A report is its facts (`envaudit/facts.py`), findings and probe results. Everything downstream of collection takes
+a `Facts` value as an argument, so a live machine, a report saved on a cluster node last month and a what-if plan
+are evaluated by the same code. Loading validates the shape and raises
 `ReportError` with one readable sentence: the CLI turns it into exit 2, never a traceback. Every number must be a
 finite float or a 64-bit integer: the formats and the judge compute in floats, where 10**400 is an OverflowError.
 """

@@ -16,8 +16,9 @@ from typing import Any, cast
 from packaging.version import InvalidVersion, Version
 
 from envaudit.facts import GPU, Facts, JaxFacts, NvidiaFacts, PythonFacts
-from envaudit.rules.derive import env_flag
-from envaudit.stack import canonicalize_name, redact
+from envaudit.redact import redact
+from envaudit.rules.accessors import env_flag
+from envaudit.scope import canonicalize_name
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 

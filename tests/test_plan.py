@@ -16,7 +16,7 @@ from envaudit.cli import build_parser, main
 from envaudit.exitcodes import Exit
 from envaudit.facts import Facts
 from envaudit.plan import PlanError, facts_from_args, pin
-from envaudit.rules import derive
+from envaudit.rules import accessors
 
 
 def plan_facts(*argv: str) -> Facts:
@@ -27,15 +27,15 @@ def test_pins_and_what_they_imply() -> None:
     facts = plan_facts("jax[cuda12]==0.4.30", "flax==0.8.5", "--driver", "535.104.05", "--gpus", "2",
                        "--compute-capability", "8.0")  # fmt: skip
     assert facts.packages == {"flax": "0.8.5", "jax": "0.4.30", "jaxlib": "0.4.30"}
-    assert derive.platform(facts) == "cuda"
-    assert derive.cuda(facts) == derive.Partial("12", "jax")
-    assert derive.gpu_count(facts) == 2 and derive.compute_capabilities(facts) == ["8.0"]
+    assert accessors.platform(facts) == "cuda"
+    assert accessors.cuda(facts) == accessors.Partial("12", "jax")
+    assert accessors.gpu_count(facts) == 2 and accessors.compute_capabilities(facts) == ["8.0"]
 
 
 def test_local_label_gives_cuda() -> None:
     facts = plan_facts("jax==0.2.19", "jaxlib==0.1.70+cuda102")
-    assert derive.cuda(facts) == derive.Partial("10.2", "jaxlib local label +cuda102")
-    assert derive.platform(facts) == "cuda"
+    assert accessors.cuda(facts) == accessors.Partial("10.2", "jaxlib local label +cuda102")
+    assert accessors.platform(facts) == "cuda"
 
 
 def plan_ids(capsys: pytest.CaptureFixture[str], *argv: str) -> set[str]:

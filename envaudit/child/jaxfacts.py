@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from envaudit.facts import JaxFacts
-from envaudit.stack import scrub
+from envaudit.redact import scrub
 
 ORDER = ("first_use", "devices", "imported", "import", "start")  # the stages, latest first
 DOING = {

@@ -28,7 +28,7 @@ from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
 from envaudit.facts import JaxFacts
 from envaudit.model import JSONDict, ProbeResult
-from envaudit.stack import scrub
+from envaudit.redact import scrub
 
 CHILD = Path(__file__).with_name("_main.py")
 

@@ -22,7 +22,7 @@ from envaudit import cachedir, probefiles
 from envaudit.child import jaxfacts
 from envaudit.facts import DeviceMemory, JaxFacts, ReportError
 from envaudit.model import ProbeResult
-from envaudit.stack import scrub
+from envaudit.redact import scrub
 
 FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
 

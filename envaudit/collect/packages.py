@@ -23,7 +23,7 @@ from typing import Any
 from envaudit import cachedir
 from envaudit.collect import _interpreter
 from envaudit.facts import Duplicate, Unsatisfied
-from envaudit.stack import canonicalize_name, is_relevant
+from envaudit.scope import canonicalize_name, is_relevant
 
 Installed = tuple[dict[str, str], list[Unsatisfied], list[Duplicate], dict[str, list[str]]]  # get_packages()
 

@@ -13,7 +13,7 @@ from typing import cast
 
 from envaudit.collect import _interpreter
 from envaudit.facts import PlatformFacts, PythonFacts
-from envaudit.stack import select_env
+from envaudit.redact import select_env
 
 
 def parse_cpu_model(cpuinfo: str) -> str | None:

@@ -13,7 +13,7 @@ select-and-scatter, GEMMs, convolutions" unless --xla_gpu_exclude_nondeterminist
 from __future__ import annotations
 
 from envaudit.facts import Facts
-from envaudit.rules import derive
+from envaudit.rules import accessors
 
 # Settings of jax_default_matmul_precision (lower-cased) under which float32 matmuls are float32 on every platform.
 FLOAT32_SETTINGS = frozenset(
@@ -29,8 +29,8 @@ PRESET_CLASSES = {
 
 def _accelerator(facts: Facts) -> str | None:
     """cuda, rocm, tpu, cpu, or None when the facts do not say (then a GPU that NVML sees counts as cuda)."""
-    platform = derive.platform(facts)
-    if platform is None and (derive.gpu_count(facts) or 0) > 0:
+    platform = accessors.platform(facts)
+    if platform is None and (accessors.gpu_count(facts) or 0) > 0:
         return "cuda"
     return platform
 
@@ -42,7 +42,7 @@ def precision_class(facts: Facts, dtype: str) -> str:
     if dtype == "float64":
         return "float64"
     platform = _accelerator(facts)
-    setting = derive.matmul_precision(facts) or "default"
+    setting = accessors.matmul_precision(facts) or "default"
     if platform == "cpu" or setting in FLOAT32_SETTINGS:
         return "float32"  # the CPU ignores every precision setting (measured: DEFAULT and HIGHEST are bit-identical)
     if setting in PRESET_CLASSES:
@@ -50,8 +50,8 @@ def precision_class(facts: Facts, dtype: str) -> str:
     if platform == "tpu":
         return "bf16" if setting in ("default", "bfloat16") else "tf32"  # HIGH: three bfloat16 passes
     if platform == "cuda":
-        caps = derive.compute_capabilities(facts)
-        known = [derive.version_or_none(c) for c in caps or []]
+        caps = accessors.compute_capabilities(facts)
+        known = [accessors.version_or_none(c) for c in caps or []]
         if known and all(v is not None and v.major < 8 for v in known):
             return "float32"  # no TF32 tensor cores before Ampere: DEFAULT is float32 there
     return "tf32"  # NVIDIA >= 8.0, an unknown compute capability, ROCm, or an unknown platform with a GPU
@@ -60,4 +60,4 @@ def precision_class(facts: Facts, dtype: str) -> str:
 def nondeterminism_allowed(facts: Facts) -> bool:
     """Reruns may differ by design: a GPU without deterministic ops requested. On a CPU or a TPU, or with them,
     the same program on the same input must give the same bits."""
-    return _accelerator(facts) in ("cuda", "rocm") and not derive.deterministic_ops(facts)
+    return _accelerator(facts) in ("cuda", "rocm") and not accessors.deterministic_ops(facts)

@@ -14,9 +14,9 @@ from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.model import Finding, Severity
 from envaudit.rules import environment as env
-from envaudit.rules.derive import version_or_none
+from envaudit.rules.accessors import version_or_none
 from envaudit.rules.node import ecc, gpu_busy, nvml_hung, per_gpu, remap_failed, reset_pending, slowdown, starved
-from envaudit.stack import PLUGIN
+from envaudit.scope import PLUGIN
 
 JEP_9419 = "https://docs.jax.dev/en/latest/jep/9419-jax-versioning.html"
 INSTALL = "https://docs.jax.dev/en/latest/installation.html"

@@ -15,10 +15,10 @@ from packaging.specifiers import Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from envaudit.facts import Facts
-from envaudit.rules import derive
+from envaudit.rules import accessors
 
 Verdict = bool | None  # True holds, False does not, None unknown
-Known = derive.Known
+Known = accessors.Known
 
 
 def _clause(value: Known, clause: Specifier, low: Version, high: Version) -> Verdict:
@@ -30,7 +30,7 @@ def _clause(value: Known, clause: Specifier, low: Version, high: Version) -> Ver
     a, b = clause.contains(low, prereleases=True), clause.contains(high, prereleases=True)
     if a != b:
         return None
-    if isinstance(value, derive.Exact) or clause.operator in ("<", "<=", ">", ">="):
+    if isinstance(value, accessors.Exact) or clause.operator in ("<", "<=", ">", ">="):
         return a
     known = value.text.split(".")
     named = clause.version.removesuffix(".*").split(".")
@@ -56,13 +56,13 @@ def _packages(facts: Facts, want: Mapping[str, str], evidence: list[str]) -> Ver
     results: list[Verdict] = []
     for name, spec in want.items():
         version = facts.packages.get(name)
-        parsed = derive.version_or_none(version) if version else None
+        parsed = accessors.version_or_none(version) if version else None
         if version is None:
             results.append(False)
         elif parsed is None:
             results.append(None)
         else:
-            results.append(_spec(derive.Exact(version, "installed"), spec, name, evidence))
+            results.append(_spec(accessors.Exact(version, "installed"), spec, name, evidence))
     return _all(results)
 
 
@@ -87,7 +87,7 @@ def _env(facts: Facts, want: Mapping[str, Mapping[str, Any]], evidence: list[str
 
 
 def _caps(facts: Facts, spec: str, evidence: list[str]) -> Verdict:
-    caps = derive.compute_capabilities(facts)
+    caps = accessors.compute_capabilities(facts)
     if caps is None:
         return None
     matching = [c for c in caps if SpecifierSet(spec).contains(c)]
@@ -109,26 +109,26 @@ CONDITIONS: dict[str, Callable[[Facts, Any, list[str]], Verdict]] = {
     "packages": _packages,
     "present": lambda f, names, ev: _all([n in f.packages for n in names]),
     "absent": lambda f, names, ev: _all([n not in f.packages for n in names]),
-    "platform": lambda f, want, ev: _scalar(derive.platform(f), want, "platform", ev),
-    "driver": lambda f, spec, ev: _spec(derive.nvidia_value(f, "driver_version"), spec, "driver", ev),
-    "cuda_driver": lambda f, spec, ev: _spec(derive.nvidia_value(f, "cuda_driver_version"), spec, "driver CUDA", ev),
-    "cuda": lambda f, spec, ev: _spec(derive.cuda(f), spec, "CUDA", ev),
-    "cudnn": lambda f, spec, ev: _spec(derive.cudnn(f), spec, "cuDNN", ev),
+    "platform": lambda f, want, ev: _scalar(accessors.platform(f), want, "platform", ev),
+    "driver": lambda f, spec, ev: _spec(accessors.nvidia_value(f, "driver_version"), spec, "driver", ev),
+    "cuda_driver": lambda f, spec, ev: _spec(accessors.nvidia_value(f, "cuda_driver_version"), spec, "driver CUDA", ev),
+    "cuda": lambda f, spec, ev: _spec(accessors.cuda(f), spec, "CUDA", ev),
+    "cudnn": lambda f, spec, ev: _spec(accessors.cudnn(f), spec, "cuDNN", ev),
     "libraries": lambda f, want, ev: _all(
-        [_spec(derive.libraries(f).get(lib), spec, lib, ev) if f.packages else None for lib, spec in want.items()]
+        [_spec(accessors.libraries(f).get(lib), spec, lib, ev) if f.packages else None for lib, spec in want.items()]
     ),
     "compute_capability": _caps,
-    "gpus": lambda f, spec, ev: _spec(_count(derive.gpu_count(f)), spec, "GPUs", ev),
-    "x64": lambda f, want, ev: _scalar(derive.x64(f), [want], "x64", ev),
-    "matmul_precision": lambda f, want, ev: _scalar(derive.matmul_precision(f), want, "matmul precision", ev),
-    "deterministic_ops": lambda f, want, ev: _scalar(derive.deterministic_ops(f), [want], "deterministic ops", ev),
+    "gpus": lambda f, spec, ev: _spec(_count(accessors.gpu_count(f)), spec, "GPUs", ev),
+    "x64": lambda f, want, ev: _scalar(accessors.x64(f), [want], "x64", ev),
+    "matmul_precision": lambda f, want, ev: _scalar(accessors.matmul_precision(f), want, "matmul precision", ev),
+    "deterministic_ops": lambda f, want, ev: _scalar(accessors.deterministic_ops(f), [want], "deterministic ops", ev),
     "env": _env,
     "any": lambda f, subs, ev: _any([holds(s, f, ev) for s in subs]),
 }
 
 
 def _count(n: int | None) -> Known | None:
-    return None if n is None else derive.Exact(str(n), "NVML")
+    return None if n is None else accessors.Exact(str(n), "NVML")
 
 
 def _all(results: list[Verdict]) -> Verdict:

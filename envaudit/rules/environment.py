@@ -16,7 +16,7 @@ import shlex
 
 from envaudit import fixes
 from envaudit.facts import Duplicate, Facts, Unsatisfied
-from envaudit.stack import PLUGIN, canonicalize_name
+from envaudit.scope import PLUGIN, canonicalize_name
 
 COUPLED = ("jax", "jaxlib")
 

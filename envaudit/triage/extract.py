@@ -3,7 +3,7 @@
 Reports carry their environment as pasted text: `jax.print_environment_info()` (jax, jaxlib, numpy, python, the
 devices, uname, then an `nvidia-smi` table), `pip list`, `pip freeze`, `pip show`, `conda list`, or flax's
 template lines. Each recognised line gives a `Seen` (fact, value, line number, the line): nothing is used that
-cannot be shown with its source. Only the audited stack's packages are read (envaudit/stack.py). The text is
+cannot be shown with its source. Only the audited stack's packages are read (envaudit/scope.py). The text is
 untrusted: it is read bounded (bytes, lines, line length), terminal escapes and control characters removed.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from envaudit.stack import canonicalize_name, is_relevant
+from envaudit.scope import canonicalize_name, is_relevant
 
 MAX_BYTES, MAX_LINES, MAX_LINE = 4_000_000, 100_000, 1_000
 ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from envaudit import stack
+from envaudit import scope
 from envaudit.collect._interpreter import minimum_jaxlib
 from envaudit.collect.packages import Dist, get_packages, select, unsatisfied
 
@@ -17,9 +17,9 @@ def test_relevant_names_and_families() -> None:
     relevant = ["jax", "jaxlib", "jax-cuda12-plugin", "jax_cuda13_pjrt", "jax-rocm60-plugin", "libtpu"]
     relevant += ["nvidia-cudnn-cu12", "nvidia-cublas", "Neural_Tangents", "flax", "ml_dtypes", "tensorflow"]
     for name in relevant:
-        assert stack.is_relevant(name), name
+        assert scope.is_relevant(name), name
     for name in ("requests", "torch", "jaxtyping", "nvidiafoo"):
-        assert not stack.is_relevant(name), name
+        assert not scope.is_relevant(name), name
 
 
 def test_select_normalizes_and_first_on_path_wins() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from envaudit import stack
+from envaudit import redact
 from envaudit.collect import system
 
 X86 = """processor\t: 0
@@ -41,7 +41,7 @@ def test_select_env_keeps_what_changes_numerics() -> None:
         "AWS_SECRET_ACCESS_KEY": "x",
         "LD_LIBRARY_PATH": "/usr/lib:/usr/local/cuda-12.4/lib64:/opt/nvidia/cudnn/lib",
     }
-    chosen = stack.select_env(env)
+    chosen = redact.select_env(env)
     assert set(chosen) == {"XLA_FLAGS", "JAX_ENABLE_X64", "NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES",
                            "TF_CUDNN_DETERMINISTIC", "LD_LIBRARY_PATH"}  # fmt: skip
     assert chosen["LD_LIBRARY_PATH"] == "/usr/local/cuda-12.4/lib64:/opt/nvidia/cudnn/lib"

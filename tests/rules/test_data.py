@@ -10,7 +10,7 @@ import pytest
 from envaudit import rules
 from envaudit.collect import collect
 from envaudit.rules import engine
-from envaudit.stack import ENV_NAMES, ENV_PREFIXES
+from envaudit.scope import ENV_NAMES, ENV_PREFIXES
 from tests.conftest import ROOT, facts_from
 
 RULES = engine.load_rules()

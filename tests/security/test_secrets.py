@@ -11,7 +11,7 @@ import pytest
 
 from envaudit.child.jaxfacts import parse
 from envaudit.child.state import parse_result
-from envaudit.stack import REDACTED, scrub, select_env
+from envaudit.redact import REDACTED, scrub, select_env
 from tests.conftest import PYTHON
 
 SECRETS = {
@@ -95,7 +95,7 @@ def test_the_childs_last_words_and_errors_are_scrubbed() -> None:
 
 def test_a_flag_xla_rejects_never_reaches_a_report(child_env: dict[str, str]) -> None:
     """End to end: the child dies on the unknown flag, and neither the facts, the findings nor the probe's message
-    carries its value (the probe's needs runner.py to scrub the stderr line it quotes: stack.scrub)."""
+    carries its value (the probe's needs runner.py to scrub the stderr line it quotes: redact.scrub)."""
     env = {**child_env, **LEAKY, "JAX_PLATFORMS": "cpu"}
     proc = subprocess.run([PYTHON, "-m", "envaudit", "--probe", "matmul_precision", "--format", "json"], env=env,
                           capture_output=True, text=True, timeout=300)  # fmt: skip

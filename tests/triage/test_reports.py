@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from envaudit.stack import is_relevant
+from envaudit.scope import is_relevant
 from envaudit.triage import triage
 from tests.conftest import FIXTURES
 

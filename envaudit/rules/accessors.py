@@ -1,4 +1,4 @@
-"""Derived facts that rules condition on, computed from a snapshot in one place (pure functions).
+"""The rule accessors: what rules condition on ("the CUDA version"), read from a snapshot in one place (pure).
 
 Rules speak of "the CUDA version", "the platform", "the cuDNN version"; a snapshot knows them from several
 sources of different authority: what jax reports at run time, a `jax-cuda12-plugin` name, a jaxlib local label
@@ -15,7 +15,7 @@ from typing import Literal
 from packaging.version import InvalidVersion, Version
 
 from envaudit.facts import Facts, JaxFacts
-from envaudit.stack import PLUGIN
+from envaudit.scope import PLUGIN
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n", ""})

@@ -1,6 +1,8 @@
-"""Reading a saved report (every way it can be wrong is one line), and whether a stream gets terminal colour.
+"""Reading a saved report, bounded: every way a file handed to `check`, `compare` or `triage` can be wrong is one line.
 
-Writing lives in `safewrite`, which is written for root in directories others can write to.
+A report is user input (a node's report from last month, a file a colleague sent): it may be huge, a FIFO that
+never ends, a directory, not UTF-8, nested beyond recursion, or hold a NaN. Writing lives in `safewrite`, which is
+written for root in directories others can write to.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import math
 import os
 import stat
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from envaudit.facts import ReportError
 from envaudit.model import Report
@@ -88,8 +90,3 @@ def _float(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"{text[:20]} is not a finite number")
     return value
-
-
-def use_color(stream: TextIO) -> bool:
-    """Colour on a TTY unless NO_COLOR is set to anything (https://no-color.org)."""
-    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()

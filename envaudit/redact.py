@@ -1,7 +1,8 @@
-"""What is audited: the distributions and the environment variables that decide what jax computes.
+"""What a report may show of the environment: values that may be secrets are hidden before they enter the facts.
 
-Standard library only and import-cheap, because the import-time hook reads it on every `import jax`; the
-collectors and the hook share it, so both see the same stack.
+Reports travel (Markdown is meant for public bug reports), so `select_env` keeps the variables of the audited scope
+(`envaudit/scope.py`) with their secrets hidden, and `scrub` hides the same values in any text (a child's stderr
+line that quotes XLA_FLAGS): redacting here and scrubbing there can never disagree.
 """
 
 from __future__ import annotations
@@ -10,43 +11,7 @@ import os
 import re
 from collections.abc import Mapping
 
-# The audited stack: exact names, and patterns for the families whose names carry a CUDA/ROCm major.
-RELEVANT_NAMES = frozenset(
-    {
-        "jax", "jaxlib", "libtpu", "libtpu-nightly", "flax", "neural-tangents", "numpy", "scipy", "ml-dtypes",
-        "optax", "orbax-checkpoint", "tensorflow", "tensorflow-cpu", "tf2jax", "opt-einsum", "chex",
-        "frozendict", "envaudit",
-    }
-)  # fmt: skip
-# jax's GPU plugins and their PJRT packages, released in lockstep with jaxlib: jax-cuda12-plugin, jax-rocm60-pjrt...
-PLUGIN = re.compile(r"^jax-(?P<kind>cuda|rocm)(?P<major>\d+)-(plugin|pjrt)$")
-RELEVANT_PATTERN = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|jax-rocm\d+-(plugin|pjrt)|jax-tpu.*|nvidia-.+)$")
-
-# Variables that change numerics, devices or where CUDA libraries come from (docs/architecture.md: facts.env).
-ENV_PREFIXES = ("JAX_", "XLA_", "TF_CUDNN_", "TF_XLA_", "ENVAUDIT_")
-ENV_NAMES = frozenset(
-    {"NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
-     "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "TPU_VISIBLE_CHIPS", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT",
-     "CUDA_MODULE_LOADING", "CUBLAS_WORKSPACE_CONFIG", "NCCL_ALGO", "NCCL_PROTO", "TF_DETERMINISTIC_OPS",
-     "OMP_NUM_THREADS"}
-)  # fmt: skip
-
-
-def canonicalize_name(name: str) -> str:
-    """PEP 503 normalisation (what packaging.utils.canonicalize_name does, without importing packaging.tags)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def is_relevant(name: str) -> bool:
-    norm = canonicalize_name(name)
-    return norm in RELEVANT_NAMES or bool(RELEVANT_PATTERN.match(norm))
-
-
-def cuda_library_path_entries(ld_library_path: str) -> list[str]:
-    """The LD_LIBRARY_PATH entries that can shadow the CUDA libraries of the pip wheels."""
-    keys = ("cuda", "cudnn", "nvidia", "cublas", "nccl")
-    return [p for p in ld_library_path.split(os.pathsep) if p and any(k in p.lower() for k in keys)]
-
+from envaudit.scope import cuda_library_path_entries, selected
 
 # Reports travel (Markdown is meant for public bug reports), so what may be a secret never enters the facts: the
 # value of a variable whose name looks secret; in every flags variable (XLA_FLAGS, TF_XLA_FLAGS, ..._ARGS), the
@@ -168,10 +133,6 @@ def redact(name: str, value: str) -> str:
 def redact_xla_flags(value: str) -> str:
     """Each `--flag=value` argument keeps its value only if the flag is known here; bare flags are kept."""
     return _flags(value)[0]
-
-
-def selected(name: str) -> bool:
-    return name in ENV_NAMES or name.startswith(ENV_PREFIXES)
 
 
 def select_env(environ: Mapping[str, str]) -> dict[str, str]:

@@ -1,0 +1,51 @@
+"""The audited scope: which distributions and which environment variables decide what jax computes.
+
+Standard library only and import-cheap, because the import-time hook reads it on every `import jax`; the
+collectors, the hook's cache key and the triage of a pasted report share it, so all of them see the same stack.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+# The audited stack: exact names, and patterns for the families whose names carry a CUDA/ROCm major.
+RELEVANT_NAMES = frozenset(
+    {
+        "jax", "jaxlib", "libtpu", "libtpu-nightly", "flax", "neural-tangents", "numpy", "scipy", "ml-dtypes",
+        "optax", "orbax-checkpoint", "tensorflow", "tensorflow-cpu", "tf2jax", "opt-einsum", "chex",
+        "frozendict", "envaudit",
+    }
+)  # fmt: skip
+# jax's GPU plugins and their PJRT packages, released in lockstep with jaxlib: jax-cuda12-plugin, jax-rocm60-pjrt...
+PLUGIN = re.compile(r"^jax-(?P<kind>cuda|rocm)(?P<major>\d+)-(plugin|pjrt)$")
+RELEVANT_PATTERN = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|jax-rocm\d+-(plugin|pjrt)|jax-tpu.*|nvidia-.+)$")
+
+# Variables that change numerics, devices or where CUDA libraries come from (docs/architecture.md: facts.env).
+ENV_PREFIXES = ("JAX_", "XLA_", "TF_CUDNN_", "TF_XLA_", "ENVAUDIT_")
+ENV_NAMES = frozenset(
+    {"NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
+     "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "TPU_VISIBLE_CHIPS", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT",
+     "CUDA_MODULE_LOADING", "CUBLAS_WORKSPACE_CONFIG", "NCCL_ALGO", "NCCL_PROTO", "TF_DETERMINISTIC_OPS",
+     "OMP_NUM_THREADS"}
+)  # fmt: skip
+
+
+def canonicalize_name(name: str) -> str:
+    """PEP 503 normalisation (what packaging.utils.canonicalize_name does, without importing packaging.tags)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def is_relevant(name: str) -> bool:
+    norm = canonicalize_name(name)
+    return norm in RELEVANT_NAMES or bool(RELEVANT_PATTERN.match(norm))
+
+
+def cuda_library_path_entries(ld_library_path: str) -> list[str]:
+    """The LD_LIBRARY_PATH entries that can shadow the CUDA libraries of the pip wheels."""
+    keys = ("cuda", "cudnn", "nvidia", "cublas", "nccl")
+    return [p for p in ld_library_path.split(os.pathsep) if p and any(k in p.lower() for k in keys)]
+
+
+def selected(name: str) -> bool:
+    return name in ENV_NAMES or name.startswith(ENV_PREFIXES)

@@ -57,7 +57,9 @@ def _is_coupling(req: Unsatisfied) -> bool:
 
 
 def coupling(facts: Facts) -> list[str]:
-    return [env.describe(r) for r in facts.requirements if _is_coupling(r)]
+    """jax's own pins as pip reads them, or, where pip has none to read (a plan; jax < 0.4.30, whose metadata does
+    not pin jaxlib), the check jax makes at import from its table: one finding either way."""
+    return [env.describe(r) for r in facts.requirements if _is_coupling(r)] or env.import_coupling(facts)
 
 
 def unsatisfied(facts: Facts) -> list[str]:

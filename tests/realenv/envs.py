@@ -41,6 +41,10 @@ BROKEN = (
     # jax upgraded alone (--no-deps, or a second pip install): jaxlib stays behind its minimum
     Broken("jax0430-jaxlib0425", (("jax==0.4.25", "jaxlib==0.4.25", "numpy<2", *ENVAUDIT_DEPS),
                                   ("--no-deps", "jax==0.4.30")), "jax-jaxlib-coupling"),
+    # jaxlib upgraded alone: jax 0.4.25's metadata does not pin jaxlib (jax's setup.py does from 0.4.30), so pip is
+    # satisfied, and `import jax` raises "jaxlib version 0.4.26 is newer than and incompatible with jax version 0.4.25"
+    Broken("jaxlib-newer-than-jax", (("jax==0.4.25", "jaxlib==0.4.26", "numpy<2", *ENVAUDIT_DEPS),),
+           "jax-jaxlib-coupling"),
     # a healthy environment, and an old jax installed elsewhere (pip install --target) and put on PYTHONPATH
     Broken("stale-jax-on-pythonpath", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),
                                        ("--no-deps", "--target", "{stale}", "jax==0.4.30")),

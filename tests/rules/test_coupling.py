@@ -1,0 +1,86 @@
+"""jax and jaxlib as `import jax` couples them, from jax's own table: every release at its boundaries, both ways,
+and each printed fix re-planned (a fix is a claim: applied to the plan, no failure may remain)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import tomllib
+
+import pytest
+
+from envaudit.cli import main
+from envaudit.rules.environment import TABLE
+
+with TABLE.open("rb") as _handle:
+    MINIMUM: dict[str, str] = tomllib.load(_handle)["minimum_jaxlib"]
+
+
+def plan(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, str]]:
+    main(["plan", *pins, "--format", "json"])
+    return [f for f in json.loads(capsys.readouterr().out)["findings"] if f["severity"] == "fail"]
+
+
+def ids(findings: list[dict[str, str]]) -> set[str]:
+    return {f["id"] for f in findings}
+
+
+def fixed(capsys: pytest.CaptureFixture[str], pins: list[str], fix: str, jax: str) -> None:
+    """The fix's plan fails no more than jax's own release does (0.4.32 was yanked: that is its own finding)."""
+    after = ids(replanned(capsys, pins, fix))
+    assert "jax-jaxlib-coupling" not in after and after <= ids(plan(capsys, f"jax=={jax}", f"jaxlib=={jax}")), fix
+
+
+def below(version: str) -> str | None:
+    """The release just below `version` that jax's comparison sees as older (0.4.27 -> 0.4.26), if any."""
+    parts = [int(n) for n in version.split(".")]
+    if parts[-1] == 0:
+        return None
+    return ".".join(map(str, [*parts[:-1], parts[-1] - 1]))
+
+
+def replanned(capsys: pytest.CaptureFixture[str], pins: list[str], fix: str) -> list[dict[str, str]]:
+    """The plan with the fix's pins put in place of the ones they move."""
+    words = shlex.split(fix)
+    assert words[1:4] == ["-m", "pip", "install"], fix
+    moved = dict(w.split("==", 1) for w in words[4:])
+    kept = [p for p in pins if p.split("==")[0] not in moved]
+    return plan(capsys, *kept, *(f"{n}=={v}" for n, v in moved.items()))
+
+
+def test_the_table_maps_release_versions_to_release_versions() -> None:
+    assert len(MINIMUM) >= 60 and all(re.fullmatch(r"[0-9]+(\.[0-9]+)+", v) for v in [*MINIMUM, *MINIMUM.values()])
+
+
+@pytest.mark.parametrize("jax", sorted(MINIMUM, key=lambda v: [int(n) for n in str(v).split(".")]))
+def test_each_release_at_its_boundaries(capsys: pytest.CaptureFixture[str], jax: str) -> None:
+    """Healthy right at the minimum and at jax's own version; failing one release below the minimum."""
+    minimum = MINIMUM[jax]
+    assert "jax-jaxlib-coupling" not in ids(plan(capsys, f"jax=={jax}", f"jaxlib=={minimum}"))
+    assert "jax-jaxlib-coupling" not in ids(plan(capsys, f"jax=={jax}", f"jaxlib=={jax}"))
+    if (jaxlib := below(minimum)) is not None:
+        pins = [f"jax=={jax}", f"jaxlib=={jaxlib}"]
+        failed = [f for f in plan(capsys, *pins) if f["id"] == "jax-jaxlib-coupling"]
+        assert len(failed) == 1 and f"requires version >= {minimum}" in failed[0]["detail"], pins
+        fixed(capsys, pins, failed[0]["fix"], jax)
+
+
+@pytest.mark.parametrize(("jax", "jaxlib"), [("0.4.30", "0.4.31"), ("0.4.25", "0.4.26"), ("0.9.0", "0.9.0.1"),
+                                             ("0.11.9", "0.12.0")])  # fmt: skip
+def test_a_jaxlib_newer_than_jax_fails_as_jax_says(capsys: pytest.CaptureFixture[str], jax: str, jaxlib: str) -> None:
+    """Measured with the wheels: jax 0.4.30 beside jaxlib 0.4.31 raises this at import. It holds past the table."""
+    pins = [f"jax=={jax}", f"jaxlib=={jaxlib}"]
+    failed = plan(capsys, *pins)
+    assert [f["id"] for f in failed] == ["jax-jaxlib-coupling"]
+    assert f"jaxlib version {jaxlib} is newer than and incompatible with jax version {jax}" in failed[0]["detail"]
+    fixed(capsys, pins, failed[0]["fix"], jax)
+
+
+def test_the_issues_case_and_a_release_the_table_does_not_know(capsys: pytest.CaptureFixture[str]) -> None:
+    failed = plan(capsys, "jax==0.4.30", "jaxlib==0.4.20")
+    assert (
+        "jax 0.4.30: jaxlib is version 0.4.20, but this version of jax requires version >= 0.4.27."
+        in (failed[0]["detail"])
+    )
+    assert not plan(capsys, "jax==0.11.9", "jaxlib==0.11.0")  # no minimum known: not guessed

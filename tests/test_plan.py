@@ -54,9 +54,9 @@ def test_a_plan_assumes_jax_defaults_unless_told(capsys: pytest.CaptureFixture[s
                     "--env", "XLA_FLAGS=--xla_gpu_deterministic_ops=true")  # fmt: skip
     assert not {"tf32-default-matmul-precision", "gpu-nondeterministic-by-default"} & told
     assert "tf32-default-matmul-precision" not in plan_ids(capsys, "jax[cuda12]==0.4.30", "--compute-capability", "7.0")
-    assert "xla-cpu-fast-math-enabled" in plan_ids(
-        capsys, "jax==0.4.30", "--env", "XLA_FLAGS=--xla_cpu_enable_fast_math=true"
-    )
+    unsafe = "XLA_FLAGS=--xla_cpu_enable_fast_math=true --xla_cpu_fast_math_honor_nans=false"
+    assert "xla-cpu-fast-math-enabled" in plan_ids(capsys, "jax==0.4.30", "--env", unsafe)
+    assert "xla-cpu-fast-math-enabled" not in plan_ids(capsys, "jax==0.4.30", "--env", unsafe.rsplit(" ", 1)[0])
 
 
 def test_env_and_python_become_the_facts_an_audit_would_record() -> None:

@@ -181,6 +181,17 @@ def deterministic_ops(facts: Facts) -> bool | None:
     return any(flags.get(name) in ("true", "1") for name in DETERMINISM_FLAGS)
 
 
+def cpu_fast_math_unsafe(facts: Facts) -> bool | None:
+    """Whether XLA:CPU drops NaN or Inf semantics: fast math on *and* an honour flag off. XLA's defaults are fast
+    math off and every honour flag on (debug_options_flags.cc), so fast math alone keeps NaN and Inf (measured,
+    jaxlib 0.4.25 and 0.10.2: jnp.isnan(0/0) stays True); unknown for a bug report, which does not state XLA_FLAGS."""
+    if facts.origin == "triage":
+        return None
+    flags = xla_flags(facts)
+    honoured = (flags.get(f"--xla_cpu_fast_math_honor_{kind}", "true") in ("true", "1") for kind in ("nans", "infs"))
+    return flags.get("--xla_cpu_enable_fast_math") in ("true", "1") and not all(honoured)
+
+
 def version_or_none(text: str) -> Version | None:
     try:
         return Version(text)

@@ -122,6 +122,9 @@ CONDITIONS: dict[str, Callable[[Facts, Any, list[str]], Verdict]] = {
     "x64": lambda f, want, ev: _scalar(accessors.x64(f), [want], "x64", ev),
     "matmul_precision": lambda f, want, ev: _scalar(accessors.matmul_precision(f), want, "matmul precision", ev),
     "deterministic_ops": lambda f, want, ev: _scalar(accessors.deterministic_ops(f), [want], "deterministic ops", ev),
+    "cpu_fast_math_unsafe": lambda f, want, ev: _scalar(
+        accessors.cpu_fast_math_unsafe(f), [want], "XLA:CPU fast math without NaN/Inf", ev
+    ),
     "env": _env,
     "any": lambda f, subs, ev: _any([holds(s, f, ev) for s in subs]),
 }

@@ -225,7 +225,9 @@ def test_wrong_answers_that_a_rule_explains_join_that_rule_as_one_failure() -> N
     from envaudit import rules
 
     cpu = MACHINES["cpu"]
-    fast = facts_from({**cpu.to_dict(), "env": {"XLA_FLAGS": "--xla_cpu_enable_fast_math=true"}})
+    fast = facts_from(
+        {**cpu.to_dict(), "env": {"XLA_FLAGS": "--xla_cpu_enable_fast_math=true --xla_cpu_fast_math_honor_nans=false"}}
+    )
     wrong = [probe(n, precision="float32", rel_err_batched=2e-3) for n in ("dense_chain", "conv_chain")]
     merged = judge.merge(rules.evaluate(fast), judge.judge(wrong, fast).findings)
     assert [(f.id, f.severity) for f in merged] == [("xla-cpu-fast-math-enabled", "fail")]

@@ -108,7 +108,8 @@ def test_cached_rules_planted_by_another_user_do_not_hide_a_finding(tmp_path: Pa
     os.chown(xdg, NOBODY, NOBODY)
     audit = [PYTHON, "-m", "envaudit", "--quick", "--format", "json"]
     env = {**{k: v for k, v in os.environ.items() if k != "ENVAUDIT_CACHE_DIR"}, "PYTHONPATH": str(ROOT),
-           "XDG_CACHE_HOME": str(xdg), "XLA_FLAGS": "--xla_cpu_enable_fast_math=true"}  # fmt: skip
+           "XDG_CACHE_HOME": str(xdg),
+           "XLA_FLAGS": "--xla_cpu_enable_fast_math=true --xla_cpu_fast_math_honor_nans=false"}  # fmt: skip
     first = subprocess.run(audit, env=env, capture_output=True, text=True, timeout=120)
     plant = ("import os; os.setgid(65534); os.setuid(65534); d = os.path.join(os.environ['XDG'], 'envaudit'); "
              "names = os.listdir(d) if os.path.isdir(d) else []; os.path.isdir(d) and os.rename(d, d + '.old'); "

@@ -14,6 +14,7 @@ from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.model import Finding, Severity
 from envaudit.rules import environment as env
+from envaudit.rules import tables
 from envaudit.rules.accessors import version_or_none
 from envaudit.rules.node import ecc, gpu_busy, nvml_hung, per_gpu, remap_failed, reset_pending, slowdown, starved
 from envaudit.scope import PLUGIN
@@ -59,7 +60,7 @@ def _is_coupling(req: Unsatisfied) -> bool:
 def coupling(facts: Facts) -> list[str]:
     """jax's own pins as pip reads them, or, where pip has none to read (a plan; jax < 0.4.30, whose metadata does
     not pin jaxlib), the check jax makes at import from its table: one finding either way."""
-    return [env.describe(r) for r in facts.requirements if _is_coupling(r)] or env.import_coupling(facts)
+    return [env.describe(r) for r in facts.requirements if _is_coupling(r)] or tables.import_coupling(facts)
 
 
 def unsatisfied(facts: Facts) -> list[str]:
@@ -148,6 +149,9 @@ CHECKS: tuple[Check, ...] = (
     Check("plugin-jaxlib-mismatch", "fail", "a jax CUDA/ROCm plugin or PJRT package differs from the jaxlib version",
           "pip install the plugin and pjrt at the jaxlib version", (JEP_9419, "https://github.com/jax-ml/jax/issues/24901"),
           plugins, plugin_fix, explains=("jax:*",)),
+    Check("no-jaxlib-wheel-for-python", "warn", "the planned jaxlib has no wheel for the planned Python: pip cannot "
+          "install it", "pin a jaxlib released for that Python (or plan another Python)",
+          ("https://pypi.org/project/jaxlib/#files",), tables.no_wheel),
     Check("requirement-unsatisfied", "warn", "an installed package declares a requirement that is not met",
           "pip install the required version shown, or run `pip check` and resolve what it names",
           ("https://pip.pypa.io/en/stable/cli/pip_check/",), unsatisfied),

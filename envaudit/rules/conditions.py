@@ -62,8 +62,11 @@ def _packages(facts: Facts, want: Mapping[str, str], evidence: list[str]) -> Ver
         elif parsed is None:
             results.append(None)
         else:
-            results.append(_spec(accessors.Exact(version, "installed"), spec, name, evidence))
+            results.append(_spec(accessors.Exact(version, SAID[facts.origin]), spec, name, evidence))
     return _all(results)
+
+
+SAID = {"live": "installed", "hook": "installed", "plan": "planned", "triage": "stated"}  # how a version is known
 
 
 def _env(facts: Facts, want: Mapping[str, Mapping[str, Any]], evidence: list[str]) -> Verdict:

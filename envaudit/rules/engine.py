@@ -20,7 +20,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from envaudit import cachedir, fixes
 from envaudit.facts import Facts
 from envaudit.model import SEVERITIES, Finding, Severity
-from envaudit.rules import conditions
+from envaudit.rules import conditions, tables
 from envaudit.rules.conditions import CONDITIONS, holds
 
 DATA = Path(__file__).with_name("data")
@@ -53,7 +53,9 @@ class Rule:
     def finding(self, evidence: list[str], facts: Facts) -> Finding:
         detail = self.symptom + (f" [matched: {'; '.join(dict.fromkeys(evidence))}]" if evidence else "")
         command = fixes.pip_install(facts, self.pins, installed_only=True) if self.pins else ""
-        detail += f" (the fix: {self.fix})" if command else ""  # the command alone, pasteable into any shell
+        detail += (
+            f" (the fix: {self.fix}{tables.cost(facts, self.pins)})" if command else ""
+        )  # the command alone, pasteable into any shell
         fix = command or self.fix
         return Finding(self.id, self.severity, self.title, detail, fix, self.references, "rule")
 

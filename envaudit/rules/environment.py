@@ -10,13 +10,9 @@ under it (envaudit/causes.py), and each fix names the real cause and is built fo
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shlex
-import tomllib
-from pathlib import Path
-from typing import Any
 
 from envaudit import fixes
 from envaudit.facts import Duplicate, Facts, Unsatisfied
@@ -145,36 +141,6 @@ def jax_requirements_fix(facts: Facts, detail: str) -> str:
     del detail
     pins = [str(r.get("requires")).split(";")[0].strip() for r in _jax_requirements(facts)]
     return fixes.pip_install(facts, pins)
-
-
-TABLE = Path(__file__).with_name("tables") / "jax-minimum-jaxlib.toml"
-
-
-@functools.cache
-def _jaxlib_table() -> dict[str, Any]:
-    with TABLE.open("rb") as handle:
-        return tomllib.load(handle)
-
-
-def _numbers(version: str) -> tuple[int, ...]:
-    """A version as jax's check_jaxlib_version reads it: its leading dotted numbers (.devN, rcN, +local cut)."""
-    found = re.match(r"[0-9]+(?:\.[0-9]+)*", version)
-    return tuple(int(n) for n in found[0].split(".")) if found else ()
-
-
-def import_coupling(facts: Facts) -> list[str]:
-    """What `import jax` raises for this jax and jaxlib, from jax's own table (tables/jax-minimum-jaxlib.toml):
-    a jaxlib older than the release's minimum, or newer than jax. Needs no pip metadata, so a plan sees it too."""
-    jax, jaxlib = facts.packages.get("jax"), facts.packages.get("jaxlib")
-    if not jax or not jaxlib or not _numbers(jax) or not _numbers(jaxlib):
-        return []
-    table = _jaxlib_table()
-    if _numbers(jaxlib) > _numbers(jax) >= _numbers(table["newer_check_since"]):
-        return [table["newer_message"].format(jaxlib=jaxlib, jax=jax)]
-    minimum = table["minimum_jaxlib"].get(".".join(map(str, _numbers(jax))))
-    if minimum is not None and _numbers(jaxlib) < _numbers(minimum):
-        return [f"jax {jax}: " + table["older_message"].format(jaxlib=jaxlib, minimum=minimum)]
-    return []
 
 
 def coupling_fix(facts: Facts, detail: str) -> str:

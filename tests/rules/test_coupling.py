@@ -11,7 +11,7 @@ import tomllib
 import pytest
 
 from envaudit.cli import main
-from envaudit.rules.environment import TABLE
+from envaudit.rules.tables import TABLE
 
 with TABLE.open("rb") as _handle:
     MINIMUM: dict[str, str] = tomllib.load(_handle)["minimum_jaxlib"]

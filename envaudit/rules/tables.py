@@ -1,0 +1,93 @@
+"""Constraints that are tables over releases, read from the releases' own sources and kept as data with provenance.
+
+Hand-written version ranges drift and get invented; these tables were read (`tables/*.toml` says from where and
+when): jax's `_minimum_jaxlib_version` at each jax tag, applied as `import jax` applies it, and the Pythons each
+jaxlib has a Linux x86_64 wheel for, as the package index lists them. A release the table does not cover is
+unknown, never a finding: a table that stops is not a claim that nothing came after.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from envaudit.facts import Facts
+
+TABLES = Path(__file__).with_name("tables")
+TABLE = TABLES / "jax-minimum-jaxlib.toml"
+WHEELS = TABLES / "jaxlib-wheels.toml"
+
+
+@functools.cache
+def load(path: Path) -> dict[str, Any]:
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
+
+
+def numbers(version: str) -> tuple[int, ...]:
+    """A version as jax's check_jaxlib_version reads it: its leading dotted numbers (.devN, rcN, +local cut)."""
+    found = re.match(r"[0-9]+(?:\.[0-9]+)*", version)
+    return tuple(int(n) for n in found[0].split(".")) if found else ()
+
+
+def import_coupling(facts: Facts) -> list[str]:
+    """What `import jax` raises for this jax and jaxlib, from jax's own table: a jaxlib older than the release's
+    minimum, or newer than jax. Needs no pip metadata, so a plan sees it too."""
+    jax, jaxlib = facts.packages.get("jax"), facts.packages.get("jaxlib")
+    if not jax or not jaxlib or not numbers(jax) or not numbers(jaxlib):
+        return []
+    table = load(TABLE)
+    if numbers(jaxlib) > numbers(jax) >= numbers(table["newer_check_since"]):
+        return [table["newer_message"].format(jaxlib=jaxlib, jax=jax)]
+    minimum = table["minimum_jaxlib"].get(".".join(map(str, numbers(jax))))
+    if minimum is not None and numbers(jaxlib) < numbers(minimum):
+        return [f"jax {jax}: " + table["older_message"].format(jaxlib=jaxlib, minimum=minimum)]
+    return []
+
+
+def _covered(version: str) -> bool:
+    table = load(WHEELS)
+    return numbers(table["covers_from"]) <= numbers(version) <= numbers(table["covers_to"])
+
+
+def python_of(facts: Facts) -> str | None:
+    """The facts' Python as the table keys it ("3.12"), when they say."""
+    found = re.match(r"(\d+)\.(\d+)", str(facts.python.get("version") or ""))
+    return f"{found[1]}.{found[2]}" if found else None
+
+
+def no_wheel(facts: Facts) -> list[str]:
+    """A planned jaxlib that has no wheel for the planned Python: the plan cannot be installed. An installed one
+    was installed (a wheel, or a build from source), so only stated facts can have this problem."""
+    python, jaxlib = python_of(facts), facts.packages.get("jaxlib", "").split("+")[0]
+    wheels = load(WHEELS)["versions"].get(python)
+    if facts.origin == "live" or not jaxlib or wheels is None or not _covered(jaxlib) or jaxlib in wheels:
+        return []
+    return [f"jaxlib {jaxlib} has no wheel for Python {python} on Linux x86_64 (the index has jaxlib "
+            f"{wheels[0]} to {wheels[-1]} for it)"]  # fmt: skip
+
+
+def pythons(pins: Sequence[str]) -> list[str] | None:
+    """The Pythons that have a wheel of the jaxlib release these pins fix (`jax==V` or `jaxlib==V`), or None when
+    they fix none the table covers."""
+    exact = [p.split("==", 1)[1].strip() for p in pins if re.match(r"^(jax|jaxlib)\s*==", p)]
+    if not exact or not _covered(exact[0]):
+        return None
+    return [py for py, found in load(WHEELS)["versions"].items() if exact[0] in found]
+
+
+def cost(facts: Facts, pins: Sequence[str]) -> str:
+    """What a fix of these pins costs in Pythons, as a clause for its finding ("" when nothing): a fix that cannot
+    install on the audited Python must say so, not fail later in pip."""
+    found = pythons(pins)
+    if found is None or found == list(load(WHEELS)["versions"]):
+        return ""
+    span = f"Python {found[0]} to {found[-1]}" if found else "no Python"
+    here = python_of(facts)
+    if here is not None and here not in found:
+        return f"; it cannot install on Python {here}: the jaxlib it pins has wheels for {span} only"
+    return f"; it needs {span}"

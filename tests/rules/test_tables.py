@@ -1,0 +1,71 @@
+"""The wheel table: a plan whose jaxlib has no wheel for its Python says so, a fix says what it costs in Pythons,
+and nothing outside what the table covers is claimed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from envaudit.cli import main
+from envaudit.rules import tables
+from tests.conftest import facts_from
+
+WHEELS = tables.load(tables.WHEELS)
+
+
+def findings(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, dict[str, str]]:
+    main(["plan", *argv, "--format", "json"])
+    return {f["id"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+
+
+def test_a_planned_jaxlib_without_a_wheel_for_the_planned_python(capsys: pytest.CaptureFixture[str]) -> None:
+    found = findings(capsys, "jax==0.4.25", "jaxlib==0.4.25", "--python", "3.13")
+    assert "jaxlib 0.4.25 has no wheel for Python 3.13" in found["no-jaxlib-wheel-for-python"]["detail"]
+    for ok in (["--python", "3.12"], [], ["--python", "3.99"]):  # a wheel; no Python said; a Python not in the table
+        assert "no-jaxlib-wheel-for-python" not in findings(capsys, "jax==0.4.25", "jaxlib==0.4.25", *ok)
+
+
+def test_releases_the_table_does_not_cover_are_never_findings() -> None:
+    for jaxlib in ("0.4.16", "0.3.25", "99.0"):  # below covers_from (the index listed none), past covers_to
+        assert tables.no_wheel(facts_from({"origin": "plan", "packages": {"jaxlib": jaxlib},
+                                           "python": {"version": "3.13.1"}})) == []  # fmt: skip
+    installed = facts_from({"packages": {"jaxlib": "0.4.25"}, "python": {"version": "3.13.1"}})
+    assert tables.no_wheel(installed) == []  # installed, so it was installable (or built from source)
+
+
+def test_the_installed_jaxlib_is_in_the_table_for_this_python() -> None:
+    """The table against this machine: the jaxlib pip installed here has a wheel for this Python, per the table."""
+    from importlib.metadata import version
+
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert version("jaxlib") in WHEELS["versions"][here]
+
+
+def test_a_fix_says_what_it_costs_in_pythons(capsys: pytest.CaptureFixture[str]) -> None:
+    stack = ("jax==0.10.2", "jaxlib==0.10.2", "neural-tangents==0.6.5")
+    assert "it needs Python 3.9 to 3.12" in findings(capsys, *stack)["nt-065-jax-060-import"]["detail"]
+    on_313 = findings(capsys, *stack, "--python", "3.13")["nt-065-jax-060-import"]["detail"]
+    assert "it cannot install on Python 3.13: the jaxlib it pins has wheels for Python 3.9 to 3.12 only" in on_313
+    assert tables.cost(facts_from({}), ["numpy<2"]) == ""  # nothing the table covers
+    assert tables.pythons(["jax==0.12.0.1"]) == ["3.12", "3.13", "3.14"]
+
+
+def test_versions_are_planned_or_installed_as_the_facts_say(capsys: pytest.CaptureFixture[str]) -> None:
+    detail = findings(capsys, "jax==0.10.2", "jaxlib==0.10.2", "neural-tangents==0.6.5")["nt-065-jax-060-import"]
+    assert "neural-tangents 0.6.5 (planned)" in detail["detail"] and "(installed)" not in detail["detail"]
+
+
+def test_the_table_holds_only_what_the_index_lists_for_this_python() -> None:
+    """Read again from the package index (network): each release the table lists for this Python is still there."""
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    platforms = [a for p in ("manylinux2014_x86_64", "manylinux_2_27_x86_64") for a in ("--platform", p)]
+    done = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "jaxlib", "--python-version", here,
+                           "--only-binary=:all:", "--implementation", "cp", *platforms],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-500:]
+    listed = next(line for line in done.stdout.splitlines() if "Available versions" in line)
+    index = set(listed.partition(":")[2].replace(" ", "").split(","))
+    assert set(WHEELS["versions"][here]) <= index

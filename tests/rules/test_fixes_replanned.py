@@ -1,0 +1,59 @@
+"""A fix is a claim: each rule's pinned fix, applied to each of the rule's matching examples, leaves no failure
+when the whole knowledge base runs again, and can be installed on a Python the example allows."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from envaudit import causes, fixes, rules
+from envaudit.facts import Facts
+from envaudit.rules import engine, tables
+from tests.conftest import facts_from
+
+PINNED = [r for r in engine.load_rules() if r.pins]
+
+
+FAR = "999"  # what pip installs where a requirement has no upper bound: the newest release, of any major
+
+
+def chosen(requirement: str, end: int) -> tuple[str, str]:
+    """A version pip could pick for the requirement: the lowest (end 0) or the highest (end -1) that it allows
+    among the versions its bounds name, and a far future one where nothing bounds it above."""
+    req = Requirement(requirement)
+    named = [*fixes._candidates(str(req.specifier)), FAR]
+    allowed = sorted((v for v in named if req.specifier.contains(v, prereleases=True)), key=Version)
+    assert allowed, requirement
+    return req.name, allowed[end]
+
+
+def applied(facts: Facts, command: str, end: int) -> Facts:
+    words = shlex.split(command)
+    assert words[1:4] == ["-m", "pip", "install"], command
+    return replace(facts, packages={**facts.packages, **dict(chosen(w, end) for w in words[4:])})
+
+
+def test_there_are_pinned_fixes_to_prove_and_an_open_bound_is_read_as_pip_reads_it() -> None:
+    assert len(PINNED) >= 5
+    assert chosen("nvidia-cudnn-cu12>=8.9.4", -1) == ("nvidia-cudnn-cu12", FAR)  # today that is 9.x
+    assert chosen("nvidia-cudnn-cu12>=8.9.4,<9", -1)[1].startswith("8.")
+    assert chosen("numpy<2", 0) == chosen("numpy<2", -1) == ("numpy", "1.999")
+
+
+@pytest.mark.parametrize("rule", PINNED, ids=lambda r: r.id)
+def test_each_pinned_fix_leaves_no_failure_and_installs_somewhere(rule: engine.Rule) -> None:
+    for example in (e for e in rule.examples if e["match"]):
+        facts = facts_from(example["facts"])
+        finding = next(f for f in rules.evaluate(facts) if f.id == rule.id)
+        assert finding.fix.split()[1:4] == ["-m", "pip", "install"], finding.fix
+        for end in (0, -1):  # the oldest release the fix allows, and the newest
+            fixed = applied(facts, finding.fix, end)
+            left = [f.id for f in causes.link(rules.evaluate(fixed), fixed) if f.severity == "fail"]
+            assert left == [], (rule.id, finding.fix, fixed.packages, left)
+        pythons = tables.pythons(rule.pins)
+        here = tables.python_of(facts)
+        assert pythons is None or (pythons and (here is None or here in pythons)), (rule.id, pythons, here)

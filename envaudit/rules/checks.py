@@ -23,6 +23,9 @@ JEP_9419 = "https://docs.jax.dev/en/latest/jep/9419-jax-versioning.html"
 INSTALL = "https://docs.jax.dev/en/latest/installation.html"
 MEM_ERRORS = "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html"
 PYTHONPATH = "https://docs.python.org/3/using/cmdline.html#envvar-PYTHONPATH"
+# From jax 0.5.3 jaxlib skips such a plugin with a RuntimeWarning ("JAX plugin {name} version {v} is installed, but
+# it is not compatible with the installed jaxlib version {jaxlib}, so it will not be used."): jax runs without it.
+PLUGIN_CHECK = "https://github.com/jax-ml/jax/blob/jax-v0.5.3/jaxlib/plugin_support.py"
 XID = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 
 
@@ -147,8 +150,9 @@ CHECKS: tuple[Check, ...] = (
           "install what jax and jaxlib declare they need", ("https://pip.pypa.io/en/stable/cli/pip_check/",),
           env.jax_requirements, env.jax_requirements_fix, explains=("jax:*",)),
     Check("plugin-jaxlib-mismatch", "fail", "a jax CUDA/ROCm plugin or PJRT package differs from the jaxlib version",
-          "pip install the plugin and pjrt at the jaxlib version", (JEP_9419, "https://github.com/jax-ml/jax/issues/24901"),
-          plugins, plugin_fix, explains=("jax:*",)),
+          "pip install the plugin and pjrt at the jaxlib version",
+          (JEP_9419, "https://github.com/jax-ml/jax/issues/24901", PLUGIN_CHECK), plugins, plugin_fix,
+          explains=("jax:*",)),
     Check("no-jaxlib-wheel-for-python", "warn", "the planned jaxlib has no wheel for the planned Python: pip cannot "
           "install it", "pin a jaxlib released for that Python (or plan another Python)",
           ("https://pypi.org/project/jaxlib/#files",), tables.no_wheel),

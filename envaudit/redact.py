@@ -29,7 +29,8 @@ KNOWN_XLA_FLAGS = frozenset(
      "--xla_gpu_exclude_nondeterministic_ops", "--xla_gpu_enable_scatter_determinism_expander",
      "--xla_gpu_enable_triton_gemm", "--xla_gpu_enable_cublaslt", "--xla_gpu_autotune_level",
      "--xla_gpu_cublas_fallback", "--xla_force_host_platform_device_count", "--xla_gpu_enable_fast_min_max",
-     "--xla_backend_optimization_level", "--xla_gpu_enable_latency_hiding_scheduler"}
+     "--xla_backend_optimization_level", "--xla_gpu_enable_latency_hiding_scheduler",
+     "--xla_cpu_experimental_ynn_fusion_type", "--xla_disable_hlo_passes"}
 )  # fmt: skip
 PLAIN = re.compile(r"[A-Za-z0-9_.+-]*")  # a known flag's value is kept only when it is a word or a number
 FLAG_NAME = re.compile(r"--?[A-Za-z0-9_-]+")  # a bare flag (--xla_foo) is kept; any other bare word is not

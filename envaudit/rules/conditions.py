@@ -81,6 +81,8 @@ def _env(facts: Facts, want: Mapping[str, Mapping[str, Any]], evidence: list[str
             ok = value is not None
         elif "equals" in test:
             ok = value == test["equals"]
+        elif "lacks" in test:  # unset, or set without it
+            ok = value is None or str(test["lacks"]) not in value
         else:
             ok = value is not None and str(test["contains"]) in value
         if ok:

@@ -16,6 +16,7 @@ import shlex
 
 from envaudit import fixes
 from envaudit.facts import Duplicate, Facts, Unsatisfied
+from envaudit.rules import tables
 from envaudit.scope import PLUGIN, canonicalize_name
 
 COUPLED = ("jax", "jaxlib")
@@ -111,7 +112,8 @@ def platforms_fix(facts: Facts, detail: str) -> str:
 
 
 def _jax_requirements(facts: Facts) -> list[Unsatisfied]:
-    return [r for r in facts.requirements
+    """jax's and jaxlib's unmet requirements but those on each other: pip's, or for a plan, the table's."""
+    return [r for r in facts.requirements or tables.planned_requirements(facts)
             if coupled(str(r.get("package"))) and not coupled(target(str(r.get("requires"))))]  # fmt: skip
 
 
@@ -126,14 +128,15 @@ def target(requirement: str) -> str:
     return canonicalize_name(name[0]) if name else ""
 
 
-def describe(req: Unsatisfied) -> str:
-    """One unmet requirement, as `pip check` says it."""
-    return f"{req.get('package')} requires {req.get('requires')}, installed: {req.get('installed') or 'nothing'}"
+def describe(req: Unsatisfied, said: str = "installed") -> str:
+    """One unmet requirement, as `pip check` says it (`said`: "planned" for a plan's versions)."""
+    return f"{req.get('package')} requires {req.get('requires')}, {said}: {req.get('installed') or 'nothing'}"
 
 
 def jax_requirements(facts: Facts) -> list[str]:
     """One finding for all of them: jax and jaxlib requiring the same ml_dtypes are one cause."""
-    unmet = [describe(r) for r in _jax_requirements(facts)]
+    said = "installed" if facts.requirements else "planned"  # pip's word, or the table's on a plan
+    unmet = [describe(r, said) for r in _jax_requirements(facts)]
     return ["; ".join(unmet)] if unmet else []
 
 

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from envaudit.facts import Facts
+from envaudit.facts import Facts, Unsatisfied
+from envaudit.scope import canonicalize_name
 
 TABLES = Path(__file__).with_name("tables")
 TABLE = TABLES / "jax-minimum-jaxlib.toml"
@@ -91,3 +92,30 @@ def cost(facts: Facts, pins: Sequence[str]) -> str:
     if here is not None and here not in found:
         return f"; it cannot install on Python {here}: the jaxlib it pins has wheels for {span} only"
     return f"; it needs {span}"
+
+
+REQUIRES = TABLES / "jax-requires.toml"
+
+
+def planned_requirements(facts: Facts) -> list[Unsatisfied]:
+    """What a planned jax and jaxlib declare they need and the plan does not meet, as `pip check` would say it once
+    installed (a live audit reads the installed metadata instead). A requirement on a package the plan does not
+    pin, or with a marker the plan cannot evaluate (no --python), is unknown, not unmet."""
+    from packaging.requirements import Requirement
+
+    jax = facts.packages.get("jax", "")
+    declared = load(REQUIRES)["release"].get(".".join(map(str, numbers(jax)))) if jax else None
+    python = python_of(facts)
+    if facts.origin == "live" or declared is None:
+        return []
+    found: list[Unsatisfied] = []
+    for package in ("jax", "jaxlib"):
+        for text in declared[package] if package in facts.packages else []:
+            req = Requirement(text)
+            if req.marker is not None and (python is None or not req.marker.evaluate({"python_version": python})):
+                continue
+            version = facts.packages.get(canonicalize_name(req.name))
+            if version is not None and not req.specifier.contains(version.split("+")[0], prereleases=True):
+                found.append({"package": package, "requires": f"{canonicalize_name(req.name)}{req.specifier}",
+                              "installed": version})  # fmt: skip
+    return found

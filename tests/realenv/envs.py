@@ -18,6 +18,14 @@ NT_PROGRAM = (
     "import jax.numpy as jnp; from neural_tangents import stax; init, apply, kernel = stax.serial(stax.Dense(2), "
     "stax.Relu(), stax.Dense(1)); assert kernel(jnp.ones((2, 3)), None, 'ntk').shape == (2, 2); print('ok')"
 )
+REGRESSION_PROGRAM = (  # jax#39103's program: jaxlib 0.10.2 gets the last row wrong on the CPU
+    "import jax, jax.numpy as jnp; i = jnp.arange(32769.0); x = jnp.stack((i, 0 * i, 0 * i), axis=1); "
+    "m = jnp.eye(3); y = jax.jit(jax.vmap(lambda r: jnp.sum((m @ r) ** 2)))(x); "
+    "assert float(y[-1]) == 32768.0 ** 2, float(y[-1]); print('ok')"
+)
+# jaxlib 0.4.24-0.4.28 miscompile a matmul fusion on x86 CPUs (openxla/xla#13054); the recipes whose fix lands on
+# 0.4.25 are run with the measured workaround set, as a user who knows it has it (else the next audit says so)
+WORKAROUND_13054 = {"XLA_FLAGS": "--xla_disable_hlo_passes=onednn-matmul-rewriter"}
 ENVAUDIT_DEPS = ["packaging", "psutil"]  # envaudit itself runs from the checkout (a .pth file)
 
 
@@ -34,9 +42,9 @@ class Broken:
 BROKEN = (
     # jaxlib 0.4.25 was built against NumPy 1; pip accepts NumPy 2 beside it (jax declares numpy>=1.22)
     Broken("numpy2-jax0425", (("jax==0.4.25", "jaxlib==0.4.25", "numpy==2.0.2", *ENVAUDIT_DEPS),),
-           "numpy2-with-jaxlib-before-0426"),
+           "numpy2-with-jaxlib-before-0426", env=WORKAROUND_13054),
     # an old flax kept while jax moved on: pip is satisfied (flax 0.8.5 requires jax>=0.4.27), Module.init raises
-    Broken("flax085-jax0102", (("flax==0.8.5", "jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),),
+    Broken("flax085-jax0101", (("flax==0.8.5", "jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),),
            "flax-trace-level-jax-0436", FLAX_PROGRAM),
     # jax upgraded alone (--no-deps, or a second pip install): jaxlib stays behind its minimum
     Broken("jax0430-jaxlib0425", (("jax==0.4.25", "jaxlib==0.4.25", "numpy<2", *ENVAUDIT_DEPS),
@@ -44,19 +52,24 @@ BROKEN = (
     # jaxlib upgraded alone: jax 0.4.25's metadata does not pin jaxlib (jax's setup.py does from 0.4.30), so pip is
     # satisfied, and `import jax` raises "jaxlib version 0.4.26 is newer than and incompatible with jax version 0.4.25"
     Broken("jaxlib-newer-than-jax", (("jax==0.4.25", "jaxlib==0.4.26", "numpy<2", *ENVAUDIT_DEPS),),
-           "jax-jaxlib-coupling"),
+           "jax-jaxlib-coupling", env=WORKAROUND_13054),
     # a healthy environment, and an old jax installed elsewhere (pip install --target) and put on PYTHONPATH
-    Broken("stale-jax-on-pythonpath", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),
+    Broken("stale-jax-on-pythonpath", (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),
                                        ("--no-deps", "--target", "{stale}", "jax==0.4.30")),
            "pythonpath-shadows", env={"PYTHONPATH": "{stale}"}),
-    # the seed's stack today: pip installs neural-tangents 0.6.5 beside jax 0.10.2 (and TensorFlow 2.21), which
+    # the seed's stack today: neural-tangents 0.6.5 beside a current jax (0.10.1: pip's pick on Python 3.11, 0.10.2, has
+    # the CPU regression of jax#39103) and TensorFlow 2.21, which
     # NT cannot import; the fix moves jax back and whatever that would break (measured: NT's 3 implementations agree)
-    Broken("nt065-jax0102", (("neural-tangents==0.6.5", "jax==0.10.2", "jaxlib==0.10.2", "flax", *ENVAUDIT_DEPS),),
-           "nt-065-jax-060-import", NT_PROGRAM),
-    # ml_dtypes moved back alone (--no-deps): jax 0.10.2 raises at import, "requires ml_dtypes version 0.5 or newer"
-    Broken("ml-dtypes-too-old", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS), ("--no-deps", "ml-dtypes==0.4.1")),
+    Broken("nt065-jax0101", (("neural-tangents==0.6.5", "jax==0.10.1", "jaxlib==0.10.1", "flax", *ENVAUDIT_DEPS),),
+           "nt-065-jax-060-import", NT_PROGRAM, env=WORKAROUND_13054),
+    # ml_dtypes moved back alone (--no-deps): jax 0.10.1 raises at import, "requires ml_dtypes version 0.5 or newer"
+    Broken("ml-dtypes-too-old", (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS), ("--no-deps", "ml-dtypes==0.4.1")),
            "jax-requirement-unsatisfied"),
+    # the release pip picks on Python 3.11 today: XLA:CPU gets a vmapped matvec + sum wrong (jax#39103); the version
+    # rule warns, the known_regressions probe measures it here, so the finding fails, and 0.10.1 is right
+    Broken("jaxlib-0102-cpu-regression", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),),
+           "jaxlib-0102-cpu-vmap-matvec-sum", REGRESSION_PROGRAM),
     # an interrupted download or a full disk: jaxlib's main library cut short (here: SIGBUS while importing jax)
-    Broken("truncated-jaxlib", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),), "jax-broken",
+    Broken("truncated-jaxlib", (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),), "jax-broken",
            damage=("truncate", "-s", "1000000", "{site}/jaxlib/libjax_common.so")),
 )  # fmt: skip

@@ -1,0 +1,108 @@
+"""Probe known_regressions: upstream wrong-numbers bugs of specific jaxlib releases, each as its own small repro.
+
+A version rule says "this release is known to be affected"; this probe says whether it is, on this machine, and
+whether a workaround flag set in XLA_FLAGS works. Each case is the upstream reproducer, cut to what still
+triggers the bug, with an answer numpy knows exactly. The cases share one compilation budget (COST_S), so
+`health` includes or skips them together.
+
+Cases:
+- jax39103 (https://github.com/jax-ml/jax/issues/39103): on the CPU, jit(vmap(lambda row: sum((I @ row) ** 2)))
+  over rows (k, 0, 0) must give k**2 for every k. Measured on this 2-core x86-64 CPU: jaxlib 0.10.2 returns
+  1065369600 instead of 32768**2 = 1073741824 for the last of 32769 float32 rows (the issue: 16 rows off for
+  16385 float64 rows); jaxlib 0.10.1 is exact; with XLA_FLAGS=--xla_cpu_experimental_ynn_fusion_type= (YNN
+  fusion off) 0.10.2 is exact too. Sizes are the issue's: float32 32769 rows, float64 16385 (a tail effect:
+  smaller batches are right). Whether 0.11.x is affected was not measured here (no wheel for this Python).
+- xla13054 (https://github.com/openxla/xla/issues/13054, fixed by openxla/xla#13301, in jaxlib 0.4.29: "Fixed a
+  bug where XLA:CPU miscompiled certain matmul fusions"): the jit gradient of mean(vmap(f)) with
+  f(y) = (y - x) . w + ((y - x) @ 0) . (y - x) must be -w. The issue's program uses 10**6 rows of 3 (12 MB); the
+  oneDNN rewrite behind it needs a dot of at least 2**24 flops, which 2048 rows of 64 reach in 0.5 MB. Measured
+  here in float32: jaxlib 0.4.24, 0.4.25 and 0.4.28 give an error of 64 (every entry -1, not -w), 0.4.23 and 0.4.29
+  give -w. oneDNN rewrites float32 dots only, so the float64 run is a check of the case, not of the bug.
+
+Known answer: each case's exact result, computed by numpy in float64 (integers below 2**53). Threshold: the kit's
+norm-wise tolerance for the dtype asked for, on rel_err_<case> = max|got - want| / max|want|: a healthy float32 run
+only rounds k**2 to 24 bits (2.9e-8 measured), float64 is exact; the bug is off by 7.8e-3 in either dtype.
+
+Metrics: rel_err_<case> (no matmul precision is involved: the identity's products are exact at any precision);
+output_dtype. Each case runs on the default device, on the CPU when the default is an accelerator (these are
+XLA:CPU bugs; an accelerator's result is not their question).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import _kit as kit
+import numpy as np
+from numpy.typing import NDArray
+
+NAME = "known_regressions"
+# Expected seconds on a 2-core CPU, cold compilation cache (measured: see the benchmark in the closing note).
+COST_S = 0.3
+ROWS = {"float32": 32_769, "float64": 16_385}  # the sizes of jax#39103's report
+
+
+def jax39103(dtype: str) -> tuple[Callable[..., Any], tuple[Any, ...], NDArray[Any]]:
+    """vmapped identity matvec, squared and summed: row (k, 0, 0) gives k**2."""
+    import jax
+    import jax.numpy as jnp
+
+    n = ROWS[dtype]
+    k = np.arange(n, dtype=dtype)
+    rows = np.stack((k, np.zeros_like(k), np.zeros_like(k)), axis=1)
+    eye = np.eye(3, dtype=dtype)
+
+    def f(x: Any, m: Any) -> Any:
+        return jax.vmap(lambda row: jnp.sum((m @ row) ** 2))(x)
+
+    return jax.jit(f), (rows, eye), np.arange(n, dtype=np.float64) ** 2
+
+
+def xla13054(dtype: str) -> tuple[Callable[..., Any], tuple[Any, ...], NDArray[Any]]:
+    """The gradient of a mean over a vmapped dot that a zero quadratic term must not change: -w. The rows and w are
+    constants of the program, as in the issue: passed as arguments, jaxlib 0.4.24 and 0.4.25 fuse them otherwise
+    and compute right."""
+    import jax
+    import jax.numpy as jnp
+
+    dim, n = 64, 2048
+    w = jnp.arange(1, dim + 1, dtype=dtype)
+    ys = jnp.ones((n, dim), dtype)
+
+    def f(x: Any, y: Any) -> Any:
+        diff = y - x
+        return jnp.dot(diff, w) + jnp.dot(jnp.dot(diff, jnp.zeros((dim, dim), dtype)), diff)
+
+    grad = jax.grad(lambda x: jnp.mean(jax.vmap(lambda y: f(x, y))(ys)))
+    return jax.jit(grad), (np.ones(dim, dtype),), -np.arange(1, dim + 1, dtype=np.float64)
+
+
+CASES = {"jax39103": jax39103, "xla13054": xla13054}
+
+
+def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
+    import jax
+
+    del seed  # the inputs are the reports' own, not random
+    dtype = kit.resolve(precision)
+    cpu = jax.devices("cpu")[0]
+    metrics: dict[str, object] = {}
+    with kit.x64(dtype == "float64"), jax.default_device(cpu):
+        for name, build in CASES.items():
+            fn, args, want = build(dtype)
+            got = np.asarray(fn(*(jax.device_put(a, cpu) for a in args)))
+            metrics[f"rel_err_{name}"] = kit.rel(got, want)
+            metrics["output_dtype"] = str(got.dtype)
+    thresholds: dict[str, object] = {k: kit.TOLERANCE[dtype] for k in metrics if k.startswith("rel_err_")}
+    thresholds["output_dtype"] = dtype
+    return kit.finish(NAME, metrics, thresholds, f"{len(CASES)} known regression(s) absent in {dtype}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return kit.main(NAME, __doc__, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -156,6 +156,10 @@ CHECKS: tuple[Check, ...] = (
     Check("no-jaxlib-wheel-for-python", "warn", "the planned jaxlib has no wheel for the planned Python: pip cannot "
           "install it", "pin a jaxlib released for that Python (or plan another Python)",
           ("https://pypi.org/project/jaxlib/#files",), tables.no_wheel),
+    Check("removed-jax-api-in-use", "fail", "an installed library uses a jax API that the installed jax removed",
+          "upgrade the library to a release that no longer uses it, or keep jax below the removal",
+          ("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md", JEP_9419), tables.removed_api_uses,
+          tables.removed_api_fix),
     Check("requirement-unsatisfied", "warn", "an installed package declares a requirement that is not met",
           "pip install the required version shown, or run `pip check` and resolve what it names",
           ("https://pip.pypa.io/en/stable/cli/pip_check/",), unsatisfied),

@@ -43,7 +43,7 @@ class Rule:
     when: Mapping[str, Any]
     examples: tuple[Mapping[str, Any], ...]
     notes: str = ""
-    explains: tuple[str, ...] = ()  # "probe:kind" or "probe:metric" (either may be "*"): the problems it causes
+    explains: tuple[str, ...] = ()  # "probe:kind", "probe:metric" (either may be "*") or a finding id: what it causes
     pins: tuple[str, ...] = ()  # the fix as requirements: installed by the audited interpreter (envaudit/fixes.py)
 
     def evaluate(self, facts: Facts) -> tuple[Verdict, list[str]]:
@@ -74,8 +74,8 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
         raise RuleError(f"{where}: references must be one or more https URLs")
     _validate_when(data["when"], where)
     explains = data.get("explains", [])
-    if not isinstance(explains, list) or not all(isinstance(e, str) and e.count(":") == 1 for e in explains):
-        raise RuleError(f"{where}: explains must be a list of 'probe:kind' or 'probe:metric' strings")
+    if not isinstance(explains, list) or not all(isinstance(e, str) and e.count(":") <= 1 for e in explains):
+        raise RuleError(f"{where}: explains must be a list of 'probe:kind', 'probe:metric' or finding-id strings")
     pins = data.get("pins", [])
     if not isinstance(pins, list) or not all(isinstance(p, str) and fixes.valid(p) for p in pins):
         raise RuleError(f"{where}: pins must be a list of requirement strings ('numpy<2')")

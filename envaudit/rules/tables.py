@@ -30,8 +30,9 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def numbers(version: str) -> tuple[int, ...]:
-    """A version as jax's check_jaxlib_version reads it: its leading dotted numbers (.devN, rcN, +local cut)."""
-    found = re.match(r"[0-9]+(?:\.[0-9]+)*", version)
+    """A version as jax's check_jaxlib_version reads it: its leading dotted numbers (.devN, rcN, +local cut); a
+    component of more than 18 digits is no release (and beyond what int() reads from a report's text)."""
+    found = re.match(r"[0-9]{1,18}(?:\.[0-9]{1,18})*(?![0-9])", version)
     return tuple(int(n) for n in found[0].split(".")) if found else ()
 
 
@@ -119,3 +120,41 @@ def planned_requirements(facts: Facts) -> list[Unsatisfied]:
                 found.append({"package": package, "requires": f"{canonicalize_name(req.name)}{req.specifier}",
                               "installed": version})  # fmt: skip
     return found
+
+
+REMOVALS = TABLES / "api-removals.toml"
+
+
+def _removed_uses(facts: Facts) -> dict[str, list[dict[str, Any]]]:
+    """Per installed library, the table's uses of a jax API that the installed jax no longer has."""
+    from packaging.specifiers import SpecifierSet
+
+    jax = facts.packages.get("jax")
+    found: dict[str, list[dict[str, Any]]] = {}
+    for use in load(REMOVALS)["use"] if jax else []:
+        version = facts.packages.get(use["package"])
+        if version is None or not SpecifierSet(use["jax"]).contains(str(jax), prereleases=True):
+            continue
+        if any(SpecifierSet(spec).contains(version, prereleases=True) for spec in use["versions"]):
+            found.setdefault(use["package"], []).append(use)
+    return found
+
+
+def removed_api_uses(facts: Facts) -> list[str]:
+    """One finding per library: each removed API it uses, how it fails, and where the use is."""
+    jax = facts.packages.get("jax")
+    return [f"{name} {facts.packages[name]} with jax {jax}: " + "; ".join(
+        f"uses {u['api']} ({'import ' + name + ' fails' if u['kind'] == 'import' else 'fails on first call'}: "
+        f"{u['evidence']})" for u in uses) for name, uses in _removed_uses(facts).items()]  # fmt: skip
+
+
+def removed_api_fix(facts: Facts, detail: str) -> str:
+    """The library at the first release without any of those uses; with no fixed release, jax below the removal."""
+    from envaudit import fixes
+
+    name = detail.split(" ")[0]
+    uses = _removed_uses(facts).get(name, [])
+    if uses and all("fixed" in u for u in uses):
+        return fixes.pip_install(facts, [f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"])
+    earliest = min((u["jax"].lstrip(">=") for u in uses), key=numbers, default="")
+    return fixes.pip_install(facts, [f"jax<{earliest}", f"jaxlib<{earliest}"]) if earliest else ""

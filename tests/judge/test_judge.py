@@ -32,7 +32,7 @@ FAULTS = {  # name -> (faults composed, extra environment)
 def gpu(capability: str, kind: str, **env: str) -> Facts:
     devices = [{"id": 0, "platform": "gpu", "device_kind": kind, "compute_capability": capability}]
     return facts_from({
-        "packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-cuda12-plugin": "0.10.2"},
+        "packages": {"jax": "0.10.1", "jaxlib": "0.10.1", "jax-cuda12-plugin": "0.10.1"},
         "nvidia": {"status": "ok", "driver_version": "570.86.15", "cuda_driver_version": "12.8",
                    "gpus": [{"index": 0, "name": kind, "compute_capability": capability}]},
         "jax": {"status": "ok", "platform": "cuda", "backend": "gpu", "x64": False, "devices": devices},
@@ -43,7 +43,7 @@ def gpu(capability: str, kind: str, **env: str) -> Facts:
 MACHINES = {
     "cpu": facts_from(
         {
-            "packages": {"jax": "0.10.2", "jaxlib": "0.10.2"},
+            "packages": {"jax": "0.10.1", "jaxlib": "0.10.1"},
             "nvidia": {"status": "absent", "gpus": []},
             "jax": {"status": "ok", "platform": "cpu", "backend": "cpu", "x64": False},
         }
@@ -54,7 +54,7 @@ MACHINES = {
     "h200": gpu("9.0", "NVIDIA H200"),
     "tpu": facts_from(
         {
-            "packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "libtpu": "0.0.21"},
+            "packages": {"jax": "0.10.1", "jaxlib": "0.10.1", "libtpu": "0.0.21"},
             "nvidia": {"status": "absent", "gpus": []},
             "jax": {"status": "ok", "platform": "tpu", "backend": "tpu", "x64": False},
         }
@@ -149,7 +149,7 @@ def test_noisy_forward_programs_fail_on_a_cpu_and_warn_on_a_gpu() -> None:
 
 
 def test_an_unknown_compute_capability_never_fails_for_the_default_precision() -> None:
-    unknown = facts_from({"packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-cuda12-plugin": "0.10.2"}})
+    unknown = facts_from({"packages": {"jax": "0.10.1", "jaxlib": "0.10.1", "jax-cuda12-plugin": "0.10.1"}})
     got = verdict("tf32", unknown)
     assert got["severities"] == {judge.DEFAULT_PRECISION: "warn"}  # TF32 is possible, not established
     assert "possibly tf32-default-matmul-precision" in got["findings"][0].detail
@@ -266,7 +266,7 @@ def test_negative_errors_and_a_missing_precision_are_not_trusted() -> None:
 
 
 def test_rocm_nondeterminism_and_default_precision_are_one_finding_each() -> None:
-    rocm = facts_from({"packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-rocm60-plugin": "0.10.2"},
+    rocm = facts_from({"packages": {"jax": "0.10.1", "jaxlib": "0.10.1", "jax-rocm60-plugin": "0.10.1"},
                        "jax": {"status": "ok", "platform": "rocm", "x64": False}})  # fmt: skip
     got = {f.id: f.severity for f in judge.judge(measured("tf32") + measured("scatter"), rocm).findings}
     assert got == {"probe-default-precision": "warn", "gpu-nondeterministic-by-default": "info"}
@@ -279,7 +279,7 @@ def test_a_rejudged_report_says_todays_words() -> None:
 
 def test_findings_for_probes_that_could_not_compute_say_what_to_do() -> None:
     """A raised import is not "a wrong answer"; a hang's fix first says how to tell it from a slow start."""
-    facts = facts_from({"packages": {"jax": "0.10.2", "jaxlib": "0.10.2"}})
+    facts = facts_from({"packages": {"jax": "0.10.1", "jaxlib": "0.10.1"}})
     raised = ProbeResult("ntk_nt", "fail", {"import_error": "ImportError: cannot import name 'X'"}, 1.0, "no import")
     (finding,) = judge.judge([raised], facts).findings
     assert "raised instead of computing" in finding.title and "wrong answer" not in finding.title

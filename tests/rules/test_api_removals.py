@@ -1,0 +1,61 @@
+"""The table of library releases that use a removed jax API: each entry at its boundaries (the last release with
+the use fails with the removing jax, its fixed release does not, nor does the jax before the removal), and each
+printed fix re-planned."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+import pytest
+
+from envaudit import fixes
+from envaudit.cli import main
+from envaudit.rules import tables
+
+USES = tables.load(tables.REMOVALS)["use"]
+CHECK = "removed-jax-api-in-use"
+
+
+def planned(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, str]]:
+    main(["plan", *pins, "--format", "json"])
+    return list(json.loads(capsys.readouterr().out)["findings"])
+
+
+def inside(use: dict[str, Any]) -> str:
+    """The last release with the use: just below the upper bound of its last range."""
+    spec = str(use["versions"][-1])
+    return fixes._below(spec.split("<")[-1])
+
+
+def named(findings: list[dict[str, str]], api: str) -> bool:
+    return any(f["id"] == CHECK and api in f["detail"] for f in findings)
+
+
+@pytest.mark.parametrize("use", USES, ids=lambda u: f"{u['package']}-{u['api'].split()[0]}")
+def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[str], use: dict[str, Any]) -> None:
+    """Other uses of the same library may still apply at a boundary: each entry answers for its own API only."""
+    removal = use["jax"].removeprefix(">=")
+    library = f"{use['package']}=={inside(use)}"
+    found = [f for f in planned(capsys, library, f"jax=={removal}", f"jaxlib=={removal}") if f["id"] == CHECK]
+    assert len(found) == 1 and use["api"] in found[0]["detail"], found
+    before = fixes._below(removal)
+    assert not named(planned(capsys, library, f"jax=={before}", f"jaxlib=={before}"), use["api"])
+    fixed = f"{use['package']}=={use['fixed']}"
+    assert not named(planned(capsys, fixed, f"jax=={removal}", f"jaxlib=={removal}"), use["api"])
+    if not found[0]["caused_by"]:  # a consequence's fix is its root cause's
+        words = shlex.split(found[0]["fix"])
+        assert words[1:4] == ["-m", "pip", "install"] and all(w.startswith(use["package"]) for w in words[4:])
+        moved = {w.split(">=")[0]: w.split(">=")[1] for w in words[4:]}
+        assert tables.numbers(moved[use["package"]]) >= tables.numbers(use["fixed"])
+
+
+def test_an_old_flax_is_one_root_cause_with_the_rule_that_names_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """flax 0.7.4 with jax 0.4.30 uses three removed APIs and hits flax-config-jax-0425: one failure, its fix."""
+    found = planned(capsys, "flax==0.7.4", "jax==0.4.30", "jaxlib==0.4.30")
+    roots = [f["id"] for f in found if f["severity"] == "fail" and not f["caused_by"]]
+    assert roots == ["flax-config-jax-0425"]
+    assert [f["caused_by"] for f in found if f["id"] == CHECK] == ["flax-config-jax-0425"]
+    detail = next(f["detail"] for f in found if f["id"] == CHECK)
+    assert "jax.linear_util" in detail and "jax.config.define_bool_state" in detail

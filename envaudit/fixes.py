@@ -114,7 +114,7 @@ def pip_install(facts: Facts, pins: Sequence[str], *, installed_only: bool = Fal
         needed = [p for p in dict.fromkeys(pins)
                   if not satisfied(facts, p) and (not installed_only or _parse(p)[0] in facts.packages)]  # fmt: skip
         needed += dependents(facts, needed)
-    except (InvalidRequirement, InvalidVersion):  # facts that are not versions (a hand-edited report): no command
+    except (InvalidRequirement, InvalidVersion, ValueError):  # not versions (a hand-edited report): no command
         return ""
     if not needed:
         return ""

@@ -16,7 +16,7 @@ from typing import Any, cast
 from packaging.version import InvalidVersion, Version
 
 from envaudit.facts import GPU, Facts, JaxFacts, NvidiaFacts, PythonFacts
-from envaudit.redact import redact
+from envaudit.redact import select_env
 from envaudit.rules.accessors import env_flag
 from envaudit.scope import canonicalize_name
 
@@ -108,14 +108,15 @@ def _python(text: str) -> str:
 
 
 def _env(assignments: list[str]) -> dict[str, str]:
-    """--env NAME=VALUE, each as the audit would record it (a value that may be a secret is redacted)."""
+    """--env NAME=VALUE, each as the audit would record it: only the variables of the audited scope, with a value
+    that may be a secret redacted (select_env, the audit's own selection)."""
     found: dict[str, str] = {}
     for text in assignments:
         name, sep, value = text.partition("=")
         if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name):
             raise PlanError(f"--env {text!r} is not of the form NAME=VALUE")
-        found[name] = redact(name, value)
-    return dict(sorted(found.items()))
+        found[name] = value
+    return select_env(found)
 
 
 def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: dict[str, Any]) -> None:

@@ -32,7 +32,7 @@ KNOWN_XLA_FLAGS = frozenset(
      "--xla_backend_optimization_level", "--xla_gpu_enable_latency_hiding_scheduler",
      "--xla_cpu_experimental_ynn_fusion_type", "--xla_disable_hlo_passes"}
 )  # fmt: skip
-PLAIN = re.compile(r"[A-Za-z0-9_.+-]*")  # a known flag's value is kept only when it is a word or a number
+PLAIN = re.compile(r"[A-Za-z0-9_.+,-]*")  # a known flag's value is kept only when words or numbers (a, b lists)
 FLAG_NAME = re.compile(r"--?[A-Za-z0-9_-]+")  # a bare flag (--xla_foo) is kept; any other bare word is not
 SCRUB_MIN = 4  # shorter hidden values (a "1", a port) are not searched for in text: they would garble it
 NOT_SECRETS = frozenset({"true", "false", "none", "null", "auto", "yes"})  # nor the words every log has

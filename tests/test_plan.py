@@ -60,10 +60,16 @@ def test_a_plan_assumes_jax_defaults_unless_told(capsys: pytest.CaptureFixture[s
 
 
 def test_env_and_python_become_the_facts_an_audit_would_record() -> None:
-    facts = plan_facts("jax==0.4.30", "--python", "3.13", "--env", "JAX_ENABLE_X64=1", "--env", "HF_TOKEN=hunter2")
+    facts = plan_facts("jax==0.4.30", "--python", "3.13", "--env", "JAX_ENABLE_X64=1", "--env", "HF_TOKEN=hunter2",
+                       "--env", "LD_LIBRARY_PATH=/home/alice/acme/lib:/usr/local/cuda/lib64",
+                       "--env", "XLA_FLAGS=--xla_dump_to=/home/alice/dumps")  # fmt: skip
     assert facts.origin == "plan" and facts.python == {"version": "3.13"}
     assert facts.jax["x64"] is True and facts.jax["default_matmul_precision"] is None
-    assert facts.env == {"HF_TOKEN": "<redacted>", "JAX_ENABLE_X64": "1"}
+    assert facts.env == {
+        "JAX_ENABLE_X64": "1",
+        "LD_LIBRARY_PATH": "/usr/local/cuda/lib64",
+        "XLA_FLAGS": "--xla_dump_to=<redacted>",
+    }  # what an audit would keep, and nothing else
 
 
 def test_pin_normalizes() -> None:

@@ -15,6 +15,7 @@ from typing import Literal
 from packaging.version import InvalidVersion, Version
 
 from envaudit.facts import Facts, JaxFacts
+from envaudit.redact import REDACTED
 from envaudit.scope import PLUGIN
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
@@ -161,6 +162,25 @@ def matmul_precision(facts: Facts) -> str | None:
 
 
 DETERMINISM_FLAGS = ("--xla_gpu_deterministic_ops", "--xla_gpu_exclude_nondeterministic_ops")
+
+
+def machine(facts: Facts) -> str | None:
+    """The CPU architecture (platform.machine(): x86_64, AMD64 on Windows, aarch64, arm64 on macOS), if known."""
+    value = facts.platform.get("machine")
+    return value.lower() if isinstance(value, str) and value else None
+
+
+def xla_flag(facts: Facts, name: str) -> str | None:
+    """One flag's value in XLA_FLAGS as XLA takes it: the last occurrence; "" for --flag=, "true" for a bare
+    --flag, None when absent or unknown (a bug report does not state its environment)."""
+    if facts.origin == "triage":
+        return REDACTED  # unknown, as a hidden value is
+    found = None
+    for token in facts.env.get("XLA_FLAGS", "").split():
+        flag, sep, value = token.partition("=")
+        if flag == name:
+            found = value if sep else "true"
+    return found
 
 
 def xla_flags(facts: Facts) -> dict[str, str]:

@@ -15,6 +15,7 @@ from packaging.specifiers import Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from envaudit.facts import Facts
+from envaudit.redact import REDACTED
 from envaudit.rules import accessors
 
 Verdict = bool | None  # True holds, False does not, None unknown
@@ -81,12 +82,30 @@ def _env(facts: Facts, want: Mapping[str, Mapping[str, Any]], evidence: list[str
             ok = value is not None
         elif "equals" in test:
             ok = value == test["equals"]
-        elif "lacks" in test:  # unset, or set without it
-            ok = value is None or str(test["lacks"]) not in value
         else:
             ok = value is not None and str(test["contains"]) in value
         if ok:
             evidence.append(f"{var}={value}" if value is not None else f"{var} unset")
+        results.append(ok)
+    return _all(results)
+
+
+def _xla_flags(facts: Facts, want: Mapping[str, Mapping[str, str]], evidence: list[str]) -> Verdict:
+    """Tests of one XLA flag's value as XLA reads it (the last occurrence wins). Both say "the workaround is not
+    set": not_equals (an absent flag is not equal), lacks_item (an absent flag, or a comma list without it). A
+    value hidden by redaction is unknown."""
+    results: list[Verdict] = []
+    for flag, test in want.items():
+        value = accessors.xla_flag(facts, flag)
+        if value == REDACTED:
+            results.append(None)
+            continue
+        if "not_equals" in test:
+            ok = value is None or value != test["not_equals"]
+        else:
+            ok = value is None or test["lacks_item"] not in value.split(",")
+        if ok:
+            evidence.append(f"{flag} unset" if value is None else f"{flag}={value}")
         results.append(ok)
     return _all(results)
 
@@ -130,7 +149,9 @@ CONDITIONS: dict[str, Callable[[Facts, Any, list[str]], Verdict]] = {
     "cpu_fast_math_unsafe": lambda f, want, ev: _scalar(
         accessors.cpu_fast_math_unsafe(f), [want], "XLA:CPU fast math without NaN/Inf", ev
     ),
+    "machine": lambda f, want, ev: _scalar(accessors.machine(f), want, "machine", ev),
     "env": _env,
+    "xla_flags": lambda f, want, ev: _xla_flags(f, want, ev),
     "any": lambda f, subs, ev: _any([holds(s, f, ev) for s in subs]),
 }
 

@@ -111,9 +111,14 @@ def _validate_when(when: Any, where: str) -> None:
         if key == "any":
             for sub in value:
                 _validate_when(sub, where)
-        tests = {"contains", "lacks", "equals", "unset", "set"}
+        tests = {"contains", "equals", "unset", "set"}
         if key == "env" and not all(isinstance(t, dict) and len(t) == 1 and set(t) <= tests for t in value.values()):
-            raise RuleError(f"{where}: each env test is one of contains/lacks/equals/unset/set")
+            raise RuleError(f"{where}: each env test is one of contains/equals/unset/set")
+        flag_tests = {"not_equals", "lacks_item"}
+        if key == "xla_flags" and not all(
+            isinstance(t, dict) and len(t) == 1 and set(t) <= flag_tests for t in value.values()
+        ):
+            raise RuleError(f"{where}: each xla_flags test is not_equals or lacks_item")
 
 
 def _raw_rules(directory: Path) -> list[tuple[str, dict[str, Any]]]:

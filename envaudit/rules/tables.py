@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +32,27 @@ def load(path: Path) -> dict[str, Any]:
 def numbers(version: str) -> tuple[int, ...]:
     """A version as jax's check_jaxlib_version reads it: its leading dotted numbers (.devN, rcN, +local cut); a
     component of more than 18 digits is no release (and beyond what int() reads from a report's text)."""
-    found = re.match(r"[0-9]{1,18}(?:\.[0-9]{1,18})*(?![0-9])", version)
-    return tuple(int(n) for n in found[0].split(".")) if found else ()
+    found = re.match(r"[0-9]+(?:\.[0-9]+)*", version)
+    parts = found[0].split(".") if found else []
+    return () if any(len(p) > 18 for p in parts) else tuple(int(p) for p in parts)
+
+
+def _release(version: str) -> bool:
+    """A version a release table can speak of: a valid one, not a pre-release or a nightly (their pins differ)."""
+    from envaudit.rules.accessors import version_or_none
+
+    parsed = version_or_none(version)
+    return parsed is not None and not parsed.is_prerelease and bool(numbers(version))
 
 
 def import_coupling(facts: Facts) -> list[str]:
     """What `import jax` raises for this jax and jaxlib, from jax's own table: a jaxlib older than the release's
     minimum, or newer than jax. Needs no pip metadata, so a plan sees it too."""
     jax, jaxlib = facts.packages.get("jax"), facts.packages.get("jaxlib")
-    if not jax or not jaxlib or not numbers(jax) or not numbers(jaxlib):
+    if not jax or not jaxlib or not _release(jax) or not _release(jaxlib):
         return []
+    if facts.origin == "live" and facts.jax.get("status") == "ok":
+        return []  # jax imported here: what it did outranks what the table says it would
     table = load(TABLE)
     if numbers(jaxlib) > numbers(jax) >= numbers(table["newer_check_since"]):
         return [table["newer_message"].format(jaxlib=jaxlib, jax=jax)]
@@ -63,12 +74,15 @@ def python_of(facts: Facts) -> str | None:
 
 
 def no_wheel(facts: Facts) -> list[str]:
-    """A planned jaxlib that has no wheel for the planned Python: the plan cannot be installed. An installed one
-    was installed (a wheel, or a build from source), so only stated facts can have this problem."""
+    """A planned jaxlib that has no wheel for the planned Python: the plan cannot be installed. Anything else
+    (a live audit, the hook, a pasted report) describes what is installed, so only a plan can have this problem."""
     python, jaxlib = python_of(facts), facts.packages.get("jaxlib", "").split("+")[0]
-    wheels = load(WHEELS)["versions"].get(python)
-    if facts.origin == "live" or not jaxlib or wheels is None or not _covered(jaxlib) or jaxlib in wheels:
-        return []
+    table = load(WHEELS)
+    wheels = table["versions"].get(python)
+    if facts.origin != "plan" or not _release(jaxlib) or wheels is None or not _covered(jaxlib):
+        return []  # only a plan can be uninstallable: whatever else was stated or found is installed
+    if jaxlib in wheels or jaxlib in table["yanked"]:
+        return []  # a yanked release still installs when pinned exactly (PEP 592)
     return [f"jaxlib {jaxlib} has no wheel for Python {python} on Linux x86_64 (the index has jaxlib "
             f"{wheels[0]} to {wheels[-1]} for it)"]  # fmt: skip
 
@@ -105,7 +119,7 @@ def planned_requirements(facts: Facts) -> list[Unsatisfied]:
     from packaging.requirements import Requirement
 
     jax = facts.packages.get("jax", "")
-    declared = load(REQUIRES)["release"].get(".".join(map(str, numbers(jax)))) if jax else None
+    declared = load(REQUIRES)["release"].get(".".join(map(str, numbers(jax)))) if _release(jax) else None
     python = python_of(facts)
     if facts.origin == "live" or declared is None:
         return []
@@ -115,8 +129,8 @@ def planned_requirements(facts: Facts) -> list[Unsatisfied]:
             req = Requirement(text)
             if req.marker is not None and (python is None or not req.marker.evaluate({"python_version": python})):
                 continue
-            version = facts.packages.get(canonicalize_name(req.name))
-            if version is not None and not req.specifier.contains(version.split("+")[0], prereleases=True):
+            version = facts.packages.get(canonicalize_name(req.name), "")
+            if _release(version) and not req.specifier.contains(version.split("+")[0], prereleases=True):
                 found.append({"package": package, "requires": f"{canonicalize_name(req.name)}{req.specifier}",
                               "installed": version})  # fmt: skip
     return found
@@ -129,23 +143,32 @@ def _removed_uses(facts: Facts) -> dict[str, list[dict[str, Any]]]:
     """Per installed library, the table's uses of a jax API that the installed jax no longer has."""
     from packaging.specifiers import SpecifierSet
 
-    jax = facts.packages.get("jax")
+    jax = facts.packages.get("jax", "")
     found: dict[str, list[dict[str, Any]]] = {}
-    for use in load(REMOVALS)["use"] if jax else []:
-        version = facts.packages.get(use["package"])
-        if version is None or not SpecifierSet(use["jax"]).contains(str(jax), prereleases=True):
+    for use in load(REMOVALS)["use"] if _release(jax) else []:
+        version = facts.packages.get(use["package"], "")
+        if not _release(version) or not SpecifierSet(use["jax"]).contains(jax, prereleases=True):
             continue
         if any(SpecifierSet(spec).contains(version, prereleases=True) for spec in use["versions"]):
             found.setdefault(use["package"], []).append(use)
     return found
 
 
-def removed_api_uses(facts: Facts) -> list[str]:
-    """One finding per library: each removed API it uses, how it fails, and where the use is."""
-    jax = facts.packages.get("jax")
-    return [f"{name} {facts.packages[name]} with jax {jax}: " + "; ".join(
-        f"uses {u['api']} ({'import ' + name + ' fails' if u['kind'] == 'import' else 'fails on first call'}: "
-        f"{u['evidence']})" for u in uses) for name, uses in _removed_uses(facts).items()]  # fmt: skip
+def removal_packages() -> list[str]:
+    """The libraries the table speaks of: each gets its own check, so a rule on one library folds only its own."""
+    return list(dict.fromkeys(use["package"] for use in load(REMOVALS)["use"]))
+
+
+def removed_api_uses(package: str) -> Callable[[Facts], list[str]]:
+    """The check of one library: each removed API it uses, how it fails, and where the use is (one finding)."""
+
+    def run(facts: Facts) -> list[str]:
+        uses = _removed_uses(facts).get(package, [])
+        fails = {"import": f"import {package} fails", "first call": "fails on first call"}
+        said = "; ".join(f"uses {u['api']} ({fails[u['kind']]}: {u['evidence']})" for u in uses)
+        return [f"{package} {facts.packages[package]} with jax {facts.packages.get('jax')}: {said}"] if uses else []
+
+    return run
 
 
 def removed_api_fix(facts: Facts, detail: str) -> str:

@@ -15,7 +15,6 @@ from envaudit.cli import main
 from envaudit.rules import tables
 
 USES = tables.load(tables.REMOVALS)["use"]
-CHECK = "removed-jax-api-in-use"
 
 
 def planned(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, str]]:
@@ -30,7 +29,7 @@ def inside(use: dict[str, Any]) -> str:
 
 
 def named(findings: list[dict[str, str]], api: str) -> bool:
-    return any(f["id"] == CHECK and api in f["detail"] for f in findings)
+    return any(f["id"].startswith("removed-jax-api-in-") and api in f["detail"] for f in findings)
 
 
 @pytest.mark.parametrize("use", USES, ids=lambda u: f"{u['package']}-{u['api'].split()[0]}")
@@ -38,7 +37,8 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
     """Other uses of the same library may still apply at a boundary: each entry answers for its own API only."""
     removal = use["jax"].removeprefix(">=")
     library = f"{use['package']}=={inside(use)}"
-    found = [f for f in planned(capsys, library, f"jax=={removal}", f"jaxlib=={removal}") if f["id"] == CHECK]
+    check = f"removed-jax-api-in-{use['package']}"
+    found = [f for f in planned(capsys, library, f"jax=={removal}", f"jaxlib=={removal}") if f["id"] == check]
     assert len(found) == 1 and use["api"] in found[0]["detail"], found
     before = fixes._below(removal)
     assert not named(planned(capsys, library, f"jax=={before}", f"jaxlib=={before}"), use["api"])
@@ -56,6 +56,13 @@ def test_an_old_flax_is_one_root_cause_with_the_rule_that_names_it(capsys: pytes
     found = planned(capsys, "flax==0.7.4", "jax==0.4.30", "jaxlib==0.4.30")
     roots = [f["id"] for f in found if f["severity"] == "fail" and not f["caused_by"]]
     assert roots == ["flax-config-jax-0425"]
-    assert [f["caused_by"] for f in found if f["id"] == CHECK] == ["flax-config-jax-0425"]
-    detail = next(f["detail"] for f in found if f["id"] == CHECK)
+    assert [f["caused_by"] for f in found if f["id"] == "removed-jax-api-in-flax"] == ["flax-config-jax-0425"]
+    detail = next(f["detail"] for f in found if f["id"] == "removed-jax-api-in-flax")
     assert "jax.linear_util" in detail and "jax.config.define_bool_state" in detail
+
+
+def test_another_librarys_removed_api_is_its_own_root_cause(capsys: pytest.CaptureFixture[str]) -> None:
+    """chex 0.1.82 beside the same old flax: the flax rule's fix leaves chex broken, so chex stands on its own."""
+    found = planned(capsys, "flax==0.7.4", "chex==0.1.82", "jax==0.4.30", "jaxlib==0.4.30")
+    chex = next(f for f in found if f["id"] == "removed-jax-api-in-chex")
+    assert chex["caused_by"] == "" and chex["fix"].endswith("install 'chex>=0.1.84'")

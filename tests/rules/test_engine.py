@@ -83,16 +83,23 @@ def test_any_and_env() -> None:
     assert verdict(when, {"env": {}}) is None  # x64 unknown
     assert verdict(when, {"env": {}, "jax": {"status": "ok", "x64": False}}) is False
     assert verdict({"env": {"NVIDIA_TF32_OVERRIDE": {"unset": True}}}, {"env": {}}) is True
-    lacks = {"env": {"XLA_FLAGS": {"lacks": "onednn-matmul-rewriter"}}}  # unset, or set without it
-    assert verdict(lacks, {"env": {}}) is True
+    lacks = {"xla_flags": {"--xla_disable_hlo_passes": {"lacks_item": "onednn-matmul-rewriter"}}}
+    assert verdict(lacks, {"env": {}}) is True  # unset: the workaround is not there
     assert verdict(lacks, {"env": {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}}) is True
-    assert verdict(lacks, {"env": {"XLA_FLAGS": "--xla_disable_hlo_passes=onednn-matmul-rewriter"}}) is False
+    assert verdict(lacks, {"env": {"XLA_FLAGS": "--xla_disable_hlo_passes=algsimp,onednn-matmul-rewriter"}}) is False
+    assert verdict(lacks, {"env": {"XLA_FLAGS": "--xla_disable_hlo_passes=<redacted>"}}) is None  # hidden: unknown
+    assert verdict(lacks, {"origin": "triage", "env": {}}) is None
+    empty = {"xla_flags": {"--xla_cpu_experimental_ynn_fusion_type": {"not_equals": ""}}}
+    assert verdict(empty, {"env": {"XLA_FLAGS": "--xla_cpu_experimental_ynn_fusion_type="}}) is False
+    assert verdict(empty, {"env": {"XLA_FLAGS": "--xla_cpu_experimental_ynn_fusion_type=dot"}}) is True
+    last_wins = "--xla_cpu_experimental_ynn_fusion_type= --xla_cpu_experimental_ynn_fusion_type=dot"
+    assert verdict(empty, {"env": {"XLA_FLAGS": last_wins}}) is True
 
 
 def test_a_workaround_flag_survives_redaction_so_the_rule_sees_it() -> None:
     from envaudit.redact import select_env
 
-    for flag in ("--xla_disable_hlo_passes=onednn-matmul-rewriter", "--xla_cpu_experimental_ynn_fusion_type="):
+    for flag in ("--xla_disable_hlo_passes=algsimp,onednn-matmul-rewriter", "--xla_cpu_experimental_ynn_fusion_type="):
         assert select_env({"XLA_FLAGS": flag}) == {"XLA_FLAGS": flag}
 
 
@@ -113,7 +120,7 @@ def test_evidence_names_the_matching_facts() -> None:
         ({**BASE, "references": ["http://insecure"], "when": {"x64": True}}, "https"),
         ({**BASE, "severity": "fatal", "when": {"x64": True}}, "severity"),
         ({**BASE, "colour": 1, "when": {"x64": True}}, "unknown key"),
-        ({**BASE, "when": {"env": {"XLA_FLAGS": {"equal": "x"}}}}, "contains/lacks/equals/unset/set"),
+        ({**BASE, "when": {"env": {"XLA_FLAGS": {"equal": "x"}}}}, "contains/equals/unset/set"),
         ({k: v for k, v in BASE.items() if k != "fix"} | {"when": {"x64": True}}, "missing 'fix'"),
     ],
 )

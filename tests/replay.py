@@ -66,7 +66,7 @@ def as_gpu_node(report: dict[str, Any], node: str = "h200", gpus: int = 8) -> di
         "platform_version": "PJRT C API\ncuda 12080 (simulated on the CPU)",
         "cuda_version": "12.8",
     }
-    facts["python"] |= {"executable": "/opt/venv/bin/python", "prefix": "/opt/venv"}  # no path of this machine
+    facts["python"] |= {"executable": "/opt/venv/bin/python", "prefix": "/opt/venv", "pythonpath": ""}  # none of here
     report["host"] = {"hostname": f"{node}-simulated"}
     return judged_there(report)
 

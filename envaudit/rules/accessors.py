@@ -173,23 +173,22 @@ def machine(facts: Facts) -> str | None:
 def xla_flag(facts: Facts, name: str) -> str | None:
     """One flag's value in XLA_FLAGS as XLA takes it: the last occurrence; "" for --flag=, "true" for a bare
     --flag, None when absent or unknown (a bug report does not state its environment)."""
-    if facts.origin == "triage":
-        return REDACTED  # unknown, as a hidden value is
-    found = None
+    return REDACTED if facts.origin == "triage" else _xla_values(facts).get(name)  # triage: unknown, as hidden
+
+
+def _xla_values(facts: Facts) -> dict[str, str]:
+    """XLA_FLAGS as flag -> its last value as given ("" for --flag=, "true" for a bare --flag)."""
+    found: dict[str, str] = {}
     for token in facts.env.get("XLA_FLAGS", "").split():
-        flag, sep, value = token.partition("=")
-        if flag == name:
-            found = value if sep else "true"
+        name, sep, value = token.partition("=")
+        found[name] = value if sep else "true"
     return found
 
 
 def xla_flags(facts: Facts) -> dict[str, str]:
-    """XLA_FLAGS as flag -> value; a flag given twice keeps its last value, a bare flag means true."""
-    found: dict[str, str] = {}
-    for token in facts.env.get("XLA_FLAGS", "").split():
-        name, _, value = token.partition("=")
-        found[name] = value.lower() or "true"
-    return found
+    """XLA_FLAGS as flag -> value, lower case, for boolean flags: a flag given twice keeps its last value, a bare
+    flag (or an empty value) means true."""
+    return {name: value.lower() or "true" for name, value in _xla_values(facts).items()}
 
 
 def deterministic_ops(facts: Facts) -> bool | None:
@@ -217,3 +216,9 @@ def version_or_none(text: str) -> Version | None:
         return Version(text)
     except (InvalidVersion, ValueError):  # ValueError: a component beyond Python's 4300-digit int conversion
         return None
+
+
+def release(text: str) -> tuple[int, ...] | None:
+    """A version's release numbers, as jax's own version checks compare them (0.4.25+cuda12 -> (0, 4, 25))."""
+    version = version_or_none(text)
+    return None if version is None else version.release

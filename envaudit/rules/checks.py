@@ -15,7 +15,7 @@ from envaudit.facts import Facts, Unsatisfied
 from envaudit.model import Finding, Severity
 from envaudit.rules import environment as env
 from envaudit.rules import tables
-from envaudit.rules.accessors import version_or_none
+from envaudit.rules.accessors import release
 from envaudit.rules.node import ecc, gpu_busy, nvml_hung, per_gpu, remap_failed, reset_pending, slowdown, starved
 from envaudit.scope import PLUGIN
 
@@ -51,11 +51,6 @@ class Check:
         return found
 
 
-def _release(text: str) -> tuple[int, ...] | None:
-    version = version_or_none(text)
-    return None if version is None else version.release
-
-
 def _is_coupling(req: Unsatisfied) -> bool:
     return env.coupled(str(req.get("package"))) and env.coupled(env.target(str(req.get("requires", ""))))
 
@@ -80,7 +75,7 @@ def plugins(facts: Facts) -> list[str]:
     return [
         f"{name} {version} beside jaxlib {jaxlib}"
         for name, version in sorted(facts.packages.items())
-        if PLUGIN.match(name) and _release(version) != _release(jaxlib)
+        if PLUGIN.match(name) and release(version) != release(jaxlib)
     ]
 
 

@@ -151,7 +151,7 @@ CONDITIONS: dict[str, Callable[[Facts, Any, list[str]], Verdict]] = {
     ),
     "machine": lambda f, want, ev: _scalar(accessors.machine(f), want, "machine", ev),
     "env": _env,
-    "xla_flags": lambda f, want, ev: _xla_flags(f, want, ev),
+    "xla_flags": _xla_flags,
     "any": lambda f, subs, ev: _any([holds(s, f, ev) for s in subs]),
 }
 

@@ -1,9 +1,10 @@
 """Constraints that are tables over releases, read from the releases' own sources and kept as data with provenance.
 
 Hand-written version ranges drift and get invented; these tables were read (`tables/*.toml` says from where and
-when): jax's `_minimum_jaxlib_version` at each jax tag, applied as `import jax` applies it, and the Pythons each
-jaxlib has a Linux x86_64 wheel for, as the package index lists them. A release the table does not cover is
-unknown, never a finding: a table that stops is not a claim that nothing came after.
+when): jax's `_minimum_jaxlib_version` at each jax tag, applied as `import jax` applies it; what each jax and
+jaxlib release declares it needs; the Pythons each jaxlib has a Linux x86_64 wheel for, as the package index lists
+them; the library releases that use a jax API a later jax removed. A release a table does not cover is unknown,
+never a finding: a table that stops is not a claim that nothing came after.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from envaudit.facts import Facts, Unsatisfied
+from envaudit.rules.accessors import release, version_or_none
 from envaudit.scope import canonicalize_name
 
 TABLES = Path(__file__).with_name("tables")
 TABLE = TABLES / "jax-minimum-jaxlib.toml"
+REQUIRES = TABLES / "jax-requires.toml"
 WHEELS = TABLES / "jaxlib-wheels.toml"
+REMOVALS = TABLES / "api-removals.toml"
 
 
 @functools.cache
@@ -30,19 +34,20 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def numbers(version: str) -> tuple[int, ...]:
-    """A version as jax's check_jaxlib_version reads it: its leading dotted numbers (.devN, rcN, +local cut); a
-    component of more than 18 digits is no release (and beyond what int() reads from a report's text)."""
-    found = re.match(r"[0-9]+(?:\.[0-9]+)*", version)
-    parts = found[0].split(".") if found else []
-    return () if any(len(p) > 18 for p in parts) else tuple(int(p) for p in parts)
+    """A version as jax's check_jaxlib_version compares it: its release numbers (.devN, rcN, +local cut); () for
+    what is no version."""
+    return release(version) or ()
 
 
 def _release(version: str) -> bool:
     """A version a release table can speak of: a valid one, not a pre-release or a nightly (their pins differ)."""
-    from envaudit.rules.accessors import version_or_none
-
     parsed = version_or_none(version)
-    return parsed is not None and not parsed.is_prerelease and bool(numbers(version))
+    return parsed is not None and not parsed.is_prerelease
+
+
+def _key(version: str) -> str:
+    """The release a table row is keyed by: 0.4.30+cuda12 -> "0.4.30"."""
+    return ".".join(map(str, numbers(version)))
 
 
 def import_coupling(facts: Facts) -> list[str]:
@@ -56,7 +61,7 @@ def import_coupling(facts: Facts) -> list[str]:
     table = load(TABLE)
     if numbers(jaxlib) > numbers(jax) >= numbers(table["newer_check_since"]):
         return [table["newer_message"].format(jaxlib=jaxlib, jax=jax)]
-    minimum = table["minimum_jaxlib"].get(".".join(map(str, numbers(jax))))
+    minimum = table["minimum_jaxlib"].get(_key(jax))
     if minimum is not None and numbers(jaxlib) < numbers(minimum):
         return [f"jax {jax}: " + table["older_message"].format(jaxlib=jaxlib, minimum=minimum)]
     return []
@@ -109,9 +114,6 @@ def cost(facts: Facts, pins: Sequence[str]) -> str:
     return f"; it needs {span}"
 
 
-REQUIRES = TABLES / "jax-requires.toml"
-
-
 def planned_requirements(facts: Facts) -> list[Unsatisfied]:
     """What a planned jax and jaxlib declare they need and the plan does not meet, as `pip check` would say it once
     installed (a live audit reads the installed metadata instead). A requirement on a package the plan does not
@@ -119,7 +121,7 @@ def planned_requirements(facts: Facts) -> list[Unsatisfied]:
     from packaging.requirements import Requirement
 
     jax = facts.packages.get("jax", "")
-    declared = load(REQUIRES)["release"].get(".".join(map(str, numbers(jax)))) if _release(jax) else None
+    declared = load(REQUIRES)["release"].get(_key(jax)) if _release(jax) else None
     python = python_of(facts)
     if facts.origin == "live" or declared is None:
         return []
@@ -136,22 +138,16 @@ def planned_requirements(facts: Facts) -> list[Unsatisfied]:
     return found
 
 
-REMOVALS = TABLES / "api-removals.toml"
-
-
-def _removed_uses(facts: Facts) -> dict[str, list[dict[str, Any]]]:
-    """Per installed library, the table's uses of a jax API that the installed jax no longer has."""
+def _removed_uses(facts: Facts, package: str) -> list[dict[str, Any]]:
+    """The table's uses, by the installed release of `package`, of a jax API that the installed jax no longer has."""
     from packaging.specifiers import SpecifierSet
 
-    jax = facts.packages.get("jax", "")
-    found: dict[str, list[dict[str, Any]]] = {}
-    for use in load(REMOVALS)["use"] if _release(jax) else []:
-        version = facts.packages.get(use["package"], "")
-        if not _release(version) or not SpecifierSet(use["jax"]).contains(jax, prereleases=True):
-            continue
-        if any(SpecifierSet(spec).contains(version, prereleases=True) for spec in use["versions"]):
-            found.setdefault(use["package"], []).append(use)
-    return found
+    jax, version = facts.packages.get("jax", ""), facts.packages.get(package, "")
+    if not _release(jax) or not _release(version):
+        return []
+    return [use for use in load(REMOVALS)["use"] if use["package"] == package
+            and SpecifierSet(use["jax"]).contains(jax, prereleases=True)
+            and any(SpecifierSet(spec).contains(version, prereleases=True) for spec in use["versions"])]  # fmt: skip
 
 
 def removal_packages() -> list[str]:
@@ -163,7 +159,7 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[str]]:
     """The check of one library: each removed API it uses, how it fails, and where the use is (one finding)."""
 
     def run(facts: Facts) -> list[str]:
-        uses = _removed_uses(facts).get(package, [])
+        uses = _removed_uses(facts, package)
         fails = {"import": f"import {package} fails", "first call": "fails on first call"}
         said = "; ".join(f"uses {u['api']} ({fails[u['kind']]}: {u['evidence']})" for u in uses)
         return [f"{package} {facts.packages[package]} with jax {facts.packages.get('jax')}: {said}"] if uses else []
@@ -176,7 +172,7 @@ def removed_api_fix(facts: Facts, detail: str) -> str:
     from envaudit import fixes
 
     name = detail.split(" ")[0]
-    uses = _removed_uses(facts).get(name, [])
+    uses = _removed_uses(facts, name)
     if uses and all("fixed" in u for u in uses):
         return fixes.pip_install(facts, [f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"])
     earliest = min((u["jax"].lstrip(">=") for u in uses), key=numbers, default="")

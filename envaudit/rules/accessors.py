@@ -219,6 +219,12 @@ def version_or_none(text: str) -> Version | None:
 
 
 def release(text: str) -> tuple[int, ...] | None:
-    """A version's release numbers, as jax's own version checks compare them (0.4.25+cuda12 -> (0, 4, 25))."""
+    """A version's release numbers, as jax's own version checks compare them (0.4.25+cuda12 -> (0, 4, 25)), with
+    trailing zeros cut as PEP 440 compares them: a pin `jaxlib==0.4.30.0` installs 0.4.30, which says "0.4.30"."""
     version = version_or_none(text)
-    return None if version is None else version.release
+    if version is None:
+        return None
+    found = version.release
+    while len(found) > 1 and found[-1] == 0:
+        found = found[:-1]
+    return found

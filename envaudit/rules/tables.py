@@ -34,9 +34,15 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def numbers(version: str) -> tuple[int, ...]:
-    """A version as jax's check_jaxlib_version compares it: its release numbers (.devN, rcN, +local cut); () for
-    what is no version."""
+    """A version as jax's check_jaxlib_version compares it: its release numbers (.devN, rcN, +local cut), trailing
+    zeros cut as PEP 440 compares them (`jaxlib==0.4.30.0` installs 0.4.30, which reports "0.4.30"); () for what is
+    no version."""
     return release(version) or ()
+
+
+def _listed(version: str, listed: Sequence[str]) -> bool:
+    """Whether a release is in a table's list of releases, as pip matches a pin to it (0.4.30.0 is 0.4.30)."""
+    return numbers(version) in {numbers(item) for item in listed}
 
 
 def _release(version: str) -> bool:
@@ -86,7 +92,7 @@ def no_wheel(facts: Facts) -> list[str]:
     wheels = table["versions"].get(python)
     if facts.origin != "plan" or not _release(jaxlib) or wheels is None or not _covered(jaxlib):
         return []  # only a plan can be uninstallable: whatever else was stated or found is installed
-    if jaxlib in wheels or jaxlib in table["yanked"]:
+    if _listed(jaxlib, wheels) or _listed(jaxlib, table["yanked"]):
         return []  # a yanked release still installs when pinned exactly (PEP 592)
     return [f"jaxlib {jaxlib} has no wheel for Python {python} on Linux x86_64 (the index has jaxlib "
             f"{wheels[0]} to {wheels[-1]} for it)"]  # fmt: skip
@@ -98,7 +104,7 @@ def pythons(pins: Sequence[str]) -> list[str] | None:
     exact = [p.split("==", 1)[1].strip() for p in pins if re.match(r"^(jax|jaxlib)\s*==", p)]
     if not exact or not _covered(exact[0]):
         return None
-    return [py for py, found in load(WHEELS)["versions"].items() if exact[0] in found]
+    return [py for py, found in load(WHEELS)["versions"].items() if _listed(exact[0], found)]
 
 
 def cost(facts: Facts, pins: Sequence[str]) -> str:

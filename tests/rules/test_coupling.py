@@ -84,3 +84,16 @@ def test_the_issues_case_and_a_release_the_table_does_not_know(capsys: pytest.Ca
         in (failed[0]["detail"])
     )
     assert not plan(capsys, "jax==0.11.9", "jaxlib==0.11.0")  # no minimum known: not guessed
+
+
+@pytest.mark.parametrize("jax", ["0.4.30", "0.6.0", "0.10.1"])
+def test_a_pin_padded_with_zeros_is_the_release_it_installs(capsys: pytest.CaptureFixture[str], jax: str) -> None:
+    """pip installs jaxlib 0.4.30 for `jaxlib==0.4.30.0` (PEP 440), and that jaxlib reports "0.4.30": a padded pin
+    is neither newer than jax, nor missing from the wheel index, nor another release than its plugin."""
+    exact = ["--python", "3.11", f"jax=={jax}", f"jaxlib=={jax}", f"jax-cuda12-plugin=={jax}"]
+    padded = ["--python", "3.11", f"jax=={jax}.0", f"jaxlib=={jax}.0", f"jax-cuda12-plugin=={jax}"]
+    main(["plan", *exact, "--format", "json"])
+    expected = {f["id"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    main(["plan", *padded, "--format", "json"])
+    assert {f["id"] for f in json.loads(capsys.readouterr().out)["findings"]} == expected
+    assert "jax-jaxlib-coupling" in ids(plan(capsys, "--python", "3.11", f"jax=={jax}", f"jaxlib=={jax}.1"))

@@ -18,8 +18,9 @@ from envaudit.facts import Facts, JaxFacts
 from envaudit.redact import REDACTED
 from envaudit.scope import PLUGIN
 
+# jax's bool_env() (jax/_src/config.py): the value lower-cased, not stripped; the empty string or " true" raises.
 TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
-FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n", ""})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n"})
 _LABEL = re.compile(r"cuda(?P<cuda>\d+)(?:\.cudnn(?P<cudnn>\d+))?")
 _WHEEL = re.compile(r"^nvidia-(?P<lib>.+?)(-cu(?P<cu>\d+))?$")
 
@@ -144,7 +145,7 @@ def compute_capabilities(facts: Facts) -> list[str] | None:
 def env_flag(value: str | None) -> bool | None:
     if value is None:
         return None
-    word = value.strip().lower()
+    word = value.lower()
     return True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
 
 

@@ -26,6 +26,7 @@ PYTHONPATH = "https://docs.python.org/3/using/cmdline.html#envvar-PYTHONPATH"
 # From jax 0.5.3 jaxlib skips such a plugin with a RuntimeWarning ("JAX plugin {name} version {v} is installed, but
 # it is not compatible with the installed jaxlib version {jaxlib}, so it will not be used."): jax runs without it.
 PLUGIN_CHECK = "https://github.com/jax-ml/jax/blob/jax-v0.5.3/jaxlib/plugin_support.py"
+JAX_CONFIG = "https://github.com/jax-ml/jax/blob/main/jax/_src/config.py"  # bool_env(), optional_enum_state()
 XID = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 
 
@@ -138,6 +139,9 @@ CHECKS: tuple[Check, ...] = (
           "unset JAX_PLATFORMS (or install the platform's plugin)",
           ("https://docs.jax.dev/en/latest/installation.html",), env.platforms_unavailable, env.platforms_fix,
           explains=("jax:*",)),
+    Check("jax-env-invalid", "fail", "a JAX_* variable has a value jax refuses: `import jax` raises ValueError",
+          "set it to a value jax accepts (JAX_ENABLE_X64=1 or 0; JAX_DEFAULT_MATMUL_PRECISION=float32, in lower "
+          "case), or unset it", (JAX_CONFIG,), tables.invalid_env, explains=("jax-broken", "jax:*")),
     Check("jax-jaxlib-coupling", "fail", "jax, jaxlib and the GPU plugins do not satisfy each other's version pins",
           "install jaxlib and the plugins of the installed jax's release",
           (JEP_9419, "https://github.com/jax-ml/jax/issues/24901"), coupling, env.coupling_fix, explains=("jax:*",)),

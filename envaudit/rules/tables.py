@@ -3,8 +3,9 @@
 Hand-written version ranges drift and get invented; these tables were read (`tables/*.toml` says from where and
 when): jax's `_minimum_jaxlib_version` at each jax tag, applied as `import jax` applies it; what each jax and
 jaxlib release declares it needs; the Pythons each jaxlib has a Linux x86_64 wheel for, as the package index lists
-them; the library releases that use a jax API a later jax removed. A release a table does not cover is unknown,
-never a finding: a table that stops is not a claim that nothing came after.
+them; the library releases that use a jax API a later jax removed; the values jax accepts for the variables
+envaudit reads. A release a table does not cover is unknown, never a finding: a table that stops is not a claim that
+nothing came after.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from envaudit.facts import Facts, Unsatisfied
+from envaudit.redact import REDACTED
 from envaudit.rules.accessors import release, version_or_none
 from envaudit.scope import canonicalize_name
 
@@ -25,6 +27,7 @@ TABLE = TABLES / "jax-minimum-jaxlib.toml"
 REQUIRES = TABLES / "jax-requires.toml"
 WHEELS = TABLES / "jaxlib-wheels.toml"
 REMOVALS = TABLES / "api-removals.toml"
+JAX_ENV = TABLES / "jax-env.toml"
 
 
 @functools.cache
@@ -183,3 +186,30 @@ def removed_api_fix(facts: Facts, detail: str) -> str:
         return fixes.pip_install(facts, [f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"])
     earliest = min((u["jax"].lstrip(">=") for u in uses), key=numbers, default="")
     return fixes.pip_install(facts, [f"jax<{earliest}", f"jaxlib<{earliest}"]) if earliest else ""
+
+
+def _accepted(enum: dict[str, Any], jax: str) -> set[str] | None:
+    """The values a jax release accepts for an enum variable; every value any release accepts when jax's release is
+    unknown; None before the table's first release."""
+    if _release(jax) and numbers(jax) < (0, 4, 1):
+        return None
+    known = not _release(jax)
+    added = [v for since, values in enum["since"].items() if known or numbers(jax) >= numbers(since) for v in values]
+    return {*enum["legacy"], *added}
+
+
+def invalid_env(facts: Facts) -> list[str]:
+    """The variables whose value makes `import jax` raise, read as jax reads them (case and blanks count)."""
+    table, jax = load(JAX_ENV), facts.packages.get("jax", "")
+    words = {*table["bool"]["true"], *table["bool"]["false"]}
+    found = []
+    for name, value in sorted(facts.env.items()):
+        if value == REDACTED:
+            continue
+        if name in table["bool"]["variables"] and value.lower() not in words:
+            found.append(f"{name}={value!r}: " + table["bool"]["message"].format(value=value.lower(), name=name))
+        enum = table["enum"].get(name)
+        accepted = _accepted(enum, jax) if enum else None
+        if enum and accepted is not None and value not in accepted:
+            found.append(f"{name}={value!r}: " + enum["message"].format(value=value, flag=enum["flag"]))
+    return found

@@ -1,0 +1,90 @@
+"""The JAX_* values jax refuses at import, from jax's own config.py (`rules/tables/jax-env.toml`): each value at
+the release that added it and one before, both cases of the words, and the table held against the jax installed
+here, through jax's own parser and a real `import jax` (a plan that calls such a value "x64 off" is wrong: jax
+does not start)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from envaudit.cli import main
+from envaudit.rules import tables
+from tests.conftest import facts_from
+
+TABLE = tables.load(tables.JAX_ENV)
+PRECISION = TABLE["enum"]["JAX_DEFAULT_MATMUL_PRECISION"]
+ALL_VALUES = sorted({*PRECISION["legacy"], *(v for values in PRECISION["since"].values() for v in values)})
+NOT_VALUES = ["", "HIGHEST", "Float32", "tf32", " float32", "bfloat16_3x"]
+
+
+def plan(capsys: pytest.CaptureFixture[str], jax: str, *env: str) -> set[str]:
+    main(["plan", f"jax=={jax}", f"jaxlib=={jax}", *(a for e in env for a in ("--env", e)), "--format", "json"])
+    return {f["id"] for f in json.loads(capsys.readouterr().out)["findings"] if f["severity"] == "fail"}
+
+
+def before(version: str) -> str:
+    parts = [int(n) for n in version.split(".")]
+    return ".".join(map(str, [*parts[:-1], parts[-1] - 1]))
+
+
+@pytest.mark.parametrize("since", sorted(PRECISION["since"]))
+def test_a_precision_value_is_accepted_from_the_release_that_added_it(
+    capsys: pytest.CaptureFixture[str], since: str
+) -> None:
+    for value in PRECISION["since"][since]:
+        setting = f"JAX_DEFAULT_MATMUL_PRECISION={value}"
+        assert "jax-env-invalid" not in plan(capsys, since, setting), value
+        assert "jax-env-invalid" in plan(capsys, before(since), setting), value
+
+
+@pytest.mark.parametrize("value", ["1", "true", "True", "YES", "on", "0", "false", "Off", "n"])
+def test_the_truth_words_jax_reads_in_any_case_pass(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    assert "jax-env-invalid" not in plan(capsys, "0.4.25", f"JAX_ENABLE_X64={value}")
+
+
+@pytest.mark.parametrize("value", ["", " true", "2", "enabled"])
+def test_a_word_jax_does_not_read_fails_the_plan_instead_of_reading_as_off(
+    capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    assert "jax-env-invalid" in plan(capsys, "0.10.1", f"JAX_ENABLE_X64={value}")
+
+
+def test_an_unknown_jax_release_fails_only_what_no_release_accepts() -> None:
+    unknown = {"packages": {}, "env": {"JAX_DEFAULT_MATMUL_PRECISION": "F32_F32_F32"}}
+    assert tables.invalid_env(facts_from(unknown)) == []
+    unknown["env"] = {"JAX_DEFAULT_MATMUL_PRECISION": "HIGHEST"}
+    assert tables.invalid_env(facts_from(unknown))
+
+
+def test_the_table_is_what_the_installed_jax_accepts() -> None:
+    """jax's own parser of the option, run on every value the table knows and on values no release accepts."""
+    program = (
+        "import json, sys, jax; from jax._src import config; parse = config.default_matmul_precision._parser\n"
+        "def ok(v):\n"
+        "    try: parse(v); return True\n"
+        "    except ValueError: return False\n"
+        "print(json.dumps({'jax': jax.__version__, 'ok': {v: ok(v) for v in json.loads(sys.argv[1])}}))"
+    )
+    values = [*ALL_VALUES, *NOT_VALUES]
+    done = subprocess.run([sys.executable, "-c", program, json.dumps(values)], capture_output=True, text=True,
+                          env={**os.environ, "JAX_PLATFORMS": "cpu"}, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    for value in values:
+        facts = facts_from({"packages": {"jax": found["jax"]}, "env": {"JAX_DEFAULT_MATMUL_PRECISION": value}})
+        assert (tables.invalid_env(facts) == []) == found["ok"][value], value
+
+
+@pytest.mark.parametrize(("name", "value"), [("JAX_ENABLE_X64", ""), ("JAX_DEFAULT_MATMUL_PRECISION", "HIGHEST")])
+def test_import_jax_raises_what_the_check_says(name: str, value: str) -> None:
+    done = subprocess.run([sys.executable, "-c", "import jax"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "JAX_PLATFORMS": "cpu", name: value})  # fmt: skip
+    version = subprocess.run([sys.executable, "-c", "import jax; print(jax.__version__)"], text=True,
+                             capture_output=True, env={**os.environ, "JAX_PLATFORMS": "cpu"}, timeout=120)  # fmt: skip
+    [said] = tables.invalid_env(facts_from({"packages": {"jax": version.stdout.strip()}, "env": {name: value}}))
+    assert done.returncode != 0 and said.split(": ", 1)[1] in done.stderr.splitlines()[-1], done.stderr[-500:]

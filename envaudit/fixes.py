@@ -103,10 +103,11 @@ def python(facts: Facts) -> str:
     return shlex.quote(str(facts.python.get("executable") or "python"))
 
 
-def pip_install(facts: Facts, pins: Sequence[str], *, installed_only: bool = False) -> str:
+def pip_install(facts: Facts, pins: Sequence[str], *, installed_only: bool = False, hold: Sequence[str] = ()) -> str:
     """`<interpreter> -m pip install <pins not yet met> <packages they would break>` ("" when every pin is
     already met). `installed_only`: the pins constrain what is installed and add nothing (a rule's set that
-    keeps neural-tangents importable pins flax only where flax is there)."""
+    keeps neural-tangents importable pins flax only where flax is there). `hold`: installed packages to keep as
+    they are, named although met, so that pip picks a release of the rest that fits them instead of moving them."""
     from packaging.requirements import InvalidRequirement
     from packaging.version import InvalidVersion
 
@@ -118,6 +119,7 @@ def pip_install(facts: Facts, pins: Sequence[str], *, installed_only: bool = Fal
         return ""
     if not needed:
         return ""
+    needed += [p for p in hold if p not in needed]
     command = " ".join([python(facts), "-m", "pip", "install", *map(shlex.quote, needed)])
     return command
 
@@ -128,3 +130,9 @@ def jax_release(facts: Facts, version: str) -> list[str]:
     if plugin or facts.nvidia.get("status") == "ok":
         return [f"jax[cuda{plugin[-1] if plugin else '12'}]=={version}", f"jaxlib=={version}"]
     return [f"jax=={version}", f"jaxlib=={version}"]
+
+
+def installed_jax(facts: Facts) -> list[str]:
+    """The installed jax, jaxlib and plugins, each pinned at its version: what a library fix must not move."""
+    return [f"{name}=={version}" for name, version in sorted(facts.packages.items())
+            if name in ("jax", "jaxlib") or PLUGIN.match(name)]  # fmt: skip

@@ -155,7 +155,7 @@ CHECKS: tuple[Check, ...] = (
     Check("no-jaxlib-wheel-for-python", "warn", "the planned jaxlib has no wheel for the planned Python: pip cannot "
           "install it", "pin a jaxlib released for that Python (or plan another Python)",
           ("https://pypi.org/project/jaxlib/#files",), tables.no_wheel),
-    *(Check(f"removed-jax-api-in-{name}", "fail", f"{name} uses a jax API that the installed jax removed",
+    *(Check(f"removed-jax-api-in-{name}", "fail", f"{name} uses a jax API that the installed jax does not have",
             "upgrade it to a release that no longer uses it, or keep jax below the removal",
             ("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md", JEP_9419), tables.removed_api_uses(name),
             tables.removed_api_fix) for name in tables.removal_packages()),

@@ -177,13 +177,15 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[str]]:
 
 
 def removed_api_fix(facts: Facts, detail: str) -> str:
-    """The library at the first release without any of those uses; with no fixed release, jax below the removal."""
+    """The library at the first release without any of those uses, the installed jax held (a newer library may
+    require a newer jax, which pip would install unasked); with no fixed release, jax below the removal."""
     from envaudit import fixes
 
     name = detail.split(" ")[0]
     uses = _removed_uses(facts, name)
     if uses and all("fixed" in u for u in uses):
-        return fixes.pip_install(facts, [f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"])
+        upgrade = f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"
+        return fixes.pip_install(facts, [upgrade], hold=fixes.installed_jax(facts))
     earliest = min((u["jax"].lstrip(">=") for u in uses), key=numbers, default="")
     return fixes.pip_install(facts, [f"jax<{earliest}", f"jaxlib<{earliest}"]) if earliest else ""
 

@@ -23,9 +23,19 @@ def planned(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, st
 
 
 def inside(use: dict[str, Any]) -> str:
-    """The last release with the use: just below the upper bound of its last range."""
+    """The last release with the use: the one pinned, or just below the upper bound of its last range."""
     spec = str(use["versions"][-1])
-    return fixes._below(spec.split("<")[-1])
+    return spec.removeprefix("==") if spec.startswith("==") else fixes._below(spec.split("<")[-1])
+
+
+def jax_sides(use: dict[str, Any]) -> tuple[str, str]:
+    """(a jax without the API, the nearest jax with it): the removal and the release before it, or for an API a
+    library uses before jax added it (`<R`), the release before R and R."""
+    spec = str(use["jax"])
+    if spec.startswith(">="):
+        return spec.removeprefix(">="), fixes._below(spec.removeprefix(">="))
+    assert spec.startswith("<"), spec
+    return fixes._below(spec.removeprefix("<")), spec.removeprefix("<")
 
 
 def named(findings: list[dict[str, str]], api: str) -> bool:
@@ -34,21 +44,21 @@ def named(findings: list[dict[str, str]], api: str) -> bool:
 
 @pytest.mark.parametrize("use", USES, ids=lambda u: f"{u['package']}-{u['api'].split()[0]}")
 def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[str], use: dict[str, Any]) -> None:
-    """Other uses of the same library may still apply at a boundary: each entry answers for its own API only."""
-    removal = use["jax"].removeprefix(">=")
+    """Other uses of the same library may still apply at a boundary: each entry answers for its own API only. The
+    fix upgrades the library and holds the installed jax, so that pip cannot move jax to fit a newer library."""
+    without, with_api = jax_sides(use)
     library = f"{use['package']}=={inside(use)}"
     check = f"removed-jax-api-in-{use['package']}"
-    found = [f for f in planned(capsys, library, f"jax=={removal}", f"jaxlib=={removal}") if f["id"] == check]
+    found = [f for f in planned(capsys, library, f"jax=={without}", f"jaxlib=={without}") if f["id"] == check]
     assert len(found) == 1 and use["api"] in found[0]["detail"], found
-    before = fixes._below(removal)
-    assert not named(planned(capsys, library, f"jax=={before}", f"jaxlib=={before}"), use["api"])
+    assert not named(planned(capsys, library, f"jax=={with_api}", f"jaxlib=={with_api}"), use["api"])
     fixed = f"{use['package']}=={use['fixed']}"
-    assert not named(planned(capsys, fixed, f"jax=={removal}", f"jaxlib=={removal}"), use["api"])
+    assert not named(planned(capsys, fixed, f"jax=={without}", f"jaxlib=={without}"), use["api"])
     if not found[0]["caused_by"]:  # a consequence's fix is its root cause's
         words = shlex.split(found[0]["fix"])
-        assert words[1:4] == ["-m", "pip", "install"] and all(w.startswith(use["package"]) for w in words[4:])
-        moved = {w.split(">=")[0]: w.split(">=")[1] for w in words[4:]}
-        assert tables.numbers(moved[use["package"]]) >= tables.numbers(use["fixed"])
+        assert words[1:4] == ["-m", "pip", "install"] and words[5:] == [f"jax=={without}", f"jaxlib=={without}"]
+        name, _, version = words[4].partition(">=")
+        assert name == use["package"] and tables.numbers(version) >= tables.numbers(use["fixed"])
 
 
 def test_an_old_flax_is_one_root_cause_with_the_rule_that_names_it(capsys: pytest.CaptureFixture[str]) -> None:
@@ -65,4 +75,4 @@ def test_another_librarys_removed_api_is_its_own_root_cause(capsys: pytest.Captu
     """chex 0.1.82 beside the same old flax: the flax rule's fix leaves chex broken, so chex stands on its own."""
     found = planned(capsys, "flax==0.7.4", "chex==0.1.82", "jax==0.4.30", "jaxlib==0.4.30")
     chex = next(f for f in found if f["id"] == "removed-jax-api-in-chex")
-    assert chex["caused_by"] == "" and chex["fix"].endswith("install 'chex>=0.1.84'")
+    assert chex["caused_by"] == "" and chex["fix"].endswith("install 'chex>=0.1.84' jax==0.4.30 jaxlib==0.4.30")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.model import Finding, Severity
+from envaudit.rules import cuda_builds, tables
 from envaudit.rules import environment as env
-from envaudit.rules import tables
 from envaudit.rules.accessors import release
 from envaudit.rules.node import ecc, gpu_busy, nvml_hung, per_gpu, remap_failed, reset_pending, slowdown, starved
 from envaudit.scope import PLUGIN
@@ -27,6 +27,7 @@ PYTHONPATH = "https://docs.python.org/3/using/cmdline.html#envvar-PYTHONPATH"
 # it is not compatible with the installed jaxlib version {jaxlib}, so it will not be used."): jax runs without it.
 PLUGIN_CHECK = "https://github.com/jax-ml/jax/blob/jax-v0.5.3/jaxlib/plugin_support.py"
 JAX_CONFIG = "https://github.com/jax-ml/jax/blob/main/jax/_src/config.py"  # bool_env(), optional_enum_state()
+CUDA_CHECK = "https://github.com/jax-ml/jax/blob/jax-v0.4.23/jax/_src/xla_bridge.py"  # _check_cuda_versions
 XID = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 
 
@@ -152,6 +153,10 @@ CHECKS: tuple[Check, ...] = (
           "pip install the plugin and pjrt at the jaxlib version",
           (JEP_9419, "https://github.com/jax-ml/jax/issues/24901", PLUGIN_CHECK), plugins, plugin_fix,
           explains=("jax:*",)),
+    Check("cuda-library-older-than-jaxlib-build", "fail", "a CUDA library is older than the one this jaxlib was "
+          "built against: jax refuses it and computes on the CPU", "install the CUDA wheels jax's cuda12_pip extra "
+          "pins", (CUDA_CHECK, "https://github.com/jax-ml/jax/issues/19121"), cuda_builds.refused,
+          cuda_builds.refused_fix, explains=("gpu-present-jax-on-cpu",)),
     Check("no-jaxlib-wheel-for-python", "warn", "the planned jaxlib has no wheel for the planned Python: pip cannot "
           "install it", "pin a jaxlib released for that Python (or plan another Python)",
           ("https://pypi.org/project/jaxlib/#files",), tables.no_wheel),

@@ -4,15 +4,18 @@ when the whole knowledge base runs again, and can be installed on a Python the e
 from __future__ import annotations
 
 import shlex
+import tomllib
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envaudit import causes, fixes, rules
 from envaudit.facts import Facts
-from envaudit.rules import engine, tables
+from envaudit.rules import accessors, engine, tables
 from tests.conftest import facts_from
 
 PINNED = [r for r in engine.load_rules() if r.pins]
@@ -31,10 +34,28 @@ def chosen(requirement: str, end: int) -> tuple[str, str]:
     return req.name, allowed[end]
 
 
+with (Path(__file__).with_name("cuda12_extra.toml")).open("rb") as _handle:
+    CUDA12_EXTRA = tomllib.load(_handle)["release"]
+
+
+def extra(requirement: str, version: str, end: int) -> dict[str, str]:
+    """What `jax[cuda12]` at `version` installs beside it, each wheel where `end` says pip could pick it."""
+    req = Requirement(requirement)
+    if req.name != "jax" or "cuda12" not in req.extras:
+        return {}
+    rows = [r for r in CUDA12_EXTRA if SpecifierSet(r["jax"]).contains(version)] or [CUDA12_EXTRA[-1]]
+    moved = {n: version for n in ("jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt")}
+    return moved | dict(chosen(pin, end) for pin in rows[0]["pins"])
+
+
 def applied(facts: Facts, command: str, end: int) -> Facts:
     words = shlex.split(command)
     assert words[1:4] == ["-m", "pip", "install"], command
-    return replace(facts, packages={**facts.packages, **dict(chosen(w, end) for w in words[4:])})
+    packages = dict(facts.packages)
+    for word in words[4:]:
+        name, version = chosen(word, end)
+        packages |= {name: version} | extra(word, version, end)
+    return replace(facts, packages=packages)
 
 
 def test_there_are_pinned_fixes_to_prove_and_an_open_bound_is_read_as_pip_reads_it() -> None:
@@ -54,6 +75,8 @@ def test_each_pinned_fix_leaves_no_failure_and_installs_somewhere(rule: engine.R
             fixed = applied(facts, finding.fix, end)
             left = [f.id for f in causes.link(rules.evaluate(fixed), fixed) if f.severity == "fail"]
             assert left == [], (rule.id, finding.fix, fixed.packages, left)
+            if accessors.platform(facts) == "cuda":  # a fix on a GPU machine must not leave jax on the CPU
+                assert accessors.platform(fixed) == "cuda", (rule.id, finding.fix, fixed.packages)
         pythons = tables.pythons(rule.pins)
         here = tables.python_of(facts)
         assert pythons is None or (pythons and (here is None or here in pythons)), (rule.id, pythons, here)

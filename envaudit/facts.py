@@ -36,6 +36,12 @@ class PythonFacts(TypedDict, total=False):
     user_site: str  # the user site-packages when it is on sys.path, else ""
 
 
+class Ptxas(TypedDict, total=False):  # the first ptxas on PATH (collect/toolkit.py), read, never run
+    path: str | None  # None: PATH has no ptxas
+    version: str | None  # "12.2.140", from its toolkit's version.json (cuda_nvcc) or version.txt; None: unknown
+    source: str  # the file the version was read from, or why it is unknown
+
+
 class PlatformFacts(TypedDict, total=False):
     system: str
     release: str
@@ -46,6 +52,7 @@ class PlatformFacts(TypedDict, total=False):
     cpu_logical_cores: int | None
     memory_total_bytes: int | None
     psutil_error: str
+    ptxas: Ptxas  # XLA prefers a ptxas on PATH to the nvidia-cuda-nvcc wheel's in some releases
 
 
 class Process(TypedDict, total=False):

@@ -11,7 +11,7 @@ import platform as _platform
 from pathlib import Path
 from typing import cast
 
-from envaudit.collect import _interpreter
+from envaudit.collect import _interpreter, toolkit
 from envaudit.facts import PlatformFacts, PythonFacts
 from envaudit.redact import select_env
 
@@ -52,6 +52,7 @@ def get_platform() -> PlatformFacts:
         "cpu_physical_cores": None,
         "cpu_logical_cores": os.cpu_count(),
         "memory_total_bytes": None,
+        "ptxas": toolkit.get_ptxas(),
     }
     try:
         facts["cpu_model"] = parse_cpu_model(Path("/proc/cpuinfo").read_text(errors="replace"))

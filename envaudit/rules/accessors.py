@@ -100,8 +100,12 @@ def cuda(facts: Facts) -> Known | None:
 
 
 def libraries(facts: Facts) -> dict[str, Known]:
-    """CUDA library versions from the nvidia-* wheels (cublas, cudnn, nvcc, nccl, nvjitlink, ...)."""
+    """CUDA library versions from the nvidia-* wheels (cublas, cudnn, nvcc, nccl, nvjitlink, ...), and the
+    version of the first ptxas on PATH as "path-ptxas" (collect/toolkit.py)."""
     found: dict[str, Known] = {}
+    ptxas = facts.platform.get("ptxas") or {}
+    if ptxas.get("version"):
+        found["path-ptxas"] = Exact(str(ptxas["version"]), f"{ptxas.get('path')} on PATH")
     for name, version in facts.packages.items():
         match = _WHEEL.match(name)
         if not match or name == "nvidia-ml-py":

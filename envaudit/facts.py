@@ -164,12 +164,13 @@ class Facts:
         return {k: v if isinstance(v, str) else v.copy() for k, v in vars(self).items()}  # the fields, in order
 
     @classmethod
-    def from_dict(cls, data: object) -> Facts:
+    def from_dict(cls, data: object, mode: str = "") -> Facts:
+        """`mode`: the report's, which tells a 0.2.0 document's "planned" apart (a plan, or a pasted bug report)."""
         if not isinstance(data, dict):
             raise ReportError("facts must be a JSON object")
         if missing := [k for k in FACT_KEYS if k not in data]:
             raise ReportError(f"facts lack the key(s) {', '.join(missing)}")
-        obj = _before_origin(data)
+        obj = _before_origin(data, mode)
         if found := problem(obj, FactsDocument, "facts"):
             raise ReportError(found)
         defaults = cls()
@@ -189,13 +190,15 @@ class FactsDocument(TypedDict, total=False):  # Facts as JSON: what `problem` ch
     origin: Origin
 
 
-def _before_origin(data: dict[str, Any]) -> dict[str, Any]:
-    """A document from envaudit 0.2.0 and older said where its facts came from in a status ("planned", "hook")."""
+def _before_origin(data: dict[str, Any], mode: str) -> dict[str, Any]:
+    """A document from envaudit 0.2.0 and older said where its facts came from in a status ("planned", "hook"),
+    which a plan and a pasted bug report shared: the report's mode ("triage") tells them apart."""
     jax, nvidia = data.get("jax"), data.get("nvidia")
     if "origin" in data or not isinstance(jax, dict) or not isinstance(nvidia, dict):
         return data  # a document of today, or one that `problem` will reject
     statuses = jax.get("status"), nvidia.get("status")
-    origin = "plan" if "planned" in statuses else "hook" if jax.get("status") == "hook" else "live"
+    planned = "triage" if mode == "triage" else "plan"
+    origin = planned if "planned" in statuses else "hook" if jax.get("status") == "hook" else "live"
     if jax.get("status") in ("planned", "hook"):
         jax = {**jax, "status": "unknown"}
     if nvidia.get("status") == "planned":

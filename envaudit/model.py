@@ -146,7 +146,7 @@ class Report:
             raise ReportError(f"verdict {obj['verdict']!r} is not one of {', '.join(VERDICTS)}")
         _numbers(obj)
         return cls(
-            facts=Facts.from_dict(obj["facts"]),
+            facts=Facts.from_dict(obj["facts"], str(obj.get("mode", ""))),
             findings=tuple(Finding.from_dict(f) for f in _expect(obj["findings"], list, "findings")),
             probes=tuple(ProbeResult.from_dict(p) for p in _expect(obj["probes"], list, "probes")),
             created=str(obj["created"]),

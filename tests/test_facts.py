@@ -49,3 +49,17 @@ def test_every_status_the_types_name_loads_and_round_trips() -> None:
     for group, status in [("jax", s) for s in get_args(JaxStatus)] + [("nvidia", s) for s in get_args(NvidiaStatus)]:
         facts = facts_from({group: {"status": status}})
         assert Facts.from_dict(facts.to_dict()).to_dict()[group]["status"] == status
+
+
+def test_a_bug_report_of_envaudit_0_2_reads_as_a_bug_report_not_a_plan() -> None:
+    """0.2.0's triage wrote jax.status "planned" like a plan: read as a plan, a pasted macOS report would be told it
+    cannot install (a plan's no-wheel check) and get a plan's defaults. The report's mode says which it was."""
+    from envaudit.model import Report
+
+    report = {"schema": "envaudit/report/v1", "envaudit_version": "0.2.0", "created": "2026-11-30T10:00:00Z",
+              "host": {"hostname": "bug report"}, "mode": "triage", "verdict": "ok", "findings": [], "probes": [],
+              "facts": {"packages": {"jax": "0.4.30", "jaxlib": "0.4.30"}, "python": {"version": "3.13.1"},
+                        "platform": {}, "env": {}, "nvidia": {"status": "unknown"},
+                        "jax": {"status": "planned", "message": "from the text of a bug report"}}}  # fmt: skip
+    assert Report.from_dict(report).facts.origin == "triage"
+    assert Report.from_dict({**report, "mode": "plan"}).facts.origin == "plan"

@@ -13,10 +13,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import stat
 from pathlib import Path
 
-from envaudit.facts import Ptxas
+from envaudit.facts import Ptxas, ReportError
 
 MAX_BYTES = 1 << 20  # a version file is a few KiB: anything larger is not one
 _VERSION = re.compile(r"[0-9]{1,4}(\.[0-9]{1,6}){1,3}")
@@ -35,21 +34,14 @@ def first_on_path(path: str) -> Path | None:
 
 
 def _read_small(path: Path) -> str | None:
-    """A regular file's text, or None: opened without blocking (a FIFO never hangs the audit), checked after open
-    (what was opened is what is read), and bounded."""
+    """A regular file's text, or None: read without blocking on a FIFO, and bounded (reportfile.read_bounded)."""
+    from envaudit.reportfile import read_bounded
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+        raw = read_bounded(path, MAX_BYTES + 1, "a version file")
+    except ReportError:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            return None
-        return os.read(fd, MAX_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return None if len(raw) > MAX_BYTES else raw.decode("utf-8", errors="replace")
 
 
 def _from_json(text: str) -> str | None:

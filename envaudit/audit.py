@@ -59,9 +59,12 @@ def assemble(
 def _host_facts(timeout: float, python: str | None) -> Facts:
     """Every fact but jax's (no jax import here), collected while the child imports jax; the modules that judge
     them are imported here too, for the same reason: the child starts before they load."""
-    from envaudit import judge, rules  # noqa: F401
+    from envaudit import causes, judge  # noqa: F401
+    from envaudit.rules import checks, engine  # noqa: F401
 
-    return collect(quick=True, timeout=timeout, python=python)
+    facts = collect(quick=True, timeout=timeout, python=python)
+    engine.load_rules()  # read once (cached) while jax still imports, not after the probes
+    return facts
 
 
 def run_audit(*, quick: bool, timeout: float, probes: Options | None = None, python: str | None = None) -> Report:

@@ -167,6 +167,20 @@ def test_quick_never_imports_the_audited_stack(child_env: dict[str, str]) -> Non
     assert proc.returncode == 0, proc.stderr
 
 
+def test_the_command_line_loads_no_knowledge_base_before_the_probe_child_starts(child_env: dict[str, str]) -> None:
+    """The audit's wall time is the child's (jax's import, then the probes): what the parent loads before starting
+    it adds to the whole audit (measured: the child started 0.19-0.23 s after the interpreter when the command line
+    imported every verb's modules, 0.12 s now). The rules, the judge and the other verbs load while jax imports."""
+    code = (
+        "import sys\nimport envaudit.cli\n"
+        "late = ('envaudit.rules.checks', 'envaudit.rules.engine', 'envaudit.judge', 'envaudit.compare',"
+        " 'envaudit.triage', 'envaudit.collect.outside', 'envaudit.reportfile')\n"
+        "assert not [m for m in late if m in sys.modules], [m for m in late if m in sys.modules]\n"
+    )
+    proc = subprocess.run([PYTHON, "-c", code], env=child_env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
 @pytest.mark.cpu_only
 def test_end_to_end_full_audit_subprocess(child_env: dict[str, str]) -> None:
     proc = subprocess.run(

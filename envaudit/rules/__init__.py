@@ -1,6 +1,9 @@
 """The knowledge base: data rules (`data/*.toml`) and code checks, evaluated as one pure function of facts.
 
 A new rule is one TOML file in `data/`; a new code check is one entry in `checks.CHECKS`. Nothing else changes.
+The package imports its evaluators where they are called, so that a module that needs only the accessors or the
+node counters (a plan's parser, the Prometheus format) does not load the whole knowledge base before an audit has
+started its jax child.
 """
 
 from __future__ import annotations
@@ -9,7 +12,6 @@ from dataclasses import dataclass
 
 from envaudit.facts import Facts
 from envaudit.model import SEVERITIES, Finding
-from envaudit.rules import checks, engine
 
 
 @dataclass(frozen=True)
@@ -29,11 +31,15 @@ class Entry:
 
 def evaluate(facts: Facts) -> list[Finding]:
     """All findings for a snapshot, worst first (stable within a severity)."""
+    from envaudit.rules import checks, engine
+
     found = engine.evaluate(facts) + checks.evaluate(facts)
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
 
 
 def catalogue() -> list[Entry]:
+    from envaudit.rules import checks, engine
+
     entries = [Entry(r.id, r.severity, r.title, r.fix, r.references, "rule", r.symptom, r.notes, r.pins)
                for r in engine.load_rules()]  # fmt: skip
     entries += [Entry(c.id, c.severity, c.title, c.fix, c.references, "check") for c in checks.CHECKS]

@@ -28,8 +28,11 @@ def first_on_path(path: str) -> Path | None:
         if not entry or not os.path.isabs(entry):
             continue
         candidate = Path(entry, "ptxas")
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return candidate
+        try:
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+        except OSError:  # an entry this user may not search (root's ~/.cargo/bin for a job's user): skipped
+            continue
     return None
 
 
@@ -99,5 +102,8 @@ def get_ptxas(path: str | None = None) -> Ptxas:
     found = first_on_path(os.environ.get("PATH", "") if path is None else path)
     if found is None:
         return {"path": None, "version": None, "source": "no ptxas on PATH"}
-    version, source = toolkit_version(found)
+    try:
+        version, source = toolkit_version(found)
+    except OSError as exc:  # a collector never raises: the version is unknown, and why
+        version, source = None, f"cannot read its toolkit: {exc.strerror or exc}"
     return {"path": str(found), "version": version, "source": source}

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -13,6 +17,7 @@ import pytest
 
 from envaudit.collect import toolkit
 
+ROOT = Path(__file__).resolve().parents[2]
 ARMED = "#!/bin/sh\necho ran > {marker}\n"
 
 
@@ -91,3 +96,24 @@ def test_a_hostile_or_broken_version_file_is_unknown_not_a_hang(tmp_path: Path, 
     reader.join(30)
     assert not reader.is_alive(), "reading the version file hung"
     assert result["path"] == str(ptxas) and result["version"] is None
+
+
+def test_an_entry_the_user_cannot_search_is_skipped_not_an_error() -> None:
+    """A job's user with root's PATH (a Slurm prolog, `su` without `-`): PATH names directories it cannot enter.
+    Found by the suite: the audit of such a user exited 3 on root's ~/.cargo/bin."""
+    tmp_path = Path(tempfile.mkdtemp(prefix="envaudit-ptxas-"))  # pytest's own is closed to other users
+    closed = tmp_path / "closed"
+    toolkit_at(closed)
+    closed.chmod(0o700)
+    opened = toolkit_at(tmp_path / "open")
+    (tmp_path / "open" / "version.json").write_text('{"cuda_nvcc": {"version": "12.4.131"}}')
+    tmp_path.chmod(0o755)
+    code = "import json, sys; from envaudit.collect import toolkit; print(json.dumps(toolkit.get_ptxas(sys.argv[1])))"
+    path = f"{closed / 'bin'}{os.pathsep}{opened.parent}"
+    nobody = ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups"]
+    done = subprocess.run([*nobody, sys.executable, "-c", code, path], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    shutil.rmtree(tmp_path)
+    assert done.returncode == 0, done.stderr[-1000:]
+    assert json.loads(done.stdout) == {"path": str(opened), "version": "12.4.131",
+                                       "source": str(tmp_path / "open" / "version.json")}  # fmt: skip

@@ -54,9 +54,11 @@ def _release(version: str) -> bool:
     return parsed is not None and not parsed.is_prerelease
 
 
-def _key(version: str) -> str:
-    """The release a table row is keyed by: 0.4.30+cuda12 -> "0.4.30"."""
-    return ".".join(map(str, numbers(version)))
+def _row(rows: dict[str, Any], version: str) -> Any:
+    """The row of a table keyed by release ("0.6.0") for a version that may be written otherwise (0.6, 0.6.0.0,
+    0.6.0+cuda12): matched by release numbers, as jax compares them; None when the table has no such row."""
+    wanted = numbers(version)
+    return next((row for key, row in rows.items() if numbers(key) == wanted), None)
 
 
 def import_coupling(facts: Facts) -> list[str]:
@@ -70,7 +72,7 @@ def import_coupling(facts: Facts) -> list[str]:
     table = load(TABLE)
     if numbers(jaxlib) > numbers(jax) >= numbers(table["newer_check_since"]):
         return [table["newer_message"].format(jaxlib=jaxlib, jax=jax)]
-    minimum = table["minimum_jaxlib"].get(_key(jax))
+    minimum = _row(table["minimum_jaxlib"], jax)
     if minimum is not None and numbers(jaxlib) < numbers(minimum):
         return [f"jax {jax}: " + table["older_message"].format(jaxlib=jaxlib, minimum=minimum)]
     return []
@@ -130,7 +132,7 @@ def planned_requirements(facts: Facts) -> list[Unsatisfied]:
     from packaging.requirements import Requirement
 
     jax = facts.packages.get("jax", "")
-    declared = load(REQUIRES)["release"].get(_key(jax)) if _release(jax) else None
+    declared = _row(load(REQUIRES)["release"], jax) if _release(jax) else None
     python = python_of(facts)
     if facts.origin == "live" or declared is None:
         return []

@@ -20,15 +20,24 @@ from envaudit.model import Report
 MAX_REPORT_BYTES = 64 * 1024 * 1024  # a report is a few hundred KiB; anything far bigger is not one
 
 
-def read_bounded(path: Path, limit: int, what: str = "a saved report") -> bytes:
-    """At most `limit` bytes of a regular file, read without blocking on a FIFO (bad input: ReportError)."""
+def read_bounded(path: Path, limit: int, what: str = "a saved report", *, follow: bool = True) -> bytes:
+    """At most `limit` bytes of a regular file, read without blocking on a FIFO (bad input: ReportError).
+    `follow=False`, for paths another user controls (a PATH entry's files, read as root): no symlink, and nothing
+    but a regular file is even opened (opening some devices acts: a watchdog arms)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        seen = None if follow else os.lstat(path)
+        if seen is not None and not stat.S_ISREG(seen.st_mode):
+            raise ReportError(f"{path}: is not a regular file (or is a symbolic link), so not {what}")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW))
     except FileNotFoundError:
         raise ReportError(f"{path}: no such file") from None
     except OSError as exc:
         raise ReportError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    mode = os.fstat(fd).st_mode
+    info = os.fstat(fd)
+    if seen is not None and (info.st_dev, info.st_ino) != (seen.st_dev, seen.st_ino):
+        os.close(fd)
+        raise ReportError(f"{path}: changed while it was opened")
+    mode = info.st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
         if stat.S_ISDIR(mode):

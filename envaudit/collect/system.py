@@ -52,7 +52,7 @@ def get_platform() -> PlatformFacts:
         "cpu_physical_cores": None,
         "cpu_logical_cores": os.cpu_count(),
         "memory_total_bytes": None,
-        "ptxas": toolkit.get_ptxas(),
+        "ptxas": toolkit.get_ptxas_within(),
     }
     try:
         facts["cpu_model"] = parse_cpu_model(Path("/proc/cpuinfo").read_text(errors="replace"))

@@ -18,6 +18,7 @@ from pathlib import Path
 from envaudit.facts import Ptxas, ReportError
 
 MAX_BYTES = 1 << 20  # a version file is a few KiB: anything larger is not one
+LOOKUP_S = 2.0  # looking through PATH takes milliseconds; a hung network file system takes for ever
 _VERSION = re.compile(r"[0-9]{1,4}(\.[0-9]{1,6}){1,3}")
 
 
@@ -37,11 +38,11 @@ def first_on_path(path: str) -> Path | None:
 
 
 def _read_small(path: Path) -> str | None:
-    """A regular file's text, or None: read without blocking on a FIFO, and bounded (reportfile.read_bounded)."""
+    """A regular file's text, or None: no symlink and no device even opened, no block on a FIFO, bounded."""
     from envaudit.reportfile import read_bounded
 
     try:
-        raw = read_bounded(path, MAX_BYTES + 1, "a version file")
+        raw = read_bounded(path, MAX_BYTES + 1, "a version file", follow=False)
     except ReportError:
         return None
     return None if len(raw) > MAX_BYTES else raw.decode("utf-8", errors="replace")
@@ -50,7 +51,7 @@ def _read_small(path: Path) -> str | None:
 def _from_json(text: str) -> str | None:
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a hostile file nests deeper than the parser goes
         return None
     for key in ("cuda_nvcc", "cuda"):  # ptxas ships in cuda_nvcc; "cuda" is the toolkit's release
         entry = data.get(key) if isinstance(data, dict) else None
@@ -63,7 +64,7 @@ def _from_json(text: str) -> str | None:
 def wrapped(ptxas: Path) -> Path:
     """The ptxas a one-line wrapper script execs (`exec /usr/local/cuda-13.0/bin/ptxas "$@"`), else itself."""
     text = _read_small(ptxas) if ptxas.stat().st_size < 4096 else None
-    found = re.search(r"^exec\s+(/\S+/ptxas)\s+\"\$@\"\s*$", text or "", re.MULTILINE)
+    found = re.search(r"^exec\s+(/[^\s\x00]+/ptxas)\s+\"\$@\"\s*$", text or "", re.MULTILINE)
     return Path(found[1]) if text and text.startswith("#!") and found else ptxas
 
 
@@ -99,11 +100,28 @@ def toolkit_version(ptxas: Path) -> tuple[str | None, str]:
 
 def get_ptxas(path: str | None = None) -> Ptxas:
     """The first ptxas on PATH (this process's, which the audited one inherits) and its toolkit's version."""
-    found = first_on_path(os.environ.get("PATH", "") if path is None else path)
+    try:
+        found = first_on_path(os.environ.get("PATH", "") if path is None else path)
+    except Exception as exc:  # a collector never raises
+        return {"path": None, "version": None, "source": f"PATH could not be read: {type(exc).__name__}: {exc}"}
     if found is None:
         return {"path": None, "version": None, "source": "no ptxas on PATH"}
     try:
         version, source = toolkit_version(found)
-    except OSError as exc:  # a collector never raises: the version is unknown, and why
-        version, source = None, f"cannot read its toolkit: {exc.strerror or exc}"
+    except Exception as exc:  # a collector never raises: the version is unknown, and why
+        version, source = None, f"cannot read its toolkit: {type(exc).__name__}: {exc}"
     return {"path": str(found), "version": version, "source": source}
+
+
+def get_ptxas_within(seconds: float = LOOKUP_S) -> Ptxas:
+    """get_ptxas, or unknown if PATH's directories have not answered within `seconds` (an NFS mount that hangs):
+    the thread asking is left behind as a daemon, as NVML's is (collect/nvml.py)."""
+    import threading
+
+    answer: list[Ptxas] = []
+    asker = threading.Thread(target=lambda: answer.append(get_ptxas()), name="envaudit-ptxas", daemon=True)
+    asker.start()
+    asker.join(seconds)
+    if answer:
+        return answer[0]
+    return {"path": None, "version": None, "source": f"PATH's directories did not answer within {seconds:g} s"}

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -76,8 +77,10 @@ def test_no_ptxas_and_a_non_executable_one(tmp_path: Path) -> None:
     assert toolkit.get_ptxas(str(tmp_path)) == {"path": None, "version": None, "source": "no ptxas on PATH"}
 
 
-@pytest.mark.parametrize("damage", ["fifo", "huge", "directory", "garbage", "dangling"])
-def test_a_hostile_or_broken_version_file_is_unknown_not_a_hang(tmp_path: Path, damage: str) -> None:
+@pytest.mark.parametrize("damage", ["fifo", "huge", "directory", "garbage", "dangling", "nested", "device"])
+def test_a_hostile_or_broken_version_file_is_unknown_not_a_hang(
+    tmp_path: Path, damage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ptxas = toolkit_at(tmp_path / "cuda")
     version = tmp_path / "cuda" / "version.json"
     if damage == "fifo":
@@ -88,14 +91,27 @@ def test_a_hostile_or_broken_version_file_is_unknown_not_a_hang(tmp_path: Path, 
         version.mkdir()
     elif damage == "garbage":
         version.write_text('{"cuda_nvcc": {"version": "12.1; rm -rf /"}}')
+    elif damage == "nested":
+        version.write_text("[" * 200_000)  # deeper than json's recursion limit
+    elif damage == "device":
+        version.symlink_to("/dev/null")  # as root, opening some devices acts (a watchdog arms): never opened
     else:
         version.symlink_to(tmp_path / "nowhere")
+    opened: list[str] = []
+    real_open = os.open
+
+    def spy(path: str, *args: Any, **kwargs: Any) -> int:
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", spy)
     result: dict[str, object] = {}
     reader = threading.Thread(target=lambda: result.update(toolkit.get_ptxas(str(ptxas.parent))), daemon=True)
     reader.start()
     reader.join(30)
     assert not reader.is_alive(), "reading the version file hung"
     assert result["path"] == str(ptxas) and result["version"] is None
+    assert "/dev/null" not in opened and (damage != "device" or str(version) not in opened)
 
 
 def test_an_entry_the_user_cannot_search_is_skipped_not_an_error() -> None:
@@ -117,3 +133,22 @@ def test_an_entry_the_user_cannot_search_is_skipped_not_an_error() -> None:
     assert done.returncode == 0, done.stderr[-1000:]
     assert json.loads(done.stdout) == {"path": str(opened), "version": "12.4.131",
                                        "source": str(tmp_path / "open" / "version.json")}  # fmt: skip
+
+
+def test_a_wrapper_naming_a_path_with_a_nul_is_not_followed(tmp_path: Path) -> None:
+    """Found by review: a NUL in the exec'd path made the audit and health exit 3 (ValueError from the OS)."""
+    (tmp_path / "bin").mkdir()
+    wrapper = tmp_path / "bin" / "ptxas"
+    wrapper.write_bytes(b'#!/bin/sh\nexec /tmp/x\x00y/ptxas "$@"\n')
+    wrapper.chmod(0o755)
+    found = toolkit.get_ptxas(str(tmp_path / "bin"))
+    assert found["path"] == str(wrapper) and found["version"] is None
+
+
+def test_a_path_lookup_that_hangs_is_unknown_within_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PATH entry on a network file system that no longer answers: stat() never returns."""
+    release = threading.Event()
+    monkeypatch.setattr(toolkit, "get_ptxas", lambda path=None: release.wait(60) and {})
+    found = toolkit.get_ptxas_within(0.2)
+    release.set()
+    assert found["path"] is None and "did not answer within 0.2 s" in str(found["source"])

@@ -16,11 +16,16 @@ it for arguments), so that pasting it into a shell runs exactly the fix; the fin
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
 
 from envaudit.facts import Facts
 from envaudit.scope import PLUGIN, canonicalize_name
+
+# jax's index of its single-package CUDA jaxlibs (docs/installation.md at jax-v0.4.23: pip install --upgrade
+# "jax[cuda12_pip]" -f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html)
+CUDA_RELEASES = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
 
 
 def _parse(pin: str) -> tuple[str, str]:
@@ -120,7 +125,9 @@ def pip_install(facts: Facts, pins: Sequence[str], *, installed_only: bool = Fal
     if not needed:
         return ""
     needed += [p for p in hold if p not in needed]
-    command = " ".join([python(facts), "-m", "pip", "install", *map(shlex.quote, needed)])
+    # a CUDA jaxlib of 0.4.29 and before (0.4.23+cuda12.cudnn89) is on jax's own index only, not on PyPI
+    links = ["-f", CUDA_RELEASES] if any(re.match(r"jaxlib==[^+]+\+cuda", p) for p in needed) else []
+    command = " ".join([python(facts), "-m", "pip", "install", *map(shlex.quote, needed), *links])
     return command
 
 

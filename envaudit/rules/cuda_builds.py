@@ -31,26 +31,31 @@ def _monolithic(facts: Facts) -> str | None:
     return jaxlib
 
 
-def _refused(facts: Facts) -> list[tuple[dict[str, Any], str]]:
-    """(library entry, installed version) for each nvidia-* wheel older than the build, as the check compares."""
+def _row(rows: list[dict[str, Any]], key: str, version: str) -> dict[str, Any] | None:
     from packaging.specifiers import SpecifierSet
 
+    public = version.split("+")[0]
+    return next((row for row in rows if SpecifierSet(row[key]).contains(public, prereleases=True)), None)
+
+
+def _refused(facts: Facts) -> list[tuple[str, str, str]]:
+    """(wheel, installed, built) for each nvidia-* wheel older than the build, as the installed jax compares them
+    (jax's code compares, jaxlib's build says against what)."""
     jaxlib = _monolithic(facts)
     if jaxlib is None or (facts.origin == "live" and facts.jax.get("platform") in ("gpu", "cuda")):
         return []  # jax runs on the GPU here: the check passed, whatever the wheels say
-    public = jaxlib.split("+")[0]
+    table = load(BUILDS)
+    compare = _row(table["compare"], "jax", facts.packages.get("jax", ""))
+    build = _row(table["build"], "jaxlib", jaxlib)
+    if compare is None or build is None:
+        return []  # jax from 0.4.26 compares with fixed minimums (other rules); a release the table lacks: unknown
     found = []
-    for build in load(BUILDS)["build"]:
-        if not SpecifierSet(build["jaxlib"]).contains(public):
-            continue
-        for lib in build["libraries"]:
-            installed = facts.packages.get(lib["wheel"])
-            if "only" in lib and not SpecifierSet(lib["only"]).contains(public):
-                continue
-            numbers = release(installed) if installed else None
-            built = tuple(int(n) for n in lib["built"].split("."))
-            if numbers is not None and (numbers + (0,) * len(built))[: len(built)] < built:
-                found.append((lib, installed or ""))
+    for wheel, count in compare["components"].items():
+        installed, built = facts.packages.get(wheel), build["built"][wheel]
+        numbers = release(installed) if installed else None
+        wanted = tuple(int(n) for n in built.split("."))[:count]
+        if numbers is not None and (numbers + (0,) * count)[:count] < wanted:
+            found.append((wheel, installed or "", ".".join(map(str, wanted))))
     return found
 
 
@@ -59,14 +64,23 @@ def refused(facts: Facts) -> list[str]:
     found = _refused(facts)
     if not found:
         return []
-    said = ", ".join(f"{lib['wheel']} {version} ({lib['name']} older than the build's {lib['built']})"
-                     for lib, version in found)  # fmt: skip
-    jaxlib = facts.packages["jaxlib"]
-    return [f"jaxlib {jaxlib} refuses {said}: jax logs 'CUDA backend failed to initialize: Found {found[0][0]['name']}"
-            f" version ..., but JAX was built against version ..., which is newer' and runs on the CPU"]  # fmt: skip
+    names = load(BUILDS)["names"]
+    said = ", ".join(f"{wheel} {version} ({names[wheel]} older than the build's {built})"
+                     for wheel, version, built in found)  # fmt: skip
+    return [f"jaxlib {facts.packages['jaxlib']} under jax {facts.packages.get('jax')} refuses {said}: jax logs 'CUDA "
+            f"backend failed to initialize: Found {names[found[0][0]]} version ..., but JAX was built against "
+            "version ..., which is newer' and runs on the CPU"]  # fmt: skip
 
 
 def refused_fix(facts: Facts, detail: str) -> str:
-    """jax's own pins for those wheels (its cuda12_pip extra), jax and jaxlib held where they are."""
-    pins = [f"{lib['wheel']}>={lib['pin']}" for lib, _ in _refused(facts)]
-    return fixes.pip_install(facts, pins, hold=fixes.installed_jax(facts))
+    """jax's own pins for those wheels (its cuda12_pip extra); jax, jaxlib and the other CUDA wheels held where they
+    are, so that pip moves nothing that jaxlib was built against to make room (a newer torch would bring cuDNN 9,
+    which this cuDNN 8.9 build cannot load): if nothing fits, pip says so and changes nothing."""
+    build = _row(load(BUILDS)["build"], "jaxlib", facts.packages.get("jaxlib", ""))
+    moved = [wheel for wheel, _, _ in _refused(facts)]
+    if build is None or not moved:
+        return ""
+    held = [f"{name}=={version}" for name, version in sorted(facts.packages.items())
+            if name.startswith("nvidia-") and name.endswith("-cu12") and name not in moved]  # fmt: skip
+    pins = [f"{wheel}>={build['pins'][wheel]}" for wheel in moved]
+    return fixes.pip_install(facts, pins, hold=[*fixes.installed_jax(facts), *held])

@@ -11,16 +11,30 @@ from typing import Any
 import pytest
 from packaging.specifiers import SpecifierSet
 
+from envaudit import fixes
 from envaudit.cli import main
 from envaudit.rules import cuda_builds, tables
 from tests.conftest import facts_from
 
 CHECK = "cuda-library-older-than-jaxlib-build"
-BUILDS = tables.load(cuda_builds.BUILDS)["build"]
-CASES = [(build, lib, jaxlib) for build in BUILDS for lib in build["libraries"]
-         for jaxlib in ("0.4.17", "0.4.18", "0.4.19", "0.4.20", "0.4.21", "0.4.22", "0.4.23", "0.4.24", "0.4.25")
-         if SpecifierSet(build["jaxlib"]).contains(jaxlib)
-         and ("only" not in lib or SpecifierSet(lib["only"]).contains(jaxlib))]  # fmt: skip
+TABLE = tables.load(cuda_builds.BUILDS)
+RELEASES = ("0.4.17", "0.4.18", "0.4.19", "0.4.20", "0.4.21", "0.4.22", "0.4.23", "0.4.24", "0.4.25")
+
+
+def row(rows: list[dict[str, Any]], key: str, version: str) -> dict[str, Any]:
+    [found] = [r for r in rows if SpecifierSet(r[key]).contains(version)]
+    return found
+
+
+def compared(release: str) -> list[tuple[str, str, str, str]]:
+    """(release, wheel, built as compared, jax's pin) for each library jax `release` compares with its own jaxlib."""
+    build = row(TABLE["build"], "jaxlib", release)
+    components = row(TABLE["compare"], "jax", release)["components"]
+    return [(release, wheel, ".".join(build["built"][wheel].split(".")[:count]), build["pins"][wheel])
+            for wheel, count in components.items()]  # fmt: skip
+
+
+CASES = [case for release in RELEASES for case in compared(release)]
 
 
 def plan(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, Any]]:
@@ -36,20 +50,43 @@ def below(version: str) -> str:
     return ".".join(map(str, [*parts[:-1], parts[-1] - 1, *([9] * (len(version.split(".")) - len(parts)))]))
 
 
-@pytest.mark.parametrize(("build", "lib", "jaxlib"), CASES, ids=[f"{c[2]}-{c[1]['name']}" for c in CASES])
+@pytest.mark.parametrize(("jaxlib", "wheel", "built", "pin"), CASES, ids=[f"{c[0]}-{c[1]}" for c in CASES])
 def test_each_library_at_its_build_version(
-    capsys: pytest.CaptureFixture[str], build: dict[str, Any], lib: dict[str, str], jaxlib: str
+    capsys: pytest.CaptureFixture[str], jaxlib: str, wheel: str, built: str, pin: str
 ) -> None:
     pins = [f"jax=={jaxlib}", f"jaxlib=={jaxlib}+cuda12.cudnn89"]
-    assert CHECK not in {f["id"] for f in plan(capsys, *pins, f"{lib['wheel']}=={lib['built']}")}
-    assert CHECK not in {f["id"] for f in plan(capsys, *pins, f"{lib['wheel']}=={lib['pin']}")}
-    found = [f for f in plan(capsys, *pins, f"{lib['wheel']}=={below(lib['built'])}") if f["id"] == CHECK]
-    assert len(found) == 1 and f"{lib['wheel']} {below(lib['built'])}" in found[0]["detail"], found
+    assert CHECK not in {f["id"] for f in plan(capsys, *pins, f"{wheel}=={built}")}
+    assert CHECK not in {f["id"] for f in plan(capsys, *pins, f"{wheel}=={pin}")}
+    found = [f for f in plan(capsys, *pins, f"{wheel}=={below(built)}") if f["id"] == CHECK]
+    assert len(found) == 1 and f"{wheel} {below(built)}" in found[0]["detail"], found
     words = shlex.split(found[0]["fix"])
-    assert words[1:4] == ["-m", "pip", "install"] and words[5:] == pins, words
+    assert words[1:4] == ["-m", "pip", "install"] and words[5:] == [*pins, "-f", fixes.CUDA_RELEASES], words
     name, _, version = words[4].partition(">=")
     after = plan(capsys, *pins, f"{name}=={version}")
-    assert name == lib["wheel"] and not [f for f in after if f["severity"] == "fail"], after
+    assert name == wheel and version == pin and not [f for f in after if f["severity"] == "fail"], after
+
+
+@pytest.mark.parametrize(("jax", "jaxlib", "wheel"), [
+    ("0.4.26", "0.4.25", "nvidia-cublas-cu12==12.1.3.1"),  # jax 0.4.26 compares with fixed 12.1-era minimums
+    ("0.4.20", "0.4.18", "nvidia-cusolver-cu12==11.5.1.52"),  # jax 0.4.20 compares cuSOLVER by major.minor
+])  # fmt: skip
+def test_the_comparison_is_the_installed_jaxs(capsys: pytest.CaptureFixture[str], jax: str, jaxlib: str,
+                                              wheel: str) -> None:  # fmt: skip
+    """_check_cuda_versions is jax's code and the build versions are jaxlib's: a jax with a jaxlib of another
+    release compares as that jax does (found by review: both pairs were failed, both are accepted by jax)."""
+    assert CHECK not in {f["id"] for f in plan(capsys, f"jax=={jax}", f"jaxlib=={jaxlib}+cuda12.cudnn89", wheel)}
+    same = plan(capsys, f"jax=={jaxlib}", f"jaxlib=={jaxlib}+cuda12.cudnn89", wheel)
+    assert jax == "0.4.26" or CHECK in {f["id"] for f in same}  # jax 0.4.18 itself refuses cuSOLVER 11.5.1
+
+
+def test_the_fix_holds_the_cuda_wheels_jaxlib_was_built_with() -> None:
+    """A framework built for CUDA 12.1 moved cuBLAS back; making room by upgrading it would bring cuDNN 9, which
+    this cuDNN 8.9 build cannot load: the fix keeps the other CUDA wheels, so pip fits them or changes nothing."""
+    stack = {"jax": "0.4.23", "jaxlib": "0.4.23+cuda12.cudnn89", "nvidia-cublas-cu12": "12.1.3.1",
+             "nvidia-cudnn-cu12": "8.9.2.26", "torch": "2.1.0"}  # fmt: skip
+    facts = facts_from({"packages": stack, "requires": {"torch": ["nvidia-cublas-cu12==12.1.3.1"]}})
+    words = shlex.split(cuda_builds.refused_fix(facts, ""))
+    assert "nvidia-cudnn-cu12==8.9.2.26" in words and "jaxlib==0.4.23+cuda12.cudnn89" in words, words
 
 
 def test_the_reported_case_jax_19121(capsys: pytest.CaptureFixture[str]) -> None:

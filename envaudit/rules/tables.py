@@ -192,19 +192,20 @@ def removed_api_fix(facts: Facts, detail: str) -> str:
     return fixes.pip_install(facts, [f"jax<{earliest}", f"jaxlib<{earliest}"]) if earliest else ""
 
 
-def _accepted(enum: dict[str, Any], jax: str) -> set[str] | None:
-    """The values a jax release accepts for an enum variable; every value any release accepts when jax's release is
-    unknown; None before the table's first release."""
-    if _release(jax) and numbers(jax) < (0, 4, 1):
-        return None
-    known = not _release(jax)
-    added = [v for since, values in enum["since"].items() if known or numbers(jax) >= numbers(since) for v in values]
+def _accepted(enum: dict[str, Any], jax: str) -> set[str]:
+    """The values a jax release accepts for an enum variable."""
+    added = [v for since, values in enum["since"].items() if numbers(jax) >= numbers(since) for v in values]
     return {*enum["legacy"], *added}
 
 
 def invalid_env(facts: Facts) -> list[str]:
-    """The variables whose value makes `import jax` raise, read as jax reads them (case and blanks count)."""
+    """The variables whose value makes `import jax` raise, read as jax reads them (case and blanks count), for a
+    jax release the table covers; where jax imported, it accepted them, whatever the table says."""
     table, jax = load(JAX_ENV), facts.packages.get("jax", "")
+    if not _release(jax) or not numbers(table["covers_from"]) <= numbers(jax) <= numbers(table["covers_to"]):
+        return []  # no jax, a nightly, or a release the table does not cover: unknown
+    if facts.jax.get("status") == "ok":
+        return []
     words = {*table["bool"]["true"], *table["bool"]["false"]}
     found = []
     for name, value in sorted(facts.env.items()):
@@ -213,7 +214,6 @@ def invalid_env(facts: Facts) -> list[str]:
         if name in table["bool"]["variables"] and value.lower() not in words:
             found.append(f"{name}={value!r}: " + table["bool"]["message"].format(value=value.lower(), name=name))
         enum = table["enum"].get(name)
-        accepted = _accepted(enum, jax) if enum else None
-        if enum and accepted is not None and value not in accepted:
+        if enum and value not in _accepted(enum, jax):
             found.append(f"{name}={value!r}: " + enum["message"].format(value=value, flag=enum["flag"]))
     return found

@@ -169,6 +169,12 @@ def matmul_precision(facts: Facts) -> str | None:
 DETERMINISM_FLAGS = ("--xla_gpu_deterministic_ops", "--xla_gpu_exclude_nondeterministic_ops")
 
 
+def jax_computed(facts: Facts) -> bool:
+    """Whether jax was seen computing here (the audit's child ran its first computation): never unknown, so that a
+    rule about a failure jax would show can hold it false for a plan or a bug report, and true only where seen."""
+    return _jax(facts).get("status") == "ok"
+
+
 def machine(facts: Facts) -> str | None:
     """The CPU architecture (platform.machine(): x86_64, AMD64 on Windows, aarch64, arm64 on macOS), if known."""
     value = facts.platform.get("machine")

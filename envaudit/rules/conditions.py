@@ -150,6 +150,7 @@ CONDITIONS: dict[str, Callable[[Facts, Any, list[str]], Verdict]] = {
         accessors.cpu_fast_math_unsafe(f), [want], "XLA:CPU fast math without NaN/Inf", ev
     ),
     "machine": lambda f, want, ev: _scalar(accessors.machine(f), want, "machine", ev),
+    "jax_computed": lambda f, want, ev: _scalar(accessors.jax_computed(f), [want], "jax seen computing", ev),
     "env": _env,
     "xla_flags": _xla_flags,
     "any": lambda f, subs, ev: _any([holds(s, f, ev) for s in subs]),

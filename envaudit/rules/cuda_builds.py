@@ -15,7 +15,7 @@ from typing import Any
 
 from envaudit import fixes
 from envaudit.facts import Facts
-from envaudit.rules.accessors import parse_local_label, release
+from envaudit.rules.accessors import parse_local_label, release, version_or_none
 from envaudit.rules.tables import TABLES, load
 
 BUILDS = TABLES / "cuda-builds.toml"
@@ -32,9 +32,13 @@ def _monolithic(facts: Facts) -> str | None:
 
 
 def _row(rows: list[dict[str, Any]], key: str, version: str) -> dict[str, Any] | None:
+    """The row whose range holds this version; None for no version or one that is not (packaging 22-24 raise
+    for those inside `contains`)."""
     from packaging.specifiers import SpecifierSet
 
     public = version.split("+")[0]
+    if version_or_none(public) is None:
+        return None
     return next((row for row in rows if SpecifierSet(row[key]).contains(public, prereleases=True)), None)
 
 
@@ -51,6 +55,8 @@ def _refused(facts: Facts) -> list[tuple[str, str, str]]:
         return []  # jax from 0.4.26 compares with fixed minimums (other rules); a release the table lacks: unknown
     found = []
     for wheel, count in compare["components"].items():
+        if wheel not in build["built"]:
+            continue  # this jaxlib cannot report the library's version, and jax asks only where it can
         installed, built = facts.packages.get(wheel), build["built"][wheel]
         numbers = release(installed) if installed else None
         wanted = tuple(int(n) for n in built.split("."))[:count]

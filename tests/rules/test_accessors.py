@@ -17,6 +17,8 @@ from tests.conftest import facts_from
         ("0.3.10+cuda11.cudnn805", "11", "8.0.5"),
         ("0.4.20+cuda12.cudnn89", "12", "8.9"),
         ("0.4.20", None, None),
+        ("0.6.0+cuda12", "12", None),  # a hand-written label: CUDA 12, never a CUDA 1.2 (review)
+        ("0.1.69+cuda92", "9.2", None),
     ],
 )
 def test_local_labels(label: str, cuda: str | None, cudnn: str | None) -> None:

@@ -58,7 +58,7 @@ def parse_local_label(version: str) -> tuple[Known | None, Known | None]:
     src = f"jaxlib local label +{local}"
     if cudnn is not None:  # cudnn82 -> 8.2, cudnn805 -> 8.0.5
         return Partial(digits, src), Partial(".".join(filter(None, (cudnn[:1], cudnn[1:2], cudnn[2:]))), src)
-    if len(digits) < 2 or (len(digits) == 2 and int(digits) >= 11):  # +cuda12 is CUDA 12 (no CUDA 1.2 existed)
+    if len(digits) < 2 or 10 < int(digits) < 20:  # +cuda12 is CUDA 12 (no CUDA 1.2 existed), +cuda92 is 9.2
         return Partial(digits, src), None
     return Partial(f"{digits[:-1]}.{digits[-1]}", src), None
 

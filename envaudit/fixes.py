@@ -8,7 +8,10 @@ wheels for nothing; a `pip` on PATH may belong to another environment. So a fix 
 - it moves, too, each installed package whose own requirement the pins would break (its `facts.requires`), below
   (or above) the version installed, so that pip finds one that fits instead of leaving it broken;
 - jax's own packages are pinned for the platform: jax and jaxlib on a machine without an NVIDIA driver, the CUDA
-  plugin of the installed major (or CUDA 12) where there is one.
+  plugin of the installed major (or CUDA 12) where there is one;
+- a fix that moves something beside jax holds what must not move (`hold`: the installed jax, jaxlib, plugins, the
+  CUDA wheels a jaxlib was built with), named although met, so that pip fits the rest to them or changes nothing;
+- a single-package CUDA jaxlib (`+cuda12`, 0.4.29 and before) comes from jax's own index, which the command names.
 The result is one shell command and nothing else (no `# comment`: an interactive zsh, macOS's default, takes
 it for arguments), so that pasting it into a shell runs exactly the fix; the finding's detail says why
 (tests/realenv applies the printed text to copies of real broken environments and audits them again).

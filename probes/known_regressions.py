@@ -20,7 +20,8 @@ Cases:
   f(y) = (y - x) . w + ((y - x) @ 0) . (y - x) must be -w. The issue's program uses 10**6 rows of 3 (12 MB); the
   oneDNN rewrite behind it needs a dot of at least 2**24 flops, which 2048 rows of 64 reach in 0.5 MB. Measured
   here in float32: jaxlib 0.4.24 to 0.4.28 give every entry -1, not -w (rel_err 0.98-0.9995), 0.4.23 and 0.4.29
-  give -w, and XLA_FLAGS=--xla_disable_hlo_passes=onednn-matmul-rewriter gives -w on 0.4.26 to 0.4.28. oneDNN rewrites float32 dots only, so the float64 run is a check of the case, not of the bug.
+  give -w, and XLA_FLAGS=--xla_disable_hlo_passes=onednn-matmul-rewriter gives -w on 0.4.26 to 0.4.28. oneDNN
+  rewrites float32 dots only, so the float64 run is a check of the case, not of the bug.
 
 Known answer: each case's exact result, computed by numpy in float64 (integers below 2**53). Threshold: the kit's
 norm-wise tolerance for the dtype asked for, on rel_err_<case> = max|got - want| / max|want|: a healthy float32 run

@@ -28,6 +28,7 @@ PYTHONPATH = "https://docs.python.org/3/using/cmdline.html#envvar-PYTHONPATH"
 PLUGIN_CHECK = "https://github.com/jax-ml/jax/blob/jax-v0.5.3/jaxlib/plugin_support.py"
 JAX_CONFIG = "https://github.com/jax-ml/jax/blob/main/jax/_src/config.py"  # bool_env(), optional_enum_state()
 CUDA_CHECK = "https://github.com/jax-ml/jax/blob/jax-v0.4.23/jax/_src/xla_bridge.py"  # _check_cuda_versions
+CUDA_PINS = "https://github.com/jax-ml/jax/blob/main/jax_plugins/cuda/plugin_setup.py"  # the with-cuda extra
 XID = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 
 
@@ -157,6 +158,9 @@ CHECKS: tuple[Check, ...] = (
           "built against: jax refuses it and computes on the CPU", "install the CUDA wheels jax's cuda12_pip extra "
           "pins", (CUDA_CHECK, "https://github.com/jax-ml/jax/issues/19121"), cuda_builds.refused,
           cuda_builds.refused_fix, explains=("gpu-present-jax-on-cpu",)),
+    *(Check(f"{wheel}-outside-jax-pin", "warn", f"{wheel} is outside the version jax's CUDA plugin pins for it",
+            "install the version the plugin's CUDA extra pins", (CUDA_PINS,), cuda_builds.outside_pin(wheel),
+            cuda_builds.outside_pin_fix) for wheel in cuda_builds.pinned_wheels()),
     Check("no-jaxlib-wheel-for-python", "warn", "the planned jaxlib has no wheel for the planned Python: pip cannot "
           "install it", "pin a jaxlib released for that Python (or plan another Python)",
           ("https://pypi.org/project/jaxlib/#files",), tables.no_wheel),

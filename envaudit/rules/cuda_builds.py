@@ -1,22 +1,24 @@
-"""CUDA libraries older than the ones a single-package CUDA jaxlib was built against: jax refuses them, silently.
+"""CUDA wheels that do not fit the jaxlib or plugin installed: older than a build's, or outside jax's own pins.
 
 jaxlib 0.4.17-0.4.25 shipped for CUDA 12 as one package (`jaxlib==0.4.23+cuda12.cudnn89`, installed by
 `jax[cuda12_pip]`), and its jax compared each loaded CUDA library with the version the build used. An older one
 does not fail the import: jax logs "CUDA backend failed to initialize: Found cuBLAS version 120103, but JAX was
-built against version 120205, which is newer" and computes on the CPU. pip never sees it, because the pins live in
-an extra (`pip check` ignores extras), and a later install that pins older CUDA wheels (another framework built for
-CUDA 12.1) moves them back under jax. The build versions and how each release compares are data
-(`tables/cuda-builds.toml`, read at the tags); this module applies them to the nvidia-* wheels the facts name.
+built against version 120205, which is newer" and computes on the CPU. Later, jax's CUDA plugin pins its CUDA wheels
+in an extra (`jax-cuda12-plugin[with-cuda]`). pip never sees either, because `pip check` ignores extras, and a later
+install that pins other CUDA wheels (another framework built for CUDA 12.1) moves them under jax. The build
+versions, how each release compares, and the extra's pins are data (`tables/cuda-builds.toml`,
+`tables/cuda12-extra.toml`, read at the tags); this module applies them to the nvidia-* wheels the facts name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from envaudit import fixes
 from envaudit.facts import Facts
 from envaudit.rules.accessors import parse_local_label, release, version_or_none
-from envaudit.rules.tables import TABLES, load
+from envaudit.rules.tables import CUDA12_EXTRA, TABLES, load, numbers
 
 BUILDS = TABLES / "cuda-builds.toml"
 
@@ -90,3 +92,48 @@ def refused_fix(facts: Facts, detail: str) -> str:
             if name.startswith("nvidia-") and name.endswith("-cu12") and name not in moved]  # fmt: skip
     pins = [f"{wheel}>={build['pins'][wheel]}" for wheel in moved]
     return fixes.pip_install(facts, pins, hold=[*fixes.installed_jax(facts), *held])
+
+
+def _outside(facts: Facts) -> list[tuple[str, str, str]]:
+    """(wheel, installed, specifier) for each installed nvidia-* wheel that the installed CUDA 12 plugin's extra
+    pins and that the installed version does not meet; nothing for a plugin release the table does not cover."""
+    from packaging.requirements import Requirement
+
+    plugin, table = facts.packages.get("jax-cuda12-plugin", ""), load(CUDA12_EXTRA)
+    if version_or_none(plugin) is None or not numbers(table["covers_from"]) <= numbers(plugin) <= numbers(
+        table["covers_to"]
+    ):
+        return []
+    row = _row(table["release"], "jax", plugin)
+    found = []
+    for pin in row["pins"] if row else []:
+        req = Requirement(pin)
+        installed = facts.packages.get(req.name, "")
+        if version_or_none(installed) and not req.specifier.contains(installed, prereleases=True):
+            found.append((req.name, installed, str(req.specifier)))
+    return found
+
+
+def pinned_wheels() -> list[str]:
+    """The wheels the table pins: each gets its own check, so that a rule on one wheel folds only that one."""
+    from packaging.requirements import Requirement
+
+    rows = load(CUDA12_EXTRA)["release"]
+    return sorted({Requirement(pin).name for row in rows for pin in row["pins"]})
+
+
+def outside_pin(wheel: str) -> Callable[[Facts], list[str]]:
+    def run(facts: Facts) -> list[str]:
+        plugin = facts.packages.get("jax-cuda12-plugin")
+        return [f"{name} {installed} is outside {name}{spec}, which jax-cuda12-plugin {plugin}'s CUDA extra pins "
+                "(pip check does not read an extra's pins)" for name, installed, spec in _outside(facts)
+                if name == wheel]  # fmt: skip
+
+    return run
+
+
+def outside_pin_fix(facts: Facts, detail: str) -> str:
+    """The wheel at jax's pin, jax, jaxlib and the plugins held where they are."""
+    wheel = detail.split(" ")[0]
+    pins = [f"{name}{spec}" for name, _, spec in _outside(facts) if name == wheel]
+    return fixes.pip_install(facts, pins, hold=fixes.installed_jax(facts)) if pins else ""

@@ -4,9 +4,7 @@ when the whole knowledge base runs again, and can be installed on a Python the e
 from __future__ import annotations
 
 import shlex
-import tomllib
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
@@ -34,8 +32,7 @@ def chosen(requirement: str, end: int) -> tuple[str, str]:
     return req.name, allowed[end]
 
 
-with (Path(__file__).with_name("cuda12_extra.toml")).open("rb") as _handle:
-    CUDA12_EXTRA = tomllib.load(_handle)["release"]
+CUDA12_EXTRA = tables.load(tables.CUDA12_EXTRA)["release"]
 
 
 def extra(requirement: str, version: str, end: int) -> dict[str, str]:

@@ -1,0 +1,79 @@
+"""jax's own pins on the CUDA wheels (`tables/cuda12-extra.toml`, what `jax[cuda12]==V` installs): every pin of every
+release at its bounds (met: nothing; missed: one warning for that wheel, whose fix re-planned meets it), silence
+where the table cannot speak, and one finding where a rule names the same cause."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+
+from envaudit import fixes
+from envaudit.cli import main
+from envaudit.rules import tables
+
+ROWS = tables.load(tables.CUDA12_EXTRA)["release"]
+# one plugin release per row: the first the row names (its >= or == bound)
+CASES = [(next(s.version for s in SpecifierSet(row["jax"]) if s.operator in (">=", "==")), pin)
+         for row in ROWS for pin in row["pins"]]  # fmt: skip
+
+
+def findings(capsys: pytest.CaptureFixture[str], release: str, *pins: str) -> list[dict[str, Any]]:
+    stack = [f"jax=={release}", f"jaxlib=={release}", f"jax-cuda12-plugin=={release}", f"jax-cuda12-pjrt=={release}"]
+    main(["plan", *stack, *pins, "--format", "json"])
+    return list(json.loads(capsys.readouterr().out)["findings"])
+
+
+def outside(release: str, pin: str) -> list[str]:
+    """Versions just outside the pin: below its lower bound, at its upper bound."""
+    found = []
+    for spec in Requirement(pin).specifier:
+        if spec.operator == ">=":
+            found.append(fixes._below(spec.version))
+        elif spec.operator == "<":
+            found.append(spec.version)
+    return found
+
+
+@pytest.mark.parametrize(("release", "pin"), CASES, ids=[f"{r}-{p}" for r, p in CASES])
+def test_each_pin_at_its_bounds(capsys: pytest.CaptureFixture[str], release: str, pin: str) -> None:
+    req = Requirement(pin)
+    check = f"{req.name}-outside-jax-pin"
+    lowest = next(s.version for s in req.specifier if s.operator == ">=")
+    assert check not in {f["id"] for f in findings(capsys, release, f"{req.name}=={lowest}")}
+    for version in outside(release, pin):
+        found = [f for f in findings(capsys, release, f"{req.name}=={version}") if f["id"] == check]
+        assert len(found) == 1, (release, pin, version)
+        if found[0]["caused_by"]:
+            continue  # a rule on the same wheel is the root: its fix is the one shown
+        words = shlex.split(found[0]["fix"])
+        assert words[1:4] == ["-m", "pip", "install"] and Requirement(words[4]).specifier == req.specifier, words
+        assert set(words[5:]) == {f"jax=={release}", f"jaxlib=={release}", f"jax-cuda12-plugin=={release}",
+                                  f"jax-cuda12-pjrt=={release}"}  # fmt: skip
+
+
+@pytest.mark.parametrize("stack", [
+    ["jax==0.6.0", "jaxlib==0.6.0"],  # no plugin: the pins are the plugin extra's
+    ["jax==0.12.0", "jaxlib==0.12.0", "jax-cuda12-plugin==0.12.0"],  # after the table: unknown
+    ["jax==0.4.25", "jaxlib==0.4.25", "jax-cuda12-plugin==0.4.25"],  # before it
+])  # fmt: skip
+def test_where_the_table_cannot_speak_nothing_is_said(capsys: pytest.CaptureFixture[str], stack: list[str]) -> None:
+    main(["plan", *stack, "nvidia-cublas-cu12==11.0.0", "--format", "json"])
+    assert not [f for f in json.loads(capsys.readouterr().out)["findings"] if f["id"].endswith("-outside-jax-pin")]
+
+
+def test_a_wheel_not_installed_is_not_outside_the_pin(capsys: pytest.CaptureFixture[str]) -> None:
+    """jax[cuda12-local] uses the system's CUDA: the extra's wheels are absent, not wrong."""
+    assert not [f for f in findings(capsys, "0.6.0") if f["id"].endswith("-outside-jax-pin")]
+
+
+def test_a_rule_on_the_same_wheel_is_the_one_finding(capsys: pytest.CaptureFixture[str]) -> None:
+    """cuDNN 9.1 under the 0.6.0 plugin: the cuDNN rule fails, jax's pin folds under it."""
+    found = findings(capsys, "0.6.0", "nvidia-cudnn-cu12==9.1.1.17")
+    roots = [f["id"] for f in found if f["severity"] == "fail" and not f["caused_by"]]
+    pinned = next(f for f in found if f["id"] == "nvidia-cudnn-cu12-outside-jax-pin")
+    assert roots == ["cudnn-below-98-jax-060"] and pinned["caused_by"] == "cudnn-below-98-jax-060"

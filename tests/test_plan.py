@@ -26,7 +26,11 @@ def plan_facts(*argv: str) -> Facts:
 def test_pins_and_what_they_imply() -> None:
     facts = plan_facts("jax[cuda12]==0.4.30", "flax==0.8.5", "--driver", "535.104.05", "--gpus", "2",
                        "--compute-capability", "8.0")  # fmt: skip
-    assert facts.packages == {"flax": "0.8.5", "jax": "0.4.30", "jaxlib": "0.4.30"}
+    # jax's cuda12 extra installs jax-cuda12-plugin (0.4.22 on), which brings its pjrt (setup.py at the tags)
+    assert facts.packages == {"flax": "0.8.5", "jax": "0.4.30", "jax-cuda12-pjrt": "0.4.30",
+                              "jax-cuda12-plugin": "0.4.30", "jaxlib": "0.4.30"}  # fmt: skip
+    assert plan_facts("jax[cuda12]==0.4.21").packages == {"jax": "0.4.21", "jaxlib": "0.4.21"}  # before the plugin
+    assert "jax-cuda12-plugin" not in plan_facts("jax[cuda12_pip]==0.4.29").packages  # a +cuda12 jaxlib then
     assert accessors.platform(facts) == "cuda"
     assert accessors.cuda(facts) == accessors.Partial("12", "jax")
     assert accessors.gpu_count(facts) == 2 and accessors.compute_capabilities(facts) == ["8.0"]

@@ -100,9 +100,12 @@ def _outside(facts: Facts) -> list[tuple[str, str, str]]:
     from packaging.requirements import Requirement
 
     plugin, table = facts.packages.get("jax-cuda12-plugin", ""), load(CUDA12_EXTRA)
-    if version_or_none(plugin) is None or not numbers(table["covers_from"]) <= numbers(plugin) <= numbers(
-        table["covers_to"]
-    ):
+    parsed = version_or_none(plugin)
+    if parsed is None or parsed.is_prerelease or parsed.epoch or release(plugin) != release(facts.packages.get(
+        "jaxlib", ""
+    )):  # fmt: skip
+        return []  # a nightly (its pins differ), or a plugin jax does not use (plugin-jaxlib-mismatch says so)
+    if not numbers(table["covers_from"]) <= numbers(plugin) <= numbers(table["covers_to"]):
         return []
     row = _row(table["release"], "jax", plugin)
     found = []
@@ -125,9 +128,8 @@ def pinned_wheels() -> list[str]:
 def outside_pin(wheel: str) -> Callable[[Facts], list[str]]:
     def run(facts: Facts) -> list[str]:
         plugin = facts.packages.get("jax-cuda12-plugin")
-        return [f"{name} {installed} is outside {name}{spec}, which jax-cuda12-plugin {plugin}'s CUDA extra pins "
-                "(pip check does not read an extra's pins)" for name, installed, spec in _outside(facts)
-                if name == wheel]  # fmt: skip
+        return [f"{name} {installed} is outside {name}{spec}, which jax[cuda12]=={plugin} pins (pip check does not "
+                "read an extra's pins)" for name, installed, spec in _outside(facts) if name == wheel]  # fmt: skip
 
     return run
 

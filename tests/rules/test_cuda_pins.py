@@ -77,3 +77,26 @@ def test_a_rule_on_the_same_wheel_is_the_one_finding(capsys: pytest.CaptureFixtu
     roots = [f["id"] for f in found if f["severity"] == "fail" and not f["caused_by"]]
     pinned = next(f for f in found if f["id"] == "nvidia-cudnn-cu12-outside-jax-pin")
     assert roots == ["cudnn-below-98-jax-060"] and pinned["caused_by"] == "cudnn-below-98-jax-060"
+
+
+def test_the_readme_form_of_a_plan_is_checked_too(capsys: pytest.CaptureFixture[str]) -> None:
+    """`plan 'jax[cuda12]==0.6.1' ...`: the extra installs the plugin, whose pins apply (review: this was silent)."""
+    main(["plan", "jax[cuda12]==0.6.1", "nvidia-cublas-cu12==12.9.0.13", "--format", "json"])
+    found = [f["id"] for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert "nvidia-cublas-cu12-outside-jax-pin" in found
+
+
+def test_a_plugin_jax_does_not_use_has_no_pins_to_keep(capsys: pytest.CaptureFixture[str]) -> None:
+    """A plugin of another release than jaxlib is skipped by jax (plugin-jaxlib-mismatch, the root): its pins would
+    move cuDNN back to 8.9 under a jaxlib that needs 9.1 (review)."""
+    main(["plan", "jax==0.4.31", "jaxlib==0.4.31", "jax-cuda12-plugin==0.4.28", "nvidia-cudnn-cu12==9.1.0.70",
+          "--format", "json"])  # fmt: skip
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert "plugin-jaxlib-mismatch" in {f["id"] for f in found}
+    assert not [f for f in found if f["id"].endswith("-outside-jax-pin")]
+
+
+def test_a_cudnn_rule_before_894_is_the_one_finding(capsys: pytest.CaptureFixture[str]) -> None:
+    found = findings(capsys, "0.4.26", "nvidia-cudnn-cu12==8.6.0.163")
+    assert [f["id"] for f in found if not f["caused_by"] and f["severity"] in ("fail", "warn")] == [
+        "cudnn-below-894-cuda12-jaxlib-0417"]  # fmt: skip

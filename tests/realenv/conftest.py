@@ -1,13 +1,15 @@
 """Builds each broken environment of envs.py once, for real, from the package index, and hands out copies.
 
 The environments are kept (git-ignored) in .venv-real/ at the repository root, one directory per recipe (its
-name and a digest of its steps and of this checkout's path), so later runs reuse them; they are built in a
+name and a digest of its steps and of this checkout's path), so later runs reuse them, and builds of recipes that
+changed are removed; they are built in a
 temporary directory and renamed into place, so an interrupted build is never reused. pip's cache is the user's
 (shared by every build and every fix). envaudit runs there from this checkout, through a .pth file.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -17,7 +19,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import ROOT
-from tests.realenv.envs import Broken
+from tests.realenv.envs import BROKEN, Broken
 
 HOME = ROOT / ".venv-real"
 
@@ -26,9 +28,24 @@ def _site_packages(prefix: Path) -> Path:
     return next((prefix / "lib").glob("python3*/site-packages"))
 
 
-def built(env: Broken) -> Path:
+def _prefix(env: Broken) -> Path:
     digest = hashlib.sha256(json.dumps([env.steps, str(ROOT)]).encode()).hexdigest()[:12]
-    prefix = HOME / f"{env.name}-{digest}"
+    return HOME / f"{env.name}-{digest}"
+
+
+@functools.cache
+def prune() -> None:
+    """Remove the builds no recipe of envs.py makes any more (a recipe changed or renamed: its old build would stay
+    for ever, at 0.5-3 GB each); a build in progress (a dot name) is left to its own process."""
+    current = {_prefix(env).name for env in BROKEN}
+    for old in HOME.glob("*") if HOME.is_dir() else []:
+        if old.is_dir() and not old.name.startswith(".") and old.name not in current:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def built(env: Broken) -> Path:
+    prune()
+    prefix = _prefix(env)
     if prefix.is_dir():
         return prefix
     HOME.mkdir(exist_ok=True)

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envaudit import audit, probefiles, safewrite
+from envaudit import audit, probefiles, safewrite, verbs
 from envaudit.child import state
 from envaudit.child.state import Options
 from envaudit.cli_parser import VERBS, UsageError, build_parser
@@ -33,23 +33,6 @@ if TYPE_CHECKING:
 # after start when this module imported them all), and loads the rest while the child imports jax.
 
 __all__ = ["build_parser", "main", "main_entry"]
-
-
-def _hook(action: str, user: bool, python: str | None = None) -> int:
-    from envaudit import hook
-
-    if python and action != "status":
-        raise UsageError("--python is for `hook status`: enable or disable the hook with that interpreter itself")
-    if action == "enable":
-        print(f"envaudit hook enabled: {hook.enable(user)}")
-    elif action == "disable":
-        removed = hook.disable()
-        print("envaudit hook disabled: " + (", ".join(map(str, removed)) if removed else "it was not enabled"))
-    else:
-        from envaudit.collect import outside
-
-        print("\n".join(hook.status(outside.resolve(python) if python else None)))
-    return Exit.OK
 
 
 def _probe_options(args: argparse.Namespace) -> Options:
@@ -68,22 +51,6 @@ def _probe_options(args: argparse.Namespace) -> Options:
     return opts
 
 
-def _probes(name: str | None, script: bool) -> int:
-    known = probefiles.available()
-    if name is None:
-        for probe, path in known.items():
-            print(f"{probe:<18}{probefiles.summary(path)}")
-        return Exit.OK
-    if name not in known:
-        raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")
-    print(
-        probefiles.script(known[name])
-        if script
-        else f"{name}: {probefiles.summary(known[name])}\n  file: {known[name]}"
-    )
-    return Exit.OK
-
-
 def _emit(report: Report, args: argparse.Namespace) -> int:
     from envaudit.formats import render, use_color
 
@@ -97,35 +64,9 @@ def _emit(report: Report, args: argparse.Namespace) -> int:
     return audit.exit_code(report, strict=args.strict)
 
 
-def _rules(rule_id: str | None) -> int:
-    from envaudit import rules
-
-    entries = rules.catalogue()
-    if rule_id is None:
-        width = max(len(e.id) for e in entries)
-        for e in entries:
-            print(f"{e.id.ljust(width)}  {e.severity:<4}  {e.kind:<5}  {e.title}")
-        return Exit.OK
-    match = [e for e in entries if e.id == rule_id]
-    if not match:
-        raise UsageError(f"no rule {rule_id!r}; `envaudit rules` lists them")
-    e = match[0]
-    print(f"{e.id} ({e.severity}, {e.kind})\n  {e.title}")
-    if e.symptom:
-        print(f"  symptom: {e.symptom}")
-    print(f"  fix: {e.fix}")
-    if e.pins:
-        print(f"  pins: {' '.join(e.pins)} (installed by the audited interpreter, with what they would break)")
-    for ref in e.references:
-        print(f"  see: {ref}")
-    if e.notes:
-        print(f"  notes: {e.notes}")
-    return Exit.OK
-
-
 def run(args: argparse.Namespace) -> int:
     if args.verb == "rules":
-        return _rules(args.id)
+        return verbs.rules(args.id)
     if args.verb == "compare":
         from envaudit import compare
 
@@ -146,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"envaudit: error: {exc} (the verdict above stands)", file=sys.stderr)
         return audit.exit_code(report, strict=False)
     if args.verb == "hook":
-        return _hook(args.action, args.user, args.python)
+        return verbs.hook(args.action, args.user, args.python)
     if args.verb == "probes":
-        return _probes(args.name, args.script)
+        return verbs.probes(args.name, args.script)
     if args.verb == "check":
         from envaudit import reportfile
 

@@ -191,18 +191,15 @@ class FactsDocument(TypedDict, total=False):  # Facts as JSON: what `problem` ch
 
 
 def _before_origin(data: dict[str, Any], mode: str) -> dict[str, Any]:
-    """A document from envaudit 0.2.0 and older said where its facts came from in a status ("planned", "hook"),
-    which a plan and a pasted bug report shared: the report's mode ("triage") tells them apart."""
+    """A 0.2.0 document said its origin in a status ("planned", shared by plans and bug reports, told apart by the
+    report's mode; "hook")."""
     jax, nvidia = data.get("jax"), data.get("nvidia")
     if "origin" in data or not isinstance(jax, dict) or not isinstance(nvidia, dict):
         return data  # a document of today, or one that `problem` will reject
-    statuses = jax.get("status"), nvidia.get("status")
-    planned = "triage" if mode == "triage" else "plan"
-    origin = planned if "planned" in statuses else "hook" if jax.get("status") == "hook" else "live"
-    if jax.get("status") in ("planned", "hook"):
-        jax = {**jax, "status": "unknown"}
-    if nvidia.get("status") == "planned":
-        nvidia = {**nvidia, "status": "ok"}
+    planned, hooked = "planned" in (jax.get("status"), nvidia.get("status")), jax.get("status") == "hook"
+    origin = ("triage" if mode == "triage" else "plan") if planned else "hook" if hooked else "live"
+    jax = {**jax, "status": "unknown"} if jax.get("status") in ("planned", "hook") else jax
+    nvidia = {**nvidia, "status": "ok"} if nvidia.get("status") == "planned" else nvidia
     return {**data, "jax": jax, "nvidia": nvidia, "origin": origin}
 
 
@@ -241,10 +238,8 @@ def problem(value: object, hint: Any, where: str) -> str | None:
             return f"{where} must be a JSON object"
         if not is_typeddict(hint):
             return _each(value.items(), args[1], where + ".{}")
-        for key, sub in _hints(hint).items():  # a field may be missing or null
-            if found := problem(value.get(key), sub, f"{where}.{key}"):
-                return found
-        return None
+        fields = (problem(value.get(key), sub, f"{where}.{key}") for key, sub in _hints(hint).items())
+        return next((found for found in fields if found), None)  # a field may be missing or null
     if kind is list:
         if not isinstance(value, list):
             return f"{where} must be a JSON array"

@@ -18,7 +18,7 @@ from typing import Any
 from envaudit import fixes
 from envaudit.facts import Facts
 from envaudit.rules.accessors import parse_local_label, release, version_or_none
-from envaudit.rules.tables import CUDA12_EXTRA, TABLES, load, numbers
+from envaudit.rules.tables import CUDA12_EXTRA, TABLES, covers, load
 
 BUILDS = TABLES / "cuda-builds.toml"
 
@@ -60,9 +60,9 @@ def _refused(facts: Facts) -> list[tuple[str, str, str]]:
         if wheel not in build["built"]:
             continue  # this jaxlib cannot report the library's version, and jax asks only where it can
         installed, built = facts.packages.get(wheel), build["built"][wheel]
-        numbers = release(installed) if installed else None
+        have = release(installed) if installed else None
         wanted = tuple(int(n) for n in built.split("."))[:count]
-        if numbers is not None and (numbers + (0,) * count)[:count] < wanted:
+        if have is not None and (have + (0,) * count)[:count] < wanted:
             found.append((wheel, installed or "", ".".join(map(str, wanted))))
     return found
 
@@ -105,7 +105,7 @@ def _outside(facts: Facts) -> list[tuple[str, str, str]]:
         "jaxlib", ""
     )):  # fmt: skip
         return []  # a nightly (its pins differ), or a plugin jax does not use (plugin-jaxlib-mismatch says so)
-    if not numbers(table["covers_from"]) <= numbers(plugin) <= numbers(table["covers_to"]):
+    if not covers(table, plugin):
         return []
     row = _row(table["release"], "jax", plugin)
     found = []

@@ -79,8 +79,8 @@ def import_coupling(facts: Facts) -> list[str]:
     return []
 
 
-def _covered(version: str) -> bool:
-    table = load(WHEELS)
+def covers(table: dict[str, Any], version: str) -> bool:
+    """Whether a table read over a span of releases (its covers_from and covers_to) speaks of this version."""
     return numbers(table["covers_from"]) <= numbers(version) <= numbers(table["covers_to"])
 
 
@@ -96,7 +96,7 @@ def no_wheel(facts: Facts) -> list[str]:
     python, jaxlib = python_of(facts), facts.packages.get("jaxlib", "").split("+")[0]
     table = load(WHEELS)
     wheels = table["versions"].get(python)
-    if facts.origin != "plan" or not _release(jaxlib) or wheels is None or not _covered(jaxlib):
+    if facts.origin != "plan" or not _release(jaxlib) or wheels is None or not covers(table, jaxlib):
         return []  # only a plan can be uninstallable: whatever else was stated or found is installed
     if _listed(jaxlib, wheels) or _listed(jaxlib, table["yanked"]):
         return []  # a yanked release still installs when pinned exactly (PEP 592)
@@ -108,7 +108,7 @@ def pythons(pins: Sequence[str]) -> list[str] | None:
     """The Pythons that have a wheel of the jaxlib release these pins fix (`jax==V` or `jaxlib==V`), or None when
     they fix none the table covers."""
     exact = [p.split("==", 1)[1].strip() for p in pins if re.match(r"^(jax|jaxlib)\s*==", p)]
-    if not exact or not _covered(exact[0]):
+    if not exact or not covers(load(WHEELS), exact[0]):
         return None
     return [py for py, found in load(WHEELS)["versions"].items() if _listed(exact[0], found)]
 
@@ -203,7 +203,7 @@ def invalid_env(facts: Facts) -> list[str]:
     """The variables whose value makes `import jax` raise, read as jax reads them (case and blanks count), for a
     jax release the table covers; where jax imported, it accepted them, whatever the table says."""
     table, jax = load(JAX_ENV), facts.packages.get("jax", "")
-    if not _release(jax) or not numbers(table["covers_from"]) <= numbers(jax) <= numbers(table["covers_to"]):
+    if not _release(jax) or not covers(table, jax):
         return []  # no jax, a nightly, or a release the table does not cover: unknown
     if facts.jax.get("status") == "ok":
         return []

@@ -8,8 +8,11 @@ plugin name) yields a `Partial` version, and conditions on it are unknown unless
 
 from __future__ import annotations
 
+import functools
 import re
+import tomllib
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from packaging.version import InvalidVersion, Version
@@ -18,9 +21,6 @@ from envaudit.facts import Facts, JaxFacts
 from envaudit.redact import REDACTED
 from envaudit.scope import PLUGIN
 
-# jax's bool_env() (jax/_src/config.py): the value lower-cased, not stripped; the empty string or " true" raises.
-TRUE_WORDS = frozenset({"1", "true", "yes", "on", "t", "y"})
-FALSE_WORDS = frozenset({"0", "false", "no", "off", "f", "n"})
 _LABEL = re.compile(r"cuda(?P<cuda>\d+)(?:\.cudnn(?P<cudnn>\d+))?")
 _WHEEL = re.compile(r"^nvidia-(?P<lib>.+?)(-cu(?P<cu>\d+))?$")
 
@@ -146,11 +146,20 @@ def compute_capabilities(facts: Facts) -> list[str] | None:
     return sorted(set(caps)) or None
 
 
+@functools.cache
+def _truth_words() -> tuple[frozenset[str], frozenset[str]]:
+    """jax's bool_env() words, from the table read at the tags (rules/tables/jax-env.toml), read once."""
+    with (Path(__file__).with_name("tables") / "jax-env.toml").open("rb") as handle:
+        words = tomllib.load(handle)["bool"]
+    return frozenset(words["true"]), frozenset(words["false"])
+
+
 def env_flag(value: str | None) -> bool | None:
+    """As jax's bool_env() reads it: lower-cased, not stripped; None when unset or refused ("", " true")."""
     if value is None:
         return None
-    word = value.lower()
-    return True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
+    word, (true, false) = value.lower(), _truth_words()
+    return True if word in true else False if word in false else None
 
 
 def x64(facts: Facts) -> bool | None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.redact import REDACTED
-from envaudit.rules.accessors import release, version_or_none
+from envaudit.rules.accessors import env_flag, release, version_or_none
 from envaudit.scope import canonicalize_name
 
 TABLES = Path(__file__).with_name("tables")
@@ -207,12 +207,11 @@ def invalid_env(facts: Facts) -> list[str]:
         return []  # no jax, a nightly, or a release the table does not cover: unknown
     if facts.jax.get("status") == "ok":
         return []
-    words = {*table["bool"]["true"], *table["bool"]["false"]}
     found = []
     for name, value in sorted(facts.env.items()):
         if value == REDACTED:
             continue
-        if name in table["bool"]["variables"] and value.lower() not in words:
+        if name in table["bool"]["variables"] and env_flag(value) is None:
             found.append(f"{name}={value!r}: " + table["bool"]["message"].format(value=value.lower(), name=name))
         enum = table["enum"].get(name)
         if enum and value not in _accepted(enum, jax):

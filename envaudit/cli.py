@@ -22,8 +22,7 @@ from envaudit import audit, probefiles, safewrite, verbs
 from envaudit.child import state
 from envaudit.child.state import Options
 from envaudit.cli_parser import VERBS, UsageError, build_parser
-from envaudit.exitcodes import Exit
-from envaudit.facts import ReportError
+from envaudit.exitcodes import BadInput, Exit
 
 if TYPE_CHECKING:
     from envaudit.model import Report
@@ -165,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     try:
         return run(build_parser().parse_args(argv))
-    except (UsageError, ReportError, safewrite.OutputError) as exc:
+    except BadInput as exc:  # any module's bad input (UsageError, ReportError, PlanError, OutputError, ...)
         print(f"envaudit: error: {exc}", file=sys.stderr)
         return Exit.USAGE
     except SystemExit as exc:  # --help and --version
@@ -179,21 +178,9 @@ def _main(argv: list[str]) -> int:
     except Terminated:
         print("envaudit: terminated (SIGTERM): the audit did not complete", file=sys.stderr)
         return Exit.INTERNAL
-    except Exception as exc:  # bad input of a verb loaded late, or the audit itself broke: one line either way
-        if _bad_input(exc):
-            print(f"envaudit: error: {exc}", file=sys.stderr)
-            return Exit.USAGE
+    except Exception as exc:  # the audit itself broke: say so in one line, exit 3, never a traceback
         print(f"envaudit: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return Exit.INTERNAL
-
-
-def _bad_input(exc: Exception) -> bool:
-    """The bad-input errors of the modules imported where used (exit 2, like a usage error)."""
-    from envaudit.collect.outside import InterpreterError
-    from envaudit.plan import PlanError
-    from envaudit.triage import TriageError
-
-    return isinstance(exc, PlanError | InterpreterError | TriageError)
 
 
 def main_entry() -> None:

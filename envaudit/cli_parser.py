@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import NoReturn
 
 from envaudit import __version__, health, plan
+from envaudit.exitcodes import BadInput
 from envaudit.formats import FORMATS
 
 VERBS = ("audit", "check", "plan", "rules", "probes", "hook", "health", "compare", "triage")
 
 
-class UsageError(Exception):
+class UsageError(BadInput):
     """Bad usage: argparse's complaint, turned into one line."""
 
 

@@ -6,6 +6,11 @@ node-problem-detector reads 0 as OK, 1 as NonOK and anything else as Unknown; th
 from enum import IntEnum
 
 
+class BadInput(Exception):
+    """Bad usage or bad input, said in one line (exit USAGE): every module's own error of that kind derives from it,
+    so that the command line answers all of them in one place without importing the modules that raise them."""
+
+
 class Exit(IntEnum):
     OK = 0  # no finding of severity fail (with --strict: no warn either)
     FINDINGS = 1  # at least one fail finding

@@ -3,17 +3,18 @@
 Rules, the judge and the formats read facts that a live audit measured, a plan or a bug report stated, or a saved
 report carries from a node last month; `check` reads them from a file a user hands us. So each group of facts is a
 `TypedDict` here (as pypa/packaging's `Environment`): mypy holds every reader to these names and types, and the
-loader validates a document against the same annotations (`problem`), so a wrong type deep inside (`"gpus":
+loader validates a document against the same annotations (`typecheck.problem`), so a wrong type deep inside (`"gpus":
 true`) is one line of bad input, never a crash in a rule. Statuses are `Literal`s; where the facts come from is
 `Facts.origin`, not a status. Every field may be missing or null; a field not declared here is carried unread.
 """
 
 from __future__ import annotations
 
-import functools
-import types
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict, Union, cast, get_args, get_origin, get_type_hints, is_typeddict
+from typing import Any, Literal, TypedDict
+
+from envaudit.exitcodes import BadInput
+from envaudit.typecheck import problem
 
 Origin = Literal["live", "plan", "hook", "triage"]  # measured here; stated by a plan; the import hook; a bug report
 JaxStatus = Literal["ok", "unknown", "skipped", "absent", "import_error", "crash", "timeout", "error"]
@@ -21,7 +22,7 @@ NvidiaStatus = Literal["ok", "unknown", "absent", "error", "timeout"]
 FACT_KEYS = ("packages", "python", "platform", "nvidia", "jax", "env")  # required in a document; the rest default
 
 
-class ReportError(ValueError):
+class ReportError(BadInput, ValueError):
     """A report (or facts document) that is not of schema envaudit/report/v1; the message is one line."""
 
 
@@ -201,50 +202,3 @@ def _before_origin(data: dict[str, Any], mode: str) -> dict[str, Any]:
     jax = {**jax, "status": "unknown"} if jax.get("status") in ("planned", "hook") else jax
     nvidia = {**nvidia, "status": "ok"} if nvidia.get("status") == "planned" else nvidia
     return {**data, "jax": jax, "nvidia": nvidia, "origin": origin}
-
-
-def _each(items: Any, hint: Any, where: str) -> str | None:
-    """The first problem among a list's items or an object's values; null only where the type allows None."""
-    for key, item in items:
-        if item is None and type(None) not in get_args(hint):
-            return f"{where.format(key)} must not be null"
-        if found := problem(item, hint, where.format(key)):
-            return found
-    return None
-
-
-@functools.cache
-def _hints(typed: Any) -> dict[str, Any]:
-    """A TypedDict's resolved annotations (get_type_hints costs ~0.1 ms a call; a report has dozens of objects)."""
-    return get_type_hints(typed)
-
-
-JSON_NAMES = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
-
-
-def problem(value: object, hint: Any, where: str) -> str | None:
-    """The first part of `value` that does not have the type `hint` (a TypedDict, Literal, list, dict, scalar,
-    or X | None), as a sentence; None if all of it does. A missing or null field is never a problem."""
-    kind, args = get_origin(hint), get_args(hint)
-    if value is None or hint is Any:
-        return None
-    if kind in (Union, types.UnionType):
-        answers = [problem(value, arg, where) for arg in args if arg is not type(None)]
-        return None if None in answers else answers[0]
-    if kind is Literal:
-        return None if value in args else f"{where} is {value!r}, not one of {', '.join(map(str, args))}"
-    if is_typeddict(hint) or kind is dict:
-        if not isinstance(value, dict):
-            return f"{where} must be a JSON object"
-        if not is_typeddict(hint):
-            return _each(value.items(), args[1], where + ".{}")
-        fields = (problem(value.get(key), sub, f"{where}.{key}") for key, sub in _hints(hint).items())
-        return next((found for found in fields if found), None)  # a field may be missing or null
-    if kind is list:
-        if not isinstance(value, list):
-            return f"{where} must be a JSON array"
-        return _each(enumerate(value), args[0], where + "[{}]")
-    allowed = (int, float) if hint is float else cast(type, hint)
-    if not isinstance(value, allowed) or (hint is not bool and isinstance(value, bool)):
-        return f"{where} must be of JSON type {JSON_NAMES.get(hint, getattr(hint, '__name__', str(hint)))}"
-    return None

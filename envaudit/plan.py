@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from packaging.version import InvalidVersion, Version
 
+from envaudit.exitcodes import BadInput
 from envaudit.facts import GPU, Facts, JaxFacts, NvidiaFacts, PythonFacts
 from envaudit.redact import select_env
 from envaudit.rules.accessors import env_flag
@@ -23,7 +24,7 @@ from envaudit.scope import canonicalize_name
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 
 
-class PlanError(ValueError):
+class PlanError(BadInput, ValueError):
     """A requirement or flag that a plan cannot evaluate; the message is one line."""
 
 

@@ -29,9 +29,10 @@ import time
 from pathlib import Path
 
 from envaudit import safedir
+from envaudit.exitcodes import BadInput
 
 
-class OutputError(OSError):
+class OutputError(BadInput, OSError):
     """The output could not be written; the message is one line for the user."""
 
 

@@ -6,7 +6,8 @@ from typing import Any, get_args
 
 import pytest
 
-from envaudit.facts import Facts, JaxStatus, NvidiaStatus, ReportError, problem
+from envaudit.facts import Facts, JaxStatus, NvidiaStatus, ReportError
+from envaudit.typecheck import problem
 from tests.conftest import facts_from
 
 

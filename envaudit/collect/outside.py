@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any, cast
 
 from envaudit.collect import packages
+from envaudit.exitcodes import BadInput
 from envaudit.facts import PythonFacts
 
 SCRIPT = Path(__file__).with_name("_interpreter.py")
 CANDIDATES = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")  # venv and conda layouts
 
 
-class InterpreterError(ValueError):
+class InterpreterError(BadInput, ValueError):
     """--python names no usable interpreter; the message is one line."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from envaudit.exitcodes import BadInput
 from envaudit.facts import Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
 from envaudit.model import SEVERITIES, Report
 from envaudit.triage import extract
@@ -31,7 +32,7 @@ CAPABILITIES = (
 GPU_CONDITIONS = {"cuda", "cudnn", "libraries", "driver", "cuda_driver", "compute_capability", "gpus"}
 
 
-class TriageError(ValueError):
+class TriageError(BadInput, ValueError):
     """A text with no environment in it; the message is one line."""
 
 

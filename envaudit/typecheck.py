@@ -1,0 +1,60 @@
+"""Whether a JSON value has the type a Python annotation names: the check of every loaded facts document.
+
+facts.py declares each group of facts as a `TypedDict`; a document from a file (a node's report, a pasted one) is
+checked against those same annotations, so that a wrong type deep inside (`"gpus": true`) is one line of bad input
+and never a crash in a rule. This is that check, for the annotations facts.py uses: TypedDicts, dicts, lists,
+Literals, X | None and JSON scalars. A missing or null field is never a problem; an undeclared one is not looked at.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hints, is_typeddict
+
+
+def _each(items: Any, hint: Any, where: str) -> str | None:
+    """The first problem among a list's items or an object's values; null only where the type allows None."""
+    for key, item in items:
+        if item is None and type(None) not in get_args(hint):
+            return f"{where.format(key)} must not be null"
+        if found := problem(item, hint, where.format(key)):
+            return found
+    return None
+
+
+@functools.cache
+def _hints(typed: Any) -> dict[str, Any]:
+    """A TypedDict's resolved annotations (get_type_hints costs ~0.1 ms a call; a report has dozens of objects)."""
+    return get_type_hints(typed)
+
+
+JSON_NAMES = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
+
+
+def problem(value: object, hint: Any, where: str) -> str | None:
+    """The first part of `value` that does not have the type `hint` (a TypedDict, Literal, list, dict, scalar,
+    or X | None), as a sentence; None if all of it does. A missing or null field is never a problem."""
+    kind, args = get_origin(hint), get_args(hint)
+    if value is None or hint is Any:
+        return None
+    if kind in (Union, types.UnionType):
+        answers = [problem(value, arg, where) for arg in args if arg is not type(None)]
+        return None if None in answers else answers[0]
+    if kind is Literal:
+        return None if value in args else f"{where} is {value!r}, not one of {', '.join(map(str, args))}"
+    if is_typeddict(hint) or kind is dict:
+        if not isinstance(value, dict):
+            return f"{where} must be a JSON object"
+        if not is_typeddict(hint):
+            return _each(value.items(), args[1], where + ".{}")
+        fields = (problem(value.get(key), sub, f"{where}.{key}") for key, sub in _hints(hint).items())
+        return next((found for found in fields if found), None)  # a field may be missing or null
+    if kind is list:
+        if not isinstance(value, list):
+            return f"{where} must be a JSON array"
+        return _each(enumerate(value), args[0], where + "[{}]")
+    allowed = (int, float) if hint is float else cast(type, hint)
+    if not isinstance(value, allowed) or (hint is not bool and isinstance(value, bool)):
+        return f"{where} must be of JSON type {JSON_NAMES.get(hint, getattr(hint, '__name__', str(hint)))}"
+    return None

@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any, cast
 
 from envaudit.child._jaxfacts import decode_cuda
+from envaudit.collect import within
 from envaudit.facts import GPU, NvidiaFacts, NvidiaStatus
 
 # NVML return codes meaning "no usable NVIDIA driver here", as opposed to "something broke".
@@ -213,16 +214,10 @@ NVML_TIMEOUT_S = 10.0  # nvmlInit and the queries of a healthy 8-GPU node take w
 
 
 def get_nvidia_within(seconds: float = NVML_TIMEOUT_S, nvml: ModuleType | None = None) -> NvidiaFacts:
-    """get_nvidia, or status "timeout" if NVML has not answered within `seconds`. The thread asking is left behind
-    (a call inside the driver cannot be interrupted); it is a daemon, so it never keeps the process alive."""
-    import threading
-
-    answer: list[NvidiaFacts] = []
-    asker = threading.Thread(target=lambda: answer.append(get_nvidia(nvml)), name="envaudit-nvml", daemon=True)
-    asker.start()
-    asker.join(seconds)
-    if answer:
-        return answer[0]
+    """get_nvidia, or status "timeout" if NVML has not answered within `seconds` (collect.within)."""
+    answer = within(seconds, lambda: get_nvidia(nvml), "envaudit-nvml")
+    if answer is not None:
+        return answer
     return _result("timeout", f"NVML did not answer within {seconds:g} s: the driver or a GPU no longer responds")
 
 

@@ -15,6 +15,7 @@ import os
 import re
 from pathlib import Path
 
+from envaudit.collect import within
 from envaudit.facts import Ptxas, ReportError
 
 MAX_BYTES = 1 << 20  # a version file is a few KiB: anything larger is not one
@@ -114,14 +115,9 @@ def get_ptxas(path: str | None = None) -> Ptxas:
 
 
 def get_ptxas_within(seconds: float = LOOKUP_S) -> Ptxas:
-    """get_ptxas, or unknown if PATH's directories have not answered within `seconds` (an NFS mount that hangs):
-    the thread asking is left behind as a daemon, as NVML's is (collect/nvml.py)."""
-    import threading
-
-    answer: list[Ptxas] = []
-    asker = threading.Thread(target=lambda: answer.append(get_ptxas()), name="envaudit-ptxas", daemon=True)
-    asker.start()
-    asker.join(seconds)
-    if answer:
-        return answer[0]
+    """get_ptxas, or unknown if PATH's directories have not answered within `seconds` (an NFS mount that hangs;
+    collect.within, as NVML's)."""
+    answer = within(seconds, get_ptxas, "envaudit-ptxas")
+    if answer is not None:
+        return answer
     return {"path": None, "version": None, "source": f"PATH's directories did not answer within {seconds:g} s"}

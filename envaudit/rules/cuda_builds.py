@@ -12,13 +12,17 @@ versions, how each release compares, and the extra's pins are data (`tables/cuda
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envaudit import fixes
 from envaudit.facts import Facts
 from envaudit.rules.accessors import parse_local_label, release, version_or_none
 from envaudit.rules.tables import CUDA12_EXTRA, TABLES, covers, load
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 BUILDS = TABLES / "cuda-builds.toml"
 
@@ -36,12 +40,18 @@ def _monolithic(facts: Facts) -> str | None:
 def _row(rows: list[dict[str, Any]], key: str, version: str) -> dict[str, Any] | None:
     """The row whose range holds this version; None for no version or one that is not (packaging 22-24 raise
     for those inside `contains`)."""
-    from packaging.specifiers import SpecifierSet
-
     public = version.split("+")[0]
     if version_or_none(public) is None:
         return None
-    return next((row for row in rows if SpecifierSet(row[key]).contains(public, prereleases=True)), None)
+    return next((row for row in rows if _range(row[key]).contains(public, prereleases=True)), None)
+
+
+@functools.cache
+def _range(text: str) -> SpecifierSet:
+    """A table row's range, parsed once (every check of a wheel looks its row up again)."""
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(text)
 
 
 def _refused(facts: Facts) -> list[tuple[str, str, str]]:
@@ -97,8 +107,6 @@ def refused_fix(facts: Facts, detail: str) -> str:
 def _outside(facts: Facts) -> list[tuple[str, str, str]]:
     """(wheel, installed, specifier) for each installed nvidia-* wheel that the installed CUDA 12 plugin's extra
     pins and that the installed version does not meet; nothing for a plugin release the table does not cover."""
-    from packaging.requirements import Requirement
-
     plugin, table = facts.packages.get("jax-cuda12-plugin", ""), load(CUDA12_EXTRA)
     parsed = version_or_none(plugin)
     if parsed is None or parsed.is_prerelease or parsed.epoch or release(plugin) != release(facts.packages.get(
@@ -109,20 +117,26 @@ def _outside(facts: Facts) -> list[tuple[str, str, str]]:
         return []
     row = _row(table["release"], "jax", plugin)
     found = []
-    for pin in row["pins"] if row else []:
-        req = Requirement(pin)
-        installed = facts.packages.get(req.name, "")
-        if version_or_none(installed) and not req.specifier.contains(installed, prereleases=True):
-            found.append((req.name, installed, str(req.specifier)))
+    for name, specifier in _requirements(tuple(row["pins"])) if row else ():
+        installed = facts.packages.get(name, "")
+        if version_or_none(installed) and not specifier.contains(installed, prereleases=True):
+            found.append((name, installed, str(specifier)))
     return found
+
+
+@functools.cache
+def _requirements(pins: tuple[str, ...]) -> tuple[tuple[str, SpecifierSet], ...]:
+    """A row's pins parsed once: each of the wheels' checks reads the same row (parsing rows and pins anew took 4.9
+    ms of a 6.4 ms evaluation of the whole knowledge base; 0.5 of 1.6 ms parsed once)."""
+    from packaging.requirements import Requirement
+
+    return tuple((req.name, req.specifier) for req in map(Requirement, pins))
 
 
 def pinned_wheels() -> list[str]:
     """The wheels the table pins: each gets its own check, so that a rule on one wheel folds only that one."""
-    from packaging.requirements import Requirement
-
     rows = load(CUDA12_EXTRA)["release"]
-    return sorted({Requirement(pin).name for row in rows for pin in row["pins"]})
+    return sorted({name for row in rows for name, _ in _requirements(tuple(row["pins"]))})
 
 
 def outside_pin(wheel: str) -> Callable[[Facts], list[str]]:

@@ -2,9 +2,9 @@
 
 The environments are kept (git-ignored) in .venv-real/ at the repository root, one directory per recipe (its
 name and a digest of its steps and of this checkout's path), so later runs reuse them, and builds of recipes that
-changed are removed; they are built in a
-temporary directory and renamed into place, so an interrupted build is never reused. pip's cache is the user's
-(shared by every build and every fix). envaudit runs there from this checkout, through a .pth file.
+changed are removed; they are built in a temporary directory and renamed into place, so an interrupted build is
+never reused. pip's cache is the user's (shared by every build and every fix). envaudit runs there from this
+checkout, through a .pth file.
 """
 
 from __future__ import annotations

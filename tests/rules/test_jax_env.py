@@ -96,3 +96,18 @@ def test_import_jax_raises_what_the_check_says(name: str, value: str) -> None:
                              capture_output=True, env={**os.environ, "JAX_PLATFORMS": "cpu"}, timeout=120)  # fmt: skip
     [said] = tables.invalid_env(facts_from({"packages": {"jax": version.stdout.strip()}, "env": {name: value}}))
     assert done.returncode != 0 and said.split(": ", 1)[1] in done.stderr.splitlines()[-1], done.stderr[-500:]
+
+
+def test_the_fix_the_check_prints_is_a_value_it_accepts(capsys: pytest.CaptureFixture[str]) -> None:
+    """The fix names JAX_ENABLE_X64=1 or 0 and JAX_DEFAULT_MATMUL_PRECISION=float32: re-planned, nothing is left."""
+    from envaudit.rules import checks
+
+    fix = next(c.fix for c in checks.CHECKS if c.id == "jax-env-invalid")
+    for setting in ("JAX_ENABLE_X64=1", "JAX_ENABLE_X64=0", "JAX_DEFAULT_MATMUL_PRECISION=float32"):
+        name, value = setting.split("=")
+        assert name in fix and f"{value}" in fix.split(name, 1)[1][:12], (setting, fix)
+        for jax in (PRECISION_FIRST, "0.11.0"):
+            assert "jax-env-invalid" not in plan(capsys, jax, setting), (jax, setting)
+
+
+PRECISION_FIRST = "0.4.1"  # the first release the table covers: float32 is a legacy value there

@@ -31,9 +31,11 @@ _searching: set[int] = set()  # threads inside _Finder.find_spec: a finder that 
 def valid(cached: object) -> TypeGuard[list[dict[str, str]]]:
     """A cached verdict as `evaluate_now` writes it: a list of findings with their text fields (else recomputed)."""
     return isinstance(cached, list) and all(
-        isinstance(f, dict) and all(isinstance(f.get(k), str) for k in FINDING_KEYS)
-        and isinstance(f.get("detail", ""), str) for f in cached
-    )  # fmt: skip
+        isinstance(f, dict)
+        and all(isinstance(f.get(k), str) for k in FINDING_KEYS)
+        and isinstance(f.get("detail", ""), str)
+        for f in cached
+    )
 
 
 def escalated_for_all(text: str) -> bool:
@@ -45,8 +47,12 @@ def escalated_for_all(text: str) -> bool:
 
     for action, message, category, module, lineno in warnings.filters:
         kind = category if isinstance(category, type) else Warning
-        if (message is None or message.match(text)) and issubclass(EnvAuditWarning, kind) and (
-            module is None or module.match("envaudit")) and lineno in (0, None):  # fmt: skip
+        if (
+            (message is None or message.match(text))
+            and issubclass(EnvAuditWarning, kind)
+            and (module is None or module.match("envaudit"))
+            and lineno in (0, None)
+        ):
             return action == "error" and not issubclass(kind, EnvAuditWarning)
     return False
 

@@ -92,8 +92,15 @@ def judged(facts: Facts, results: Sequence[ProbeResult], *, mode: str, saved: Re
     verdict = judge.judge(causes.not_applicable(results, facts), facts)
     if saved is None:
         return assemble(facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings)
-    return assemble(facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings, created=saved.created,
-                    host_info=saved.host, complete=saved.complete)  # fmt: skip
+    return assemble(
+        facts,
+        mode=mode,
+        probes=verdict.results,
+        probe_findings=verdict.findings,
+        created=saved.created,
+        host_info=saved.host,
+        complete=saved.complete,
+    )
 
 
 def recheck(saved: Report) -> Report:

@@ -47,8 +47,7 @@ def not_applicable(results: Sequence[ProbeResult], facts: Facts) -> list[ProbeRe
 
 def _subjects(facts: Facts, probes: Sequence[ProbeResult]) -> dict[str, tuple[str, str]]:
     """The (subject, kind) of each finding that stands for a problem rather than a condition."""
-    found = {f"probe-{slug(p.name)}-{p.status}": (base(p.name), p.status) for p in probes
-             if p.status in STATUS_KINDS}  # fmt: skip
+    found = {f"probe-{slug(p.name)}-{p.status}": (base(p.name), p.status) for p in probes if p.status in STATUS_KINDS}
     found[JAX_BROKEN] = ("jax", str(facts.jax.get("status", "")))
     return found
 
@@ -77,8 +76,11 @@ def link(findings: Sequence[Finding], facts: Facts, probes: Sequence[ProbeResult
     for found in findings:
         for other in findings:
             explains = declared.get(other.id, ())
-            if (other.id != found.id and _root(other.id, cause) != found.id
-                    and any(_names(e, found, subjects.get(found.id)) for e in explains)):  # fmt: skip
+            if (
+                other.id != found.id
+                and _root(other.id, cause) != found.id
+                and any(_names(e, found, subjects.get(found.id)) for e in explains)
+            ):
                 cause[found.id] = other.id
                 break
     roots = {f.id: _root(f.id, cause) for f in findings}

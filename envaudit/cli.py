@@ -43,8 +43,16 @@ def _probe_options(args: argparse.Namespace) -> Options:
     progress = (lambda line: print(f"envaudit: {line}", file=sys.stderr)) if sys.stderr.isatty() else None
     # health keeps to its bound by running what fits (probes named with --probe always run: the user chose them)
     budget = args.verb == "health" and not args.probe
-    opts = Options(names, args.precision, args.timeout, args.total_timeout, not args.no_cache, progress=progress,
-                   devices=tuple(dict.fromkeys(args.device)), budget=budget)  # fmt: skip
+    opts = Options(
+        names,
+        args.precision,
+        args.timeout,
+        args.total_timeout,
+        not args.no_cache,
+        progress=progress,
+        devices=tuple(dict.fromkeys(args.device)),
+        budget=budget,
+    )
     if opts.budget and names and not state.plan(opts)[0]:
         raise UsageError(f"--total-timeout {args.total_timeout:g} holds none of the probes' declared costs")
     return opts
@@ -77,8 +85,10 @@ def run(args: argparse.Namespace) -> int:
         from envaudit import health
 
         health.check_directory(args.prometheus_dir)
-        report = _known_devices(audit.run_audit(quick=False, timeout=args.timeout, probes=_probe_options(args),
-                                                python=_interpreter(args)), args)  # fmt: skip
+        report = _known_devices(
+            audit.run_audit(quick=False, timeout=args.timeout, probes=_probe_options(args), python=_interpreter(args)),
+            args,
+        )
         print(health.health_line(report), flush=True)  # the verdict first, whatever happens to the files
         try:
             health.save(report, args.prometheus_dir)
@@ -112,8 +122,11 @@ def _triage(source: str, fmt: str) -> int:
     from envaudit.triage import reply, triage
     from envaudit.triage.extract import MAX_BYTES
 
-    raw = sys.stdin.buffer.read(MAX_BYTES + 1) if source == "-" else reportfile.read_bounded(
-        Path(source), MAX_BYTES + 1, "a text file")  # fmt: skip
+    raw = (
+        sys.stdin.buffer.read(MAX_BYTES + 1)
+        if source == "-"
+        else reportfile.read_bounded(Path(source), MAX_BYTES + 1, "a text file")
+    )
     result = triage(raw)
     sys.stdout.write(reply.render(result, fmt))
     return Exit.FINDINGS if result.verdict == "fail" else Exit.OK

@@ -87,10 +87,21 @@ def _probe_options(p: argparse.ArgumentParser, timeout: float = 120.0, total: fl
     p.add_argument("--skip-probe", action="append", default=[], metavar="NAME", help="do not run this probe")
     p.add_argument("--timeout", type=_positive, default=timeout, help="seconds per probe and for the jax child")
     p.add_argument("--total-timeout", type=_positive, default=total, help="seconds for all probes together")
-    p.add_argument("--precision", choices=["auto", "float32", "float64", "both"], default="auto",
-                   help="probe precision (default: what the jax configuration gives)")  # fmt: skip
+    p.add_argument(
+        "--precision",
+        choices=["auto", "float32", "float64", "both"],
+        default="auto",
+        help="probe precision (default: what the jax configuration gives)",
+    )
     p.add_argument("--no-cache", action="store_true", help="do not use jax's persistent compilation cache")
-    p.add_argument("--device", action="append", type=_device, default=[], metavar="N",
-                   help="compare only these jax devices (repeatable; default: every local device)")  # fmt: skip
-    p.add_argument("--python", metavar="PATH",
-                   help="audit this interpreter's environment (or a virtualenv / conda directory)")  # fmt: skip
+    p.add_argument(
+        "--device",
+        action="append",
+        type=_device,
+        default=[],
+        metavar="N",
+        help="compare only these jax devices (repeatable; default: every local device)",
+    )
+    p.add_argument(
+        "--python", metavar="PATH", help="audit this interpreter's environment (or a virtualenv / conda directory)"
+    )

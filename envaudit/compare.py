@@ -104,8 +104,11 @@ def compare(reports: list[tuple[str, Report]]) -> Comparison:
     for node, env in envs.items():
         if fingerprint[node] != majority:
             keys = sorted(set(env) | set(reference))
-            diff = [f"{k}: {env.get(k, 'absent')} (majority: {reference.get(k, 'absent')})" for k in keys
-                    if env.get(k) != reference.get(k)]  # fmt: skip
+            diff = [
+                f"{k}: {env.get(k, 'absent')} (majority: {reference.get(k, 'absent')})"
+                for k in keys
+                if env.get(k) != reference.get(k)
+            ]
             drift.append(Drift(node, "environment", tuple(diff)))
     # (fingerprint, probe, device) -> node -> digest; device None is the probe's own answer on its default device
     answers: dict[tuple[str, str, int | None], dict[str, str]] = defaultdict(dict)
@@ -123,8 +126,16 @@ def compare(reports: list[tuple[str, Report]]) -> Comparison:
         what = probe_name if device_id is None else f"{probe_name} on device {device_id}"
         for node, digest in sorted(by_node.items()):
             if digest != usual and len(by_node) > 2:
-                drift.append(Drift(node, "probe", (f"{what}: answer differs from the {len(by_node) - 1} other "
-                                                    "nodes with identical software (a faulty device?)",)))  # fmt: skip
+                drift.append(
+                    Drift(
+                        node,
+                        "probe",
+                        (
+                            f"{what}: answer differs from the {len(by_node) - 1} other "
+                            "nodes with identical software (a faulty device?)",
+                        ),
+                    )
+                )
     return Comparison(len(reports), len(groups), groups[majority] if groups else 0, tuple(drift))
 
 
@@ -176,10 +187,15 @@ def render(result: Comparison, fmt: str) -> str:
     lines = [
         f"{result.nodes} nodes, {result.environments} distinct environment(s); the majority has {result.majority}",
     ]
-    lines += [f"DRIFT {clean(d.node)} ({clean(d.kind)}): {clean(detail)}" for d in result.drift
-              for detail in d.details or ("?",)]  # fmt: skip
-    lines += [f"DUPLICATE host {clean(host)}: several reports name it; each is compared as its own node"
-              for host in result.duplicates]  # fmt: skip
+    lines += [
+        f"DRIFT {clean(d.node)} ({clean(d.kind)}): {clean(detail)}"
+        for d in result.drift
+        for detail in d.details or ("?",)
+    ]
+    lines += [
+        f"DUPLICATE host {clean(host)}: several reports name it; each is compared as its own node"
+        for host in result.duplicates
+    ]
     lines += [f"SKIPPED {clean(why)}" for why in result.skipped]
     lines.append("no drift" if not result.drift else f"{len({d.node for d in result.drift})} node(s) drift")
     return "\n".join(lines) + "\n"

@@ -71,8 +71,11 @@ def describe(jax_id: int, kind: str, facts: Facts) -> str:
         known = kind if kind.lower() == "cpu" else f"{kind}; its board cannot be told from these facts"
         return f"jax device {jax_id} ({known})"
     parts = [str(gpu.get("name") or kind)]
-    parts += [f"{label} {value}" for label, value in (("PCI", gpu.get("pci_bus_id")), ("UUID", gpu.get("uuid")),
-                                                       ("serial", gpu.get("serial"))) if value]  # fmt: skip
+    parts += [
+        f"{label} {value}"
+        for label, value in (("PCI", gpu.get("pci_bus_id")), ("UUID", gpu.get("uuid")), ("serial", gpu.get("serial")))
+        if value
+    ]
     return f"jax device {jax_id} = GPU {gpu.get('index')} ({', '.join(parts)})"
 
 

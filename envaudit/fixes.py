@@ -82,8 +82,10 @@ def _fits(pin_spec: str, requirement_spec: str) -> bool:
     from packaging.specifiers import SpecifierSet
 
     pin, req = SpecifierSet(pin_spec), SpecifierSet(requirement_spec)
-    return any(pin.contains(v, prereleases=True) and req.contains(v, prereleases=True)
-               for v in _candidates(pin_spec) + _candidates(requirement_spec))  # fmt: skip
+    return any(
+        pin.contains(v, prereleases=True) and req.contains(v, prereleases=True)
+        for v in _candidates(pin_spec) + _candidates(requirement_spec)
+    )
 
 
 def dependents(facts: Facts, pins: Sequence[str]) -> list[str]:
@@ -120,8 +122,11 @@ def pip_install(facts: Facts, pins: Sequence[str], *, installed_only: bool = Fal
     from packaging.version import InvalidVersion
 
     try:
-        needed = [p for p in dict.fromkeys(pins)
-                  if not satisfied(facts, p) and (not installed_only or _parse(p)[0] in facts.packages)]  # fmt: skip
+        needed = [
+            p
+            for p in dict.fromkeys(pins)
+            if not satisfied(facts, p) and (not installed_only or _parse(p)[0] in facts.packages)
+        ]
         needed += dependents(facts, needed)
     except (InvalidRequirement, InvalidVersion, ValueError):  # not versions (a hand-edited report): no command
         return ""
@@ -144,5 +149,8 @@ def jax_release(facts: Facts, version: str) -> list[str]:
 
 def installed_jax(facts: Facts) -> list[str]:
     """The installed jax, jaxlib and plugins, each pinned at its version: what a library fix must not move."""
-    return [f"{name}=={version}" for name, version in sorted(facts.packages.items())
-            if name in ("jax", "jaxlib") or PLUGIN.match(name)]  # fmt: skip
+    return [
+        f"{name}=={version}"
+        for name, version in sorted(facts.packages.items())
+        if name in ("jax", "jaxlib") or PLUGIN.match(name)
+    ]

@@ -147,8 +147,10 @@ def evaluate_now(jax_config: Any, failure: BaseException | None = None) -> list[
 
 def explain_failure(failure: BaseException) -> str:
     """The lines the hook prints when importing jax (or flax) raised: each root cause, as its warnings read."""
-    return "".join(f"envaudit: [{f['id']}] {f['title']}{': ' + f['detail'] if f['detail'] else ''}. Fix: {f['fix']}\n"
-                   for f in evaluate_now(None, failure))  # fmt: skip
+    return "".join(
+        f"envaudit: [{f['id']}] {f['title']}{': ' + f['detail'] if f['detail'] else ''}. Fix: {f['fix']}\n"
+        for f in evaluate_now(None, failure)
+    )
 
 
 def cacheable(found: list[dict[str, str]]) -> list[dict[str, str]]:

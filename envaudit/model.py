@@ -73,8 +73,13 @@ class ProbeResult:
     devices: tuple[JSONDict, ...] = ()  # per device: {id, kind, digest, rel_err}, when several were compared
 
     def to_dict(self) -> JSONDict:
-        found = {"name": self.name, "status": self.status, "metrics": self.metrics,
-                 "duration_s": round(self.duration_s, 4), "message": self.message}  # fmt: skip
+        found = {
+            "name": self.name,
+            "status": self.status,
+            "metrics": self.metrics,
+            "duration_s": round(self.duration_s, 4),
+            "message": self.message,
+        }
         found |= {"judgement": self.judgement} if self.judgement else {}
         return found | ({"devices": [dict(d) for d in self.devices]} if self.devices else {})
 
@@ -158,9 +163,17 @@ class Report:
 
 
 DEVICE_KEYS: dict[str, type | tuple[type, ...]] = {  # a device's answer; a non-finite error travels as its text
-    "id": int, "kind": str, "digest": str, "rel_err": (int, float, str), "digest_default": str,
-    "rel_err_default": (int, float, str), "verdict": str, "board": str, "uuid": str, "pci_bus_id": str,
-}  # fmt: skip
+    "id": int,
+    "kind": str,
+    "digest": str,
+    "rel_err": (int, float, str),
+    "digest_default": str,
+    "rel_err_default": (int, float, str),
+    "verdict": str,
+    "board": str,
+    "uuid": str,
+    "pci_bus_id": str,
+}
 
 
 def _devices(data: object) -> tuple[JSONDict, ...]:

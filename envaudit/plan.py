@@ -38,8 +38,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--platform", choices=PLATFORMS, help="platform jax will run on")
     p.add_argument("--x64", action="store_true", help="jax_enable_x64 will be on")
     p.add_argument("--python", metavar="X.Y", help="the Python version it will run on, e.g. 3.12")
-    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                   help="an environment variable it will run with (repeatable); none is set otherwise")  # fmt: skip
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable it will run with (repeatable); none is set otherwise",
+    )
 
 
 def _version(flag: str, text: str | None) -> str | None:
@@ -78,8 +83,11 @@ def facts_from_args(args: argparse.Namespace) -> Facts:
     packages: dict[str, str] = {}
     env = _env(args.env)
     precision = env.get("JAX_DEFAULT_MATMUL_PRECISION")
-    jax: dict[str, Any] = {"status": "unknown", "x64": bool(args.x64 or env_flag(env.get("JAX_ENABLE_X64"))),
-                           "default_matmul_precision": precision.lower() if precision else None}  # fmt: skip
+    jax: dict[str, Any] = {
+        "status": "unknown",
+        "x64": bool(args.x64 or env_flag(env.get("JAX_ENABLE_X64"))),
+        "default_matmul_precision": precision.lower() if precision else None,
+    }
     implied: dict[str, str] = {}
     for text in args.requirements:
         name, version, extras = pin(text)
@@ -98,8 +106,14 @@ def facts_from_args(args: argparse.Namespace) -> Facts:
     if cudnn := _version("--cudnn", args.cudnn):
         jax["cudnn_version"] = cudnn
     python = PythonFacts(version=_python(args.python)) if args.python else PythonFacts()
-    return Facts(packages=dict(sorted(packages.items())), python=python, jax=cast(JaxFacts, jax),
-                 nvidia=_nvidia(args), env=env, origin="plan")  # fmt: skip
+    return Facts(
+        packages=dict(sorted(packages.items())),
+        python=python,
+        jax=cast(JaxFacts, jax),
+        nvidia=_nvidia(args),
+        env=env,
+        origin="plan",
+    )
 
 
 def _python(text: str) -> str:

@@ -24,14 +24,27 @@ SECRET_WORDS = ("TOKEN", "SECRET", "PASSW", "CREDENTIAL", "API_KEY", "APIKEY", "
 FLAGS_SUFFIXES = ("_FLAGS", "_ARGS")  # XLA_FLAGS, TF_XLA_FLAGS, LIBTPU_INIT_ARGS: command lines in a variable
 URL_NAME = re.compile(r"(URL|URI|WEBHOOK|ENDPOINT)S?$")
 KNOWN_XLA_FLAGS = frozenset(
-    {"--xla_cpu_enable_fast_math", "--xla_cpu_fast_math_honor_nans", "--xla_cpu_fast_math_honor_infs",
-     "--xla_cpu_fast_math_honor_division", "--xla_cpu_fast_math_honor_functions", "--xla_gpu_deterministic_ops",
-     "--xla_gpu_exclude_nondeterministic_ops", "--xla_gpu_enable_scatter_determinism_expander",
-     "--xla_gpu_enable_triton_gemm", "--xla_gpu_enable_cublaslt", "--xla_gpu_autotune_level",
-     "--xla_gpu_cublas_fallback", "--xla_force_host_platform_device_count", "--xla_gpu_enable_fast_min_max",
-     "--xla_backend_optimization_level", "--xla_gpu_enable_latency_hiding_scheduler",
-     "--xla_cpu_experimental_ynn_fusion_type", "--xla_disable_hlo_passes"}
-)  # fmt: skip
+    {
+        "--xla_cpu_enable_fast_math",
+        "--xla_cpu_fast_math_honor_nans",
+        "--xla_cpu_fast_math_honor_infs",
+        "--xla_cpu_fast_math_honor_division",
+        "--xla_cpu_fast_math_honor_functions",
+        "--xla_gpu_deterministic_ops",
+        "--xla_gpu_exclude_nondeterministic_ops",
+        "--xla_gpu_enable_scatter_determinism_expander",
+        "--xla_gpu_enable_triton_gemm",
+        "--xla_gpu_enable_cublaslt",
+        "--xla_gpu_autotune_level",
+        "--xla_gpu_cublas_fallback",
+        "--xla_force_host_platform_device_count",
+        "--xla_gpu_enable_fast_min_max",
+        "--xla_backend_optimization_level",
+        "--xla_gpu_enable_latency_hiding_scheduler",
+        "--xla_cpu_experimental_ynn_fusion_type",
+        "--xla_disable_hlo_passes",
+    }
+)
 PLAIN = re.compile(r"[A-Za-z0-9_.+,-]*")  # a known flag's value is kept only when words or numbers (a, b lists)
 FLAG_NAME = re.compile(r"--?[A-Za-z0-9_-]+")  # a bare flag (--xla_foo) is kept; any other bare word is not
 SCRUB_MIN = 4  # shorter hidden values (a "1", a port) are not searched for in text: they would garble it

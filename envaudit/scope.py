@@ -12,11 +12,26 @@ import re
 # The audited stack: exact names, and patterns for the families whose names carry a CUDA/ROCm major.
 RELEVANT_NAMES = frozenset(
     {
-        "jax", "jaxlib", "libtpu", "libtpu-nightly", "flax", "neural-tangents", "numpy", "scipy", "ml-dtypes",
-        "optax", "orbax-checkpoint", "tensorflow", "tensorflow-cpu", "tf2jax", "opt-einsum", "chex",
-        "frozendict", "envaudit",
+        "jax",
+        "jaxlib",
+        "libtpu",
+        "libtpu-nightly",
+        "flax",
+        "neural-tangents",
+        "numpy",
+        "scipy",
+        "ml-dtypes",
+        "optax",
+        "orbax-checkpoint",
+        "tensorflow",
+        "tensorflow-cpu",
+        "tf2jax",
+        "opt-einsum",
+        "chex",
+        "frozendict",
+        "envaudit",
     }
-)  # fmt: skip
+)
 # jax's GPU plugins and their PJRT packages, released in lockstep with jaxlib: jax-cuda12-plugin, jax-rocm60-pjrt...
 PLUGIN = re.compile(r"^jax-(?P<kind>cuda|rocm)(?P<major>\d+)-(plugin|pjrt)$")
 RELEVANT_PATTERN = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|jax-rocm\d+-(plugin|pjrt)|jax-tpu.*|nvidia-.+)$")
@@ -24,11 +39,25 @@ RELEVANT_PATTERN = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|jax-rocm\d+-(plugin|
 # Variables that change numerics, devices or where CUDA libraries come from (docs/architecture.md: facts.env).
 ENV_PREFIXES = ("JAX_", "XLA_", "TF_CUDNN_", "TF_XLA_", "ENVAUDIT_")
 ENV_NAMES = frozenset(
-    {"NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "NVIDIA_VISIBLE_DEVICES",
-     "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "TPU_VISIBLE_CHIPS", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT",
-     "CUDA_MODULE_LOADING", "CUBLAS_WORKSPACE_CONFIG", "NCCL_ALGO", "NCCL_PROTO", "TF_DETERMINISTIC_OPS",
-     "OMP_NUM_THREADS"}
-)  # fmt: skip
+    {
+        "NVIDIA_TF32_OVERRIDE",
+        "CUDA_VISIBLE_DEVICES",
+        "CUDA_DEVICE_ORDER",
+        "NVIDIA_VISIBLE_DEVICES",
+        "ROCR_VISIBLE_DEVICES",
+        "HIP_VISIBLE_DEVICES",
+        "TPU_VISIBLE_CHIPS",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "CUDA_ROOT",
+        "CUDA_MODULE_LOADING",
+        "CUBLAS_WORKSPACE_CONFIG",
+        "NCCL_ALGO",
+        "NCCL_PROTO",
+        "TF_DETERMINISTIC_OPS",
+        "OMP_NUM_THREADS",
+    }
+)
 
 
 def canonicalize_name(name: str) -> str:

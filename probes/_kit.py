@@ -142,8 +142,9 @@ def each_device(fn: Callable[..., Any], args: tuple[Any, ...], ref: NDArray[Any]
     both = jax.jit(lambda *a: (highest(fn)(*a), fn(*a)), out_shardings=everywhere)
     exact, default = both(*jax.device_put(args, everywhere))
     found: list[dict[str, object]] = []
-    for one, other in zip(*(sorted(o.addressable_shards, key=lambda s: int(s.device.id)) for o in (exact, default)),
-                          strict=True):  # fmt: skip
+    for one, other in zip(
+        *(sorted(o.addressable_shards, key=lambda s: int(s.device.id)) for o in (exact, default)), strict=True
+    ):
         answer: dict[str, object] = {"id": int(one.device.id), "kind": str(one.device.device_kind)}
         for suffix, shard in (("", one), ("_default", other)):
             value = np.asarray(shard.data)
@@ -171,15 +172,22 @@ def device_problems(found: list[dict[str, object]], tol: float) -> list[str]:
         if bits.count(usual) * 2 <= len(bits):
             bad.append(f"the {kind} devices {', '.join(str(d['id']) for d in same)} disagree, none with a majority")
         else:
-            bad += [f"device {d['id']} ({kind}) differs from the others" for d, b in zip(same, bits, strict=True)
-                    if b != usual]  # fmt: skip
+            bad += [
+                f"device {d['id']} ({kind}) differs from the others"
+                for d, b in zip(same, bits, strict=True)
+                if b != usual
+            ]
     return bad
 
 
 def finish(
-    name: str, metrics: dict[str, object], thresholds: dict[str, object], good: str,
-    found: list[dict[str, object]] | None = None, tol: float = 0.0,
-) -> dict[str, object]:  # fmt: skip
+    name: str,
+    metrics: dict[str, object],
+    thresholds: dict[str, object],
+    good: str,
+    found: list[dict[str, object]] | None = None,
+    tol: float = 0.0,
+) -> dict[str, object]:
     """The probe's result: its own verdict on its thresholds (and its devices, with their bound `tol`)."""
     bad = judge(metrics, thresholds) + device_problems(found or [], tol)
     message = "; ".join(bad) if bad else good + (f"; {len(found)} devices agree" if found else "")
@@ -194,9 +202,14 @@ def result(
 
 
 def batch_metrics(
-    ref: NDArray[Any], batched: NDArray[Any], per_example: NDArray[Any], rerun: NDArray[Any], default: NDArray[Any],
-    rerun_default: NDArray[Any], dtype: str,
-) -> dict[str, object]:  # fmt: skip
+    ref: NDArray[Any],
+    batched: NDArray[Any],
+    per_example: NDArray[Any],
+    rerun: NDArray[Any],
+    default: NDArray[Any],
+    rerun_default: NDArray[Any],
+    dtype: str,
+) -> dict[str, object]:
     """What every batch-consistency probe measures: the batched and per-example results (HIGHEST) against the
     float64 answer and each other, a rerun of the same executable, and the default-precision run."""
     found: dict[str, object] = {

@@ -100,8 +100,9 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         )
         xj = jax.device_put(np.asarray(x_np, dtype=dtype))
         first, again = programs["full"](params, xj), programs["full"](params, xj)
-        chunks = {b: jax.device_put([np.asarray(x_np[i : i + b], dtype=dtype) for i in range(0, POINTS, b)])
-                  for b in CHUNKS}  # fmt: skip  # cut on the host: slicing a device array compiles a program per slice
+        chunks = {
+            b: jax.device_put([np.asarray(x_np[i : i + b], dtype=dtype) for i in range(0, POINTS, b)]) for b in CHUNKS
+        }  # cut on the host: slicing a device array compiles a program per slice
         jacobians = jax.device_get({b: [programs[b](params, part) for part in parts] for b, parts in chunks.items()})
         (full, default), (rerun, rerun_default) = jax.device_get([first, again])
         # K[I, J] = J_I J_J^T for every pair of chunks, as nt.batch assembles it: the chunks' Jacobians, stacked

@@ -10,8 +10,22 @@ import sys
 
 from _bench import ENVAUDIT, compare, env, report
 
-PLAN = [*ENVAUDIT, "plan", "jax==0.2.19", "jaxlib==0.1.70+cuda102", "flax==0.3.4", "neural-tangents==0.3.7",
-        "--driver", "440.33.01", "--gpus", "1", "--compute-capability", "7.0", "--format", "json"]  # fmt: skip
+PLAN = [
+    *ENVAUDIT,
+    "plan",
+    "jax==0.2.19",
+    "jaxlib==0.1.70+cuda102",
+    "flax==0.3.4",
+    "neural-tangents==0.3.7",
+    "--driver",
+    "440.33.01",
+    "--gpus",
+    "1",
+    "--compute-capability",
+    "7.0",
+    "--format",
+    "json",
+]
 
 
 def main() -> None:

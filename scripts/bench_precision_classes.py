@@ -60,8 +60,10 @@ def main(argv: list[str] | None = None) -> int:
             )
         print(f"| {p} | " + " | ".join(cells) + " |")
     tf32 = max(worst[p].get("tf32", 0.0) for p in probes)
-    print(f"\nTF32-like rounding on the CPU (class float32, bound {bounds['float32']:g}): smallest error "
-          f"{min(worst[p].get('tf32', 1.0) for p in probes):.3g}, largest {tf32:.3g}")  # fmt: skip
+    print(
+        f"\nTF32-like rounding on the CPU (class float32, bound {bounds['float32']:g}): smallest error "
+        f"{min(worst[p].get('tf32', 1.0) for p in probes):.3g}, largest {tf32:.3g}"
+    )
     return 0
 
 

@@ -43,8 +43,13 @@ def main() -> int:
         for suffix, fmt in FORMATS.items():
             path(name, suffix).write_text(render(report, fmt), encoding="utf-8")
     if args.readme:
-        done = subprocess.run([sys.executable, "-m", "envaudit", "--format", "json"], capture_output=True, text=True,
-                              cwd=ROOT, check=False)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "envaudit", "--format", "json"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=False,
+        )
         # a committed file names no machine path: this checkout and the home directory become placeholders
         raw = done.stdout.replace(str(ROOT), "/home/me/project").replace(str(Path.home()), "/home/me")
         data = json.loads(raw)

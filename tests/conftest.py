@@ -103,8 +103,11 @@ def nt_python() -> Path:
     import subprocess
 
     if not NT_PYTHON.exists():
-        subprocess.run(["bash", str(ROOT / "scripts" / "make-nt-env.sh"), str(NT_PYTHON.parent.parent)], check=True,
-                       env={**os.environ, "PYTHON": sys.executable})  # fmt: skip
+        subprocess.run(
+            ["bash", str(ROOT / "scripts" / "make-nt-env.sh"), str(NT_PYTHON.parent.parent)],
+            check=True,
+            env={**os.environ, "PYTHON": sys.executable},
+        )
     return NT_PYTHON
 
 
@@ -114,6 +117,9 @@ def nt065(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import subprocess
 
     target = tmp_path_factory.mktemp("nt065")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-                    "neural-tangents==0.6.5"], check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), "neural-tangents==0.6.5"],
+        check=True,
+        capture_output=True,
+    )
     return target

@@ -38,8 +38,14 @@ def audit_on_cpu(faults: str, *argv: str, extra_env: dict[str, str] | None = Non
     env = {k: v for k, v in os.environ.items() if k not in ("JAX_ENABLE_X64", "JAX_DEFAULT_MATMUL_PRECISION")}
     env |= {"PYTHONPATH": os.pathsep.join([str(FAULTS / "compose"), str(ROOT)]), "ENVAUDIT_FAULTS": faults}
     env |= extra_env or {}
-    proc = subprocess.run([sys.executable, "-m", "envaudit", "audit", "--format", "json", *argv], env=env,
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "envaudit", "audit", "--format", "json", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     report: dict[str, Any] = json.loads(proc.stdout)
     return report

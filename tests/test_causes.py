@@ -26,8 +26,13 @@ def test_a_stale_jax_on_pythonpath_is_the_one_root_of_every_failure() -> None:
     report = stale_report()
     first, *rest = report.findings
     assert (first.id, first.severity, first.caused_by) == ("pythonpath-shadows", "fail", "")
-    assert {f.id for f in rest} == {"jax-jaxlib-coupling", "jax-broken", "duplicate-distribution",
-                                    "probe-dense-chain-error", "probe-ntk-error"}  # fmt: skip
+    assert {f.id for f in rest} == {
+        "jax-jaxlib-coupling",
+        "jax-broken",
+        "duplicate-distribution",
+        "probe-dense-chain-error",
+        "probe-ntk-error",
+    }
     assert all(f.caused_by == "pythonpath-shadows" for f in rest)
     assert report.verdict == "fail" and audit.exit_code(report, strict=False) == 1  # the meaning is unchanged
 
@@ -74,8 +79,9 @@ def test_a_probe_for_a_package_that_is_not_installed_is_a_skip_even_when_jax_fai
     without = audit.judged(facts_from(STALE), [flax], mode="audit")
     assert without.probes[0].status == "skip" and without.probes[0].message == "flax is not installed"
     assert "probe-flax-dtype-error" not in {f.id for f in without.findings}
-    with_flax = audit.judged(facts_from({**STALE, "packages": {**STALE["packages"], "flax": "0.12.8"}}), [flax],
-                             mode="audit")  # fmt: skip
+    with_flax = audit.judged(
+        facts_from({**STALE, "packages": {**STALE["packages"], "flax": "0.12.8"}}), [flax], mode="audit"
+    )
     assert with_flax.probes[0].status == "error"
 
 
@@ -101,8 +107,11 @@ def test_jax_platforms_cuda_without_a_gpu_is_one_failure_fixed_by_unsetting_it(t
 
 def test_a_check_that_fires_twice_folds_its_consequences_once() -> None:
     """plugin-jaxlib-mismatch fires for the plugin and for the pjrt package: jax-broken folds under it once."""
-    found = [Finding("plugin-jaxlib-mismatch", "fail", "t", "plugin"), Finding("plugin-jaxlib-mismatch", "fail", "t",
-             "pjrt"), Finding("jax-broken", "fail", "t")]  # fmt: skip
+    found = [
+        Finding("plugin-jaxlib-mismatch", "fail", "t", "plugin"),
+        Finding("plugin-jaxlib-mismatch", "fail", "t", "pjrt"),
+        Finding("jax-broken", "fail", "t"),
+    ]
     linked = causes.link(found, facts_from({"jax": {"status": "import_error"}}))
     mismatch = "plugin-jaxlib-mismatch"
     assert [(f.id, f.caused_by) for f in linked] == [(mismatch, ""), ("jax-broken", mismatch), (mismatch, "")]

@@ -174,8 +174,15 @@ def test_the_command_line_loads_no_knowledge_base_before_the_probe_child_starts(
     """The audit's wall time is the child's (jax's import, then the probes): what the parent loads before starting
     it adds to the whole audit (measured: the child started 0.19-0.23 s after the interpreter when the command line
     imported every verb's modules, 0.12 s now). The rules, the judge and the other verbs load while jax imports."""
-    late = ("envaudit.rules.checks", "envaudit.rules.engine", "envaudit.judge", "envaudit.compare", "envaudit.triage",
-            "envaudit.collect.outside", "envaudit.reportfile")  # fmt: skip
+    late = (
+        "envaudit.rules.checks",
+        "envaudit.rules.engine",
+        "envaudit.judge",
+        "envaudit.compare",
+        "envaudit.triage",
+        "envaudit.collect.outside",
+        "envaudit.reportfile",
+    )
     loaded = modules_after("import envaudit.cli", child_env)
     assert not [m for m in late if m in loaded]
 
@@ -217,8 +224,11 @@ def no_jax_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     missing = subprocess.run([BASE_PYTHON, "-s", "-c", probe, *needed], capture_output=True, text=True, check=True)
     wanted = [needed[m] for m in missing.stdout.split()]  # only what the base interpreter lacks: no duplicates
     if wanted:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", str(target), *wanted], check=True,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--target", str(target), *wanted],
+            check=True,
+            capture_output=True,
+        )
     return target
 
 
@@ -228,8 +238,14 @@ def test_a_machine_without_jax_says_there_is_nothing_to_audit_and_audits_another
     """`pip install . && python -m envaudit` in an environment without jax: not an OK over skipped probes, but
     what is missing and where, and `--python` audits the environment that has jax from there."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{ROOT}:{no_jax_site}", "ENVAUDIT_CACHE_DIR": str(tmp_path)}
-    proc = subprocess.run([BASE_PYTHON, "-s", "-m", "envaudit", "--format", "json"], env=env,
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path)  # fmt: skip
+    proc = subprocess.run(
+        [BASE_PYTHON, "-s", "-m", "envaudit", "--format", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["facts"]["jax"]["status"] == "absent" and "jax" not in report["facts"]["packages"]
@@ -246,7 +262,14 @@ def test_a_machine_without_jax_says_there_is_nothing_to_audit_and_audits_another
 def test_a_closed_pipe_is_quiet(child_env: dict[str, str]) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before anything is written, as after `| head -1` has its line
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "rules"], env=child_env, stdout=write_end, capture_output=False,
-                          stderr=subprocess.PIPE, text=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "rules"],
+        env=child_env,
+        stdout=write_end,
+        capture_output=False,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
     os.close(write_end)
     assert (proc.returncode, proc.stderr) == (3, "")

@@ -16,12 +16,18 @@ from tests.conftest import facts_from
 
 
 def node(name: str, jaxlib: str = "0.4.30", driver: str = "550.54.15", x64: bool = False, err: float = 8e-7) -> Report:
-    facts: Facts = facts_from({
-        "packages": {"jax": "0.4.30", "jaxlib": jaxlib, "jax-cuda12-plugin": jaxlib},
-        "nvidia": {"status": "ok", "driver_version": driver, "cuda_driver_version": "12.4",
-                   "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}]},
-        "jax": {"status": "ok", "platform": "cuda", "x64": x64, "default_matmul_precision": None},
-    })  # fmt: skip
+    facts: Facts = facts_from(
+        {
+            "packages": {"jax": "0.4.30", "jaxlib": jaxlib, "jax-cuda12-plugin": jaxlib},
+            "nvidia": {
+                "status": "ok",
+                "driver_version": driver,
+                "cuda_driver_version": "12.4",
+                "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0"}],
+            },
+            "jax": {"status": "ok", "platform": "cuda", "x64": x64, "default_matmul_precision": None},
+        }
+    )
     probes = (ProbeResult("dense_chain", "pass", {"rel_err_batched": err}, 1.0 + len(name) / 100),)
     return Report(facts, probes=probes, host={"hostname": name}, created="2026-11-29T00:00:00Z", envaudit_version="0")
 
@@ -136,9 +142,9 @@ def test_a_bad_file_in_a_directory_is_skipped_and_said(tmp_path: Path, capsys: p
 
 
 @pytest.mark.parametrize(
-    ("saved", "where"), [('"duration_s": 1.05', "probes[0].duration_s"), ('"rel_err_batched": 8e-07',
-                                                                           "probes[0].metrics.rel_err_batched")]
-)  # fmt: skip
+    ("saved", "where"),
+    [('"duration_s": 1.05', "probes[0].duration_s"), ('"rel_err_batched": 8e-07', "probes[0].metrics.rel_err_batched")],
+)
 def test_a_report_with_a_number_no_float_holds_is_skipped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], saved: str, where: str
 ) -> None:
@@ -157,8 +163,14 @@ def test_a_report_with_a_number_no_float_holds_is_skipped(
 
 def test_text_output_cleans_what_reports_and_file_names_say() -> None:
     evil = "gpu\x1b]0;PWNED\x07\n# injected\x9b2J"
-    result = Comparison(2, 2, 1, (Drift(evil, "environment", (f"env JAX_Y: {evil} (majority: x)",)),),
-                        duplicates=(evil,), skipped=(f"/tmp/{evil}.json: not valid JSON",))  # fmt: skip
+    result = Comparison(
+        2,
+        2,
+        1,
+        (Drift(evil, "environment", (f"env JAX_Y: {evil} (majority: x)",)),),
+        duplicates=(evil,),
+        skipped=(f"/tmp/{evil}.json: not valid JSON",),
+    )
     out = render(result, "text")
     assert not any(ch in out for ch in "\x1b\x07\x9b") and "PWNED" in out
     assert not any(line.startswith("# injected") for line in out.splitlines()) and len(out.splitlines()) == 5

@@ -23,9 +23,14 @@ def node(count: int = 8, **env: str) -> tuple[Facts, list[GPU]]:
         device["nvmlDeviceGetPciInfo"] = {"busId": f"00000000:{bus}:00.0"}
     nvidia = get_nvidia(make_fake_pynvml(fixture))
     order = {"CUDA_DEVICE_ORDER": env.pop("ORDER")} if "ORDER" in env else {}
-    jax = {"status": "ok", "platform": "cuda", "child_env": order,
-           "devices": [{"id": i, "platform": "gpu", "device_kind": "NVIDIA H200", "local_hardware_id": i}
-                       for i in range(count)]}  # fmt: skip
+    jax = {
+        "status": "ok",
+        "platform": "cuda",
+        "child_env": order,
+        "devices": [
+            {"id": i, "platform": "gpu", "device_kind": "NVIDIA H200", "local_hardware_id": i} for i in range(count)
+        ],
+    }
     return facts_from({"nvidia": nvidia, "jax": jax, "env": env}), nvidia["gpus"]
 
 

@@ -18,13 +18,17 @@ def test_a_documents_types_are_checked_from_the_annotations_at_every_depth() -> 
         ({"jax": {"status": "ok", "child_pids": [1, "2"]}}, "facts.jax.child_pids[1] must be of JSON type integer"),
         ({"jax": {"status": "ok", "x64": 1}}, "facts.jax.x64 must be of JSON type boolean"),
         ({"jax": {"status": "ok", "duration_s": True}}, "facts.jax.duration_s must be of JSON type number"),
-        ({"nvidia": {"status": "ok", "gpus": [{"compute_processes": [{"pid": "1"}]}]}},
-         "facts.nvidia.gpus[0].compute_processes[0].pid must be of JSON type integer"),
-        ({"duplicates": [{"name": "jax", "versions": ["0.4.30", None]}]},
-         "facts.duplicates[0].versions[1] must not be null"),
+        (
+            {"nvidia": {"status": "ok", "gpus": [{"compute_processes": [{"pid": "1"}]}]}},
+            "facts.nvidia.gpus[0].compute_processes[0].pid must be of JSON type integer",
+        ),
+        (
+            {"duplicates": [{"name": "jax", "versions": ["0.4.30", None]}]},
+            "facts.duplicates[0].versions[1] must not be null",
+        ),
         ({"env": {"XLA_FLAGS": None}}, "facts.env.XLA_FLAGS must not be null"),
         ({"origin": "somewhere"}, "facts.origin is 'somewhere', not one of live, plan, hook, triage"),
-    ]  # fmt: skip
+    ]
     for fragment, expected in cases:
         with pytest.raises(ReportError) as err:
             facts_from(fragment)
@@ -57,10 +61,23 @@ def test_a_bug_report_of_envaudit_0_2_reads_as_a_bug_report_not_a_plan() -> None
     cannot install (a plan's no-wheel check) and get a plan's defaults. The report's mode says which it was."""
     from envaudit.model import Report
 
-    report = {"schema": "envaudit/report/v1", "envaudit_version": "0.2.0", "created": "2026-11-30T10:00:00Z",
-              "host": {"hostname": "bug report"}, "mode": "triage", "verdict": "ok", "findings": [], "probes": [],
-              "facts": {"packages": {"jax": "0.4.30", "jaxlib": "0.4.30"}, "python": {"version": "3.13.1"},
-                        "platform": {}, "env": {}, "nvidia": {"status": "unknown"},
-                        "jax": {"status": "planned", "message": "from the text of a bug report"}}}  # fmt: skip
+    report = {
+        "schema": "envaudit/report/v1",
+        "envaudit_version": "0.2.0",
+        "created": "2026-11-30T10:00:00Z",
+        "host": {"hostname": "bug report"},
+        "mode": "triage",
+        "verdict": "ok",
+        "findings": [],
+        "probes": [],
+        "facts": {
+            "packages": {"jax": "0.4.30", "jaxlib": "0.4.30"},
+            "python": {"version": "3.13.1"},
+            "platform": {},
+            "env": {},
+            "nvidia": {"status": "unknown"},
+            "jax": {"status": "planned", "message": "from the text of a bug report"},
+        },
+    }
     assert Report.from_dict(report).facts.origin == "triage"
     assert Report.from_dict({**report, "mode": "plan"}).facts.origin == "plan"

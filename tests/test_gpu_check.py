@@ -15,11 +15,23 @@ from tests.conftest import PYTHON, ROOT
 def test_gpu_check_script_writes_report_markdown_and_text(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHON": PYTHON, "ENVAUDIT_CACHE_DIR": str(tmp_path / "cache")}
     out = tmp_path / "out"
-    proc = subprocess.run(["bash", str(ROOT / "scripts" / "gpu-check.sh"), str(out)], env=env, capture_output=True,
-                          text=True, timeout=600, cwd=tmp_path)  # fmt: skip
+    proc = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gpu-check.sh"), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in out.iterdir()) == ["gpu-report.json", "gpu-report.md", "gpu-report.txt", "health",
-                                                     "health.txt", "nvidia-smi.txt"]  # fmt: skip
+    assert sorted(p.name for p in out.iterdir()) == [
+        "gpu-report.json",
+        "gpu-report.md",
+        "gpu-report.txt",
+        "health",
+        "health.txt",
+        "nvidia-smi.txt",
+    ]
     report = Report.from_dict(json.loads((out / "gpu-report.json").read_text()))
     assert report.facts.jax["status"] == "ok" and report.probes
     assert (out / "gpu-report.md").read_text().startswith("### envaudit report: **ok**")

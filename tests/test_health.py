@@ -50,8 +50,13 @@ def test_health_writes_metrics_and_report(tmp_path: Path, capsys: pytest.Capture
 def test_health_with_a_faulty_stack_exits_1_with_one_line(child_env: dict[str, str], tmp_path: Path) -> None:
     fault = ROOT / "tests" / "faults" / "conv_batch_scale"
     env = {**child_env, "PYTHONPATH": f"{fault}{os.pathsep}{child_env['PYTHONPATH']}"}
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "health", "--probe", "conv_chain", "--prometheus-dir",
-                           str(tmp_path)], env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "health", "--probe", "conv_chain", "--prometheus-dir", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1
     assert proc.stdout == "envaudit FAIL probe-conv-chain: probe conv_chain computed a wrong answer\n"
     prom = (tmp_path / "envaudit.prom").read_text()
@@ -66,8 +71,13 @@ def test_a_fail_verdict_exits_1_even_when_the_textfile_cannot_be_written(
     (tmp_path / "envaudit.prom").mkdir()  # the textfile cannot be replaced (as a full or read-only disk)
     fault = ROOT / "tests" / "faults" / "conv_batch_scale"
     env = {**child_env, "PYTHONPATH": f"{fault}{os.pathsep}{child_env['PYTHONPATH']}"}
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "health", "--probe", "conv_chain", "--prometheus-dir",
-                           str(tmp_path)], env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "health", "--probe", "conv_chain", "--prometheus-dir", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1 and proc.stdout.startswith("envaudit FAIL probe-conv-chain")
     assert proc.stderr.startswith("envaudit: error: cannot write") and "the verdict above stands" in proc.stderr
 
@@ -82,14 +92,26 @@ def test_a_user_without_home_still_gets_an_audit(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_CACHE_HOME", "ENVAUDIT_CACHE_DIR")}
     env["PYTHONPATH"] = str(ROOT)
     nobody = ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups"]
-    proc = subprocess.run([*nobody, PYTHON, "-m", "envaudit", "--quick", "--format", "json"], env=env,
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [*nobody, PYTHON, "-m", "envaudit", "--quick", "--format", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["verdict"] in ("ok", "warn")
 
 
 def test_an_unwritable_cache_does_not_change_the_health_verdict(child_env: dict[str, str], tmp_path: Path) -> None:
     env = {**child_env, "ENVAUDIT_CACHE_DIR": "/proc/envaudit-cache"}
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "health", "--probe", "matmul_precision"], env=env,
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "health", "--probe", "matmul_precision"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stderr

@@ -36,8 +36,14 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def import_jax(python: Path, cache: Path, *flags: str, **env: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ENVAUDIT_HOOK", "PYTHONWARNINGS")}
     environ.update({"ENVAUDIT_CACHE_DIR": str(cache), **env})
-    return subprocess.run([str(python), *flags, "-c", "import jax; print('imported', jax.__version__)"], env=environ,
-                          capture_output=True, text=True, timeout=120, cwd=cache.parent)  # fmt: skip
+    return subprocess.run(
+        [str(python), *flags, "-c", "import jax; print('imported', jax.__version__)"],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cache.parent,
+    )
 
 
 def test_healthy_environment_prints_nothing(venv: Path, tmp_path: Path) -> None:
@@ -103,8 +109,9 @@ def test_leftover_pth_after_uninstall_is_silent(tmp_path: Path) -> None:
     python = make_venv(tmp_path / "venv", PARENT_SITE + "\n")
     site = next((tmp_path / "venv" / "lib").glob("python*/site-packages"))
     (site / PTH_NAME).write_text(PTH_LINE)  # left behind by an uninstall
-    probe = subprocess.run([str(python), "-c", "import envaudit"], env={"PATH": os.environ["PATH"]},
-                           capture_output=True, cwd=tmp_path)  # fmt: skip
+    probe = subprocess.run(
+        [str(python), "-c", "import envaudit"], env={"PATH": os.environ["PATH"]}, capture_output=True, cwd=tmp_path
+    )
     assert probe.returncode != 0, "envaudit is importable without the checkout: run the tests from `pip install -e`"
     proc = import_jax(python, tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("imported") and proc.stderr == ""
@@ -158,8 +165,10 @@ def test_import_failure_is_explained_and_the_exception_is_the_users(venv: Path, 
 def test_one_cached_verdict_whichever_name_started_the_interpreter(venv: Path, tmp_path: Path) -> None:
     """bin/python and bin/python3 are one environment: `envaudit hook status` run by either sees one cache."""
     code = "from envaudit.cachedir import fingerprint; print(fingerprint())"
-    prints = {subprocess.run([str(venv.with_name(name)), "-c", code], capture_output=True, text=True,
-                             check=True).stdout for name in ("python", "python3")}  # fmt: skip
+    prints = {
+        subprocess.run([str(venv.with_name(name)), "-c", code], capture_output=True, text=True, check=True).stdout
+        for name in ("python", "python3")
+    }
     assert len(prints) == 1
 
 
@@ -170,13 +179,24 @@ def test_status_of_another_environment_is_what_it_says_itself(venv: Path, tmp_pa
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"ENVAUDIT_CACHE_DIR": str(tmp_path)}
 
     def status(python: str, *argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([python, "-m", "envaudit", "hook", "status", *argv], env=environ, capture_output=True,
-                              text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+        return subprocess.run(
+            [python, "-m", "envaudit", "hook", "status", *argv],
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
 
     inside, outside = status(str(venv)), status(sys.executable, "--python", str(venv))
     assert inside.returncode == outside.returncode == 0, outside.stderr
     assert outside.stdout == inside.stdout and "site-packages: enabled" in outside.stdout
     assert "cached verdict for this environment: no warnings" in outside.stdout
-    refused = subprocess.run([sys.executable, "-m", "envaudit", "hook", "enable", "--python", str(venv)],
-                             env=environ, capture_output=True, text=True, timeout=120)  # fmt: skip
+    refused = subprocess.run(
+        [sys.executable, "-m", "envaudit", "hook", "enable", "--python", str(venv)],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1

@@ -43,8 +43,12 @@ def health(env: dict[str, str], directory: Path, *argv: str) -> tuple[subprocess
 
 def samples(directory: Path, name: str) -> dict[tuple[tuple[str, str], ...], float]:
     text = (directory / "envaudit.prom").read_text()
-    return {tuple(sorted(s.labels.items())): s.value for family in text_string_to_metric_families(text)
-            for s in family.samples if s.name == name}  # fmt: skip
+    return {
+        tuple(sorted(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == name
+    }
 
 
 @pytest.fixture(scope="module")
@@ -135,8 +139,9 @@ def test_a_bitwise_difference_within_the_bound_is_still_a_failure_where_devices_
 
 
 def test_device_limits_the_comparison_to_the_devices_named(child_env: dict[str, str], tmp_path: Path) -> None:
-    proc = envaudit(node_env(child_env, fault=True), "audit", "--format", "json", *PROBES, "--device", "0",
-                    "--device", "3")  # fmt: skip
+    proc = envaudit(
+        node_env(child_env, fault=True), "audit", "--format", "json", *PROBES, "--device", "0", "--device", "3"
+    )
     report = json.loads(proc.stdout)
     assert proc.returncode == 0, report["findings"]
     assert {tuple(d["id"] for d in p["devices"]) for p in report["probes"] if p["name"] in PER_DEVICE} == {(0, 3)}

@@ -15,8 +15,14 @@ PROBES = ("--probe", "ntk", "--probe", "matmul_precision")
 
 
 def audit(python: str, env: dict[str, str], *argv: str) -> tuple[int, dict[str, Any]]:
-    proc = subprocess.run([python, "-m", "envaudit", "--format", "json", *argv], env=env, capture_output=True,
-                          text=True, timeout=600, cwd=ROOT)  # fmt: skip
+    proc = subprocess.run(
+        [python, "-m", "envaudit", "--format", "json", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     return proc.returncode, json.loads(proc.stdout)
 
 
@@ -37,15 +43,24 @@ def test_the_neural_tangents_environment_audited_from_outside_as_from_inside(
 
 @pytest.mark.parametrize("kind", ["missing", "empty-dir", "not-python", "not-executable"])
 def test_an_interpreter_that_is_none_is_bad_input(kind: str, child_env: dict[str, str], tmp_path: Path) -> None:
-    target = {"missing": tmp_path / "nope", "empty-dir": tmp_path, "not-python": tmp_path / "fake",
-              "not-executable": tmp_path / "plain"}[kind]  # fmt: skip
+    target = {
+        "missing": tmp_path / "nope",
+        "empty-dir": tmp_path,
+        "not-python": tmp_path / "fake",
+        "not-executable": tmp_path / "plain",
+    }[kind]
     if kind == "not-python":
         target.write_text("#!/bin/sh\necho 'hello from a shell script'\n")
         target.chmod(0o755)
     if kind == "not-executable":
         target.write_text("print('hi')\n")
     for verb in (["audit", "--quick"], ["health"]):
-        proc = subprocess.run([PYTHON, "-m", "envaudit", *verb, "--python", str(target)], env=child_env,
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        proc = subprocess.run(
+            [PYTHON, "-m", "envaudit", *verb, "--python", str(target)],
+            env=child_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
         assert proc.stderr.startswith(f"envaudit: error: --python {target}") and "Traceback" not in proc.stderr

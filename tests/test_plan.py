@@ -24,11 +24,17 @@ def plan_facts(*argv: str) -> Facts:
 
 
 def test_pins_and_what_they_imply() -> None:
-    facts = plan_facts("jax[cuda12]==0.4.30", "flax==0.8.5", "--driver", "535.104.05", "--gpus", "2",
-                       "--compute-capability", "8.0")  # fmt: skip
+    facts = plan_facts(
+        "jax[cuda12]==0.4.30", "flax==0.8.5", "--driver", "535.104.05", "--gpus", "2", "--compute-capability", "8.0"
+    )
     # jax's cuda12 extra installs jax-cuda12-plugin (0.4.22 on), which brings its pjrt (setup.py at the tags)
-    assert facts.packages == {"flax": "0.8.5", "jax": "0.4.30", "jax-cuda12-pjrt": "0.4.30",
-                              "jax-cuda12-plugin": "0.4.30", "jaxlib": "0.4.30"}  # fmt: skip
+    assert facts.packages == {
+        "flax": "0.8.5",
+        "jax": "0.4.30",
+        "jax-cuda12-pjrt": "0.4.30",
+        "jax-cuda12-plugin": "0.4.30",
+        "jaxlib": "0.4.30",
+    }
     assert plan_facts("jax[cuda12]==0.4.21").packages == {"jax": "0.4.21", "jaxlib": "0.4.21"}  # before the plugin
     assert "jax-cuda12-plugin" not in plan_facts("jax[cuda12_pip]==0.4.29").packages  # a +cuda12 jaxlib then
     assert accessors.platform(facts) == "cuda"
@@ -54,8 +60,14 @@ def test_a_plan_assumes_jax_defaults_unless_told(capsys: pytest.CaptureFixture[s
     """A fresh process has x64 off, the default precision (TF32 on an A100) and no XLA_FLAGS: a plan says what
     such a process would compute, and --env changes it as the variable changes jax."""
     assert {"tf32-default-matmul-precision", "gpu-nondeterministic-by-default"} <= plan_ids(capsys, *A100)
-    told = plan_ids(capsys, *A100, "--env", "JAX_DEFAULT_MATMUL_PRECISION=float32",
-                    "--env", "XLA_FLAGS=--xla_gpu_deterministic_ops=true")  # fmt: skip
+    told = plan_ids(
+        capsys,
+        *A100,
+        "--env",
+        "JAX_DEFAULT_MATMUL_PRECISION=float32",
+        "--env",
+        "XLA_FLAGS=--xla_gpu_deterministic_ops=true",
+    )
     assert not {"tf32-default-matmul-precision", "gpu-nondeterministic-by-default"} & told
     assert "tf32-default-matmul-precision" not in plan_ids(capsys, "jax[cuda12]==0.4.30", "--compute-capability", "7.0")
     unsafe = "XLA_FLAGS=--xla_cpu_enable_fast_math=true --xla_cpu_fast_math_honor_nans=false"
@@ -64,9 +76,19 @@ def test_a_plan_assumes_jax_defaults_unless_told(capsys: pytest.CaptureFixture[s
 
 
 def test_env_and_python_become_the_facts_an_audit_would_record() -> None:
-    facts = plan_facts("jax==0.4.30", "--python", "3.13", "--env", "JAX_ENABLE_X64=1", "--env", "HF_TOKEN=hunter2",
-                       "--env", "LD_LIBRARY_PATH=/home/alice/acme/lib:/usr/local/cuda/lib64",
-                       "--env", "XLA_FLAGS=--xla_dump_to=/home/alice/dumps")  # fmt: skip
+    facts = plan_facts(
+        "jax==0.4.30",
+        "--python",
+        "3.13",
+        "--env",
+        "JAX_ENABLE_X64=1",
+        "--env",
+        "HF_TOKEN=hunter2",
+        "--env",
+        "LD_LIBRARY_PATH=/home/alice/acme/lib:/usr/local/cuda/lib64",
+        "--env",
+        "XLA_FLAGS=--xla_dump_to=/home/alice/dumps",
+    )
     assert facts.origin == "plan" and facts.python == {"version": "3.13"}
     assert facts.jax["x64"] is True and facts.jax["default_matmul_precision"] is None
     assert facts.env == {
@@ -143,19 +165,40 @@ JSONISH = st.recursive(
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     data=JSONISH,
-    key=st.sampled_from(["facts", "findings", "probes", "verdict", "host", None, "nvidia", "jax", "requirements",
-                         "duplicates", "gpus", "devices", "env", "packages"]),
-)  # fmt: skip
+    key=st.sampled_from(
+        [
+            "facts",
+            "findings",
+            "probes",
+            "verdict",
+            "host",
+            None,
+            "nvidia",
+            "jax",
+            "requirements",
+            "duplicates",
+            "gpus",
+            "devices",
+            "env",
+            "packages",
+        ]
+    ),
+)
 def test_fuzzed_reports_never_traceback(
     tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], data: object, key: str | None
 ) -> None:
     document: object = data
     if key is not None:
         base: dict[str, Any] = {
-            "schema": "envaudit/report/v1", "envaudit_version": "0", "created": "", "host": {}, "verdict": "ok",
+            "schema": "envaudit/report/v1",
+            "envaudit_version": "0",
+            "created": "",
+            "host": {},
+            "verdict": "ok",
             "facts": {"packages": {}, "python": {}, "platform": {}, "nvidia": {}, "jax": {}, "env": {}},
-            "findings": [], "probes": [],
-        }  # fmt: skip
+            "findings": [],
+            "probes": [],
+        }
         facts = base["facts"]
         assert isinstance(facts, dict)
         if key in ("gpus", "devices"):

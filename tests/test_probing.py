@@ -20,8 +20,9 @@ WORKAROUND_13054 = "--xla_disable_hlo_passes=onednn-matmul-rewriter"  # rule jax
 def audit(env: dict[str, str], *argv: str, fault: Path | None = None, timeout: int = 300) -> tuple[int, dict]:  # type: ignore[type-arg]
     if fault is not None:
         env = {**env, "PYTHONPATH": f"{fault}{os.pathsep}{env['PYTHONPATH']}"}
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "--format", "json", *argv], env=env, capture_output=True,
-                          text=True, timeout=timeout)  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "--format", "json", *argv], env=env, capture_output=True, text=True, timeout=timeout
+    )
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout)
 
@@ -99,8 +100,14 @@ def test_neural_tangents_that_does_not_import_is_reported(child_env: dict[str, s
 
 def test_neural_tangents_env_runs_all_implementations(child_env: dict[str, str], nt_python: Path) -> None:
     """The second environment: jax 0.4.25, numpy 1.26, neural-tangents 0.6.5 with TensorFlow, envaudit run there."""
-    proc = subprocess.run([str(nt_python), "-m", "envaudit", "--format", "json", "--probe", "ntk_nt"], env=child_env,
-                          capture_output=True, text=True, timeout=600, cwd=ROOT)  # fmt: skip
+    proc = subprocess.run(
+        [str(nt_python), "-m", "envaudit", "--format", "json", "--probe", "ntk_nt"],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     report = json.loads(proc.stdout)
     assert proc.returncode == 0, report["findings"]
     assert report["facts"]["jax"]["jax_version"] == "0.4.25"
@@ -115,8 +122,14 @@ def test_health_passes_a_healthy_neural_tangents_stack_with_default_options(
     and the node passes; no probe is timed out for the bound. The last jax neural-tangents 0.6.5 fully runs with,
     0.4.25, has XLA:CPU's oneDNN miscompile (openxla/xla#13054): healthy is that stack with its workaround."""
     env = {**child_env, "XLA_FLAGS": WORKAROUND_13054}
-    proc = subprocess.run([str(nt_python), "-m", "envaudit", "health", "--prometheus-dir", str(tmp_path)],
-                          env=env, capture_output=True, text=True, timeout=600, cwd=ROOT)  # fmt: skip
+    proc = subprocess.run(
+        [str(nt_python), "-m", "envaudit", "health", "--prometheus-dir", str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     report = json.loads((tmp_path / "envaudit-report.json").read_text())
     assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stdout + proc.stderr
     assert not [p["name"] for p in report["probes"] if p["status"] in ("timeout", "error", "crash", "fail")]
@@ -131,8 +144,13 @@ def test_unknown_probe_is_usage_error(child_env: dict[str, str]) -> None:
 
 
 def test_probe_script_runs_standalone(tmp_path: Path, child_env: dict[str, str]) -> None:
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "probes", "ntk", "--script"], env=child_env,
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "probes", "ntk", "--script"],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     script = tmp_path / "repro.py"
     script.write_text(proc.stdout)
     clean = {k: v for k, v in child_env.items() if k != "PYTHONPATH"}  # no envaudit needed

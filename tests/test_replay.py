@@ -72,8 +72,15 @@ def test_check_rejudges_probe_findings_saved_by_an_older_judge(
     for probe in old["probes"]:
         if probe["name"] in ("dense_chain", "determinism"):
             probe["status"] = "fail"
-            old["findings"].append({"id": f"probe-{probe['name'].replace('_', '-')}", "severity": "fail",
-                                    "title": "old", "source": "probe", "references": []})  # fmt: skip
+            old["findings"].append(
+                {
+                    "id": f"probe-{probe['name'].replace('_', '-')}",
+                    "severity": "fail",
+                    "title": "old",
+                    "source": "probe",
+                    "references": [],
+                }
+            )
     old["verdict"] = "fail"
     code, report, _ = check(old, tmp_path, child_env)
     assert code == 0 and ids(report, "fail") == set()
@@ -121,10 +128,18 @@ def test_one_bad_gpu_on_the_node_is_one_failure_naming_its_board(
     assert f"GPU {board['index']} (PCI {board['pci_bus_id']}, jax 5) computes wrong numbers" in text
     assert ids(report, "warn") == {"tf32-default-matmul-precision"}  # the healthy rest is judged as before
     path = tmp_path / "saved.json"
-    prom = subprocess.run([PYTHON, "-m", "envaudit", "check", str(path), "--format", "prometheus"], env=child_env,
-                          capture_output=True, text=True, timeout=120).stdout  # fmt: skip
-    wrong = [line for line in prom.splitlines() if line.startswith("envaudit_device_probe_status") and 'status="wrong"'
-             in line and line.endswith(" 1")]  # fmt: skip
+    prom = subprocess.run(
+        [PYTHON, "-m", "envaudit", "check", str(path), "--format", "prometheus"],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    wrong = [
+        line
+        for line in prom.splitlines()
+        if line.startswith("envaudit_device_probe_status") and 'status="wrong"' in line and line.endswith(" 1")
+    ]
     assert len(wrong) == 2 and all(f'uuid="{board["uuid"]}"' in line for line in wrong)
 
 

@@ -64,8 +64,15 @@ def run_task(out: TextIO, label: str, precision: str, path: str) -> None:
         send(out, event="error", probe=label, kind="import", error=text, duration_s=time.monotonic() - start)
     except BaseException as exc:  # a probe that raises is a finding with its text, not the end of the others
         text = f"{type(exc).__name__}: {exc}"
-        send(out, event="error", probe=label, kind="exception", error=text,
-             trace=traceback.format_exc(limit=4), duration_s=time.monotonic() - start)  # fmt: skip
+        send(
+            out,
+            event="error",
+            probe=label,
+            kind="exception",
+            error=text,
+            trace=traceback.format_exc(limit=4),
+            duration_s=time.monotonic() - start,
+        )
 
 
 def die_with_parent() -> None:

@@ -81,10 +81,16 @@ def one_child(state: Run) -> None:
     argv = ["--parent-pipe", *(["--facts"] if state.facts_wanted else []), *(t.argument() for t in state.pending)]
     try:
         proc = subprocess.Popen(
-            [state.opts.python, str(CHILD), *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            stdin=subprocess.PIPE, text=True, encoding="utf-8", errors="replace", env=state.env,
+            [state.opts.python, str(CHILD), *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            env=state.env,
             start_new_session=True,  # stdin: the pipe the child watches; it ends with us, even by SIGKILL
-        )  # fmt: skip
+        )
     except OSError as exc:
         return state.cannot_start(f"could not start {state.opts.python}: {exc.strerror or exc}")
     state.pids.append(proc.pid)
@@ -132,8 +138,9 @@ def _follow(
         elif kind == "memory":
             state.remember_memory(event.get("devices"))
         elif kind == "done":  # finished: do not wait for the end of output, which a forked grandchild may hold
-            return _ended(state, current, since, _reap(proc, time.monotonic() + 5.0), reports_facts, tail,
-                          timed_out=False)  # fmt: skip
+            return _ended(
+                state, current, since, _reap(proc, time.monotonic() + 5.0), reports_facts, tail, timed_out=False
+            )
 
 
 def idle_seconds() -> float | None:
@@ -176,9 +183,16 @@ def _reap(proc: subprocess.Popen[str], bound: float) -> int:
 
 
 def _ended(
-    state: Run, current: str | None, since: float, code: int, reports_facts: bool, tail: collections.deque[str],
-    *, timed_out: bool, load: JSONDict | None = None,
-) -> None:  # fmt: skip
+    state: Run,
+    current: str | None,
+    since: float,
+    code: int,
+    reports_facts: bool,
+    tail: collections.deque[str],
+    *,
+    timed_out: bool,
+    load: JSONDict | None = None,
+) -> None:
     """The child is gone: record its exit status, and blame whatever it had not finished. A timeout keeps what
     the child and the machine did meanwhile (`_load`): computing but starved, or hung."""
     if reports_facts:

@@ -75,8 +75,10 @@ def plan(opts: Options) -> tuple[list[Task], list[ProbeResult]]:
     for label, name, precision in _runs(opts):
         cost = probefiles.cost(known[name])
         if opts.budget and spent + cost > opts.total * BUDGET_SHARE:
-            why = (f"not run: its declared cost ({cost:g} s) does not fit the total bound of {opts.total:g} s "
-                   f"with the others; give a larger --total-timeout to include it")  # fmt: skip
+            why = (
+                f"not run: its declared cost ({cost:g} s) does not fit the total bound of {opts.total:g} s "
+                f"with the others; give a larger --total-timeout to include it"
+            )
             skipped.append(ProbeResult(label, "skip", {"declared_cost_s": cost}, 0.0, why))
             continue
         spent += cost
@@ -123,8 +125,11 @@ def parse_result(name: str, event: dict[str, Any]) -> ProbeResult:
         return ProbeResult(name, "error", {"error_kind": "unreadable"}, duration, why)
     metrics = result.get("metrics") if isinstance(result.get("metrics"), dict) else {}
     try:  # the devices' answers, as the model validates them in a saved report
-        devices = tuple(ProbeResult.from_dict({"name": name, "status": "pass", "devices": result["devices"]}).devices
-                        if result.get("devices") else ())  # fmt: skip
+        devices = tuple(
+            ProbeResult.from_dict({"name": name, "status": "pass", "devices": result["devices"]}).devices
+            if result.get("devices")
+            else ()
+        )
     except ReportError:
         return ProbeResult(name, "error", {"error_kind": "unreadable"}, duration, "unreadable devices in the result")
     message = scrub(str(result.get("message") or ""))  # an exception's text may quote XLA_FLAGS
@@ -166,8 +171,9 @@ class Run:
             self.opts.progress(f"probe {result.name}: {result.status} ({result.duration_s:.1f} s)")
 
     def finish_facts(self, *, ended: int | None, timed_out: bool, seconds: float, last_words: str = "") -> None:
-        self.facts = jaxfacts.parse(self.fact_events, ended=ended, timed_out=timed_out, duration_s=seconds,
-                                    last_words=last_words)  # fmt: skip
+        self.facts = jaxfacts.parse(
+            self.fact_events, ended=ended, timed_out=timed_out, duration_s=seconds, last_words=last_words
+        )
         self.facts_wanted = False
 
     def cannot_start(self, why: str) -> None:

@@ -41,9 +41,13 @@ def collect(*, quick: bool, timeout: float = 60.0, python: str | None = None) ->
 
 
 def snapshot(
-    jax: JaxFacts, *, python: str | None = None, timeout: float = 60.0, nvml_s: float | None = None,
+    jax: JaxFacts,
+    *,
+    python: str | None = None,
+    timeout: float = 60.0,
+    nvml_s: float | None = None,
     origin: Origin = "live",
-) -> Facts:  # fmt: skip
+) -> Facts:
     """Every fact but jax's, collected here, with `jax` as given. The collectors are imported here, not at module
     level, so that importing one collector (the import hook reads `envaudit.collect.packages`) loads no other."""
     from envaudit.collect import nvml, packages, system

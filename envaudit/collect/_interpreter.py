@@ -43,11 +43,19 @@ def markers() -> dict[str, str]:
     version = ".".join(platform.python_version_tuple()[:2])
     info = sys.implementation
     implementation = f"{info.version.major}.{info.version.minor}.{info.version.micro}"
-    return {"implementation_name": info.name, "implementation_version": implementation, "os_name": os.name,
-            "platform_machine": platform.machine(), "platform_release": platform.release(),
-            "platform_system": platform.system(), "platform_version": platform.version(),
-            "python_full_version": platform.python_version(), "platform_python_implementation":
-            platform.python_implementation(), "python_version": version, "sys_platform": sys.platform}  # fmt: skip
+    return {
+        "implementation_name": info.name,
+        "implementation_version": implementation,
+        "os_name": os.name,
+        "platform_machine": platform.machine(),
+        "platform_release": platform.release(),
+        "platform_system": platform.system(),
+        "platform_version": platform.version(),
+        "python_full_version": platform.python_version(),
+        "platform_python_implementation": platform.python_implementation(),
+        "python_version": version,
+        "sys_platform": sys.platform,
+    }
 
 
 def minimum_jaxlib(version_py: str) -> list[str]:
@@ -73,8 +81,14 @@ def distributions() -> list[dict[str, object]]:
     for dist in metadata.distributions():
         name = dist.metadata["Name"]
         if name:
-            found.append({"name": name, "version": dist.version, "location": str(getattr(dist, "_path", "") or ""),
-                          "requires": requires(dist)})  # fmt: skip
+            found.append(
+                {
+                    "name": name,
+                    "version": dist.version,
+                    "location": str(getattr(dist, "_path", "") or ""),
+                    "requires": requires(dist),
+                }
+            )
     return found
 
 

@@ -60,11 +60,25 @@ _UNCORRECTED, _VOLATILE, _AGGREGATE = 1, 0, 1
 _ENABLED = 1  # NVML_FEATURE_ENABLED == NVML_DEVICE_MIG_ENABLE
 
 GPU_FIELDS = (
-    "name", "uuid", "serial", "pci_bus_id", "compute_capability", "memory_total_bytes", "memory_used_bytes",
-    "ecc_enabled", "ecc_uncorrected_volatile", "ecc_uncorrected_aggregate", "retired_pages_pending",
-    "remap_pending", "remap_failure", "persistence_mode", "mig_enabled", "mig_devices", "throttle_reasons",
+    "name",
+    "uuid",
+    "serial",
+    "pci_bus_id",
+    "compute_capability",
+    "memory_total_bytes",
+    "memory_used_bytes",
+    "ecc_enabled",
+    "ecc_uncorrected_volatile",
+    "ecc_uncorrected_aggregate",
+    "retired_pages_pending",
+    "remap_pending",
+    "remap_failure",
+    "persistence_mode",
+    "mig_enabled",
+    "mig_devices",
+    "throttle_reasons",
     "compute_processes",
-)  # fmt: skip
+)
 
 
 def decode_bus_id(value: bytes | str) -> str:
@@ -95,8 +109,14 @@ def decode_clock_reasons(mask: int) -> list[str]:
 
 
 def _result(status: NvidiaStatus, message: str | None) -> NvidiaFacts:
-    return {"status": status, "message": message, "driver_version": None, "cuda_driver_version": None,
-            "nvml_version": None, "gpus": []}  # fmt: skip
+    return {
+        "status": status,
+        "message": message,
+        "driver_version": None,
+        "cuda_driver_version": None,
+        "nvml_version": None,
+        "gpus": [],
+    }
 
 
 def _call(nvml: ModuleType, out: dict[str, str], fields: str, names: tuple[str, ...], *args: Any) -> Any:

@@ -47,8 +47,15 @@ def resolve(path: str) -> str:
 def describe(python: str, timeout: float = 60.0) -> dict[str, Any]:
     """What the interpreter says of itself (`_interpreter.py`'s JSON object)."""
     try:
-        done = subprocess.run([python, str(SCRIPT)], capture_output=True, text=True, timeout=timeout, check=False,
-                              stdin=subprocess.DEVNULL, errors="replace")  # fmt: skip
+        done = subprocess.run(
+            [python, str(SCRIPT)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            errors="replace",
+        )
     except subprocess.TimeoutExpired:
         raise InterpreterError(f"--python {python}: no answer within {timeout:g} s") from None
     except OSError as exc:
@@ -66,9 +73,16 @@ def describe(python: str, timeout: float = 60.0) -> dict[str, Any]:
 def facts(python: str, timeout: float = 60.0) -> tuple[PythonFacts, packages.Installed]:
     """(python facts, what `packages.get_packages` returns) for that interpreter's environment."""
     data = describe(python, timeout)
-    dists = [packages.Dist(name=str(d.get("name")), version=str(d.get("version")), location=str(d.get("location")),
-                           requires=tuple(str(r) for r in d.get("requires") or []))
-             for d in data["distributions"] if isinstance(d, dict)]  # fmt: skip
+    dists = [
+        packages.Dist(
+            name=str(d.get("name")),
+            version=str(d.get("version")),
+            location=str(d.get("location")),
+            requires=tuple(str(r) for r in d.get("requires") or []),
+        )
+        for d in data["distributions"]
+        if isinstance(d, dict)
+    ]
     versions, duplicates = packages.select(dists)
     found = data.get("markers")
     markers = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None

@@ -65,8 +65,9 @@ def render(report: Report, *, color: bool = False) -> str:
         if caused:  # folded under their root: a maintainer opens them only to check
             many = "s" if len(caused) != 1 else ""
             out += [f"  <details><summary>{len(caused)} consequence{many}, fixed with it</summary>", ""]
-            out += [f"  - {_cell(g.severity)} {_code(g.id)}: {_cell(g.title)}. {_cell(g.detail)}".rstrip()
-                    for g in caused]  # fmt: skip
+            out += [
+                f"  - {_cell(g.severity)} {_code(g.id)}: {_cell(g.title)}. {_cell(g.detail)}".rstrip() for g in caused
+            ]
             out += ["", "  </details>"]
     if report.probes:
         out += ["", "#### Probes", "", "| probe | status | time (s) | metrics |", "|---|---|---|---|"]
@@ -76,9 +77,11 @@ def render(report: Report, *, color: bool = False) -> str:
             )  # the judge's words, else the numbers
             out.append(f"| {_cell(p.name)} | {_cell(p.status)} | {p.duration_s:.2f} | {_cell(detail)} |")
             if summary.devices_to_show(p.devices):
-                out += [f"| ↳ device {_cell(d['id'])} | {_cell(d.get('verdict', '?'))} | | rel_err="
-                        f"{_cell(summary.short(d.get('rel_err')))} {_cell(d.get('board', d.get('kind')))} |"
-                        for d in p.devices]  # fmt: skip
+                out += [
+                    f"| ↳ device {_cell(d['id'])} | {_cell(d.get('verdict', '?'))} | | rel_err="
+                    f"{_cell(summary.short(d.get('rel_err')))} {_cell(d.get('board', d.get('kind')))} |"
+                    for d in p.devices
+                ]
     details = json.dumps(report.to_dict(), indent=2, default=str)
     out += [
         "",

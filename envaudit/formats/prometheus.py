@@ -55,8 +55,12 @@ def _error(value: object) -> float:
 
 def _device(probe: str, device: dict[str, object]) -> dict[str, object]:
     """The labels that name one device's run of a probe: its id, and the UUID and PCI bus id an operator drains."""
-    return {"probe": probe, "device": device["id"], "uuid": device.get("uuid", ""),
-            "pci_bus_id": device.get("pci_bus_id", "")}  # fmt: skip
+    return {
+        "probe": probe,
+        "device": device["id"],
+        "uuid": device.get("uuid", ""),
+        "pci_bus_id": device.get("pci_bus_id", ""),
+    }
 
 
 def render(report: Report, *, color: bool = False) -> str:
@@ -90,14 +94,37 @@ def render(report: Report, *, color: bool = False) -> str:
         [({"package": k, "version": v}, 1) for k, v in facts.packages.items()],
     )
     jax = facts.jax
-    w.family("envaudit_jax_info", "What jax reported in its child process.",
-             [({"status": jax.get("status"), "jax_version": jax.get("jax_version") or "",
-                "jaxlib_version": jax.get("jaxlib_version") or "", "platform": jax.get("platform") or "",
-                "x64": str(bool(jax.get("x64"))).lower()}, 1)])  # fmt: skip
+    w.family(
+        "envaudit_jax_info",
+        "What jax reported in its child process.",
+        [
+            (
+                {
+                    "status": jax.get("status"),
+                    "jax_version": jax.get("jax_version") or "",
+                    "jaxlib_version": jax.get("jaxlib_version") or "",
+                    "platform": jax.get("platform") or "",
+                    "x64": str(bool(jax.get("x64"))).lower(),
+                },
+                1,
+            )
+        ],
+    )
     nv = facts.nvidia
-    w.family("envaudit_nvidia_info", "NVIDIA driver facts from NVML.",
-             [({"status": nv.get("status"), "driver_version": nv.get("driver_version") or "",
-                "cuda_driver_version": nv.get("cuda_driver_version") or ""}, 1)])  # fmt: skip
+    w.family(
+        "envaudit_nvidia_info",
+        "NVIDIA driver facts from NVML.",
+        [
+            (
+                {
+                    "status": nv.get("status"),
+                    "driver_version": nv.get("driver_version") or "",
+                    "cuda_driver_version": nv.get("cuda_driver_version") or "",
+                },
+                1,
+            )
+        ],
+    )
     w.family("envaudit_gpus", "Number of GPUs NVML reports.", [({}, len(nv.get("gpus") or []))])
     w.family(
         "envaudit_probe_status",
@@ -109,9 +136,16 @@ def render(report: Report, *, color: bool = False) -> str:
         "Wall time of each probe.",
         [({"probe": p.name}, p.duration_s) for p in report.probes],
     )
-    w.family("envaudit_probe_metric", "Numeric metrics of each probe (relative errors are dimensionless).",
-             [({"probe": p.name, "metric": k}, float(v)) for p in report.probes for k, v in p.metrics.items()
-              if isinstance(v, int | float) and not isinstance(v, bool)])  # fmt: skip
+    w.family(
+        "envaudit_probe_metric",
+        "Numeric metrics of each probe (relative errors are dimensionless).",
+        [
+            ({"probe": p.name, "metric": k}, float(v))
+            for p in report.probes
+            for k, v in p.metrics.items()
+            if isinstance(v, int | float) and not isinstance(v, bool)
+        ],
+    )
     verdicts = ("agrees", "differs", "wrong")  # every value, 0 or 1, so an alert on == 1 sees the change back
     w.family(
         "envaudit_device_probe_status",
@@ -139,9 +173,15 @@ def render(report: Report, *, color: bool = False) -> str:
             for d in p.devices
         ],
     )
-    w.family("envaudit_gpu_compute_processes", "Other jobs' compute processes NVML saw on each GPU during the check.",
-             [({"gpu": g.get("index"), "uuid": g.get("uuid") or ""}, len(other_jobs(g, report.facts)))
-              for g in nv.get("gpus") or [] if isinstance(g.get("compute_processes"), list)])  # fmt: skip
+    w.family(
+        "envaudit_gpu_compute_processes",
+        "Other jobs' compute processes NVML saw on each GPU during the check.",
+        [
+            ({"gpu": g.get("index"), "uuid": g.get("uuid") or ""}, len(other_jobs(g, report.facts)))
+            for g in nv.get("gpus") or []
+            if isinstance(g.get("compute_processes"), list)
+        ],
+    )
     w.family(
         "envaudit_last_run_timestamp_seconds",
         "Unix time at which this report was created.",

@@ -32,8 +32,10 @@ def platform_line(facts: Facts) -> str:
     memory = pl.get("memory_total_bytes")
     mem = f", {memory / GIB:.1f} GiB" if isinstance(memory, int) else ""
     cores = pl.get("cpu_logical_cores")
-    return f"{pl.get('system', '?')} {pl.get('machine', '')}, {pl.get('libc') or 'libc ?'}, " \
-        f"{pl.get('cpu_model') or 'CPU ?'} ({cores} cores){mem}"  # fmt: skip
+    return (
+        f"{pl.get('system', '?')} {pl.get('machine', '')}, {pl.get('libc') or 'libc ?'}, "
+        f"{pl.get('cpu_model') or 'CPU ?'} ({cores} cores){mem}"
+    )
 
 
 STATED = {"plan": "planned", "triage": "as the report states", "hook": "as imported", "live": "measured"}

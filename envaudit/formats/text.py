@@ -75,6 +75,8 @@ def render(report: Report, *, color: bool = False) -> str:
                     verdict = _paint(
                         str(d.get("verdict", "?")).ljust(7), DEVICE_SEVERITY.get(str(d.get("verdict"))), color
                     )
-                    lines.append(f"    {verdict} device {d['id']}: rel_err={summary.short(d.get('rel_err'))}  "
-                                 f"{c(d.get('board', d.get('kind')))}")  # fmt: skip
+                    lines.append(
+                        f"    {verdict} device {d['id']}: rel_err={summary.short(d.get('rel_err'))}  "
+                        f"{c(d.get('board', d.get('kind')))}"
+                    )
     return "\n".join(lines) + "\n"

@@ -67,8 +67,17 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
         if result.status not in ("pass", "fail"):
             judged.append(replace(result, judgement=""))
             if "declared_cost_s" in result.metrics:  # left out by health's bound: said, not a fault
-                findings.append(Finding(f"probe-{slug(result.name)}-not-run", "warn", NOT_RUN.format(name=result.name),
-                                        result.message, NOT_RUN_FIX, GENERIC_REFS, "probe"))  # fmt: skip
+                findings.append(
+                    Finding(
+                        f"probe-{slug(result.name)}-not-run",
+                        "warn",
+                        NOT_RUN.format(name=result.name),
+                        result.message,
+                        NOT_RUN_FIX,
+                        GENERIC_REFS,
+                        "probe",
+                    )
+                )
             continue
         judged_devices, device_problems, of_probe = peers.judge(result, facts)
         problems = sorted([*assess.problems(result, facts), *of_probe], key=lambda p: SEVERITIES.index(p.severity))
@@ -78,16 +87,28 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
         for found in device_problems:
             by_device.setdefault(found.device, []).append(found)
         bad_device = any(p.severity == "fail" for p in device_problems)
-        words = "; ".join(filter(None, [*(f"device {p.device}: {p.text}" for p in device_problems),
-                                        _words(problems, passed=not bad_device)]))  # fmt: skip
-        judged.append(replace(result, status="fail" if wrong or bad_device else "pass", judgement=words,
-                              devices=judged_devices or result.devices))  # fmt: skip
+        words = "; ".join(
+            filter(
+                None,
+                [*(f"device {p.device}: {p.text}" for p in device_problems), _words(problems, passed=not bad_device)],
+            )
+        )
+        judged.append(
+            replace(
+                result,
+                status="fail" if wrong or bad_device else "pass",
+                judgement=words,
+                devices=judged_devices or result.devices,
+            )
+        )
         # A wrong answer at HIGHEST is the cause of a wrong default run too, so the default run then joins it.
         at_highest = any(p.kind != "default_error" for p in wrong)
         if at_highest:
             known = next((p.cause for p in wrong if p.kind != "default_error" and p.cause and p.certain), None)
-            problems = [replace(p, cause=known, certain=known is not None) if p in wrong and p.kind == "default_error"
-                        else p for p in problems]  # fmt: skip
+            problems = [
+                replace(p, cause=known, certain=known is not None) if p in wrong and p.kind == "default_error" else p
+                for p in problems
+            ]
             wrong = [p for p in problems if p.severity == "fail"]
         unexplained = [p for p in wrong if not (p.cause and p.certain) and (at_highest or p.kind != "default_error")]
         if unexplained:
@@ -218,11 +239,21 @@ def slow(result: ProbeResult, facts: Facts) -> bool:
 def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
     if slow(result, facts):  # a loaded machine computes slowly; that says nothing about its numbers
         evidence = "; ".join(filter(None, [result.message, metrics_line(result.metrics)]))
-        return Finding(f"probe-{slug(result.name)}-timeout", "warn", SLOW_TITLE.format(name=result.name), evidence,
-                       SLOW_FIX, GENERIC_REFS, "probe")  # fmt: skip
+        return Finding(
+            f"probe-{slug(result.name)}-timeout",
+            "warn",
+            SLOW_TITLE.format(name=result.name),
+            evidence,
+            SLOW_FIX,
+            GENERIC_REFS,
+            "probe",
+        )
     certain = [rule for rule, holds in assess.causes(base(result.name), result.status, facts) if holds]
-    fix, refs = (certain[0].fix, certain[0].references) if certain else (GENERIC_FIX.format(name=base(result.name)),
-                                                                        GENERIC_REFS)  # fmt: skip
+    fix, refs = (
+        (certain[0].fix, certain[0].references)
+        if certain
+        else (GENERIC_FIX.format(name=base(result.name)), GENERIC_REFS)
+    )
     evidence = "; ".join(filter(None, [result.message, metrics_line(result.metrics, limit=8)]))
     if certain:
         evidence += f" (explained by {certain[0].id}: {certain[0].symptom})"

@@ -22,9 +22,14 @@ FLOAT32_SETTINGS = frozenset(
 # Dot-algorithm presets that ask for reduced precision by name, on any accelerator: the class they give. (The float8
 # presets are not here: they keep 2-3 mantissa bits, beyond every class, and fall to the platform's.)
 PRESET_CLASSES = {
-    "f16_f16_f16": "tf32", "f16_f16_f32": "tf32", "tf32_tf32_f32": "tf32", "tf32_tf32_f32_x3": "tf32",
-    "bf16_bf16_f32_x3": "tf32", "bf16_bf16_bf16": "bf16", "bf16_bf16_f32": "bf16",
-}  # fmt: skip
+    "f16_f16_f16": "tf32",
+    "f16_f16_f32": "tf32",
+    "tf32_tf32_f32": "tf32",
+    "tf32_tf32_f32_x3": "tf32",
+    "bf16_bf16_f32_x3": "tf32",
+    "bf16_bf16_bf16": "bf16",
+    "bf16_bf16_f32": "bf16",
+}
 
 
 def _accelerator(facts: Facts) -> str | None:

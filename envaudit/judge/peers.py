@@ -81,8 +81,10 @@ def judge(result: ProbeResult, facts: Facts) -> tuple[tuple[JSONDict, ...], list
             )
     if shared:
         worst = max(shared, key=lambda i: assess.number(_device(result, i).get("rel_err")) or 0.0)
-        why = (f"{wrong[worst]}, on devices {_ids(sorted(shared))} alike: the same wrong bits on each, a fault of "
-               "what they share (the software, a library), not of one board")  # fmt: skip
+        why = (
+            f"{wrong[worst]}, on devices {_ids(sorted(shared))} alike: the same wrong bits on each, a fault of "
+            "what they share (the software, a library), not of one board"
+        )
         probe.append(_problem(result, "rel_err_devices", "error", "fail", "wrong", why, facts, dtype))
     judged = []
     for device in result.devices:

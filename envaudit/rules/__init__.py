@@ -40,7 +40,9 @@ def evaluate(facts: Facts) -> list[Finding]:
 def catalogue() -> list[Entry]:
     from envaudit.rules import checks, engine
 
-    entries = [Entry(r.id, r.severity, r.title, r.fix, r.references, "rule", r.symptom, r.notes, r.pins)
-               for r in engine.load_rules()]  # fmt: skip
+    entries = [
+        Entry(r.id, r.severity, r.title, r.fix, r.references, "rule", r.symptom, r.notes, r.pins)
+        for r in engine.load_rules()
+    ]
     entries += [Entry(c.id, c.severity, c.title, c.fix, c.references, "check") for c in checks.CHECKS]
     return sorted(entries, key=lambda e: e.id)

@@ -83,11 +83,14 @@ def refused(facts: Facts) -> list[str]:
     if not found:
         return []
     names = load(BUILDS)["names"]
-    said = ", ".join(f"{wheel} {version} ({names[wheel]} older than the build's {built})"
-                     for wheel, version, built in found)  # fmt: skip
-    return [f"jaxlib {facts.packages['jaxlib']} under jax {facts.packages.get('jax')} refuses {said}: jax logs 'CUDA "
-            f"backend failed to initialize: Found {names[found[0][0]]} version ..., but JAX was built against "
-            "version ..., which is newer' and runs on the CPU"]  # fmt: skip
+    said = ", ".join(
+        f"{wheel} {version} ({names[wheel]} older than the build's {built})" for wheel, version, built in found
+    )
+    return [
+        f"jaxlib {facts.packages['jaxlib']} under jax {facts.packages.get('jax')} refuses {said}: jax logs 'CUDA "
+        f"backend failed to initialize: Found {names[found[0][0]]} version ..., but JAX was built against "
+        "version ..., which is newer' and runs on the CPU"
+    ]
 
 
 def refused_fix(facts: Facts, detail: str) -> str:
@@ -98,8 +101,11 @@ def refused_fix(facts: Facts, detail: str) -> str:
     moved = [wheel for wheel, _, _ in _refused(facts)]
     if build is None or not moved:
         return ""
-    held = [f"{name}=={version}" for name, version in sorted(facts.packages.items())
-            if name.startswith("nvidia-") and name.endswith("-cu12") and name not in moved]  # fmt: skip
+    held = [
+        f"{name}=={version}"
+        for name, version in sorted(facts.packages.items())
+        if name.startswith("nvidia-") and name.endswith("-cu12") and name not in moved
+    ]
     pins = [f"{wheel}>={build['pins'][wheel]}" for wheel in moved]
     return fixes.pip_install(facts, pins, hold=[*fixes.installed_jax(facts), *held])
 
@@ -109,9 +115,12 @@ def _outside(facts: Facts) -> list[tuple[str, str, str]]:
     pins and that the installed version does not meet; nothing for a plugin release the table does not cover."""
     plugin, table = facts.packages.get("jax-cuda12-plugin", ""), load(CUDA12_EXTRA)
     parsed = version_or_none(plugin)
-    if parsed is None or parsed.is_prerelease or parsed.epoch or release(plugin) != release(facts.packages.get(
-        "jaxlib", ""
-    )):  # fmt: skip
+    if (
+        parsed is None
+        or parsed.is_prerelease
+        or parsed.epoch
+        or release(plugin) != release(facts.packages.get("jaxlib", ""))
+    ):
         return []  # a nightly (its pins differ), or a plugin jax does not use (plugin-jaxlib-mismatch says so)
     if not covers(table, plugin):
         return []
@@ -142,8 +151,12 @@ def pinned_wheels() -> list[str]:
 def outside_pin(wheel: str) -> Callable[[Facts], list[str]]:
     def run(facts: Facts) -> list[str]:
         plugin = facts.packages.get("jax-cuda12-plugin")
-        return [f"{name} {installed} is outside {name}{spec}, which jax[cuda12]=={plugin} pins (pip check does not "
-                "read an extra's pins)" for name, installed, spec in _outside(facts) if name == wheel]  # fmt: skip
+        return [
+            f"{name} {installed} is outside {name}{spec}, which jax[cuda12]=={plugin} pins (pip check does not "
+            "read an extra's pins)"
+            for name, installed, spec in _outside(facts)
+            if name == wheel
+        ]
 
     return run
 

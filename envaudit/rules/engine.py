@@ -80,10 +80,18 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
     if not isinstance(pins, list) or not all(isinstance(p, str) and fixes.valid(p) for p in pins):
         raise RuleError(f"{where}: pins must be a list of requirement strings ('numpy<2')")
     return Rule(
-        id=data["id"], title=data["title"], severity=data["severity"], symptom=data["symptom"], fix=data["fix"],
-        references=tuple(refs), when=data["when"], examples=tuple(data.get("examples", ())),
-        notes=data.get("notes", ""), explains=tuple(explains), pins=tuple(pins),
-    )  # fmt: skip
+        id=data["id"],
+        title=data["title"],
+        severity=data["severity"],
+        symptom=data["symptom"],
+        fix=data["fix"],
+        references=tuple(refs),
+        when=data["when"],
+        examples=tuple(data.get("examples", ())),
+        notes=data.get("notes", ""),
+        explains=tuple(explains),
+        pins=tuple(pins),
+    )
 
 
 def _validate_when(when: Any, where: str) -> None:

@@ -53,8 +53,10 @@ def _shadows(facts: Facts, where: str) -> list[str]:
     for dup, entry in _shadowing(facts, where):
         versions = [str(v) for v in dup.get("versions") or []]
         others = ", ".join(versions[1:]) or "?"
-        found.append(f"{dup.get('name')} {versions[0] if versions else '?'} in {entry} ({where}) is imported "
-                     f"instead of the environment's {others}")  # fmt: skip
+        found.append(
+            f"{dup.get('name')} {versions[0] if versions else '?'} in {entry} ({where}) is imported "
+            f"instead of the environment's {others}"
+        )
     return found
 
 
@@ -113,8 +115,11 @@ def platforms_fix(facts: Facts, detail: str) -> str:
 
 def _jax_requirements(facts: Facts) -> list[Unsatisfied]:
     """jax's and jaxlib's unmet requirements but those on each other: pip's, or for a plan, the table's."""
-    return [r for r in facts.requirements or tables.planned_requirements(facts)
-            if coupled(str(r.get("package"))) and not coupled(target(str(r.get("requires"))))]  # fmt: skip
+    return [
+        r
+        for r in facts.requirements or tables.planned_requirements(facts)
+        if coupled(str(r.get("package"))) and not coupled(target(str(r.get("requires"))))
+    ]
 
 
 def coupled(name: str) -> bool:

@@ -100,8 +100,10 @@ def no_wheel(facts: Facts) -> list[str]:
         return []  # only a plan can be uninstallable: whatever else was stated or found is installed
     if _listed(jaxlib, wheels) or _listed(jaxlib, table["yanked"]):
         return []  # a yanked release still installs when pinned exactly (PEP 592)
-    return [f"jaxlib {jaxlib} has no wheel for Python {python} on Linux x86_64 (the index has jaxlib "
-            f"{wheels[0]} to {wheels[-1]} for it)"]  # fmt: skip
+    return [
+        f"jaxlib {jaxlib} has no wheel for Python {python} on Linux x86_64 (the index has jaxlib "
+        f"{wheels[0]} to {wheels[-1]} for it)"
+    ]
 
 
 def pythons(pins: Sequence[str]) -> list[str] | None:
@@ -145,8 +147,13 @@ def planned_requirements(facts: Facts) -> list[Unsatisfied]:
                 continue
             version = facts.packages.get(canonicalize_name(req.name), "")
             if _release(version) and not req.specifier.contains(version.split("+")[0], prereleases=True):
-                found.append({"package": package, "requires": f"{canonicalize_name(req.name)}{req.specifier}",
-                              "installed": version})  # fmt: skip
+                found.append(
+                    {
+                        "package": package,
+                        "requires": f"{canonicalize_name(req.name)}{req.specifier}",
+                        "installed": version,
+                    }
+                )
     return found
 
 
@@ -157,9 +164,13 @@ def _removed_uses(facts: Facts, package: str) -> list[dict[str, Any]]:
     jax, version = facts.packages.get("jax", ""), facts.packages.get(package, "")
     if not _release(jax) or not _release(version):
         return []
-    return [use for use in load(REMOVALS)["use"] if use["package"] == package
-            and SpecifierSet(use["jax"]).contains(jax, prereleases=True)
-            and any(SpecifierSet(spec).contains(version, prereleases=True) for spec in use["versions"])]  # fmt: skip
+    return [
+        use
+        for use in load(REMOVALS)["use"]
+        if use["package"] == package
+        and SpecifierSet(use["jax"]).contains(jax, prereleases=True)
+        and any(SpecifierSet(spec).contains(version, prereleases=True) for spec in use["versions"])
+    ]
 
 
 def removal_packages() -> list[str]:

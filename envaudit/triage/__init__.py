@@ -20,13 +20,38 @@ from envaudit.triage.extract import Seen
 
 # compute capability by GPU name, longest names first (https://developer.nvidia.com/cuda-gpus)
 CAPABILITIES = (
-    ("GH200", "9.0"), ("H200", "9.0"), ("H100", "9.0"), ("H800", "9.0"), ("B200", "10.0"), ("A100", "8.0"),
-    ("A800", "8.0"), ("A30", "8.0"), ("A6000", "8.6"), ("A5000", "8.6"), ("A4000", "8.6"), ("A40", "8.6"),
-    ("A10G", "8.6"), ("A10", "8.6"), ("L40", "8.9"), ("L4", "8.9"), ("RTX 4090", "8.9"), ("RTX 4080", "8.9"),
-    ("RTX 3090", "8.6"), ("RTX 3080", "8.6"), ("RTX 3070", "8.6"), ("RTX 3060", "8.6"), ("RTX 2080", "7.5"),
-    ("TITAN RTX", "7.5"), ("T4", "7.5"), ("V100", "7.0"), ("TITAN V", "7.0"), ("P100", "6.0"), ("P40", "6.1"),
-    ("GTX 1080", "6.1"), ("K80", "3.7"),
-)  # fmt: skip
+    ("GH200", "9.0"),
+    ("H200", "9.0"),
+    ("H100", "9.0"),
+    ("H800", "9.0"),
+    ("B200", "10.0"),
+    ("A100", "8.0"),
+    ("A800", "8.0"),
+    ("A30", "8.0"),
+    ("A6000", "8.6"),
+    ("A5000", "8.6"),
+    ("A4000", "8.6"),
+    ("A40", "8.6"),
+    ("A10G", "8.6"),
+    ("A10", "8.6"),
+    ("L40", "8.9"),
+    ("L4", "8.9"),
+    ("RTX 4090", "8.9"),
+    ("RTX 4080", "8.9"),
+    ("RTX 3090", "8.6"),
+    ("RTX 3080", "8.6"),
+    ("RTX 3070", "8.6"),
+    ("RTX 3060", "8.6"),
+    ("RTX 2080", "7.5"),
+    ("TITAN RTX", "7.5"),
+    ("T4", "7.5"),
+    ("V100", "7.0"),
+    ("TITAN V", "7.0"),
+    ("P100", "6.0"),
+    ("P40", "6.1"),
+    ("GTX 1080", "6.1"),
+    ("K80", "3.7"),
+)
 
 
 GPU_CONDITIONS = {"cuda", "cudnn", "libraries", "driver", "cuda_driver", "compute_capability", "gpus"}
@@ -55,14 +80,22 @@ class Triage:
         return next((s for s in SEVERITIES if s in found), "ok")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": "envaudit/triage/v1", "verdict": self.verdict, "truncated": self.truncated,
-                "environments": [_env_dict(e) for e in self.environments]}  # fmt: skip
+        return {
+            "schema": "envaudit/triage/v1",
+            "verdict": self.verdict,
+            "truncated": self.truncated,
+            "environments": [_env_dict(e) for e in self.environments],
+        }
 
 
 def _env_dict(env: Environment) -> dict[str, Any]:
-    return {"facts": [vars(s) for s in env.seen], "findings": [f.to_dict() for f in env.report.findings],
-            "missing": list(env.missing), "possible": [{"id": i, "title": t} for i, t in env.possible],
-            "evaluated": env.report.facts.to_dict()}  # fmt: skip
+    return {
+        "facts": [vars(s) for s in env.seen],
+        "findings": [f.to_dict() for f in env.report.findings],
+        "missing": list(env.missing),
+        "possible": [{"id": i, "title": t} for i, t in env.possible],
+        "evaluated": env.report.facts.to_dict(),
+    }
 
 
 def capability(name: str) -> str | None:
@@ -75,8 +108,9 @@ def _value(env: dict[str, Seen | list[Seen]], fact: str) -> str | None:
 
 
 def facts_of(env: dict[str, Seen | list[Seen]]) -> Facts:
-    packages = {k.removeprefix("package "): v.value for k, v in env.items() if k.startswith("package ")
-                and isinstance(v, Seen)}  # fmt: skip
+    packages = {
+        k.removeprefix("package "): v.value for k, v in env.items() if k.startswith("package ") and isinstance(v, Seen)
+    }
     jax = JaxFacts(status="unknown", message="from the text of a bug report")
     if (platform := _value(env, "platform")) is not None:
         jax["platform"] = platform
@@ -87,13 +121,20 @@ def facts_of(env: dict[str, Seen | list[Seen]]) -> Facts:
     driver, cuda = _value(env, "driver"), _value(env, "cuda")
     nvidia = NvidiaFacts(status="unknown", message="the text does not say")
     if driver or gpus:
-        nvidia = {"status": "ok", "driver_version": driver, "cuda_driver_version": cuda, "gpus_exact": bool(gpus),
-                  "gpus": [{"index": i, "name": g.value, "compute_capability": capability(g.value)}
-                           for i, g in enumerate(gpus)]}  # fmt: skip
+        nvidia = {
+            "status": "ok",
+            "driver_version": driver,
+            "cuda_driver_version": cuda,
+            "gpus_exact": bool(gpus),
+            "gpus": [
+                {"index": i, "name": g.value, "compute_capability": capability(g.value)} for i, g in enumerate(gpus)
+            ],
+        }
     python = PythonFacts(version=v) if (v := _value(env, "python")) else PythonFacts()
     system = PlatformFacts(system=s) if (s := _value(env, "system")) else PlatformFacts()
-    return Facts(packages=dict(sorted(packages.items())), python=python, platform=system, nvidia=nvidia, jax=jax,
-                 origin="triage")  # fmt: skip
+    return Facts(
+        packages=dict(sorted(packages.items())), python=python, platform=system, nvidia=nvidia, jax=jax, origin="triage"
+    )
 
 
 def missing(facts: Facts) -> list[str]:
@@ -110,7 +151,7 @@ def missing(facts: Facts) -> list[str]:
         (bool(gpu) and not facts.nvidia.get("gpus"), "the GPU model (nvidia-smi)"),
         (("flax" in p or "neural-tangents" in p) and "x64" not in facts.jax, "whether jax_enable_x64 is on"),
     ]
-    asked += [what for needed, what in needs if needed]  # fmt: skip
+    asked += [what for needed, what in needs if needed]
     return asked
 
 
@@ -119,10 +160,14 @@ def possible(facts: Facts) -> list[tuple[str, str]]:
     from envaudit.rules import conditions, engine
 
     off_gpu = facts.jax.get("platform") not in (None, "cuda")  # then a rule on CUDA facts cannot apply
-    return [(rule.id, rule.title) for rule in engine.load_rules()
-            if rule.evaluate(facts)[0] is None and "packages" in rule.when
-            and not (off_gpu and set(rule.when) & GPU_CONDITIONS)
-            and conditions.holds({"packages": rule.when["packages"]}, facts, []) is True]  # fmt: skip
+    return [
+        (rule.id, rule.title)
+        for rule in engine.load_rules()
+        if rule.evaluate(facts)[0] is None
+        and "packages" in rule.when
+        and not (off_gpu and set(rule.when) & GPU_CONDITIONS)
+        and conditions.holds({"packages": rule.when["packages"]}, facts, []) is True
+    ]
 
 
 def triage(raw: bytes) -> Triage:
@@ -131,8 +176,10 @@ def triage(raw: bytes) -> Triage:
     text_lines, truncated = extract.lines(raw)
     envs = extract.environments(extract.seen(text_lines))
     if not envs:
-        raise TriageError("no environment in this text (expected jax.print_environment_info() output, pip list or "
-                          "pip freeze lines, conda list, or flax's 'Flax, jax, jaxlib versions' line)")  # fmt: skip
+        raise TriageError(
+            "no environment in this text (expected jax.print_environment_info() output, pip list or "
+            "pip freeze lines, conda list, or flax's 'Flax, jax, jaxlib versions' line)"
+        )
     found = []
     for env in envs:
         facts = facts_of(env)

@@ -22,19 +22,25 @@ VERSION = r"v?+(\d++(?:\.\d++)++(?:[.+-][A-Za-z0-9]++)*+)"
 SPACE = r"[\s`'\":=]*+"  # what may stand between a name and its version, taken at once
 
 ENV_INFO = re.compile(rf"^\s*+(jax|jaxlib|numpy|scipy)\s*+:\s++{VERSION}\s*+$")  # jax.print_environment_info()
-PYTHON = re.compile(r"^\W*python\W*:\s+(\d+\.\d+\.\d+)"  # print_environment_info, `python`: 3.11.11
-                    r"|\bpython\s+(?:version\s*)?(?:\(.*?\))?\s*(?:is\s+)?[:=]?\s*[`'\"]*v?(3\.\d+(?:\.\d+)?)\b"
-                    r"|^Python (\d+\.\d+\.\d+) [|(]", re.IGNORECASE)  # the interpreter's banner  # fmt: skip
+PYTHON = re.compile(
+    r"^\W*python\W*:\s+(\d+\.\d+\.\d+)"  # print_environment_info, `python`: 3.11.11
+    r"|\bpython\s+(?:version\s*)?(?:\(.*?\))?\s*(?:is\s+)?[:=]?\s*[`'\"]*v?(3\.\d+(?:\.\d+)?)\b"
+    r"|^Python (\d+\.\d+\.\d+) [|(]",
+    re.IGNORECASE,
+)  # the interpreter's banner
 PYTHON_PATH = re.compile(r"[/\\]lib[/\\]python(\d\.\d+)[/\\](?:site|dist)-packages|[/\\]Python(\d)(\d+)[/\\]lib[/\\]")
-DEVICES = re.compile(r"jax\.devices\s*\([^)]*\)\s*:\s*\[\s*([A-Za-z]+?)(?:Device)?\(|^\s*\[(Tpu|Cuda|Gpu|Cpu)Device\(",
-                     re.IGNORECASE)  # fmt: skip
+DEVICES = re.compile(
+    r"jax\.devices\s*\([^)]*\)\s*:\s*\[\s*([A-Za-z]+?)(?:Device)?\(|^\s*\[(Tpu|Cuda|Gpu|Cpu)Device\(", re.IGNORECASE
+)
 ACCELERATOR = re.compile(r"^\W*(TPU|GPU|CPU|cuda)\b", re.IGNORECASE)  # after "Which accelerator(s)...?", or .platform
 UNAME = re.compile(r"uname_result\(system='(\w+)'")
-SYSTEM = re.compile(r"\b(Windows)\s*(?:10|11|PC|machine|laptop|Server)\b|\bon (?:a )?(Windows)\b"
-                    r"|\b[A-Z]:\\(?:Users|Program)"
-                    r"|win_amd64|\b(Ubuntu|Debian|CentOS|RHEL|Fedora|Rocky|Linux)\b|\] on (linux|darwin|win32)\b"
-                    r"|\b(mac ?OS|Darwin|Sonoma|Ventura|Monterey|Catalina|Big Sur|MacBook|Apple M\d)\b|(/Users/)\w",
-                    re.IGNORECASE)  # fmt: skip
+SYSTEM = re.compile(
+    r"\b(Windows)\s*(?:10|11|PC|machine|laptop|Server)\b|\bon (?:a )?(Windows)\b"
+    r"|\b[A-Z]:\\(?:Users|Program)"
+    r"|win_amd64|\b(Ubuntu|Debian|CentOS|RHEL|Fedora|Rocky|Linux)\b|\] on (linux|darwin|win32)\b"
+    r"|\b(mac ?OS|Darwin|Sonoma|Ventura|Monterey|Catalina|Big Sur|MacBook|Apple M\d)\b|(/Users/)\w",
+    re.IGNORECASE,
+)
 SMI = re.compile(r"Driver Version:\s*(\d+(?:\.\d+)+)\s+CUDA Version:\s*(\d+\.\d+)")
 DRIVER = re.compile(r"(?:nvidia[- ]?driver|driver version)\s*[:=]?\s*(\d{3}\.\d+(?:\.\d+)?)", re.IGNORECASE)
 CUDA = re.compile(r"\bCUDA\s*(?:version)?\s*[:=]?\s*(\d{2}\.\d)\b", re.IGNORECASE)
@@ -46,11 +52,16 @@ COLUMNS = re.compile(
 SHOW = re.compile(r"^\s*(Name|Version)\s*:\s*(\S+)\s*$")  # pip show
 WHEEL = re.compile(r"\b([A-Za-z0-9_.]+)-(\d[^-\s/]*)-(?:cp(\d)(\d+)|py\d)[^\s]*\.whl")
 INSTALLED = re.compile(r"Successfully installed (.*)$")
-SATISFIED = re.compile(rf"Requirement already satisfied: ([A-Za-z0-9._-]++)[^\s(]*+ in [^()]*+(?:\([^()]*+\)[^()]*+)*?"
-                       rf"\({VERSION}\)\s*+$")  # fmt: skip
+SATISFIED = re.compile(
+    rf"Requirement already satisfied: ([A-Za-z0-9._-]++)[^\s(]*+ in [^()]*+(?:\([^()]*+\)[^()]*+)*?"
+    rf"\({VERSION}\)\s*+$"
+)
 DUNDER = re.compile(r"^\W*(?:\d+\s+)?(?:__version__\s*=\s*)?'?(\d+\.\d+\.\d+[^'\s]*)'?\s*$")  # jax.__version__
-NAMED = re.compile(rf"\b(flax|jax|jaxlib|optax|chex|orbax|neural[-_]tangents|tensorflow)\b{SPACE}(?:version{SPACE})?+"
-                   rf"(?:is{SPACE})?+{VERSION}", re.IGNORECASE)  # fmt: skip
+NAMED = re.compile(
+    rf"\b(flax|jax|jaxlib|optax|chex|orbax|neural[-_]tangents|tensorflow)\b{SPACE}(?:version{SPACE})?+"
+    rf"(?:is{SPACE})?+{VERSION}",
+    re.IGNORECASE,
+)
 TEMPLATE = re.compile(r"flax,\s*jax,\s*jaxlib versions[^:]*:\s*(.*)$", re.IGNORECASE)
 X64 = re.compile(r"(?:jax_enable_x64\W+|JAX_ENABLE_X64\s*=\s*)(True|False|1|0|true|false)\b")
 SYSTEMS = {"windows": "Windows", "darwin": "Darwin", "linux": "Linux"}

@@ -29,12 +29,16 @@ def text(result: Triage) -> str:
     c = summary.clean
     many = len(result.environments) > 1
     cut = " (the text was cut: too large)" if result.truncated else ""
-    out = [f"envaudit triage: {len(result.environments)} environment{'s' if many else ''} | "
-           f"verdict: {result.verdict.upper()}{cut}"]  # fmt: skip
+    out = [
+        f"envaudit triage: {len(result.environments)} environment{'s' if many else ''} | "
+        f"verdict: {result.verdict.upper()}{cut}"
+    ]
     for n, env in enumerate(result.environments, 1):
         out += ["", f"Environment {n} ({_span(env)})" if many else f"Environment ({_span(env)})", "  facts used"]
-        out += [f"    {c(s.fact.removeprefix('package ')):<18} {c(s.value):<22} line {s.line}: {c(s.text)}"
-                for s in env.seen]  # fmt: skip
+        out += [
+            f"    {c(s.fact.removeprefix('package ')):<18} {c(s.value):<22} line {s.line}: {c(s.text)}"
+            for s in env.seen
+        ]
         roots = [(f, caused) for f, caused in summary.roots(env.report) if f.id != "jax-not-imported"]
         out += ["  known problems" if roots else "  known problems: none for these facts"]
         for f, caused in roots:
@@ -55,11 +59,17 @@ def markdown(result: Triage) -> str:
     many = len(result.environments) > 1
     out = [f"From the environment{'s' if many else ''} in this report (checked with `envaudit triage`):"]
     for n, env in enumerate(result.environments, 1):
-        out += ["", f"**Environment {n}** ({_span(env)})" if many else f"**Environment** ({_span(env)})", "",
-                "| fact | value | from |", "|---|---|---|"]  # fmt: skip
-        out += [f"| {_cell(s.fact.removeprefix('package '))} | {_in_cell(s.value)} | line {s.line}: "
-                f"{_in_cell(s.text)} |"
-                for s in env.seen]  # fmt: skip
+        out += [
+            "",
+            f"**Environment {n}** ({_span(env)})" if many else f"**Environment** ({_span(env)})",
+            "",
+            "| fact | value | from |",
+            "|---|---|---|",
+        ]
+        out += [
+            f"| {_cell(s.fact.removeprefix('package '))} | {_in_cell(s.value)} | line {s.line}: {_in_cell(s.text)} |"
+            for s in env.seen
+        ]
         roots = [(f, caused) for f, caused in summary.roots(env.report) if f.id != "jax-not-imported"]
         out += ["", "Known problems:" if roots else "No known problem for these versions."]
         for f, _ in roots:

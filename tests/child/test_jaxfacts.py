@@ -35,8 +35,13 @@ def get_jax(timeout: float, env: dict[str, str], python: str = PYTHON) -> dict[s
     from tests.conftest import ROOT
 
     env = {**env, "PYTHONPATH": ":".join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))}
-    proc = subprocess.run([PYTHON, "-c", FACTS.format(t=timeout, py=python)], env=env, capture_output=True,
-                          text=True, timeout=timeout + 60)  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-c", FACTS.format(t=timeout, py=python)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout + 60,
+    )
     assert proc.returncode == 0, proc.stderr
     facts: dict[str, Any] = json.loads(proc.stdout)
     return facts

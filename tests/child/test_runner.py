@@ -49,10 +49,13 @@ print([(r.name, r.status, r.message) for r in outcome.results])
     ],
 )
 def test_runner_survives_odd_children(tmp_path: Path, child_env: dict[str, str], body: str, status: str) -> None:
-    (tmp_path / "odd.py").write_text(f"NAME = 'odd'\n\ndef run(precision='auto'):\n{textwrap.indent(body, '    ')}"
-                                     "    return {'name': 'odd', 'status': 'pass', 'metrics': {}}\n")  # fmt: skip
-    proc = subprocess.run([PYTHON, "-c", RUNNER, str(tmp_path)], env=child_env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip  # a runner that waited on the lingering child would hit this
+    (tmp_path / "odd.py").write_text(
+        f"NAME = 'odd'\n\ndef run(precision='auto'):\n{textwrap.indent(body, '    ')}"
+        "    return {'name': 'odd', 'status': 'pass', 'metrics': {}}\n"
+    )
+    proc = subprocess.run(
+        [PYTHON, "-c", RUNNER, str(tmp_path)], env=child_env, capture_output=True, text=True, timeout=120
+    )  # a runner that waited on the lingering child would hit this
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     assert proc.stdout.startswith(f"[('odd', '{status}'")
 
@@ -66,11 +69,14 @@ def test_a_forked_helper_holding_the_pipes_neither_stalls_the_run_nor_outlives_i
     """The child said `done` and exited; a helper it forked still holds the protocol pipe. The runner must not
     wait for the end of output (the per-probe bound here is 600 s, so waiting would hit this test's timeout),
     and the helper is killed with the child's process group."""
-    (tmp_path / "odd.py").write_text("NAME = 'odd'\n\ndef run(precision='auto'):\n    import os, time\n"
-                                     "    if os.fork() == 0:\n        time.sleep(3600)\n"
-                                     "    return {'name': 'odd', 'status': 'pass', 'metrics': {}}\n")  # fmt: skip
-    proc = subprocess.run([PYTHON, "-c", FORKED, str(tmp_path)], env=child_env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    (tmp_path / "odd.py").write_text(
+        "NAME = 'odd'\n\ndef run(precision='auto'):\n    import os, time\n"
+        "    if os.fork() == 0:\n        time.sleep(3600)\n"
+        "    return {'name': 'odd', 'status': 'pass', 'metrics': {}}\n"
+    )
+    proc = subprocess.run(
+        [PYTHON, "-c", FORKED, str(tmp_path)], env=child_env, capture_output=True, text=True, timeout=120
+    )
     assert proc.stdout.startswith("[('odd', 'pass'"), proc.stderr
     leftovers = subprocess.run(["pgrep", "-f", str(tmp_path / "odd.py")], capture_output=True, text=True)
     assert leftovers.stdout == "", "a process the probe left behind outlived the audit"
@@ -96,10 +102,12 @@ except KeyboardInterrupt:
 
 def test_an_interrupt_kills_the_probe_child(tmp_path: Path, child_env: dict[str, str]) -> None:
     """The child runs in its own session (a terminal's Ctrl-C does not reach it), so the runner must kill it."""
-    (tmp_path / "odd.py").write_text("NAME = 'odd'\n\ndef run(precision='auto'):\n    import time\n"
-                                     "    time.sleep(3600)\n")  # fmt: skip
-    proc = subprocess.run([PYTHON, "-c", INTERRUPTED, str(tmp_path)], env=child_env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    (tmp_path / "odd.py").write_text(
+        "NAME = 'odd'\n\ndef run(precision='auto'):\n    import time\n    time.sleep(3600)\n"
+    )
+    proc = subprocess.run(
+        [PYTHON, "-c", INTERRUPTED, str(tmp_path)], env=child_env, capture_output=True, text=True, timeout=120
+    )
     assert proc.stdout.strip() == "interrupted []", proc.stderr
 
 
@@ -133,14 +141,17 @@ print(json.dumps({"metrics": outcome.results[0].metrics, "jax": outcome.jax}))
 
 def test_the_child_really_runs_with_that_environment(tmp_path: Path, child_env: dict[str, str]) -> None:
     """A probe that reports the variable: the running child has it, and facts.jax says envaudit set it."""
-    (tmp_path / "env.py").write_text("import os\n\ndef run(precision='auto'):\n    value = os.environ.get("
-                                     "'XLA_PYTHON_CLIENT_PREALLOCATE')\n    return {'name': 'env', 'status': 'pass',"
-                                     " 'metrics': {'preallocate': value}}\n")  # fmt: skip
+    (tmp_path / "env.py").write_text(
+        "import os\n\ndef run(precision='auto'):\n    value = os.environ.get("
+        "'XLA_PYTHON_CLIENT_PREALLOCATE')\n    return {'name': 'env', 'status': 'pass',"
+        " 'metrics': {'preallocate': value}}\n"
+    )
     for user, seen in ((None, "false"), ("true", "true")):
         env = {k: v for k, v in child_env.items() if k != "XLA_PYTHON_CLIENT_PREALLOCATE"}
         env |= {"XLA_PYTHON_CLIENT_PREALLOCATE": user} if user else {}
-        proc = subprocess.run([PYTHON, "-c", ENVIRONMENT, str(tmp_path)], env=env, capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
+        proc = subprocess.run(
+            [PYTHON, "-c", ENVIRONMENT, str(tmp_path)], env=env, capture_output=True, text=True, timeout=120
+        )
         out = json.loads(proc.stdout)
         assert out["metrics"] == {"preallocate": seen}, proc.stderr
         assert out["jax"]["child_env"].get("XLA_PYTHON_CLIENT_PREALLOCATE") == (None if user else "false")
@@ -193,8 +204,13 @@ def test_health_says_which_probes_its_bound_left_out(tmp_path: Path, child_env: 
     others = [arg for name in known if name not in (cheap, costly) for arg in ("--skip-probe", name)]
 
     def health(*argv: str) -> tuple[subprocess.CompletedProcess[str], dict[str, dict]]:  # type: ignore[type-arg]
-        proc = subprocess.run([PYTHON, "-m", "envaudit", "health", "--prometheus-dir", str(tmp_path), *argv],
-                              env=child_env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        proc = subprocess.run(
+            [PYTHON, "-m", "envaudit", "health", "--prometheus-dir", str(tmp_path), *argv],
+            env=child_env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         report = json.loads((tmp_path / "envaudit-report.json").read_text()) if proc.returncode != 2 else {}
         return proc, report
 

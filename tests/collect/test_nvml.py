@@ -54,9 +54,14 @@ def run(fixture: dict[str, Any] | str) -> tuple[dict[str, Any], types.ModuleType
 def test_fixture_set_is_the_expected_one() -> None:
     names = {path.stem for path in FIXTURE_FILES}
     assert names == {
-        "h200_8x_healthy", "a100_ecc_remap_pending", "h100_mig", "driver_no_gpu", "no_driver",
-        "rtx3090_not_supported", "a100_gpu_lost",
-    }  # fmt: skip
+        "h200_8x_healthy",
+        "a100_ecc_remap_pending",
+        "h100_mig",
+        "driver_no_gpu",
+        "no_driver",
+        "rtx3090_not_supported",
+        "a100_gpu_lost",
+    }
 
 
 # ---- pure helpers ----------------------------------------------------------------------------------------
@@ -238,17 +243,25 @@ def test_mig_device_enumeration_error_marks_only_mig_devices() -> None:
 def test_driver_without_gpu_is_ok_with_no_gpus() -> None:
     result, _ = run("driver_no_gpu")
     assert result == {
-        "status": "ok", "message": None, "driver_version": "550.127.08", "cuda_driver_version": "12.4",
-        "nvml_version": "12.550.127.08", "gpus": [],
-    }  # fmt: skip
+        "status": "ok",
+        "message": None,
+        "driver_version": "550.127.08",
+        "cuda_driver_version": "12.4",
+        "nvml_version": "12.550.127.08",
+        "gpus": [],
+    }
 
 
 def test_no_driver_is_absent_with_nvml_message() -> None:
     result, _ = run("no_driver")
     assert result == {
-        "status": "absent", "message": "NVML Shared Library Not Found", "driver_version": None,
-        "cuda_driver_version": None, "nvml_version": None, "gpus": [],
-    }  # fmt: skip
+        "status": "absent",
+        "message": "NVML Shared Library Not Found",
+        "driver_version": None,
+        "cuda_driver_version": None,
+        "nvml_version": None,
+        "gpus": [],
+    }
 
 
 @pytest.mark.parametrize(
@@ -276,9 +289,16 @@ def test_unsupported_fields_are_recorded_not_fatal() -> None:
     assert result["driver_version"] == "550.135"
     (gpu,) = result["gpus"]
     not_supported = {
-        "ecc_enabled", "ecc_uncorrected_volatile", "ecc_uncorrected_aggregate", "retired_pages_pending",
-        "remap_pending", "remap_failure", "mig_enabled", "mig_devices", "serial",
-    }  # fmt: skip  # a GeForce board has no serial number (nvidia-smi: "Serial Number: N/A")
+        "ecc_enabled",
+        "ecc_uncorrected_volatile",
+        "ecc_uncorrected_aggregate",
+        "retired_pages_pending",
+        "remap_pending",
+        "remap_failure",
+        "mig_enabled",
+        "mig_devices",
+        "serial",
+    }  # a GeForce board has no serial number (nvidia-smi: "Serial Number: N/A")
     assert gpu["unavailable"] == dict.fromkeys(not_supported, "Not Supported")
     assert all(gpu[field] is None for field in not_supported)
     assert (gpu["name"], gpu["compute_capability"]) == ("NVIDIA GeForce RTX 3090", "8.6")
@@ -398,9 +418,13 @@ def test_real_pynvml_on_this_machine() -> None:
     assert json.loads(json.dumps(result)) == result
     if not _nvml_library_loadable():
         assert result == {
-            "status": "absent", "message": "NVML Shared Library Not Found", "driver_version": None,
-            "cuda_driver_version": None, "nvml_version": None, "gpus": [],
-        }  # fmt: skip
+            "status": "absent",
+            "message": "NVML Shared Library Not Found",
+            "driver_version": None,
+            "cuda_driver_version": None,
+            "nvml_version": None,
+            "gpus": [],
+        }
         assert get_nvidia(pynvml) == result
         return
     assert result["status"] == "ok", result["message"]

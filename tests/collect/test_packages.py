@@ -25,8 +25,13 @@ def test_relevant_names_and_families() -> None:
 def test_select_normalizes_and_first_on_path_wins() -> None:
     found, dups = select([d("JAX", "0.4.25"), d("requests", "2.0"), d("jax", "0.4.30", location="/other")])
     assert found == {"jax": "0.4.25"}
-    assert dups == [{"name": "jax", "versions": ["0.4.25", "0.4.30"],
-                     "locations": ["/site/JAX-0.4.25.dist-info", "/other/jax-0.4.30.dist-info"]}]  # fmt: skip
+    assert dups == [
+        {
+            "name": "jax",
+            "versions": ["0.4.25", "0.4.30"],
+            "locations": ["/site/JAX-0.4.25.dist-info", "/other/jax-0.4.30.dist-info"],
+        }
+    ]
 
 
 def test_unsatisfied_is_what_pip_check_says() -> None:

@@ -42,8 +42,14 @@ def test_select_env_keeps_what_changes_numerics() -> None:
         "LD_LIBRARY_PATH": "/usr/lib:/usr/local/cuda-12.4/lib64:/opt/nvidia/cudnn/lib",
     }
     chosen = redact.select_env(env)
-    assert set(chosen) == {"XLA_FLAGS", "JAX_ENABLE_X64", "NVIDIA_TF32_OVERRIDE", "CUDA_VISIBLE_DEVICES",
-                           "TF_CUDNN_DETERMINISTIC", "LD_LIBRARY_PATH"}  # fmt: skip
+    assert set(chosen) == {
+        "XLA_FLAGS",
+        "JAX_ENABLE_X64",
+        "NVIDIA_TF32_OVERRIDE",
+        "CUDA_VISIBLE_DEVICES",
+        "TF_CUDNN_DETERMINISTIC",
+        "LD_LIBRARY_PATH",
+    }
     assert chosen["LD_LIBRARY_PATH"] == "/usr/local/cuda-12.4/lib64:/opt/nvidia/cudnn/lib"
 
 

@@ -127,12 +127,20 @@ def test_an_entry_the_user_cannot_search_is_skipped_not_an_error() -> None:
     code = "import json, sys; from envaudit.collect import toolkit; print(json.dumps(toolkit.get_ptxas(sys.argv[1])))"
     path = f"{closed / 'bin'}{os.pathsep}{opened.parent}"
     nobody = ["setpriv", "--reuid", "54321", "--regid", "54321", "--clear-groups"]
-    done = subprocess.run([*nobody, sys.executable, "-c", code, path], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    done = subprocess.run(
+        [*nobody, sys.executable, "-c", code, path],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     shutil.rmtree(tmp_path)
     assert done.returncode == 0, done.stderr[-1000:]
-    assert json.loads(done.stdout) == {"path": str(opened), "version": "12.4.131",
-                                       "source": str(tmp_path / "open" / "version.json")}  # fmt: skip
+    assert json.loads(done.stdout) == {
+        "path": str(opened),
+        "version": "12.4.131",
+        "source": str(tmp_path / "open" / "version.json"),
+    }
 
 
 def test_a_wrapper_naming_a_path_with_a_nul_is_not_followed(tmp_path: Path) -> None:

@@ -122,11 +122,17 @@ def test_inline_code_shows_its_text_as_it_is(text: str) -> None:
 
 
 def test_a_devices_infinite_error_is_exported_as_infinity_and_each_device_once() -> None:
-    devices = ({"id": 0, "kind": "cpu", "digest": "a", "rel_err": "inf", "verdict": "wrong"},
-               {"id": 1, "kind": "cpu", "digest": "b", "rel_err": 8e-7, "verdict": "agrees"})  # fmt: skip
+    devices = (
+        {"id": 0, "kind": "cpu", "digest": "a", "rel_err": "inf", "verdict": "wrong"},
+        {"id": 1, "kind": "cpu", "digest": "b", "rel_err": 8e-7, "verdict": "agrees"},
+    )
     report = replace(sample_report(), probes=(ProbeResult("dense_chain", "fail", {}, devices=devices),))
-    samples = [s for f in text_string_to_metric_families(render(report, "prometheus")) for s in f.samples
-               if s.name == "envaudit_device_probe_rel_err"]  # fmt: skip
+    samples = [
+        s
+        for f in text_string_to_metric_families(render(report, "prometheus"))
+        for s in f.samples
+        if s.name == "envaudit_device_probe_rel_err"
+    ]
     assert sorted((s.labels["device"], s.value) for s in samples) == [("0", float("inf")), ("1", 8e-7)]
 
 
@@ -135,8 +141,9 @@ def test_quick_mode_never_says_ok_about_what_it_did_not_look_at() -> None:
     from envaudit.formats import markdown, text
     from tests.conftest import facts_from
 
-    quick = audit.assemble(facts_from({"jax": {"status": "skipped", "message": "--quick does not start jax"}}),
-                           mode="quick")  # fmt: skip
+    quick = audit.assemble(
+        facts_from({"jax": {"status": "skipped", "message": "--quick does not start jax"}}), mode="quick"
+    )
     assert "verdict: OK (jax not imported: quick mode)" in text.render(quick).splitlines()[0]
     assert "**ok** (jax not imported: quick mode)" in markdown.render(quick)
     assert [(f.id, f.severity) for f in quick.findings] == [("jax-not-imported", "info")]

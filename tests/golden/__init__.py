@@ -31,15 +31,27 @@ def readme_sample(readme: str) -> tuple[int, int]:
 
 STALE: dict[str, Any] = {
     "packages": {"jax": "0.4.30", "jaxlib": "0.10.1"},
-    "python": {"version": "3.11.7", "implementation": "CPython", "virtualenv": True, "pythonpath": "/old",
-               "executable": "/venv/bin/python"},
-    "duplicates": [{"name": "jax", "versions": ["0.4.30", "0.10.1"],
-                    "locations": ["/old/jax-0.4.30.dist-info", "/venv/site/jax-0.10.1.dist-info"]}],
+    "python": {
+        "version": "3.11.7",
+        "implementation": "CPython",
+        "virtualenv": True,
+        "pythonpath": "/old",
+        "executable": "/venv/bin/python",
+    },
+    "duplicates": [
+        {
+            "name": "jax",
+            "versions": ["0.4.30", "0.10.1"],
+            "locations": ["/old/jax-0.4.30.dist-info", "/venv/site/jax-0.10.1.dist-info"],
+        }
+    ],
     "requirements": [{"package": "jax", "requires": "jaxlib<=0.4.30,>=0.4.27", "installed": "0.10.1"}],
     "jax": {"status": "import_error", "stage": "import", "message": "RuntimeError: jaxlib version 0.10.1 is newer"},
-}  # fmt: skip
-ERRORS = [ProbeResult(n, "error", {"error_kind": "exception"}, 0.1, "AttributeError: partially initialized module")
-          for n in ("dense_chain", "ntk")]  # fmt: skip
+}
+ERRORS = [
+    ProbeResult(n, "error", {"error_kind": "exception"}, 0.1, "AttributeError: partially initialized module")
+    for n in ("dense_chain", "ntk")
+]
 
 
 def stale_pythonpath() -> Report:

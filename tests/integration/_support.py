@@ -54,8 +54,13 @@ def free_port() -> int:
         return port
 
 
-def wait_for(what: str, probe: Callable[[], T | None], timeout: float, interval: float = 0.25,
-             context: Callable[[], str] | None = None) -> T:  # fmt: skip
+def wait_for(
+    what: str,
+    probe: Callable[[], T | None],
+    timeout: float,
+    interval: float = 0.25,
+    context: Callable[[], str] | None = None,
+) -> T:
     """Poll ``probe`` until it returns a value other than None/False; fail with ``what`` (and context) on timeout."""
     deadline = time.monotonic() + timeout
     while True:

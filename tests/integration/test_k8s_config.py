@@ -41,10 +41,23 @@ GLOBAL_KEYS = {
     "enable_message_change_based_condition_update": bool,
     "skip_initial_status": bool,
 }
-TOP_KEYS = {"plugin": str, "pluginConfig": dict, "source": str, "conditions": list, "rules": list,
-            "metricsReporting": bool}  # fmt: skip
-RULE_KEYS = {"type": str, "condition": str, "reason": str, "path": str, "args": list, "timeout": str,
-             "invoke_interval": str}  # fmt: skip
+TOP_KEYS = {
+    "plugin": str,
+    "pluginConfig": dict,
+    "source": str,
+    "conditions": list,
+    "rules": list,
+    "metricsReporting": bool,
+}
+RULE_KEYS = {
+    "type": str,
+    "condition": str,
+    "reason": str,
+    "path": str,
+    "args": list,
+    "timeout": str,
+    "invoke_interval": str,
+}
 CONDITION_KEYS = {"type": str, "reason": str, "message": str}
 _GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _GO_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -170,8 +183,9 @@ def _plugin(*args: str) -> subprocess.CompletedProcess[str]:
         (1, "y" * 200, 0, 1, "y" * 80),
     ],
 )
-def test_plugin_exit_codes_and_output(tmp_path: Path, rc: int | str, line: str, age: float, want_rc: int,
-                                      want_out: str) -> None:  # fmt: skip
+def test_plugin_exit_codes_and_output(
+    tmp_path: Path, rc: int | str, line: str, age: float, want_rc: int, want_out: str
+) -> None:
     proc = _plugin(str(_status(tmp_path, rc, line, age)), "900")
     assert proc.returncode == want_rc, proc
     out = proc.stdout.rstrip("\n")
@@ -230,17 +244,22 @@ def _run_container_script(daemonset: dict[str, Any], directory: Path, fault: boo
         PATH=os.environ.get("PATH", "/usr/bin:/bin"),
         PYTHONPATH=os.pathsep.join([*([str(FAULT)] if fault else []), str(ROOT)]),
     )
-    return subprocess.run([*container["command"], container["args"][0]], env=env, capture_output=True, text=True,
-                          timeout=180)  # fmt: skip
+    return subprocess.run(
+        [*container["command"], container["args"][0]], env=env, capture_output=True, text=True, timeout=180
+    )
 
 
 @pytest.mark.parametrize("fault", [False, True], ids=["healthy", "faulty"])
-def test_daemonset_script_feeds_metrics_and_the_npd_plugin(daemonset: dict[str, Any], npd: dict[str, Any],
-                                                           tmp_path: Path, fault: bool) -> None:  # fmt: skip
+def test_daemonset_script_feeds_metrics_and_the_npd_plugin(
+    daemonset: dict[str, Any], npd: dict[str, Any], tmp_path: Path, fault: bool
+) -> None:
     proc = _run_container_script(daemonset, tmp_path, fault)
     assert proc.returncode == (1 if fault else 0), proc
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["envaudit-health.status", "envaudit-report.json",
-                                                          "envaudit.prom"]  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "envaudit-health.status",
+        "envaudit-report.json",
+        "envaudit.prom",
+    ]
     assert json.loads((tmp_path / "envaudit-report.json").read_text())["verdict"] == ("fail" if fault else "ok")
     # The plugin, as NPD would call it (the rule's arguments, the status file moved to tmp).
     (rule,) = [r for r in npd["rules"] if r.get("condition") == "EnvAuditProblem"]

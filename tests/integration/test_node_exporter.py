@@ -58,8 +58,13 @@ def _health(
 ) -> subprocess.CompletedProcess[str]:
     path = [str(fault_dir)] if fault else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, str(ROOT)]), **extra}
-    return subprocess.run([PYTHON, "-m", "envaudit", "health", "--prometheus-dir", str(directory), *args], env=env,
-                          capture_output=True, text=True, timeout=180)  # fmt: skip
+    return subprocess.run(
+        [PYTHON, "-m", "envaudit", "health", "--prometheus-dir", str(directory), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def _start_exporter(binary: str, textfile_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], Exporter]:
@@ -67,11 +72,19 @@ def _start_exporter(binary: str, textfile_dir: Path, log: Path) -> tuple[subproc
         port = _support.free_port()
         with log.open("ab") as out:
             proc = subprocess.Popen(
-                [binary, "--collector.disable-defaults", "--collector.textfile",
-                 f"--collector.textfile.directory={textfile_dir}", "--no-collector.systemd",
-                 f"--web.listen-address=127.0.0.1:{port}"],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
+                [
+                    binary,
+                    "--collector.disable-defaults",
+                    "--collector.textfile",
+                    f"--collector.textfile.directory={textfile_dir}",
+                    "--no-collector.systemd",
+                    f"--web.listen-address=127.0.0.1:{port}",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         exp = Exporter(f"http://127.0.0.1:{port}/metrics", textfile_dir, log)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and proc.poll() is None:
@@ -142,8 +155,14 @@ def test_one_wrong_device_of_four_is_served_by_device(exporter: Exporter) -> Non
     """Four CPU devices, device 2 made wrong: its series say so, the other three agree, and the dashboards' labels
     (probe, device, uuid, pci_bus_id) survive the exporter."""
     corrupt = FAULT.parent / "device_corrupt"
-    proc = _health(exporter.textfile_dir, "--probe", "dense_chain", fault=True, fault_dir=corrupt,
-                   XLA_FLAGS="--xla_force_host_platform_device_count=4")  # fmt: skip
+    proc = _health(
+        exporter.textfile_dir,
+        "--probe",
+        "dense_chain",
+        fault=True,
+        fault_dir=corrupt,
+        XLA_FLAGS="--xla_force_host_platform_device_count=4",
+    )
     assert proc.returncode == 1 and "device-2" in proc.stdout, proc.stdout + proc.stderr
     samples = exporter.samples()
     assert _value(samples, "node_textfile_scrape_error") == 0

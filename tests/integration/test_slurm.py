@@ -53,8 +53,9 @@ class Cluster:
     client_env: dict[str, str]
 
     def scontrol(self, *args: str) -> str:
-        proc = subprocess.run([self.programs["scontrol"], *args], env=self.client_env, capture_output=True,
-                              text=True, timeout=30)  # fmt: skip
+        proc = subprocess.run(
+            [self.programs["scontrol"], *args], env=self.client_env, capture_output=True, text=True, timeout=30
+        )
         assert proc.returncode == 0, f"scontrol {' '.join(args)}: {proc.stderr}"
         return proc.stdout
 
@@ -147,8 +148,9 @@ PartitionName=ci Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
 
 def _start(cmd: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("ab") as out:
-        return subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)  # fmt: skip
+        return subprocess.Popen(
+            cmd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
 
 @pytest.fixture(scope="module")
@@ -184,19 +186,28 @@ def cluster() -> Iterator[Cluster]:
         c.set_env(HEALTHY)
 
         key = root / "munge.key"
-        subprocess.run([programs["mungekey"], "-c", "-f", "-k", str(key)], check=True, timeout=30,
-                       capture_output=True)  # fmt: skip
+        subprocess.run([programs["mungekey"], "-c", "-f", "-k", str(key)], check=True, timeout=30, capture_output=True)
         key.chmod(0o600)
-        daemons.append(_start([programs["munged"], "-F", "--force", f"--socket={root}/munge/munge.socket.2",
-                               f"--key-file={key}", f"--pid-file={root}/munged.pid", f"--log-file={root}/munged.log",
-                               f"--seed-file={root}/munged.seed"], base_env, root / "munged.out"))  # fmt: skip
-        _support.wait_for("the munge socket", lambda: (root / "munge" / "munge.socket.2").exists(), 30,
-                          context=c.logs)  # fmt: skip
+        daemons.append(
+            _start(
+                [
+                    programs["munged"],
+                    "-F",
+                    "--force",
+                    f"--socket={root}/munge/munge.socket.2",
+                    f"--key-file={key}",
+                    f"--pid-file={root}/munged.pid",
+                    f"--log-file={root}/munged.log",
+                    f"--seed-file={root}/munged.seed",
+                ],
+                base_env,
+                root / "munged.out",
+            )
+        )
+        _support.wait_for("the munge socket", lambda: (root / "munge" / "munge.socket.2").exists(), 30, context=c.logs)
         daemon_env = {**base_env, "SLURM_CONF": str(conf)}
-        daemons.append(_start([programs["slurmctld"], "-D", "-c", "-f", str(conf)], daemon_env,
-                              root / "slurmctld.out"))  # fmt: skip
-        daemons.append(_start([programs["slurmd"], "-D", "-N", NODE, "-f", str(conf)], daemon_env,
-                              root / "slurmd.out"))  # fmt: skip
+        daemons.append(_start([programs["slurmctld"], "-D", "-c", "-f", str(conf)], daemon_env, root / "slurmctld.out"))
+        daemons.append(_start([programs["slurmd"], "-D", "-N", NODE, "-f", str(conf)], daemon_env, root / "slurmd.out"))
 
         def ready() -> bool:
             for name, proc in zip(("munged", "slurmctld", "slurmd"), daemons, strict=True):
@@ -256,9 +267,29 @@ def test_healthy_node_stays_idle(cluster: Cluster) -> None:
 def test_audit_nodes_collects_one_report_per_node(cluster: Cluster, tmp_path: Path) -> None:
     out = tmp_path / "reports"
     env = {**cluster.client_env, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(["bash", str(AUDIT_NODES), "-o", str(out), "-p", sys.executable, "-a", "--probe dense_chain",
-                           "--", "-N", "1", "-w", NODE, "--time", "5"], env=env, capture_output=True, text=True,
-                          timeout=180)  # fmt: skip
+    proc = subprocess.run(
+        [
+            "bash",
+            str(AUDIT_NODES),
+            "-o",
+            str(out),
+            "-p",
+            sys.executable,
+            "-a",
+            "--probe dense_chain",
+            "--",
+            "-N",
+            "1",
+            "-w",
+            NODE,
+            "--time",
+            "5",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}\n{_support.tail(out / 'srun.err')}"
     reports = sorted(p.name for p in out.glob("*.json"))
     assert reports == [f"{socket.gethostname().split('.')[0]}.json"], reports
@@ -275,8 +306,9 @@ def test_fault_drains_with_envaudit_reason_then_pass_resumes(cluster: Cluster) -
         state, reason = cluster.node()
         return reason if "DRAIN" in state and reason.startswith("envaudit:") else None
 
-    reason = _support.wait_for("the node drained by envaudit", drained, CHECK_TIMEOUT_S, interval=0.5,
-                               context=cluster.logs)  # fmt: skip
+    reason = _support.wait_for(
+        "the node drained by envaudit", drained, CHECK_TIMEOUT_S, interval=0.5, context=cluster.logs
+    )
     assert "FAIL" in reason and len(reason) <= len("envaudit: ") + 80, reason
     # The faulty stack's report and metrics say the same.
     assert 'envaudit_verdict{verdict="fail"} 1' in (cluster.prom_dir / "envaudit.prom").read_text()
@@ -287,8 +319,9 @@ def test_fault_drains_with_envaudit_reason_then_pass_resumes(cluster: Cluster) -
         state, _ = cluster.node()
         return "DRAIN" not in state and state.startswith("IDLE")
 
-    _support.wait_for("the node resumed after the fault was removed", resumed, CHECK_TIMEOUT_S, interval=0.5,
-                      context=cluster.logs)  # fmt: skip
+    _support.wait_for(
+        "the node resumed after the fault was removed", resumed, CHECK_TIMEOUT_S, interval=0.5, context=cluster.logs
+    )
     assert any(rc == 0 and "resumed" in msg for rc, msg in cluster.checks_since(0)), cluster.logs()
 
 
@@ -332,8 +365,13 @@ class Fakes:
         (self.root / "reason").write_text(reason)
         calls = self.root / "calls"
         calls.write_text("")
-        proc = subprocess.run(["/bin/bash", str(WRAPPER)], env={"ENVAUDIT_HEALTHCHECK_ENV": str(self.env_file),
-                              "SLURMD_NODENAME": NODE}, capture_output=True, text=True, timeout=60)  # fmt: skip
+        proc = subprocess.run(
+            ["/bin/bash", str(WRAPPER)],
+            env={"ENVAUDIT_HEALTHCHECK_ENV": str(self.env_file), "SLURMD_NODENAME": NODE},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         return proc.returncode, calls.read_text().splitlines()
 
 
@@ -356,8 +394,13 @@ echo "$*" >>"$d/calls"
     for exe in (scontrol, python):
         exe.chmod(0o755)
     env_file = tmp_path / "healthcheck.env"
-    settings = {"ENVAUDIT_PYTHON": python, "SCONTROL": scontrol, "ENVAUDIT_LOG_FILE": tmp_path / "log",
-                "ENVAUDIT_LOCK_FILE": tmp_path / "lock", "SLURM_CONF_PATH": tmp_path / "slurm.conf"}  # fmt: skip
+    settings = {
+        "ENVAUDIT_PYTHON": python,
+        "SCONTROL": scontrol,
+        "ENVAUDIT_LOG_FILE": tmp_path / "log",
+        "ENVAUDIT_LOCK_FILE": tmp_path / "lock",
+        "SLURM_CONF_PATH": tmp_path / "slurm.conf",
+    }
     env_file.write_text("".join(f"{k}={shlex.quote(str(v))}\n" for k, v in settings.items()))
     return Fakes(tmp_path, env_file)
 
@@ -387,8 +430,9 @@ DRAIN = f"update nodename={NODE} state=drain reason=envaudit: {FAIL_LINE}"
         (1, "Traceback (most recent call last):", "IDLE", "", 3, []),
     ],
 )
-def test_wrapper_decisions(fakes: Fakes, rc: int, line: str, state: str, reason: str, want_rc: int,
-                           want_calls: list[str]) -> None:  # fmt: skip
+def test_wrapper_decisions(
+    fakes: Fakes, rc: int, line: str, state: str, reason: str, want_rc: int, want_calls: list[str]
+) -> None:
     assert fakes.run(rc, line, state, reason) == (want_rc, want_calls), _support.tail(fakes.root / "log")
 
 

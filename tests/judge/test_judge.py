@@ -31,13 +31,19 @@ FAULTS = {  # name -> (faults composed, extra environment)
 
 def gpu(capability: str, kind: str, **env: str) -> Facts:
     devices = [{"id": 0, "platform": "gpu", "device_kind": kind, "compute_capability": capability}]
-    return facts_from({
-        "packages": {"jax": "0.10.1", "jaxlib": "0.10.1", "jax-cuda12-plugin": "0.10.1"},
-        "nvidia": {"status": "ok", "driver_version": "570.86.15", "cuda_driver_version": "12.8",
-                   "gpus": [{"index": 0, "name": kind, "compute_capability": capability}]},
-        "jax": {"status": "ok", "platform": "cuda", "backend": "gpu", "x64": False, "devices": devices},
-        "env": env,
-    })  # fmt: skip
+    return facts_from(
+        {
+            "packages": {"jax": "0.10.1", "jaxlib": "0.10.1", "jax-cuda12-plugin": "0.10.1"},
+            "nvidia": {
+                "status": "ok",
+                "driver_version": "570.86.15",
+                "cuda_driver_version": "12.8",
+                "gpus": [{"index": 0, "name": kind, "compute_capability": capability}],
+            },
+            "jax": {"status": "ok", "platform": "cuda", "backend": "gpu", "x64": False, "devices": devices},
+            "env": env,
+        }
+    )
 
 
 MACHINES = {
@@ -202,11 +208,25 @@ def test_a_report_saved_before_two_precisions_is_read_as_it_was_measured() -> No
     """Before 0.2 every error was measured at the default precision (TF32 on an H200) and reruns as absolute
     differences, scatter-add's included: a healthy H200's old report is not a wrong answer."""
     old = [
-        probe("dense_chain", precision="float32", rel_err_batched=1.05e-3, rel_diff_batched_vs_per_example=2e-4,
-              max_abs_diff_rerun=0.0, output_dtype="float32"),
-        probe("determinism", "fail", precision="float32", max_abs_diff_scatter_add=1.6e-4, max_abs_diff_big_sum=0.0,
-              max_abs_diff_conv_grad=3e-6, max_abs_diff_mlp_batch=0.0, output_dtype="float32"),
-    ]  # fmt: skip
+        probe(
+            "dense_chain",
+            precision="float32",
+            rel_err_batched=1.05e-3,
+            rel_diff_batched_vs_per_example=2e-4,
+            max_abs_diff_rerun=0.0,
+            output_dtype="float32",
+        ),
+        probe(
+            "determinism",
+            "fail",
+            precision="float32",
+            max_abs_diff_scatter_add=1.6e-4,
+            max_abs_diff_big_sum=0.0,
+            max_abs_diff_conv_grad=3e-6,
+            max_abs_diff_mlp_batch=0.0,
+            output_dtype="float32",
+        ),
+    ]
     got = {f.id: f.severity for f in judge.judge(old, MACHINES["h200"]).findings}
     assert got == {"tf32-default-matmul-precision": "warn", "gpu-nondeterministic-by-default": "info"}
     assert {f.id for f in judge.judge(old, MACHINES["cpu"]).findings} == {
@@ -242,8 +262,9 @@ def test_each_precision_of_a_both_run_is_its_own_finding() -> None:
 
 def test_a_rule_whose_condition_is_unknown_is_only_a_possibility() -> None:
     """The H200 facts say nothing of cuDNN: cudnn-9100-abi-break may explain a wrong answer, but is not its cause."""
-    (finding,) = judge.judge([probe("dense_chain", precision="float32", rel_err_batched="nan")],
-                             MACHINES["h200"]).findings  # fmt: skip
+    (finding,) = judge.judge(
+        [probe("dense_chain", precision="float32", rel_err_batched="nan")], MACHINES["h200"]
+    ).findings
     assert finding.id == "probe-dense-chain" and "possibly cudnn-9100-abi-break" in finding.detail
     assert finding.fix.startswith("envaudit probes dense_chain --script")
 
@@ -266,8 +287,12 @@ def test_negative_errors_and_a_missing_precision_are_not_trusted() -> None:
 
 
 def test_rocm_nondeterminism_and_default_precision_are_one_finding_each() -> None:
-    rocm = facts_from({"packages": {"jax": "0.10.1", "jaxlib": "0.10.1", "jax-rocm60-plugin": "0.10.1"},
-                       "jax": {"status": "ok", "platform": "rocm", "x64": False}})  # fmt: skip
+    rocm = facts_from(
+        {
+            "packages": {"jax": "0.10.1", "jaxlib": "0.10.1", "jax-rocm60-plugin": "0.10.1"},
+            "jax": {"status": "ok", "platform": "rocm", "x64": False},
+        }
+    )
     got = {f.id: f.severity for f in judge.judge(measured("tf32") + measured("scatter"), rocm).findings}
     assert got == {"probe-default-precision": "warn", "gpu-nondeterministic-by-default": "info"}
 

@@ -22,8 +22,17 @@ GOOD, OTHER = "a" * 16, "b" * 16
 def result(*devices: tuple[Any, ...], rerun: float = 0.0) -> ProbeResult:
     """Devices as (digest, rel_err[, rel_err_default]); the default run's digest follows the HIGHEST one, and so
     does its error unless given (a CPU's default precision is float32)."""
-    found = tuple({"id": i, "kind": "NVIDIA H200", "digest": d[0], "rel_err": d[1], "digest_default": d[0] + "d",
-                   "rel_err_default": d[2] if len(d) > 2 else d[1]} for i, d in enumerate(devices))  # fmt: skip
+    found = tuple(
+        {
+            "id": i,
+            "kind": "NVIDIA H200",
+            "digest": d[0],
+            "rel_err": d[1],
+            "digest_default": d[0] + "d",
+            "rel_err_default": d[2] if len(d) > 2 else d[1],
+        }
+        for i, d in enumerate(devices)
+    )
     metrics: dict[str, Any] = {"precision": "float32", "rel_err_batched": 8e-7, "rerun_rel_diff": rerun}
     return ProbeResult("dense_chain", "pass", metrics, devices=found)
 
@@ -41,8 +50,10 @@ def verdicts(probe: ProbeResult, facts: Facts) -> tuple[dict[int, str], dict[str
 @pytest.mark.parametrize("machine", ["cpu", "h200"])
 def test_a_device_outside_the_bound_is_wrong_on_any_machine(machine: str) -> None:
     probe = result((GOOD, 8e-7), (GOOD, 8e-7), (OTHER, 1e-4), (GOOD, 8e-7))
-    assert verdicts(probe, MACHINES[machine]) == ({0: "agrees", 1: "agrees", 2: "wrong", 3: "agrees"},
-                                                  {"device-2": "fail"})  # fmt: skip
+    assert verdicts(probe, MACHINES[machine]) == (
+        {0: "agrees", 1: "agrees", 2: "wrong", 3: "agrees"},
+        {"device-2": "fail"},
+    )
 
 
 @pytest.mark.parametrize("error", ["nan", "inf", -1.0, None])
@@ -53,8 +64,10 @@ def test_an_error_that_is_not_a_number_in_the_bound_is_wrong(error: Any) -> None
 
 def test_other_bits_within_the_bound_fail_where_the_platform_is_deterministic() -> None:
     probe = result((GOOD, 8e-7), (OTHER, 8.1e-7), (GOOD, 8e-7), (GOOD, 8e-7))
-    assert verdicts(probe, MACHINES["cpu"]) == ({0: "agrees", 1: "differs", 2: "agrees", 3: "agrees"},
-                                                {"device-1": "fail"})  # fmt: skip
+    assert verdicts(probe, MACHINES["cpu"]) == (
+        {0: "agrees", 1: "differs", 2: "agrees", 3: "agrees"},
+        {"device-1": "fail"},
+    )
     deterministic = gpu("9.0", "NVIDIA H200", XLA_FLAGS="--xla_gpu_deterministic_ops=true")
     assert verdicts(probe, deterministic)[1] == {"device-1": "fail"}
 
@@ -63,8 +76,10 @@ def test_other_bits_are_a_warning_where_a_gpus_reductions_may_differ_by_design()
     """Without deterministic ops a GPU's GEMMs may differ by design, whether or not the one rerun showed it."""
     for rerun in (0.0, 3e-8):
         probe = result((GOOD, 8e-7), (OTHER, 8.1e-7), (GOOD, 8e-7), (GOOD, 8e-7), rerun=rerun)
-        assert verdicts(probe, MACHINES["h200"]) == ({0: "agrees", 1: "differs", 2: "agrees", 3: "agrees"},
-                                                     {"device-1": "warn"})  # fmt: skip
+        assert verdicts(probe, MACHINES["h200"]) == (
+            {0: "agrees", 1: "differs", 2: "agrees", 3: "agrees"},
+            {"device-1": "warn"},
+        )
 
 
 def test_a_tie_is_decided_by_the_known_answer_or_blames_no_one() -> None:
@@ -106,8 +121,10 @@ def test_a_rule_that_names_the_wrong_answer_takes_it() -> None:
 def test_a_device_wrong_only_at_the_default_precision_is_wrong() -> None:
     """The default run takes a GPU's tensor cores: a bad tensor core shows there and nowhere else."""
     probe = result((GOOD, 8e-7), (GOOD, 8e-7), (OTHER, 8e-7, 0.3), (GOOD, 8e-7))
-    assert verdicts(probe, MACHINES["h200"]) == ({0: "agrees", 1: "agrees", 2: "wrong", 3: "agrees"},
-                                                 {"device-2": "fail"})  # fmt: skip
+    assert verdicts(probe, MACHINES["h200"]) == (
+        {0: "agrees", 1: "agrees", 2: "wrong", 3: "agrees"},
+        {"device-2": "fail"},
+    )
     finding = judge.judge([probe], MACHINES["h200"]).findings
     assert any("rel_err_default=0.3" in f.detail for f in finding if f.id == "device-2")
 
@@ -143,7 +160,13 @@ def test_devices_of_other_kinds_are_compared_kind_by_kind() -> None:
     differs from its own kind is what is named."""
     probe = result((GOOD, 8e-7), (GOOD, 8e-7), (OTHER, 8e-7), (OTHER, 8e-7), (GOOD, 8.1e-7))
     kinds = ["NVIDIA H200", "NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"]
-    mixed = ProbeResult(probe.name, "pass", probe.metrics,
-                        devices=tuple({**d, "kind": k} for d, k in zip(probe.devices, kinds, strict=True)))  # fmt: skip
-    assert verdicts(mixed, MACHINES["cpu"]) == ({0: "agrees", 1: "agrees", 2: "agrees", 3: "agrees", 4: "differs"},
-                                                {"device-4": "fail"})  # fmt: skip
+    mixed = ProbeResult(
+        probe.name,
+        "pass",
+        probe.metrics,
+        devices=tuple({**d, "kind": k} for d, k in zip(probe.devices, kinds, strict=True)),
+    )
+    assert verdicts(mixed, MACHINES["cpu"]) == (
+        {0: "agrees", 1: "agrees", 2: "agrees", 3: "agrees", 4: "differs"},
+        {"device-4": "fail"},
+    )

@@ -43,8 +43,10 @@ def test_every_metric_a_probe_bounds_is_judged() -> None:
             assert data.kind_of(metric) != table.REPORT, (result["name"], metric)
 
 
-@pytest.mark.parametrize("fault", [None, "noise", "matmul_bf16", "dense_batch_scale", "conv_batch_scale",
-                                   "scatter_noise", "default_precision"])  # fmt: skip
+@pytest.mark.parametrize(
+    "fault",
+    [None, "noise", "matmul_bf16", "dense_batch_scale", "conv_batch_scale", "scatter_noise", "default_precision"],
+)
 def test_on_a_cpu_the_judge_fails_whatever_a_probe_alone_fails(fault: str | None) -> None:
     results = [ProbeResult(r["name"], r["status"], r["metrics"], 0.0, r["message"]) for r in standalone(fault)]
     judged = {r.name: r.status for r in judge.judge(results, MACHINES["cpu"]).results}
@@ -72,12 +74,20 @@ def test_each_kind_has_a_name_that_the_table_maps_to_it() -> None:
     """The naming conventions docs/architecture.md promises a newcomer, checked against the table."""
     data = table.load()
     examples = {
-        "rel_err_batched": "error", "rel_diff_chunked_4": "error", "neg_eig_rel": "error",
-        "rel_err_batched_default": "default_error", "rel_err_default": "default_error",
-        "rerun_rel_diff": "rerun", "rerun_rel_diff_scatter_add": "nondeterministic", "output_dtype": "dtype",
-        "default_param_dtype": "documented_default", "error_impl3": "raised", "import_error": "raised",
-        "effective_bits_default": table.REPORT, "bitwise_equal_batched_per_example": table.REPORT,
-    }  # fmt: skip
+        "rel_err_batched": "error",
+        "rel_diff_chunked_4": "error",
+        "neg_eig_rel": "error",
+        "rel_err_batched_default": "default_error",
+        "rel_err_default": "default_error",
+        "rerun_rel_diff": "rerun",
+        "rerun_rel_diff_scatter_add": "nondeterministic",
+        "output_dtype": "dtype",
+        "default_param_dtype": "documented_default",
+        "error_impl3": "raised",
+        "import_error": "raised",
+        "effective_bits_default": table.REPORT,
+        "bitwise_equal_batched_per_example": table.REPORT,
+    }
     assert {name: data.kind_of(name) for name in examples} == examples
 
 

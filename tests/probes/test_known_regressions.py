@@ -18,9 +18,17 @@ import known_regressions as kr
 
 @pytest.mark.parametrize(
     ("jaxlib", "cases"),
-    [("0.4.23", []), ("0.4.24", ["xla13054"]), ("0.4.28", ["xla13054"]), ("0.4.29", []), ("0.10.1", []),
-     ("0.10.2", ["jax39103"]), ("0.11.0", ["jax39103"]), ("0.12.0.1", ["jax39103"])],
-)  # fmt: skip
+    [
+        ("0.4.23", []),
+        ("0.4.24", ["xla13054"]),
+        ("0.4.28", ["xla13054"]),
+        ("0.4.29", []),
+        ("0.10.1", []),
+        ("0.10.2", ["jax39103"]),
+        ("0.11.0", ["jax39103"]),
+        ("0.12.0.1", ["jax39103"]),
+    ],
+)
 def test_a_case_runs_from_its_first_affected_release_to_its_fix(
     jaxlib: str, cases: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -33,8 +41,13 @@ def test_a_case_runs_from_its_first_affected_release_to_its_fix(
 @pytest.mark.parametrize("precision", ["float32", "float64"])
 def test_every_case_gives_the_exact_answer_where_its_bug_is_absent(precision: str) -> None:
     env = {**os.environ, "ENVAUDIT_ALL_REGRESSIONS": "1", "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run([PYTHON, str(ROOT / "probes" / "known_regressions.py"), "--precision", precision], env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [PYTHON, str(ROOT / "probes" / "known_regressions.py"), "--precision", precision],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     result = json.loads(done.stdout)
     assert done.returncode == 0 and result["status"] == "pass", result
     assert {f"rel_err_{c}" for c in kr.CASES} <= set(result["metrics"])

@@ -16,9 +16,28 @@ from envaudit import probefiles
 from tests.conftest import ROOT
 
 KIT = ROOT / "probes" / "_kit.py"
-ALLOWED = {"__future__", "numpy", "jax", "flax", "neural_tangents", "_kit", "argparse", "importlib", "json", "math",
-           "sys", "traceback", "contextlib", "typing", "collections", "concurrent", "functools", "time", "os",
-           "hashlib"}  # fmt: skip
+ALLOWED = {
+    "__future__",
+    "numpy",
+    "jax",
+    "flax",
+    "neural_tangents",
+    "_kit",
+    "argparse",
+    "importlib",
+    "json",
+    "math",
+    "sys",
+    "traceback",
+    "contextlib",
+    "typing",
+    "collections",
+    "concurrent",
+    "functools",
+    "time",
+    "os",
+    "hashlib",
+}
 
 
 def top_level_names(path: Path) -> set[str]:
@@ -51,7 +70,8 @@ def test_the_exported_script_runs_alone(name: str, tmp_path: Path) -> None:
     script.write_text(probefiles.script(probefiles.available()[name]))
     assert "import _kit" not in script.read_text()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JAX_ENABLE_X64", "XLA_FLAGS")}
-    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert proc.returncode in (0, 1, 77), proc.stderr[-2000:]
     assert json.loads(proc.stdout)["name"] == name

@@ -217,8 +217,9 @@ def test_default_precision_rounding_shows_in_the_default_run_only(name: str, met
 def test_highest_is_asked_for_whatever_the_users_default() -> None:
     """JAX_DEFAULT_MATMUL_PRECISION=float32 takes the default run to float32 too: the fault honours the config,
     as a GPU does, and so the fix that the TF32 rule gives is shown to work."""
-    result = result_of(run_probe("dense_chain", fault="default_precision",
-                                 env={"JAX_DEFAULT_MATMUL_PRECISION": "float32"}))  # fmt: skip
+    result = result_of(
+        run_probe("dense_chain", fault="default_precision", env={"JAX_DEFAULT_MATMUL_PRECISION": "float32"})
+    )
     assert result["metrics"]["rel_err_batched_default"] < 1e-5
 
 

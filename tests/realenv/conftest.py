@@ -54,8 +54,9 @@ def built(env: Broken) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(building)], check=True)
     for step in env.steps:
         args = [a.replace("{stale}", str(building / "stale")) for a in step]
-        subprocess.run([str(building / "bin" / "python"), "-m", "pip", "install", "-q", *args], check=True,
-                       capture_output=True)  # fmt: skip
+        subprocess.run(
+            [str(building / "bin" / "python"), "-m", "pip", "install", "-q", *args], check=True, capture_output=True
+        )
     (_site_packages(building) / "envaudit-checkout.pth").write_text(f"{ROOT}\n", encoding="utf-8")
     building.rename(prefix)
     return prefix

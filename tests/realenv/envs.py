@@ -41,39 +41,77 @@ class Broken:
 
 BROKEN = (
     # jaxlib 0.4.25 was built against NumPy 1; pip accepts NumPy 2 beside it (jax declares numpy>=1.22)
-    Broken("numpy2-jax0425", (("jax==0.4.25", "jaxlib==0.4.25", "numpy==2.0.2", *ENVAUDIT_DEPS),),
-           "numpy2-with-jaxlib-before-0426", env=WORKAROUND_13054),
+    Broken(
+        "numpy2-jax0425",
+        (("jax==0.4.25", "jaxlib==0.4.25", "numpy==2.0.2", *ENVAUDIT_DEPS),),
+        "numpy2-with-jaxlib-before-0426",
+        env=WORKAROUND_13054,
+    ),
     # an old flax kept while jax moved on: pip is satisfied (flax 0.8.5 requires jax>=0.4.27), Module.init raises
-    Broken("flax085-jax0101", (("flax==0.8.5", "jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),),
-           "flax-trace-level-jax-0436", FLAX_PROGRAM),
+    Broken(
+        "flax085-jax0101",
+        (("flax==0.8.5", "jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),),
+        "flax-trace-level-jax-0436",
+        FLAX_PROGRAM,
+    ),
     # jax upgraded alone (--no-deps, or a second pip install): jaxlib stays behind its minimum
-    Broken("jax0430-jaxlib0425", (("jax==0.4.25", "jaxlib==0.4.25", "numpy<2", *ENVAUDIT_DEPS),
-                                  ("--no-deps", "jax==0.4.30")), "jax-jaxlib-coupling"),
+    Broken(
+        "jax0430-jaxlib0425",
+        (("jax==0.4.25", "jaxlib==0.4.25", "numpy<2", *ENVAUDIT_DEPS), ("--no-deps", "jax==0.4.30")),
+        "jax-jaxlib-coupling",
+    ),
     # jaxlib upgraded alone: jax 0.4.25's metadata does not pin jaxlib (jax's setup.py does from 0.4.30), so pip is
     # satisfied, and `import jax` raises "jaxlib version 0.4.26 is newer than and incompatible with jax version 0.4.25"
-    Broken("jaxlib-newer-than-jax", (("jax==0.4.25", "jaxlib==0.4.26", "numpy<2", *ENVAUDIT_DEPS),),
-           "jax-jaxlib-coupling", env=WORKAROUND_13054),
+    Broken(
+        "jaxlib-newer-than-jax",
+        (("jax==0.4.25", "jaxlib==0.4.26", "numpy<2", *ENVAUDIT_DEPS),),
+        "jax-jaxlib-coupling",
+        env=WORKAROUND_13054,
+    ),
     # a healthy environment, and an old jax installed elsewhere (pip install --target) and put on PYTHONPATH
-    Broken("stale-jax-on-pythonpath", (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),
-                                       ("--no-deps", "--target", "{stale}", "jax==0.4.30")),
-           "pythonpath-shadows", env={"PYTHONPATH": "{stale}"}),
+    Broken(
+        "stale-jax-on-pythonpath",
+        (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS), ("--no-deps", "--target", "{stale}", "jax==0.4.30")),
+        "pythonpath-shadows",
+        env={"PYTHONPATH": "{stale}"},
+    ),
     # the seed's stack today: neural-tangents 0.6.5 beside a current jax (0.10.1: pip's pick on Python 3.11, 0.10.2, has
     # the CPU regression of jax#39103) and TensorFlow 2.21, which
     # NT cannot import; the fix moves jax back and whatever that would break (measured: NT's 3 implementations agree)
-    Broken("nt065-jax0101", (("neural-tangents==0.6.5", "jax==0.10.1", "jaxlib==0.10.1", "flax", *ENVAUDIT_DEPS),),
-           "nt-065-jax-060-import", NT_PROGRAM, env=WORKAROUND_13054),
+    Broken(
+        "nt065-jax0101",
+        (("neural-tangents==0.6.5", "jax==0.10.1", "jaxlib==0.10.1", "flax", *ENVAUDIT_DEPS),),
+        "nt-065-jax-060-import",
+        NT_PROGRAM,
+        env=WORKAROUND_13054,
+    ),
     # ml_dtypes moved back alone (--no-deps): jax 0.10.1 raises at import, "requires ml_dtypes version 0.5 or newer"
-    Broken("ml-dtypes-too-old", (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS), ("--no-deps", "ml-dtypes==0.4.1")),
-           "jax-requirement-unsatisfied"),
+    Broken(
+        "ml-dtypes-too-old",
+        (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS), ("--no-deps", "ml-dtypes==0.4.1")),
+        "jax-requirement-unsatisfied",
+    ),
     # the release pip picks on Python 3.11 today: XLA:CPU gets a vmapped matvec + sum wrong (jax#39103); the version
     # rule warns, the known_regressions probe measures it here, so the finding fails, and 0.10.1 is right
-    Broken("jaxlib-0102-cpu-regression", (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),),
-           "jaxlib-0102-cpu-vmap-matvec-sum", REGRESSION_PROGRAM),
+    Broken(
+        "jaxlib-0102-cpu-regression",
+        (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),),
+        "jaxlib-0102-cpu-vmap-matvec-sum",
+        REGRESSION_PROGRAM,
+    ),
     # a jax upgrade under an orbax that pip keeps (it declares jax>=0.5.0): jax 0.7.0 renamed DeviceLocalLayout, and
     # orbax-checkpoint 0.11.16 names it in an annotation read at import; the fix must not move jax back or forward
-    Broken("orbax01116-jax070", (("orbax-checkpoint==0.11.16", "jax==0.7.0", "jaxlib==0.7.0", *ENVAUDIT_DEPS),),
-           "removed-jax-api-in-orbax-checkpoint", "import orbax.checkpoint; print('ok')"),
+    Broken(
+        "orbax01116-jax070",
+        (("orbax-checkpoint==0.11.16", "jax==0.7.0", "jaxlib==0.7.0", *ENVAUDIT_DEPS),),
+        "removed-jax-api-in-orbax-checkpoint",
+        "import orbax.checkpoint; print('ok')",
+    ),
     # an interrupted download or a full disk: jaxlib's main library cut short (here: SIGBUS while importing jax)
-    Broken("truncated-jaxlib", (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),), "jax-broken",
-           damage=("truncate", "-s", "1000000", "{site}/jaxlib/libjax_common.so")),
-)  # fmt: skip
+    Broken(
+        "truncated-jaxlib",
+        (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),),
+        "jax-broken",
+        damage=("truncate", "-s", "1000000", "{site}/jaxlib/libjax_common.so"),
+    ),
+)

@@ -48,8 +48,13 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
     folded = [f for f in report["findings"] if f["caused_by"]]
     assert all(f["caused_by"] == env.root for f in folded)
     fix = roots[0]["fix"]
-    outside = subprocess.run([sys.executable, "-m", "envaudit", "--format", "json", "--python", str(prefix)],
-                             env=shell_env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    outside = subprocess.run(
+        [sys.executable, "-m", "envaudit", "--format", "json", "--python", str(prefix)],
+        env=shell_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     seen = json.loads(outside.stdout)  # audited from this environment (--python), as from inside
     assert outside.returncode == code and [(f["id"], f["fix"]) for f in seen["findings"] if not f["caused_by"]] == [
         (f["id"], f["fix"]) for f in report["findings"] if not f["caused_by"]
@@ -60,6 +65,11 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
     code, after = audit(prefix, shell_env, before=fix)
     assert code == 0, [(f["id"], f["detail"]) for f in after["findings"] if f["severity"] == "fail"]
     assert env.root not in {f["id"] for f in after["findings"]}
-    ran = subprocess.run(["bash", "-c", f'{fix}\n"{prefix}/bin/python" -c "{env.program}"'], env=shell_env,
-                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    ran = subprocess.run(
+        ["bash", "-c", f'{fix}\n"{prefix}/bin/python" -c "{env.program}"'],
+        env=shell_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert ran.returncode == 0 and ran.stdout.strip().endswith("ok"), ran.stderr[-2000:]

@@ -28,8 +28,12 @@ def test_local_labels(label: str, cuda: str | None, cudnn: str | None) -> None:
 
 
 def test_cuda_prefers_what_jax_reports() -> None:
-    facts = facts_from({"packages": {"jaxlib": "0.4.30", "jax-cuda12-plugin": "0.4.30"},
-                        "jax": {"status": "ok", "cuda_version": "12.4"}})  # fmt: skip
+    facts = facts_from(
+        {
+            "packages": {"jaxlib": "0.4.30", "jax-cuda12-plugin": "0.4.30"},
+            "jax": {"status": "ok", "cuda_version": "12.4"},
+        }
+    )
     assert accessors.cuda(facts) == accessors.Exact("12.4", "jax")
     facts = facts_from({"packages": {"jaxlib": "0.4.30", "jax-cuda12-plugin": "0.4.30"}})
     assert accessors.cuda(facts) == accessors.Partial("12", "jax-cuda12 plugin")
@@ -45,8 +49,16 @@ def test_platform_from_packages_and_jax() -> None:
 
 
 def test_libraries_from_wheels() -> None:
-    facts = facts_from({"packages": {"nvidia-cudnn-cu12": "9.1.0.70", "nvidia-cuda-nvcc-cu12": "12.4.131",
-                                     "nvidia-cublas": "13.0.0.19", "nvidia-ml-py": "12.0"}})  # fmt: skip
+    facts = facts_from(
+        {
+            "packages": {
+                "nvidia-cudnn-cu12": "9.1.0.70",
+                "nvidia-cuda-nvcc-cu12": "12.4.131",
+                "nvidia-cublas": "13.0.0.19",
+                "nvidia-ml-py": "12.0",
+            }
+        }
+    )
     libs = accessors.libraries(facts)
     assert {k: v.text for k, v in libs.items()} == {
         "cudnn": "9.1.0.70",

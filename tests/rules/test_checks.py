@@ -17,10 +17,12 @@ def ids(fragment: dict[str, Any]) -> set[str]:
 
 
 def test_jax_jaxlib_coupling_vs_other_requirements() -> None:
-    facts = {"requirements": [
-        {"package": "jax", "requires": "jaxlib<=0.4.30,>=0.4.27", "installed": "0.4.20"},
-        {"package": "neural-tangents", "requires": "frozendict>=2.3", "installed": None},
-    ]}  # fmt: skip
+    facts = {
+        "requirements": [
+            {"package": "jax", "requires": "jaxlib<=0.4.30,>=0.4.27", "installed": "0.4.20"},
+            {"package": "neural-tangents", "requires": "frozendict>=2.3", "installed": None},
+        ]
+    }
     assert ids(facts) == {"jax-jaxlib-coupling", "requirement-unsatisfied"}
 
 
@@ -73,8 +75,13 @@ def test_gpu_health_counters() -> None:
     ]
     found = checks.evaluate(facts_from({"nvidia": {"status": "ok", "gpus": gpus}}))
     got = {(f.id, f.detail.split(" ")[1]) for f in found}
-    assert got == {("gpu-uncorrected-ecc", "0"), ("gpu-reset-pending", "0"), ("gpu-remap-failure", "1"),
-                   ("gpu-clocks-slowdown", "1"), ("gpu-busy", "2")}  # fmt: skip
+    assert got == {
+        ("gpu-uncorrected-ecc", "0"),
+        ("gpu-reset-pending", "0"),
+        ("gpu-remap-failure", "1"),
+        ("gpu-clocks-slowdown", "1"),
+        ("gpu-busy", "2"),
+    }
     busy = next(f for f in found if f.id == "gpu-busy")
     assert "2 other compute process(es) (pid 4242, 7; 3.0 GiB)" in busy.detail
     ours = facts_from({"nvidia": {"status": "ok", "gpus": gpus}, "jax": {"child_pids": [4242, 7]}})

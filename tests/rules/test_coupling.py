@@ -73,8 +73,9 @@ def test_each_release_at_its_boundaries(capsys: pytest.CaptureFixture[str], jax:
         fixed(capsys, pins, failed[0]["fix"], jax)
 
 
-@pytest.mark.parametrize(("jax", "jaxlib"), [("0.4.30", "0.4.31"), ("0.4.25", "0.4.26"), ("0.9.0", "0.9.0.1"),
-                                             ("0.11.9", "0.12.0")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("jax", "jaxlib"), [("0.4.30", "0.4.31"), ("0.4.25", "0.4.26"), ("0.9.0", "0.9.0.1"), ("0.11.9", "0.12.0")]
+)
 def test_a_jaxlib_newer_than_jax_fails_as_jax_says(capsys: pytest.CaptureFixture[str], jax: str, jaxlib: str) -> None:
     """Measured with the wheels: jax 0.4.30 beside jaxlib 0.4.31 raises this at import. It holds past the table."""
     pins = [f"jax=={jax}", f"jaxlib=={jaxlib}"]

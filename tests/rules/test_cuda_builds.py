@@ -30,8 +30,10 @@ def compared(release: str) -> list[tuple[str, str, str, str]]:
     """(release, wheel, built as compared, jax's pin) for each library jax `release` compares with its own jaxlib."""
     build = row(TABLE["build"], "jaxlib", release)
     components = row(TABLE["compare"], "jax", release)["components"]
-    return [(release, wheel, ".".join(build["built"][wheel].split(".")[:count]), build["pins"][wheel])
-            for wheel, count in components.items()]  # fmt: skip
+    return [
+        (release, wheel, ".".join(build["built"][wheel].split(".")[:count]), build["pins"][wheel])
+        for wheel, count in components.items()
+    ]
 
 
 CASES = [case for release in RELEASES for case in compared(release)]
@@ -66,13 +68,17 @@ def test_each_library_at_its_build_version(
     assert name == wheel and version == pin and not [f for f in after if f["severity"] == "fail"], after
 
 
-@pytest.mark.parametrize(("jax", "jaxlib", "wheel"), [
-    ("0.4.26", "0.4.25", "nvidia-cublas-cu12==12.1.3.1"),  # jax 0.4.26 compares with fixed 12.1-era minimums
-    ("0.4.20", "0.4.18", "nvidia-cusolver-cu12==11.5.1.52"),  # jax 0.4.20 compares cuSOLVER by major.minor
-    ("0.4.23", "0.4.20", "nvidia-cublas-cu12==12.1.3.1"),  # jaxlib 0.4.20 cannot report cuBLAS: jax asks not
-])  # fmt: skip
-def test_the_comparison_is_the_installed_jaxs(capsys: pytest.CaptureFixture[str], jax: str, jaxlib: str,
-                                              wheel: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("jax", "jaxlib", "wheel"),
+    [
+        ("0.4.26", "0.4.25", "nvidia-cublas-cu12==12.1.3.1"),  # jax 0.4.26 compares with fixed 12.1-era minimums
+        ("0.4.20", "0.4.18", "nvidia-cusolver-cu12==11.5.1.52"),  # jax 0.4.20 compares cuSOLVER by major.minor
+        ("0.4.23", "0.4.20", "nvidia-cublas-cu12==12.1.3.1"),  # jaxlib 0.4.20 cannot report cuBLAS: jax asks not
+    ],
+)
+def test_the_comparison_is_the_installed_jaxs(
+    capsys: pytest.CaptureFixture[str], jax: str, jaxlib: str, wheel: str
+) -> None:
     """_check_cuda_versions is jax's code and the build versions are jaxlib's: a jax with a jaxlib of another
     release compares as that jax does (found by review: both pairs were failed, both are accepted by jax)."""
     assert CHECK not in {f["id"] for f in plan(capsys, f"jax=={jax}", f"jaxlib=={jaxlib}+cuda12.cudnn89", wheel)}
@@ -83,8 +89,13 @@ def test_the_comparison_is_the_installed_jaxs(capsys: pytest.CaptureFixture[str]
 def test_the_fix_holds_the_cuda_wheels_jaxlib_was_built_with() -> None:
     """A framework built for CUDA 12.1 moved cuBLAS back; making room by upgrading it would bring cuDNN 9, which
     this cuDNN 8.9 build cannot load: the fix keeps the other CUDA wheels, so pip fits them or changes nothing."""
-    stack = {"jax": "0.4.23", "jaxlib": "0.4.23+cuda12.cudnn89", "nvidia-cublas-cu12": "12.1.3.1",
-             "nvidia-cudnn-cu12": "8.9.2.26", "torch": "2.1.0"}  # fmt: skip
+    stack = {
+        "jax": "0.4.23",
+        "jaxlib": "0.4.23+cuda12.cudnn89",
+        "nvidia-cublas-cu12": "12.1.3.1",
+        "nvidia-cudnn-cu12": "8.9.2.26",
+        "torch": "2.1.0",
+    }
     facts = facts_from({"packages": stack, "requires": {"torch": ["nvidia-cublas-cu12==12.1.3.1"]}})
     words = shlex.split(cuda_builds.refused_fix(facts, ""))
     assert "nvidia-cudnn-cu12==8.9.2.26" in words and "jaxlib==0.4.23+cuda12.cudnn89" in words, words

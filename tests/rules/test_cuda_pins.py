@@ -18,8 +18,11 @@ from envaudit.rules import tables
 
 ROWS = tables.load(tables.CUDA12_EXTRA)["release"]
 # one plugin release per row: the first the row names (its >= or == bound)
-CASES = [(next(s.version for s in SpecifierSet(row["jax"]) if s.operator in (">=", "==")), pin)
-         for row in ROWS for pin in row["pins"]]  # fmt: skip
+CASES = [
+    (next(s.version for s in SpecifierSet(row["jax"]) if s.operator in (">=", "==")), pin)
+    for row in ROWS
+    for pin in row["pins"]
+]
 
 
 def findings(capsys: pytest.CaptureFixture[str], release: str, *pins: str) -> list[dict[str, Any]]:
@@ -52,17 +55,24 @@ def test_each_pin_at_its_bounds(capsys: pytest.CaptureFixture[str], release: str
             continue  # a rule on the same wheel is the root: its fix is the one shown
         words = shlex.split(found[0]["fix"])
         assert words[1:4] == ["-m", "pip", "install"] and Requirement(words[4]).specifier == req.specifier, words
-        assert set(words[5:]) == {f"jax=={release}", f"jaxlib=={release}", f"jax-cuda12-plugin=={release}",
-                                  f"jax-cuda12-pjrt=={release}"}  # fmt: skip
+        assert set(words[5:]) == {
+            f"jax=={release}",
+            f"jaxlib=={release}",
+            f"jax-cuda12-plugin=={release}",
+            f"jax-cuda12-pjrt=={release}",
+        }
         applied = [f"{req.name}=={lowest}"]  # the fix re-planned: the lowest release its pin lets pip install
         assert check not in {f["id"] for f in findings(capsys, release, *applied)}, (release, pin, version)
 
 
-@pytest.mark.parametrize("stack", [
-    ["jax==0.6.0", "jaxlib==0.6.0"],  # no plugin: the pins are the plugin extra's
-    ["jax==0.12.0", "jaxlib==0.12.0", "jax-cuda12-plugin==0.12.0"],  # after the table: unknown
-    ["jax==0.4.25", "jaxlib==0.4.25", "jax-cuda12-plugin==0.4.25"],  # before it
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "stack",
+    [
+        ["jax==0.6.0", "jaxlib==0.6.0"],  # no plugin: the pins are the plugin extra's
+        ["jax==0.12.0", "jaxlib==0.12.0", "jax-cuda12-plugin==0.12.0"],  # after the table: unknown
+        ["jax==0.4.25", "jaxlib==0.4.25", "jax-cuda12-plugin==0.4.25"],  # before it
+    ],
+)
 def test_where_the_table_cannot_speak_nothing_is_said(capsys: pytest.CaptureFixture[str], stack: list[str]) -> None:
     main(["plan", *stack, "nvidia-cublas-cu12==11.0.0", "--format", "json"])
     assert not [f for f in json.loads(capsys.readouterr().out)["findings"] if f["id"].endswith("-outside-jax-pin")]
@@ -91,8 +101,17 @@ def test_the_readme_form_of_a_plan_is_checked_too(capsys: pytest.CaptureFixture[
 def test_a_plugin_jax_does_not_use_has_no_pins_to_keep(capsys: pytest.CaptureFixture[str]) -> None:
     """A plugin of another release than jaxlib is skipped by jax (plugin-jaxlib-mismatch, the root): its pins would
     move cuDNN back to 8.9 under a jaxlib that needs 9.1 (review)."""
-    main(["plan", "jax==0.4.31", "jaxlib==0.4.31", "jax-cuda12-plugin==0.4.28", "nvidia-cudnn-cu12==9.1.0.70",
-          "--format", "json"])  # fmt: skip
+    main(
+        [
+            "plan",
+            "jax==0.4.31",
+            "jaxlib==0.4.31",
+            "jax-cuda12-plugin==0.4.28",
+            "nvidia-cudnn-cu12==9.1.0.70",
+            "--format",
+            "json",
+        ]
+    )
     found = json.loads(capsys.readouterr().out)["findings"]
     assert "plugin-jaxlib-mismatch" in {f["id"] for f in found}
     assert not [f for f in found if f["id"].endswith("-outside-jax-pin")]
@@ -101,4 +120,5 @@ def test_a_plugin_jax_does_not_use_has_no_pins_to_keep(capsys: pytest.CaptureFix
 def test_a_cudnn_rule_before_894_is_the_one_finding(capsys: pytest.CaptureFixture[str]) -> None:
     found = findings(capsys, "0.4.26", "nvidia-cudnn-cu12==8.6.0.163")
     assert [f["id"] for f in found if not f["caused_by"] and f["severity"] in ("fail", "warn")] == [
-        "cudnn-below-894-cuda12-jaxlib-0417"]  # fmt: skip
+        "cudnn-below-894-cuda12-jaxlib-0417"
+    ]

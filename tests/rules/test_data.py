@@ -55,9 +55,13 @@ def test_rules_only_name_collected_environment_variables() -> None:
 
 SEED_002 = {
     "packages": {"jax": "0.2.19", "jaxlib": "0.1.70+cuda102", "flax": "0.3.4", "neural-tangents": "0.3.7"},
-    "nvidia": {"status": "ok", "driver_version": "440.33.01", "cuda_driver_version": "10.2",
-               "gpus": [{"index": 0, "name": "Tesla V100", "compute_capability": "7.0"}]},
-}  # fmt: skip
+    "nvidia": {
+        "status": "ok",
+        "driver_version": "440.33.01",
+        "cuda_driver_version": "10.2",
+        "gpus": [{"index": 0, "name": "Tesla V100", "compute_capability": "7.0"}],
+    },
+}
 
 
 def test_seed_002_cuda102_ntk_is_a_fail_citing_nt_122() -> None:
@@ -66,8 +70,12 @@ def test_seed_002_cuda102_ntk_is_a_fail_citing_nt_122() -> None:
 
 
 def test_seed_000_flax_under_x64_is_a_finding() -> None:
-    facts = facts_from({"packages": {"jax": "0.2.28", "jaxlib": "0.1.76", "flax": "0.3.6"},
-                        "jax": {"status": "ok", "platform": "cpu", "x64": True}})  # fmt: skip
+    facts = facts_from(
+        {
+            "packages": {"jax": "0.2.28", "jaxlib": "0.1.76", "flax": "0.3.6"},
+            "jax": {"status": "ok", "platform": "cpu", "x64": True},
+        }
+    )
     assert any("flax" in f.id for f in rules.evaluate(facts))
 
 

@@ -79,8 +79,13 @@ def test_the_table_is_what_the_installed_jax_accepts() -> None:
         "print(json.dumps({'jax': jax.__version__, 'ok': {v: ok(v) for v in json.loads(sys.argv[1])}}))"
     )
     values = [*ALL_VALUES, *NOT_VALUES]
-    done = subprocess.run([sys.executable, "-c", program, json.dumps(values)], capture_output=True, text=True,
-                          env={**os.environ, "JAX_PLATFORMS": "cpu"}, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", program, json.dumps(values)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     found = json.loads(done.stdout)
     for value in values:
@@ -90,10 +95,20 @@ def test_the_table_is_what_the_installed_jax_accepts() -> None:
 
 @pytest.mark.parametrize(("name", "value"), [("JAX_ENABLE_X64", ""), ("JAX_DEFAULT_MATMUL_PRECISION", "HIGHEST")])
 def test_import_jax_raises_what_the_check_says(name: str, value: str) -> None:
-    done = subprocess.run([sys.executable, "-c", "import jax"], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "JAX_PLATFORMS": "cpu", name: value})  # fmt: skip
-    version = subprocess.run([sys.executable, "-c", "import jax; print(jax.__version__)"], text=True,
-                             capture_output=True, env={**os.environ, "JAX_PLATFORMS": "cpu"}, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", "import jax"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "JAX_PLATFORMS": "cpu", name: value},
+    )
+    version = subprocess.run(
+        [sys.executable, "-c", "import jax; print(jax.__version__)"],
+        text=True,
+        capture_output=True,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        timeout=120,
+    )
     [said] = tables.invalid_env(facts_from({"packages": {"jax": version.stdout.strip()}, "env": {name: value}}))
     assert done.returncode != 0 and said.split(": ", 1)[1] in done.stderr.splitlines()[-1], done.stderr[-500:]
 

@@ -45,8 +45,11 @@ def test_the_table_says_what_the_installed_jax_declares() -> None:
     """The table against real metadata: this environment's jax and jaxlib wheels declare what the table says."""
     row = tables.load(tables.REQUIRES)["release"][version("jax")]
     for package in ("jax", "jaxlib"):
-        declared = {str(Requirement(r)) for r in requires(package) or [] if "extra ==" not in r
-                    and not Requirement(r).name.startswith("jaxlib")}  # fmt: skip
+        declared = {
+            str(Requirement(r))
+            for r in requires(package) or []
+            if "extra ==" not in r and not Requirement(r).name.startswith("jaxlib")
+        }
         assert {str(Requirement(r)) for r in row[package]} == declared, package
 
 

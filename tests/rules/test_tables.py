@@ -30,8 +30,12 @@ def test_a_planned_jaxlib_without_a_wheel_for_the_planned_python(capsys: pytest.
 
 def test_releases_the_table_does_not_cover_are_never_findings() -> None:
     for jaxlib in ("0.4.16", "0.3.25", "99.0"):  # below covers_from (the index listed none), past covers_to
-        assert tables.no_wheel(facts_from({"origin": "plan", "packages": {"jaxlib": jaxlib},
-                                           "python": {"version": "3.13.1"}})) == []  # fmt: skip
+        assert (
+            tables.no_wheel(
+                facts_from({"origin": "plan", "packages": {"jaxlib": jaxlib}, "python": {"version": "3.13.1"}})
+            )
+            == []
+        )
     installed = facts_from({"packages": {"jaxlib": "0.4.25"}, "python": {"version": "3.13.1"}})
     assert tables.no_wheel(installed) == []  # installed, so it was installable (or built from source)
 
@@ -62,9 +66,25 @@ def test_the_table_holds_only_what_the_index_lists_for_this_python() -> None:
     """Read again from the package index (network): each release the table lists for this Python is still there."""
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
     platforms = [a for p in ("manylinux2014_x86_64", "manylinux_2_27_x86_64") for a in ("--platform", p)]
-    done = subprocess.run([sys.executable, "-m", "pip", "index", "versions", "jaxlib", "--python-version", here,
-                           "--only-binary=:all:", "--implementation", "cp", *platforms],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "index",
+            "versions",
+            "jaxlib",
+            "--python-version",
+            here,
+            "--only-binary=:all:",
+            "--implementation",
+            "cp",
+            *platforms,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-500:]
     listed = next(line for line in done.stdout.splitlines() if "Available versions" in line)
     index = set(listed.partition(":")[2].replace(" ", "").split(","))

@@ -21,8 +21,14 @@ WHERE = "from envaudit import cachedir; print(cachedir.cache_dir())"
 
 def run(code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_CACHE_HOME", "ENVAUDIT_CACHE_DIR")}
-    return subprocess.run([PYTHON, "-c", code], env={**base, "PYTHONPATH": str(ROOT), **env}, cwd=cwd,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [PYTHON, "-c", code],
+        env={**base, "PYTHONPATH": str(ROOT), **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to prepare the directory as another user")
@@ -57,8 +63,12 @@ def test_a_private_temporary_cache_is_made_when_there_is_no_home(tmp_path: Path)
 @pytest.mark.parametrize("home", ["nonexistent", "", "relative"])
 def test_a_home_that_is_not_a_directory_of_ours_creates_nothing(tmp_path: Path, home: str) -> None:
     value = str(tmp_path / "nonexistent") if home == "nonexistent" else home
-    proc = run("from envaudit import cachedir; cachedir.write_text('x.json', '{}')", tmp_path, HOME=value,
-               TMPDIR=str(tmp_path / "tmp"))  # fmt: skip
+    proc = run(
+        "from envaudit import cachedir; cachedir.write_text('x.json', '{}')",
+        tmp_path,
+        HOME=value,
+        TMPDIR=str(tmp_path / "tmp"),
+    )
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no /nonexistent/.cache, no ./.cache, no tmp either
 
@@ -107,13 +117,18 @@ def test_cached_rules_planted_by_another_user_do_not_hide_a_finding(tmp_path: Pa
     xdg.mkdir()
     os.chown(xdg, NOBODY, NOBODY)
     audit = [PYTHON, "-m", "envaudit", "--quick", "--format", "json"]
-    env = {**{k: v for k, v in os.environ.items() if k != "ENVAUDIT_CACHE_DIR"}, "PYTHONPATH": str(ROOT),
-           "XDG_CACHE_HOME": str(xdg),
-           "XLA_FLAGS": "--xla_cpu_enable_fast_math=true --xla_cpu_fast_math_honor_nans=false"}  # fmt: skip
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "ENVAUDIT_CACHE_DIR"},
+        "PYTHONPATH": str(ROOT),
+        "XDG_CACHE_HOME": str(xdg),
+        "XLA_FLAGS": "--xla_cpu_enable_fast_math=true --xla_cpu_fast_math_honor_nans=false",
+    }
     first = subprocess.run(audit, env=env, capture_output=True, text=True, timeout=120)
-    plant = ("import os; os.setgid(65534); os.setuid(65534); d = os.path.join(os.environ['XDG'], 'envaudit'); "
-             "names = os.listdir(d) if os.path.isdir(d) else []; os.path.isdir(d) and os.rename(d, d + '.old'); "
-             "os.mkdir(d); [open(os.path.join(d, n), 'w').write('[]') for n in names or ['rules.json']]")  # fmt: skip
+    plant = (
+        "import os; os.setgid(65534); os.setuid(65534); d = os.path.join(os.environ['XDG'], 'envaudit'); "
+        "names = os.listdir(d) if os.path.isdir(d) else []; os.path.isdir(d) and os.rename(d, d + '.old'); "
+        "os.mkdir(d); [open(os.path.join(d, n), 'w').write('[]') for n in names or ['rules.json']]"
+    )
     subprocess.run([PYTHON, "-c", plant], env={"XDG": str(xdg)}, check=True, timeout=60)
     second = subprocess.run(audit, env=env, capture_output=True, text=True, timeout=120)
     subprocess.run(["rm", "-rf", str(base)], check=False)

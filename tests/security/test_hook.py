@@ -47,9 +47,14 @@ def test_escalating_envaudits_own_category_still_fails_the_import(venv: Path, nt
 
 def fingerprint(venv: Path, cache: Path, **env: str) -> str:
     environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ENVAUDIT_HOOK")}
-    proc = subprocess.run([str(venv), "-c", "from envaudit.cachedir import fingerprint; print(fingerprint())"],
-                          env={**environ, "ENVAUDIT_CACHE_DIR": str(cache), **env}, capture_output=True, text=True,
-                          check=True, cwd=cache.parent)  # fmt: skip
+    proc = subprocess.run(
+        [str(venv), "-c", "from envaudit.cachedir import fingerprint; print(fingerprint())"],
+        env={**environ, "ENVAUDIT_CACHE_DIR": str(cache), **env},
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cache.parent,
+    )
     return proc.stdout.strip()
 
 
@@ -71,11 +76,16 @@ def test_python_start_up_imports_nothing_costly(venv: Path) -> None:
     """The .pth line runs at every Python start: it must not import typing, re or collections.abc (about 10 ms,
     measured in scripts/bench_hook.py)."""
     code = "import sys; print(sorted(m for m in ('typing', 're', 'collections.abc', 'warnings') if m in sys.modules))"
-    proc = subprocess.run([str(venv), "-c", code], capture_output=True, text=True, check=True,
-                          env={"PATH": os.environ["PATH"]})  # fmt: skip
+    proc = subprocess.run(
+        [str(venv), "-c", code], capture_output=True, text=True, check=True, env={"PATH": os.environ["PATH"]}
+    )
     assert proc.stdout.strip() == "[]"
-    hooked = subprocess.run([str(venv), "-c", "import sys; print(any(type(f).__name__ == '_Finder' for f in "
-                             "sys.meta_path))"], capture_output=True, text=True, check=True)  # fmt: skip
+    hooked = subprocess.run(
+        [str(venv), "-c", "import sys; print(any(type(f).__name__ == '_Finder' for f in sys.meta_path))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert hooked.stdout.strip() == "True"  # and the hook is really installed
 
 

@@ -20,10 +20,15 @@ from envaudit.exitcodes import Exit
 from tests.conftest import PYTHON
 
 BASE: dict[str, Any] = {
-    "schema": "envaudit/report/v1", "envaudit_version": "0", "created": "2026-12-01T00:00:00Z",
-    "host": {"hostname": "node01"}, "verdict": "ok", "findings": [], "probes": [],
+    "schema": "envaudit/report/v1",
+    "envaudit_version": "0",
+    "created": "2026-12-01T00:00:00Z",
+    "host": {"hostname": "node01"},
+    "verdict": "ok",
+    "findings": [],
+    "probes": [],
     "facts": {"packages": {"jax": "0.10.2"}, "python": {}, "platform": {}, "nvidia": {}, "jax": {}, "env": {}},
-}  # fmt: skip
+}
 
 
 def saved(tmp_path: Path, text: str) -> Path:
@@ -33,8 +38,9 @@ def saved(tmp_path: Path, text: str) -> Path:
 
 
 def check(path: Path | str, child_env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PYTHON, "-m", "envaudit", "check", str(path), *argv], env=child_env, capture_output=True,
-                          text=True, timeout=30)  # fmt: skip  # a hang would be this timeout
+    return subprocess.run(
+        [PYTHON, "-m", "envaudit", "check", str(path), *argv], env=child_env, capture_output=True, text=True, timeout=30
+    )  # a hang would be this timeout
 
 
 def one_line_exit_2(proc: subprocess.CompletedProcess[str], says: str) -> None:
@@ -108,8 +114,21 @@ def test_plan_takes_ascii_digits_only(capsys: pytest.CaptureFixture[str], flag: 
 
 def test_terminal_escapes_in_a_report_are_not_sent_to_the_terminal(tmp_path: Path, child_env: dict[str, str]) -> None:
     evil = "\x1b]0;pwned\x07\x1b[2J\u202eEVIL"
-    document = {**BASE, "host": {"hostname": evil}, "findings": [{"id": evil, "severity": "warn", "title": evil,
-                "detail": evil, "fix": evil, "references": [evil], "source": "rule"}]}  # fmt: skip
+    document = {
+        **BASE,
+        "host": {"hostname": evil},
+        "findings": [
+            {
+                "id": evil,
+                "severity": "warn",
+                "title": evil,
+                "detail": evil,
+                "fix": evil,
+                "references": [evil],
+                "source": "rule",
+            }
+        ],
+    }
     for fmt in ("text", "markdown"):
         proc = check(saved(tmp_path, json.dumps(document)), child_env, "--format", fmt)
         assert proc.returncode == 0 and "EVIL" in proc.stdout
@@ -137,10 +156,16 @@ def test_values_in_markdown_and_compare_cannot_escape_or_inject(tmp_path: Path, 
     assert "``JAX_Y=a`b # injected heading``" in proc.stdout  # a backtick inside inline code cannot end it
     other = tmp_path / "other.json"
     env = {"JAX_Y": "b\n# injected two\x07", "JAX_\x1b[2J": "1"}
-    other.write_text(json.dumps({**document, "host": {"hostname": "node02\x1b[2J"}, "facts": {**BASE["facts"],
-                                 "env": env}}))  # fmt: skip
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "compare", str(first), str(other)], env=child_env,
-                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    other.write_text(
+        json.dumps({**document, "host": {"hostname": "node02\x1b[2J"}, "facts": {**BASE["facts"], "env": env}})
+    )
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "compare", str(first), str(other)],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert proc.returncode == 1 and proc.stdout.count("DRIFT") == 3, proc.stdout + proc.stderr
     no_escape_and_no_injected_line(proc.stdout)
 
@@ -167,8 +192,11 @@ def test_an_integer_no_float_holds_is_bad_input(
 
 
 def test_64_bit_integers_are_still_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    document = {**BASE, "facts": {**BASE["facts"], "platform": {"memory_total_bytes": 2**64 - 1}},
-                "probes": [{"name": "x", "status": "pass", "duration_s": 1, "metrics": {"n": -(2**63)}}]}  # fmt: skip
+    document = {
+        **BASE,
+        "facts": {**BASE["facts"], "platform": {"memory_total_bytes": 2**64 - 1}},
+        "probes": [{"name": "x", "status": "pass", "duration_s": 1, "metrics": {"n": -(2**63)}}],
+    }
     assert main(["check", str(saved(tmp_path, json.dumps(document)))]) == Exit.OK, capsys.readouterr().err
 
 
@@ -179,41 +207,78 @@ def test_a_saved_error_report_says_why_it_exits_3(tmp_path: Path, child_env: dic
 
 def test_a_repeated_probe_is_run_and_exported_once(child_env: dict[str, str]) -> None:
     argv = ["--probe", "matmul_precision", "--probe", "matmul_precision", "--format", "prometheus"]
-    proc = subprocess.run([PYTHON, "-m", "envaudit", *argv], env=child_env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    proc = subprocess.run([PYTHON, "-m", "envaudit", *argv], env=child_env, capture_output=True, text=True, timeout=120)
     series = [line for line in proc.stdout.splitlines() if line.startswith("envaudit_probe_duration_seconds{")]
     assert proc.returncode == 0 and len(series) == 1, proc.stdout
 
 
 def test_hook_enable_user_in_a_virtualenv_is_refused(child_env: dict[str, str]) -> None:
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "hook", "enable", "--user"], env=child_env, capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "hook", "enable", "--user"],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     one_line_exit_2(proc, "without --user")
 
 
-METRIC_NAMES = st.sampled_from(["rel_err_batched", "rel_err_batched_default", "rerun_rel_diff", "output_dtype",
-                                "rerun_rel_diff_scatter_add", "default_param_dtype", "error_impl1", "import_error",
-                                "precision", "effective_bits_default", "neg_eig_rel", "x"])  # fmt: skip
-VALUES = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(
-    alphabet=string.printable + "\u202e\x00", max_size=8) | st.lists(st.integers(), max_size=2)  # fmt: skip
+METRIC_NAMES = st.sampled_from(
+    [
+        "rel_err_batched",
+        "rel_err_batched_default",
+        "rerun_rel_diff",
+        "output_dtype",
+        "rerun_rel_diff_scatter_add",
+        "default_param_dtype",
+        "error_impl1",
+        "import_error",
+        "precision",
+        "effective_bits_default",
+        "neg_eig_rel",
+        "x",
+    ]
+)
+VALUES = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=string.printable + "\u202e\x00", max_size=8)
+    | st.lists(st.integers(), max_size=2)
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    probes=st.lists(st.fixed_dictionaries({
-        "name": st.sampled_from(["dense_chain", "determinism", "flax_dtype", "ntk_nt", "dense_chain[float64]", "?"]),
-        "status": st.sampled_from(["pass", "fail", "skip", "error", "timeout", "crash"]),
-        "metrics": st.dictionaries(METRIC_NAMES, VALUES, max_size=5),
-    }), max_size=4),
-    jax=st.fixed_dictionaries({"status": st.sampled_from(["ok", "planned", "crash"]),
-                               "platform": st.sampled_from(["cpu", "cuda", "tpu", "rocm", ""]),
-                               "default_matmul_precision": st.sampled_from([None, "float32", "tensorfloat32", "x"])}),
+    probes=st.lists(
+        st.fixed_dictionaries(
+            {
+                "name": st.sampled_from(
+                    ["dense_chain", "determinism", "flax_dtype", "ntk_nt", "dense_chain[float64]", "?"]
+                ),
+                "status": st.sampled_from(["pass", "fail", "skip", "error", "timeout", "crash"]),
+                "metrics": st.dictionaries(METRIC_NAMES, VALUES, max_size=5),
+            }
+        ),
+        max_size=4,
+    ),
+    jax=st.fixed_dictionaries(
+        {
+            "status": st.sampled_from(["ok", "planned", "crash"]),
+            "platform": st.sampled_from(["cpu", "cuda", "tpu", "rocm", ""]),
+            "default_matmul_precision": st.sampled_from([None, "float32", "tensorfloat32", "x"]),
+        }
+    ),
     env=st.dictionaries(st.sampled_from(["XLA_FLAGS", "JAX_ENABLE_X64"]), st.text(max_size=12), max_size=2),
-)  # fmt: skip
+)
 def test_fuzzed_probe_metrics_are_judged_without_a_crash(
-    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], probes: list[Any],
-    jax: dict[str, Any], env: dict[str, str],
-) -> None:  # fmt: skip
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    probes: list[Any],
+    jax: dict[str, Any],
+    env: dict[str, str],
+) -> None:
     document = {**BASE, "probes": probes, "facts": {**BASE["facts"], "jax": jax, "env": env}}
     path = Path(tmp_path_factory.mktemp("fuzz")) / "r.json"
     path.write_text(json.dumps(document))

@@ -40,8 +40,13 @@ PROBES = {
 def timed_out(tmp_path: Path, child_env: dict[str, str], names: str, total: float = 60) -> list[ProbeResult]:
     for name, body in PROBES.items():
         (tmp_path / f"{name}.py").write_text(body)
-    proc = subprocess.run([PYTHON, "-c", RUN, str(tmp_path), names, str(total)], env=child_env, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-c", RUN, str(tmp_path), names, str(total)],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return [ProbeResult.from_dict(r) for r in json.loads(proc.stdout)]
 
 
@@ -108,8 +113,13 @@ def test_healthy_checks_oversubscribing_the_machine_never_fail(child_env: dict[s
 
     def check(i: int) -> subprocess.CompletedProcess[str]:
         env = {**child_env, "ENVAUDIT_CACHE_DIR": str(tmp_path / f"cache{i}")}  # cold: every compilation is paid
-        return subprocess.run([PYTHON, "-m", "envaudit", "health", "--probe", "dense_chain", "--probe", "ntk",
-                               "--timeout", "1.5"], env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+        return subprocess.run(
+            [PYTHON, "-m", "envaudit", "health", "--probe", "dense_chain", "--probe", "ntk", "--timeout", "1.5"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         runs = list(pool.map(check, range(8)))

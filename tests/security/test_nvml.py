@@ -26,8 +26,13 @@ def test_a_slow_but_answering_nvml_is_waited_for() -> None:
 
 def test_health_on_a_node_whose_driver_hangs_exits_1_and_says_so(child_env: dict[str, str]) -> None:
     env = {**child_env, "PYTHONPATH": os.pathsep.join([str(HANG), child_env["PYTHONPATH"]])}
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "health", "--probe", "matmul_precision"], env=env,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip  # a hang would be this timeout
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "health", "--probe", "matmul_precision"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # a hang would be this timeout
     assert proc.returncode == 1 and proc.stdout.startswith("envaudit FAIL"), proc.stdout + proc.stderr
     assert "nvml-hung" in proc.stdout
 

@@ -33,8 +33,13 @@ def test_values_that_may_be_secrets_are_redacted_and_the_rest_kept() -> None:
 
 @pytest.mark.parametrize("fmt", ["json", "markdown", "text", "prometheus"])
 def test_no_report_format_carries_them(child_env: dict[str, str], fmt: str) -> None:
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "--quick", "--format", fmt], env={**child_env, **SECRETS},
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "--quick", "--format", fmt],
+        env={**child_env, **SECRETS},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     for leaked in ("tok-0a1b2c", "pw-9z8y", "alice", "sk-77aa"):
         assert leaked not in proc.stdout, (fmt, leaked)
@@ -45,37 +50,57 @@ def test_no_report_format_carries_them(child_env: dict[str, str], fmt: str) -> N
 @pytest.mark.parametrize(
     ("name", "value", "shown"),
     [
-        ("XLA_FLAGS", '--xla_dump_to="/x hunter2" --xla_gpu_deterministic_ops=true',
-         f"--xla_dump_to={REDACTED} --xla_gpu_deterministic_ops=true"),  # quoted: the value is all of "..."
-        ("XLA_FLAGS", "--xla_dump_to='/x hunter2' --xla_gpu_autotune_level=0",
-         f"--xla_dump_to={REDACTED} --xla_gpu_autotune_level=0"),
+        (
+            "XLA_FLAGS",
+            '--xla_dump_to="/x hunter2" --xla_gpu_deterministic_ops=true',
+            f"--xla_dump_to={REDACTED} --xla_gpu_deterministic_ops=true",
+        ),  # quoted: the value is all of "..."
+        (
+            "XLA_FLAGS",
+            "--xla_dump_to='/x hunter2' --xla_gpu_autotune_level=0",
+            f"--xla_dump_to={REDACTED} --xla_gpu_autotune_level=0",
+        ),
         ("XLA_FLAGS", '--xla_gpu_autotune_level="0 hunter2"', f"--xla_gpu_autotune_level={REDACTED}"),  # not plain
         ("XLA_FLAGS", "--xla_dump_to hunter2", f"--xla_dump_to {REDACTED}"),  # a bare word is no flag
         ("XLA_FLAGS", "/home/alice/hunter2.flags", REDACTED),  # XLA reads flags from a file not starting with -
-        ("TF_XLA_FLAGS", "--tf_xla_auto_jit=2 --tf_xla_token=hunter2 --xla_gpu_deterministic_ops=true",
-         f"--tf_xla_auto_jit={REDACTED} --tf_xla_token={REDACTED} --xla_gpu_deterministic_ops=true"),
+        (
+            "TF_XLA_FLAGS",
+            "--tf_xla_auto_jit=2 --tf_xla_token=hunter2 --xla_gpu_deterministic_ops=true",
+            f"--tf_xla_auto_jit={REDACTED} --tf_xla_token={REDACTED} --xla_gpu_deterministic_ops=true",
+        ),
         ("JAX_COORDINATOR_ADDRESS", "admin:hunter2@10.0.0.1:1234", f"{REDACTED}@10.0.0.1:1234"),
         ("JAX_COORDINATOR_ADDRESS", "10.0.0.1:1234", "10.0.0.1:1234"),  # nothing to hide: the fact stays useful
-        ("JAX_SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T0/B0/hunter2",
-         f"https://hooks.slack.com/{REDACTED}"),
-        ("JAX_CACHE_LOCATION", "https://u:p@w:hunter2@cache.example:8443/c?sig=hunter2#k",
-         f"https://{REDACTED}@cache.example:8443/c?{REDACTED}"),  # the last @ ends the credentials; path kept
+        (
+            "JAX_SLACK_WEBHOOK_URL",
+            "https://hooks.slack.com/services/T0/B0/hunter2",
+            f"https://hooks.slack.com/{REDACTED}",
+        ),
+        (
+            "JAX_CACHE_LOCATION",
+            "https://u:p@w:hunter2@cache.example:8443/c?sig=hunter2#k",
+            f"https://{REDACTED}@cache.example:8443/c?{REDACTED}",
+        ),  # the last @ ends the credentials; path kept
         ("JAX_PLATFORMS", "cuda,cpu", "cuda,cpu"),
     ],
-)  # fmt: skip
+)
 def test_flags_and_addresses_keep_no_secret(name: str, value: str, shown: str) -> None:
     """The review's cases: a quoted flag's tail, TF_XLA_FLAGS, credentials and a webhook's path in a URL."""
     assert select_env({name: value})[name] == shown
     assert "hunter2" not in shown
 
 
-LEAKY = {"XLA_FLAGS": '--xla_plugin_token=hunter3 --xla_dump_to="/x hunter4" --xla_gpu_deterministic_ops=true',
-         "JAX_COORDINATOR_ADDRESS": "admin:S3cr3tPW@host:1234", "HF_TOKEN": "hf_hunter5"}  # fmt: skip
+LEAKY = {
+    "XLA_FLAGS": '--xla_plugin_token=hunter3 --xla_dump_to="/x hunter4" --xla_gpu_deterministic_ops=true',
+    "JAX_COORDINATOR_ADDRESS": "admin:S3cr3tPW@host:1234",
+    "HF_TOKEN": "hf_hunter5",
+}
 
 
 def test_scrub_hides_in_any_text_what_redaction_hides() -> None:
-    line = ("F1201 parse_flags_from_env.cc:234] Unknown flags in XLA_FLAGS: --xla_plugin_token=hunter3 "
-            "--xla_dump_to=/x hunter4; connecting to admin:S3cr3tPW@host:1234 with hf_hunter5 (true)")  # fmt: skip
+    line = (
+        "F1201 parse_flags_from_env.cc:234] Unknown flags in XLA_FLAGS: --xla_plugin_token=hunter3 "
+        "--xla_dump_to=/x hunter4; connecting to admin:S3cr3tPW@host:1234 with hf_hunter5 (true)"
+    )
     scrubbed = scrub(line, LEAKY)
     assert not any(word in scrubbed for word in ("hunter", "S3cr3tPW")), scrubbed
     assert f"--xla_plugin_token={REDACTED}" in scrubbed and "host:1234" in scrubbed and "(true)" in scrubbed
@@ -97,8 +122,13 @@ def test_a_flag_xla_rejects_never_reaches_a_report(child_env: dict[str, str]) ->
     """End to end: the child dies on the unknown flag, and neither the facts, the findings nor the probe's message
     carries its value (the probe's needs runner.py to scrub the stderr line it quotes: redact.scrub)."""
     env = {**child_env, **LEAKY, "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "--probe", "matmul_precision", "--format", "json"], env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-m", "envaudit", "--probe", "matmul_precision", "--format", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     report = json.loads(proc.stdout)
     assert "Unknown flag" in report["facts"]["jax"]["message"], report["facts"]["jax"]  # the case it guards
     for part in ("facts", "findings", "probes"):

@@ -43,8 +43,13 @@ def gone(processes: list[psutil.Process]) -> bool:
 
 def test_sigterm_stops_the_audit_and_its_child(child_env: dict[str, str]) -> None:
     env = {**child_env, "PYTHONPATH": f"{HANG}{os.pathsep}{child_env['PYTHONPATH']}"}
-    proc = subprocess.Popen([PYTHON, "-m", "envaudit", "health", "--timeout", "600", "--total-timeout", "900"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "envaudit", "health", "--timeout", "600", "--total-timeout", "900"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     child = started(proc)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
@@ -57,8 +62,13 @@ def test_a_child_whose_parent_is_killed_ends_itself(child_env: dict[str, str], f
     """SIGKILL reaches no handler: the child sees the end of the pipe only its parent held, and ends its group;
     and where no thread of it can run (the GIL held by a C call), the kernel's parent-death signal ends it."""
     env = {**child_env, "PYTHONPATH": f"{fault}{os.pathsep}{child_env['PYTHONPATH']}"}
-    proc = subprocess.Popen([PYTHON, "-m", "envaudit", "--timeout", "600", "--total-timeout", "900"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "envaudit", "--timeout", "600", "--total-timeout", "900"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     child = started(proc)
     proc.kill()
     proc.wait(timeout=30)

@@ -55,10 +55,18 @@ class Node:
         updates, stderr)."""
         calls = self.base / "calls"
         calls.write_text("")
-        env = {"ENVAUDIT_HEALTHCHECK_ENV": str(self.env_file), "SLURMD_NODENAME": NODE,
-               "ENVAUDIT_CACHE_DIR": os.environ.get("ENVAUDIT_CACHE_DIR", str(self.base / "cache"))}  # fmt: skip
-        proc = subprocess.run(["/bin/bash", "-c", 'umask 022; exec /bin/bash "$0"', str(WRAPPER)], env=env,
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        env = {
+            "ENVAUDIT_HEALTHCHECK_ENV": str(self.env_file),
+            "SLURMD_NODENAME": NODE,
+            "ENVAUDIT_CACHE_DIR": os.environ.get("ENVAUDIT_CACHE_DIR", str(self.base / "cache")),
+        }
+        proc = subprocess.run(
+            ["/bin/bash", "-c", 'umask 022; exec /bin/bash "$0"', str(WRAPPER)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         return proc.returncode, calls.read_text().splitlines(), proc.stderr
 
 
@@ -159,8 +167,12 @@ def test_metrics_are_readable_by_node_exporter_and_the_log_is_roots_alone(node: 
     the caller's umask (022), so node_exporter, another user, can read the textfile and the report."""
     prom = node.base / "prom"
     prom.mkdir(mode=0o755)
-    node.configure(ENVAUDIT_PYTHON=PYTHON, ENVAUDIT_PYTHONPATH=ROOT, ENVAUDIT_HEALTH_ARGS="--probe dense_chain",
-                   ENVAUDIT_PROMETHEUS_DIR=prom)  # fmt: skip
+    node.configure(
+        ENVAUDIT_PYTHON=PYTHON,
+        ENVAUDIT_PYTHONPATH=ROOT,
+        ENVAUDIT_HEALTH_ARGS="--probe dense_chain",
+        ENVAUDIT_PROMETHEUS_DIR=prom,
+    )
 
     rc, calls, stderr = node.run()
 

@@ -61,8 +61,9 @@ def test_an_unprivileged_racer_never_gets_roots_chmod_or_write(shared_dir: Path,
     secret = tmp_path / "secret"
     secret.write_text("root only\n")
     secret.chmod(0o600)
-    attacker = subprocess.Popen([PYTHON, "-c", ATTACKER, str(shared_dir), str(secret), "8"], stdout=subprocess.PIPE,
-                                text=True)  # fmt: skip
+    attacker = subprocess.Popen(
+        [PYTHON, "-c", ATTACKER, str(shared_dir), str(secret), "8"], stdout=subprocess.PIPE, text=True
+    )
     target, written, refused = shared_dir / "envaudit.prom", 0, 0
     while attacker.poll() is None:
         text = f"envaudit_verdict 1 {written}\n" * 200
@@ -115,8 +116,9 @@ def test_a_fifo_is_written_to_its_reader_and_without_one_refused(tmp_path: Path)
 
 def test_stdout_by_name_is_stdout_and_stays_a_link(tmp_path: Path, child_env: dict[str, str]) -> None:
     proc = subprocess.run([PYTHON, "-m", "envaudit", "rules"], env=child_env, capture_output=True, text=True)
-    out = subprocess.run([PYTHON, "-m", "envaudit", "--quick", "--output", "/dev/stdout"], env=child_env,
-                         capture_output=True, text=True)  # fmt: skip
+    out = subprocess.run(
+        [PYTHON, "-m", "envaudit", "--quick", "--output", "/dev/stdout"], env=child_env, capture_output=True, text=True
+    )
     assert proc.returncode == 0 and out.returncode == 0 and "verdict: OK" in out.stdout
     assert Path("/dev/stdout").is_symlink()
 
@@ -179,8 +181,13 @@ def test_the_cli_turns_each_refusal_into_one_line_and_exit_2(tmp_path: Path, chi
     (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
     os.mkfifo(tmp_path / "fifo")
     for target in ("link.json", "fifo", "."):
-        proc = subprocess.run([sys.executable, "-m", "envaudit", "--quick", "--output", str(tmp_path / target)],
-                              env=child_env, capture_output=True, text=True, timeout=60)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "envaudit", "--quick", "--output", str(tmp_path / target)],
+            env=child_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 2 and proc.stderr.startswith("envaudit: error: cannot write"), proc.stderr
         assert len(proc.stderr.splitlines()) == 1
     assert (tmp_path / "real.json").read_text() == "old"

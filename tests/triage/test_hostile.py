@@ -17,8 +17,9 @@ ENV_INFO = b"jax:    0.4.25\njaxlib: 0.4.25\nnumpy:  2.0.2\npython: 3.11.8 (main
 
 def cli(*argv: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([PYTHON, "-m", "envaudit", "triage", *argv], input=stdin, env=env, capture_output=True,
-                          timeout=120)  # fmt: skip
+    return subprocess.run(
+        [PYTHON, "-m", "envaudit", "triage", *argv], input=stdin, env=env, capture_output=True, timeout=120
+    )
 
 
 def test_a_known_bad_paste_from_stdin_is_exit_1_with_the_rule_and_its_line() -> None:
@@ -76,6 +77,7 @@ def test_no_line_makes_a_pattern_backtrack() -> None:
         "import sys; from envaudit.triage import extract; "
         "print(len(extract.seen(extract.lines(sys.stdin.buffer.read())[0])))"
     )
-    proc = subprocess.run([PYTHON, "-c", code], input=text, capture_output=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    proc = subprocess.run(
+        [PYTHON, "-c", code], input=text, capture_output=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)}
+    )
     assert proc.returncode == 0, proc.stderr

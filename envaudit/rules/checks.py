@@ -17,6 +17,7 @@ from envaudit.rules import cuda_builds, tables
 from envaudit.rules import environment as env
 from envaudit.rules.accessors import release
 from envaudit.rules.node import ecc, gpu_busy, nvml_hung, per_gpu, remap_failed, reset_pending, slowdown, starved
+from envaudit.rules.occurrence import Occurrence
 from envaudit.scope import PLUGIN
 
 JEP_9419 = "https://docs.jax.dev/en/latest/jep/9419-jax-versioning.html"
@@ -39,17 +40,16 @@ class Check:
     title: str
     fix: str
     references: tuple[str, ...]
-    run: Callable[[Facts], list[str]]  # the details of each occurrence; empty when the check passes
-    exact_fix: Callable[[Facts, str], str] | None = None  # the command for one occurrence here (else `fix`)
+    run: Callable[[Facts], list[Occurrence]]  # each occurrence, with its own fix where it has one; empty: passes
     transient: bool = False  # the state of a moment (a GPU's counters, a hung driver), not of the environment
     explains: tuple[str, ...] = ()  # what its fault makes fail too (envaudit/causes.py): "probe:kind" or an id
 
     def findings(self, facts: Facts) -> list[Finding]:
         found = []
-        for detail in self.run(facts):
-            command = self.exact_fix(facts, detail) if self.exact_fix else ""
-            said = f"{detail} (the fix: {self.fix})" if command else detail  # the command alone, pasteable
-            fix = command or self.fix
+        for occurrence in self.run(facts):
+            command = occurrence.fix
+            said = f"{occurrence.detail} (the fix: {self.fix})" if command else occurrence.detail
+            fix = command or self.fix  # the command alone, pasteable
             found.append(Finding(self.id, self.severity, self.title, said, fix, self.references, "rule"))
         return found
 
@@ -58,39 +58,39 @@ def _is_coupling(req: Unsatisfied) -> bool:
     return env.coupled(str(req.get("package"))) and env.coupled(env.target(str(req.get("requires", ""))))
 
 
-def coupling(facts: Facts) -> list[str]:
+def coupling(facts: Facts) -> list[Occurrence]:
     """jax's own pins as pip reads them, or, where pip has none to read (a plan; jax < 0.4.30, whose metadata does
     not pin jaxlib), the check jax makes at import from its table: one finding either way."""
-    return [env.describe(r) for r in facts.requirements if _is_coupling(r)] or tables.import_coupling(facts)
+    said = [env.describe(r) for r in facts.requirements if _is_coupling(r)] or tables.import_coupling(facts)
+    return [Occurrence(detail, env.coupling_fix(facts)) for detail in said]
 
 
-def unsatisfied(facts: Facts) -> list[str]:
+def unsatisfied(facts: Facts) -> list[Occurrence]:
     """Every unmet requirement but jax's own (those are `jax-requirement-unsatisfied`, a failure)."""
     return [
-        env.describe(r) for r in facts.requirements if not _is_coupling(r) and not env.coupled(str(r.get("package")))
+        Occurrence(env.describe(r))
+        for r in facts.requirements
+        if not _is_coupling(r) and not env.coupled(str(r.get("package")))
     ]
 
 
-def plugins(facts: Facts) -> list[str]:
+def plugins(facts: Facts) -> list[Occurrence]:
+    """Each plugin of another release than jaxlib's, moved to jaxlib's: <python> -m pip install 'NAME==JAXLIB'."""
     jaxlib = facts.packages.get("jaxlib")
     if jaxlib is None:
         return []
     return [
-        f"{name} {version} beside jaxlib {jaxlib}"
+        Occurrence(f"{name} {version} beside jaxlib {jaxlib}", fixes.pip_install(facts, [f"{name}=={jaxlib}"]))
         for name, version in sorted(facts.packages.items())
         if PLUGIN.match(name) and release(version) != release(jaxlib)
     ]
 
 
-def plugin_fix(facts: Facts, detail: str) -> str:
-    """'jax-cuda12-plugin 0.9.2 beside jaxlib 0.9.0.1' -> <python> -m pip install 'jax-cuda12-plugin==0.9.0.1'."""
-    name, jaxlib = detail.split(" ")[0], detail.rsplit(" ", 1)[-1]
-    return fixes.pip_install(facts, [f"{name}=={jaxlib}"])
-
-
-def duplicates(facts: Facts) -> list[str]:
+def duplicates(facts: Facts) -> list[Occurrence]:
     return [
-        f"{d.get('name')}: versions {', '.join(d.get('versions') or [])} at {', '.join(d.get('locations') or [])}"
+        Occurrence(
+            f"{d.get('name')}: versions {', '.join(d.get('versions') or [])} at {', '.join(d.get('locations') or [])}"
+        )
         for d in facts.duplicates
     ]
 
@@ -99,42 +99,43 @@ def _jax_slow(facts: Facts) -> bool:
     return facts.jax.get("status") == "timeout" and starved(facts.jax, facts)
 
 
-def jax_slow(facts: Facts) -> list[str]:
+def jax_slow(facts: Facts) -> list[Occurrence]:
     if not _jax_slow(facts):
         return []
     idle = facts.jax.get("idle_cpus")
     spare = f", {idle:g} CPUs idle" if isinstance(idle, int | float) else ""
-    return [f"{facts.jax.get('message')} (it used {facts.jax.get('cpu_fraction'):.0%} of a CPU{spare})"]
+    return [Occurrence(f"{facts.jax.get('message')} (it used {facts.jax.get('cpu_fraction'):.0%} of a CPU{spare})")]
 
 
-def jax_broken(facts: Facts) -> list[str]:
+def jax_broken(facts: Facts) -> list[Occurrence]:
     status = facts.jax.get("status")
     if status in ("import_error", "crash", "timeout", "error") and not _jax_slow(facts):
         stage = facts.jax.get("stage")
-        return [f"{status} (stage {stage}): {facts.jax.get('message')}"]
+        return [Occurrence(f"{status} (stage {stage}): {facts.jax.get('message')}", env.broken_fix(facts))]
     return []
 
 
-def not_imported(facts: Facts) -> list[str]:
+def not_imported(facts: Facts) -> list[Occurrence]:
     """Quick mode looks at metadata only: say so, so that its OK is never read as "jax works"."""
-    return [str(facts.jax.get("message") or "jax was not started")] if facts.jax.get("status") == "skipped" else []
+    if facts.jax.get("status") != "skipped":
+        return []
+    return [Occurrence(str(facts.jax.get("message") or "jax was not started"))]
 
 
-def nothing_to_audit(facts: Facts) -> list[str]:
+def nothing_to_audit(facts: Facts) -> list[Occurrence]:
     """An interpreter without jax (a fresh virtualenv after `pip install envaudit`): its OK would mean nothing."""
     python = facts.python.get("executable")
-    return [f"jax is not installed in {python}"] if python and "jax" not in facts.packages else []
+    return [Occurrence(f"jax is not installed in {python}")] if python and "jax" not in facts.packages else []
 
 
 CHECKS: tuple[Check, ...] = (
     Check(
-        "pythonpath-shadows",
-        "fail",
-        "PYTHONPATH puts another copy of an audited package before the environment's",
-        "remove that directory from PYTHONPATH (pip cannot uninstall what lies outside the environment)",
-        (PYTHONPATH,),
-        env.pythonpath_shadows,
-        env.pythonpath_fix,
+        id="pythonpath-shadows",
+        severity="fail",
+        title="PYTHONPATH puts another copy of an audited package before the environment's",
+        fix="remove that directory from PYTHONPATH (pip cannot uninstall what lies outside the environment)",
+        references=(PYTHONPATH,),
+        run=env.pythonpath_shadows,
         explains=(
             "duplicate-distribution",
             "jax-jaxlib-coupling",
@@ -145,13 +146,12 @@ CHECKS: tuple[Check, ...] = (
         ),
     ),
     Check(
-        "user-site-shadows",
-        "fail",
-        "the user site-packages holds another version of an audited package",
-        "set PYTHONNOUSERSITE=1, or uninstall the user site's copy (python -m pip uninstall NAME)",
-        ("https://docs.python.org/3/library/site.html#site.ENABLE_USER_SITE",),
-        env.user_site_shadows,
-        env.user_site_fix,
+        id="user-site-shadows",
+        severity="fail",
+        title="the user site-packages holds another version of an audited package",
+        fix="set PYTHONNOUSERSITE=1, or uninstall the user site's copy (python -m pip uninstall NAME)",
+        references=("https://docs.python.org/3/library/site.html#site.ENABLE_USER_SITE",),
+        run=env.user_site_shadows,
         explains=(
             "duplicate-distribution",
             "jax-jaxlib-coupling",
@@ -162,203 +162,197 @@ CHECKS: tuple[Check, ...] = (
         ),
     ),
     Check(
-        "jax-platforms-unavailable",
-        "fail",
-        "JAX_PLATFORMS names only platforms this machine does not have",
-        "unset JAX_PLATFORMS (or install the platform's plugin)",
-        ("https://docs.jax.dev/en/latest/installation.html",),
-        env.platforms_unavailable,
-        env.platforms_fix,
+        id="jax-platforms-unavailable",
+        severity="fail",
+        title="JAX_PLATFORMS names only platforms this machine does not have",
+        fix="unset JAX_PLATFORMS (or install the platform's plugin)",
+        references=("https://docs.jax.dev/en/latest/installation.html",),
+        run=env.platforms_unavailable,
         explains=("jax:*",),
     ),
     Check(
-        "jax-env-invalid",
-        "fail",
-        "a JAX_* variable has a value jax refuses: `import jax` raises ValueError",
-        "set it to a value jax accepts (JAX_ENABLE_X64=1 or 0; JAX_DEFAULT_MATMUL_PRECISION=float32, in lower "
+        id="jax-env-invalid",
+        severity="fail",
+        title="a JAX_* variable has a value jax refuses: `import jax` raises ValueError",
+        fix="set it to a value jax accepts (JAX_ENABLE_X64=1 or 0; JAX_DEFAULT_MATMUL_PRECISION=float32, in lower "
         "case), or unset it",
-        (JAX_CONFIG,),
-        tables.invalid_env,
+        references=(JAX_CONFIG,),
+        run=tables.invalid_env,
         explains=("jax-broken", "jax:*"),
     ),
     Check(
-        "jax-jaxlib-coupling",
-        "fail",
-        "jax, jaxlib and the GPU plugins do not satisfy each other's version pins",
-        "install jaxlib and the plugins of the installed jax's release",
-        (JEP_9419, "https://github.com/jax-ml/jax/issues/24901"),
-        coupling,
-        env.coupling_fix,
+        id="jax-jaxlib-coupling",
+        severity="fail",
+        title="jax, jaxlib and the GPU plugins do not satisfy each other's version pins",
+        fix="install jaxlib and the plugins of the installed jax's release",
+        references=(JEP_9419, "https://github.com/jax-ml/jax/issues/24901"),
+        run=coupling,
         explains=("jax:*",),
     ),
     Check(
-        "jax-requirement-unsatisfied",
-        "fail",
-        "jax or jaxlib declares a requirement not met: jax may not import",
-        "install what jax and jaxlib declare they need",
-        ("https://pip.pypa.io/en/stable/cli/pip_check/",),
-        env.jax_requirements,
-        env.jax_requirements_fix,
+        id="jax-requirement-unsatisfied",
+        severity="fail",
+        title="jax or jaxlib declares a requirement not met: jax may not import",
+        fix="install what jax and jaxlib declare they need",
+        references=("https://pip.pypa.io/en/stable/cli/pip_check/",),
+        run=env.jax_requirements,
         explains=("jax:*",),
     ),
     Check(
-        "plugin-jaxlib-mismatch",
-        "fail",
-        "a jax CUDA/ROCm plugin or PJRT package differs from the jaxlib version",
-        "pip install the plugin and pjrt at the jaxlib version",
-        (JEP_9419, "https://github.com/jax-ml/jax/issues/24901", PLUGIN_CHECK),
-        plugins,
-        plugin_fix,
+        id="plugin-jaxlib-mismatch",
+        severity="fail",
+        title="a jax CUDA/ROCm plugin or PJRT package differs from the jaxlib version",
+        fix="pip install the plugin and pjrt at the jaxlib version",
+        references=(JEP_9419, "https://github.com/jax-ml/jax/issues/24901", PLUGIN_CHECK),
+        run=plugins,
         explains=("jax:*",),
     ),
     Check(
-        "cuda-library-older-than-jaxlib-build",
-        "fail",
-        "a CUDA library is older than the one this jaxlib was built against: jax refuses it and computes on the CPU",
-        "install the CUDA wheels jax's cuda12_pip extra pins",
-        (CUDA_CHECK, "https://github.com/jax-ml/jax/issues/19121"),
-        cuda_builds.refused,
-        cuda_builds.refused_fix,
+        id="cuda-library-older-than-jaxlib-build",
+        severity="fail",
+        title=(
+            "a CUDA library is older than the one this jaxlib was built against: jax refuses it and computes on the CPU"
+        ),
+        fix="install the CUDA wheels jax's cuda12_pip extra pins",
+        references=(CUDA_CHECK, "https://github.com/jax-ml/jax/issues/19121"),
+        run=cuda_builds.refused,
         explains=("gpu-present-jax-on-cpu",),
     ),
     *(
         Check(
-            f"{wheel}-outside-jax-pin",
-            "warn",
-            f"{wheel} is outside the version jax's CUDA plugin pins for it",
-            "install the version the plugin's CUDA extra pins",
-            (CUDA_PINS,),
-            cuda_builds.outside_pin(wheel),
-            cuda_builds.outside_pin_fix,
+            id=f"{wheel}-outside-jax-pin",
+            severity="warn",
+            title=f"{wheel} is outside the version jax's CUDA plugin pins for it",
+            fix="install the version the plugin's CUDA extra pins",
+            references=(CUDA_PINS,),
+            run=cuda_builds.outside_pin(wheel),
         )
         for wheel in cuda_builds.pinned_wheels()
     ),
     Check(
-        "no-jaxlib-wheel-for-python",
-        "warn",
-        "the planned jaxlib has no wheel for the planned Python: pip cannot install it",
-        "pin a jaxlib released for that Python (or plan another Python)",
-        ("https://pypi.org/project/jaxlib/#files",),
-        tables.no_wheel,
+        id="no-jaxlib-wheel-for-python",
+        severity="warn",
+        title="the planned jaxlib has no wheel for the planned Python: pip cannot install it",
+        fix="pin a jaxlib released for that Python (or plan another Python)",
+        references=("https://pypi.org/project/jaxlib/#files",),
+        run=tables.no_wheel,
     ),
     *(
         Check(
-            f"removed-jax-api-in-{name}",
-            "fail",
-            f"{name} uses a jax API that the installed jax does not have",
-            "upgrade it to a release that no longer uses it, or keep jax below the removal",
-            ("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md", JEP_9419),
-            tables.removed_api_uses(name),
-            tables.removed_api_fix,
+            id=f"removed-jax-api-in-{name}",
+            severity="fail",
+            title=f"{name} uses a jax API that the installed jax does not have",
+            fix="upgrade it to a release that no longer uses it, or keep jax below the removal",
+            references=("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md", JEP_9419),
+            run=tables.removed_api_uses(name),
         )
         for name in tables.removal_packages()
     ),
     Check(
-        "requirement-unsatisfied",
-        "warn",
-        "an installed package declares a requirement that is not met",
-        "pip install the required version shown, or run `pip check` and resolve what it names",
-        ("https://pip.pypa.io/en/stable/cli/pip_check/",),
-        unsatisfied,
+        id="requirement-unsatisfied",
+        severity="warn",
+        title="an installed package declares a requirement that is not met",
+        fix="pip install the required version shown, or run `pip check` and resolve what it names",
+        references=("https://pip.pypa.io/en/stable/cli/pip_check/",),
+        run=unsatisfied,
     ),
     Check(
-        "duplicate-distribution",
-        "warn",
-        "a package is installed twice; import and metadata can disagree",
-        "pip uninstall the copy you do not want (run it until pip reports nothing left), then reinstall once",
-        ("https://packaging.python.org/en/latest/specifications/recording-installed-packages/",),
-        duplicates,
+        id="duplicate-distribution",
+        severity="warn",
+        title="a package is installed twice; import and metadata can disagree",
+        fix="pip uninstall the copy you do not want (run it until pip reports nothing left), then reinstall once",
+        references=("https://packaging.python.org/en/latest/specifications/recording-installed-packages/",),
+        run=duplicates,
     ),
     Check(
-        "jax-slow",
-        "warn",
-        "jax did not finish starting in time while it was computing: the machine was too busy",
-        "give it more time (--timeout S), or audit the node when it is idle",
-        (INSTALL,),
-        jax_slow,
+        id="jax-slow",
+        severity="warn",
+        title="jax did not finish starting in time while it was computing: the machine was too busy",
+        fix="give it more time (--timeout S), or audit the node when it is idle",
+        references=(INSTALL,),
+        run=jax_slow,
         transient=True,
         explains=("*:timeout",),
     ),
     Check(
-        "jax-broken",
-        "fail",
-        "jax cannot be imported or crashes on its first computation",
-        "reinstall the installed jax release",
-        (INSTALL,),
-        jax_broken,
-        env.broken_fix,
+        id="jax-broken",
+        severity="fail",
+        title="jax cannot be imported or crashes on its first computation",
+        fix="reinstall the installed jax release",
+        references=(INSTALL,),
+        run=jax_broken,
         explains=("*:error", "*:crash", "*:timeout"),
     ),
     Check(
-        "nothing-to-audit",
-        "warn",
-        "nothing to audit: jax is not installed in this environment",
-        "audit the environment that has jax: envaudit audit --python PATH (its interpreter, or its directory)",
-        (INSTALL,),
-        nothing_to_audit,
+        id="nothing-to-audit",
+        severity="warn",
+        title="nothing to audit: jax is not installed in this environment",
+        fix="audit the environment that has jax: envaudit audit --python PATH (its interpreter, or its directory)",
+        references=(INSTALL,),
+        run=nothing_to_audit,
     ),
     Check(
-        "jax-not-imported",
-        "info",
-        "not checked: jax was not imported and no probe ran (quick mode), so an "
+        id="jax-not-imported",
+        severity="info",
+        title="not checked: jax was not imported and no probe ran (quick mode), so an "
         "import failure or wrong numbers cannot show here",
-        "run the full audit: envaudit audit",
-        (INSTALL,),
-        not_imported,
+        fix="run the full audit: envaudit audit",
+        references=(INSTALL,),
+        run=not_imported,
     ),
     Check(
-        "nvml-hung",
-        "fail",
-        "the NVIDIA driver does not answer (NVML hangs)",
-        "drain the node; look for Xid errors in the kernel log (dmesg | grep -i xid; Xid 79: a GPU has fallen off "
+        id="nvml-hung",
+        severity="fail",
+        title="the NVIDIA driver does not answer (NVML hangs)",
+        fix="drain the node; look for Xid errors in the kernel log (dmesg | grep -i xid; Xid 79: a GPU has fallen off "
         "the bus) and reset or power-cycle the GPU",
-        (XID,),
-        nvml_hung,
+        references=(XID,),
+        run=nvml_hung,
         transient=True,
     ),
     Check(
-        "gpu-uncorrected-ecc",
-        "fail",
-        "a GPU reports uncorrected ECC memory errors",
-        "drain the node, reset the GPU (nvidia-smi -r -i N) and replace it if errors recur",
-        (MEM_ERRORS,),
-        per_gpu(ecc),
+        id="gpu-uncorrected-ecc",
+        severity="fail",
+        title="a GPU reports uncorrected ECC memory errors",
+        fix="drain the node, reset the GPU (nvidia-smi -r -i N) and replace it if errors recur",
+        references=(MEM_ERRORS,),
+        run=per_gpu(ecc),
         transient=True,
     ),
     Check(
-        "gpu-remap-failure",
-        "fail",
-        "a GPU failed to remap a faulty memory row",
-        "drain the node and return the GPU (RMA): row remapping failed",
-        (MEM_ERRORS,),
-        per_gpu(remap_failed),
+        id="gpu-remap-failure",
+        severity="fail",
+        title="a GPU failed to remap a faulty memory row",
+        fix="drain the node and return the GPU (RMA): row remapping failed",
+        references=(MEM_ERRORS,),
+        run=per_gpu(remap_failed),
         transient=True,
     ),
     Check(
-        "gpu-reset-pending",
-        "warn",
-        "a GPU needs a reset to retire or remap memory",
-        "drain the node and reset the GPU (nvidia-smi -r -i N) when idle",
-        (MEM_ERRORS,),
-        per_gpu(reset_pending),
+        id="gpu-reset-pending",
+        severity="warn",
+        title="a GPU needs a reset to retire or remap memory",
+        fix="drain the node and reset the GPU (nvidia-smi -r -i N) when idle",
+        references=(MEM_ERRORS,),
+        run=per_gpu(reset_pending),
         transient=True,
     ),
     Check(
-        "gpu-clocks-slowdown",
-        "warn",
-        "a GPU's clocks are held down by a hardware or thermal slowdown",
-        "check cooling and power; nvidia-smi -q -d PERFORMANCE shows the active reasons",
-        ("https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html",),
-        per_gpu(slowdown),
+        id="gpu-clocks-slowdown",
+        severity="warn",
+        title="a GPU's clocks are held down by a hardware or thermal slowdown",
+        fix="check cooling and power; nvidia-smi -q -d PERFORMANCE shows the active reasons",
+        references=("https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html",),
+        run=per_gpu(slowdown),
         transient=True,
     ),
     Check(
-        "gpu-busy",
-        "info",
-        "a GPU runs other jobs' compute processes: the probes share it, and their times with it",
-        "audit the node while it is idle (a Slurm epilog, or drained), if a probe timed out or was slow",
-        ("https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html",),
-        gpu_busy,
+        id="gpu-busy",
+        severity="info",
+        title="a GPU runs other jobs' compute processes: the probes share it, and their times with it",
+        fix="audit the node while it is idle (a Slurm epilog, or drained), if a probe timed out or was slow",
+        references=("https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html",),
+        run=gpu_busy,
         transient=True,
     ),
 )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from envaudit import fixes
 from envaudit.facts import Facts
 from envaudit.rules.accessors import parse_local_label, release, version_or_none
+from envaudit.rules.occurrence import Occurrence
 from envaudit.rules.tables import CUDA12_EXTRA, TABLES, covers, load
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def _refused(facts: Facts) -> list[tuple[str, str, str]]:
     return found
 
 
-def refused(facts: Facts) -> list[str]:
+def refused(facts: Facts) -> list[Occurrence]:
     """One line for all the refused libraries: they are one cause (the wheels moved back), with one fix."""
     found = _refused(facts)
     if not found:
@@ -86,19 +87,19 @@ def refused(facts: Facts) -> list[str]:
     said = ", ".join(
         f"{wheel} {version} ({names[wheel]} older than the build's {built})" for wheel, version, built in found
     )
-    return [
+    detail = (
         f"jaxlib {facts.packages['jaxlib']} under jax {facts.packages.get('jax')} refuses {said}: jax logs 'CUDA "
         f"backend failed to initialize: Found {names[found[0][0]]} version ..., but JAX was built against "
         "version ..., which is newer' and runs on the CPU"
-    ]
+    )
+    return [Occurrence(detail, _refused_fix(facts, [wheel for wheel, _, _ in found]))]
 
 
-def refused_fix(facts: Facts, detail: str) -> str:
+def _refused_fix(facts: Facts, moved: list[str]) -> str:
     """jax's own pins for those wheels (its cuda12_pip extra); jax, jaxlib and the other CUDA wheels held where they
     are, so that pip moves nothing that jaxlib was built against to make room (a newer torch would bring cuDNN 9,
     which this cuDNN 8.9 build cannot load): if nothing fits, pip says so and changes nothing."""
     build = _row(load(BUILDS)["build"], "jaxlib", facts.packages.get("jaxlib", ""))
-    moved = [wheel for wheel, _, _ in _refused(facts)]
     if build is None or not moved:
         return ""
     held = [
@@ -148,21 +149,20 @@ def pinned_wheels() -> list[str]:
     return sorted({name for row in rows for name, _ in _requirements(tuple(row["pins"]))})
 
 
-def outside_pin(wheel: str) -> Callable[[Facts], list[str]]:
-    def run(facts: Facts) -> list[str]:
+def outside_pin(wheel: str) -> Callable[[Facts], list[Occurrence]]:
+    """The check of one wheel: outside the installed plugin's pin for it, fixed by moving it to the pin with jax,
+    jaxlib and the plugins held where they are."""
+
+    def run(facts: Facts) -> list[Occurrence]:
         plugin = facts.packages.get("jax-cuda12-plugin")
         return [
-            f"{name} {installed} is outside {name}{spec}, which jax[cuda12]=={plugin} pins (pip check does not "
-            "read an extra's pins)"
+            Occurrence(
+                f"{name} {installed} is outside {name}{spec}, which jax[cuda12]=={plugin} pins (pip check does not "
+                "read an extra's pins)",
+                fixes.pip_install(facts, [f"{name}{spec}"], hold=fixes.installed_jax(facts)),
+            )
             for name, installed, spec in _outside(facts)
             if name == wheel
         ]
 
     return run
-
-
-def outside_pin_fix(facts: Facts, detail: str) -> str:
-    """The wheel at jax's pin, jax, jaxlib and the plugins held where they are."""
-    wheel = detail.split(" ")[0]
-    pins = [f"{name}{spec}" for name, _, spec in _outside(facts) if name == wheel]
-    return fixes.pip_install(facts, pins, hold=fixes.installed_jax(facts)) if pins else ""

@@ -17,6 +17,7 @@ import shlex
 from envaudit import fixes
 from envaudit.facts import Duplicate, Facts, Unsatisfied
 from envaudit.rules import tables
+from envaudit.rules.occurrence import Occurrence
 from envaudit.scope import PLUGIN, canonicalize_name
 
 COUPLED = ("jax", "jaxlib")
@@ -48,28 +49,29 @@ def _shadowing(facts: Facts, where: str = "PYTHONPATH") -> list[tuple[Duplicate,
     return found
 
 
-def _shadows(facts: Facts, where: str) -> list[str]:
+def _shadows(facts: Facts, where: str, fix: str) -> list[Occurrence]:
     found = []
     for dup, entry in _shadowing(facts, where):
         versions = [str(v) for v in dup.get("versions") or []]
         others = ", ".join(versions[1:]) or "?"
-        found.append(
+        said = (
             f"{dup.get('name')} {versions[0] if versions else '?'} in {entry} ({where}) is imported "
             f"instead of the environment's {others}"
         )
+        found.append(Occurrence(said, fix))
     return found
 
 
-def pythonpath_shadows(facts: Facts) -> list[str]:
-    return _shadows(facts, "PYTHONPATH")
+def pythonpath_shadows(facts: Facts) -> list[Occurrence]:
+    return _shadows(facts, "PYTHONPATH", pythonpath_fix(facts))
 
 
-def user_site_shadows(facts: Facts) -> list[str]:
-    return _shadows(facts, "user site")
+def user_site_shadows(facts: Facts) -> list[Occurrence]:
+    # the alternative, uninstalling the user site's copies, is the check's own fix text
+    return _shadows(facts, "user site", "export PYTHONNOUSERSITE=1")
 
 
-def pythonpath_fix(facts: Facts, detail: str) -> str:
-    del detail
+def pythonpath_fix(facts: Facts) -> str:
     shadow = {entry for _, entry in _shadowing(facts)}
     kept = [e for e in _pythonpath(facts).split(os.pathsep) if e and os.path.normpath(e) not in shadow]
     if not kept:
@@ -77,21 +79,16 @@ def pythonpath_fix(facts: Facts, detail: str) -> str:
     return f"export PYTHONPATH={shlex.quote(os.pathsep.join(kept))}"
 
 
-def user_site_fix(facts: Facts, detail: str) -> str:
-    del facts, detail  # the alternative, uninstalling the user site's copies, is the check's own fix text
-    return "export PYTHONNOUSERSITE=1"
-
-
 GPU_PLATFORMS = {"cuda": "cuda", "gpu": "cuda", "rocm": "rocm"}
 
 
-def platforms_unavailable(facts: Facts) -> list[str]:
+def platforms_unavailable(facts: Facts) -> list[Occurrence]:
     """JAX_PLATFORMS names only platforms this machine cannot give (cpu always can): jax fails on first use.
     A GPU platform is unavailable without its plugin, or (CUDA) without an NVIDIA driver; unknown facts, unknown."""
     named = [p.strip().lower() for p in facts.env.get("JAX_PLATFORMS", "").split(",") if p.strip()]
     if not named or "cpu" in named or any(p not in GPU_PLATFORMS for p in named):
         return []
-    missing = []
+    missing, plugin_missing = [], False
     for platform in named:
         kind = GPU_PLATFORMS[platform]
         built_in = f"+{kind}" in facts.packages.get("jaxlib", "")  # a jaxlib built with CUDA in it (+cuda12.cudnn89)
@@ -101,14 +98,16 @@ def platforms_unavailable(facts: Facts) -> list[str]:
             return []  # present, or not known to be absent
         if kind == "rocm" and plugin:
             return []
-        why = "no NVIDIA driver" if kind == "cuda" and driver in ("absent", "error") and plugin else "no jax plugin"
-        missing.append(f"{platform} ({why})")
-    return [f"JAX_PLATFORMS={facts.env['JAX_PLATFORMS']} asks for {', '.join(missing)}: jax cannot start there"]
+        no_driver = kind == "cuda" and driver in ("absent", "error") and plugin
+        plugin_missing = plugin_missing or (kind == "cuda" and not no_driver)
+        missing.append(f"{platform} ({'no NVIDIA driver' if no_driver else 'no jax plugin'})")
+    said = f"JAX_PLATFORMS={facts.env['JAX_PLATFORMS']} asks for {', '.join(missing)}: jax cannot start there"
+    return [Occurrence(said, _platforms_fix(facts, cuda_plugin_missing=plugin_missing))]
 
 
-def platforms_fix(facts: Facts, detail: str) -> str:
-    asks_cuda = any(p.strip().lower() in ("cuda", "gpu") for p in facts.env.get("JAX_PLATFORMS", "").split(","))
-    if asks_cuda and facts.nvidia.get("status") == "ok" and "no jax plugin" in detail and "jax" in facts.packages:
+def _platforms_fix(facts: Facts, *, cuda_plugin_missing: bool) -> str:
+    """The CUDA plugin where a driver answers and only the plugin is missing; else the variable unset."""
+    if cuda_plugin_missing and facts.nvidia.get("status") == "ok" and "jax" in facts.packages:
         return fixes.pip_install(facts, fixes.jax_release(facts, facts.packages["jax"]))
     return "unset JAX_PLATFORMS"
 
@@ -138,22 +137,19 @@ def describe(req: Unsatisfied, said: str = "installed") -> str:
     return f"{req.get('package')} requires {req.get('requires')}, {said}: {req.get('installed') or 'nothing'}"
 
 
-def jax_requirements(facts: Facts) -> list[str]:
-    """One finding for all of them: jax and jaxlib requiring the same ml_dtypes are one cause."""
+def jax_requirements(facts: Facts) -> list[Occurrence]:
+    """One finding for all of them (jax and jaxlib requiring the same ml_dtypes are one cause), fixed by installing
+    what they require."""
     said = "installed" if facts.requirements else "planned"  # pip's word, or the table's on a plan
-    unmet = [describe(r, said) for r in _jax_requirements(facts)]
-    return ["; ".join(unmet)] if unmet else []
+    unmet = _jax_requirements(facts)
+    if not unmet:
+        return []
+    pins = [str(r.get("requires")).split(";")[0].strip() for r in unmet]  # a requirement, less its marker
+    return [Occurrence("; ".join(describe(r, said) for r in unmet), fixes.pip_install(facts, pins))]
 
 
-def jax_requirements_fix(facts: Facts, detail: str) -> str:
-    del detail
-    pins = [str(r.get("requires")).split(";")[0].strip() for r in _jax_requirements(facts)]
-    return fixes.pip_install(facts, pins)
-
-
-def coupling_fix(facts: Facts, detail: str) -> str:
+def coupling_fix(facts: Facts) -> str:
     """jaxlib (and the plugin) to the installed jax's release, for this platform."""
-    del detail
     jaxlib = facts.packages.get("jaxlib", "")
     if "+" in jaxlib and "jax" in facts.packages:  # a local CUDA build (+cuda12.cudnn89) is not on PyPI: move jax to it
         return fixes.pip_install(facts, [f"jax=={jaxlib.split('+')[0]}"])
@@ -163,9 +159,8 @@ def coupling_fix(facts: Facts, detail: str) -> str:
     return fixes.pip_install(facts, fixes.jax_release(facts, version))
 
 
-def broken_fix(facts: Facts, detail: str) -> str:
+def broken_fix(facts: Facts) -> str:
     """No known cause: reinstall the installed release's files (a truncated library), nothing else moved."""
-    del detail
     version = facts.packages.get("jax")
     if version is None:
         return fixes.pip_install(facts, ["jax"])

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from envaudit.facts import GPU, Facts, Process
+from envaudit.rules.occurrence import Occurrence
 
 BUSY = 0.02  # a timed-out child that used less than this share of a CPU was blocked (a driver call): hung
 SPARE = 0.5  # CPUs the machine left idle meanwhile, below which the child was starved by other work
@@ -29,16 +30,16 @@ def starved(load: Mapping[str, Any], facts: Facts) -> bool:
     return idle < SPARE or any(other_jobs(g, facts) for g in facts.nvidia.get("gpus") or [] if isinstance(g, dict))
 
 
-def nvml_hung(facts: Facts) -> list[str]:
-    return [str(facts.nvidia.get("message"))] if facts.nvidia.get("status") == "timeout" else []
+def nvml_hung(facts: Facts) -> list[Occurrence]:
+    return [Occurrence(str(facts.nvidia.get("message")))] if facts.nvidia.get("status") == "timeout" else []
 
 
-def per_gpu(predicate: Callable[[GPU], str | None]) -> Callable[[Facts], list[str]]:
-    def run(facts: Facts) -> list[str]:
+def per_gpu(predicate: Callable[[GPU], str | None]) -> Callable[[Facts], list[Occurrence]]:
+    def run(facts: Facts) -> list[Occurrence]:
         found = []
         for gpu in facts.nvidia.get("gpus") or []:
             if (what := predicate(gpu)) is not None:
-                found.append(_named(gpu, what))
+                found.append(Occurrence(_named(gpu, what)))
         return found
 
     return run
@@ -75,7 +76,7 @@ def other_jobs(gpu: GPU, facts: Facts) -> list[Process]:
     return [p for p in gpu.get("compute_processes") or [] if isinstance(p, dict) and p.get("pid") not in ours]
 
 
-def gpu_busy(facts: Facts) -> list[str]:
+def gpu_busy(facts: Facts) -> list[Occurrence]:
     return per_gpu(lambda gpu: _jobs(other_jobs(gpu, facts)))(facts)
 
 

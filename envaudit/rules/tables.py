@@ -20,6 +20,7 @@ from typing import Any
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.redact import REDACTED
 from envaudit.rules.accessors import env_flag, release, version_or_none
+from envaudit.rules.occurrence import Occurrence
 from envaudit.scope import canonicalize_name
 
 TABLES = Path(__file__).with_name("tables")
@@ -90,7 +91,7 @@ def python_of(facts: Facts) -> str | None:
     return f"{found[1]}.{found[2]}" if found else None
 
 
-def no_wheel(facts: Facts) -> list[str]:
+def no_wheel(facts: Facts) -> list[Occurrence]:
     """A planned jaxlib that has no wheel for the planned Python: the plan cannot be installed. Anything else
     (a live audit, the hook, a pasted report) describes what is installed, so only a plan can have this problem."""
     python, jaxlib = python_of(facts), facts.packages.get("jaxlib", "").split("+")[0]
@@ -101,8 +102,10 @@ def no_wheel(facts: Facts) -> list[str]:
     if _listed(jaxlib, wheels) or _listed(jaxlib, table["yanked"]):
         return []  # a yanked release still installs when pinned exactly (PEP 592)
     return [
-        f"jaxlib {jaxlib} has no wheel for Python {python} on Linux x86_64 (the index has jaxlib "
-        f"{wheels[0]} to {wheels[-1]} for it)"
+        Occurrence(
+            f"jaxlib {jaxlib} has no wheel for Python {python} on Linux x86_64 (the index has jaxlib "
+            f"{wheels[0]} to {wheels[-1]} for it)"
+        )
     ]
 
 
@@ -178,26 +181,27 @@ def removal_packages() -> list[str]:
     return list(dict.fromkeys(use["package"] for use in load(REMOVALS)["use"]))
 
 
-def removed_api_uses(package: str) -> Callable[[Facts], list[str]]:
+def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
     """The check of one library: each removed API it uses, how it fails, and where the use is (one finding)."""
 
-    def run(facts: Facts) -> list[str]:
+    def run(facts: Facts) -> list[Occurrence]:
         uses = _removed_uses(facts, package)
+        if not uses:
+            return []
         fails = {"import": f"import {package} fails", "first call": "fails on first call"}
         said = "; ".join(f"uses {u['api']} ({fails[u['kind']]}: {u['evidence']})" for u in uses)
-        return [f"{package} {facts.packages[package]} with jax {facts.packages.get('jax')}: {said}"] if uses else []
+        detail = f"{package} {facts.packages[package]} with jax {facts.packages.get('jax')}: {said}"
+        return [Occurrence(detail, _removed_api_fix(facts, package, uses))]
 
     return run
 
 
-def removed_api_fix(facts: Facts, detail: str) -> str:
+def _removed_api_fix(facts: Facts, name: str, uses: list[dict[str, Any]]) -> str:
     """The library at the first release without any of those uses, the installed jax held (a newer library may
     require a newer jax, which pip would install unasked); with no fixed release, jax below the removal."""
     from envaudit import fixes
 
-    name = detail.split(" ")[0]
-    uses = _removed_uses(facts, name)
-    if uses and all("fixed" in u for u in uses):
+    if all("fixed" in u for u in uses):
         upgrade = f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"
         return fixes.pip_install(facts, [upgrade], hold=fixes.installed_jax(facts))
     earliest = min((u["jax"].lstrip(">=") for u in uses), key=numbers, default="")
@@ -210,7 +214,7 @@ def _accepted(enum: dict[str, Any], jax: str) -> set[str]:
     return {*enum["legacy"], *added}
 
 
-def invalid_env(facts: Facts) -> list[str]:
+def invalid_env(facts: Facts) -> list[Occurrence]:
     """The variables whose value makes `import jax` raise, read as jax reads them (case and blanks count), for a
     jax release the table covers; where jax imported, it accepted them, whatever the table says."""
     table, jax = load(JAX_ENV), facts.packages.get("jax", "")
@@ -227,4 +231,4 @@ def invalid_env(facts: Facts) -> list[str]:
         enum = table["enum"].get(name)
         if enum and value not in _accepted(enum, jax):
             found.append(f"{name}={value!r}: " + enum["message"].format(value=value, flag=enum["flag"]))
-    return found
+    return [Occurrence(detail) for detail in found]

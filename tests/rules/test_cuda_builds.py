@@ -97,7 +97,8 @@ def test_the_fix_holds_the_cuda_wheels_jaxlib_was_built_with() -> None:
         "torch": "2.1.0",
     }
     facts = facts_from({"packages": stack, "requires": {"torch": ["nvidia-cublas-cu12==12.1.3.1"]}})
-    words = shlex.split(cuda_builds.refused_fix(facts, ""))
+    [found] = cuda_builds.refused(facts)
+    words = shlex.split(found.fix)
     assert "nvidia-cudnn-cu12==8.9.2.26" in words and "jaxlib==0.4.23+cuda12.cudnn89" in words, words
 
 

@@ -1,0 +1,15 @@
+"""What a code check returns: each occurrence of its problem, carrying its own words and its own fix.
+
+A check computes the fix from the same values it found, where it found them, so nothing downstream reads a
+sentence back to recover a package name or a version: the detail is for people, the fix for the shell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    detail: str  # what was found, for people
+    fix: str = ""  # the command that fixes this occurrence here; "" where the check's general fix text stands

@@ -43,7 +43,7 @@ def assemble(
     from envaudit import causes, judge, rules
 
     # one finding per root cause (a probe's evidence joins its rule's), consequences linked to their root
-    findings = causes.link(judge.merge(rules.evaluate(facts), probe_findings), facts, probes)
+    findings = causes.link(judge.merge(rules.evaluate(facts), probe_findings), facts)
     return Report(
         facts=facts,
         findings=tuple(findings),

@@ -22,11 +22,10 @@ from dataclasses import replace
 
 from envaudit import probefiles
 from envaudit.facts import Facts
-from envaudit.model import SEVERITIES, Finding, ProbeResult, Severity
-from envaudit.probefiles import base, slug
+from envaudit.model import SEVERITIES, Finding, ProbeResult, Severity, Subject
 
 JAX_BROKEN = "jax-broken"
-STATUS_KINDS = ("error", "crash", "timeout")  # probe statuses whose finding is probe-<slug>-<status>
+STATUS_KINDS = ("error", "crash", "timeout")  # probe statuses that are a finding of their own (Subject.problem)
 
 
 def not_applicable(results: Sequence[ProbeResult], facts: Facts) -> list[ProbeResult]:
@@ -35,7 +34,7 @@ def not_applicable(results: Sequence[ProbeResult], facts: Facts) -> list[ProbeRe
     known = probefiles.available()
     found = []
     for result in results:
-        path = known.get(base(result.name))
+        path = known.get(result.probe)
         missing = [d for d in probefiles.requires(path) if d not in facts.packages] if path else []
         # jax imported from a checkout has no metadata: its own word that it works outranks the missing metadata
         jax_ran = facts.jax.get("status") == "ok" and result.metrics.get("error_kind") != "import"
@@ -45,11 +44,14 @@ def not_applicable(results: Sequence[ProbeResult], facts: Facts) -> list[ProbeRe
     return found
 
 
-def _subjects(facts: Facts, probes: Sequence[ProbeResult]) -> dict[str, tuple[str, str]]:
-    """The (subject, kind) of each finding that stands for a problem rather than a condition."""
-    found = {f"probe-{slug(p.name)}-{p.status}": (base(p.name), p.status) for p in probes if p.status in STATUS_KINDS}
-    found[JAX_BROKEN] = ("jax", str(facts.jax.get("status", "")))
-    return found
+def _subject(finding: Finding, facts: Facts) -> tuple[str, str] | None:
+    """The (subject, kind) that a "subject:kind" entry names, for a finding that stands for a problem rather than a
+    condition: a probe that errored, crashed or timed out, and jax-broken, whose kind is how the jax child ended."""
+    if finding.subject.kind == "probe" and finding.subject.problem in STATUS_KINDS:
+        return finding.subject.name, finding.subject.problem
+    if finding.subject == Subject("check", JAX_BROKEN):
+        return "jax", str(facts.jax.get("status", ""))
+    return None
 
 
 def _declared() -> dict[str, tuple[str, ...]]:
@@ -59,19 +61,20 @@ def _declared() -> dict[str, tuple[str, ...]]:
     return {r.id: r.explains for r in engine.load_rules()} | {c.id: c.explains for c in checks.CHECKS}
 
 
-def _names(entry: str, finding: Finding, subject: tuple[str, str] | None) -> bool:
+def _names(entry: str, finding: Finding, facts: Facts) -> bool:
     if ":" not in entry:
         return entry == finding.id
+    subject = _subject(finding, facts)
     if subject is None:
         return False
     want_subject, _, want_kind = entry.partition(":")
     return want_subject in ("*", subject[0]) and want_kind in ("*", subject[1])
 
 
-def link(findings: Sequence[Finding], facts: Facts, probes: Sequence[ProbeResult] = ()) -> list[Finding]:
+def link(findings: Sequence[Finding], facts: Facts) -> list[Finding]:
     """The findings with `caused_by` set to their root cause; roots first (worst first), each followed by its
     consequences. A finding's first cause is the worst finding that names it (ties: report order)."""
-    declared, subjects = _declared(), _subjects(facts, probes)
+    declared = _declared()
     cause: dict[str, str] = {}
     for found in findings:
         for other in findings:
@@ -79,7 +82,7 @@ def link(findings: Sequence[Finding], facts: Facts, probes: Sequence[ProbeResult
             if (
                 other.id != found.id
                 and _root(other.id, cause) != found.id
-                and any(_names(e, found, subjects.get(found.id)) for e in explains)
+                and any(_names(e, found, facts) for e in explains)
             ):
                 cause[found.id] = other.id
                 break

@@ -112,13 +112,13 @@ def compare(reports: list[tuple[str, Report]]) -> Comparison:
             drift.append(Drift(node, "environment", tuple(diff)))
     # (fingerprint, probe, device) -> node -> digest; device None is the probe's own answer on its default device
     answers: dict[tuple[str, str, int | None], dict[str, str]] = defaultdict(dict)
-    unstable = {(fingerprint[n], p.name) for n, r in reports for p in r.probes if varies(p)}
+    unstable = {(fingerprint[n], p.run.label) for n, r in reports for p in r.probes if varies(p)}
     for node, report in reports:
         for probe in report.probes:
-            reproducible = (fingerprint[node], probe.name) not in unstable
-            answers[(fingerprint[node], probe.name, None)][node] = _digest(answer(probe, reproducible))
+            reproducible = (fingerprint[node], probe.run.label) not in unstable
+            answers[(fingerprint[node], probe.run.label, None)][node] = _digest(answer(probe, reproducible))
             for device in probe.devices if reproducible else ():  # each device's bits, against the same device
-                answers[(fingerprint[node], probe.name, int(device["id"]))][node] = str(device["digest"])
+                answers[(fingerprint[node], probe.run.label, int(device["id"]))][node] = str(device["digest"])
     for (_, probe_name, device_id), by_node in sorted(
         answers.items(), key=lambda item: (item[0][:2], -1 if item[0][2] is None else item[0][2])
     ):

@@ -33,7 +33,7 @@ def health_line(report: Report) -> str:
     # the board to pull first: a device that computes wrong numbers is the most precise finding a node check has
     fails = sorted(
         (f for f in report.findings if f.severity == "fail" and not f.caused_by),
-        key=lambda f: not f.id.startswith("device-"),
+        key=lambda f: f.subject.kind != "device",
     )  # root causes: their consequences are not news
     if fails:
         more = f" (+{len(fails) - 1} more)" if len(fails) > 1 else ""

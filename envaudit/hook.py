@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from envaudit import cachedir, safewrite
-from envaudit.rules.checks import CHECKS, TRANSIENT
-
-CHECK_IDS = frozenset(c.id for c in CHECKS)
+from envaudit.rules.checks import BOARD, TRANSIENT
 
 PTH_NAME = "envaudit-hook.pth"
 _BOOT = """if not getattr(sys, "_envaudit_hook_seen", False):
@@ -136,12 +134,12 @@ def evaluate_now(jax_config: Any, failure: BaseException | None = None) -> list[
             "severity": f.severity,
             "title": f.title,
             "fix": f.fix,
-            "detail": f.detail if f.id in CHECK_IDS else "",
+            "detail": f.detail if f.subject.kind == "check" else "",
         }
         for f in causes.link(rules.evaluate(facts), facts)
         if f.severity in ("fail", "warn")
         and not f.caused_by
-        and not f.id.startswith("gpu-")  # a GPU's health is `health`'s to judge
+        and f.id not in BOARD  # a GPU's health is `health`'s to judge
     ]
 
 

@@ -10,6 +10,7 @@ finite float or a 64-bit integer: the formats and the judge compute in floats, w
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast
@@ -26,19 +27,111 @@ Severity = Literal["fail", "warn", "info"]
 JSONDict = dict[str, Any]
 
 
+SubjectKind = Literal["rule", "check", "probe", "device", "precision", "saved"]
+LABEL = re.compile(r"(?P<probe>[^\[\]]+)\[(?P<precision>[^\[\]]+)\]")  # name[precision], one of several runs
+
+
+@dataclass(frozen=True)
+class ProbeRun:
+    """Which probe a result is of, and at which precision when the audit ran it at several ("" when at one)."""
+
+    probe: str
+    precision: str = ""
+
+    @property
+    def label(self) -> str:
+        """dense_chain, or dense_chain[float64] for one of several runs: the result's name in a report (v1)."""
+        return f"{self.probe}[{self.precision}]" if self.precision else self.probe
+
+    @classmethod
+    def from_label(cls, label: str) -> ProbeRun:
+        """The inverse of `label`, for a report read back (a name of another shape is a probe's whole name)."""
+        found = LABEL.fullmatch(label)
+        return cls(found["probe"], found["precision"]) if found else cls(label)
+
+
+def _slug(text: str) -> str:
+    return text.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a finding is about, from which its id is derived (and never parsed back): a data rule or a code check
+    (its id), a probe's run and its problem, a device (its jax id), the default precision of every probe, or, for a
+    finding read back from a report, only the id the report stored."""
+
+    kind: SubjectKind
+    name: str  # the rule's or check's id, the probe, the device's jax id, or the stored id
+    precision: str = ""  # a probe run's precision, when the audit ran several
+    problem: str = ""  # a probe's: "" a wrong answer; error, crash or timeout; not-run; or a problem's kind
+
+    @classmethod
+    def probe(cls, run: ProbeRun, problem: str = "") -> Subject:
+        return cls("probe", run.probe, run.precision, problem)
+
+    @property
+    def run(self) -> ProbeRun:
+        return ProbeRun(self.name, self.precision)
+
+    @property
+    def id(self) -> str:
+        if self.kind == "probe":
+            parts = [self.name, self.precision, self.problem]
+            return "probe-" + "-".join(_slug(p) for p in parts if p)
+        if self.kind == "device":
+            return f"device-{self.name}"
+        if self.kind == "precision":
+            return f"probe-{self.name}-precision"
+        return self.name
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One metric a probe measured for a finding, as shown, and the bound it was held to."""
+
+    run: ProbeRun
+    metric: str
+    value: str  # as shown: "0.001 (9.9 bits)"
+    bound: str  # what it was held to and why: "> 1e-05, the bound of float32 at HIGHEST precision"
+
+
 @dataclass(frozen=True)
 class Finding:
-    id: str
+    subject: Subject
     severity: Severity
     title: str
-    detail: str = ""
+    words: str = ""  # its own words: what was found and why; `detail` adds what probes measured
     fix: str = ""
     references: tuple[str, ...] = ()
     source: Literal["rule", "probe"] = "rule"  # code checks are rules too (docs/architecture.md: rule|probe)
     caused_by: str = ""  # the id of the root-cause finding this one is a consequence of (envaudit/causes.py)
+    measured: tuple[Evidence, ...] = ()  # what probes measured for it; shown after the detail
+
+    @property
+    def id(self) -> str:
+        return self.subject.id
+
+    @property
+    def detail(self) -> str:
+        """The detail as a report shows it: its own words, then what the probes measured, if they did."""
+        if not self.measured:
+            return self.words
+        values = ", ".join(f"{e.run.label} {e.metric}={e.value}" for e in self.measured)
+        bounds = "; ".join(dict.fromkeys(e.bound for e in self.measured))  # several probes, each bound said once
+        evidence = f"[measured: {values}; {bounds}]"
+        return f"{self.words} {evidence}" if self.words else evidence
 
     def to_dict(self) -> JSONDict:
-        return {**vars(self), "references": list(self.references)}  # the fields, in their order
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "title": self.title,
+            "detail": self.detail,
+            "fix": self.fix,
+            "references": list(self.references),
+            "source": self.source,
+            "caused_by": self.caused_by,
+        }
 
     @classmethod
     def from_dict(cls, data: object) -> Finding:
@@ -51,10 +144,10 @@ class Finding:
             raise ReportError(f"finding source {source!r} is not rule or probe")
         refs = _expect(obj.get("references", []), list, "finding.references")
         return cls(
-            id=str(_expect(obj.get("id"), str, "finding.id")),
+            subject=Subject("saved", str(_expect(obj.get("id"), str, "finding.id"))),
             severity=cast(Severity, severity),
             title=str(obj.get("title", "")),
-            detail=str(obj.get("detail", "")),
+            words=str(obj.get("detail", "")),
             fix=str(obj.get("fix", "")),
             references=tuple(str(r) for r in refs),
             source=cast(Literal["rule", "probe"], source),
@@ -64,17 +157,22 @@ class Finding:
 
 @dataclass(frozen=True)
 class ProbeResult:
-    name: str
+    probe: str  # the probe's name (its file's stem)
     status: str
     metrics: JSONDict = field(default_factory=dict)
     duration_s: float = 0.0
     message: str = ""  # the probe's own words (or the runner's, for a crash or a timeout)
     judgement: str = ""  # the judge's words on these metrics for this machine; rewritten by every `check`
     devices: tuple[JSONDict, ...] = ()  # per device: {id, kind, digest, rel_err}, when several were compared
+    precision: str = ""  # the precision of this run, when the audit ran the probe at several
+
+    @property
+    def run(self) -> ProbeRun:
+        return ProbeRun(self.probe, self.precision)
 
     def to_dict(self) -> JSONDict:
         found = {
-            "name": self.name,
+            "name": self.run.label,
             "status": self.status,
             "metrics": self.metrics,
             "duration_s": round(self.duration_s, 4),
@@ -90,8 +188,10 @@ class ProbeResult:
         if status not in PROBE_STATUSES:
             raise ReportError(f"probe status {status!r} is not one of {', '.join(PROBE_STATUSES)}")
         duration = _number(obj.get("duration_s", 0.0), "probe duration_s")
+        run = ProbeRun.from_label(str(_expect(obj.get("name"), str, "probe.name")))
         return cls(
-            name=str(_expect(obj.get("name"), str, "probe.name")),
+            probe=run.probe,
+            precision=run.precision,
             status=str(status),
             metrics=_expect(obj.get("metrics", {}), dict, "probe.metrics"),
             duration_s=float(duration),

@@ -11,16 +11,6 @@ import ast
 from pathlib import Path
 
 
-def base(label: str) -> str:
-    """The probe of a result label: dense_chain[float64] -> dense_chain (a run at one precision of several)."""
-    return label.split("[")[0]
-
-
-def slug(label: str) -> str:
-    """dense_chain -> dense-chain; dense_chain[float64] -> dense-chain-float64: a label in a finding id."""
-    return label.replace("[", "-").replace("]", "").replace("_", "-")
-
-
 def probes_dir() -> Path:
     """Probes ship inside the wheel as envaudit/_probes; in a checkout that is a link to the top-level probes/."""
     shipped = Path(__file__).with_name("_probes")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from envaudit.facts import Facts
-from envaudit.model import Finding, ProbeResult, Report
+from envaudit.model import Finding, ProbeResult, Report, Subject
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -67,14 +67,14 @@ def sample_report() -> Report:
         facts=facts,
         findings=(
             Finding(
-                "demo-fail",
+                Subject("rule", "demo-fail"),
                 "fail",
                 "a failing | finding",
                 "detail",
                 "pip install x",
                 ("https://example.org/a",),
             ),
-            Finding("demo-warn", "warn", "a warning", "", "", ("https://example.org/b",), "probe"),
+            Finding(Subject("rule", "demo-warn"), "warn", "a warning", "", "", ("https://example.org/b",), "probe"),
         ),
         probes=(ProbeResult("dense_chain", "pass", {"rel_err": 8.2e-7, "bitwise_equal": True}, 0.4),),
         created="2026-11-29T12:00:00Z",

@@ -13,7 +13,7 @@ import pytest
 from envaudit import audit, causes
 from envaudit.child import jaxfacts
 from envaudit.formats import markdown, text
-from envaudit.model import Finding, ProbeResult, Report
+from envaudit.model import Finding, ProbeResult, Report, Subject
 from tests.conftest import ROOT, facts_from
 from tests.golden import ERRORS, STALE
 
@@ -38,7 +38,10 @@ def test_a_stale_jax_on_pythonpath_is_the_one_root_of_every_failure() -> None:
 
 
 def test_a_root_takes_the_worst_severity_of_what_it_causes() -> None:
-    found = [Finding("jax-broken", "fail", "t"), Finding("pythonpath-shadows", "warn", "t")]
+    found = [
+        Finding(Subject("check", "jax-broken"), "fail", "t"),
+        Finding(Subject("check", "pythonpath-shadows"), "warn", "t"),
+    ]
     linked = causes.link(found, facts_from(STALE))
     assert [(f.id, f.severity, f.caused_by) for f in linked] == [
         ("pythonpath-shadows", "fail", ""),
@@ -48,7 +51,9 @@ def test_a_root_takes_the_worst_severity_of_what_it_causes() -> None:
 
 def test_findings_that_name_each_other_are_never_lost(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(causes, "_declared", lambda: {"a": ("b",), "b": ("a",)})
-    linked = causes.link([Finding("a", "fail", "t"), Finding("b", "warn", "t")], facts_from({}))
+    linked = causes.link(
+        [Finding(Subject("check", "a"), "fail", "t"), Finding(Subject("check", "b"), "warn", "t")], facts_from({})
+    )
     assert [(f.id, f.caused_by) for f in linked] == [("b", ""), ("a", "b")]
 
 
@@ -108,9 +113,9 @@ def test_jax_platforms_cuda_without_a_gpu_is_one_failure_fixed_by_unsetting_it(t
 def test_a_check_that_fires_twice_folds_its_consequences_once() -> None:
     """plugin-jaxlib-mismatch fires for the plugin and for the pjrt package: jax-broken folds under it once."""
     found = [
-        Finding("plugin-jaxlib-mismatch", "fail", "t", "plugin"),
-        Finding("plugin-jaxlib-mismatch", "fail", "t", "pjrt"),
-        Finding("jax-broken", "fail", "t"),
+        Finding(Subject("check", "plugin-jaxlib-mismatch"), "fail", "t", "plugin"),
+        Finding(Subject("check", "plugin-jaxlib-mismatch"), "fail", "t", "pjrt"),
+        Finding(Subject("check", "jax-broken"), "fail", "t"),
     ]
     linked = causes.link(found, facts_from({"jax": {"status": "import_error"}}))
     mismatch = "plugin-jaxlib-mismatch"

@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from envaudit.cli import main
 from envaudit.health import MAX_LINE, fit, health_line
-from envaudit.model import Finding, ProbeResult, Report
+from envaudit.model import Finding, ProbeResult, Report, Subject
 from tests.conftest import PYTHON, ROOT, sample_report
 
 
@@ -20,7 +20,7 @@ def test_line_names_the_worst_finding_within_80_characters() -> None:
     report = sample_report()
     line = health_line(report)
     assert line.startswith("envaudit FAIL demo-fail: ") and len(line) <= MAX_LINE
-    long = Finding("x" * 50, "fail", "y" * 100)
+    long = Finding(Subject("rule", "x" * 50), "fail", "y" * 100)
     line = health_line(Report(report.facts, findings=(long, long)))
     assert len(line) == MAX_LINE and line.endswith("...") and "(+1 more)" in line
 

@@ -27,7 +27,7 @@ from envaudit.child._main import PREFIX
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
 from envaudit.facts import JaxFacts
-from envaudit.model import JSONDict, ProbeResult
+from envaudit.model import JSONDict
 from envaudit.redact import scrub
 
 CHILD = Path(__file__).with_name("_main.py")
@@ -133,7 +133,7 @@ def _follow(
         elif kind == "start" and state.is_pending(event.get("probe")):
             current, since, mark = str(event["probe"]), time.monotonic(), (cpu_seconds(proc), idle_seconds())
         elif kind in ("result", "error") and event.get("probe") == current and state.is_pending(current):
-            state.report(parse_result(str(current), event))
+            state.report(parse_result(state.pending_task(current), event))
             since = time.monotonic()
         elif kind == "memory":
             state.remember_memory(event.get("devices"))
@@ -204,12 +204,13 @@ def _ended(
         if state.facts is not None and timed_out:
             state.facts.update(cast(JaxFacts, load))  # cpu_fraction, idle_cpus
     elif state.is_pending(current):
-        label = str(current)
+        task = state.pending_task(current)
+        label = task.label
         if timed_out:
-            why = f"no answer within {state.timeout_of(label):g} s"
-            state.report(ProbeResult(label, "timeout", load, seconds, why))
+            why = f"no answer within {task.timeout:g} s"
+            state.report(task.result("timeout", load, seconds, why))
         else:
             why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"
             detail = f"{why} while running {label}" + (f": {scrub(tail[-1])}" if tail else "")
             status = "crash" if code < 0 else "error"
-            state.report(ProbeResult(label, status, {"returncode": code}, seconds, detail))
+            state.report(task.result(status, {"returncode": code}, seconds, detail))

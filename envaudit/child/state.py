@@ -14,14 +14,14 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
 from envaudit import cachedir, probefiles
 from envaudit.child import jaxfacts
 from envaudit.facts import DeviceMemory, JaxFacts, ReportError
-from envaudit.model import ProbeResult
+from envaudit.model import JSONDict, ProbeResult, ProbeRun
 from envaudit.redact import scrub
 
 FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
@@ -43,13 +43,25 @@ class Options:
 
 @dataclass(frozen=True)
 class Task:
-    label: str  # the probe's name, or name[precision] when a run has several precisions
-    precision: str
+    run: ProbeRun  # the probe, and its precision when the audit runs it at several
+    precision: str  # the precision the child runs it at
     path: Path
     timeout: float = 120.0  # its own bound: the run's per-probe bound, or twice its declared cost if that is more
 
+    @property
+    def label(self) -> str:
+        """The task's token in the child protocol (the run's label: a label holds no colon)."""
+        return self.run.label
+
     def argument(self) -> str:
         return f"{self.label}:{self.precision}:{self.path}"
+
+    def result(
+        self, status: str, metrics: JSONDict, duration_s: float, message: str, devices: tuple[JSONDict, ...] = ()
+    ) -> ProbeResult:
+        return ProbeResult(
+            self.run.probe, status, metrics, duration_s, message, devices=devices, precision=self.run.precision
+        )
 
 
 @dataclass(frozen=True)
@@ -61,10 +73,10 @@ class Outcome:
 BUDGET_SHARE = 0.6  # of the total bound, for the probes' declared costs: the rest is for starting jax and slack
 
 
-def _runs(opts: Options) -> list[tuple[str, str, str]]:
-    """(label, probe, precision) of every run asked for, in order: name[precision] when there are several."""
+def _runs(opts: Options) -> list[tuple[ProbeRun, str]]:
+    """Every run asked for, in order, with the precision it runs at (which its name says when there are several)."""
     passes = ("float32", "float64") if opts.precision == "both" else (opts.precision,)
-    return [(f"{n}[{p}]" if len(passes) > 1 else n, n, p) for p in passes for n in opts.names]
+    return [(ProbeRun(n, p if len(passes) > 1 else ""), p) for p in passes for n in opts.names]
 
 
 def plan(opts: Options) -> tuple[list[Task], list[ProbeResult]]:
@@ -72,22 +84,23 @@ def plan(opts: Options) -> tuple[list[Task], list[ProbeResult]]:
     the total bound, as skipped results that say so."""
     known = probefiles.available()
     todo, skipped, spent = [], [], 0.0
-    for label, name, precision in _runs(opts):
-        cost = probefiles.cost(known[name])
+    for run, precision in _runs(opts):
+        task = Task(run, precision, known[run.probe])
+        cost = probefiles.cost(task.path)
         if opts.budget and spent + cost > opts.total * BUDGET_SHARE:
             why = (
                 f"not run: its declared cost ({cost:g} s) does not fit the total bound of {opts.total:g} s "
                 f"with the others; give a larger --total-timeout to include it"
             )
-            skipped.append(ProbeResult(label, "skip", {"declared_cost_s": cost}, 0.0, why))
+            skipped.append(task.result("skip", {"declared_cost_s": cost}, 0.0, why))
             continue
         spent += cost
-        todo.append(Task(label, precision, known[name], max(opts.timeout, 2 * cost)))
+        todo.append(replace(task, timeout=max(opts.timeout, 2 * cost)))
     return todo, skipped
 
 
 def labels(opts: Options) -> list[str]:
-    return [label for label, _, _ in _runs(opts)]
+    return [run.label for run, _ in _runs(opts)]
 
 
 def tasks(opts: Options) -> list[Task]:
@@ -112,28 +125,28 @@ def child_env(cache: bool, environ: dict[str, str] | None = None) -> tuple[dict[
     return {**base, **changes}, changes
 
 
-def parse_result(name: str, event: dict[str, Any]) -> ProbeResult:
+def parse_result(task: Task, event: dict[str, Any]) -> ProbeResult:
     """A result or error event from the child as a ProbeResult; anything malformed is 'error'; its text scrubbed of
     what facts.env redacts (pure given os.environ)."""
     duration = float(event.get("duration_s") or 0.0)
     if event.get("event") == "error":
         kind = str(event.get("kind", "exception"))
-        return ProbeResult(name, "error", {"error_kind": kind}, duration, scrub(str(event.get("error", ""))))
+        return task.result("error", {"error_kind": kind}, duration, scrub(str(event.get("error", ""))))
     result = event.get("result")
     if not isinstance(result, dict) or result.get("status") not in ("pass", "fail", "skip"):
         why = scrub(f"unreadable result: {result!r:.200}")
-        return ProbeResult(name, "error", {"error_kind": "unreadable"}, duration, why)
+        return task.result("error", {"error_kind": "unreadable"}, duration, why)
     metrics = result.get("metrics") if isinstance(result.get("metrics"), dict) else {}
     try:  # the devices' answers, as the model validates them in a saved report
         devices = tuple(
-            ProbeResult.from_dict({"name": name, "status": "pass", "devices": result["devices"]}).devices
+            ProbeResult.from_dict({"name": task.label, "status": "pass", "devices": result["devices"]}).devices
             if result.get("devices")
             else ()
         )
     except ReportError:
-        return ProbeResult(name, "error", {"error_kind": "unreadable"}, duration, "unreadable devices in the result")
+        return task.result("error", {"error_kind": "unreadable"}, duration, "unreadable devices in the result")
     message = scrub(str(result.get("message") or ""))  # an exception's text may quote XLA_FLAGS
-    return ProbeResult(name, str(result["status"]), dict(metrics or {}), duration, message, devices=devices)
+    return task.result(str(result["status"]), dict(metrics or {}), duration, message, devices)
 
 
 class Run:
@@ -143,7 +156,7 @@ class Run:
         self.opts, self.deadline = opts, deadline
         self.pending, skipped = plan(opts)
         self.order = labels(opts)  # the results come back in the order asked for, the skipped ones in place
-        self.results: dict[str, ProbeResult] = {r.name: r for r in skipped}
+        self.results: dict[str, ProbeResult] = {r.run.label: r for r in skipped}
         self.env, self.changes = child_env(opts.cache)
         if opts.devices:  # the probes' kit reads it: the per-device runs compare only these
             self.env["ENVAUDIT_DEVICES"] = self.changes["ENVAUDIT_DEVICES"] = ",".join(map(str, opts.devices))
@@ -157,6 +170,10 @@ class Run:
     def is_pending(self, label: object) -> bool:
         return any(t.label == label for t in self.pending)
 
+    def pending_task(self, label: object) -> Task:
+        """The pending task of this protocol label (the caller asked `is_pending`)."""
+        return next(t for t in self.pending if t.label == label)
+
     def timeout_of(self, label: str | None) -> float:
         """The bound of what the child is doing: a task's own, or the run's (for the jax facts)."""
         return next((t.timeout for t in self.pending if t.label == label), self.opts.timeout)
@@ -165,10 +182,11 @@ class Run:
         return self.pending[0].label if self.pending else None
 
     def report(self, result: ProbeResult) -> None:
-        self.results[result.name] = result
-        self.pending = [t for t in self.pending if t.label != result.name]
+        label = result.run.label
+        self.results[label] = result
+        self.pending = [t for t in self.pending if t.label != label]
         if self.opts.progress:
-            self.opts.progress(f"probe {result.name}: {result.status} ({result.duration_s:.1f} s)")
+            self.opts.progress(f"probe {label}: {result.status} ({result.duration_s:.1f} s)")
 
     def finish_facts(self, *, ended: int | None, timed_out: bool, seconds: float, last_words: str = "") -> None:
         self.facts = jaxfacts.parse(
@@ -181,7 +199,7 @@ class Run:
         if self.facts_wanted:
             self.facts, self.facts_wanted = {"status": "error", "message": why, "stage": None}, False
         for task in list(self.pending):
-            self.report(ProbeResult(task.label, "error", {"error_kind": "start"}, 0.0, why))
+            self.report(task.result("error", {"error_kind": "start"}, 0.0, why))
 
     def remember_memory(self, devices: object) -> None:
         """Each device's allocator statistics; after a restart, the larger peak of the two children."""
@@ -195,7 +213,7 @@ class Run:
     def outcome(self) -> Outcome:
         for task in self.pending:
             why = f"not run: the total bound of {self.opts.total:g} s was spent"
-            self.results[task.label] = ProbeResult(task.label, "timeout", {"not_run": True}, 0.0, why)
+            self.results[task.label] = task.result("timeout", {"not_run": True}, 0.0, why)
         if self.facts is not None:
             self.facts["returncode"] = self.facts_returncode
             self.facts["child_env"] = dict(self.changes)

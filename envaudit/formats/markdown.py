@@ -61,12 +61,15 @@ def render(report: Report, *, color: bool = False) -> str:
     for f, caused in summary.roots(report):
         refs = " ".join(map(_reference, f.references))
         fix = f" Fix: {_code(f.fix)}" if f.fix else ""
-        out.append(f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}. {_cell(f.detail)}{fix} {refs}".rstrip())
+        out.append(
+            f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}. {_cell(f.detail)}{fix} {refs}".rstrip()
+        )
         if caused:  # folded under their root: a maintainer opens them only to check
             many = "s" if len(caused) != 1 else ""
             out += [f"  <details><summary>{len(caused)} consequence{many}, fixed with it</summary>", ""]
             out += [
-                f"  - {_cell(g.severity)} {_code(g.id)}: {_cell(g.title)}. {_cell(g.detail)}".rstrip() for g in caused
+                f"  - {_cell(g.severity)} {_code(g.id)}: {_cell(g.title)}. {_cell(g.detail)}".rstrip()
+                for g in caused
             ]
             out += ["", "  </details>"]
     if report.probes:
@@ -75,7 +78,7 @@ def render(report: Report, *, color: bool = False) -> str:
             detail = (
                 p.judgement or p.message or summary.metrics_line(p.metrics, limit=6)
             )  # the judge's words, else the numbers
-            out.append(f"| {_cell(p.name)} | {_cell(p.status)} | {p.duration_s:.2f} | {_cell(detail)} |")
+            out.append(f"| {_cell(p.run.label)} | {_cell(p.status)} | {p.duration_s:.2f} | {_cell(detail)} |")
             if summary.devices_to_show(p.devices):
                 out += [
                     f"| ↳ device {_cell(d['id'])} | {_cell(d.get('verdict', '?'))} | | rel_err="

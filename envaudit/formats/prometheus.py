@@ -129,18 +129,18 @@ def render(report: Report, *, color: bool = False) -> str:
     w.family(
         "envaudit_probe_status",
         "1 for each probe's status, 0 for the other statuses.",
-        [({"probe": p.name, "status": s}, float(p.status == s)) for p in report.probes for s in PROBE_STATUSES],
+        [({"probe": p.run.label, "status": s}, float(p.status == s)) for p in report.probes for s in PROBE_STATUSES],
     )
     w.family(
         "envaudit_probe_duration_seconds",
         "Wall time of each probe.",
-        [({"probe": p.name}, p.duration_s) for p in report.probes],
+        [({"probe": p.run.label}, p.duration_s) for p in report.probes],
     )
     w.family(
         "envaudit_probe_metric",
         "Numeric metrics of each probe (relative errors are dimensionless).",
         [
-            ({"probe": p.name, "metric": k}, float(v))
+            ({"probe": p.run.label, "metric": k}, float(v))
             for p in report.probes
             for k, v in p.metrics.items()
             if isinstance(v, int | float) and not isinstance(v, bool)
@@ -153,7 +153,7 @@ def render(report: Report, *, color: bool = False) -> str:
         "the node's other devices of its kind, 0 for the others.",
         [
             (
-                {**_device(p.name, d), "status": v},
+                {**_device(p.run.label, d), "status": v},
                 float(d.get("verdict") == v),
             )
             for p in report.probes
@@ -166,7 +166,7 @@ def render(report: Report, *, color: bool = False) -> str:
         "Per device and probe: its error against the float64 answer.",
         [
             (
-                _device(p.name, d),
+                _device(p.run.label, d),
                 _error(d["rel_err"]),
             )
             for p in report.probes

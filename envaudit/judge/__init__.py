@@ -22,13 +22,12 @@ from envaudit import devices
 from envaudit.facts import Facts
 from envaudit.formats.summary import metrics_line
 from envaudit.judge import assess, peers, table
-from envaudit.model import SEVERITIES, Finding, ProbeResult
-from envaudit.probefiles import base, slug
+from envaudit.model import SEVERITIES, Finding, ProbeResult, Subject
 from envaudit.rules.node import starved
 
 GENERIC_FIX = "envaudit probes {name} --script > repro.py; run it, and attach it and this report to an upstream issue"
 GENERIC_REFS = ("https://github.com/jax-ml/jax/issues",)
-DEFAULT_PRECISION = "probe-default-precision"  # the default runs of every probe, where no rule explains them
+DEFAULT_PRECISION = Subject("precision", "default")  # the default runs of every probe, where no rule explains them
 DEFAULT_PRECISION_FIX = (
     "export JAX_DEFAULT_MATMUL_PRECISION=float32 (or jax.config.update('jax_default_matmul_precision', 'float32')) "
     "to compute in float32, and report `envaudit probes matmul_precision --script` output upstream"
@@ -57,7 +56,7 @@ class Judgement:
 
 def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
     judged, findings = [], []
-    grouped: dict[str, list[assess.Problem]] = {}  # a rule's id (or DEFAULT_PRECISION) -> what it explains
+    grouped: dict[Subject, list[assess.Problem]] = {}  # a rule (or DEFAULT_PRECISION) -> what it explains
     by_device: dict[int, list[peers.DeviceProblem]] = {}
     for result in results:
         if result.status in table.STATUSES:
@@ -69,9 +68,9 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
             if "declared_cost_s" in result.metrics:  # left out by health's bound: said, not a fault
                 findings.append(
                     Finding(
-                        f"probe-{slug(result.name)}-not-run",
+                        Subject.probe(result.run, "not-run"),
                         "warn",
-                        NOT_RUN.format(name=result.name),
+                        NOT_RUN.format(name=result.run.label),
                         result.message,
                         NOT_RUN_FIX,
                         GENERIC_REFS,
@@ -117,11 +116,11 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
             if problem in unexplained:
                 continue
             if problem.cause is not None and problem.certain:
-                grouped.setdefault(problem.cause.id, []).append(problem)
+                grouped.setdefault(Subject("rule", problem.cause.id), []).append(problem)
             elif problem.kind == "default_error":  # no rule: one cause all the same, the platform's default
                 grouped.setdefault(DEFAULT_PRECISION, []).append(problem)
             else:
-                grouped.setdefault(f"probe-{slug(result.name)}-{slug(problem.kind)}", []).append(problem)
+                grouped.setdefault(Subject.probe(result.run, problem.kind), []).append(problem)
     findings += [_explained(key, problems) for key, problems in grouped.items()]
     findings += [_device_finding(device, found, facts) for device, found in sorted(by_device.items())]
     return Judgement(tuple(judged), tuple(findings))
@@ -159,7 +158,7 @@ def _device_finding(device: int, found: list[peers.DeviceProblem], facts: Facts)
         gpu = devices.board(device, facts)
         fix += GPU_FIX.format(index=gpu.get("index") if gpu else "<its NVML index>")
     refs = DEVICE_REFS if nvidia else ()
-    return Finding(f"device-{device}", severity, f"{short} {what}", detail, fix, refs, "probe")
+    return Finding(Subject("device", str(device)), severity, f"{short} {what}", detail, fix, refs, "probe")
 
 
 def merge(rule_findings: Sequence[Finding], probe_findings: Sequence[Finding]) -> list[Finding]:
@@ -170,13 +169,11 @@ def merge(rule_findings: Sequence[Finding], probe_findings: Sequence[Finding]) -
     extra = []
     for found in probe_findings:
         fired = by_id.get(found.id)
-        if fired is None or found.id.startswith("probe-"):
+        if fired is None or found.subject.kind != "rule":
             extra.append(found)
             continue
         worse = min((fired.severity, found.severity), key=SEVERITIES.index)
-        measured = found.detail.partition(" [measured: ")[2]
-        detail = f"{fired.detail} [measured: {measured}" if measured else fired.detail
-        joined = replace(fired, severity=worse, detail=detail)
+        joined = replace(fired, severity=worse, measured=found.measured)
         merged[id(fired)] = by_id[found.id] = joined
     return sorted([*merged.values(), *extra], key=lambda f: SEVERITIES.index(f.severity))
 
@@ -201,34 +198,32 @@ def _possibly(problems: list[assess.Problem]) -> str:
 
 def _wrong_answer(result: ProbeResult, wrong: list[assess.Problem]) -> Finding:
     detail = "; ".join(p.text for p in wrong) + _possibly(wrong)
-    title = f"probe {result.name} computed a wrong answer"
+    title = f"probe {result.run.label} computed a wrong answer"
     if all(p.kind == "raised" for p in wrong):  # an import or a call that raised computed nothing at all
-        title = f"probe {result.name} raised instead of computing (an import or a call failed)"
-    fix = GENERIC_FIX.format(name=base(result.name))
-    return Finding(f"probe-{slug(result.name)}", "fail", title, detail, fix, GENERIC_REFS, "probe")
+        title = f"probe {result.run.label} raised instead of computing (an import or a call failed)"
+    fix = GENERIC_FIX.format(name=result.probe)
+    return Finding(Subject.probe(result.run), "fail", title, detail, fix, GENERIC_REFS, "probe")
 
 
-def _measured(problems: list[assess.Problem]) -> str:
-    """`[measured: a m=v, b m=v; why]`: the evidence of several probes, each bound said once."""
-    values = ", ".join(f"{p.result} {p.metric}={p.value}" for p in problems)
-    return f"[measured: {values}; {'; '.join(dict.fromkeys(p.why for p in problems))}]"
-
-
-def _explained(key: str, problems: list[assess.Problem]) -> Finding:
+def _explained(subject: Subject, problems: list[assess.Problem]) -> Finding:
     severity = min((p.severity for p in problems), key=SEVERITIES.index)
     cause = problems[0].cause if problems[0].certain else None
+    measured = tuple(p.evidence for p in problems)
     if cause is not None:
-        detail = f"{cause.symptom} {_measured(problems)}"
-        return Finding(cause.id, severity, cause.title, detail, cause.fix, cause.references, "probe")
-    if key == DEFAULT_PRECISION:
+        return Finding(
+            subject, severity, cause.title, cause.symptom, cause.fix, cause.references, "probe", measured=measured
+        )
+    if subject == DEFAULT_PRECISION:
         title = "float32 matmuls or convolutions at the default precision are less precise than this platform documents"
         if severity != "fail":
             title = "float32 matmuls or convolutions at the default precision lose precision (no rule says why here)"
-        detail = _measured(problems) + _possibly(problems)
-        return Finding(key, severity, title, detail, DEFAULT_PRECISION_FIX, GENERIC_REFS, "probe")
-    title = KIND_TITLES[problems[0].kind].format(name=problems[0].result)
-    fix = GENERIC_FIX.format(name=base(problems[0].result))
-    return Finding(key, severity, title, _measured(problems), fix, GENERIC_REFS, "probe")
+        detail = _possibly(problems).strip()
+        return Finding(
+            subject, severity, title, detail, DEFAULT_PRECISION_FIX, GENERIC_REFS, "probe", measured=measured
+        )
+    title = KIND_TITLES[problems[0].kind].format(name=problems[0].result.label)
+    fix = GENERIC_FIX.format(name=problems[0].result.probe)
+    return Finding(subject, severity, title, "", fix, GENERIC_REFS, "probe", measured=measured)
 
 
 def slow(result: ProbeResult, facts: Facts) -> bool:
@@ -240,19 +235,17 @@ def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
     if slow(result, facts):  # a loaded machine computes slowly; that says nothing about its numbers
         evidence = "; ".join(filter(None, [result.message, metrics_line(result.metrics)]))
         return Finding(
-            f"probe-{slug(result.name)}-timeout",
+            Subject.probe(result.run, "timeout"),
             "warn",
-            SLOW_TITLE.format(name=result.name),
+            SLOW_TITLE.format(name=result.run.label),
             evidence,
             SLOW_FIX,
             GENERIC_REFS,
             "probe",
         )
-    certain = [rule for rule, holds in assess.causes(base(result.name), result.status, facts) if holds]
+    certain = [rule for rule, holds in assess.causes(result.probe, result.status, facts) if holds]
     fix, refs = (
-        (certain[0].fix, certain[0].references)
-        if certain
-        else (GENERIC_FIX.format(name=base(result.name)), GENERIC_REFS)
+        (certain[0].fix, certain[0].references) if certain else (GENERIC_FIX.format(name=result.probe), GENERIC_REFS)
     )
     evidence = "; ".join(filter(None, [result.message, metrics_line(result.metrics, limit=8)]))
     if certain:
@@ -260,5 +253,5 @@ def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
     if result.status == "timeout" and not certain:  # a hang, or a start slower than its bound: tell them apart
         more = math.ceil(2 * max(result.duration_s, 1.0))
         fix = f"rerun it with more time (--timeout {more}; health: --total-timeout too); if it hangs again: {fix}"
-    title = STATUS_TITLES[result.status].format(name=result.name)
-    return Finding(f"probe-{slug(result.name)}-{result.status}", "fail", title, evidence, fix, refs, "probe")
+    title = STATUS_TITLES[result.status].format(name=result.run.label)
+    return Finding(Subject.probe(result.run, result.status), "fail", title, evidence, fix, refs, "probe")

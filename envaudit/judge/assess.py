@@ -12,10 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from envaudit import probefiles
 from envaudit.facts import Facts
 from envaudit.judge import classes, table
-from envaudit.model import SEVERITIES, ProbeResult, Severity
+from envaudit.model import SEVERITIES, Evidence, ProbeResult, ProbeRun, Severity
 from envaudit.rules import engine
 
 DTYPES = ("float32", "float64")
@@ -26,7 +25,7 @@ LEGACY_NONDETERMINISTIC = ("max_abs_diff_scatter_add", "max_abs_diff_conv_grad")
 
 @dataclass(frozen=True)
 class Problem:
-    result: str  # the probe result's name
+    result: ProbeRun  # the probe run it was seen in
     metric: str
     kind: str
     severity: Severity
@@ -39,6 +38,10 @@ class Problem:
     def text(self) -> str:
         return f"{self.metric}={self.value}: {self.why}"
 
+    @property
+    def evidence(self) -> Evidence:
+        return Evidence(self.result, self.metric, self.value, self.why)
+
 
 def causes(probe: str, kind: str, facts: Facts, metric: str = "") -> list[tuple[engine.Rule, bool]]:
     """The rules naming this problem in `explains` ("probe:kind", or "probe:metric" for one metric) whose condition
@@ -48,9 +51,9 @@ def causes(probe: str, kind: str, facts: Facts, metric: str = "") -> list[tuple[
     return [(r, True) for r, v in verdicts if v is True] + [(r, False) for r, v in verdicts if v is None]
 
 
-def cause(name: str, kind: str, facts: Facts, dtype: str, metric: str = "") -> tuple[engine.Rule | None, bool]:
-    """The first rule naming this problem of probe result `name` (its run at `dtype`), and whether it holds."""
-    return next(iter(causes(probefiles.base(name), kind, as_run(facts, dtype), metric)), (None, False))
+def cause(run: ProbeRun, kind: str, facts: Facts, dtype: str, metric: str = "") -> tuple[engine.Rule | None, bool]:
+    """The first rule naming this problem of a probe's run (at `dtype`), and whether it holds."""
+    return next(iter(causes(run.probe, kind, as_run(facts, dtype), metric)), (None, False))
 
 
 def _names(entry: str, probe: str, kind: str, metric: str) -> bool:
@@ -108,18 +111,18 @@ def problems(result: ProbeResult, facts: Facts) -> list[Problem]:
         if judged is None:
             continue
         severity, why = judged
-        rule, certain = cause(result.name, kind, facts, dtype, metric)
+        rule, certain = cause(result.run, kind, facts, dtype, metric)
         if severity != "fail" and kind in DOCUMENTED:
             documented = rule.severity if rule is not None and certain else DOCUMENTED[kind]
             severity = "warn" if documented == "fail" else documented
-        found.append(Problem(result.name, metric, kind, severity, _show(value, kind), why, rule, certain))
+        found.append(Problem(result.run, metric, kind, severity, _show(value, kind), why, rule, certain))
     return sorted(found, key=lambda p: SEVERITIES.index(p.severity))
 
 
 def unjudged(result: ProbeResult) -> Problem:
     """A probe that failed its own check on metrics this judge does not read: its word stands."""
     why = result.message or "the probe's own check failed on metrics envaudit does not judge"
-    return Problem(result.name, "status", "unjudged", "fail", "fail", why)
+    return Problem(result.run, "status", "unjudged", "fail", "fail", why)
 
 
 def _show(value: object, kind: str) -> str:

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from envaudit import devices
 from envaudit.facts import Facts
 from envaudit.judge import assess, classes, table
-from envaudit.model import JSONDict, ProbeResult, Severity
+from envaudit.model import JSONDict, ProbeResult, ProbeRun, Severity
 
 
 @dataclass(frozen=True)
 class DeviceProblem:
     device: int
     kind: str
-    result: str
+    result: ProbeRun
     verdict: str
     severity: Severity
     text: str
@@ -60,16 +60,18 @@ def judge(result: ProbeResult, facts: Facts) -> tuple[tuple[JSONDict, ...], list
             if i in wrong:
                 verdicts[i] = "wrong"
                 if i not in shared:
-                    problems.append(DeviceProblem(i, kind, result.name, "wrong", "fail", f"{result.name}: {wrong[i]}"))
+                    problems.append(
+                        DeviceProblem(i, kind, result.run, "wrong", "fail", f"{result.run.label}: {wrong[i]}")
+                    )
             elif majority is not None and bits[i] != majority:
                 verdicts[i], varies = "differs", classes.nondeterminism_allowed(facts)
                 others = len(sound) - votes[bits[i]]
-                text = f"{result.name}: its bits differ from {others} other {kind} device(s)" + (
+                text = f"{result.run.label}: its bits differ from {others} other {kind} device(s)" + (
                     " (a GPU's reductions may differ by design without deterministic ops)" if varies else ""
                 )
                 agreeing = tuple(j for j in sound if bits[j] == majority)[:2]  # a majority holds two at least
                 severity: Severity = "warn" if varies else "fail"
-                problems.append(DeviceProblem(i, kind, result.name, "differs", severity, text, agreeing))
+                problems.append(DeviceProblem(i, kind, result.run, "differs", severity, text, agreeing))
             else:
                 verdicts[i] = "agrees" if majority is not None else "differs"
         if len(sound) > 1 and majority is None:
@@ -114,8 +116,8 @@ def _problem(
     result: ProbeResult, metric: str, kind: str, severity: Severity, value: str, why: str, facts: Facts, dtype: str
 ) -> assess.Problem:
     """A problem of the probe, with the rule that names it (`explains`), as its own metrics' problems have."""
-    rule, certain = assess.cause(result.name, kind, facts, dtype, metric)
-    return assess.Problem(result.name, metric, kind, severity, value, why, rule, certain)
+    rule, certain = assess.cause(result.run, kind, facts, dtype, metric)
+    return assess.Problem(result.run, metric, kind, severity, value, why, rule, certain)
 
 
 def _device(result: ProbeResult, i: int) -> JSONDict:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
-from envaudit.model import Finding, Severity
+from envaudit.model import Finding, Severity, Subject
 from envaudit.rules import cuda_builds, tables
 from envaudit.rules import environment as env
 from envaudit.rules.accessors import release
@@ -42,6 +42,7 @@ class Check:
     references: tuple[str, ...]
     run: Callable[[Facts], list[Occurrence]]  # each occurrence, with its own fix where it has one; empty: passes
     transient: bool = False  # the state of a moment (a GPU's counters, a hung driver), not of the environment
+    board: bool = False  # a GPU board's health: `health` judges it, the import hook leaves it alone
     explains: tuple[str, ...] = ()  # what its fault makes fail too (envaudit/causes.py): "probe:kind" or an id
 
     def findings(self, facts: Facts) -> list[Finding]:
@@ -50,7 +51,9 @@ class Check:
             command = occurrence.fix
             said = f"{occurrence.detail} (the fix: {self.fix})" if command else occurrence.detail
             fix = command or self.fix  # the command alone, pasteable
-            found.append(Finding(self.id, self.severity, self.title, said, fix, self.references, "rule"))
+            found.append(
+                Finding(Subject("check", self.id), self.severity, self.title, said, fix, self.references, "rule")
+            )
         return found
 
 
@@ -318,6 +321,7 @@ CHECKS: tuple[Check, ...] = (
         references=(MEM_ERRORS,),
         run=per_gpu(ecc),
         transient=True,
+        board=True,
     ),
     Check(
         id="gpu-remap-failure",
@@ -327,6 +331,7 @@ CHECKS: tuple[Check, ...] = (
         references=(MEM_ERRORS,),
         run=per_gpu(remap_failed),
         transient=True,
+        board=True,
     ),
     Check(
         id="gpu-reset-pending",
@@ -336,6 +341,7 @@ CHECKS: tuple[Check, ...] = (
         references=(MEM_ERRORS,),
         run=per_gpu(reset_pending),
         transient=True,
+        board=True,
     ),
     Check(
         id="gpu-clocks-slowdown",
@@ -345,6 +351,7 @@ CHECKS: tuple[Check, ...] = (
         references=("https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html",),
         run=per_gpu(slowdown),
         transient=True,
+        board=True,
     ),
     Check(
         id="gpu-busy",
@@ -354,11 +361,13 @@ CHECKS: tuple[Check, ...] = (
         references=("https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html",),
         run=gpu_busy,
         transient=True,
+        board=True,
     ),
 )
 
 
 TRANSIENT = frozenset(c.id for c in CHECKS if c.transient)  # never cached (the hook): true now, maybe not later
+BOARD = frozenset(c.id for c in CHECKS if c.board)  # a GPU's health, for `health` to judge
 
 
 def evaluate(facts: Facts) -> list[Finding]:

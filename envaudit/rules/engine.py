@@ -19,7 +19,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from envaudit import cachedir, fixes
 from envaudit.facts import Facts
-from envaudit.model import SEVERITIES, Finding, Severity
+from envaudit.model import SEVERITIES, Finding, Severity, Subject
 from envaudit.rules import conditions, tables
 from envaudit.rules.conditions import CONDITIONS, holds
 
@@ -57,7 +57,7 @@ class Rule:
             f" (the fix: {self.fix}{tables.cost(facts, self.pins)})" if command else ""
         )  # the command alone, pasteable into any shell
         fix = command or self.fix
-        return Finding(self.id, self.severity, self.title, detail, fix, self.references, "rule")
+        return Finding(Subject("rule", self.id), self.severity, self.title, detail, fix, self.references, "rule")
 
 
 def parse_rule(data: Mapping[str, Any], where: str) -> Rule:

@@ -12,14 +12,17 @@ import pytest
 
 from envaudit import probefiles
 from envaudit.child import state
+from envaudit.model import ProbeRun
 from tests.conftest import PYTHON
+
+TASK = state.Task(ProbeRun("x"), "float32", Path("x.py"))
 
 
 def test_parse_result_distinguishes_unreadable_and_import_errors() -> None:
-    assert state.parse_result("x", {"event": "result", "result": "garbage"}).metrics == {"error_kind": "unreadable"}
-    imp = state.parse_result("x", {"event": "error", "kind": "import", "error": "ImportError: no jax"})
+    assert state.parse_result(TASK, {"event": "result", "result": "garbage"}).metrics == {"error_kind": "unreadable"}
+    imp = state.parse_result(TASK, {"event": "error", "kind": "import", "error": "ImportError: no jax"})
     assert (imp.status, imp.metrics["error_kind"], imp.message) == ("error", "import", "ImportError: no jax")
-    ok = state.parse_result("x", {"event": "result", "result": {"status": "pass", "metrics": {"a": 1.0}}})
+    ok = state.parse_result(TASK, {"event": "result", "result": {"status": "pass", "metrics": {"a": 1.0}}})
     assert (ok.status, ok.metrics) == ("pass", {"a": 1.0})
 
 
@@ -35,7 +38,7 @@ from envaudit import probefiles
 from envaudit.child import runner, state
 probefiles.probes_dir = lambda: Path(sys.argv[1])  # a directory of test probes instead of the shipped ones
 outcome = runner.run(state.Options(("odd",), timeout=5, total=30, facts=False))
-print([(r.name, r.status, r.message) for r in outcome.results])
+print([(r.run.label, r.status, r.message) for r in outcome.results])
 """
 
 
@@ -184,7 +187,7 @@ def test_a_budgeted_run_takes_what_fits_its_bound_in_order_and_says_what_it_left
             spent += cost
             assert run[0].timeout == max(opts.timeout, 2 * cost)  # never less than twice what it declares
         else:
-            left = next(r for r in skipped if r.name == label)
+            left = next(r for r in skipped if r.run.label == label)
             assert left.status == "skip" and "--total-timeout" in left.message
             assert left.metrics["declared_cost_s"] == cost
     assert len(todo) + len(skipped) == 2 * len(names)

@@ -9,7 +9,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from envaudit.formats import FORMATS, markdown, render
-from envaudit.model import Finding, ProbeResult, Report
+from envaudit.model import Finding, ProbeResult, Report, Subject
 from tests.conftest import sample_report
 
 ANSI = "\033["
@@ -30,7 +30,8 @@ def test_formats_registry_holds_the_documented_formats() -> None:
 
 def test_json_is_the_report() -> None:
     report = sample_report()
-    assert Report.from_dict(json.loads(render(report, "json"))) == report
+    again = Report.from_dict(json.loads(render(report, "json")))
+    assert again.to_dict() == report.to_dict() and replace(again, findings=report.findings) == report
 
 
 def test_text_colour_only_when_asked() -> None:
@@ -98,7 +99,9 @@ def test_markdown_cleans_every_value_and_keeps_code_spans_closed() -> None:
     (so no line of their own, no terminal escape), and a backtick never ends the inline code it is in."""
     report = sample_report()
     facts = replace(report.facts, env={f"JAX_{EVIL}": EVIL, "JAX_TICK": "`"})
-    finding = Finding(EVIL, "warn", EVIL, EVIL, EVIL, (EVIL, "https://example.org/a>b", "https://example.org/c"))
+    finding = Finding(
+        Subject("saved", EVIL), "warn", EVIL, EVIL, EVIL, (EVIL, "https://example.org/a>b", "https://example.org/c")
+    )
     probe = ProbeResult(EVIL, EVIL, {}, 1.0, EVIL, devices=({"id": 0, "kind": EVIL, "verdict": EVIL, "rel_err": 1.0},))
     md = render(replace(report, facts=facts, findings=(finding,), probes=(probe,)), "markdown")
     head = md.split("<details>")[0]

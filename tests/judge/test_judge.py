@@ -83,7 +83,7 @@ def verdict(fault: str, machine: str | Facts) -> dict[str, Any]:
     judged = judge.judge(measured(fault), facts)
     return {
         "severities": {f.id: f.severity for f in judged.findings},
-        "statuses": {r.name: r.status for r in judged.results},
+        "statuses": {r.run.label: r.status for r in judged.results},
         "findings": judged.findings,
     }
 
@@ -102,7 +102,7 @@ def test_reduced_default_precision_is_documented_on_gpus_and_tpus_and_wrong_else
     elif machine == "tpu":
         assert got["severities"] == {"tpu-bf16-default-matmul-precision": "warn"}
     else:  # the CPU ignores precision settings, a V100 has no TF32: float32 is the class, and this is wrong
-        assert got["severities"] == {judge.DEFAULT_PRECISION: "fail"}
+        assert got["severities"] == {judge.DEFAULT_PRECISION.id: "fail"}
     assert set(got["statuses"].values()) == ({"pass"} if machine in (*GPUS_AT_8, "tpu") else {"pass", "fail"})
     evidence = next(iter(got["findings"])).detail
     assert "dense_chain rel_err_batched_default=" in evidence and "bits" in evidence
@@ -157,14 +157,14 @@ def test_noisy_forward_programs_fail_on_a_cpu_and_warn_on_a_gpu() -> None:
 def test_an_unknown_compute_capability_never_fails_for_the_default_precision() -> None:
     unknown = facts_from({"packages": {"jax": "0.10.1", "jaxlib": "0.10.1", "jax-cuda12-plugin": "0.10.1"}})
     got = verdict("tf32", unknown)
-    assert got["severities"] == {judge.DEFAULT_PRECISION: "warn"}  # TF32 is possible, not established
+    assert got["severities"] == {judge.DEFAULT_PRECISION.id: "warn"}  # TF32 is possible, not established
     assert "possibly tf32-default-matmul-precision" in got["findings"][0].detail
 
 
 def test_highest_asked_for_on_an_a100_makes_float32_the_class() -> None:
     a100 = gpu("8.0", "NVIDIA A100-SXM4-80GB")
     highest = facts_from({**a100.to_dict(), "jax": {**a100.jax, "default_matmul_precision": "float32"}})
-    assert verdict("tf32", highest)["severities"] == {judge.DEFAULT_PRECISION: "fail"}
+    assert verdict("tf32", highest)["severities"] == {judge.DEFAULT_PRECISION.id: "fail"}
 
 
 def test_merge_joins_probe_evidence_to_the_rule_that_fired() -> None:
@@ -255,7 +255,9 @@ def test_wrong_answers_that_a_rule_explains_join_that_rule_as_one_failure() -> N
 
 
 def test_each_precision_of_a_both_run_is_its_own_finding() -> None:
-    wrong = [probe(f"dense_chain[{d}]", precision=d, rel_err_batched=1.0) for d in ("float32", "float64")]
+    wrong = [
+        replace(probe("dense_chain", precision=d, rel_err_batched=1.0), precision=d) for d in ("float32", "float64")
+    ]
     ids = [f.id for f in judge.judge(wrong, MACHINES["cpu"]).findings]
     assert ids == ["probe-dense-chain-float32", "probe-dense-chain-float64"]
 

@@ -161,7 +161,7 @@ def test_devices_of_other_kinds_are_compared_kind_by_kind() -> None:
     probe = result((GOOD, 8e-7), (GOOD, 8e-7), (OTHER, 8e-7), (OTHER, 8e-7), (GOOD, 8.1e-7))
     kinds = ["NVIDIA H200", "NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3", "NVIDIA H100 80GB HBM3"]
     mixed = ProbeResult(
-        probe.name,
+        probe.probe,
         "pass",
         probe.metrics,
         devices=tuple({**d, "kind": k} for d, k in zip(probe.devices, kinds, strict=True)),

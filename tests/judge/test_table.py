@@ -49,8 +49,8 @@ def test_every_metric_a_probe_bounds_is_judged() -> None:
 )
 def test_on_a_cpu_the_judge_fails_whatever_a_probe_alone_fails(fault: str | None) -> None:
     results = [ProbeResult(r["name"], r["status"], r["metrics"], 0.0, r["message"]) for r in standalone(fault)]
-    judged = {r.name: r.status for r in judge.judge(results, MACHINES["cpu"]).results}
-    alone = {r.name: r.status for r in results}
+    judged = {r.run.label: r.status for r in judge.judge(results, MACHINES["cpu"]).results}
+    alone = {r.run.label: r.status for r in results}
     assert {n for n, s in alone.items() if s == "fail"} <= {n for n, s in judged.items() if s == "fail"}
     if fault is None:  # a healthy CPU: every probe passes, or skips as it says it did (no case for this jaxlib)
         assert set(judged.values()) <= {"pass", "skip"} and "pass" in judged.values()

@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 from unittest.mock import patch
 
 import pytest
 
 from envaudit.child.jaxfacts import parse
-from envaudit.child.state import parse_result
+from envaudit.child.state import Task, parse_result
+from envaudit.model import ProbeRun
 from envaudit.redact import REDACTED, scrub, select_env
 from tests.conftest import PYTHON
+
+TASK = Task(ProbeRun("p"), "float32", Path("p.py"))
 
 SECRETS = {
     "JAX_API_TOKEN": "tok-0a1b2c",  # a secret-looking name under an audited prefix
@@ -113,8 +117,8 @@ def test_the_childs_last_words_and_errors_are_scrubbed() -> None:
     facts = parse([{"stage": "start"}], ended=1, timed_out=False, duration_s=0.1, last_words=stderr, environ=LEAKY)
     assert "hunter3" not in str(facts["message"]) and f"--xla_plugin_token={REDACTED}" in str(facts["message"])
     with patch.dict(os.environ, LEAKY):
-        error = parse_result("p", {"event": "error", "kind": "exception", "error": stderr})
-        result = parse_result("p", {"event": "result", "result": {"status": "fail", "message": stderr}})
+        error = parse_result(TASK, {"event": "error", "kind": "exception", "error": stderr})
+        result = parse_result(TASK, {"event": "result", "result": {"status": "fail", "message": stderr}})
     assert "hunter3" not in error.message + result.message
 
 

@@ -27,6 +27,10 @@ Severity = Literal["fail", "warn", "info"]
 JSONDict = dict[str, Any]
 
 
+# Why a probe was not run: health's budget left it out (a skip), or the total bound was spent before it (a timeout).
+LeftOut = Literal["budget", "deadline"]
+# A report (schema v1) stores it as the status and a metric: the probe's declared cost, or a flag.
+LEFT_OUT: dict[LeftOut, tuple[str, str]] = {"budget": ("skip", "declared_cost_s"), "deadline": ("timeout", "not_run")}
 SubjectKind = Literal["rule", "check", "probe", "device", "precision", "saved"]
 LABEL = re.compile(r"(?P<probe>[^\[\]]+)\[(?P<precision>[^\[\]]+)\]")  # name[precision], one of several runs
 
@@ -165,6 +169,7 @@ class ProbeResult:
     judgement: str = ""  # the judge's words on these metrics for this machine; rewritten by every `check`
     devices: tuple[JSONDict, ...] = ()  # per device: {id, kind, digest, rel_err}, when several were compared
     precision: str = ""  # the precision of this run, when the audit ran the probe at several
+    left_out: LeftOut | None = None  # why it was not run, when it was not: no fault of the machine
 
     @property
     def run(self) -> ProbeRun:
@@ -189,15 +194,18 @@ class ProbeResult:
             raise ReportError(f"probe status {status!r} is not one of {', '.join(PROBE_STATUSES)}")
         duration = _number(obj.get("duration_s", 0.0), "probe duration_s")
         run = ProbeRun.from_label(str(_expect(obj.get("name"), str, "probe.name")))
+        metrics = _expect(obj.get("metrics", {}), dict, "probe.metrics")
+        left_out = next((why for why, (kept, key) in LEFT_OUT.items() if status == kept and key in metrics), None)
         return cls(
             probe=run.probe,
             precision=run.precision,
             status=str(status),
-            metrics=_expect(obj.get("metrics", {}), dict, "probe.metrics"),
+            metrics=metrics,
             duration_s=float(duration),
             message=str(obj.get("message", "")),
             judgement=str(obj.get("judgement", "")),
             devices=_devices(obj.get("devices", [])),
+            left_out=left_out,
         )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from envaudit.facts import ReportError
-from envaudit.model import SCHEMA, Report
+from envaudit.model import SCHEMA, ProbeResult, Report
 from tests.conftest import sample_report
 
 
@@ -87,3 +87,24 @@ def test_malformed_reports_are_refused(path: list[Any], value: Any, expected: st
 def test_created_timestamp() -> None:
     assert sample_report().created_timestamp() == datetime(2026, 11, 29, 12, tzinfo=UTC).timestamp()
     assert Report(sample_report().facts, created="yesterday").created_timestamp() == 0.0
+
+
+@pytest.mark.parametrize(
+    ("result", "left_out"),
+    [
+        (ProbeResult("ntk", "skip", {"declared_cost_s": 3.0}, left_out="budget"), "budget"),
+        (ProbeResult("ntk", "timeout", {"not_run": True}, left_out="deadline"), "deadline"),
+        (ProbeResult("ntk", "timeout", {"cpu_fraction": 0.9}), None),  # it ran, and ran out of time
+        (ProbeResult("ntk", "pass", {"not_run": True}), None),  # a probe's own metric of that name says nothing
+    ],
+)
+def test_why_a_probe_was_not_run_survives_a_report(result: ProbeResult, left_out: str | None) -> None:
+    """Schema v1 stores a probe left out as its status and a metric; read back, it is left out for that reason."""
+    again = ProbeResult.from_dict(json.loads(json.dumps(result.to_dict())))
+    assert again.left_out == left_out and again == result
+
+
+def test_a_run_of_several_precisions_keeps_its_precision_through_a_report() -> None:
+    result = ProbeResult("dense_chain", "pass", precision="float64")
+    assert result.to_dict()["name"] == "dense_chain[float64]"
+    assert ProbeResult.from_dict(result.to_dict()) == result

@@ -92,7 +92,7 @@ def plan(opts: Options) -> tuple[list[Task], list[ProbeResult]]:
                 f"not run: its declared cost ({cost:g} s) does not fit the total bound of {opts.total:g} s "
                 f"with the others; give a larger --total-timeout to include it"
             )
-            skipped.append(task.result("skip", {"declared_cost_s": cost}, 0.0, why))
+            skipped.append(replace(task.result("skip", {"declared_cost_s": cost}, 0.0, why), left_out="budget"))
             continue
         spent += cost
         todo.append(replace(task, timeout=max(opts.timeout, 2 * cost)))
@@ -213,7 +213,7 @@ class Run:
     def outcome(self) -> Outcome:
         for task in self.pending:
             why = f"not run: the total bound of {self.opts.total:g} s was spent"
-            self.results[task.label] = task.result("timeout", {"not_run": True}, 0.0, why)
+            self.results[task.label] = replace(task.result("timeout", {"not_run": True}, 0.0, why), left_out="deadline")
         if self.facts is not None:
             self.facts["returncode"] = self.facts_returncode
             self.facts["child_env"] = dict(self.changes)

@@ -61,15 +61,12 @@ def render(report: Report, *, color: bool = False) -> str:
     for f, caused in summary.roots(report):
         refs = " ".join(map(_reference, f.references))
         fix = f" Fix: {_code(f.fix)}" if f.fix else ""
-        out.append(
-            f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}. {_cell(f.detail)}{fix} {refs}".rstrip()
-        )
+        out.append(f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}. {_cell(f.detail)}{fix} {refs}".rstrip())
         if caused:  # folded under their root: a maintainer opens them only to check
             many = "s" if len(caused) != 1 else ""
             out += [f"  <details><summary>{len(caused)} consequence{many}, fixed with it</summary>", ""]
             out += [
-                f"  - {_cell(g.severity)} {_code(g.id)}: {_cell(g.title)}. {_cell(g.detail)}".rstrip()
-                for g in caused
+                f"  - {_cell(g.severity)} {_code(g.id)}: {_cell(g.title)}. {_cell(g.detail)}".rstrip() for g in caused
             ]
             out += ["", "  </details>"]
     if report.probes:

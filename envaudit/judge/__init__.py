@@ -65,7 +65,7 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
             continue
         if result.status not in ("pass", "fail"):
             judged.append(replace(result, judgement=""))
-            if "declared_cost_s" in result.metrics:  # left out by health's bound: said, not a fault
+            if result.left_out == "budget":  # left out by health's bound: said, not a fault
                 findings.append(
                     Finding(
                         Subject.probe(result.run, "not-run"),
@@ -228,7 +228,7 @@ def _explained(subject: Subject, problems: list[assess.Problem]) -> Finding:
 
 def slow(result: ProbeResult, facts: Facts) -> bool:
     """A timeout that is no evidence of a fault: not run for lack of time, or starved by other work."""
-    return result.status == "timeout" and (result.metrics.get("not_run") is True or starved(result.metrics, facts))
+    return result.status == "timeout" and (result.left_out == "deadline" or starved(result.metrics, facts))
 
 
 def _status_finding(result: ProbeResult, facts: Facts) -> Finding:

@@ -95,6 +95,7 @@ def test_a_signal_while_importing_jax_says_so() -> None:
     assert facts["status"] == "crash" and str(facts["message"]).startswith("killed by SIGBUS while importing jax")
 
 
+@pytest.mark.jax
 @pytest.mark.cpu_only
 def test_jax_platforms_cuda_without_a_gpu_is_one_failure_fixed_by_unsetting_it(tmp_path: Path) -> None:
     """For real: jax's own error here is a bare AssertionError; the cause is the variable, and the fix printed,

@@ -187,6 +187,7 @@ def test_the_command_line_loads_no_knowledge_base_before_the_probe_child_starts(
     assert not [m for m in late if m in loaded]
 
 
+@pytest.mark.jax
 @pytest.mark.cpu_only
 def test_end_to_end_full_audit_subprocess(child_env: dict[str, str]) -> None:
     proc = subprocess.run(
@@ -232,6 +233,7 @@ def no_jax_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_a_machine_without_jax_says_there_is_nothing_to_audit_and_audits_another(
     no_jax_site: Path, tmp_path: Path
 ) -> None:

@@ -8,10 +8,13 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from envaudit.model import Report
 from tests.conftest import PYTHON, ROOT
 
 
+@pytest.mark.jax
 def test_gpu_check_script_writes_report_markdown_and_text(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHON": PYTHON, "ENVAUDIT_CACHE_DIR": str(tmp_path / "cache")}
     out = tmp_path / "out"

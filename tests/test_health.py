@@ -36,6 +36,7 @@ def test_fit_collapses_whitespace() -> None:
     assert fit("a\n  b\tc") == "a b c"
 
 
+@pytest.mark.jax
 def test_health_writes_metrics_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["health", "--prometheus-dir", str(tmp_path), "--probe", "dense_chain"])
     out = capsys.readouterr().out
@@ -47,6 +48,7 @@ def test_health_writes_metrics_and_report(tmp_path: Path, capsys: pytest.Capture
     assert sorted(p.name for p in tmp_path.iterdir()) == ["envaudit-report.json", "envaudit.prom"]
 
 
+@pytest.mark.jax
 def test_health_with_a_faulty_stack_exits_1_with_one_line(child_env: dict[str, str], tmp_path: Path) -> None:
     fault = ROOT / "tests" / "faults" / "conv_batch_scale"
     env = {**child_env, "PYTHONPATH": f"{fault}{os.pathsep}{child_env['PYTHONPATH']}"}
@@ -63,6 +65,7 @@ def test_health_with_a_faulty_stack_exits_1_with_one_line(child_env: dict[str, s
     assert 'envaudit_verdict{verdict="fail"} 1' in prom
 
 
+@pytest.mark.jax
 def test_a_fail_verdict_exits_1_even_when_the_textfile_cannot_be_written(
     child_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -104,6 +107,7 @@ def test_a_user_without_home_still_gets_an_audit(tmp_path: Path) -> None:
     assert json.loads(proc.stdout)["verdict"] in ("ok", "warn")
 
 
+@pytest.mark.jax
 def test_an_unwritable_cache_does_not_change_the_health_verdict(child_env: dict[str, str], tmp_path: Path) -> None:
     env = {**child_env, "ENVAUDIT_CACHE_DIR": "/proc/envaudit-cache"}
     proc = subprocess.run(

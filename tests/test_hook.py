@@ -46,6 +46,7 @@ def import_jax(python: Path, cache: Path, *flags: str, **env: str) -> subprocess
     )
 
 
+@pytest.mark.slow
 def test_healthy_environment_prints_nothing(venv: Path, tmp_path: Path) -> None:
     for _ in range(2):  # cold, then warm cache
         proc = import_jax(venv, tmp_path)
@@ -53,6 +54,7 @@ def test_healthy_environment_prints_nothing(venv: Path, tmp_path: Path) -> None:
     assert list(tmp_path.glob("hook-*.json"))
 
 
+@pytest.mark.slow
 def test_known_bad_environment_warns_with_rule_id(venv: Path, nt065: Path, tmp_path: Path) -> None:
     for _ in range(2):  # cold, then from the cache
         proc = import_jax(venv, tmp_path, PYTHONPATH=str(nt065))
@@ -64,6 +66,7 @@ def test_known_bad_environment_warns_with_rule_id(venv: Path, nt065: Path, tmp_p
         assert len(lines) == len(proc.stderr.splitlines())  # one line per finding, nothing else
 
 
+@pytest.mark.slow
 def test_warning_controls(venv: Path, nt065: Path, tmp_path: Path) -> None:
     fatal = import_jax(venv, tmp_path, "-W", "error::envaudit.EnvAuditWarning", PYTHONPATH=str(nt065))
     assert fatal.returncode != 0 and "envaudit.EnvAuditWarning: [nt-065-jax-060-import]" in fatal.stderr
@@ -73,6 +76,7 @@ def test_warning_controls(venv: Path, nt065: Path, tmp_path: Path) -> None:
     assert off.returncode == 0 and off.stderr == ""
 
 
+@pytest.mark.slow
 def test_corrupt_or_unwritable_cache_still_warns(venv: Path, nt065: Path, tmp_path: Path) -> None:
     import_jax(venv, tmp_path, PYTHONPATH=str(nt065))
     for cached in tmp_path.glob("hook-*.json"):
@@ -83,6 +87,7 @@ def test_corrupt_or_unwritable_cache_still_warns(venv: Path, nt065: Path, tmp_pa
     assert proc.returncode == 0 and "[nt-065-jax-060-import]" in proc.stderr
 
 
+@pytest.mark.slow
 def test_broken_envaudit_costs_at_most_one_line(venv: Path, tmp_path: Path) -> None:
     broken = tmp_path / "broken" / "envaudit"
     broken.mkdir(parents=True)
@@ -92,6 +97,7 @@ def test_broken_envaudit_costs_at_most_one_line(venv: Path, tmp_path: Path) -> N
     assert proc.stderr.splitlines() == ["envaudit: import hook failed: RuntimeError: half-upgraded envaudit"]
 
 
+@pytest.mark.slow
 def test_a_rule_that_raises_costs_one_line(venv: Path, tmp_path: Path) -> None:
     patch = tmp_path / "patch"
     patch.mkdir()
@@ -103,6 +109,7 @@ def test_a_rule_that_raises_costs_one_line(venv: Path, tmp_path: Path) -> None:
     assert proc.stderr.splitlines() == ["envaudit: import hook failed: ValueError: rule exploded"]
 
 
+@pytest.mark.slow
 def test_leftover_pth_after_uninstall_is_silent(tmp_path: Path) -> None:
     # jax is installed, envaudit is not (the test suite runs from an editable install, which lives in the checkout,
     # not in site-packages), and the hook's .pth was left behind
@@ -117,6 +124,7 @@ def test_leftover_pth_after_uninstall_is_silent(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout.startswith("imported") and proc.stderr == ""
 
 
+@pytest.mark.slow
 def test_enable_twice_then_disable(tmp_path: Path) -> None:
     python = make_venv(tmp_path / "venv", CHAIN)
     for _ in range(2):
@@ -172,6 +180,7 @@ def test_one_cached_verdict_whichever_name_started_the_interpreter(venv: Path, t
     assert len(prints) == 1
 
 
+@pytest.mark.slow
 def test_status_of_another_environment_is_what_it_says_itself(venv: Path, tmp_path: Path) -> None:
     """`envaudit hook status --python VENV` from this environment: where that one's hook is enabled, and the
     verdict its own hook cached, exactly as `hook status` run there says."""

@@ -69,6 +69,7 @@ def device_findings(report: dict[str, Any]) -> list[dict[str, Any]]:
     return [f for f in report["findings"] if f["id"].startswith("device-")]
 
 
+@pytest.mark.jax
 def test_a_healthy_node_of_four_devices_compares_them_all_and_finds_nothing(
     healthy: tuple[subprocess.CompletedProcess[str], dict[str, Any], Path],
 ) -> None:
@@ -85,6 +86,7 @@ def test_a_healthy_node_of_four_devices_compares_them_all_and_finds_nothing(
     assert all(dict(k)["status"] == "agrees" for k, v in status.items() if v == 1)
 
 
+@pytest.mark.jax
 def test_one_wrong_device_is_one_failure_that_names_it_first(
     corrupt: tuple[subprocess.CompletedProcess[str], dict[str, Any], Path],
 ) -> None:
@@ -105,6 +107,7 @@ def test_one_wrong_device_is_one_failure_that_names_it_first(
     assert all((value > 1e-5) == (dict(k)["device"] == "2") for k, value in errors.items())
 
 
+@pytest.mark.jax
 def test_the_same_verdict_in_every_format(
     corrupt: tuple[subprocess.CompletedProcess[str], dict[str, Any], Path], child_env: dict[str, str]
 ) -> None:
@@ -120,6 +123,7 @@ def test_the_same_verdict_in_every_format(
     assert "dcgmi" not in text.stdout and "nvidia-smi" not in text.stdout  # no NVIDIA tool for a CPU device
 
 
+@pytest.mark.jax
 def test_a_bitwise_difference_within_the_bound_is_still_a_failure_where_devices_must_agree(
     child_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -138,6 +142,7 @@ def test_a_bitwise_difference_within_the_bound_is_still_a_failure_where_devices_
     assert again.returncode == 1 and "device-2" in {f["id"] for f in json.loads(again.stdout)["findings"]}
 
 
+@pytest.mark.jax
 def test_device_limits_the_comparison_to_the_devices_named(child_env: dict[str, str], tmp_path: Path) -> None:
     proc = envaudit(
         node_env(child_env, fault=True), "audit", "--format", "json", *PROBES, "--device", "0", "--device", "3"
@@ -148,6 +153,7 @@ def test_device_limits_the_comparison_to_the_devices_named(child_env: dict[str, 
     assert report["facts"]["jax"]["child_env"]["ENVAUDIT_DEVICES"] == "0,3"
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("ids", [["99"], ["1", "9"]])
 def test_a_device_that_does_not_exist_is_bad_usage(child_env: dict[str, str], ids: list[str]) -> None:
     argv = [arg for i in ids for arg in ("--device", i)]
@@ -156,6 +162,7 @@ def test_a_device_that_does_not_exist_is_bad_usage(child_env: dict[str, str], id
     assert "0, 1, 2, 3" in proc.stderr  # the devices there are
 
 
+@pytest.mark.jax
 def test_compare_names_the_device_whose_answer_drifted(
     healthy: tuple[subprocess.CompletedProcess[str], dict[str, Any], Path],
     corrupt: tuple[subprocess.CompletedProcess[str], dict[str, Any], Path],

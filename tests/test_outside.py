@@ -26,6 +26,7 @@ def audit(python: str, env: dict[str, str], *argv: str) -> tuple[int, dict[str, 
     return proc.returncode, json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_the_neural_tangents_environment_audited_from_outside_as_from_inside(
     child_env: dict[str, str], nt_python: Path
 ) -> None:

@@ -134,6 +134,7 @@ def test_plan_report_has_the_report_shape(capsys: pytest.CaptureFixture[str]) ->
 REQ_ALPHABET = string.ascii_letters + string.digits + "=<>!~.*+-_[],;' @/:"
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     reqs=st.lists(st.text(alphabet=REQ_ALPHABET, min_size=1, max_size=30), min_size=1, max_size=3),
@@ -162,6 +163,7 @@ JSONISH = st.recursive(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     data=JSONISH,

@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from envaudit import probefiles
 from tests.conftest import PYTHON, ROOT
 
@@ -31,6 +33,7 @@ def by_name(report: dict) -> dict[str, dict]:  # type: ignore[type-arg]
     return {p["name"]: p for p in report["probes"]}
 
 
+@pytest.mark.jax
 def test_every_probe_is_listed_and_runs_healthy(child_env: dict[str, str], tmp_path: Path) -> None:
     env = {**child_env, "ENVAUDIT_CACHE_DIR": str(tmp_path)}
     code, report = audit(env)
@@ -41,6 +44,7 @@ def test_every_probe_is_listed_and_runs_healthy(child_env: dict[str, str], tmp_p
     assert (tmp_path / "jax-compilation-cache").is_dir()  # the persistent compilation cache was used
 
 
+@pytest.mark.jax
 def test_wrong_batched_convolution_is_a_probe_failure(child_env: dict[str, str]) -> None:
     code, report = audit(child_env, "--probe", "conv_chain", fault=FAULTS / "conv_batch_scale")
     assert code == 1
@@ -51,6 +55,7 @@ def test_wrong_batched_convolution_is_a_probe_failure(child_env: dict[str, str])
     assert "rel_diff_batched_vs_per_example" in finding["detail"] and finding["fix"]
 
 
+@pytest.mark.slow
 def test_abort_on_import_is_a_crash_not_an_internal_error(child_env: dict[str, str]) -> None:
     code, report = audit(child_env, *FAST, fault=FAULTS / "abort_on_import")
     assert code == 1  # findings, never 3
@@ -61,6 +66,7 @@ def test_abort_on_import_is_a_crash_not_an_internal_error(child_env: dict[str, s
     assert {"jax-broken", "probe-dense-chain-crash", "probe-ntk-crash"} <= ids
 
 
+@pytest.mark.slow
 def test_hang_is_a_timeout_and_the_others_still_run(child_env: dict[str, str]) -> None:
     code, report = audit(child_env, *FAST, "--timeout", "4", fault=FAULTS / "hang_on_import")
     assert code == 1
@@ -68,6 +74,7 @@ def test_hang_is_a_timeout_and_the_others_still_run(child_env: dict[str, str]) -
     assert report["facts"]["jax"]["status"] == "timeout"
 
 
+@pytest.mark.jax
 def test_a_crash_in_one_probe_leaves_the_others_running(child_env: dict[str, str], tmp_path: Path) -> None:
     fault = tmp_path / "segv_on_flax"
     fault.mkdir()
@@ -84,6 +91,7 @@ def test_a_crash_in_one_probe_leaves_the_others_running(child_env: dict[str, str
     assert "SIGSEGV" in by_name(report)["flax_dtype"]["message"] and code == 1
 
 
+@pytest.mark.jax
 def test_neural_tangents_that_does_not_import_is_reported(child_env: dict[str, str], nt065: Path) -> None:
     env = {**child_env, "PYTHONPATH": f"{nt065}{os.pathsep}{child_env['PYTHONPATH']}"}
     code, report = audit(env, "--probe", "ntk_nt")
@@ -98,6 +106,7 @@ def test_neural_tangents_that_does_not_import_is_reported(child_env: dict[str, s
     )
 
 
+@pytest.mark.slow
 def test_neural_tangents_env_runs_all_implementations(child_env: dict[str, str], nt_python: Path) -> None:
     """The second environment: jax 0.4.25, numpy 1.26, neural-tangents 0.6.5 with TensorFlow, envaudit run there."""
     proc = subprocess.run(
@@ -115,6 +124,7 @@ def test_neural_tangents_env_runs_all_implementations(child_env: dict[str, str],
     assert probe["status"] == "pass" and {f"rel_err_impl{i}" for i in (1, 2, 3)} <= set(probe["metrics"])
 
 
+@pytest.mark.slow
 def test_health_passes_a_healthy_neural_tangents_stack_with_default_options(
     child_env: dict[str, str], nt_python: Path, tmp_path: Path
 ) -> None:
@@ -143,6 +153,7 @@ def test_unknown_probe_is_usage_error(child_env: dict[str, str]) -> None:
     )
 
 
+@pytest.mark.jax
 def test_probe_script_runs_standalone(tmp_path: Path, child_env: dict[str, str]) -> None:
     proc = subprocess.run(
         [PYTHON, "-m", "envaudit", "probes", "ntk", "--script"],

@@ -31,3 +31,13 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
 def test_readme_exit_code_table_matches_the_contract() -> None:
     for code in Exit:
         assert re.search(rf"^\| {int(code)} \|", README, re.MULTILINE), code
+
+
+def test_the_fast_loop_names_every_slow_marker() -> None:
+    """The README's fast loop leaves out each marker pyproject.toml declares for slow tests, and nothing else."""
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
+    slow = {m.split(":")[0] for m in declared if m.split(":")[0] != "cpu_only"}
+    loop = next(c for c in re.findall(r"```sh\n(.+?)\n```", README) if "pytest -q -m " in c)
+    assert set(re.findall(r"not (\w+)", loop)) == slow, loop

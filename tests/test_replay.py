@@ -86,6 +86,7 @@ def test_check_rejudges_probe_findings_saved_by_an_older_judge(
     assert code == 0 and ids(report, "fail") == set()
 
 
+@pytest.mark.jax
 def test_the_committed_replay_is_what_todays_code_makes(saved: dict[str, Any]) -> None:
     """Made again, now, the same way: the same verdict and findings (the measurements differ only in noise)."""
     fresh = as_gpu_node(audit_on_cpu(GPU_DEFAULTS, "--no-cache", extra_env=EIGHT_DEVICES))
@@ -111,6 +112,7 @@ def test_every_gpu_of_the_healthy_node_was_compared_and_agrees(
     assert not [f for f in report["findings"] if f["id"].startswith("device-")]
 
 
+@pytest.mark.slow
 def test_one_bad_gpu_on_the_node_is_one_failure_naming_its_board(
     saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
 ) -> None:
@@ -143,6 +145,7 @@ def test_one_bad_gpu_on_the_node_is_one_failure_naming_its_board(
     assert len(wrong) == 2 and all(f'uuid="{board["uuid"]}"' in line for line in wrong)
 
 
+@pytest.mark.jax
 def test_a_real_batch_dependent_fault_on_a_gpu_node_at_default_settings_fails(
     tmp_path: Path, child_env: dict[str, str]
 ) -> None:
@@ -155,6 +158,7 @@ def test_a_real_batch_dependent_fault_on_a_gpu_node_at_default_settings_fails(
     assert "probe-default-precision" not in ids(report, "fail")  # TF32 at the default precision stays a warning
 
 
+@pytest.mark.jax
 def test_a_real_wrong_gpu_among_eight_at_default_settings_is_named(tmp_path: Path, child_env: dict[str, str]) -> None:
     """Device 3 of eight made wrong for real (1e-4 at every precision), beside TF32 rounding and scatter noise."""
     faulty = audit_on_cpu(f"{GPU_DEFAULTS},device_corrupt", extra_env={**EIGHT_DEVICES, "ENVAUDIT_FAULT_DEVICE": "3"})

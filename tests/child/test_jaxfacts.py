@@ -76,6 +76,7 @@ def test_signal_names() -> None:
     assert signal_name(-6) == "SIGABRT" and signal_name(0) is None
 
 
+@pytest.mark.jax
 @pytest.mark.cpu_only
 def test_real_jax_on_cpu(child_env: dict[str, str]) -> None:
     facts = get_jax(timeout=120, env=child_env)
@@ -90,6 +91,7 @@ def test_real_jax_on_cpu(child_env: dict[str, str]) -> None:
     assert facts["jax_version"] == md.version("jax")
 
 
+@pytest.mark.jax
 def test_real_jax_reports_x64_and_precision_from_environment(child_env: dict[str, str]) -> None:
     env = {**child_env, "JAX_ENABLE_X64": "1", "JAX_DEFAULT_MATMUL_PRECISION": "highest"}
     facts = get_jax(timeout=120, env=env)
@@ -103,6 +105,7 @@ def _fake_jax(tmp_path: Path, body: str, env: dict[str, str]) -> dict[str, str]:
     return {**env, "PYTHONPATH": f"{pkg.parent}:{env['PYTHONPATH']}"}
 
 
+@pytest.mark.jax
 def test_import_error_is_its_own_status(tmp_path: Path, child_env: dict[str, str]) -> None:
     env = _fake_jax(tmp_path, "raise ImportError('numpy.core.multiarray failed to import')\n", child_env)
     facts = get_jax(timeout=60, env=env)
@@ -110,6 +113,7 @@ def test_import_error_is_its_own_status(tmp_path: Path, child_env: dict[str, str
     assert str(facts["message"]) == "ImportError: numpy.core.multiarray failed to import"
 
 
+@pytest.mark.jax
 def test_segfault_is_a_crash(tmp_path: Path, child_env: dict[str, str]) -> None:
     env = _fake_jax(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", child_env)
     facts = get_jax(timeout=60, env=env)
@@ -117,6 +121,7 @@ def test_segfault_is_a_crash(tmp_path: Path, child_env: dict[str, str]) -> None:
     assert facts["returncode"] == -11
 
 
+@pytest.mark.jax
 def test_hang_is_a_timeout(tmp_path: Path, child_env: dict[str, str]) -> None:
     env = _fake_jax(tmp_path, "import time\ntime.sleep(3600)\n", child_env)
     facts = get_jax(timeout=3, env=env)

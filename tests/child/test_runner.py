@@ -103,6 +103,7 @@ except KeyboardInterrupt:
 """
 
 
+@pytest.mark.slow
 def test_an_interrupt_kills_the_probe_child(tmp_path: Path, child_env: dict[str, str]) -> None:
     """The child runs in its own session (a terminal's Ctrl-C does not reach it), so the runner must kill it."""
     (tmp_path / "odd.py").write_text(
@@ -142,6 +143,7 @@ print(json.dumps({"metrics": outcome.results[0].metrics, "jax": outcome.jax}))
 """
 
 
+@pytest.mark.jax
 def test_the_child_really_runs_with_that_environment(tmp_path: Path, child_env: dict[str, str]) -> None:
     """A probe that reports the variable: the running child has it, and facts.jax says envaudit set it."""
     (tmp_path / "env.py").write_text(
@@ -195,6 +197,7 @@ def test_a_budgeted_run_takes_what_fits_its_bound_in_order_and_says_what_it_left
     assert len(unbudgeted) == len(names) and none_skipped == []  # audit runs everything asked for
 
 
+@pytest.mark.jax
 def test_health_says_which_probes_its_bound_left_out(tmp_path: Path, child_env: dict[str, str]) -> None:
     """A real node check with a bound too small for the costliest probe: the rest run, and that one is a skip
     that names the bound (and an info finding), never a timeout that would drain the node. Named with --probe,

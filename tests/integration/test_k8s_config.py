@@ -25,6 +25,8 @@ import yaml  # type: ignore[import-untyped, unused-ignore]
 from tests.conftest import PYTHON, ROOT
 from tests.integration import _support
 
+pytestmark = pytest.mark.integration
+
 K8S = ROOT / "scripts" / "k8s"
 NPD_CONFIG = K8S / "envaudit-npd.json"
 PLUGIN = K8S / "envaudit-npd-plugin.sh"

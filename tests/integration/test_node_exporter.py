@@ -27,6 +27,8 @@ from prometheus_client.samples import Sample
 from tests.conftest import PYTHON, ROOT
 from tests.integration import _support
 
+pytestmark = pytest.mark.integration
+
 FAULT = ROOT / "tests" / "faults" / "conv_batch_scale"
 PROM = "envaudit.prom"
 REPORT = "envaudit-report.json"

@@ -29,6 +29,8 @@ import pytest
 from tests.conftest import ROOT
 from tests.integration import _support
 
+pytestmark = pytest.mark.integration
+
 WRAPPER = ROOT / "scripts" / "slurm" / "envaudit-healthcheck.sh"
 AUDIT_NODES = ROOT / "scripts" / "slurm" / "audit-nodes.sh"
 FAULT = ROOT / "tests" / "faults" / "conv_batch_scale"

@@ -88,11 +88,13 @@ def verdict(fault: str, machine: str | Facts) -> dict[str, Any]:
     }
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("machine", list(MACHINES))
 def test_healthy_numbers_are_healthy_everywhere(machine: str) -> None:
     assert verdict("healthy", machine)["severities"] == {}
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("machine", list(MACHINES))
 @pytest.mark.parametrize("fault", ["tf32", "bf16"])
 def test_reduced_default_precision_is_documented_on_gpus_and_tpus_and_wrong_elsewhere(machine: str, fault: str) -> None:
@@ -108,12 +110,14 @@ def test_reduced_default_precision_is_documented_on_gpus_and_tpus_and_wrong_else
     assert "dense_chain rel_err_batched_default=" in evidence and "bits" in evidence
 
 
+@pytest.mark.jax
 def test_the_warning_states_the_bits_and_how_to_get_float32() -> None:
     (finding,) = verdict("tf32", "h200")["findings"]
     assert "jax_default_matmul_precision', 'float32'" in finding.fix and "(9." in finding.detail  # ~10 bits
     assert "https://github.com/jax-ml/jax/issues/18934" in finding.references
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("machine", list(MACHINES))
 @pytest.mark.parametrize("fault", ["bf16_everywhere", "batch_scale"])
 def test_wrong_answers_at_highest_fail_everywhere(machine: str, fault: str) -> None:
@@ -124,11 +128,13 @@ def test_wrong_answers_at_highest_fail_everywhere(machine: str, fault: str) -> N
     assert "at HIGHEST precision" in detail
 
 
+@pytest.mark.jax
 def test_batch_dependent_error_names_the_check_that_saw_it() -> None:
     detail = next(f.detail for f in verdict("batch_scale", "h200")["findings"] if f.id == "probe-dense-chain")
     assert "rel_diff_batched_vs_per_example" in detail and "rel_err_per_example" not in detail
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("machine", list(MACHINES))
 def test_scatter_add_nondeterminism_is_by_design_only_on_gpus(machine: str) -> None:
     got = verdict("scatter", machine)
@@ -139,12 +145,14 @@ def test_scatter_add_nondeterminism_is_by_design_only_on_gpus(machine: str) -> N
         assert got["statuses"]["determinism"] == "pass"
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("flag", ["--xla_gpu_deterministic_ops=true", "--xla_gpu_exclude_nondeterministic_ops=true"])
 def test_with_deterministic_ops_requested_a_gpu_must_be_bitwise(flag: str) -> None:
     got = verdict("scatter", gpu("9.0", "NVIDIA H200", XLA_FLAGS=f"--xla_dump_to=/tmp/d {flag}"))
     assert got["severities"] == {"probe-determinism": "fail"}
 
 
+@pytest.mark.jax
 def test_noisy_forward_programs_fail_on_a_cpu_and_warn_on_a_gpu() -> None:
     """XLA documents GEMMs and convolutions as possibly nondeterministic on GPUs: differences within float32
     rounding are a warning there; on a CPU any difference between reruns is a fault."""
@@ -154,6 +162,7 @@ def test_noisy_forward_programs_fail_on_a_cpu_and_warn_on_a_gpu() -> None:
     assert h200["severities"]["gpu-nondeterministic-by-default"] == "warn"
 
 
+@pytest.mark.jax
 def test_an_unknown_compute_capability_never_fails_for_the_default_precision() -> None:
     unknown = facts_from({"packages": {"jax": "0.10.1", "jaxlib": "0.10.1", "jax-cuda12-plugin": "0.10.1"}})
     got = verdict("tf32", unknown)
@@ -161,12 +170,14 @@ def test_an_unknown_compute_capability_never_fails_for_the_default_precision() -
     assert "possibly tf32-default-matmul-precision" in got["findings"][0].detail
 
 
+@pytest.mark.jax
 def test_highest_asked_for_on_an_a100_makes_float32_the_class() -> None:
     a100 = gpu("8.0", "NVIDIA A100-SXM4-80GB")
     highest = facts_from({**a100.to_dict(), "jax": {**a100.jax, "default_matmul_precision": "float32"}})
     assert verdict("tf32", highest)["severities"] == {judge.DEFAULT_PRECISION.id: "fail"}
 
 
+@pytest.mark.jax
 def test_merge_joins_probe_evidence_to_the_rule_that_fired() -> None:
     from envaudit import rules
 
@@ -177,6 +188,7 @@ def test_merge_joins_probe_evidence_to_the_rule_that_fired() -> None:
     assert "[matched: " in tf32[0].detail and "[measured: " in tf32[0].detail
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("x64", [True, False])
 def test_flax_float32_params_under_x64_are_its_documented_default_not_a_failure(x64: bool) -> None:
     """Seed 000's trap: a float64 run of flax_dtype shows float32 default params. That is flax's documented
@@ -193,6 +205,7 @@ def test_flax_float32_params_under_x64_are_its_documented_default_not_a_failure(
     assert "param_dtype=jnp.float64" in finding.fix and "default_jacobian_dtype=float32" in finding.detail
 
 
+@pytest.mark.jax
 def test_an_explicit_float64_module_computing_float32_is_wrong() -> None:
     report = audit_on_cpu("flax_f32", "--probe", "flax_dtype", "--precision", "float64")
     judged = judge.judge([ProbeResult.from_dict(p) for p in report["probes"]], MACHINES["cpu"])
@@ -288,6 +301,7 @@ def test_negative_errors_and_a_missing_precision_are_not_trusted() -> None:
     assert judge.judge([probe("dense_chain", rel_err_batched=1e-8, output_dtype="float64")], cpu).findings
 
 
+@pytest.mark.jax
 def test_rocm_nondeterminism_and_default_precision_are_one_finding_each() -> None:
     rocm = facts_from(
         {

@@ -36,6 +36,7 @@ def standalone(fault: str | None) -> tuple[dict[str, Any], ...]:
     return tuple(json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{"))
 
 
+@pytest.mark.jax
 def test_every_metric_a_probe_bounds_is_judged() -> None:
     data = table.load()
     for result in standalone(None):
@@ -43,6 +44,7 @@ def test_every_metric_a_probe_bounds_is_judged() -> None:
             assert data.kind_of(metric) != table.REPORT, (result["name"], metric)
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize(
     "fault",
     [None, "noise", "matmul_bf16", "dense_batch_scale", "conv_batch_scale", "scatter_noise", "default_precision"],

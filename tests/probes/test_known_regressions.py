@@ -38,6 +38,7 @@ def test_a_case_runs_from_its_first_affected_release_to_its_fix(
     assert kr.applicable(jaxlib) == list(kr.CASES)
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("precision", ["float32", "float64"])
 def test_every_case_gives_the_exact_answer_where_its_bug_is_absent(precision: str) -> None:
     env = {**os.environ, "ENVAUDIT_ALL_REGRESSIONS": "1", "JAX_PLATFORMS": "cpu"}
@@ -54,6 +55,7 @@ def test_every_case_gives_the_exact_answer_where_its_bug_is_absent(precision: st
     assert result["metrics"]["output_dtype"] == precision
 
 
+@pytest.mark.jax
 def test_with_no_case_for_this_jaxlib_it_is_a_skip_that_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kr, "applicable", lambda jaxlib: [])
     result = kr.run("float32")

@@ -63,6 +63,7 @@ def test_probes_import_nothing_of_envaudit(path: Path) -> None:
     assert modules <= ALLOWED, (path.name, modules - ALLOWED)
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("name", sorted(probefiles.available()))
 def test_the_exported_script_runs_alone(name: str, tmp_path: Path) -> None:
     """What a user attaches to an upstream issue: one file, run by plain python far from this checkout."""

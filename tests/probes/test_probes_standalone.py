@@ -79,6 +79,7 @@ def check_shape(result: dict[str, Any], name: str) -> None:
 ANYWHERE = [pytest.param(n, marks=pytest.mark.cpu_only) if n == "determinism" else n for n in NUMERIC]
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("name", [*ANYWHERE, "flax_dtype"])
 def test_healthy_float32_passes(name: str) -> None:
     proc = run_probe(name, "--precision", "float32")
@@ -89,6 +90,7 @@ def test_healthy_float32_passes(name: str) -> None:
     assert result["metrics"]["precision"] == "float32"
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("name", ANYWHERE)
 def test_healthy_float64_passes(name: str) -> None:
     result = result_of(proc := run_probe(name, "--precision", "float64"))
@@ -97,6 +99,7 @@ def test_healthy_float64_passes(name: str) -> None:
     assert result["metrics"]["output_dtype"] == "float64"
 
 
+@pytest.mark.jax
 def test_auto_follows_jax_enable_x64() -> None:
     result = result_of(run_probe("dense_chain", env={"JAX_ENABLE_X64": "1"}))
     assert result["metrics"]["precision"] == "float64"
@@ -104,6 +107,7 @@ def test_auto_follows_jax_enable_x64() -> None:
     assert result_of(run_probe("matmul_precision"))["metrics"]["precision"] == "float32"
 
 
+@pytest.mark.jax
 def test_flax_default_params_are_float32_under_x64() -> None:
     """Seed 000's trap, on the healthy flax: a float64 request fails and names the fix; the fix itself works."""
     proc = run_probe("flax_dtype", "--precision", "float64")
@@ -114,6 +118,7 @@ def test_flax_default_params_are_float32_under_x64() -> None:
     assert result["metrics"]["explicit_jacobian_dtype"] == "float64"
 
 
+@pytest.mark.jax
 def test_ntk_nt_without_neural_tangents_skips() -> None:
     if HAVE_NT:
         pytest.skip("neural-tangents is installed here")
@@ -124,6 +129,7 @@ def test_ntk_nt_without_neural_tangents_skips() -> None:
     assert "not installed" in result["message"]
 
 
+@pytest.mark.jax
 def test_ntk_nt_installed_but_broken_fails_with_the_import_error(tmp_path: Path) -> None:
     """neural-tangents 0.6.5 under jax >= 0.6 imports with an ImportError: a finding, not a skip."""
     pkg = tmp_path / "neural_tangents"
@@ -141,6 +147,7 @@ def test_ntk_nt_installed_but_broken_fails_with_the_import_error(tmp_path: Path)
     assert "does not import" in result["message"]
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize(
     ("fault", "name", "args", "must_trip", "must_not_trip"),
     [
@@ -192,6 +199,7 @@ def test_fault_is_caught(
     assert not must_not_trip & tripped(result)
 
 
+@pytest.mark.jax
 @pytest.mark.cpu_only
 @pytest.mark.parametrize(
     ("name", "metric"),
@@ -214,6 +222,7 @@ def test_default_precision_rounding_shows_in_the_default_run_only(name: str, met
     assert exact["metrics"][metric] < 1e-5 and exact["metrics"]["effective_bits_default"] > 18
 
 
+@pytest.mark.jax
 def test_highest_is_asked_for_whatever_the_users_default() -> None:
     """JAX_DEFAULT_MATMUL_PRECISION=float32 takes the default run to float32 too: the fault honours the config,
     as a GPU does, and so the fix that the TF32 rule gives is shown to work."""
@@ -223,6 +232,7 @@ def test_highest_is_asked_for_whatever_the_users_default() -> None:
     assert result["metrics"]["rel_err_batched_default"] < 1e-5
 
 
+@pytest.mark.jax
 @pytest.mark.cpu_only
 def test_matmul_bf16_leaves_about_8_bits() -> None:
     result = result_of(run_probe("matmul_precision", fault="matmul_bf16"))
@@ -230,6 +240,7 @@ def test_matmul_bf16_leaves_about_8_bits() -> None:
     assert result_of(run_probe("matmul_precision"))["metrics"]["effective_bits_default"] > 18
 
 
+@pytest.mark.jax
 def test_a_fault_below_the_threshold_passes() -> None:
     """The scale faults are real knobs: far below float32 resolution the probe must not cry wolf."""
     proc = run_probe("conv_chain", fault="conv_batch_scale", env={"ENVAUDIT_FAULT_DELTA": "1e-9"})
@@ -242,11 +253,13 @@ def test_abort_on_import_is_a_signal() -> None:
     assert proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_hang_on_import_needs_the_callers_timeout() -> None:
     with pytest.raises(subprocess.TimeoutExpired):
         run_probe("dense_chain", fault="hang_on_import", timeout=3)
 
 
+@pytest.mark.slow
 def test_fault_hooks_import_nothing_costly() -> None:
     """A fault's sitecustomize must not import jax, flax or numpy itself (that would slow every start)."""
     code = "import sys; print(sorted(m for m in ('jax', 'flax', 'numpy') if m in sys.modules))"
@@ -256,6 +269,7 @@ def test_fault_hooks_import_nothing_costly() -> None:
         assert (proc.returncode, proc.stdout.strip()) == (0, "[]"), (fault, proc.stderr)
 
 
+@pytest.mark.jax
 @pytest.mark.cpu_only
 def test_probes_share_one_process_and_restore_x64() -> None:
     """The runner loads every probe by file path into one child and calls run(); x64 must be left as found."""

@@ -20,6 +20,8 @@ import pytest
 from tests.realenv.conftest import built, copy
 from tests.realenv.envs import BROKEN, Broken
 
+pytestmark = pytest.mark.realenv
+
 
 def _env(env: Broken, prefix: Path) -> dict[str, str]:
     shell = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JAX_PLATFORMS", "JAX_ENABLE_X64")}

@@ -22,6 +22,7 @@ PROGRAM = (
 )
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize("example", RULE.examples, ids=lambda e: e["facts"]["env"]["XLA_FLAGS"])
 def test_jax_loses_nan_or_inf_exactly_when_the_rule_matches(example: dict[str, object]) -> None:
     flags = example["facts"]["env"]["XLA_FLAGS"]  # type: ignore[index]

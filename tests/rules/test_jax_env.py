@@ -69,6 +69,7 @@ def plan_only(capsys: pytest.CaptureFixture[str], pin: str, *env: str) -> set[st
     return {f["id"] for f in json.loads(capsys.readouterr().out)["findings"]}
 
 
+@pytest.mark.jax
 def test_the_table_is_what_the_installed_jax_accepts() -> None:
     """jax's own parser of the option, run on every value the table knows and on values no release accepts."""
     program = (
@@ -93,6 +94,7 @@ def test_the_table_is_what_the_installed_jax_accepts() -> None:
         assert (tables.invalid_env(facts) == []) == found["ok"][value], value
 
 
+@pytest.mark.jax
 @pytest.mark.parametrize(("name", "value"), [("JAX_ENABLE_X64", ""), ("JAX_DEFAULT_MATMUL_PRECISION", "HIGHEST")])
 def test_import_jax_raises_what_the_check_says(name: str, value: str) -> None:
     done = subprocess.run(

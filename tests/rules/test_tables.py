@@ -62,6 +62,7 @@ def test_versions_are_planned_or_installed_as_the_facts_say(capsys: pytest.Captu
     assert "neural-tangents 0.6.5 (planned)" in detail["detail"] and "(installed)" not in detail["detail"]
 
 
+@pytest.mark.slow
 def test_the_table_holds_only_what_the_index_lists_for_this_python() -> None:
     """Read again from the package index (network): each release the table lists for this Python is still there."""
     here = f"{sys.version_info.major}.{sys.version_info.minor}"

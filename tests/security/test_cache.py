@@ -108,6 +108,7 @@ def test_a_users_cache_directory_is_no_cache_of_roots(tmp_path: Path, variable: 
     assert run(WHERE, tmp_path, ENVAUDIT_CACHE_DIR=str(open_to_all)).stdout.strip() == "None"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to act as another user")
 def test_cached_rules_planted_by_another_user_do_not_hide_a_finding(tmp_path: Path) -> None:
     """The review's attack: the user who owns XDG_CACHE_HOME replaces root's cached rules with an empty list."""

@@ -22,6 +22,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
+@pytest.mark.slow
 def test_another_finder_that_delegates_to_the_meta_path_does_not_recurse(venv: Path, tmp_path: Path) -> None:
     """tests/faults' finders delegate to sys.meta_path as the hook does (so do post-import-hook libraries): the two
     asked each other forever (RecursionError) and `import jax` failed."""
@@ -30,6 +31,7 @@ def test_another_finder_that_delegates_to_the_meta_path_does_not_recurse(venv: P
     assert "RecursionError" not in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("escalate", [("-W", "error"), ("-W", "error::Warning"), ("PYTHONWARNINGS", "error")])
 def test_every_warning_made_an_error_does_not_break_the_import(
     venv: Path, nt065: Path, tmp_path: Path, escalate: tuple[str, str]
@@ -40,6 +42,7 @@ def test_every_warning_made_an_error_does_not_break_the_import(
     assert "EnvAuditWarning: [nt-065-jax-060-import]" in proc.stderr  # still said, as warnings would print it
 
 
+@pytest.mark.slow
 def test_escalating_envaudits_own_category_still_fails_the_import(venv: Path, nt065: Path, tmp_path: Path) -> None:
     proc = import_jax(venv, tmp_path, "-W", "error::envaudit.EnvAuditWarning", PYTHONPATH=str(nt065))
     assert proc.returncode != 0 and "envaudit.EnvAuditWarning: [nt-065-jax-060-import]" in proc.stderr
@@ -58,12 +61,14 @@ def fingerprint(venv: Path, cache: Path, **env: str) -> str:
     return proc.stdout.strip()
 
 
+@pytest.mark.slow
 def test_a_fifo_at_the_cache_path_does_not_hang_the_import(venv: Path, tmp_path: Path) -> None:
     os.mkfifo(tmp_path / f"hook-{fingerprint(venv, tmp_path)}.json")
     proc = import_jax(venv, tmp_path)  # a hang is import_jax's timeout
     assert proc.returncode == 0 and proc.stdout.startswith("imported") and proc.stderr == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", ["[{}]", '[{"id": null, "title": null, "fix": null}]', '[{"id": "x"}]', "[1]"])
 def test_a_wrong_shaped_cache_entry_is_recomputed_not_printed(venv: Path, tmp_path: Path, entry: str) -> None:
     (tmp_path / f"hook-{fingerprint(venv, tmp_path)}.json").write_text(entry)
@@ -89,6 +94,7 @@ def test_python_start_up_imports_nothing_costly(venv: Path) -> None:
     assert hooked.stdout.strip() == "True"  # and the hook is really installed
 
 
+@pytest.mark.slow
 def test_a_driver_that_hung_once_is_not_remembered_as_hung(venv: Path, tmp_path: Path) -> None:
     """NVML hangs at one import (the hook waits 5 s and says so); at the next, with the driver answering, the
     warning must not come back from the cache: a moment's state is never cached."""

@@ -205,6 +205,7 @@ def test_a_saved_error_report_says_why_it_exits_3(tmp_path: Path, child_env: dic
     assert proc.returncode == 3 and "did not complete" in proc.stderr and len(proc.stderr.splitlines()) == 1
 
 
+@pytest.mark.jax
 def test_a_repeated_probe_is_run_and_exported_once(child_env: dict[str, str]) -> None:
     argv = ["--probe", "matmul_precision", "--probe", "matmul_precision", "--format", "prometheus"]
     proc = subprocess.run([PYTHON, "-m", "envaudit", *argv], env=child_env, capture_output=True, text=True, timeout=120)
@@ -249,6 +250,7 @@ VALUES = (
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     probes=st.lists(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 
+import pytest
+
 from envaudit.collect import nvml
 from tests.conftest import PYTHON, ROOT
 from tests.fakes.fake_pynvml import make_fake_pynvml
@@ -13,6 +15,7 @@ from tests.fakes.fake_pynvml import make_fake_pynvml
 HANG = ROOT / "tests" / "faults" / "nvml_hang"
 
 
+@pytest.mark.slow
 def test_a_hung_nvml_is_a_timeout_fact_within_its_bound() -> None:
     facts = nvml.get_nvidia_within(0.5, make_fake_pynvml({"nvmlInit": {"hang": 3600}}))
     assert facts["status"] == "timeout" and "did not answer within 0.5 s" in str(facts["message"])
@@ -24,6 +27,7 @@ def test_a_slow_but_answering_nvml_is_waited_for() -> None:
     assert facts["status"] == "absent"
 
 
+@pytest.mark.jax
 def test_health_on_a_node_whose_driver_hangs_exits_1_and_says_so(child_env: dict[str, str]) -> None:
     env = {**child_env, "PYTHONPATH": os.pathsep.join([str(HANG), child_env["PYTHONPATH"]])}
     proc = subprocess.run(
@@ -37,6 +41,7 @@ def test_health_on_a_node_whose_driver_hangs_exits_1_and_says_so(child_env: dict
     assert "nvml-hung" in proc.stdout
 
 
+@pytest.mark.slow
 def test_quick_mode_on_that_node_returns_too(child_env: dict[str, str]) -> None:
     env = {**child_env, "PYTHONPATH": os.pathsep.join([str(HANG), child_env["PYTHONPATH"]])}
     proc = subprocess.run([PYTHON, "-m", "envaudit", "--quick"], env=env, capture_output=True, text=True, timeout=120)

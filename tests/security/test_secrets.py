@@ -122,6 +122,7 @@ def test_the_childs_last_words_and_errors_are_scrubbed() -> None:
     assert "hunter3" not in error.message + result.message
 
 
+@pytest.mark.jax
 def test_a_flag_xla_rejects_never_reaches_a_report(child_env: dict[str, str]) -> None:
     """End to end: the child dies on the unknown flag, and neither the facts, the findings nor the probe's message
     carries its value (the probe's needs runner.py to scrub the stderr line it quotes: redact.scrub)."""

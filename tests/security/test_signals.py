@@ -57,6 +57,7 @@ def test_sigterm_stops_the_audit_and_its_child(child_env: dict[str, str]) -> Non
     assert gone(child), "the probe child outlived a terminated envaudit"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", [HANG, GIL], ids=["sleeping", "holding the GIL"])
 def test_a_child_whose_parent_is_killed_ends_itself(child_env: dict[str, str], fault: Path) -> None:
     """SIGKILL reaches no handler: the child sees the end of the pipe only its parent held, and ends its group;

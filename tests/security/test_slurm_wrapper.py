@@ -162,6 +162,7 @@ def test_a_lock_directory_another_user_owns_is_not_used(node: Node) -> None:
     assert list(owned.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_metrics_are_readable_by_node_exporter_and_the_log_is_roots_alone(node: Node) -> None:
     """The restrictive umask is the log's and the lock's only: the real `envaudit health --prometheus-dir` runs with
     the caller's umask (022), so node_exporter, another user, can read the textfile and the report."""

@@ -56,6 +56,7 @@ def shared_dir() -> Iterator[Path]:
     subprocess.run(["rm", "-rf", str(base)], check=False)
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 def test_an_unprivileged_racer_never_gets_roots_chmod_or_write(shared_dir: Path, tmp_path: Path) -> None:
     secret = tmp_path / "secret"
@@ -176,6 +177,7 @@ def test_a_full_or_read_only_disk_keeps_the_old_file(tmp_path: Path, options: st
         subprocess.run(["umount", str(mount)], check=False)
 
 
+@pytest.mark.slow
 def test_the_cli_turns_each_refusal_into_one_line_and_exit_2(tmp_path: Path, child_env: dict[str, str]) -> None:
     (tmp_path / "real.json").write_text("old")
     (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
@@ -233,6 +235,7 @@ def root_secret(tmp_path: Path) -> Path:
     return secret
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 def test_a_fifo_swapped_for_a_link_between_check_and_open_is_never_followed(shared_dir: Path, tmp_path: Path) -> None:
     """The attacker's FIFO (with a reader, so it is written) trades places with a link to root's secret, over and
@@ -283,6 +286,7 @@ def test_a_link_planted_in_a_shared_directory_is_refused_even_to_a_device_or_fif
     os.close(reader)
 
 
+@pytest.mark.slow
 def test_a_fifo_whose_reader_stops_reading_is_an_error_within_the_deadline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -315,6 +319,7 @@ def test_a_device_that_takes_no_more_data_is_an_error_not_a_spin(
         safewrite.write(Path("/dev/stderr"), "report\n")
 
 
+@pytest.mark.slow
 @ROOT_ONLY
 def test_a_textfile_directory_swapped_for_a_link_never_gets_a_file_elsewhere(tmp_path: Path) -> None:
     """The attacker owns the textfile directory's parent and trades the directory for a link to a root-only

@@ -30,6 +30,7 @@ def test_a_known_bad_paste_from_stdin_is_exit_1_with_the_rule_and_its_line() -> 
     assert "| numpy | `2.0.2` | line 3: `numpy:  2.0.2` |" in md and "Could you also tell us" in md
 
 
+@pytest.mark.slow
 def test_huge_and_long_texts_are_read_bounded_and_say_so() -> None:
     huge = ENV_INFO + b"x" * (MAX_BYTES + 10)
     result = triage(huge)
@@ -38,6 +39,7 @@ def test_huge_and_long_texts_are_read_bounded_and_say_so() -> None:
     assert triage(many).truncated
 
 
+@pytest.mark.slow
 def test_binary_or_empty_text_is_one_line_and_exit_2(tmp_path: Path) -> None:
     with pytest.raises(TriageError):
         triage(os.urandom(50_000))
@@ -69,6 +71,7 @@ ADVERSARIAL = [  # lines that made the first patterns backtrack for hours (a nes
 ]
 
 
+@pytest.mark.slow
 def test_no_line_makes_a_pattern_backtrack() -> None:
     """Each adversarial line, 1,000 characters, 200 times: a pattern that backtracks takes hours, these take
     milliseconds (the bound below only keeps a regression from hanging the suite)."""

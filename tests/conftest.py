@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,43 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """No test reads or writes the real ~/.cache/envaudit: one cache for the session (its compilation cache
     saves every later audit the compilations of the first), in this process and in every child it starts."""
     os.environ["ENVAUDIT_CACHE_DIR"] = str(tmp_path_factory.mktemp("envaudit-cache"))
+
+
+@contextlib.contextmanager
+def sharing_the_machine(factory: pytest.TempPathFactory, *, alone: bool = False) -> Iterator[None]:
+    """With pytest-xdist, what runs in a test or builds a fixture holds a shared lock, and a test that measures the
+    machine's own load takes it exclusively: it announces itself (so no new test starts), then waits for the others
+    to finish. Without xdist there is nothing beside it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    shared = factory.getbasetemp().parent  # one directory for all the workers of this run
+    waiting = shared / "alone.waiting"
+    with (shared / "alone.lock").open("a") as lock:
+        if alone:
+            while True:
+                waiting.touch()  # again on every try: another alone test may have removed it when it got the lock
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    time.sleep(0.05)
+            waiting.unlink(missing_ok=True)
+        else:
+            while waiting.exists():
+                time.sleep(0.05)
+            fcntl.flock(lock, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture(autouse=True)
+def _alone(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A test marked `alone` (it measures idle CPUs or a child's share of one) runs with no other test beside it."""
+    with sharing_the_machine(tmp_path_factory, alone=request.node.get_closest_marker("alone") is not None):
+        yield
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -97,17 +138,23 @@ NT_PYTHON = ROOT / ".venv-nt" / "bin" / "python"
 
 
 @pytest.fixture(scope="session")
-def nt_python() -> Path:
+def nt_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The second environment, where neural-tangents 0.6.5 imports (jax 0.4.25, numpy 1.26, TensorFlow); built by
     scripts/make-nt-env.sh on first use (about 90 s, from PyPI) and kept, git-ignored, for later runs."""
     import subprocess
 
-    if not NT_PYTHON.exists():
-        subprocess.run(
-            ["bash", str(ROOT / "scripts" / "make-nt-env.sh"), str(NT_PYTHON.parent.parent)],
-            check=True,
-            env={**os.environ, "PYTHON": sys.executable},
-        )
+    home = NT_PYTHON.parent.parent
+    with sharing_the_machine(tmp_path_factory), (ROOT / ".venv-nt.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # pytest-xdist: one worker builds it, the others wait for it
+        if not NT_PYTHON.exists():  # built elsewhere and renamed into place, so an interrupted build is never used
+            building = home.with_name(f".venv-nt.building.{os.getpid()}")
+            subprocess.run(["rm", "-rf", str(building)], check=True)
+            subprocess.run(
+                ["bash", str(ROOT / "scripts" / "make-nt-env.sh"), str(building)],
+                check=True,
+                env={**os.environ, "PYTHON": sys.executable},
+            )
+            building.rename(home)
     return NT_PYTHON
 
 

@@ -65,6 +65,7 @@ def every_cpu_taken() -> Iterator[None]:
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 def test_computing_until_the_bound_on_a_loaded_machine_is_slow(tmp_path: Path, child_env: dict[str, str]) -> None:
     with every_cpu_taken():
         (busy,) = timed_out(tmp_path, child_env, "busy")
@@ -74,6 +75,7 @@ def test_computing_until_the_bound_on_a_loaded_machine_is_slow(tmp_path: Path, c
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 def test_blocked_or_spinning_with_cpus_to_spare_is_hung(tmp_path: Path, child_env: dict[str, str]) -> None:
     busy, blocked = timed_out(tmp_path, child_env, "busy,blocked")
     assert busy.status == blocked.status == "timeout"
@@ -84,6 +86,7 @@ def test_blocked_or_spinning_with_cpus_to_spare_is_hung(tmp_path: Path, child_en
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 def test_a_spinning_hang_in_import_jax_fails_the_node_and_a_loaded_one_does_not(child_env: dict[str, str]) -> None:
     """The review's case: `import jax` spinning for ever gave `envaudit OK` (and the Slurm wrapper resumed the
     node). With CPUs to spare it is jax-broken, a failure; the same spin on a machine with none is too busy."""
@@ -106,6 +109,7 @@ def test_other_jobs_on_a_gpu_make_a_timeout_a_warning() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 def test_probes_left_unrun_by_the_total_bound_are_a_warning(tmp_path: Path, child_env: dict[str, str]) -> None:
     _, unrun = timed_out(tmp_path, child_env, "busy,quick", total=1.5)
     assert unrun.status == "timeout" and unrun.metrics == {"not_run": True}
@@ -114,6 +118,7 @@ def test_probes_left_unrun_by_the_total_bound_are_a_warning(tmp_path: Path, chil
 
 
 @pytest.mark.jax
+@pytest.mark.alone
 def test_healthy_checks_oversubscribing_the_machine_never_fail(child_env: dict[str, str], tmp_path: Path) -> None:
     """Eight node checks at once on this small machine, each with a short bound: some run out of time (the
     machine is busy), none may say the node is bad."""

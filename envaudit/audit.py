@@ -62,7 +62,7 @@ def _host_facts(timeout: float, python: str | None) -> Facts:
     from envaudit import causes, judge  # noqa: F401
     from envaudit.rules import checks, engine  # noqa: F401
 
-    facts = collect(quick=True, timeout=timeout, python=python)
+    facts = collect(timeout=timeout, python=python)
     engine.load_rules()  # read once (cached) while jax still imports, not after the probes
     return facts
 
@@ -74,7 +74,7 @@ def run_audit(*, quick: bool, timeout: float, probes: Options | None = None, pyt
     kills it. Without probes, the child reports the jax facts alone. `python`: the interpreter whose environment
     is audited (--python), when it is not this one; it runs the child too."""
     if quick:
-        return assemble(collect(quick=True, timeout=timeout, python=python), mode="quick")
+        return assemble(collect(timeout=timeout, python=python), mode="quick")
     child = replace(probes or Options(timeout=timeout, total=timeout), python=python or sys.executable)
     with ThreadPoolExecutor(max_workers=1) as pool:
         host_facts = pool.submit(_host_facts, timeout, python)

@@ -27,9 +27,10 @@ from envaudit.exitcodes import BadInput, Exit
 if TYPE_CHECKING:
     from envaudit.model import Report
 
-# What only another verb needs (compare, plan, triage, a saved report, another interpreter) and the rules, the
-# formats and health are imported where used: a full audit starts its probe child first (measured: 0.13-0.16 s
-# after start when this module imported them all), and loads the rest while the child imports jax.
+# What only another verb needs (compare, triage, a saved report, another interpreter) is imported where used, and
+# the rules load on first use (envaudit/rules/__init__.py), so a full audit starts its probe child sooner and loads
+# them while the child imports jax. The parser needs the formats' names, health's bounds and plan's arguments, so
+# those modules load with it.
 
 __all__ = ["build_parser", "main", "main_entry"]
 

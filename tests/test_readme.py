@@ -41,3 +41,11 @@ def test_the_fast_loop_names_every_slow_marker() -> None:
     slow = {m.split(":")[0] for m in declared if m.split(":")[0] not in ("cpu_only", "alone")}
     loop = next(c for c in re.findall(r"```sh\n(.+?)\n```", README) if "pytest -q -m " in c)
     assert set(re.findall(r"not (\w+)", loop)) == slow, loop
+
+
+def test_every_probe_is_in_the_readmes_probe_table() -> None:
+    """A probe is added by its file alone; the README's table of what each compares must name it."""
+    from envaudit import probefiles
+
+    listed = set(re.findall(r"^\| `(\w+)` \|", README[README.index("| probe | what it compares |") :], re.MULTILINE))
+    assert set(probefiles.available()) <= listed, set(probefiles.available()) - listed

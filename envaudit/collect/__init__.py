@@ -7,7 +7,6 @@ together (for the audit, and for the import hook, which has no jax child); `coll
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable
 from typing import TypeVar
@@ -28,16 +27,11 @@ def within(seconds: float, ask: Callable[[], T], name: str) -> T | None:
     return answer[0] if answer else None
 
 
-def collect(*, quick: bool, timeout: float = 60.0, python: str | None = None) -> Facts:
-    """Facts of this machine. `quick` skips the jax child: no jax import anywhere, in well under a second.
-    `python`: the interpreter whose environment is audited, when it is not this one (`--python`)."""
-    if quick:
-        return snapshot(
-            JaxFacts(status="skipped", message="--quick does not start jax"), python=python, timeout=timeout
-        )
-    from envaudit.child import runner
-
-    return snapshot(runner.jax_facts(timeout, python or sys.executable), python=python, timeout=timeout)
+def collect(*, timeout: float = 60.0, python: str | None = None) -> Facts:
+    """Facts of this machine but what jax says (the audit's child reports that, and `--quick` starts no jax): no
+    jax import anywhere, in well under a second. `python`: the interpreter whose environment is audited, when it is
+    not this one (`--python`)."""
+    return snapshot(JaxFacts(status="skipped", message="--quick does not start jax"), python=python, timeout=timeout)
 
 
 def snapshot(

@@ -208,9 +208,11 @@ def test_version_and_help_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
 def test_console_script_is_installed() -> None:
     from importlib.metadata import entry_points
 
-    scripts = {e.name: e.value for e in entry_points(group="console_scripts")}
-    assert scripts.get("envaudit") == "envaudit.cli:main_entry"
-    assert sys.modules["envaudit"].__file__
+    from envaudit.cli import main_entry
+
+    scripts = {e.name: e for e in entry_points(group="console_scripts")}
+    assert scripts["envaudit"].value == "envaudit.cli:main_entry"
+    assert scripts["envaudit"].load() is main_entry  # the installed script runs this checkout's command line
 
 
 BASE_PYTHON = sys.base_prefix + "/bin/python3"  # the interpreter without this virtualenv's site-packages (no jax)

@@ -37,6 +37,7 @@ def test_fit_collapses_whitespace() -> None:
 
 
 @pytest.mark.jax
+@pytest.mark.cpu_only  # OK, not WARN: an accelerator's documented reduced precision is a warning
 def test_health_writes_metrics_and_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["health", "--prometheus-dir", str(tmp_path), "--probe", "dense_chain"])
     out = capsys.readouterr().out
@@ -108,6 +109,7 @@ def test_a_user_without_home_still_gets_an_audit(tmp_path: Path) -> None:
 
 
 @pytest.mark.jax
+@pytest.mark.cpu_only  # OK, not WARN: an accelerator's documented reduced precision is a warning
 def test_an_unwritable_cache_does_not_change_the_health_verdict(child_env: dict[str, str], tmp_path: Path) -> None:
     env = {**child_env, "ENVAUDIT_CACHE_DIR": "/proc/envaudit-cache"}
     proc = subprocess.run(

@@ -14,6 +14,7 @@ from typing import Any, cast
 import pynvml
 import pytest
 
+from envaudit import typecheck
 from envaudit.collect import nvml as collector
 from envaudit.collect.nvml import (
     CLOCK_EVENT_REASONS,
@@ -25,6 +26,7 @@ from envaudit.collect.nvml import (
     decode_text,
     get_nvidia,
 )
+from envaudit.facts import NvidiaFacts
 from tests.fakes.fake_pynvml import (
     DEVICE_FUNCTIONS,
     FIXTURE_KEYS,
@@ -51,17 +53,20 @@ def run(fixture: dict[str, Any] | str) -> tuple[dict[str, Any], types.ModuleType
     return cast(dict[str, Any], get_nvidia(fake)), fake
 
 
-def test_fixture_set_is_the_expected_one() -> None:
-    names = {path.stem for path in FIXTURE_FILES}
-    assert names == {
-        "h200_8x_healthy",
-        "a100_ecc_remap_pending",
-        "h100_mig",
-        "driver_no_gpu",
-        "no_driver",
-        "rtx3090_not_supported",
-        "a100_gpu_lost",
-    }
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
+def test_every_fixture_reads_as_the_nvidia_facts_a_report_declares(path: Path) -> None:
+    """A fixture is added by its file alone: whatever it holds, the collector's answer is what facts.py declares."""
+    result, _ = run(path.stem)
+    assert typecheck.problem(result, NvidiaFacts, "nvidia") is None
+
+
+def test_the_fixtures_hold_healthy_and_faulty_boards_and_no_driver() -> None:
+    """What the replayed cases need: some board reporting, one with an ECC or remap fault, and a machine without
+    a driver; any fixture may be added beside them."""
+    results = [run(path.stem)[0] for path in FIXTURE_FILES]
+    gpus = [gpu for result in results for gpu in result["gpus"]]
+    assert any(r["status"] == "absent" for r in results) and any(r["status"] == "ok" and r["gpus"] for r in results)
+    assert any(gpu.get("ecc_uncorrected_volatile") or gpu.get("remap_pending") for gpu in gpus)
 
 
 # ---- pure helpers ----------------------------------------------------------------------------------------

@@ -11,13 +11,15 @@ such as the CUDA device index" (NVML docs). So the mapping is derived, never ass
   maps, and otherwise the board is unknown, and said to be.
 - A MIG instance is not a board of its own here: unknown. Nor is any mapping trusted when NVML and jax count
   different GPUs (a GPU in MIG mode, or one CUDA cannot open, is missing from CUDA's numbering, not NVML's).
+Beside that, which of a board's compute processes are other jobs' (`other_jobs`): the rules read it to tell a busy
+node from a hang, and the Prometheus format counts them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from envaudit.facts import GPU, Facts
+from envaudit.facts import GPU, Facts, Process
 
 
 def _bus_order(gpus: list[GPU]) -> list[GPU] | None:
@@ -86,3 +88,10 @@ def short(jax_id: int, kind: str, facts: Facts) -> str:
         return f"jax device {jax_id} ({kind})"
     where = f"PCI {gpu['pci_bus_id']}, " if gpu.get("pci_bus_id") else ""
     return f"GPU {gpu.get('index')} ({where}jax {jax_id})"
+
+
+def other_jobs(gpu: GPU, facts: Facts) -> list[Process]:
+    """The GPU's processes with a compute context that are not envaudit's own probe children (NVML is read while
+    they run). In a container NVML may give host pids, which then do not match: a job is never hidden, though."""
+    ours = {p for p in facts.jax.get("child_pids") or [] if isinstance(p, int)}
+    return [p for p in gpu.get("compute_processes") or [] if isinstance(p, dict) and p.get("pid") not in ours]

@@ -175,6 +175,18 @@ class ProbeResult:
     def run(self) -> ProbeRun:
         return ProbeRun(self.probe, self.precision)
 
+    def metrics_text(self, limit: int = 4) -> str:
+        """Its first metrics as `key=value` (floats in two digits), for where no sentence says more."""
+        shown = []
+        for key, value in self.metrics.items():
+            if isinstance(value, float):
+                shown.append(f"{key}={value:.2g}")
+            elif isinstance(value, int | str | bool):
+                shown.append(f"{key}={value}")
+            if len(shown) == limit:
+                break
+        return " ".join(shown)
+
     def to_dict(self) -> JSONDict:
         found = {
             "name": self.run.label,

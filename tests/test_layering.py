@@ -1,8 +1,12 @@
-"""No import circle among envaudit's modules: each module can be read (and loaded) after the ones it imports.
+"""The import structure of envaudit: no circle among its modules, and every import pointing down its layers.
 
 A circle works until someone moves an import line, and then fails at import time on a user's machine; the hook's
-boot and its verb imported each other once. Only module-level imports count: an import inside a function is how a
-module defers a cost (the collectors, the rules) and cannot make a circle at load time.
+boot and its verb imported each other once. Only module-level imports count for circles: an import inside a
+function is how a module defers a cost (the collectors, the rules) and cannot make a circle at load time.
+
+For layers every import counts, deferred or not: a layer may use its own and the layers below it, never one above
+(docs/architecture.md, "Layers"). The judge does not render, the rules do not judge, a format renders a report and
+nothing else, and what collects facts knows no rule.
 """
 
 from __future__ import annotations
@@ -63,3 +67,97 @@ def test_envaudit_has_no_import_circle() -> None:
     graph = _graph()
     assert len(graph) > 40 and graph["envaudit.cli"]  # the graph was read
     assert _circle(graph) == []
+
+
+# Bottom to top. A module is placed by its first name under envaudit (envaudit.rules.node -> "rules").
+LAYERS: tuple[tuple[str, ...], ...] = (
+    (  # the vocabulary: facts, the report model, and what reads, writes and names them
+        "envaudit",
+        "exitcodes",
+        "typecheck",
+        "facts",
+        "model",
+        "scope",
+        "redact",
+        "devices",
+        "probefiles",
+        "safedir",
+        "safewrite",
+        "reportfile",
+        "cachedir",
+        "fixes",
+    ),
+    ("collect", "child"),  # what is measured: facts of the machine, jax's own word, the probes' numbers
+    ("rules",),  # what is known: data rules, code checks, release tables
+    ("judge", "causes"),  # what the measurements mean here, and which finding causes which
+    ("formats",),  # a report rendered
+    (  # the verbs, and the command line that chooses one
+        "audit",
+        "plan",
+        "triage",
+        "compare",
+        "health",
+        "hook",
+        "_hook_boot",
+        "verbs",
+        "cli_parser",
+        "cli",
+        "__main__",
+    ),
+)
+ONLY = {"formats": LAYERS[0]}  # a format is a function of a report alone: none of the stages that made it
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _uses() -> dict[str, set[str]]:
+    """Every envaudit module each module imports, at module level or inside a function."""
+    graph: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if "_probes" in path.parts:
+            continue
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found = graph.setdefault(name, set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found |= {f"{node.module}.{a.name}" for a in node.names} | {node.module}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+    return {name: {m for m in used if m in graph} for name, used in graph.items()}
+
+
+def _against_layers(uses: dict[str, set[str]]) -> list[str]:
+    rank = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
+    wrong = []
+    for module, used in sorted(uses.items()):
+        here = _layer(module)
+        for target in sorted(used):
+            there = _layer(target)
+            if there == here:
+                continue
+            if there not in rank or here not in rank:
+                wrong.append(f"{module} or {target} is in no layer")
+            elif rank[there] > rank[here] or (here in ONLY and there not in ONLY[here]):
+                wrong.append(f"{module} imports {target}")
+    return wrong
+
+
+def test_the_layer_check_finds_an_import_upward() -> None:
+    assert _against_layers({"envaudit.judge.x": {"envaudit.formats.text"}}) == [
+        "envaudit.judge.x imports envaudit.formats.text"
+    ]
+    assert _against_layers({"envaudit.formats.text": {"envaudit.rules.node"}}) != []
+    assert _against_layers({"envaudit.rules.x": {"envaudit.facts"}, "envaudit.newthing": set()}) == []
+    assert _against_layers({"envaudit.newthing": {"envaudit.facts"}}) == [
+        "envaudit.newthing or envaudit.facts is in no layer"
+    ]
+
+
+def test_every_import_points_down_the_layers() -> None:
+    uses = _uses()
+    assert uses["envaudit.cli"] and uses["envaudit.judge"]  # the graph was read
+    assert _against_layers(uses) == []

@@ -72,9 +72,7 @@ def render(report: Report, *, color: bool = False) -> str:
     if report.probes:
         out += ["", "#### Probes", "", "| probe | status | time (s) | metrics |", "|---|---|---|---|"]
         for p in report.probes:
-            detail = (
-                p.judgement or p.message or summary.metrics_line(p.metrics, limit=6)
-            )  # the judge's words, else the numbers
+            detail = p.judgement or p.message or p.metrics_text(limit=6)  # the judge's words, else the numbers
             out.append(f"| {_cell(p.run.label)} | {_cell(p.status)} | {p.duration_s:.2f} | {_cell(detail)} |")
             if summary.devices_to_show(p.devices):
                 out += [

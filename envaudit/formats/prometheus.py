@@ -11,8 +11,8 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
+from envaudit.devices import other_jobs
 from envaudit.model import PROBE_STATUSES, SEVERITIES, VERDICTS, Report
-from envaudit.rules.node import other_jobs
 
 
 def _escape(value: object) -> str:

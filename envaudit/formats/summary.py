@@ -104,18 +104,6 @@ def devices_to_show(devices: Sequence[Mapping[str, object]]) -> bool:
     return any(d.get("verdict", "agrees") != "agrees" for d in devices)
 
 
-def metrics_line(metrics: dict[str, object], limit: int = 4) -> str:
-    shown = []
-    for key, value in metrics.items():
-        if isinstance(value, float):
-            shown.append(f"{key}={value:.2g}")
-        elif isinstance(value, int | str | bool):
-            shown.append(f"{key}={value}")
-        if len(shown) == limit:
-            break
-    return " ".join(shown)
-
-
 def short(value: object) -> str:
     """A number in two significant digits (a non-finite one travels as text)."""
     return f"{value:.2g}" if isinstance(value, float) else str(value)

@@ -68,7 +68,7 @@ def render(report: Report, *, color: bool = False) -> str:
         width = max(len(c(p.run.label)) for p in report.probes)
         for p in report.probes:
             status = _paint(p.status.ljust(7), PROBE_SEVERITY.get(p.status, "info"), color)
-            tail = p.judgement or p.message or summary.metrics_line(p.metrics)  # the judge's words, else the numbers
+            tail = p.judgement or p.message or p.metrics_text()  # the judge's words, else the numbers
             lines.append(f"  {status} {c(p.run.label).ljust(width)}  {p.duration_s:6.2f} s  {c(tail)}")
             if summary.devices_to_show(p.devices):
                 for d in p.devices:

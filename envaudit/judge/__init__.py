@@ -20,7 +20,6 @@ from dataclasses import dataclass, replace
 
 from envaudit import devices
 from envaudit.facts import Facts
-from envaudit.formats.summary import metrics_line
 from envaudit.judge import assess, peers, table
 from envaudit.model import SEVERITIES, Finding, ProbeResult, Subject
 from envaudit.rules.node import starved
@@ -233,7 +232,7 @@ def slow(result: ProbeResult, facts: Facts) -> bool:
 
 def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
     if slow(result, facts):  # a loaded machine computes slowly; that says nothing about its numbers
-        evidence = "; ".join(filter(None, [result.message, metrics_line(result.metrics)]))
+        evidence = "; ".join(filter(None, [result.message, result.metrics_text()]))
         return Finding(
             Subject.probe(result.run, "timeout"),
             "warn",
@@ -247,7 +246,7 @@ def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
     fix, refs = (
         (certain[0].fix, certain[0].references) if certain else (GENERIC_FIX.format(name=result.probe), GENERIC_REFS)
     )
-    evidence = "; ".join(filter(None, [result.message, metrics_line(result.metrics, limit=8)]))
+    evidence = "; ".join(filter(None, [result.message, result.metrics_text(limit=8)]))
     if certain:
         evidence += f" (explained by {certain[0].id}: {certain[0].symptom})"
     if result.status == "timeout" and not certain:  # a hang, or a start slower than its bound: tell them apart

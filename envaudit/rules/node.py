@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from envaudit.devices import other_jobs
 from envaudit.facts import GPU, Facts, Process
 from envaudit.rules.occurrence import Occurrence
 
@@ -67,13 +68,6 @@ def reset_pending(gpu: GPU) -> str | None:
 def slowdown(gpu: GPU) -> str | None:
     reasons = [str(r) for r in gpu.get("throttle_reasons") or [] if str(r).startswith(("hw_", "sw_thermal"))]
     return f"clocks held down by {', '.join(reasons)}" if reasons else None
-
-
-def other_jobs(gpu: GPU, facts: Facts) -> list[Process]:
-    """The GPU's processes with a compute context that are not envaudit's own probe children (NVML is read while
-    they run). In a container NVML may give host pids, which then do not match: a job is never hidden, though."""
-    ours = {p for p in facts.jax.get("child_pids") or [] if isinstance(p, int)}
-    return [p for p in gpu.get("compute_processes") or [] if isinstance(p, dict) and p.get("pid") not in ours]
 
 
 def gpu_busy(facts: Facts) -> list[Occurrence]:

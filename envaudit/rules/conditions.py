@@ -3,12 +3,14 @@
 A condition that needs a fact the snapshot lacks is unknown, never a match, so a `--quick` audit, a sparse plan
 or a bug report's few lines cannot raise a false alarm. A version known only down to a prefix ("CUDA 12") decides
 an ordered comparison only when it holds for the whole range. `CONDITIONS` is the one place that names what a
-rule's `when` may test; `rules/engine.py` validates rule files against it.
+rule's `when` may test, what value each takes and which ask a GPU's facts; `rules/engine.py` validates rule files
+with it (`problem`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from packaging.specifiers import Specifier, SpecifierSet
@@ -129,32 +131,121 @@ def _scalar(value: object, wanted: Iterable[object], label: str, evidence: list[
     return False
 
 
-CONDITIONS: dict[str, Callable[[Facts, Any, list[str]], Verdict]] = {
-    "packages": _packages,
-    "present": lambda f, names, ev: _all([n in f.packages for n in names]),
-    "absent": lambda f, names, ev: _all([n not in f.packages for n in names]),
-    "platform": lambda f, want, ev: _scalar(accessors.platform(f), want, "platform", ev),
-    "driver": lambda f, spec, ev: _spec(accessors.nvidia_value(f, "driver_version"), spec, "driver", ev),
-    "cuda_driver": lambda f, spec, ev: _spec(accessors.nvidia_value(f, "cuda_driver_version"), spec, "driver CUDA", ev),
-    "cuda": lambda f, spec, ev: _spec(accessors.cuda(f), spec, "CUDA", ev),
-    "cudnn": lambda f, spec, ev: _spec(accessors.cudnn(f), spec, "cuDNN", ev),
-    "libraries": lambda f, want, ev: _all(
-        [_spec(accessors.libraries(f).get(lib), spec, lib, ev) if f.packages else None for lib, spec in want.items()]
+Evaluator = Callable[[Facts, Any, list[str]], Verdict]
+
+
+def _libraries(facts: Facts, want: dict[str, str], evidence: list[str]) -> Verdict:
+    """The CUDA libraries' versions (from their wheels); unknown without the packages."""
+    if not facts.packages:
+        return None
+    return _all([_spec(accessors.libraries(facts).get(lib), spec, lib, evidence) for lib, spec in want.items()])
+
+
+def _specifier(value: Any) -> str | None:
+    from packaging.specifiers import InvalidSpecifier
+
+    try:
+        SpecifierSet(value)
+    except (InvalidSpecifier, TypeError) as exc:
+        return f"bad specifier {value!r}: {exc}"
+    return None
+
+
+def _specifiers(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return f"{value!r} is not a table of specifiers"
+    return next(filter(None, (_specifier(spec) for spec in value.values())), None)
+
+
+def _tests(*allowed: str) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        if isinstance(value, dict) and all(
+            isinstance(t, dict) and len(t) == 1 and set(t) <= set(allowed) for t in value.values()
+        ):
+            return None
+        return f"each test is one of {'/'.join(allowed)}"
+
+    return check
+
+
+def _subconditions(value: Any) -> str | None:
+    if not isinstance(value, list):
+        return "'any' takes a list of tables"
+    return next(filter(None, (problem(sub) for sub in value)), None)
+
+
+def _anything(value: Any) -> str | None:
+    del value
+    return None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """What a rule's `when` may test: how it is evaluated, what its value must be, and whether it asks a fact only
+    a machine with an NVIDIA GPU has (a bug report from another machine cannot speak of it)."""
+
+    evaluate: Evaluator
+    valid: Callable[[Any], str | None] = _anything  # the problem with a rule's value for it, None if it has none
+    gpu: bool = False
+
+
+CONDITIONS: dict[str, Condition] = {
+    "packages": Condition(_packages, _specifiers),
+    "present": Condition(lambda f, names, ev: _all([n in f.packages for n in names])),
+    "absent": Condition(lambda f, names, ev: _all([n not in f.packages for n in names])),
+    "platform": Condition(lambda f, want, ev: _scalar(accessors.platform(f), want, "platform", ev)),
+    "driver": Condition(
+        lambda f, spec, ev: _spec(accessors.nvidia_value(f, "driver_version"), spec, "driver", ev), _specifier, True
     ),
-    "compute_capability": _caps,
-    "gpus": lambda f, spec, ev: _spec(_count(accessors.gpu_count(f)), spec, "GPUs", ev),
-    "x64": lambda f, want, ev: _scalar(accessors.x64(f), [want], "x64", ev),
-    "matmul_precision": lambda f, want, ev: _scalar(accessors.matmul_precision(f), want, "matmul precision", ev),
-    "deterministic_ops": lambda f, want, ev: _scalar(accessors.deterministic_ops(f), [want], "deterministic ops", ev),
-    "cpu_fast_math_unsafe": lambda f, want, ev: _scalar(
-        accessors.cpu_fast_math_unsafe(f), [want], "XLA:CPU fast math without NaN/Inf", ev
+    "cuda_driver": Condition(
+        lambda f, spec, ev: _spec(accessors.nvidia_value(f, "cuda_driver_version"), spec, "driver CUDA", ev),
+        _specifier,
+        True,
     ),
-    "machine": lambda f, want, ev: _scalar(accessors.machine(f), want, "machine", ev),
-    "jax_computed": lambda f, want, ev: _scalar(accessors.jax_computed(f), [want], "jax seen computing", ev),
-    "env": _env,
-    "xla_flags": _xla_flags,
-    "any": lambda f, subs, ev: _any([holds(s, f, ev) for s in subs]),
+    "cuda": Condition(lambda f, spec, ev: _spec(accessors.cuda(f), spec, "CUDA", ev), _specifier, True),
+    "cudnn": Condition(lambda f, spec, ev: _spec(accessors.cudnn(f), spec, "cuDNN", ev), _specifier, True),
+    "libraries": Condition(
+        lambda f, want, ev: _all(
+            [
+                _spec(accessors.libraries(f).get(lib), spec, lib, ev) if f.packages else None
+                for lib, spec in want.items()
+            ]
+        ),
+        _specifiers,
+        True,
+    ),
+    "compute_capability": Condition(_caps, _specifier, True),
+    "gpus": Condition(lambda f, spec, ev: _spec(_count(accessors.gpu_count(f)), spec, "GPUs", ev), _specifier, True),
+    "x64": Condition(lambda f, want, ev: _scalar(accessors.x64(f), [want], "x64", ev)),
+    "matmul_precision": Condition(
+        lambda f, want, ev: _scalar(accessors.matmul_precision(f), want, "matmul precision", ev)
+    ),
+    "deterministic_ops": Condition(
+        lambda f, want, ev: _scalar(accessors.deterministic_ops(f), [want], "deterministic ops", ev)
+    ),
+    "cpu_fast_math_unsafe": Condition(
+        lambda f, want, ev: _scalar(accessors.cpu_fast_math_unsafe(f), [want], "XLA:CPU fast math without NaN/Inf", ev)
+    ),
+    "machine": Condition(lambda f, want, ev: _scalar(accessors.machine(f), want, "machine", ev)),
+    "jax_computed": Condition(lambda f, want, ev: _scalar(accessors.jax_computed(f), [want], "jax seen computing", ev)),
+    "env": Condition(_env, _tests("contains", "equals", "unset", "set")),
+    "xla_flags": Condition(_xla_flags, _tests("not_equals", "lacks_item")),
+    "any": Condition(lambda f, subs, ev: _any([holds(s, f, ev) for s in subs]), _subconditions),
 }
+GPU_CONDITIONS = frozenset(name for name, condition in CONDITIONS.items() if condition.gpu)
+
+
+def problem(when: Any) -> str | None:
+    """What is wrong with a rule's `when` (an unknown condition, a value it cannot take), None if nothing is."""
+    if not isinstance(when, dict) or not when:
+        return "'when' must be a non-empty table"
+    for key, value in when.items():
+        if key not in CONDITIONS:
+            return f"unknown condition {key!r}"
+        wrong = CONDITIONS[key].valid(value)
+        if wrong is not None:
+            return f"{key}: {wrong}"
+    return None
 
 
 def _count(n: int | None) -> Known | None:
@@ -171,7 +262,7 @@ def _any(results: list[Verdict]) -> Verdict:
 
 def holds(when: Mapping[str, Any], facts: Facts, evidence: list[str]) -> Verdict:
     local: list[str] = []
-    verdict = _all([CONDITIONS[key](facts, value, local) for key, value in when.items()])
+    verdict = _all([CONDITIONS[key].evaluate(facts, value, local) for key, value in when.items()])
     if verdict:
         evidence.extend(local)
     return verdict

@@ -15,13 +15,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from envaudit import cachedir, fixes
 from envaudit.facts import Facts
 from envaudit.model import SEVERITIES, Finding, Severity, Subject
 from envaudit.rules import conditions, tables
-from envaudit.rules.conditions import CONDITIONS, holds
+from envaudit.rules.conditions import holds
 
 DATA = Path(__file__).with_name("data")
 RULE_KEYS = {"id", "title", "severity", "symptom", "fix", "pins", "references", "notes", "when", "examples", "explains"}
@@ -95,38 +93,9 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
 
 
 def _validate_when(when: Any, where: str) -> None:
-    if not isinstance(when, dict) or not when:
-        raise RuleError(f"{where}: 'when' must be a non-empty table")
-    for key, value in when.items():
-        if key not in CONDITIONS:
-            raise RuleError(f"{where}: unknown condition {key!r}")
-        specs = list(value.values()) if key in ("packages", "libraries") else [value]
-        if key in (
-            "driver",
-            "cuda_driver",
-            "cuda",
-            "cudnn",
-            "compute_capability",
-            "gpus",
-            "packages",
-            "libraries",
-        ):
-            for spec in specs:
-                try:
-                    SpecifierSet(spec)
-                except (InvalidSpecifier, TypeError) as exc:
-                    raise RuleError(f"{where}: bad specifier {spec!r} for {key}: {exc}") from None
-        if key == "any":
-            for sub in value:
-                _validate_when(sub, where)
-        tests = {"contains", "equals", "unset", "set"}
-        if key == "env" and not all(isinstance(t, dict) and len(t) == 1 and set(t) <= tests for t in value.values()):
-            raise RuleError(f"{where}: each env test is one of contains/equals/unset/set")
-        flag_tests = {"not_equals", "lacks_item"}
-        if key == "xla_flags" and not all(
-            isinstance(t, dict) and len(t) == 1 and set(t) <= flag_tests for t in value.values()
-        ):
-            raise RuleError(f"{where}: each xla_flags test is not_equals or lacks_item")
+    wrong = conditions.problem(when)
+    if wrong is not None:
+        raise RuleError(f"{where}: {wrong}")
 
 
 def _raw_rules(directory: Path) -> list[tuple[str, dict[str, Any]]]:

@@ -15,6 +15,7 @@ from typing import Any
 from envaudit.exitcodes import BadInput
 from envaudit.facts import Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
 from envaudit.model import SEVERITIES, Report
+from envaudit.rules.conditions import GPU_CONDITIONS
 from envaudit.triage import extract
 from envaudit.triage.extract import Seen
 
@@ -52,9 +53,6 @@ CAPABILITIES = (
     ("GTX 1080", "6.1"),
     ("K80", "3.7"),
 )
-
-
-GPU_CONDITIONS = {"cuda", "cudnn", "libraries", "driver", "cuda_driver", "compute_capability", "gpus"}
 
 
 class TriageError(BadInput, ValueError):

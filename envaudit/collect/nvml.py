@@ -59,26 +59,8 @@ _CUDA_VERSION_FUNCTIONS = ("nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCu
 _UNCORRECTED, _VOLATILE, _AGGREGATE = 1, 0, 1
 _ENABLED = 1  # NVML_FEATURE_ENABLED == NVML_DEVICE_MIG_ENABLE
 
-GPU_FIELDS = (
-    "name",
-    "uuid",
-    "serial",
-    "pci_bus_id",
-    "compute_capability",
-    "memory_total_bytes",
-    "memory_used_bytes",
-    "ecc_enabled",
-    "ecc_uncorrected_volatile",
-    "ecc_uncorrected_aggregate",
-    "retired_pages_pending",
-    "remap_pending",
-    "remap_failure",
-    "persistence_mode",
-    "mig_enabled",
-    "mig_devices",
-    "throttle_reasons",
-    "compute_processes",
-)
+# What NVML is asked of each device: the fields of facts.GPU, in its order, but its index and what was unavailable.
+GPU_FIELDS = tuple(name for name in GPU.__annotations__ if name not in ("index", "unavailable"))
 
 
 def decode_bus_id(value: bytes | str) -> str:

@@ -53,76 +53,94 @@ class Judgement:
     findings: tuple[Finding, ...]
 
 
+@dataclass(frozen=True)
+class _Measured:
+    """What one measured run (its probe passed or failed) says: the result as judged here, the wrong answer no
+    rule explains, each other problem with the subject of the finding it joins, and what it showed of devices."""
+
+    result: ProbeResult
+    wrong_answer: Finding | None
+    joins: tuple[tuple[Subject, assess.Problem], ...]
+    devices: tuple[peers.DeviceProblem, ...]
+
+
 def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
+    """Every result judged, and the findings: one per status a probe ended with, one per wrong answer no rule
+    explains, one per cause (a rule, the platform's default precision, a kind of problem of one probe) with all the
+    problems it explains, and one per device that computed apart from the known answer or its peers."""
     judged, findings = [], []
-    grouped: dict[Subject, list[assess.Problem]] = {}  # a rule (or DEFAULT_PRECISION) -> what it explains
+    grouped: dict[Subject, list[assess.Problem]] = {}  # a finding's subject -> the problems that join it
     by_device: dict[int, list[peers.DeviceProblem]] = {}
     for result in results:
-        if result.status in table.STATUSES:
-            judged.append(replace(result, judgement=""))
-            findings.append(_status_finding(result, facts))
-            continue
         if result.status not in ("pass", "fail"):
             judged.append(replace(result, judgement=""))
-            if result.left_out == "budget":  # left out by health's bound: said, not a fault
-                findings.append(
-                    Finding(
-                        Subject.probe(result.run, "not-run"),
-                        "warn",
-                        NOT_RUN.format(name=result.run.label),
-                        result.message,
-                        NOT_RUN_FIX,
-                        GENERIC_REFS,
-                        "probe",
-                    )
-                )
+            findings += _not_measured(result, facts)
             continue
-        judged_devices, device_problems, of_probe = peers.judge(result, facts)
-        problems = sorted([*assess.problems(result, facts), *of_probe], key=lambda p: SEVERITIES.index(p.severity))
-        if result.status == "fail" and not problems and not device_problems:  # its own check failed on what
-            problems = [assess.unjudged(result)]  # is not judged here: its word stands
-        wrong = [p for p in problems if p.severity == "fail"]
-        for found in device_problems:
+        run = _measure(result, facts)
+        judged.append(run.result)
+        findings += [run.wrong_answer] if run.wrong_answer else []
+        for subject, problem in run.joins:
+            grouped.setdefault(subject, []).append(problem)
+        for found in run.devices:
             by_device.setdefault(found.device, []).append(found)
-        bad_device = any(p.severity == "fail" for p in device_problems)
-        words = "; ".join(
-            filter(
-                None,
-                [*(f"device {p.device}: {p.text}" for p in device_problems), _words(problems, passed=not bad_device)],
-            )
-        )
-        judged.append(
-            replace(
-                result,
-                status="fail" if wrong or bad_device else "pass",
-                judgement=words,
-                devices=judged_devices or result.devices,
-            )
-        )
-        # A wrong answer at HIGHEST is the cause of a wrong default run too, so the default run then joins it.
-        at_highest = any(p.kind != "default_error" for p in wrong)
-        if at_highest:
-            known = next((p.cause for p in wrong if p.kind != "default_error" and p.cause and p.certain), None)
-            problems = [
-                replace(p, cause=known, certain=known is not None) if p in wrong and p.kind == "default_error" else p
-                for p in problems
-            ]
-            wrong = [p for p in problems if p.severity == "fail"]
-        unexplained = [p for p in wrong if not (p.cause and p.certain) and (at_highest or p.kind != "default_error")]
-        if unexplained:
-            findings.append(_wrong_answer(result, unexplained))
-        for problem in problems:
-            if problem in unexplained:
-                continue
-            if problem.cause is not None and problem.certain:
-                grouped.setdefault(Subject("rule", problem.cause.id), []).append(problem)
-            elif problem.kind == "default_error":  # no rule: one cause all the same, the platform's default
-                grouped.setdefault(DEFAULT_PRECISION, []).append(problem)
-            else:
-                grouped.setdefault(Subject.probe(result.run, problem.kind), []).append(problem)
-    findings += [_explained(key, problems) for key, problems in grouped.items()]
+    findings += [_explained(subject, problems) for subject, problems in grouped.items()]
     findings += [_device_finding(device, found, facts) for device, found in sorted(by_device.items())]
     return Judgement(tuple(judged), tuple(findings))
+
+
+def _not_measured(result: ProbeResult, facts: Facts) -> list[Finding]:
+    """A probe that ended without an answer (error, crash, timeout) is a finding; one health's bound left out is a
+    warning that says so; a skip is none."""
+    if result.status in table.STATUSES:
+        return [_status_finding(result, facts)]
+    if result.left_out == "budget":  # left out by health's bound: said, not a fault
+        title = NOT_RUN.format(name=result.run.label)
+        subject = Subject.probe(result.run, "not-run")
+        return [Finding(subject, "warn", title, result.message, NOT_RUN_FIX, GENERIC_REFS, "probe")]
+    return []
+
+
+def _measure(result: ProbeResult, facts: Facts) -> _Measured:
+    judged_devices, device_problems, of_probe = peers.judge(result, facts)
+    problems = sorted([*assess.problems(result, facts), *of_probe], key=lambda p: SEVERITIES.index(p.severity))
+    if result.status == "fail" and not problems and not device_problems:  # its own check failed on what
+        problems = [assess.unjudged(result)]  # is not judged here: its word stands
+    bad_device = any(p.severity == "fail" for p in device_problems)
+    said = [*(f"device {p.device}: {p.text}" for p in device_problems), _words(problems, passed=not bad_device)]
+    wrong = any(p.severity == "fail" for p in problems) or bad_device
+    devices = judged_devices or result.devices
+    judged = replace(
+        result, status="fail" if wrong else "pass", judgement="; ".join(filter(None, said)), devices=devices
+    )
+    problems, unexplained = _attribute(problems)
+    joins = tuple((_joins(result, p), p) for p in problems if p not in unexplained)
+    answer = _wrong_answer(result, unexplained) if unexplained else None
+    return _Measured(judged, answer, joins, tuple(device_problems))
+
+
+def _attribute(problems: list[assess.Problem]) -> tuple[list[assess.Problem], list[assess.Problem]]:
+    """The problems with the causes this run shows, and its wrong answers that no rule explains. A wrong answer at
+    HIGHEST is the cause of a wrong default run too, which then joins what explains it (its rule, else the wrong
+    answer itself); without one, a default run beyond its class is the platform's default or a rule's."""
+    at_highest = [p for p in problems if p.severity == "fail" and p.kind != "default_error"]
+    if not at_highest:
+        return problems, []
+    known = next((p.cause for p in at_highest if p.cause and p.certain), None)
+    problems = [
+        replace(p, cause=known, certain=known is not None) if p.severity == "fail" and p.kind == "default_error" else p
+        for p in problems
+    ]
+    return problems, [p for p in problems if p.severity == "fail" and not (p.cause and p.certain)]
+
+
+def _joins(result: ProbeResult, problem: assess.Problem) -> Subject:
+    """The finding a problem that is not a wrong answer of its own joins: its rule's, the default precision's (one
+    cause all the same, where no rule says why), or its probe's kind of problem."""
+    if problem.cause is not None and problem.certain:
+        return Subject("rule", problem.cause.id)
+    if problem.kind == "default_error":
+        return DEFAULT_PRECISION
+    return Subject.probe(result.run, problem.kind)
 
 
 DEVICE_FIX = "drain the node and take {short} out of service: {test}"

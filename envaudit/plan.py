@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Any, cast
 
 from packaging.version import InvalidVersion, Version
 
@@ -83,7 +82,7 @@ def facts_from_args(args: argparse.Namespace) -> Facts:
     packages: dict[str, str] = {}
     env = _env(args.env)
     precision = env.get("JAX_DEFAULT_MATMUL_PRECISION")
-    jax: dict[str, Any] = {
+    jax: JaxFacts = {
         "status": "unknown",
         "x64": bool(args.x64 or env_flag(env.get("JAX_ENABLE_X64"))),
         "default_matmul_precision": precision.lower() if precision else None,
@@ -109,7 +108,7 @@ def facts_from_args(args: argparse.Namespace) -> Facts:
     return Facts(
         packages=dict(sorted(packages.items())),
         python=python,
-        jax=cast(JaxFacts, jax),
+        jax=jax,
         nvidia=_nvidia(args),
         env=env,
         origin="plan",
@@ -134,7 +133,7 @@ def _env(assignments: list[str]) -> dict[str, str]:
     return select_env(found)
 
 
-def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: dict[str, Any]) -> None:
+def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: JaxFacts) -> None:
     """jax[cpu|cudaNN*|tpu]==V pins jaxlib V; a CUDA extra fixes the platform and the CUDA major, and the plugin and
     its pjrt at V where the extra installs them (setup.py at the tags: cudaNN from 0.4.22; cudaNN_pip and
     cudaNN_local from 0.4.30, before which they installed a single-package CUDA jaxlib, not modelled here)."""

@@ -43,7 +43,7 @@ def ids(probe: ProbeResult, facts: Facts) -> dict[str, str]:
 
 def verdicts(probe: ProbeResult, facts: Facts) -> tuple[dict[int, str], dict[str, str]]:
     judged = judge.judge([probe], facts)
-    found = {f.id: str(f.severity) for f in judged.findings if f.id.startswith("device-")}  # the rest as ever
+    found = {f.id: str(f.severity) for f in judged.findings if f.subject.kind == "device"}  # the rest as ever
     return {int(d["id"]): str(d["verdict"]) for d in judged.results[0].devices}, found
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,21 @@ def child_env(tmp_path: Path) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def envaudit_run(
+    python: str | Path,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    timeout: float,
+    cwd: str | Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m envaudit ARGS` as a user runs it: its exit status, standard output and error as text; bounded."""
+    return subprocess.run(
+        [str(python), "-m", "envaudit", *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=cwd
+    )
+
+
 NT_PYTHON = ROOT / ".venv-nt" / "bin" / "python"
 
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from envaudit.collect.nvml import get_nvidia
-from tests.conftest import FIXTURES, ROOT
+from tests.conftest import FIXTURES, ROOT, envaudit_run
 from tests.fakes.fake_pynvml import make_fake_pynvml
 
 FAULTS = ROOT / "tests" / "faults"
@@ -38,14 +37,7 @@ def audit_on_cpu(faults: str, *argv: str, extra_env: dict[str, str] | None = Non
     env = {k: v for k, v in os.environ.items() if k not in ("JAX_ENABLE_X64", "JAX_DEFAULT_MATMUL_PRECISION")}
     env |= {"PYTHONPATH": os.pathsep.join([str(FAULTS / "compose"), str(ROOT)]), "ENVAUDIT_FAULTS": faults}
     env |= extra_env or {}
-    proc = subprocess.run(
-        [sys.executable, "-m", "envaudit", "audit", "--format", "json", *argv],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+    proc = envaudit_run(sys.executable, "audit", "--format", "json", *argv, env=env, timeout=600, cwd=ROOT)
     assert proc.returncode in (0, 1), proc.stderr
     report: dict[str, Any] = json.loads(proc.stdout)
     return report

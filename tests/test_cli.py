@@ -12,7 +12,7 @@ import pytest
 
 from envaudit.cli import main
 from envaudit.exitcodes import Exit
-from tests.conftest import PYTHON, ROOT
+from tests.conftest import PYTHON, ROOT, envaudit_run
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -190,9 +190,7 @@ def test_the_command_line_loads_no_knowledge_base_before_the_probe_child_starts(
 @pytest.mark.jax
 @pytest.mark.cpu_only
 def test_end_to_end_full_audit_subprocess(child_env: dict[str, str]) -> None:
-    proc = subprocess.run(
-        [PYTHON, "-m", "envaudit", "--format", "json"], env=child_env, capture_output=True, text=True, timeout=300
-    )
+    proc = envaudit_run(PYTHON, "--format", "json", env=child_env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["mode"] == "audit" and data["verdict"] in ("ok", "warn")

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from envaudit.cli import main
 from envaudit.health import MAX_LINE, fit, health_line
 from envaudit.model import Finding, ProbeResult, Report, Subject
-from tests.conftest import PYTHON, ROOT, sample_report
+from tests.conftest import PYTHON, ROOT, envaudit_run, sample_report
 
 
 def test_line_names_the_worst_finding_within_80_characters() -> None:
@@ -53,12 +53,8 @@ def test_health_writes_metrics_and_report(tmp_path: Path, capsys: pytest.Capture
 def test_health_with_a_faulty_stack_exits_1_with_one_line(child_env: dict[str, str], tmp_path: Path) -> None:
     fault = ROOT / "tests" / "faults" / "conv_batch_scale"
     env = {**child_env, "PYTHONPATH": f"{fault}{os.pathsep}{child_env['PYTHONPATH']}"}
-    proc = subprocess.run(
-        [PYTHON, "-m", "envaudit", "health", "--probe", "conv_chain", "--prometheus-dir", str(tmp_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    proc = envaudit_run(
+        PYTHON, "health", "--probe", "conv_chain", "--prometheus-dir", str(tmp_path), env=env, timeout=120
     )
     assert proc.returncode == 1
     assert proc.stdout == "envaudit FAIL probe-conv-chain: probe conv_chain computed a wrong answer\n"
@@ -75,12 +71,8 @@ def test_a_fail_verdict_exits_1_even_when_the_textfile_cannot_be_written(
     (tmp_path / "envaudit.prom").mkdir()  # the textfile cannot be replaced (as a full or read-only disk)
     fault = ROOT / "tests" / "faults" / "conv_batch_scale"
     env = {**child_env, "PYTHONPATH": f"{fault}{os.pathsep}{child_env['PYTHONPATH']}"}
-    proc = subprocess.run(
-        [PYTHON, "-m", "envaudit", "health", "--probe", "conv_chain", "--prometheus-dir", str(tmp_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    proc = envaudit_run(
+        PYTHON, "health", "--probe", "conv_chain", "--prometheus-dir", str(tmp_path), env=env, timeout=120
     )
     assert proc.returncode == 1 and proc.stdout.startswith("envaudit FAIL probe-conv-chain")
     assert proc.stderr.startswith("envaudit: error: cannot write") and "the verdict above stands" in proc.stderr
@@ -112,12 +104,5 @@ def test_a_user_without_home_still_gets_an_audit(tmp_path: Path) -> None:
 @pytest.mark.cpu_only  # OK, not WARN: an accelerator's documented reduced precision is a warning
 def test_an_unwritable_cache_does_not_change_the_health_verdict(child_env: dict[str, str], tmp_path: Path) -> None:
     env = {**child_env, "ENVAUDIT_CACHE_DIR": "/proc/envaudit-cache"}
-    proc = subprocess.run(
-        [PYTHON, "-m", "envaudit", "health", "--probe", "matmul_precision"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
+    proc = envaudit_run(PYTHON, "health", "--probe", "matmul_precision", env=env, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from envaudit.hook import PTH_LINE, PTH_NAME
-from tests.conftest import ROOT
+from tests.conftest import ROOT, envaudit_run
 
 PARENT_SITE = sysconfig.get_paths()["purelib"]
 CHAIN = f"{PARENT_SITE}\n{ROOT}\n"  # plain path lines: the parent's own .pth files are not processed
@@ -202,24 +202,11 @@ def test_status_of_another_environment_is_what_it_says_itself(venv: Path, tmp_pa
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"ENVAUDIT_CACHE_DIR": str(tmp_path)}
 
     def status(python: str, *argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [python, "-m", "envaudit", "hook", "status", *argv],
-            env=environ,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=tmp_path,
-        )
+        return envaudit_run(python, "hook", "status", *argv, env=environ, timeout=120, cwd=tmp_path)
 
     inside, outside = status(str(venv)), status(sys.executable, "--python", str(venv))
     assert inside.returncode == outside.returncode == 0, outside.stderr
     assert outside.stdout == inside.stdout and "site-packages: enabled" in outside.stdout
     assert "cached verdict for this environment: no warnings" in outside.stdout
-    refused = subprocess.run(
-        [sys.executable, "-m", "envaudit", "hook", "enable", "--python", str(venv)],
-        env=environ,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    refused = envaudit_run(sys.executable, "hook", "enable", "--python", str(venv), env=environ, timeout=120)
     assert refused.returncode == 2 and refused.stderr.count("\n") == 1

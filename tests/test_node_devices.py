@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import PYTHON, ROOT
+from tests.conftest import PYTHON, ROOT, envaudit_run
 
 FAULT = ROOT / "tests" / "faults" / "device_corrupt"
 PER_DEVICE = ("dense_chain", "conv_chain", "ntk")  # the probes that compare devices (the fast ones)
@@ -30,7 +30,7 @@ def node_env(child_env: dict[str, str], fault: bool, **extra: str) -> dict[str, 
 
 
 def envaudit(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([PYTHON, "-m", "envaudit", *argv], env=env, capture_output=True, text=True, timeout=300)
+    proc = envaudit_run(PYTHON, *argv, env=env, timeout=300)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc
 

@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import PYTHON, ROOT
+from tests.conftest import PYTHON, ROOT, envaudit_run
 
 PROBES = ("--probe", "ntk", "--probe", "matmul_precision")
 
 
 def audit(python: str, env: dict[str, str], *argv: str) -> tuple[int, dict[str, Any]]:
-    proc = subprocess.run(
-        [python, "-m", "envaudit", "--format", "json", *argv],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+    proc = envaudit_run(python, "--format", "json", *argv, env=env, timeout=600, cwd=ROOT)
     return proc.returncode, json.loads(proc.stdout)
 
 
@@ -56,12 +48,6 @@ def test_an_interpreter_that_is_none_is_bad_input(kind: str, child_env: dict[str
     if kind == "not-executable":
         target.write_text("print('hi')\n")
     for verb in (["audit", "--quick"], ["health"]):
-        proc = subprocess.run(
-            [PYTHON, "-m", "envaudit", *verb, "--python", str(target)],
-            env=child_env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        proc = envaudit_run(PYTHON, *verb, "--python", str(target), env=child_env, timeout=120)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
         assert proc.stderr.startswith(f"envaudit: error: --python {target}") and "Traceback" not in proc.stderr

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from envaudit import probefiles
-from tests.conftest import PYTHON, ROOT
+from tests.conftest import PYTHON, ROOT, envaudit_run
 
 FAULTS = ROOT / "tests" / "faults"
 FAST = ["--probe", "dense_chain", "--probe", "ntk"]
@@ -22,9 +22,7 @@ WORKAROUND_13054 = "--xla_disable_hlo_passes=onednn-matmul-rewriter"  # rule jax
 def audit(env: dict[str, str], *argv: str, fault: Path | None = None, timeout: int = 300) -> tuple[int, dict]:  # type: ignore[type-arg]
     if fault is not None:
         env = {**env, "PYTHONPATH": f"{fault}{os.pathsep}{env['PYTHONPATH']}"}
-    proc = subprocess.run(
-        [PYTHON, "-m", "envaudit", "--format", "json", *argv], env=env, capture_output=True, text=True, timeout=timeout
-    )
+    proc = envaudit_run(PYTHON, "--format", "json", *argv, env=env, timeout=timeout)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout)
 
@@ -113,14 +111,7 @@ def test_neural_tangents_that_does_not_import_is_reported(child_env: dict[str, s
 @pytest.mark.slow
 def test_neural_tangents_env_runs_all_implementations(child_env: dict[str, str], nt_python: Path) -> None:
     """The second environment: jax 0.4.25, numpy 1.26, neural-tangents 0.6.5 with TensorFlow, envaudit run there."""
-    proc = subprocess.run(
-        [str(nt_python), "-m", "envaudit", "--format", "json", "--probe", "ntk_nt"],
-        env=child_env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+    proc = envaudit_run(str(nt_python), "--format", "json", "--probe", "ntk_nt", env=child_env, timeout=600, cwd=ROOT)
     report = json.loads(proc.stdout)
     assert proc.returncode == 0, report["findings"]
     assert report["facts"]["jax"]["jax_version"] == "0.4.25"
@@ -136,14 +127,7 @@ def test_health_passes_a_healthy_neural_tangents_stack_with_default_options(
     and the node passes; no probe is timed out for the bound. The last jax neural-tangents 0.6.5 fully runs with,
     0.4.25, has XLA:CPU's oneDNN miscompile (openxla/xla#13054): healthy is that stack with its workaround."""
     env = {**child_env, "XLA_FLAGS": WORKAROUND_13054}
-    proc = subprocess.run(
-        [str(nt_python), "-m", "envaudit", "health", "--prometheus-dir", str(tmp_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+    proc = envaudit_run(str(nt_python), "health", "--prometheus-dir", str(tmp_path), env=env, timeout=600, cwd=ROOT)
     report = json.loads((tmp_path / "envaudit-report.json").read_text())
     assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stdout + proc.stderr
     assert not [p["name"] for p in report["probes"] if p["status"] in ("timeout", "error", "crash", "fail")]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import PYTHON
+from tests.conftest import PYTHON, envaudit_run
 from tests.replay import EIGHT_DEVICES, GPU_DEFAULTS, REPLAY, as_gpu_node, audit_on_cpu
 
 
@@ -130,13 +130,7 @@ def test_one_bad_gpu_on_the_node_is_one_failure_naming_its_board(
     assert f"GPU {board['index']} (PCI {board['pci_bus_id']}, jax 5) computes wrong numbers" in text
     assert ids(report, "warn") == {"tf32-default-matmul-precision"}  # the healthy rest is judged as before
     path = tmp_path / "saved.json"
-    prom = subprocess.run(
-        [PYTHON, "-m", "envaudit", "check", str(path), "--format", "prometheus"],
-        env=child_env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
+    prom = envaudit_run(PYTHON, "check", str(path), "--format", "prometheus", env=child_env, timeout=120).stdout
     wrong = [
         line
         for line in prom.splitlines()

@@ -13,7 +13,7 @@ import pytest
 from envaudit import probefiles
 from envaudit.child import state
 from envaudit.model import ProbeRun
-from tests.conftest import PYTHON
+from tests.conftest import PYTHON, envaudit_run
 
 TASK = state.Task(ProbeRun("x"), "float32", Path("x.py"))
 
@@ -210,13 +210,7 @@ def test_health_says_which_probes_its_bound_left_out(tmp_path: Path, child_env: 
     others = [arg for name in known if name not in (cheap, costly) for arg in ("--skip-probe", name)]
 
     def health(*argv: str) -> tuple[subprocess.CompletedProcess[str], dict[str, dict]]:  # type: ignore[type-arg]
-        proc = subprocess.run(
-            [PYTHON, "-m", "envaudit", "health", "--prometheus-dir", str(tmp_path), *argv],
-            env=child_env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        proc = envaudit_run(PYTHON, "health", "--prometheus-dir", str(tmp_path), *argv, env=child_env, timeout=300)
         report = json.loads((tmp_path / "envaudit-report.json").read_text()) if proc.returncode != 2 else {}
         return proc, report
 

@@ -24,7 +24,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from tests.conftest import PYTHON, ROOT
+from tests.conftest import PYTHON, ROOT, envaudit_run
 from tests.integration import _support
 
 pytestmark = pytest.mark.integration
@@ -60,13 +60,7 @@ def _health(
 ) -> subprocess.CompletedProcess[str]:
     path = [str(fault_dir)] if fault else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*path, str(ROOT)]), **extra}
-    return subprocess.run(
-        [PYTHON, "-m", "envaudit", "health", "--prometheus-dir", str(directory), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    return envaudit_run(PYTHON, "health", "--prometheus-dir", str(directory), *args, env=env, timeout=180)
 
 
 def _start_exporter(binary: str, textfile_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], Exporter]:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import envaudit_run
 from tests.realenv.conftest import built, copy
 from tests.realenv.envs import BROKEN, Broken
 
@@ -50,13 +51,7 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
     folded = [f for f in report["findings"] if f["caused_by"]]
     assert all(f["caused_by"] == env.root for f in folded)
     fix = roots[0]["fix"]
-    outside = subprocess.run(
-        [sys.executable, "-m", "envaudit", "--format", "json", "--python", str(prefix)],
-        env=shell_env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    outside = envaudit_run(sys.executable, "--format", "json", "--python", str(prefix), env=shell_env, timeout=600)
     seen = json.loads(outside.stdout)  # audited from this environment (--python), as from inside
     assert outside.returncode == code and [(f["id"], f["fix"]) for f in seen["findings"] if not f["caused_by"]] == [
         (f["id"], f["fix"]) for f in report["findings"] if not f["caused_by"]

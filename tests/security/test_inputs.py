@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from envaudit.cli import main
 from envaudit.exitcodes import Exit
-from tests.conftest import PYTHON
+from tests.conftest import PYTHON, envaudit_run
 
 BASE: dict[str, Any] = {
     "schema": "envaudit/report/v1",
@@ -38,9 +38,7 @@ def saved(tmp_path: Path, text: str) -> Path:
 
 
 def check(path: Path | str, child_env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [PYTHON, "-m", "envaudit", "check", str(path), *argv], env=child_env, capture_output=True, text=True, timeout=30
-    )  # a hang would be this timeout
+    return envaudit_run(PYTHON, "check", str(path), *argv, env=child_env, timeout=30)  # a hang would be this timeout
 
 
 def one_line_exit_2(proc: subprocess.CompletedProcess[str], says: str) -> None:
@@ -159,13 +157,7 @@ def test_values_in_markdown_and_compare_cannot_escape_or_inject(tmp_path: Path, 
     other.write_text(
         json.dumps({**document, "host": {"hostname": "node02\x1b[2J"}, "facts": {**BASE["facts"], "env": env}})
     )
-    proc = subprocess.run(
-        [PYTHON, "-m", "envaudit", "compare", str(first), str(other)],
-        env=child_env,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    proc = envaudit_run(PYTHON, "compare", str(first), str(other), env=child_env, timeout=30)
     assert proc.returncode == 1 and proc.stdout.count("DRIFT") == 3, proc.stdout + proc.stderr
     no_escape_and_no_injected_line(proc.stdout)
 
@@ -208,19 +200,13 @@ def test_a_saved_error_report_says_why_it_exits_3(tmp_path: Path, child_env: dic
 @pytest.mark.jax
 def test_a_repeated_probe_is_run_and_exported_once(child_env: dict[str, str]) -> None:
     argv = ["--probe", "matmul_precision", "--probe", "matmul_precision", "--format", "prometheus"]
-    proc = subprocess.run([PYTHON, "-m", "envaudit", *argv], env=child_env, capture_output=True, text=True, timeout=120)
+    proc = envaudit_run(PYTHON, *argv, env=child_env, timeout=120)
     series = [line for line in proc.stdout.splitlines() if line.startswith("envaudit_probe_duration_seconds{")]
     assert proc.returncode == 0 and len(series) == 1, proc.stdout
 
 
 def test_hook_enable_user_in_a_virtualenv_is_refused(child_env: dict[str, str]) -> None:
-    proc = subprocess.run(
-        [PYTHON, "-m", "envaudit", "hook", "enable", "--user"],
-        env=child_env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = envaudit_run(PYTHON, "hook", "enable", "--user", env=child_env, timeout=60)
     one_line_exit_2(proc, "without --user")
 
 

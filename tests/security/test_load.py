@@ -20,7 +20,7 @@ import pytest
 from envaudit import judge
 from envaudit.facts import GPU
 from envaudit.model import ProbeResult
-from tests.conftest import PYTHON, ROOT
+from tests.conftest import PYTHON, ROOT, envaudit_run
 from tests.judge.test_judge import MACHINES
 
 RUN = """
@@ -125,12 +125,8 @@ def test_healthy_checks_oversubscribing_the_machine_never_fail(child_env: dict[s
 
     def check(i: int) -> subprocess.CompletedProcess[str]:
         env = {**child_env, "ENVAUDIT_CACHE_DIR": str(tmp_path / f"cache{i}")}  # cold: every compilation is paid
-        return subprocess.run(
-            [PYTHON, "-m", "envaudit", "health", "--probe", "dense_chain", "--probe", "ntk", "--timeout", "1.5"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
+        return envaudit_run(
+            PYTHON, "health", "--probe", "dense_chain", "--probe", "ntk", "--timeout", "1.5", env=env, timeout=300
         )
 
     with ThreadPoolExecutor(max_workers=8) as pool:

@@ -4,12 +4,11 @@ is never drained, and the hook's cold path runs inside a user's `import jax`. Th
 from __future__ import annotations
 
 import os
-import subprocess
 
 import pytest
 
 from envaudit.collect import nvml
-from tests.conftest import PYTHON, ROOT
+from tests.conftest import PYTHON, ROOT, envaudit_run
 from tests.fakes.fake_pynvml import make_fake_pynvml
 
 HANG = ROOT / "tests" / "faults" / "nvml_hang"
@@ -30,12 +29,8 @@ def test_a_slow_but_answering_nvml_is_waited_for() -> None:
 @pytest.mark.jax
 def test_health_on_a_node_whose_driver_hangs_exits_1_and_says_so(child_env: dict[str, str]) -> None:
     env = {**child_env, "PYTHONPATH": os.pathsep.join([str(HANG), child_env["PYTHONPATH"]])}
-    proc = subprocess.run(
-        [PYTHON, "-m", "envaudit", "health", "--probe", "matmul_precision"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    proc = envaudit_run(
+        PYTHON, "health", "--probe", "matmul_precision", env=env, timeout=120
     )  # a hang would be this timeout
     assert proc.returncode == 1 and proc.stdout.startswith("envaudit FAIL"), proc.stdout + proc.stderr
     assert "nvml-hung" in proc.stdout
@@ -44,5 +39,5 @@ def test_health_on_a_node_whose_driver_hangs_exits_1_and_says_so(child_env: dict
 @pytest.mark.slow
 def test_quick_mode_on_that_node_returns_too(child_env: dict[str, str]) -> None:
     env = {**child_env, "PYTHONPATH": os.pathsep.join([str(HANG), child_env["PYTHONPATH"]])}
-    proc = subprocess.run([PYTHON, "-m", "envaudit", "--quick"], env=env, capture_output=True, text=True, timeout=120)
+    proc = envaudit_run(PYTHON, "--quick", env=env, timeout=120)
     assert proc.returncode == 1 and "nvml-hung" in proc.stdout and "NVML did not answer" in proc.stdout

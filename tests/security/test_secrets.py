@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from unittest.mock import patch
 
@@ -14,7 +13,7 @@ from envaudit.child.jaxfacts import parse
 from envaudit.child.state import Task, parse_result
 from envaudit.model import ProbeRun
 from envaudit.redact import REDACTED, scrub, select_env
-from tests.conftest import PYTHON
+from tests.conftest import PYTHON, envaudit_run
 
 TASK = Task(ProbeRun("p"), "float32", Path("p.py"))
 
@@ -37,13 +36,7 @@ def test_values_that_may_be_secrets_are_redacted_and_the_rest_kept() -> None:
 
 @pytest.mark.parametrize("fmt", ["json", "markdown", "text", "prometheus"])
 def test_no_report_format_carries_them(child_env: dict[str, str], fmt: str) -> None:
-    proc = subprocess.run(
-        [PYTHON, "-m", "envaudit", "--quick", "--format", fmt],
-        env={**child_env, **SECRETS},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = envaudit_run(PYTHON, "--quick", "--format", fmt, env={**child_env, **SECRETS}, timeout=120)
     assert proc.returncode == 0, proc.stderr
     for leaked in ("tok-0a1b2c", "pw-9z8y", "alice", "sk-77aa"):
         assert leaked not in proc.stdout, (fmt, leaked)
@@ -127,13 +120,7 @@ def test_a_flag_xla_rejects_never_reaches_a_report(child_env: dict[str, str]) ->
     """End to end: the child dies on the unknown flag, and neither the facts, the findings nor the probe's message
     carries its value (the probe's needs runner.py to scrub the stderr line it quotes: redact.scrub)."""
     env = {**child_env, **LEAKY, "JAX_PLATFORMS": "cpu"}
-    proc = subprocess.run(
-        [PYTHON, "-m", "envaudit", "--probe", "matmul_precision", "--format", "json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = envaudit_run(PYTHON, "--probe", "matmul_precision", "--format", "json", env=env, timeout=300)
     report = json.loads(proc.stdout)
     assert "Unknown flag" in report["facts"]["jax"]["message"], report["facts"]["jax"]  # the case it guards
     for part in ("facts", "findings", "probes"):

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from envaudit import safewrite
-from tests.conftest import PYTHON
+from tests.conftest import PYTHON, envaudit_run
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to run an unprivileged attacker and mknod")
 NOBODY = 65534
@@ -183,13 +183,7 @@ def test_the_cli_turns_each_refusal_into_one_line_and_exit_2(tmp_path: Path, chi
     (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
     os.mkfifo(tmp_path / "fifo")
     for target in ("link.json", "fifo", "."):
-        proc = subprocess.run(
-            [sys.executable, "-m", "envaudit", "--quick", "--output", str(tmp_path / target)],
-            env=child_env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        proc = envaudit_run(sys.executable, "--quick", "--output", str(tmp_path / target), env=child_env, timeout=60)
         assert proc.returncode == 2 and proc.stderr.startswith("envaudit: error: cannot write"), proc.stderr
         assert len(proc.stderr.splitlines()) == 1
     assert (tmp_path / "real.json").read_text() == "old"

@@ -41,6 +41,14 @@ FIXTURE_FILES = sorted(FIXTURES.glob("*.json"))
 TOP_KEYS = ["status", "message", "driver_version", "cuda_driver_version", "nvml_version", "gpus"]
 GPU_KEYS = {"index", "unavailable", *GPU_FIELDS}
 MiB = 1024 * 1024
+NO_DRIVER = {  # what a machine without the NVIDIA driver gives: the library not found, nothing else known
+    "status": "absent",
+    "message": "NVML Shared Library Not Found",
+    "driver_version": None,
+    "cuda_driver_version": None,
+    "nvml_version": None,
+    "gpus": [],
+}
 
 
 def load(name: str) -> dict[str, Any]:
@@ -259,14 +267,7 @@ def test_driver_without_gpu_is_ok_with_no_gpus() -> None:
 
 def test_no_driver_is_absent_with_nvml_message() -> None:
     result, _ = run("no_driver")
-    assert result == {
-        "status": "absent",
-        "message": "NVML Shared Library Not Found",
-        "driver_version": None,
-        "cuda_driver_version": None,
-        "nvml_version": None,
-        "gpus": [],
-    }
+    assert result == NO_DRIVER
 
 
 @pytest.mark.parametrize(
@@ -422,14 +423,7 @@ def test_real_pynvml_on_this_machine() -> None:
     result = get_nvidia()
     assert json.loads(json.dumps(result)) == result
     if not _nvml_library_loadable():
-        assert result == {
-            "status": "absent",
-            "message": "NVML Shared Library Not Found",
-            "driver_version": None,
-            "cuda_driver_version": None,
-            "nvml_version": None,
-            "gpus": [],
-        }
+        assert result == NO_DRIVER
         assert get_nvidia(pynvml) == result
         return
     assert result["status"] == "ok", result["message"]

@@ -41,7 +41,9 @@ FIXTURE_FILES = sorted(FIXTURES.glob("*.json"))
 TOP_KEYS = ["status", "message", "driver_version", "cuda_driver_version", "nvml_version", "gpus"]
 GPU_KEYS = {"index", "unavailable", *GPU_FIELDS}
 MiB = 1024 * 1024
-NO_DRIVER = {  # what a machine without the NVIDIA driver gives: the library not found, nothing else known
+NO_DRIVER: dict[
+    str, object
+] = {  # what a machine without the NVIDIA driver gives: the library not found, nothing else known
     "status": "absent",
     "message": "NVML Shared Library Not Found",
     "driver_version": None,

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
         loaded = compare.load(args.reports)
         result = replace(compare.compare(loaded.reports), duplicates=loaded.duplicates, skipped=loaded.skipped)
-        sys.stdout.write(compare.render(result, args.format))
+        sys.stdout.write(compare.RENDERERS.render(result, args.format))
         return Exit.FINDINGS if result.drift else Exit.OK
     if args.verb == "health":
         from envaudit import health
@@ -129,7 +129,7 @@ def _triage(source: str, fmt: str) -> int:
         else reportfile.read_bounded(Path(source), MAX_BYTES + 1, "a text file")
     )
     result = triage(raw)
-    sys.stdout.write(reply.render(result, fmt))
+    sys.stdout.write(reply.RENDERERS.render(result, fmt))
     return Exit.FINDINGS if result.verdict == "fail" else Exit.OK
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from envaudit import reportfile
 from envaudit.facts import ReportError
+from envaudit.formats import Renderers, as_json
 from envaudit.formats.summary import clean
 from envaudit.judge import table
 from envaudit.model import ProbeResult, Report
@@ -179,11 +180,10 @@ def load(paths: list[Path]) -> Loaded:
     return Loaded(reports, tuple(sorted(h for h, n in hosts.items() if n > 1)), tuple(skipped))
 
 
-def render(result: Comparison, fmt: str) -> str:
-    """JSON (escaped by json.dumps), or lines for a terminal: every name and value a report gave (a host, an
-    environment variable, a file's name in a skip) goes through the formats' one `clean`."""
-    if fmt == "json":
-        return json.dumps(result.to_dict(), indent=2) + "\n"
+def text(result: Comparison, *, color: bool = False) -> str:
+    """Lines for a terminal: every name and value a report gave (a host, an environment variable, a file's name in a
+    skip) goes through the formats' one `clean`."""
+    del color  # drift is said in words: DRIFT, DUPLICATE, SKIPPED
     lines = [
         f"{result.nodes} nodes, {result.environments} distinct environment(s); the majority has {result.majority}",
     ]
@@ -199,3 +199,6 @@ def render(result: Comparison, fmt: str) -> str:
     lines += [f"SKIPPED {clean(why)}" for why in result.skipped]
     lines.append("no drift" if not result.drift else f"{len({d.node for d in result.drift})} node(s) drift")
     return "\n".join(lines) + "\n"
+
+
+RENDERERS: Renderers[Comparison] = Renderers(text=text, json=as_json)  # JSON escaped by json.dumps

@@ -275,3 +275,16 @@ def test_a_closed_pipe_is_quiet(child_env: dict[str, str]) -> None:
     )
     os.close(write_end)
     assert (proc.returncode, proc.stderr) == (3, "")
+
+
+def test_every_verb_offers_the_formats_its_renderers_have() -> None:
+    """The parser names the formats of triage and compare without importing them: the same names all the same,
+    each accepted on its verb's command line."""
+    from envaudit import cli_parser, compare
+    from envaudit.triage import reply
+
+    assert set(cli_parser.TRIAGE_FORMATS) == set(reply.RENDERERS)
+    assert set(cli_parser.COMPARE_FORMATS) == set(compare.RENDERERS)
+    parser = cli_parser.build_parser()
+    for argv, renderers in ((["triage", "-"], reply.RENDERERS), (["compare", "r.json"], compare.RENDERERS)):
+        assert all(parser.parse_args([*argv, "--format", fmt]).format == fmt for fmt in renderers)

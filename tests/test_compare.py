@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from envaudit.cli import main
-from envaudit.compare import Comparison, Drift, compare, render
+from envaudit.compare import RENDERERS, Comparison, Drift, compare
 from envaudit.facts import Facts
 from envaudit.model import ProbeResult, Report
 from tests.conftest import facts_from
@@ -171,7 +171,9 @@ def test_text_output_cleans_what_reports_and_file_names_say() -> None:
         duplicates=(evil,),
         skipped=(f"/tmp/{evil}.json: not valid JSON",),
     )
-    out = render(result, "text")
+    out = RENDERERS.render(result, "text")
     assert not any(ch in out for ch in "\x1b\x07\x9b") and "PWNED" in out
     assert not any(line.startswith("# injected") for line in out.splitlines()) and len(out.splitlines()) == 5
-    assert json.loads(render(result, "json"))["duplicates"] == [evil]  # JSON escapes; it keeps the text as it is
+    assert json.loads(RENDERERS.render(result, "json"))["duplicates"] == [
+        evil
+    ]  # JSON escapes; it keeps the text as it is

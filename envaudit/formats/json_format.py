@@ -6,10 +6,17 @@ Named json_format so that it never shadows the standard library's json module.
 from __future__ import annotations
 
 import json
+from typing import Any, Protocol
 
-from envaudit.model import Report
+
+class Document(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
 
 
-def render(report: Report, *, color: bool = False) -> str:
+def as_json(document: Document, *, color: bool = False) -> str:
+    """A document (a report, a comparison, a triage) as its `to_dict`, indented, in a stable key order."""
     del color  # JSON is never coloured
-    return json.dumps(report.to_dict(), indent=2, default=str) + "\n"
+    return json.dumps(document.to_dict(), indent=2, default=str) + "\n"
+
+
+render = as_json  # a report: schema envaudit/report/v1

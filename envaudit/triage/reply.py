@@ -8,9 +8,7 @@ crafted paste cannot end a table or a code span, or move a terminal's cursor.
 
 from __future__ import annotations
 
-import json
-
-from envaudit.formats import summary
+from envaudit.formats import Renderers, as_json, summary
 from envaudit.formats.markdown import _cell, _code, _reference
 from envaudit.triage import Environment, Triage
 
@@ -25,7 +23,8 @@ def _span(env: Environment) -> str:
     return f"lines {min(lines)}-{max(lines)}" if len(set(lines)) > 1 else f"line {lines[0]}"
 
 
-def text(result: Triage) -> str:
+def text(result: Triage, *, color: bool = False) -> str:
+    del color  # the verdict and each fact's line are said in words
     c = summary.clean
     many = len(result.environments) > 1
     cut = " (the text was cut: too large)" if result.truncated else ""
@@ -55,7 +54,8 @@ def text(result: Triage) -> str:
     return "\n".join(out) + "\n"
 
 
-def markdown(result: Triage) -> str:
+def markdown(result: Triage, *, color: bool = False) -> str:
+    del color  # Markdown is never coloured
     many = len(result.environments) > 1
     out = [f"From the environment{'s' if many else ''} in this report (checked with `envaudit triage`):"]
     for n, env in enumerate(result.environments, 1):
@@ -84,7 +84,4 @@ def markdown(result: Triage) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(result: Triage, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(result.to_dict(), indent=2) + "\n"
-    return markdown(result) if fmt == "markdown" else text(result)
+RENDERERS: Renderers[Triage] = Renderers(text=text, markdown=markdown, json=as_json)

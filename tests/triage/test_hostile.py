@@ -55,8 +55,8 @@ def test_escapes_never_reach_the_terminal_and_markdown_cells_stay_closed() -> No
     result = triage(crafted)
     assert result.environments[0].report.facts.packages["jax"] == "0.4.25"
     for fmt in ("text", "markdown", "json"):
-        assert "\x1b" not in reply.render(result, fmt) and "\x07" not in reply.render(result, fmt)
-    md = reply.render(triage(b"jax:    0.4.25\nflax 0.8.5 | x | y version\n"), "markdown")
+        assert "\x1b" not in reply.RENDERERS.render(result, fmt) and "\x07" not in reply.RENDERERS.render(result, fmt)
+    md = reply.RENDERERS.render(triage(b"jax:    0.4.25\nflax 0.8.5 | x | y version\n"), "markdown")
     assert all(line.count("|") - line.count("\\|") == 4 for line in md.splitlines() if line.startswith("| flax"))
 
 

@@ -29,10 +29,11 @@ JSONDict = dict[str, Any]
 
 # Why a probe was not run: health's budget left it out (a skip), or the total bound was spent before it (a timeout).
 LeftOut = Literal["budget", "deadline"]
-# A report (schema v1) stores it as the status and a metric: the probe's declared cost, or a flag.
-LEFT_OUT: dict[LeftOut, tuple[str, str]] = {"budget": ("skip", "declared_cost_s"), "deadline": ("timeout", "not_run")}
+# A report (schema v1) stores it as the status and a metric: a skip with the probe's declared cost (declared_cost_s),
+# or a timeout flagged not_run: true (ProbeResult.from_dict reads them back).
 SubjectKind = Literal["rule", "check", "probe", "device", "precision", "saved"]
 LABEL = re.compile(r"(?P<probe>[^\[\]]+)\[(?P<precision>[^\[\]]+)\]")  # name[precision], one of several runs
+PROBE = re.compile(r"[^\[]*")  # of a saved name of another shape, the probe is what comes before its first "["
 
 
 @dataclass(frozen=True)
@@ -41,21 +42,28 @@ class ProbeRun:
 
     probe: str
     precision: str = ""
+    saved: str = ""  # a name read from a report in another shape than these two make, kept as it was
 
     @property
     def label(self) -> str:
         """dense_chain, or dense_chain[float64] for one of several runs: the result's name in a report (v1)."""
-        return f"{self.probe}[{self.precision}]" if self.precision else self.probe
+        return self.saved or (f"{self.probe}[{self.precision}]" if self.precision else self.probe)
 
     @classmethod
     def from_label(cls, label: str) -> ProbeRun:
-        """The inverse of `label`, for a report read back (a name of another shape is a probe's whole name)."""
-        found = LABEL.fullmatch(label)
-        return cls(found["probe"], found["precision"]) if found else cls(label)
+        """The inverse of `label`, for a report read back, where the model parses a result's name once. A name of
+        another shape (a report edited by hand, `a[b`) is kept as it is, of the probe before its first "["."""
+        if found := LABEL.fullmatch(label):
+            return cls(found["probe"], found["precision"])
+        if "[" not in label and "]" not in label:
+            return cls(label)
+        probe = PROBE.match(label)
+        return cls(probe[0] if probe else label, saved=label)
 
 
 def _slug(text: str) -> str:
-    return text.replace("_", "-")
+    """A label as a finding id writes it: dense_chain[float64] -> dense-chain-float64."""
+    return text.replace("[", "-").replace("]", "").replace("_", "-")
 
 
 @dataclass(frozen=True)
@@ -68,20 +76,16 @@ class Subject:
     name: str  # the rule's or check's id, the probe, the device's jax id, or the stored id
     precision: str = ""  # a probe run's precision, when the audit ran several
     problem: str = ""  # a probe's: "" a wrong answer; error, crash or timeout; not-run; or a problem's kind
+    label: str = ""  # a probe run's label (ProbeRun.label), which its id is written from
 
     @classmethod
     def probe(cls, run: ProbeRun, problem: str = "") -> Subject:
-        return cls("probe", run.probe, run.precision, problem)
-
-    @property
-    def run(self) -> ProbeRun:
-        return ProbeRun(self.name, self.precision)
+        return cls("probe", run.probe, run.precision, problem, run.label)
 
     @property
     def id(self) -> str:
         if self.kind == "probe":
-            parts = [self.name, self.precision, self.problem]
-            return "probe-" + "-".join(_slug(p) for p in parts if p)
+            return "-".join(_slug(p) for p in ("probe", self.label or self.name, self.problem) if p)
         if self.kind == "device":
             return f"device-{self.name}"
         if self.kind == "precision":
@@ -109,7 +113,8 @@ class Finding:
     references: tuple[str, ...] = ()
     source: Literal["rule", "probe"] = "rule"  # code checks are rules too (docs/architecture.md: rule|probe)
     caused_by: str = ""  # the id of the root-cause finding this one is a consequence of (envaudit/causes.py)
-    measured: tuple[Evidence, ...] = ()  # what probes measured for it; shown after the detail
+    measured: tuple[Evidence, ...] = ()  # what probes measured for it; shown after its words
+    caveat: str = ""  # said after the evidence: a cause it may have that the facts cannot check
 
     @property
     def id(self) -> str:
@@ -119,11 +124,11 @@ class Finding:
     def detail(self) -> str:
         """The detail as a report shows it: its own words, then what the probes measured, if they did."""
         if not self.measured:
-            return self.words
+            return self.words + self.caveat
         values = ", ".join(f"{e.run.label} {e.metric}={e.value}" for e in self.measured)
         bounds = "; ".join(dict.fromkeys(e.bound for e in self.measured))  # several probes, each bound said once
         evidence = f"[measured: {values}; {bounds}]"
-        return f"{self.words} {evidence}" if self.words else evidence
+        return (f"{self.words} {evidence}" if self.words else evidence) + self.caveat
 
     def to_dict(self) -> JSONDict:
         return {
@@ -170,10 +175,11 @@ class ProbeResult:
     devices: tuple[JSONDict, ...] = ()  # per device: {id, kind, digest, rel_err}, when several were compared
     precision: str = ""  # the precision of this run, when the audit ran the probe at several
     left_out: LeftOut | None = None  # why it was not run, when it was not: no fault of the machine
+    saved_name: str = ""  # the name a report gave it, where that is of another shape than a run's label
 
     @property
     def run(self) -> ProbeRun:
-        return ProbeRun(self.probe, self.precision)
+        return ProbeRun(self.probe, self.precision, self.saved_name)
 
     def metrics_text(self, limit: int = 4) -> str:
         """Its first metrics as `key=value` (floats in two digits), for where no sentence says more."""
@@ -207,10 +213,15 @@ class ProbeResult:
         duration = _number(obj.get("duration_s", 0.0), "probe duration_s")
         run = ProbeRun.from_label(str(_expect(obj.get("name"), str, "probe.name")))
         metrics = _expect(obj.get("metrics", {}), dict, "probe.metrics")
-        left_out = next((why for why, (kept, key) in LEFT_OUT.items() if status == kept and key in metrics), None)
+        left_out: LeftOut | None = None
+        if status == "skip" and "declared_cost_s" in metrics:
+            left_out = "budget"
+        elif status == "timeout" and metrics.get("not_run") is True:  # the flag, not any value under its name
+            left_out = "deadline"
         return cls(
             probe=run.probe,
             precision=run.precision,
+            saved_name=run.saved,
             status=str(status),
             metrics=metrics,
             duration_s=float(duration),

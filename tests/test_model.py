@@ -96,6 +96,8 @@ def test_created_timestamp() -> None:
         (ProbeResult("ntk", "timeout", {"not_run": True}, left_out="deadline"), "deadline"),
         (ProbeResult("ntk", "timeout", {"cpu_fraction": 0.9}), None),  # it ran, and ran out of time
         (ProbeResult("ntk", "pass", {"not_run": True}), None),  # a probe's own metric of that name says nothing
+        (ProbeResult("ntk", "timeout", {"not_run": False}), None),  # the flag, not the key: it ran out of time
+        (ProbeResult("ntk", "timeout", {"not_run": 1}), None),
     ],
 )
 def test_why_a_probe_was_not_run_survives_a_report(result: ProbeResult, left_out: str | None) -> None:
@@ -108,3 +110,21 @@ def test_a_run_of_several_precisions_keeps_its_precision_through_a_report() -> N
     result = ProbeResult("dense_chain", "pass", precision="float64")
     assert result.to_dict()["name"] == "dense_chain[float64]"
     assert ProbeResult.from_dict(result.to_dict()) == result
+
+
+@pytest.mark.parametrize(
+    ("name", "probe", "finding_id"),
+    [
+        ("dense_chain[float64]", "dense_chain", "probe-dense-chain-float64-crash"),
+        ("a[b", "a", "probe-a-b-crash"),  # names of other shapes, from a report edited by hand: as before
+        ("x[]", "x", "probe-x--crash"),
+        ("dense_chain[float64][z]", "dense_chain", "probe-dense-chain-float64-z-crash"),
+        ("x]", "x]", "probe-x-crash"),
+    ],
+)
+def test_a_saved_name_of_any_shape_keeps_its_probe_id_and_name(name: str, probe: str, finding_id: str) -> None:
+    from envaudit.model import Subject
+
+    result = ProbeResult.from_dict({"name": name, "status": "crash"})
+    assert (result.probe, Subject.probe(result.run, "crash").id) == (probe, finding_id)
+    assert result.to_dict()["name"] == name  # the report keeps what it said

@@ -234,9 +234,16 @@ def _explained(subject: Subject, problems: list[assess.Problem]) -> Finding:
         title = "float32 matmuls or convolutions at the default precision are less precise than this platform documents"
         if severity != "fail":
             title = "float32 matmuls or convolutions at the default precision lose precision (no rule says why here)"
-        detail = _possibly(problems).strip()
         return Finding(
-            subject, severity, title, detail, DEFAULT_PRECISION_FIX, GENERIC_REFS, "probe", measured=measured
+            subject,
+            severity,
+            title,
+            "",
+            DEFAULT_PRECISION_FIX,
+            GENERIC_REFS,
+            "probe",
+            measured=measured,
+            caveat=_possibly(problems),
         )
     title = KIND_TITLES[problems[0].kind].format(name=problems[0].result.label)
     fix = GENERIC_FIX.format(name=problems[0].result.probe)

@@ -3,7 +3,9 @@
 facts.py declares each group of facts as a `TypedDict`; a document from a file (a node's report, a pasted one) is
 checked against those same annotations, so that a wrong type deep inside (`"gpus": true`) is one line of bad input
 and never a crash in a rule. This is that check, for the annotations facts.py uses: TypedDicts, dicts, lists,
-Literals, X | None and JSON scalars. A missing or null field is never a problem; an undeclared one is not looked at.
+Literals, X | None and JSON scalars. A missing or null field is a problem only where the TypedDict requires it
+(total=True); an undeclared one is not looked at, unless the document is closed (a rule file, where a misspelt key
+would otherwise be silently ignored): envaudit's own rule files are read with the same check (rules/engine.py).
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ import types
 from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hints, is_typeddict
 
 
-def _each(items: Any, hint: Any, where: str) -> str | None:
+def _each(items: Any, hint: Any, where: str, closed: bool) -> str | None:
     """The first problem among a list's items or an object's values; null only where the type allows None."""
     for key, item in items:
         if item is None and type(None) not in get_args(hint):
             return f"{where.format(key)} must not be null"
-        if found := problem(item, hint, where.format(key)):
+        if found := problem(item, hint, where.format(key), closed=closed):
             return found
     return None
 
@@ -32,14 +34,14 @@ def _hints(typed: Any) -> dict[str, Any]:
 JSON_NAMES = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
 
 
-def problem(value: object, hint: Any, where: str) -> str | None:
+def problem(value: object, hint: Any, where: str, *, closed: bool = False) -> str | None:
     """The first part of `value` that does not have the type `hint` (a TypedDict, Literal, list, dict, scalar,
-    or X | None), as a sentence; None if all of it does. A missing or null field is never a problem."""
+    or X | None), as a sentence; None if all of it does. `closed`: a key no TypedDict declares is a problem."""
     kind, args = get_origin(hint), get_args(hint)
     if value is None or hint is Any:
         return None
     if kind in (Union, types.UnionType):
-        answers = [problem(value, arg, where) for arg in args if arg is not type(None)]
+        answers = [problem(value, arg, where, closed=closed) for arg in args if arg is not type(None)]
         return None if None in answers else answers[0]
     if kind is Literal:
         return None if value in args else f"{where} is {value!r}, not one of {', '.join(map(str, args))}"
@@ -47,13 +49,18 @@ def problem(value: object, hint: Any, where: str) -> str | None:
         if not isinstance(value, dict):
             return f"{where} must be a JSON object"
         if not is_typeddict(hint):
-            return _each(value.items(), args[1], where + ".{}")
-        fields = (problem(value.get(key), sub, f"{where}.{key}") for key, sub in _hints(hint).items())
-        return next((found for found in fields if found), None)  # a field may be missing or null
+            return _each(value.items(), args[1], where + ".{}", closed)
+        declared = _hints(hint)
+        if closed and (unknown := sorted(str(k) for k in value if k not in declared)):
+            return f"{where} has the unknown key(s) {unknown}"
+        if missing := next((k for k in declared if k in hint.__required_keys__ and value.get(k) is None), None):
+            return f"{where} is missing {missing!r}"
+        fields = (problem(value.get(key), sub, f"{where}.{key}", closed=closed) for key, sub in declared.items())
+        return next((found for found in fields if found), None)  # an optional field may be missing or null
     if kind is list:
         if not isinstance(value, list):
             return f"{where} must be a JSON array"
-        return _each(enumerate(value), args[0], where + "[{}]")
+        return _each(enumerate(value), args[0], where + "[{}]", closed)
     allowed = (int, float) if hint is float else cast(type, hint)
     if not isinstance(value, allowed) or (hint is not bool and isinstance(value, bool)):
         return f"{where} must be of JSON type {JSON_NAMES.get(hint, getattr(hint, '__name__', str(hint)))}"

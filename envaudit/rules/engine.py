@@ -13,16 +13,41 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from envaudit import cachedir, fixes
+from envaudit import cachedir, fixes, typecheck
 from envaudit.facts import Facts
-from envaudit.model import SEVERITIES, Finding, Severity, Subject
+from envaudit.model import Finding, Severity, Subject
 from envaudit.rules import conditions, tables
 from envaudit.rules.conditions import holds
 
 DATA = Path(__file__).with_name("data")
-RULE_KEYS = {"id", "title", "severity", "symptom", "fix", "pins", "references", "notes", "when", "examples", "explains"}
+
+
+class Example(TypedDict):
+    match: bool  # whether the rule fires on these facts
+    facts: dict[str, Any]  # a fragment of a facts document; what it leaves out is unknown
+
+
+class _Optional(TypedDict, total=False):
+    notes: str
+    examples: list[Example]
+    explains: list[str]  # "probe:kind", "probe:metric" (either may be "*") or a finding id
+    pins: list[str]  # requirement strings
+
+
+class RuleFile(_Optional):
+    """A rule file (`data/*.toml`) as it must be: these keys required, those of _Optional allowed, no other."""
+
+    id: str
+    title: str
+    severity: Severity
+    symptom: str
+    fix: str
+    references: list[str]
+    when: dict[str, Any]  # checked by conditions.problem
+
+
 Verdict = conditions.Verdict
 
 
@@ -59,23 +84,19 @@ class Rule:
 
 
 def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
-    unknown = set(data) - RULE_KEYS
-    if unknown:
-        raise RuleError(f"{where}: unknown key(s) {sorted(unknown)}")
-    for key in ("id", "title", "severity", "symptom", "fix", "references", "when"):
-        if key not in data:
-            raise RuleError(f"{where}: missing {key!r}")
-    if data["severity"] not in SEVERITIES:
-        raise RuleError(f"{where}: severity must be one of {SEVERITIES}")
+    """A rule from its file's data: its shape checked against RuleFile (typecheck, as a facts document is), then
+    what a type cannot say (https references, a valid `when`, explains and pins that parse)."""
+    if wrong := typecheck.problem(dict(data), RuleFile, where, closed=True):
+        raise RuleError(wrong)
     refs = data["references"]
-    if not refs or not all(isinstance(r, str) and r.startswith("https://") for r in refs):
+    if not refs or not all(r.startswith("https://") for r in refs):
         raise RuleError(f"{where}: references must be one or more https URLs")
     _validate_when(data["when"], where)
     explains = data.get("explains", [])
-    if not isinstance(explains, list) or not all(isinstance(e, str) and e.count(":") <= 1 for e in explains):
+    if not all(e.count(":") <= 1 for e in explains):
         raise RuleError(f"{where}: explains must be a list of 'probe:kind', 'probe:metric' or finding-id strings")
     pins = data.get("pins", [])
-    if not isinstance(pins, list) or not all(isinstance(p, str) and fixes.valid(p) for p in pins):
+    if not all(fixes.valid(p) for p in pins):
         raise RuleError(f"{where}: pins must be a list of requirement strings ('numpy<2')")
     return Rule(
         id=data["id"],

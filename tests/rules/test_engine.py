@@ -122,6 +122,10 @@ def test_evidence_names_the_matching_facts() -> None:
         ({**BASE, "colour": 1, "when": {"x64": True}}, "unknown key"),
         ({**BASE, "when": {"env": {"XLA_FLAGS": {"equal": "x"}}}}, "contains/equals/unset/set"),
         ({k: v for k, v in BASE.items() if k != "fix"} | {"when": {"x64": True}}, "missing 'fix'"),
+        ({**BASE, "title": 3, "when": {"x64": True}}, "title must be of JSON type string"),
+        ({**BASE, "when": {"x64": True}, "examples": [{"match": True, "fact": {}}]}, r"examples\[0\] has the unknown"),
+        ({**BASE, "when": {"x64": True}, "examples": [{"facts": {}}]}, r"examples\[0\] is missing 'match'"),
+        ({**BASE, "when": {"x64": True}, "pins": "numpy<2"}, "pins must be a JSON array"),
     ],
 )
 def test_malformed_rules_are_refused(data: dict[str, Any], message: str) -> None:

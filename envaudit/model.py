@@ -13,17 +13,20 @@ import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypedDict, TypeVar, cast, get_args
 
+from envaudit import typecheck
 from envaudit.facts import Facts, ReportError
 
 SCHEMA = "envaudit/report/v1"
-SEVERITIES = ("fail", "warn", "info")
-PROBE_STATUSES = ("pass", "fail", "skip", "error", "timeout", "crash")
-VERDICTS = ("ok", "warn", "fail", "error")
 INTEGERS = range(-(2**63), 2**64)  # what a 64-bit counter holds, signed or not (NVML's are unsigned)
 
-Severity = Literal["fail", "warn", "info"]
+Severity = Literal["fail", "warn", "info"]  # worst first
+ProbeStatus = Literal["pass", "fail", "skip", "error", "timeout", "crash"]
+Verdict = Literal["ok", "warn", "fail", "error"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+PROBE_STATUSES: tuple[ProbeStatus, ...] = get_args(ProbeStatus)
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 JSONDict = dict[str, Any]
 
 
@@ -93,6 +96,76 @@ class Subject:
         return self.name
 
 
+class _FindingOptional(TypedDict, total=False):
+    title: str
+    detail: str
+    fix: str
+    references: list[str]
+    source: Literal["rule", "probe"]
+    caused_by: str
+
+
+class FindingDocument(_FindingOptional):
+    """A finding in a report (schema v1): its id and severity required."""
+
+    id: str
+    severity: Severity
+
+
+class _DeviceOptional(TypedDict, total=False):
+    digest_default: str
+    rel_err_default: float | str
+    verdict: str
+    board: str
+    uuid: str
+    pci_bus_id: str
+
+
+class DeviceAnswer(_DeviceOptional):
+    """A device's answer in a probe result: its jax id and kind, digests of its bits, its error (a non-finite one
+    travels as its text); the judge's verdict and the board it named."""
+
+    id: int
+    kind: str
+    digest: str
+    rel_err: float | str
+
+
+DEVICE_FIELDS = frozenset(DeviceAnswer.__annotations__) | frozenset(_DeviceOptional.__annotations__)
+
+
+class _ProbeOptional(TypedDict, total=False):
+    metrics: dict[str, Any]
+    duration_s: float
+    message: str
+    judgement: str
+    devices: list[DeviceAnswer]
+
+
+class ProbeDocument(_ProbeOptional):
+    """A probe result in a report (schema v1): its name and status required."""
+
+    name: str
+    status: ProbeStatus
+
+
+class _ReportOptional(TypedDict, total=False):
+    mode: str
+
+
+class ReportDocument(_ReportOptional):
+    """A report (schema envaudit/report/v1) as read back; its facts are checked by Facts.from_dict."""
+
+    schema: str
+    envaudit_version: str
+    created: str
+    host: dict[str, Any]
+    verdict: Verdict
+    facts: dict[str, Any]
+    findings: list[Any]  # each checked as a FindingDocument
+    probes: list[Any]  # each checked as a ProbeDocument
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One metric a probe measured for a finding, as shown, and the bound it was held to."""
@@ -144,23 +217,16 @@ class Finding:
 
     @classmethod
     def from_dict(cls, data: object) -> Finding:
-        obj = _expect(data, dict, "finding")
-        severity = obj.get("severity")
-        if severity not in SEVERITIES:
-            raise ReportError(f"finding severity {severity!r} is not one of {', '.join(SEVERITIES)}")
-        source = obj.get("source", "rule")
-        if source not in ("rule", "probe"):
-            raise ReportError(f"finding source {source!r} is not rule or probe")
-        refs = _expect(obj.get("references", []), list, "finding.references")
+        obj = _checked(data, FindingDocument, "finding")
         return cls(
-            subject=Subject("saved", str(_expect(obj.get("id"), str, "finding.id"))),
-            severity=cast(Severity, severity),
-            title=str(obj.get("title", "")),
-            words=str(obj.get("detail", "")),
-            fix=str(obj.get("fix", "")),
-            references=tuple(str(r) for r in refs),
-            source=cast(Literal["rule", "probe"], source),
-            caused_by=str(_expect(obj.get("caused_by", ""), str, "finding.caused_by")),
+            subject=Subject("saved", obj["id"]),
+            severity=obj["severity"],
+            title=obj.get("title") or "",
+            words=obj.get("detail") or "",
+            fix=obj.get("fix") or "",
+            references=tuple(obj.get("references") or ()),
+            source=obj.get("source") or "rule",
+            caused_by=obj.get("caused_by") or "",
         )
 
 
@@ -206,13 +272,11 @@ class ProbeResult:
 
     @classmethod
     def from_dict(cls, data: object) -> ProbeResult:
-        obj = _expect(data, dict, "probe")
-        status = obj.get("status")
-        if status not in PROBE_STATUSES:
-            raise ReportError(f"probe status {status!r} is not one of {', '.join(PROBE_STATUSES)}")
+        obj = _checked(data, ProbeDocument, "probe")
+        status = obj["status"]
         duration = _number(obj.get("duration_s", 0.0), "probe duration_s")
-        run = ProbeRun.from_label(str(_expect(obj.get("name"), str, "probe.name")))
-        metrics = _expect(obj.get("metrics", {}), dict, "probe.metrics")
+        run = ProbeRun.from_label(obj["name"])
+        metrics = obj.get("metrics") or {}
         left_out: LeftOut | None = None
         if status == "skip" and "declared_cost_s" in metrics:
             left_out = "budget"
@@ -222,12 +286,12 @@ class ProbeResult:
             probe=run.probe,
             precision=run.precision,
             saved_name=run.saved,
-            status=str(status),
+            status=status,
             metrics=metrics,
             duration_s=float(duration),
-            message=str(obj.get("message", "")),
-            judgement=str(obj.get("judgement", "")),
-            devices=_devices(obj.get("devices", [])),
+            message=obj.get("message") or "",
+            judgement=obj.get("judgement") or "",
+            devices=_devices(obj.get("devices") or []),
             left_out=left_out,
         )
 
@@ -272,58 +336,41 @@ class Report:
 
     @classmethod
     def from_dict(cls, data: object) -> Report:
-        obj = _expect(data, dict, "report")
-        if obj.get("schema") != SCHEMA:
-            raise ReportError(f"schema is {obj.get('schema')!r}, expected {SCHEMA!r}")
-        for key in ("verdict", "facts", "findings", "probes", "created", "host", "envaudit_version"):
-            if key not in obj:
-                raise ReportError(f"report lacks the key {key!r}")
-        if obj["verdict"] not in VERDICTS:
-            raise ReportError(f"verdict {obj['verdict']!r} is not one of {', '.join(VERDICTS)}")
+        if not isinstance(data, dict):
+            raise ReportError("report must be a JSON object")
+        if data.get("schema") != SCHEMA:
+            raise ReportError(f"schema is {data.get('schema')!r}, expected {SCHEMA!r}")
+        obj = _checked(data, ReportDocument, "report")
         _numbers(obj)
         return cls(
-            facts=Facts.from_dict(obj["facts"], str(obj.get("mode", ""))),
-            findings=tuple(Finding.from_dict(f) for f in _expect(obj["findings"], list, "findings")),
-            probes=tuple(ProbeResult.from_dict(p) for p in _expect(obj["probes"], list, "probes")),
-            created=str(obj["created"]),
-            host=_expect(obj["host"], dict, "host"),
-            envaudit_version=str(obj["envaudit_version"]),
-            mode=str(obj.get("mode", "audit")),
+            facts=Facts.from_dict(obj["facts"], obj.get("mode") or ""),
+            findings=tuple(Finding.from_dict(f) for f in obj["findings"]),
+            probes=tuple(ProbeResult.from_dict(p) for p in obj["probes"]),
+            created=obj["created"],
+            host=obj["host"],
+            envaudit_version=obj["envaudit_version"],
+            mode=obj.get("mode") or "audit",
             complete=obj["verdict"] != "error",
         )
 
 
-DEVICE_KEYS: dict[str, type | tuple[type, ...]] = {  # a device's answer; a non-finite error travels as its text
-    "id": int,
-    "kind": str,
-    "digest": str,
-    "rel_err": (int, float, str),
-    "digest_default": str,
-    "rel_err_default": (int, float, str),
-    "verdict": str,
-    "board": str,
-    "uuid": str,
-    "pci_bus_id": str,
-}
-
-
-def _devices(data: object) -> tuple[JSONDict, ...]:
-    """Each device's answer in a probe result (its jax id and kind, digests of its bits, its errors), one an id."""
-    found = []
-    for obj in _expect(data, list, "probe.devices"):
-        _expect(_expect(obj, dict, "probe.devices[]").get("id"), int, "probe.devices[].id")
-        if not all(isinstance(obj.get(k), DEVICE_KEYS[k]) for k in ("kind", "digest", "rel_err")):
-            raise ReportError("probe.devices[] needs a kind and a digest (strings) and a rel_err")
-        found.append({k: obj[k] for k, kind in DEVICE_KEYS.items() if isinstance(obj.get(k), kind)})
+def _devices(data: list[DeviceAnswer]) -> tuple[JSONDict, ...]:
+    """Each device's answer in a probe result (its jax id and kind, digests of its bits, its errors), one an id;
+    what the report declares of it, nothing else."""
+    found = [{k: v for k, v in obj.items() if k in DEVICE_FIELDS and v is not None} for obj in data]
     if len({d["id"] for d in found}) < len(found):
         raise ReportError("probe.devices has two answers for one device id")
     return tuple(found)
 
 
-def _expect(value: object, kind: type, where: str) -> Any:
-    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-        raise ReportError(f"{where} must be a JSON {kind.__name__.replace('dict', 'object').replace('list', 'array')}")
-    return value
+T = TypeVar("T")
+
+
+def _checked(data: object, document: type[T], where: str) -> T:
+    """`data` as the document its TypedDict declares (typecheck, as facts are): else one line of ReportError."""
+    if wrong := typecheck.problem(data, document, where):
+        raise ReportError(wrong)
+    return cast(T, data)
 
 
 def _number(value: object, where: str) -> float:

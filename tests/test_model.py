@@ -60,21 +60,21 @@ def _mutate(path: list[Any], value: Any) -> dict[str, Any]:
     ("path", "value", "expected"),
     [
         (["schema"], "other/v9", "schema is 'other/v9'"),
-        (["facts"], KeyError, "lacks the key 'facts'"),
+        (["facts"], KeyError, "report is missing 'facts'"),
         (["facts", "jax"], KeyError, "facts lack the key(s) jax"),
         (["facts", "packages"], ["jax"], "facts.packages must be a JSON object"),
         (["facts", "packages", "jax"], 4, "facts.packages.jax must be of JSON type string"),
-        (["findings", 0, "severity"], "fatal", "severity 'fatal'"),
-        (["probes", 0, "status"], "ok", "probe status 'ok'"),
-        (["probes", 0, "duration_s"], "slow", "duration_s must be a number"),
-        (["verdict"], "great", "verdict 'great'"),
+        (["findings", 0, "severity"], "fatal", "finding.severity is 'fatal', not one of fail, warn, info"),
+        (["probes", 0, "status"], "ok", "probe.status is 'ok', not one of"),
+        (["probes", 0, "duration_s"], "slow", "probe.duration_s must be of JSON type number"),
+        (["verdict"], "great", "report.verdict is 'great', not one of"),
         (["findings"], {}, "findings must be a JSON array"),
         (
             ["probes", 0, "devices"],
             [{"id": 0, "kind": "cpu", "digest": "a", "rel_err": 0.0}] * 2,
             "two answers for one",
         ),
-        (["probes", 0, "devices"], [{"id": 0, "kind": "cpu", "rel_err": 0.0}], "needs a kind and a digest"),
+        (["probes", 0, "devices"], [{"id": 0, "kind": "cpu", "rel_err": 0.0}], "probe.devices[0] is missing 'digest'"),
     ],
 )
 def test_malformed_reports_are_refused(path: list[Any], value: Any, expected: str) -> None:

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 from packaging.version import InvalidVersion, Version
@@ -149,8 +147,9 @@ def compute_capabilities(facts: Facts) -> list[str] | None:
 @functools.cache
 def _truth_words() -> tuple[frozenset[str], frozenset[str]]:
     """jax's bool_env() words, from the table read at the tags (rules/tables/jax-env.toml), read once."""
-    with (Path(__file__).with_name("tables") / "jax-env.toml").open("rb") as handle:
-        words = tomllib.load(handle)["bool"]
+    from envaudit.rules.tablefiles import TABLES, load
+
+    words = load(TABLES / "jax-env.toml")["bool"]
     return frozenset(words["true"]), frozenset(words["false"])
 
 

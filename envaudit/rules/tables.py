@@ -10,32 +10,24 @@ nothing came after.
 
 from __future__ import annotations
 
-import functools
 import re
-import tomllib
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.redact import REDACTED
 from envaudit.rules.accessors import env_flag, release, version_or_none
 from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.tablefiles import TABLES as TABLES  # the tables, loaded and checked by tablefiles
+from envaudit.rules.tablefiles import load as load
 from envaudit.scope import canonicalize_name
 
-TABLES = Path(__file__).with_name("tables")
 TABLE = TABLES / "jax-minimum-jaxlib.toml"
 REQUIRES = TABLES / "jax-requires.toml"
 WHEELS = TABLES / "jaxlib-wheels.toml"
 REMOVALS = TABLES / "api-removals.toml"
 JAX_ENV = TABLES / "jax-env.toml"
 CUDA12_EXTRA = TABLES / "cuda12-extra.toml"
-
-
-@functools.cache
-def load(path: Path) -> dict[str, Any]:
-    with path.open("rb") as handle:
-        return tomllib.load(handle)
 
 
 def numbers(version: str) -> tuple[int, ...]:

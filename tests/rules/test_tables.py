@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +91,21 @@ def test_the_table_holds_only_what_the_index_lists_for_this_python() -> None:
     listed = next(line for line in done.stdout.splitlines() if "Available versions" in line)
     index = set(listed.partition(":")[2].replace(" ", "").split(","))
     assert set(WHEELS["versions"][here]) <= index
+
+
+def test_every_table_has_its_shape_and_a_wrong_one_is_refused(tmp_path: Path) -> None:
+    """Each table in rules/tables loads against its declared shape; a misspelt key, a missing one or a value of the
+    wrong type is an error when it loads, never a check that silently finds nothing."""
+    from envaudit.rules import tablefiles
+
+    names = sorted(p.name for p in tablefiles.TABLES.glob("*.toml"))
+    assert names == sorted(tablefiles.SHAPES) and all(tablefiles.load(tablefiles.TABLES / n) for n in names)
+    good = (tablefiles.TABLES / "cuda12-extra.toml").read_text()
+    for bad, said in (
+        (good.replace("covers_to", "covers_until"), "unknown key"),
+        ("\n".join(line for line in good.splitlines() if not line.startswith("covers_to")), "missing 'covers_to'"),
+        (good.replace('covers_from = "', "covers_from = 4 #"), "covers_from must be of JSON type string"),
+    ):
+        (tmp_path / "cuda12-extra.toml").write_text(bad)
+        with pytest.raises(tablefiles.TableError, match=said):
+            tablefiles.load.__wrapped__(tmp_path / "cuda12-extra.toml")

@@ -1,0 +1,146 @@
+"""What each release table holds, declared as types, and its loading: a table is read once and checked against its
+shape (`typecheck`, as a facts document, a rule file and a report are), closed, so a misspelt or missing key in a
+table read from upstream sources is an error when it loads, not a rule that silently says nothing.
+
+Every table says where it was read from (`source`) and when (`read`); one that covers a span of releases says which
+(`covers_from`, `covers_to`). One place to add a table: its TOML in `tables/` and its shape in SHAPES.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+from typing import Any, TypedDict
+
+from envaudit import typecheck
+
+TABLES = Path(__file__).with_name("tables")
+
+
+class TableError(ValueError):
+    """A table file that does not have its declared shape; names the file and the first wrong part."""
+
+
+class _Provenance(TypedDict):
+    source: str  # where the table was read from (the upstream files, at which tags)
+    read: str  # when, and how
+
+
+class _Span(_Provenance):
+    covers_from: str  # the first release it speaks of
+    covers_to: str  # the last
+
+
+class MinimumJaxlib(_Provenance):  # jax-minimum-jaxlib.toml: _minimum_jaxlib_version at each jax tag
+    older_message: str
+    newer_message: str
+    newer_check_since: str
+    minimum_jaxlib: dict[str, str]  # jax release -> the oldest jaxlib it imports with
+
+
+class Declared(TypedDict):
+    python: str
+    jax: list[str]
+    jaxlib: list[str]
+
+
+class JaxRequires(_Provenance):  # jax-requires.toml: what each jax and jaxlib release declares it needs
+    release: dict[str, Declared]
+
+
+class _WheelsOptional(TypedDict, total=False):
+    yanked: list[str]
+
+
+class JaxlibWheels(_Span, _WheelsOptional):  # jaxlib-wheels.toml: the Pythons each jaxlib has a wheel for
+    versions: dict[str, list[str]]  # Python -> jaxlib releases
+
+
+class _UseOptional(TypedDict, total=False):
+    fixed: str  # the first release of the library without the use
+
+
+class Use(_UseOptional):
+    package: str
+    versions: list[str]  # specifiers of the library releases with the use
+    jax: str  # specifier of the jax releases without the API
+    api: str
+    kind: str  # "import" or "first call"
+    evidence: str  # file:line at the library's tag
+
+
+class ApiRemovals(_Provenance):  # api-removals.toml
+    use: list[Use]
+
+
+class BoolVariables(TypedDict):
+    variables: list[str]
+    true: list[str]
+    false: list[str]
+    message: str
+
+
+class EnumVariable(TypedDict):
+    flag: str
+    message: str
+    legacy: list[str]
+    since: dict[str, list[str]]  # jax release -> values accepted from it
+
+
+class JaxEnv(_Span):  # jax-env.toml: the values jax's config.py accepts
+    bool: BoolVariables
+    enum: dict[str, EnumVariable]
+
+
+class ExtraRelease(TypedDict):
+    jax: str
+    pins: list[str]
+
+
+class Cuda12Extra(_Span):  # cuda12-extra.toml: what jax[cuda12]==V pins
+    release: list[ExtraRelease]
+
+
+class Compare(TypedDict):
+    jax: str  # specifier of the jax releases that compare this way
+    evidence: str
+    components: dict[str, int]  # wheel -> how many version components are compared
+
+
+class Build(TypedDict):
+    jaxlib: str
+    cuda: str
+    evidence: str
+    built: dict[str, str]  # wheel -> the version the build used
+    pins: dict[str, str]  # wheel -> jax's cuda12_pip pin
+
+
+class CudaBuilds(_Provenance):  # cuda-builds.toml
+    names: dict[str, str]  # wheel -> the library's name in jax's message
+    compare: list[Compare]
+    build: list[Build]
+
+
+SHAPES: dict[str, Any] = {
+    "jax-minimum-jaxlib.toml": MinimumJaxlib,
+    "jax-requires.toml": JaxRequires,
+    "jaxlib-wheels.toml": JaxlibWheels,
+    "api-removals.toml": ApiRemovals,
+    "jax-env.toml": JaxEnv,
+    "cuda12-extra.toml": Cuda12Extra,
+    "cuda-builds.toml": CudaBuilds,
+}
+
+
+@functools.cache
+def load(path: Path) -> dict[str, Any]:
+    """A table of tables/, checked against its shape in SHAPES (a file without one is an error too)."""
+    with path.open("rb") as handle:
+        data = tomllib.load(handle)
+    shape = SHAPES.get(path.name)
+    if shape is None:
+        raise TableError(f"{path.name}: no shape is declared for it in rules/tablefiles.py")
+    if wrong := typecheck.problem(data, shape, path.name, closed=True):
+        raise TableError(wrong)
+    return data

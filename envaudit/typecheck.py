@@ -26,7 +26,7 @@ def _each(items: Any, hint: Any, where: str, closed: bool) -> str | None:
 
 
 @functools.cache
-def _hints(typed: Any) -> dict[str, Any]:
+def hints(typed: Any) -> dict[str, Any]:
     """A TypedDict's resolved annotations (get_type_hints costs ~0.1 ms a call; a report has dozens of objects)."""
     return get_type_hints(typed)
 
@@ -50,7 +50,7 @@ def problem(value: object, hint: Any, where: str, *, closed: bool = False) -> st
             return f"{where} must be a JSON object"
         if not is_typeddict(hint):
             return _each(value.items(), args[1], where + ".{}", closed)
-        declared = _hints(hint)
+        declared = hints(hint)
         if closed and (unknown := sorted(str(k) for k in value if k not in declared)):
             return f"{where} has the unknown key(s) {unknown}"
         if missing := next((k for k in declared if k in hint.__required_keys__ and value.get(k) is None), None):

@@ -13,6 +13,7 @@ import signal
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from envaudit import typecheck
 from envaudit.facts import JaxFacts
 from envaudit.redact import scrub
 
@@ -52,31 +53,42 @@ def parse(
     for event in events:
         if isinstance(event.get("stage"), str):
             stages[event["stage"]] = {k: v for k, v in event.items() if k not in ("stage", "event")}
-    facts: dict[str, Any] = {"status": "ok", "message": None, "duration_s": round(duration_s, 3)}
+    facts: JaxFacts = {"status": "ok", "message": None, "duration_s": round(duration_s, 3)}
     for stage in ("imported", "devices"):
-        facts.update({k: v for k, v in stages.get(stage, {}).items() if k != "error"})
+        facts.update(_declared(stages.get(stage, {})))
     reached = next((s for s in ORDER if s in stages), None)
     facts["stage"] = reached
     error = next((stages[s]["error"] for s in ("import", "devices", "first_use") if "error" in stages.get(s, {})), None)
 
     if timed_out:
-        facts.update(status="timeout", message=f"no answer within {duration_s:.0f} s (last stage: {reached})")
+        facts.update({"status": "timeout", "message": f"no answer within {duration_s:.0f} s (last stage: {reached})"})
     elif ended is not None and ended < 0:
-        name = signal_name(ended)
+        name = signal_name(ended) or f"signal {-ended}"  # a negative status is a signal
         doing = DOING.get(reached or "start", f"after stage {reached!r}")
-        facts.update(status="crash", signal=name, message=f"killed by {name} {doing} (last stage: {reached})")
+        said = f"killed by {name} {doing} (last stage: {reached})"
+        facts.update({"status": "crash", "signal": name, "message": said})
     elif stages.get("import", {}).get("absent"):
-        facts.update(status="absent", message=stages["import"]["error"])
+        facts.update({"status": "absent", "message": stages["import"]["error"]})
     elif "import" in stages:
-        facts.update(status="import_error", message=error)
+        facts.update({"status": "import_error", "message": error})
     elif error is not None:
-        facts.update(status="error", message=error)
+        facts.update({"status": "error", "message": error})
     elif "first_use" not in stages:
-        facts.update(
-            status="error", message=f"exited with status {ended} before finishing: {last_words or 'no output'}"
-        )
+        said = f"exited with status {ended} before finishing: {last_words or 'no output'}"
+        facts.update({"status": "error", "message": said})
     elif not stages["first_use"].get("ok"):
-        facts.update(status="error", message=f"first computation gave {stages['first_use'].get('value')}, not 3920")
+        said = f"first computation gave {stages['first_use'].get('value')}, not 3920"
+        facts.update({"status": "error", "message": said})
     if isinstance(facts["message"], str):  # last_words, or an error the child quoted from XLA
         facts["message"] = scrub(facts["message"], environ)
-    return cast(JaxFacts, facts)
+    return facts
+
+
+def _declared(reported: Mapping[str, Any]) -> JaxFacts:
+    """What a stage of the child reported that facts.JaxFacts declares, each value of its declared type (the
+    child's word is checked as a loaded document is): nothing else enters the facts."""
+    hints = typecheck.hints(JaxFacts)
+    return cast(
+        JaxFacts,
+        {k: v for k, v in reported.items() if k in hints and typecheck.problem(v, hints[k], f"jax.{k}") is None},
+    )

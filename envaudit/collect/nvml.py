@@ -133,12 +133,13 @@ def _count_mig_devices(nvml: ModuleType, handle: Any) -> int:
 
 def _gpu(nvml: ModuleType, index: int) -> GPU:
     unavailable: dict[str, str] = {}
-    gpu: dict[str, Any] = {"index": index, **dict.fromkeys(GPU_FIELDS), "unavailable": unavailable}
+    # every field present, None until NVML says; each write below is checked against facts.GPU
+    gpu = cast(GPU, {"index": index, **dict.fromkeys(GPU_FIELDS), "unavailable": unavailable})
     try:
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
     except nvml.NVMLError as e:  # e.g. "GPU is lost": listed, with every field None
         unavailable["handle"] = str(e)
-        return cast(GPU, gpu)
+        return gpu
 
     def get(fields: str, name: str, *args: Any) -> Any:
         return _call(nvml, unavailable, fields, (name,), handle, *args)
@@ -157,9 +158,12 @@ def _gpu(nvml: ModuleType, index: int) -> GPU:
         gpu["memory_total_bytes"], gpu["memory_used_bytes"] = int(memory.total), int(memory.used)
     if (ecc := get("ecc_enabled", "nvmlDeviceGetEccMode")) is not None:
         gpu["ecc_enabled"] = int(ecc[0]) == _ENABLED  # [current, pending]
-    for field, counter in ("ecc_uncorrected_volatile", _VOLATILE), ("ecc_uncorrected_aggregate", _AGGREGATE):
-        if (errors := get(field, "nvmlDeviceGetTotalEccErrors", _UNCORRECTED, counter)) is not None:
-            gpu[field] = int(errors)
+    if (errors := get("ecc_uncorrected_volatile", "nvmlDeviceGetTotalEccErrors", _UNCORRECTED, _VOLATILE)) is not None:
+        gpu["ecc_uncorrected_volatile"] = int(errors)
+    if (
+        errors := get("ecc_uncorrected_aggregate", "nvmlDeviceGetTotalEccErrors", _UNCORRECTED, _AGGREGATE)
+    ) is not None:
+        gpu["ecc_uncorrected_aggregate"] = int(errors)
     if (retired := get("retired_pages_pending", "nvmlDeviceGetRetiredPagesPendingStatus")) is not None:
         gpu["retired_pages_pending"] = bool(retired)
     if (rows := get("remap_pending remap_failure", "nvmlDeviceGetRemappedRows")) is not None:
@@ -181,7 +185,7 @@ def _gpu(nvml: ModuleType, index: int) -> GPU:
         gpu["compute_processes"] = [{"pid": int(p.pid), "used_memory_bytes": p.usedGpuMemory} for p in running]
     except Exception as e:
         unavailable["compute_processes"] = str(e) or type(e).__name__
-    return cast(GPU, gpu)
+    return gpu
 
 
 def _collect(nvml: ModuleType) -> NvidiaFacts:

@@ -51,3 +51,16 @@ def test_an_interpreter_that_is_none_is_bad_input(kind: str, child_env: dict[str
         proc = envaudit_run(PYTHON, *verb, "--python", str(target), env=child_env, timeout=120)
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
         assert proc.stderr.startswith(f"envaudit: error: --python {target}") and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("said", ['"abc"', "5", "[1, 2]", '{"version": 3}'])
+def test_an_interpreter_whose_python_facts_have_another_shape_is_bad_input(
+    said: str, child_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Its answer is checked as a report's facts are: one line and exit 2, never a ValueError's traceback (exit 3)."""
+    target = tmp_path / "python"
+    target.write_text(f'#!/bin/sh\necho \'{{"python": {said}, "distributions": []}}\'\n')
+    target.chmod(0o755)
+    proc = envaudit_run(PYTHON, "audit", "--quick", "--python", str(target), env=child_env, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "not a Python interpreter envaudit can use (python" in proc.stderr and "Traceback" not in proc.stderr

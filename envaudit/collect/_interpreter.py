@@ -17,11 +17,15 @@ import re
 import site
 import sys
 from importlib import metadata
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for mypy alone: the interpreter that runs this file has no envaudit
+    from envaudit.facts import PythonFacts
 
 MINIMUM_JAXLIB = re.compile(r"^_minimum_jaxlib_version\s*=\s*['\"]([^'\"]+)['\"]", re.MULTILINE)
 
 
-def python_facts() -> dict[str, object]:
+def python_facts() -> PythonFacts:
     prefix = sys.prefix
     return {
         "version": platform.python_version(),

@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, cast
 
+from envaudit import typecheck
 from envaudit.collect import packages
 from envaudit.exitcodes import BadInput
 from envaudit.facts import PythonFacts
@@ -87,4 +88,7 @@ def facts(python: str, timeout: float = 60.0) -> tuple[PythonFacts, packages.Ins
     found = data.get("markers")
     markers = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
     problems, requires = packages.check(dists, markers)
-    return cast(PythonFacts, dict(data.get("python") or {})), (versions, problems, duplicates, requires)
+    said = data.get("python") or {}
+    if wrong := typecheck.problem(said, PythonFacts, "python"):  # the other interpreter's word, checked as a report's
+        raise InterpreterError(f"--python {python}: not a Python interpreter envaudit can use ({wrong})")
+    return cast(PythonFacts, said), (versions, problems, duplicates, requires)

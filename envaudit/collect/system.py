@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import platform as _platform
 from pathlib import Path
-from typing import cast
 
 from envaudit.collect import _interpreter, toolkit
 from envaudit.facts import PlatformFacts, PythonFacts
@@ -36,9 +35,7 @@ def get_env() -> dict[str, str]:
 
 
 def get_python() -> PythonFacts:
-    return cast(
-        PythonFacts, _interpreter.python_facts()
-    )  # the code an audit from outside (--python) runs in that interpreter
+    return _interpreter.python_facts()  # the code an audit from outside (--python) runs in that interpreter
 
 
 def get_platform() -> PlatformFacts:

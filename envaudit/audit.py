@@ -75,12 +75,13 @@ def run_audit(*, quick: bool, timeout: float, probes: Options | None = None, pyt
     is audited (--python), when it is not this one; it runs the child too."""
     if quick:
         return assemble(collect(timeout=timeout, python=python), mode="quick")
-    child = replace(probes or Options(timeout=timeout, total=timeout), python=python or sys.executable)
+    child = replace(probes or Options(timeout=timeout, total=timeout), python=python or sys.executable, facts=True)
     with ThreadPoolExecutor(max_workers=1) as pool:
         host_facts = pool.submit(_host_facts, timeout, python)
         outcome = runner.run(child)
         facts = host_facts.result()
-    facts = replace(facts, jax=outcome.jax or runner.jax_facts(timeout, child.python))
+    assert outcome.jax is not None  # run() always finishes the facts it was asked for (child.facts)
+    facts = replace(facts, jax=outcome.jax)
     return judged(facts, outcome.results, mode="audit")
 
 

@@ -18,7 +18,7 @@ from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hin
 def _each(items: Any, hint: Any, where: str, closed: bool) -> str | None:
     """The first problem among a list's items or an object's values; null only where the type allows None."""
     for key, item in items:
-        if item is None and type(None) not in get_args(hint):
+        if item is None and hint is not Any and type(None) not in get_args(hint):  # Any: whatever, null too
             return f"{where.format(key)} must not be null"
         if found := problem(item, hint, where.format(key), closed=closed):
             return found
@@ -54,7 +54,7 @@ def problem(value: object, hint: Any, where: str, *, closed: bool = False) -> st
         if closed and (unknown := sorted(str(k) for k in value if k not in declared)):
             return f"{where} has the unknown key(s) {unknown}"
         if missing := next((k for k in declared if k in hint.__required_keys__ and value.get(k) is None), None):
-            return f"{where} is missing {missing!r}"
+            return f"{where}.{missing} must not be null" if missing in value else f"{where} is missing {missing!r}"
         fields = (problem(value.get(key), sub, f"{where}.{key}", closed=closed) for key, sub in declared.items())
         return next((found for found in fields if found), None)  # an optional field may be missing or null
     if kind is list:

@@ -128,3 +128,16 @@ def test_a_saved_name_of_any_shape_keeps_its_probe_id_and_name(name: str, probe:
     result = ProbeResult.from_dict({"name": name, "status": "crash"})
     assert (result.probe, Subject.probe(result.run, "crash").id) == (probe, finding_id)
     assert result.to_dict()["name"] == name  # the report keeps what it said
+
+
+def test_nulls_in_a_reports_open_objects_are_read_as_written() -> None:
+    """metrics, host and facts are open: a null there (a newer envaudit's field, a metric a probe could not give) is
+    read back, where a null in a required key is one line of bad input."""
+    report = sample_report()
+    probe = replace(report.probes[0], metrics={**report.probes[0].metrics, "note": None})
+    written = replace(report, probes=(probe,), host={"hostname": None}).to_dict()
+    written["facts"]["zzz"] = None
+    again = Report.from_dict(json.loads(json.dumps(written)))
+    assert again.probes[0].metrics["note"] is None and again.host == {"hostname": None}
+    with pytest.raises(ReportError, match=r"report\.created must not be null"):
+        Report.from_dict({**written, "created": None})

@@ -53,7 +53,7 @@ def test_an_interpreter_that_is_none_is_bad_input(kind: str, child_env: dict[str
         assert proc.stderr.startswith(f"envaudit: error: --python {target}") and "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("said", ['"abc"', "5", "[1, 2]", '{"version": 3}'])
+@pytest.mark.parametrize("said", ['"abc"', "5", "[1, 2]", '{"version": 3}', '""'])
 def test_an_interpreter_whose_python_facts_have_another_shape_is_bad_input(
     said: str, child_env: dict[str, str], tmp_path: Path
 ) -> None:

@@ -162,8 +162,8 @@ class ReportDocument(_ReportOptional):
     host: dict[str, Any]
     verdict: Verdict
     facts: dict[str, Any]
-    findings: list[Any]  # each checked as a FindingDocument
-    probes: list[Any]  # each checked as a ProbeDocument
+    findings: list[dict[str, Any]]  # each checked as a FindingDocument
+    probes: list[dict[str, Any]]  # each checked as a ProbeDocument
 
 
 @dataclass(frozen=True)
@@ -367,7 +367,10 @@ T = TypeVar("T")
 
 
 def _checked(data: object, document: type[T], where: str) -> T:
-    """`data` as the document its TypedDict declares (typecheck, as facts are): else one line of ReportError."""
+    """`data` as the document its TypedDict declares (typecheck, as facts are): else one line of ReportError. A
+    document itself is never null (a field of one may be)."""
+    if data is None:
+        raise ReportError(f"{where} must be a JSON object")
     if wrong := typecheck.problem(data, document, where):
         raise ReportError(wrong)
     return cast(T, data)

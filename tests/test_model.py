@@ -141,3 +141,10 @@ def test_nulls_in_a_reports_open_objects_are_read_as_written() -> None:
     assert again.probes[0].metrics["note"] is None and again.host == {"hostname": None}
     with pytest.raises(ReportError, match=r"report\.created must not be null"):
         Report.from_dict({**written, "created": None})
+
+
+@pytest.mark.parametrize("key", ["findings", "probes"])
+def test_a_null_finding_or_probe_is_bad_input(key: str) -> None:
+    """Found by the plan fuzzer: `findings: [null]` passed the report's check and crashed reading the finding."""
+    with pytest.raises(ReportError, match=rf"report\.{key}\[0\] must not be null"):
+        Report.from_dict({**sample_report().to_dict(), key: [None]})

@@ -88,7 +88,7 @@ def facts(python: str, timeout: float = 60.0) -> tuple[PythonFacts, packages.Ins
     found = data.get("markers")
     markers = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
     problems, requires = packages.check(dists, markers)
-    said = data.get("python", {})
+    said = {} if data.get("python") is None else data["python"]  # null: it said nothing of itself
     if wrong := typecheck.problem(said, PythonFacts, "python"):  # the other interpreter's word, checked as a report's
         raise InterpreterError(f"--python {python}: not a Python interpreter envaudit can use ({wrong})")
     return cast(PythonFacts, said), (versions, problems, duplicates, requires)

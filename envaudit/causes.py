@@ -23,6 +23,8 @@ from dataclasses import replace
 from envaudit import probefiles
 from envaudit.facts import Facts
 from envaudit.model import SEVERITIES, Finding, ProbeResult, Severity, Subject
+from envaudit.rules import explains
+from envaudit.rules.explains import Names
 
 JAX_BROKEN = "jax-broken"
 STATUS_KINDS = ("error", "crash", "timeout")  # probe statuses that are a finding of their own (Subject.problem)
@@ -54,21 +56,19 @@ def _subject(finding: Finding, facts: Facts) -> tuple[str, str] | None:
     return None
 
 
-def _declared() -> dict[str, tuple[str, ...]]:
-    """Each rule's and check's `explains`, by id."""
+def _declared() -> dict[str, tuple[Names, ...]]:
+    """Each rule's and check's `explains`, by id, as the values they name."""
     from envaudit.rules import checks, engine
 
-    return {r.id: r.explains for r in engine.load_rules()} | {c.id: c.explains for c in checks.CHECKS}
+    causes = [(r.id, r.explains) for r in engine.load_rules()] + [(c.id, c.explains) for c in checks.CHECKS]
+    return {cause: explains.parse(entries) for cause, entries in causes}
 
 
-def _names(entry: str, finding: Finding, facts: Facts) -> bool:
-    if ":" not in entry:
-        return entry == finding.id
+def _names(entry: Names, finding: Finding, facts: Facts) -> bool:
+    if entry.finding:
+        return entry.names_finding(finding.id)
     subject = _subject(finding, facts)
-    if subject is None:
-        return False
-    want_subject, _, want_kind = entry.partition(":")
-    return want_subject in ("*", subject[0]) and want_kind in ("*", subject[1])
+    return subject is not None and entry.names_problem(*subject)
 
 
 def link(findings: Sequence[Finding], facts: Facts) -> list[Finding]:

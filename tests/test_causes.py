@@ -14,6 +14,7 @@ from envaudit import audit, causes
 from envaudit.child import jaxfacts
 from envaudit.formats import markdown, text
 from envaudit.model import Finding, ProbeResult, Report, Subject
+from envaudit.rules import explains
 from tests.conftest import ROOT, facts_from
 from tests.golden import ERRORS, STALE
 
@@ -50,7 +51,7 @@ def test_a_root_takes_the_worst_severity_of_what_it_causes() -> None:
 
 
 def test_findings_that_name_each_other_are_never_lost(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(causes, "_declared", lambda: {"a": ("b",), "b": ("a",)})
+    monkeypatch.setattr(causes, "_declared", lambda: {"a": explains.parse(("b",)), "b": explains.parse(("a",))})
     linked = causes.link(
         [Finding(Subject("check", "a"), "fail", "t"), Finding(Subject("check", "b"), "warn", "t")], facts_from({})
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from envaudit.facts import Facts
 from envaudit.judge import classes, table
 from envaudit.model import SEVERITIES, Evidence, ProbeResult, ProbeRun, Severity
-from envaudit.rules import engine
+from envaudit.rules import engine, explains
 
 DTYPES = ("float32", "float64")
 # The severity of documented behaviour when no rule explains it; with a rule, the rule's (never a failure).
@@ -46,7 +46,9 @@ class Problem:
 def causes(probe: str, kind: str, facts: Facts, metric: str = "") -> list[tuple[engine.Rule, bool]]:
     """The rules naming this problem in `explains` ("probe:kind", or "probe:metric" for one metric) whose condition
     is not false here, each with whether it holds (True) or is unknown on these facts; those that hold first."""
-    named = [r for r in engine.load_rules() if any(_names(e, probe, kind, metric) for e in r.explains)]
+    named = [
+        r for r in engine.load_rules() if any(e.names_problem(probe, kind, metric) for e in explains.parse(r.explains))
+    ]
     verdicts = [(rule, rule.evaluate(facts)[0]) for rule in named]
     return [(r, True) for r, v in verdicts if v is True] + [(r, False) for r, v in verdicts if v is None]
 
@@ -54,11 +56,6 @@ def causes(probe: str, kind: str, facts: Facts, metric: str = "") -> list[tuple[
 def cause(run: ProbeRun, kind: str, facts: Facts, dtype: str, metric: str = "") -> tuple[engine.Rule | None, bool]:
     """The first rule naming this problem of a probe's run (at `dtype`), and whether it holds."""
     return next(iter(causes(run.probe, kind, as_run(facts, dtype), metric)), (None, False))
-
-
-def _names(entry: str, probe: str, kind: str, metric: str) -> bool:
-    want_probe, _, want = entry.partition(":")
-    return want_probe in ("*", probe) and want in ("*", kind, metric)
 
 
 def number(value: object) -> float | None:

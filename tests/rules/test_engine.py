@@ -140,3 +140,14 @@ def test_file_name_must_equal_id(tmp_path: Path) -> None:
     )
     with pytest.raises(RuleError, match="differs from the file name"):
         engine.load_rules(tmp_path)
+
+
+def test_explains_entries_are_read_once_into_what_they_name() -> None:
+    """A finding id, a probe's problem, how jax ended: parsed where they are declared, matched as values."""
+    from envaudit.rules import explains
+
+    finding, problem, jax = explains.parse(("jax-broken", "conv_chain:rerun", "jax:*"))
+    assert finding.names_finding("jax-broken") and not finding.names_problem("jax-broken", "")
+    assert problem.names_problem("conv_chain", "rerun") and not problem.names_problem("ntk", "rerun")
+    assert problem.names_problem("conv_chain", "error", "rerun")  # a kind, or its metric
+    assert jax.names_problem("jax", "import_error") and not jax.names_finding("jax")

@@ -64,10 +64,9 @@ def _declared() -> dict[str, tuple[Names, ...]]:
     return {cause: explains.parse(entries) for cause, entries in causes}
 
 
-def _names(entry: Names, finding: Finding, facts: Facts) -> bool:
+def _names(entry: Names, finding: Finding, subject: tuple[str, str] | None) -> bool:
     if entry.finding:
         return entry.names_finding(finding.id)
-    subject = _subject(finding, facts)
     return subject is not None and entry.names_problem(*subject)
 
 
@@ -77,12 +76,13 @@ def link(findings: Sequence[Finding], facts: Facts) -> list[Finding]:
     declared = _declared()
     cause: dict[str, str] = {}
     for found in findings:
+        subject = _subject(found, facts)
         for other in findings:
             explains = declared.get(other.id, ())
             if (
                 other.id != found.id
                 and _root(other.id, cause) != found.id
-                and any(_names(e, found, facts) for e in explains)
+                and any(_names(e, found, subject) for e in explains)
             ):
                 cause[found.id] = other.id
                 break

@@ -77,13 +77,12 @@ class Subject:
 
     kind: SubjectKind
     name: str  # the rule's or check's id, the probe, the device's jax id, or the stored id
-    precision: str = ""  # a probe run's precision, when the audit ran several
     problem: str = ""  # a probe's: "" a wrong answer; error, crash or timeout; not-run; or a problem's kind
-    label: str = ""  # a probe run's label (ProbeRun.label), which its id is written from
+    label: str = ""  # a probe run's label (ProbeRun.label: its precision, when the audit ran several), for its id
 
     @classmethod
     def probe(cls, run: ProbeRun, problem: str = "") -> Subject:
-        return cls("probe", run.probe, run.precision, problem, run.label)
+        return cls("probe", run.probe, problem, run.label)
 
     @property
     def id(self) -> str:
@@ -131,7 +130,7 @@ class DeviceAnswer(_DeviceOptional):
     rel_err: float | str
 
 
-DEVICE_FIELDS = frozenset(DeviceAnswer.__annotations__) | frozenset(_DeviceOptional.__annotations__)
+DEVICE_FIELDS = frozenset(typecheck.hints(DeviceAnswer))  # required and optional alike
 
 
 class _ProbeOptional(TypedDict, total=False):

@@ -21,7 +21,7 @@ from typing import Any, cast
 from envaudit import cachedir, probefiles
 from envaudit.child import jaxfacts
 from envaudit.facts import DeviceMemory, JaxFacts, ReportError
-from envaudit.model import JSONDict, ProbeResult, ProbeRun
+from envaudit.model import JSONDict, LeftOut, ProbeResult, ProbeRun
 from envaudit.redact import scrub
 
 FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
@@ -57,10 +57,17 @@ class Task:
         return f"{self.label}:{self.precision}:{self.path}"
 
     def result(
-        self, status: str, metrics: JSONDict, duration_s: float, message: str, devices: tuple[JSONDict, ...] = ()
+        self,
+        status: str,
+        metrics: JSONDict,
+        duration_s: float,
+        message: str,
+        devices: tuple[JSONDict, ...] = (),
+        left_out: LeftOut | None = None,
     ) -> ProbeResult:
+        run = self.run
         return ProbeResult(
-            self.run.probe, status, metrics, duration_s, message, devices=devices, precision=self.run.precision
+            run.probe, status, metrics, duration_s, message, devices=devices, precision=run.precision, left_out=left_out
         )
 
 
@@ -92,7 +99,7 @@ def plan(opts: Options) -> tuple[list[Task], list[ProbeResult]]:
                 f"not run: its declared cost ({cost:g} s) does not fit the total bound of {opts.total:g} s "
                 f"with the others; give a larger --total-timeout to include it"
             )
-            skipped.append(replace(task.result("skip", {"declared_cost_s": cost}, 0.0, why), left_out="budget"))
+            skipped.append(task.result("skip", {"declared_cost_s": cost}, 0.0, why, left_out="budget"))
             continue
         spent += cost
         todo.append(replace(task, timeout=max(opts.timeout, 2 * cost)))
@@ -213,7 +220,7 @@ class Run:
     def outcome(self) -> Outcome:
         for task in self.pending:
             why = f"not run: the total bound of {self.opts.total:g} s was spent"
-            self.results[task.label] = replace(task.result("timeout", {"not_run": True}, 0.0, why), left_out="deadline")
+            self.results[task.label] = task.result("timeout", {"not_run": True}, 0.0, why, left_out="deadline")
         if self.facts is not None:
             self.facts["returncode"] = self.facts_returncode
             self.facts["child_env"] = dict(self.changes)

@@ -10,7 +10,10 @@ nothing there), else a private $TMPDIR/envaudit-<uid> that must be a directory o
 no access for others. Whichever it is, it is used only if nobody else can change it: reached without an untrusted
 link (`safedir`), this user's, writable by nobody else, or, not made yet, below a directory of root's or this
 user's that nobody else can write to (root keeps a user's XDG_CACHE_HOME under `su`; that user's directory is then
-no cache of root's). Reading never blocks (a FIFO in its place is no cache) and never reads more than 16 MiB.
+no cache of root's). Before anything is written there or a child is told to use it, the whole path is made and
+verified (`private`: 0700, every directory on the way root's or this user's), so nobody can be first to make a
+missing component below a sticky /tmp. Reading never blocks (a FIFO in its place is no cache) and never reads
+more than 16 MiB.
 """
 
 from __future__ import annotations
@@ -83,6 +86,21 @@ def cache_dir() -> Path | None:
     return path if path is not None and _nobody_else_can_change(path) else None
 
 
+def private(name: str = "") -> Path | None:
+    """The cache directory (or its subdirectory `name`), made private before anything is told to use it: every
+    directory on the way created 0700 and verified by `safedir.make_private`, so nobody else can be first to make
+    a component (a path below a sticky /tmp) or replace one later. None when there is no safe one."""
+    directory = cache_dir()
+    if directory is None:
+        return None
+    path = directory / name if name else directory
+    try:
+        os.close(safedir.make_private(path))
+    except OSError:
+        return None
+    return path
+
+
 def read_json(name: str) -> Any | None:
     """The cached JSON value, or None when it is missing, unreadable or not a regular file (never raises)."""
     directory = cache_dir()
@@ -116,13 +134,10 @@ def write_text(name: str, text: str) -> bool:
     """Store atomically (safewrite.write); False when there is no cache or it cannot be written."""
     from envaudit.safewrite import write  # lazily: the hook's warm path only reads
 
-    directory = cache_dir()
+    directory = private()
     if directory is None:
         return False
     try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if not _nobody_else_can_change(directory):  # made by someone else between the check and the mkdir
-            return False
         write(directory / name, text)
         return True
     except OSError:

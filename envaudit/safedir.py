@@ -11,6 +11,7 @@ there). What `trusted` accepts is also what the cache and the writers require of
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -39,13 +40,23 @@ def trusted(directory: os.stat_result, link: os.stat_result | None = None) -> bo
 def open_directory(path: str | os.PathLike[str]) -> int:
     """A descriptor of the directory `path` names, reached without following an untrusted link (raises OSError:
     FileNotFoundError, NotADirectoryError, UntrustedPath...)."""
-    text = os.fspath(path) or "."
+    return _walk(os.fspath(path) or ".", make=False)
+
+
+def _walk(text: str, make: bool) -> int:
+    """The walk both openers share; with `make`, each directory on the way must be `_closed` and a missing
+    component is made, 0700."""
     fd = os.open("/" if text.startswith("/") else ".", FLAGS)
     parts = [p for p in text.split("/") if p not in ("", ".")]
     links = 0
     try:
         while parts:
             part = parts.pop(0)
+            if make:
+                if not _closed(os.fstat(fd)):
+                    raise UntrustedPath(errno.EPERM, f"{text}: a directory on the way is open to other users")
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o700, dir_fd=fd)
             try:
                 step = os.open(part, FLAGS | os.O_NOFOLLOW, dir_fd=fd)
             except OSError as exc:
@@ -87,3 +98,31 @@ def nearest_existing(path: str | os.PathLike[str]) -> tuple[int, int] | None:
             text, missing = parent, missing + 1
         except OSError:
             return None
+
+
+def _closed(directory: os.stat_result) -> bool:
+    """Only root or this user can change which entries `directory` holds (in a sticky one, only their own)."""
+    return directory.st_uid in owners() and (directory.st_mode & 0o022 == 0 or bool(directory.st_mode & stat.S_ISVTX))
+
+
+def make_private(path: str | os.PathLike[str]) -> int:
+    """A descriptor of the directory `path` names, made (0700) where it is missing, when nobody else can change
+    what the path leads to: every directory on the way is root's or this user's and closed to others' writes (a
+    sticky one such as /tmp only holds entries of root's or this user's on the way), a link is followed only
+    where `trusted`, and the last directory is this user's, never writable by others (and made private). A
+    component someone else made first, or made open, fails the walk; so what a program is then told to use is
+    already there, and nobody else can replace it. Raises OSError (UntrustedPath when it is not private)."""
+    text = os.fspath(path) or "."
+    fd = _walk(text, make=True)
+    try:
+        here = os.fstat(fd)
+        if here.st_uid != os.geteuid():
+            raise UntrustedPath(errno.EPERM, f"{text} is not this user's")
+        if here.st_mode & 0o022:  # others could have planted entries already
+            raise UntrustedPath(errno.EPERM, f"{text} is open to other users' writes")
+        if stat.S_IMODE(here.st_mode) & 0o077:
+            os.fchmod(fd, stat.S_IMODE(here.st_mode) & 0o700)  # readable by others (an old umask): private now
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise

@@ -24,6 +24,7 @@ from envaudit.facts import DeviceMemory, JaxFacts, ReportError
 from envaudit.model import JSONDict, LeftOut, ProbeResult, ProbeRun
 from envaudit.redact import scrub
 
+COMPILATION_CACHE = "jax-compilation-cache"  # in envaudit's cache directory
 FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
 
 
@@ -123,9 +124,11 @@ def child_env(cache: bool, environ: dict[str, str] | None = None) -> tuple[dict[
         # device i is the i-th visible GPU by bus id (and envaudit can name the board), it asks for bus order,
         # unless CUDA_VISIBLE_DEVICES lists indices, whose meaning this would change
         changes["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
-    directory = cachedir.cache_dir() if cache else None  # None: no cache that is safe to load programs from
-    if directory is not None and "JAX_COMPILATION_CACHE_DIR" not in base:
-        changes["JAX_COMPILATION_CACHE_DIR"] = str(directory / "jax-compilation-cache")
+    # made private (0700, every directory on the way verified) before the child starts: jax would create it
+    # after its import, and whoever made it first in that gap would own the programs root loads
+    directory = cachedir.private(COMPILATION_CACHE) if cache and "JAX_COMPILATION_CACHE_DIR" not in base else None
+    if directory is not None:  # None: no cache that is safe to load programs from
+        changes["JAX_COMPILATION_CACHE_DIR"] = str(directory)
         changes["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
         changes["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
     changes = {k: v for k, v in changes.items() if k not in base}  # what the user set wins

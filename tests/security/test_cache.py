@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from envaudit import cachedir
+from envaudit.child import state
 from tests.conftest import PYTHON, ROOT
 
 NOBODY = 65534
@@ -135,3 +136,56 @@ def test_cached_rules_planted_by_another_user_do_not_hide_a_finding(tmp_path: Pa
     subprocess.run(["rm", "-rf", str(base)], check=False)
     found = [{f["id"] for f in json.loads(p.stdout)["findings"]} for p in (first, second)]
     assert "xla-cpu-fast-math-enabled" in found[0] and found[0] == found[1]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to act as another user")
+def test_roots_compilation_cache_is_made_private_before_the_child_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An HPC profile's XDG_CACHE_HOME=/tmp/$USER/.cache, kept by `sudo -E`: the path does not exist yet below a
+    sticky /tmp. jax would create it 1-2 s after the child starts; a user who made it first owned the programs
+    root's jax loads. Before the child starts, every directory on the way is root's and the cache private."""
+    sticky = tmp_path / "tmp"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    tmp_path.chmod(0o755)  # the attacker can reach the sticky directory, as everyone reaches /tmp
+    for name in ("XDG_CACHE_HOME", "ENVAUDIT_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(sticky / "xdgroot" / ".cache"))
+    _, changes = state.child_env(cache=True)
+    where = Path(changes["JAX_COMPILATION_CACHE_DIR"])
+    assert where.is_relative_to(sticky / "xdgroot")
+    for directory in [where, *where.parents][: len(where.relative_to(sticky).parts)]:
+        st = directory.stat()
+        assert (st.st_uid, st.st_mode & 0o777) == (os.geteuid(), 0o700), directory
+    attack = (  # what the user does in the gap: make the directories, or plant an entry, as the other user
+        "import os, sys; os.setgid(65534); os.setuid(65534)\n"
+        "for path in sys.argv[1:]:\n"
+        "    try: os.makedirs(path); print('made', path)\n"
+        "    except OSError: pass\n"
+    )
+    planted = [str(where / "planted"), str(sticky / "xdgroot" / ".cache" / "x")]
+    proc = subprocess.run([PYTHON, "-c", attack, *planted], capture_output=True, text=True, timeout=60)
+    assert proc.stdout == "", proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to prepare the directory as another user")
+def test_a_compilation_cache_on_a_path_another_user_made_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The user was first: root's probe child gets no compilation cache at all (and nothing is made there)."""
+    sticky = tmp_path / "tmp"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    (sticky / "xdgroot").mkdir(mode=0o755)
+    os.chown(sticky / "xdgroot", NOBODY, NOBODY)
+    for name in ("ENVAUDIT_CACHE_DIR", "JAX_COMPILATION_CACHE_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(sticky / "xdgroot" / ".cache"))
+    assert "JAX_COMPILATION_CACHE_DIR" not in state.child_env(cache=True)[1]
+    assert list((sticky / "xdgroot").iterdir()) == []
+    open_cache = tmp_path / "open"
+    (open_cache / "jax-compilation-cache").mkdir(parents=True)
+    (open_cache / "jax-compilation-cache").chmod(0o777)  # ours, but anybody could have planted entries
+    monkeypatch.setenv("ENVAUDIT_CACHE_DIR", str(open_cache))
+    assert "JAX_COMPILATION_CACHE_DIR" not in state.child_env(cache=True)[1]

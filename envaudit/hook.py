@@ -24,12 +24,14 @@ _BOOT = """if not getattr(sys, "_envaudit_hook_seen", False):
  except ModuleNotFoundError as e:
   if not str(e.name or "").startswith("envaudit"):
    sys.stderr.write("envaudit: import hook failed: %s: %s\\n" % (type(e).__name__, e))
- except Exception as e:
-  sys.stderr.write("envaudit: import hook failed: %s: %s\\n" % (type(e).__name__, e))
+ except BaseException as e:
+  sys.stderr.write("envaudit: import hook failed: %s\\n" % ("%s: %s" % (type(e).__name__, e)).rstrip(": "))
 """
 # site.py executes a .pth line that starts with "import": one line, so the guarded block travels through exec().
 # Uninstalled envaudit (or a leftover empty envaudit/ directory) is silence; some venvs process site-packages
-# twice, hence the flag on sys; anything else is one line on stderr.
+# twice, hence the flag on sys; anything else is one line on stderr. Anything means BaseException: site.py catches
+# only Exception, so a package named envaudit earlier on sys.path that calls sys.exit (or raises KeyboardInterrupt)
+# would otherwise end every Python start of the environment.
 PTH_LINE = f"import os, sys; exec({_BOOT!r}) if os.environ.get('ENVAUDIT_HOOK', '1') != '0' else None\n"
 
 

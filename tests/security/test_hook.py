@@ -102,3 +102,35 @@ def test_a_driver_that_hung_once_is_not_remembered_as_hung(venv: Path, tmp_path:
     assert hung.returncode == 0 and "[nvml-hung]" in hung.stderr, hung.stderr[-800:]
     again = import_jax(venv, tmp_path, PYTHONPATH=str(ROOT))
     assert again.returncode == 0 and "nvml-hung" not in again.stderr, again.stderr[-800:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        ("import sys\nsys.exit(3)\n", "SystemExit: 3"),
+        ("raise KeyboardInterrupt\n", "KeyboardInterrupt"),
+        ("raise ValueError('not envaudit at all')\n", "ValueError: not envaudit at all"),
+    ],
+    ids=["sys.exit", "KeyboardInterrupt", "an exception"],
+)
+def test_a_shadowing_envaudit_that_exits_or_raises_leaves_every_python_start_working(
+    venv: Path, tmp_path: Path, body: str, said: str
+) -> None:
+    """A package named envaudit earlier on sys.path (a project directory on PYTHONPATH) is what the hook's `.pth`
+    line imports at every start. site.py catches only Exception around a `.pth` line: a shadow that called sys.exit
+    ended every Python start of the environment while the hook was enabled. Its exit is one line now."""
+    shadow = tmp_path / "shadow" / "envaudit"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(body)
+    environ = {k: v for k, v in os.environ.items() if k not in ("ENVAUDIT_HOOK", "PYTHONWARNINGS")}
+    proc = subprocess.run(
+        [str(venv), "-c", "print(42)"],
+        env={**environ, "PYTHONPATH": str(shadow.parent), "ENVAUDIT_CACHE_DIR": str(tmp_path / "cache")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert (proc.returncode, proc.stdout) == (0, "42\n"), proc.stderr[-800:]
+    assert proc.stderr.splitlines() == [f"envaudit: import hook failed: {said}"], proc.stderr

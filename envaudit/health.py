@@ -51,11 +51,20 @@ def check_directory(prometheus_dir: Path | None) -> None:
 
 
 def save(report: Report, prometheus_dir: Path | None) -> None:
-    """The textfile metrics and the JSON report, beside each other; without a directory, the report alone, in the
-    cache, best-effort (an unwritable cache must not turn a node's verdict into "could not audit")."""
+    """The textfile metrics and the JSON report, beside each other (OutputError naming each one that could not be
+    written); without a directory, the report alone, in the cache, best-effort (an unwritable cache must not turn a
+    node's verdict into "could not audit")."""
     if prometheus_dir is None:
         cachedir.write_text(REPORT_NAME, render(report, "json"))
         return
     check_directory(prometheus_dir)
-    safewrite.write(prometheus_dir / REPORT_NAME, render(report, "json"))
-    safewrite.write(prometheus_dir / PROM_NAME, render(report, "prometheus"))
+    # The textfile first: it is what node_exporter serves, so a report that cannot be written must not leave the
+    # last run's verdict scraped. Each file is tried whatever happened to the other; every failure is said.
+    failed = []
+    for name, fmt in ((PROM_NAME, "prometheus"), (REPORT_NAME, "json")):
+        try:
+            safewrite.write(prometheus_dir / name, render(report, fmt))
+        except safewrite.OutputError as exc:
+            failed.append(str(exc))
+    if failed:
+        raise safewrite.OutputError("; ".join(failed))

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from envaudit import audit
 from envaudit.cli import main
-from envaudit.health import MAX_LINE, fit, health_line
+from envaudit.formats import render
+from envaudit.health import MAX_LINE, PROM_NAME, REPORT_NAME, fit, health_line
 from envaudit.model import Finding, ProbeResult, Report, Subject
 from tests.conftest import PYTHON, ROOT, envaudit_run, sample_report
 
@@ -76,6 +79,33 @@ def test_a_fail_verdict_exits_1_even_when_the_textfile_cannot_be_written(
     )
     assert proc.returncode == 1 and proc.stdout.startswith("envaudit FAIL probe-conv-chain")
     assert proc.stderr.startswith("envaudit: error: cannot write") and "the verdict above stands" in proc.stderr
+
+
+@pytest.mark.parametrize("blocked", [[REPORT_NAME], [PROM_NAME], [PROM_NAME, REPORT_NAME]], ids=str)
+def test_each_file_is_tried_the_textfile_first_and_every_failure_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], blocked: list[str]
+) -> None:
+    """node_exporter serves the textfile: a report that could not be written (envaudit-report.json alone blocked)
+    kept the textfile from being tried, and the last run's OK stayed scraped while the node was failing."""
+    failing = sample_report()
+    for name, fmt in ((PROM_NAME, "prometheus"), (REPORT_NAME, "json")):
+        if name in blocked:
+            (tmp_path / name).mkdir()  # cannot be replaced, as on a full or read-only disk
+        else:
+            (tmp_path / name).write_text(render(replace(failing, findings=()), fmt))  # the last run's: OK
+    monkeypatch.setattr(audit, "run_audit", lambda **_: failing)
+
+    code = main(["health", "--prometheus-dir", str(tmp_path), "--probe", "dense_chain"])
+
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, health_line(failing) + "\n")  # the verdict and its exit code stand
+    if PROM_NAME not in blocked:
+        assert 'envaudit_verdict{verdict="fail"} 1' in (tmp_path / PROM_NAME).read_text()
+    if REPORT_NAME not in blocked:
+        assert json.loads((tmp_path / REPORT_NAME).read_text())["verdict"] == "fail"
+    assert err.count("\n") == 1 and err.startswith("envaudit: error: ") and "(the verdict above stands)" in err, err
+    for name in (PROM_NAME, REPORT_NAME):
+        assert (f"cannot write {tmp_path / name}:" in err) == (name in blocked), err
 
 
 def test_health_into_a_missing_directory_is_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

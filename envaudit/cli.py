@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -86,10 +87,8 @@ def run(args: argparse.Namespace) -> int:
         from envaudit import health
 
         health.check_directory(args.prometheus_dir)
-        report = _known_devices(
-            audit.run_audit(quick=False, timeout=args.timeout, probes=_probe_options(args), python=_interpreter(args)),
-            args,
-        )
+        probes, python, timeout = _one_bound(args)
+        report = _known_devices(audit.run_audit(quick=False, timeout=timeout, probes=probes, python=python), args)
         print(health.health_line(report), flush=True)  # the verdict first, whatever happens to the files
         try:
             health.save(report, args.prometheus_dir)
@@ -113,9 +112,20 @@ def run(args: argparse.Namespace) -> int:
         from envaudit import plan
 
         return _emit(audit.assemble(plan.facts_from_args(args), mode="plan"), args)
-    probes = None if args.quick else _probe_options(args)
-    report = audit.run_audit(quick=args.quick, timeout=args.timeout, probes=probes, python=_interpreter(args))
+    probes, python, timeout = _one_bound(args)
+    report = audit.run_audit(quick=args.quick, timeout=timeout, probes=probes, python=python)
     return _emit(_known_devices(report, args), args)
+
+
+def _one_bound(args: argparse.Namespace) -> tuple[Options | None, str | None, float]:
+    """The probes' options (None with --quick), the audited interpreter and the bound of each stage, under one
+    total bound: the time --python's interpreter takes to answer is spent from --total-timeout, and no stage waits
+    longer than what is left of it."""
+    started = time.monotonic()
+    probes = None if getattr(args, "quick", False) else _probe_options(args)
+    python = _interpreter(args, min(args.timeout, args.total_timeout))
+    left = max(args.total_timeout - (time.monotonic() - started), 0.0)
+    return (None if probes is None else replace(probes, total=left)), python, min(args.timeout, left)
 
 
 def _triage(source: str, fmt: str) -> int:
@@ -133,14 +143,14 @@ def _triage(source: str, fmt: str) -> int:
     return Exit.FINDINGS if result.verdict == "fail" else Exit.OK
 
 
-def _interpreter(args: argparse.Namespace) -> str | None:
-    """--python's interpreter, checked before minutes of probing: it must answer as a Python does."""
+def _interpreter(args: argparse.Namespace, timeout: float) -> str | None:
+    """--python's interpreter, checked before minutes of probing: it must answer as a Python does, in time."""
     if args.python is None:
         return None
     from envaudit.collect import outside
 
     python = outside.resolve(args.python)
-    outside.describe(python)
+    outside.describe(python, timeout)
     return python
 
 

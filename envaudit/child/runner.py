@@ -11,19 +11,19 @@ from __future__ import annotations
 
 import collections
 import json
-import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
 import psutil
 
 from envaudit.child._main import PREFIX
+from envaudit.child.bounded import kill_group
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
 from envaudit.facts import JaxFacts
@@ -61,19 +61,38 @@ def decode(line: str) -> dict[str, Any] | None:
     return event if isinstance(event, dict) else None
 
 
-def kill_group(proc: subprocess.Popen[str]) -> None:
-    """Kill the child and anything it started (it runs in its own session)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
+LINE_LIMIT = 256 * 1024  # characters of one line read from a child; the rest of a longer line is dropped
+QUEUED = 256  # lines read ahead of the parent: a child that writes faster waits on its pipe
 
 
-def _pump(stream: Any, sink: queue.Queue[str | None] | collections.deque[str]) -> None:
-    for line in stream:
-        sink.put(line) if isinstance(sink, queue.Queue) else sink.append(line.rstrip())
+def _pump(stream: Any, sink: queue.Queue[str | None] | collections.deque[str], stop: threading.Event) -> None:
+    """Forward the stream's lines, each cut at LINE_LIMIT; into a bounded queue (put waits, so a flood stops at
+    the pipe) or the tail deque. Ends at the end of the stream or when `stop` is set."""
+    for line in _lines(stream):
+        if isinstance(sink, collections.deque):
+            sink.append(line.rstrip())
+            continue
+        while not stop.is_set():
+            try:
+                sink.put(line, timeout=0.1)
+                break
+            except queue.Full:
+                continue
+        if stop.is_set():
+            return
     if isinstance(sink, queue.Queue):
-        sink.put(None)
+        sink.put(None)  # the end (the parent drains the queue until this, unless it stopped reading)
+
+
+def _lines(stream: Any) -> Iterator[str]:
+    """The stream's lines, none longer than LINE_LIMIT (an overlong one is cut there, its rest skipped), so that
+    a child that prints without a newline (`cat /dev/zero`) is read in bounded memory."""
+    skipping = False
+    while chunk := stream.readline(LINE_LIMIT):
+        ended = chunk.endswith("\n")
+        if not skipping:
+            yield chunk if ended else chunk + "\n"
+        skipping = not ended
 
 
 def one_child(state: Run) -> None:
@@ -94,16 +113,19 @@ def one_child(state: Run) -> None:
     except OSError as exc:
         return state.cannot_start(f"could not start {state.opts.python}: {exc.strerror or exc}")
     state.pids.append(proc.pid)
-    lines: queue.Queue[str | None] = queue.Queue()
+    lines: queue.Queue[str | None] = queue.Queue(maxsize=QUEUED)
     tail: collections.deque[str] = collections.deque(maxlen=5)
+    stop = threading.Event()
     for stream, sink in ((proc.stdout, lines), (proc.stderr, tail)):
-        threading.Thread(target=_pump, args=(stream, sink), daemon=True).start()
+        threading.Thread(target=_pump, args=(stream, sink, stop), daemon=True).start()
     try:
         _follow(state, proc, lines, tail)
     except BaseException:  # an interrupt (Ctrl-C) or a bug: the child, in its own session, must not outlive us
         kill_group(proc)
         proc.wait()
         raise
+    finally:
+        stop.set()  # a pump waiting on the full queue of a child that is gone ends
 
 
 def _follow(
@@ -115,7 +137,9 @@ def _follow(
     mark = cpu_seconds(proc), idle_seconds()
     while True:
         bound = min(since + state.timeout_of(current), state.deadline)
-        try:
+        try:  # the bound is checked at every line: a child that keeps printing is no less late
+            if time.monotonic() >= bound:
+                raise queue.Empty
             line = lines.get(timeout=max(bound - time.monotonic(), 0.0))
         except queue.Empty:  # what it and the machine did meanwhile tells a loaded machine from a hang
             load = _load(mark, (cpu_seconds(proc), idle_seconds()), max(time.monotonic() - since, 1e-6))

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any, cast
 
 from envaudit import typecheck
+from envaudit.child import bounded
 from envaudit.collect import packages
 from envaudit.exitcodes import BadInput
 from envaudit.facts import PythonFacts
+from envaudit.redact import scrub
 
 SCRIPT = Path(__file__).with_name("_interpreter.py")
 CANDIDATES = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")  # venv and conda layouts
@@ -46,27 +47,22 @@ def resolve(path: str) -> str:
 
 
 def describe(python: str, timeout: float = 60.0) -> dict[str, Any]:
-    """What the interpreter says of itself (`_interpreter.py`'s JSON object)."""
+    """What the interpreter says of itself (`_interpreter.py`'s JSON object), within `timeout` and `bounded.LIMIT`
+    bytes; whatever it starts is killed with it (`bounded.run`)."""
     try:
-        done = subprocess.run(
-            [python, str(SCRIPT)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            errors="replace",
-        )
-    except subprocess.TimeoutExpired:
-        raise InterpreterError(f"--python {python}: no answer within {timeout:g} s") from None
+        done = bounded.run([python, str(SCRIPT)], timeout=timeout)
     except OSError as exc:
         raise InterpreterError(f"--python {python}: cannot run it: {exc.strerror or exc}") from None
+    if done.timed_out:
+        raise InterpreterError(f"--python {python}: no answer within {timeout:g} s")
+    if done.cut:
+        raise InterpreterError(f"--python {python}: printed more than {bounded.LIMIT // 2**20} MiB on one stream")
     try:
         data = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python's stack
         data = None
     if done.returncode != 0 or not isinstance(data, dict) or not isinstance(data.get("distributions"), list):
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1][:200]
+        last = scrub((done.stderr.strip().splitlines() or ["no output"])[-1])[:200]  # cut after: a whole URL
         raise InterpreterError(f"--python {python}: not a Python interpreter envaudit can use ({last})")
     return data
 

@@ -1,0 +1,96 @@
+"""A short-lived child whose every bound holds in the parent: its time, its output, and what it starts.
+
+`subprocess.run(capture_output=True, timeout=...)` keeps everything a child prints (a `sitecustomize` that prints
+progress, or `cat /dev/zero` behind a wrapper, fills memory in seconds), and on a timeout kills the child alone:
+what it started lives on, and a grandchild that holds the pipes makes the wait outlast the bound. Here the child
+runs in its own session; both pipes are read in this thread until the deadline, each kept up to `limit` bytes (a
+child that prints more is cut off and killed: its answer is no answer); and when it is over, the child's whole
+process group is killed, whatever it left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+LIMIT = 4 * 1024 * 1024  # bytes kept of each stream
+CHUNK = 64 * 1024
+POLL_S = 0.05  # how soon an exit is seen while the pipes stay open
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int | None  # None: still running at the bound, or cut off (then killed)
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    cut: bool = False  # it printed more than the limit on a stream
+
+
+def run(argv: Sequence[str], *, timeout: float, limit: int = LIMIT, env: Mapping[str, str] | None = None) -> Finished:
+    """Run `argv` to its end or to the bound (raises OSError when it cannot start)."""
+    deadline = time.monotonic() + timeout
+    proc = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=None if env is None else dict(env),
+        start_new_session=True,
+    )
+    kept = {"stdout": bytearray(), "stderr": bytearray()}
+    timed_out = cut = False
+    try:
+        with selectors.DefaultSelector() as selector:
+            assert proc.stdout is not None and proc.stderr is not None
+            selector.register(proc.stdout, selectors.EVENT_READ, "stdout")
+            selector.register(proc.stderr, selectors.EVENT_READ, "stderr")
+            while len(selector.get_map()) and not cut:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    break
+                # once it has exited, only what is already written is read: a process it left behind may hold
+                # the pipes open for ever
+                ready = selector.select(0 if proc.poll() is not None else min(left, POLL_S))
+                if not ready and proc.returncode is not None:
+                    break
+                for key, _ in ready:
+                    data = os.read(key.fd, CHUNK)
+                    if not data:
+                        selector.unregister(key.fileobj)
+                        continue
+                    buffer, room = kept[key.data], limit - len(kept[key.data])
+                    buffer += data[:room]
+                    cut = len(data) > room
+        code = None if timed_out or cut else _wait(proc, deadline)
+        timed_out = timed_out or (code is None and not cut)
+    finally:
+        kill_group(proc)
+        proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    text = {name: bytes(value).decode("utf-8", "replace") for name, value in kept.items()}
+    return Finished(code, text["stdout"], text["stderr"], timed_out=timed_out, cut=cut)
+
+
+def _wait(proc: subprocess.Popen[bytes], deadline: float) -> int | None:
+    """Its exit status, once it has closed both pipes; None when it still runs at the deadline."""
+    try:
+        return proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def kill_group(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
+    """Kill the child and anything it started in its session (it runs in its own)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()

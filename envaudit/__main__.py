@@ -1,6 +1,36 @@
-"""`python -m envaudit` is the same program as the `envaudit` console script."""
+"""`python -m envaudit` and the `envaudit` console script: one program, started here.
 
-from envaudit.cli import main_entry
+Loading the command line's modules takes a good part of a second on a cold disk, before `cli.main` can answer a
+Ctrl-C. So this module imports nothing of envaudit's until it can answer one itself: an interrupt while they load is
+said as one during the run is (one line, exit 3: the audit did not complete), never as a traceback.
+"""
+
+import sys
+
+
+def main_entry() -> None:
+    try:
+        try:
+            from envaudit.cli import main_entry as command_line
+
+            command_line()
+        except KeyboardInterrupt:  # once cli.main runs it answers one itself: this is the time before
+            sys.stderr.write("envaudit: interrupted\n")
+            from envaudit.exitcodes import Exit
+
+            sys.exit(Exit.INTERNAL)
+    finally:
+        _forget_caught_interrupt()
+
+
+def _forget_caught_interrupt() -> None:
+    """CPython marks a KeyboardInterrupt that ends any evaluation of a string (`exec(text)`: dataclasses builds its
+    methods so, at import) as unhandled even when a caller catches it, and `python -m` then dies by SIGINT instead
+    of exiting with the code chosen. Every such evaluation clears the mark first (Python/pythonrun.c,
+    run_eval_code_obj, `_Py_UnhandledKeyboardInterrupt = 0`), so one that ends normally leaves it clear. An interrupt
+    that escapes this module is still marked afterwards, by `python -m` itself (Modules/main.c, pymain_run_module)."""
+    eval("None")
+
 
 if __name__ == "__main__":
     main_entry()

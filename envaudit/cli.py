@@ -1,7 +1,8 @@
 """The command line: it prints, writes reports and chooses the exit code (the other writers are health.save,
 hook.enable and envaudit's cache, each doing what its verb promises).
 
-`main(argv) -> int` is tested in-process; `main_entry` is the console script. Bad usage or bad input is one line
+`main(argv) -> int` is tested in-process; `main_entry` is what the console script and `python -m envaudit` run,
+through `envaudit/__main__.py` (which answers a Ctrl-C while this module loads). Bad usage or bad input is one line
 on stderr and exit 2 (argparse's multi-line usage dump is replaced by one line); an unexpected exception is one
 line and exit 3, so a scheduler can tell "the node is bad" (1) from "the audit broke" (3).
 """

@@ -206,10 +206,10 @@ def test_version_and_help_exit_0(capsys: pytest.CaptureFixture[str]) -> None:
 def test_console_script_is_installed() -> None:
     from importlib.metadata import entry_points
 
-    from envaudit.cli import main_entry
+    from envaudit.__main__ import main_entry  # what `python -m envaudit` runs: the same program
 
     scripts = {e.name: e for e in entry_points(group="console_scripts")}
-    assert scripts["envaudit"].value == "envaudit.cli:main_entry"
+    assert scripts["envaudit"].value == "envaudit.__main__:main_entry"
     assert scripts["envaudit"].load() is main_entry  # the installed script runs this checkout's command line
 
 

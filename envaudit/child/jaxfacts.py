@@ -2,9 +2,10 @@
 
 `parse` is pure and tested with captured stages. An import error, a crash by signal, a timeout and a wrong first
 computation are different statuses, each with its text. The child's real exit status is kept as `returncode`
-(negative: killed by that signal), whether it ended during the stages or later, in a probe. The message is scrubbed
-of what facts.env redacts: XLA quotes XLA_FLAGS back on stderr (`Unknown flag in XLA_FLAGS: --xla_plugin_token=..`),
-and that line, the child's last words, is the message of an early exit.
+(negative: killed by that signal), whether it ended during the stages or later, in a probe. The message, and every
+string a stage reports, is scrubbed (`redact.scrub`) of what facts.env redacts and of any URL's credentials and
+query: XLA quotes XLA_FLAGS back on stderr (`Unknown flag in XLA_FLAGS: --xla_plugin_token=..`), and that line, the
+child's last words, is the message of an early exit; an import error may quote an index URL with its token.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, cast
 
 from envaudit import typecheck
 from envaudit.facts import JaxFacts
-from envaudit.redact import scrub
+from envaudit.redact import scrub, scrub_all
 
 ORDER = ("first_use", "devices", "imported", "import", "start")  # the stages, latest first
 DOING = {
@@ -55,7 +56,7 @@ def parse(
             stages[event["stage"]] = {k: v for k, v in event.items() if k not in ("stage", "event")}
     facts: JaxFacts = {"status": "ok", "message": None, "duration_s": round(duration_s, 3)}
     for stage in ("imported", "devices"):
-        facts.update(_declared(stages.get(stage, {})))
+        facts.update(scrub_all(_declared(stages.get(stage, {})), environ))  # a library's error text, the backend's
     reached = next((s for s in ORDER if s in stages), None)
     facts["stage"] = reached
     error = next((stages[s]["error"] for s in ("import", "devices", "first_use") if "error" in stages.get(s, {})), None)

@@ -22,7 +22,7 @@ from envaudit import cachedir, probefiles
 from envaudit.child import jaxfacts
 from envaudit.facts import DeviceMemory, JaxFacts, ReportError
 from envaudit.model import JSONDict, LeftOut, ProbeResult, ProbeRun
-from envaudit.redact import scrub
+from envaudit.redact import scrub, scrub_all
 
 COMPILATION_CACHE = "jax-compilation-cache"  # in envaudit's cache directory
 FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
@@ -144,7 +144,7 @@ def parse_result(task: Task, event: dict[str, Any]) -> ProbeResult:
         return task.result("error", {"error_kind": kind}, duration, scrub(str(event.get("error", ""))))
     result = event.get("result")
     if not isinstance(result, dict) or result.get("status") not in ("pass", "fail", "skip"):
-        why = scrub(f"unreadable result: {result!r:.200}")
+        why = f"unreadable result: {scrub(repr(result))[:200]}"  # cut after: a URL cut short keeps its secret
         return task.result("error", {"error_kind": "unreadable"}, duration, why)
     metrics = result.get("metrics") if isinstance(result.get("metrics"), dict) else {}
     try:  # the devices' answers, as the model validates them in a saved report
@@ -156,7 +156,8 @@ def parse_result(task: Task, event: dict[str, Any]) -> ProbeResult:
     except ReportError:
         return task.result("error", {"error_kind": "unreadable"}, duration, "unreadable devices in the result")
     message = scrub(str(result.get("message") or ""))  # an exception's text may quote XLA_FLAGS
-    return task.result(str(result["status"]), dict(metrics or {}), duration, message, devices)
+    metrics = scrub_all(dict(metrics or {}))  # an error_* metric is an exception's text
+    return task.result(str(result["status"]), metrics, duration, message, devices)
 
 
 class Run:

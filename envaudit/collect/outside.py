@@ -20,7 +20,7 @@ from envaudit.child import bounded
 from envaudit.collect import packages
 from envaudit.exitcodes import BadInput
 from envaudit.facts import PythonFacts
-from envaudit.redact import scrub
+from envaudit.redact import scrub, scrub_all
 
 SCRIPT = Path(__file__).with_name("_interpreter.py")
 CANDIDATES = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")  # venv and conda layouts
@@ -64,7 +64,7 @@ def describe(python: str, timeout: float = 60.0) -> dict[str, Any]:
     if done.returncode != 0 or not isinstance(data, dict) or not isinstance(data.get("distributions"), list):
         last = scrub((done.stderr.strip().splitlines() or ["no output"])[-1])[:200]  # cut after: a whole URL
         raise InterpreterError(f"--python {python}: not a Python interpreter envaudit can use ({last})")
-    return data
+    return scrub_all(data)  # its text reaches the report: a requirement's URL may hold a token
 
 
 def facts(python: str, timeout: float = 60.0) -> tuple[PythonFacts, packages.Installed]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 from unittest.mock import patch
 
 import pytest
@@ -126,3 +127,194 @@ def test_a_flag_xla_rejects_never_reaches_a_report(child_env: dict[str, str]) ->
     for part in ("facts", "findings", "probes"):
         for leaked in ("hunter3", "hunter4", "S3cr3tPW", "hf_hunter5"):
             assert leaked not in json.dumps(report[part]), (part, leaked)
+
+
+# Issue 27 item 6: names the list missed, structured values, flag values kept verbatim, and URLs in a child's text
+# that come from variables outside the audited scope.
+HIDDEN = "hunter2-0a1b2c"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "JAX_SIGNING_KEY",
+        "XLA_DB_PASS",
+        "JAX_GPG_PASSPHRASE",
+        "XLA_DB_PWD",
+        "JAX_CRED",
+        "TF_XLA_CREDS",
+        "JAX_SESSION",
+        "JAX_HUB_BEARER",
+        "JAX_URL_SIGNATURE",
+        "JAX_DB_PW",
+    ],
+)
+def test_a_name_with_a_secret_word_hides_its_value(name: str) -> None:
+    assert select_env({name: HIDDEN})[name] == REDACTED
+    assert HIDDEN not in scrub(f"connecting with {HIDDEN}", {name: HIDDEN})
+
+
+def test_a_name_that_merely_holds_a_word_stays_readable() -> None:
+    """jax's own options and the shell's working directory are no secrets: hidden, they would make a report (and
+    every path in a child's traceback) unreadable."""
+    env = {"JAX_LEGACY_PRNG_KEY": "allow", "JAX_DEBUG_KEY_REUSE": "true", "PWD": "/work/project"}
+    assert select_env(env) == {"JAX_DEBUG_KEY_REUSE": "true", "JAX_LEGACY_PRNG_KEY": "allow"}
+    line = 'File "/work/project/train.py", line 3'
+    assert scrub(line, env) == line
+
+
+SERVICE_ACCOUNT = json.dumps(
+    {
+        "type": "service_account",
+        "private_key_id": "5c1e9f0a7d3b",
+        "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw\n-----END PRIVATE KEY-----\n",
+    }
+)
+PEM_KEY = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBn\n-----END EC PRIVATE KEY-----"
+
+
+def test_a_json_document_or_a_pem_block_is_hidden_whatever_the_name() -> None:
+    env = {"JAX_SERVICE_ACCOUNT": SERVICE_ACCOUNT, "XLA_TLS": PEM_KEY, "JAX_PLATFORMS": "cpu"}
+    assert select_env(env) == {"JAX_PLATFORMS": "cpu", "JAX_SERVICE_ACCOUNT": REDACTED, "XLA_TLS": REDACTED}
+    quoted = "bad key 5c1e9f0a7d3b: MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcw; MHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBn"
+    scrubbed = scrub(quoted, env)  # its strings and the key's body, quoted alone
+    assert not any(part in scrubbed for part in ("5c1e9f0a7d3b", "MIIEvQ", "MHcCAQ")), scrubbed
+
+
+TYPED = (
+    "--xla_gpu_deterministic_ops=TRUE --xla_force_host_platform_device_count=8 "
+    "--xla_cpu_experimental_ynn_fusion_type=-dot,+reduce --xla_disable_hlo_passes=algsimp,onednn-matmul-rewriter"
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("--xla_gpu_autotune_level=sk-live-4f9a", f"--xla_gpu_autotune_level={REDACTED}"),  # not an int
+        ("--xla_gpu_deterministic_ops=hunter2", f"--xla_gpu_deterministic_ops={REDACTED}"),  # not a bool
+        ("--xla_disable_hlo_passes=Hunter2Secret", f"--xla_disable_hlo_passes={REDACTED}"),  # not pass names
+        ("--abcdef123secret --xla_foo", f"{REDACTED} --xla_foo"),  # no flag's shape; a bare flag of XLA's stays
+        ("-sk_live_4f9a --tf_xla_auto_jit", f"{REDACTED} --tf_xla_auto_jit"),
+        ("--Hunter2=x", REDACTED),  # not a flag's name either: the whole argument goes
+        (TYPED, TYPED),  # values of the flags' own types, as tsl parses them: what the rules read
+    ],
+)
+def test_a_flag_keeps_only_a_value_of_its_type_and_only_a_flags_name(value: str, shown: str) -> None:
+    assert select_env({"XLA_FLAGS": value})["XLA_FLAGS"] == shown
+    hidden = [word for word in ("sk-live-4f9a", "hunter2", "Hunter2", "abcdef123secret", "sk_live") if word in value]
+    assert not any(word in scrub(f"XLA said: {value}", {"XLA_FLAGS": value}) for word in hidden)
+
+
+def test_a_url_in_any_text_loses_its_credentials_and_query_whatever_the_environment() -> None:
+    """A child's text quotes URLs the audited scope never held: a package index's, a proxy's."""
+    text = (
+        "ImportError: fetching https://ci-bot:tok3nXYZ@pypi.example/simple/jax/?sig=abc123sig failed; "
+        f"see https://docs.jax.dev/en/latest/errors.html#jax.errors.TracerBoolConversionError. key: {PEM_KEY!r}"
+    )
+    scrubbed = scrub(text, {})
+    assert not any(part in scrubbed for part in ("ci-bot", "tok3nXYZ", "abc123sig", "MHcCAQ")), scrubbed
+    assert f"https://{REDACTED}@pypi.example/simple/jax/?{REDACTED} failed" in scrubbed
+    assert "errors.html#jax.errors.TracerBoolConversionError" in scrubbed  # an anchor is no secret
+    proxy = {"HTTPS_PROXY": "http://bob:Pr0xyPassw0rd@proxy.example:3128"}  # outside the scope, quoted alone
+    assert "Pr0xyPassw0rd" not in scrub("407 for bob (Pr0xyPassw0rd)", proxy)
+
+
+URL_ERROR = "ImportError: https://ci-bot:tok3nXYZ@pypi.example/simple/jax/?sig=abc123sig"
+
+
+def test_every_string_a_child_reports_is_scrubbed() -> None:
+    """Not only the messages: a probe's error_* metric, a library's error among jax's facts, a result too odd to
+    read (cut only after scrubbing: a URL cut short keeps its secret)."""
+    result = {"status": "fail", "message": URL_ERROR, "metrics": {"error_impl0": URL_ERROR, "rel_err": 0.5}}
+    pad = 200 - repr({"status": "?", "pad": "", "u": URL_ERROR}).index("@")  # the first 200 characters end at the @
+    with patch.dict(os.environ, {}, clear=True):
+        parsed = parse_result(TASK, {"event": "result", "result": result})
+        odd = parse_result(TASK, {"event": "result", "result": {"status": "?", "pad": "x" * pad, "u": URL_ERROR}})
+    devices: dict[str, Any] = {"stage": "devices", "backend": "cpu", "cuda_libraries": {"cudnn": f"error: {URL_ERROR}"}}
+    stages = [{"stage": "start"}, {"stage": "import"}, {"stage": "imported"}, devices]
+    facts = parse(stages, ended=None, timed_out=False, duration_s=0.1, environ={})
+    assert parsed.metrics["rel_err"] == 0.5
+    for text in (json.dumps(parsed.metrics), parsed.message, odd.message, json.dumps(facts)):
+        assert "tok3nXYZ" not in text and "abc123sig" not in text, text
+    assert str(facts["cuda_libraries"]["cudnn"]).startswith("error: ImportError: https://<redacted>@pypi.example")
+
+
+JAX_SERVED_BY = """
+import os, sys
+
+
+class _Unreachable:
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == "jax":
+            print("fatal: {url}", file=sys.stderr, flush=True)
+            {how}
+
+
+sys.meta_path.insert(0, _Unreachable())
+"""
+
+
+@pytest.mark.parametrize(
+    "how",
+    ['raise ImportError("jax is served by {url}")', "os._exit(3)"],
+    ids=["import-error", "exit-with-last-words"],
+)
+@pytest.mark.parametrize("fmt", ["json", "markdown"])
+def test_a_url_in_a_childs_error_never_reaches_a_report(
+    child_env: dict[str, str], tmp_path: Path, how: str, fmt: str
+) -> None:
+    """End to end, a real child each time: `import jax` fails quoting a package index's URL with its token (from no
+    variable envaudit reads), as an exception or as the last line on stderr of a child that exits. Neither
+    facts.jax.message, nor jax-broken's detail, nor a probe's error carries the token or the query."""
+    url = "https://ci-bot:tok3nXYZ@pypi.example/simple/jax/?sig=abc123sig"
+    (tmp_path / "sitecustomize.py").write_text(JAX_SERVED_BY.format(how=how.format(url=url), url=url))
+    env = {**child_env, "PYTHONPATH": os.pathsep.join([str(tmp_path), child_env["PYTHONPATH"]])}
+    proc = envaudit_run(PYTHON, "audit", "--probe", "matmul_precision", "--format", fmt, env=env, timeout=120)
+    assert proc.returncode == 1, proc.stderr  # jax-broken fails
+    assert "pypi.example" in proc.stdout  # the case it guards: the child's text is in the report
+    for leaked in ("ci-bot", "tok3nXYZ", "abc123sig"):
+        assert leaked not in proc.stdout, (fmt, leaked)
+    if fmt == "json":
+        report = json.loads(proc.stdout)
+        assert "pypi.example" in report["facts"]["jax"]["message"]
+        assert any("pypi.example" in p["message"] for p in report["probes"]), report["probes"]
+
+
+def test_an_interpreter_that_fails_quoting_a_url_is_one_line_without_its_token(
+    child_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`--python` runs what it names: its last words on stderr become envaudit's one line (which a Slurm log keeps)."""
+    fake = tmp_path / "python"
+    fake.write_text('#!/bin/sh\necho "fatal: https://ci-bot:tok3nXYZ@pypi.example/simple?sig=abc123sig" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    proc = envaudit_run(PYTHON, "audit", "--python", str(fake), "--format", "json", env=child_env, timeout=60)
+    assert proc.returncode == 2 and "pypi.example" in proc.stderr, proc.stderr
+    assert "tok3nXYZ" not in proc.stderr and "abc123sig" not in proc.stderr, proc.stderr
+
+
+ANSWER = {
+    "python": {"version": "3.11.9", "executable": "/opt/py/bin/python"},
+    "distributions": [
+        {
+            "name": "flax",
+            "version": "0.8.0",
+            "location": "/opt/py/lib",
+            "requires": ["vendored-ops @ https://ci-bot:tok3nXYZ@pypi.example/vendored_ops.whl?sig=abc123sig"],
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize("fmt", ["json", "markdown"])
+def test_an_interpreters_answer_reaches_a_report_without_a_urls_secrets(
+    child_env: dict[str, str], tmp_path: Path, fmt: str
+) -> None:
+    """What `--python` runs answers with its distributions: a requirement by direct URL (PEP 508 `name @ URL`) with
+    a token, of a package it lacks, becomes an unsatisfied requirement and a finding."""
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\necho '{json.dumps(ANSWER)}'\n")
+    fake.chmod(0o755)
+    proc = envaudit_run(PYTHON, "audit", "--python", str(fake), "--quick", "--format", fmt, env=child_env, timeout=60)
+    assert proc.returncode in (0, 1), proc.stderr
+    assert "pypi.example/vendored_ops.whl" in proc.stdout  # the case it guards: the answer is in the report
+    assert "tok3nXYZ" not in proc.stdout and "abc123sig" not in proc.stdout and "ci-bot" not in proc.stdout

@@ -39,6 +39,10 @@ __all__ = ["build_parser", "main", "main_entry"]
 
 def _probe_options(args: argparse.Namespace) -> Options:
     known = probefiles.available()
+    if args.total_timeout < state.JAX_START_S:  # every child starts jax first: a hang could not be told from it
+        raise UsageError(
+            f"--total-timeout {args.total_timeout:g} is less than jax's start ({state.JAX_START_S:g} s declared)"
+        )
     for name in [*args.probe, *args.skip_probe]:
         if name not in known:
             raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")

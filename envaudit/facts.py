@@ -131,7 +131,8 @@ class JaxFacts(TypedDict, total=False):  # what jax reported in the child proces
     child_pids: list[int]
     device_memory: list[DeviceMemory]
     cpu_fraction: float  # the share of a CPU the child used, when it timed out
-    idle_cpus: float  # the CPUs the machine left idle meanwhile
+    idle_cpus: float  # the CPUs it may use (its affinity) that sat idle meanwhile
+    throttled_fraction: float  # the share of that time a CPU quota held its cgroup
 
 
 class Unsatisfied(TypedDict, total=False):  # a declared requirement the installed versions do not meet

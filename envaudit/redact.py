@@ -8,8 +8,9 @@ report, so redacting here and scrubbing there can never disagree. What is hidden
   (TOKEN, SECRET, PASS for PASSWORD, PASSWD and PASSPHRASE, PWD, CRED for CREDS and CREDENTIAL, KEY for API_KEY
   and SIGNING_KEY, AUTH, PRIVATE, COOKIE, SESSION, BEARER, SIGNATURE) or the word PW (`DB_PW`, a `_PW` suffix).
   NOT_SECRET_NAMES are the exceptions, each named where it is defined: the shell's working directory (PWD, OLDPWD),
-  the login session's public identifiers (XDG_SESSION_*) and jax's own options whose names hold KEY or PASS (their
-  values are modes and booleans). An unknown name holding a word is hidden: a name is no proof of innocence.
+  the login session's public identifiers (XDG_SESSION_*, DESKTOP_SESSION) and jax's own options whose names hold
+  KEY or PASS (their values are modes and booleans). Any other name holding a word is hidden, `MONKEY` included:
+  hiding too much costs a report one value, too little a secret.
 - **A structured value**: a JSON document (a value starting with `{` or `[`: a service account's
   `{"private_key": ...}`) or a value holding a PEM block (`-----BEGIN ...`) is hidden whole, whatever its name.
 - **A flags variable** (XLA_FLAGS, TF_XLA_FLAGS, any `*_FLAGS` or `*_ARGS`), split as XLA splits it (`split_flags`):
@@ -28,10 +29,11 @@ report, so redacting here and scrubbing there can never disagree. What is hidden
   fragment, and for a variable named like a URL or a webhook its path too (only scheme://host:port stays).
 
 `scrub` hides in a text the values hidden above in the variables of the audited scope and in any variable whose
-name looks secret or holds flags, and the credentials and query of a URL in any variable at all (`PIP_INDEX_URL`,
-`HTTPS_PROXY`: outside the scope, but a child's error may quote them); then, in the text itself whatever the
-environment, every URL's credentials, query and fragment and every PEM block. `scrub_all` does the same to every
-string of a JSON value (what a probe's metrics or jax's facts report).
+name looks secret or holds flags, and the credentials, query and fragment of a URL in any variable at all
+(`PIP_INDEX_URL`, `HTTPS_PROXY`: outside the scope, but a child's error may quote them); then, in the text itself
+whatever the environment, every URL's credentials and query, its fragment unless a plain anchor (`#section`), and
+every PEM block. `scrub_all` does the same to every string of a JSON value (a probe's metrics, what jax reports,
+another interpreter's answer).
 """
 
 from __future__ import annotations
@@ -64,11 +66,11 @@ NOT_SECRET_NAMES = frozenset(
     {
         "PWD",  # POSIX: the shell's working directory, and the one before
         "OLDPWD",
-        "XDG_SESSION_ID",  # pam_systemd (systemd-logind): the login session's public identifiers
+        "XDG_SESSION_ID",  # pam_systemd(8): the login session's id, type, class and desktop
         "XDG_SESSION_TYPE",
         "XDG_SESSION_CLASS",
         "XDG_SESSION_DESKTOP",
-        "DESKTOP_SESSION",
+        "DESKTOP_SESSION",  # a display manager's name of the desktop session
         "JAX_DEBUG_KEY_REUSE",  # jax's own options (jax/_src/config.py at jax-v0.10.1), read from these variables
         "JAX_LEGACY_PRNG_KEY",
         "JAX_COMPILATION_CACHE_INCLUDE_METADATA_IN_KEY",

@@ -111,6 +111,8 @@ def test_check_not_utf8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         (["audit", "--timeout", "nan"], "not 'nan'"),
         (["rules", "no-such-rule"], "no rule 'no-such-rule'"),
         (["check"], "the following arguments are required: report"),
+        (["health", "--total-timeout", "1"], "--total-timeout 1 is less than jax's start"),  # it looked like a hang
+        (["audit", "--total-timeout", "0.5"], "--total-timeout 0.5 is less than jax's start"),
     ],
 )
 def test_bad_usage_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], expected: str) -> None:

@@ -20,8 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
-import psutil
-
+from envaudit.child import load
 from envaudit.child._main import PREFIX
 from envaudit.child.bounded import kill_group
 from envaudit.child.jaxfacts import signal_name
@@ -134,7 +133,7 @@ def _follow(
     """Read the child's events until it is gone; on a timeout kill it; then say how it ended."""
     reports_facts = state.facts_wanted
     current, since = (FACTS_STAGE if reports_facts else state.next_label()), time.monotonic()
-    mark = cpu_seconds(proc), idle_seconds()
+    mark = load.mark(proc.pid)
     while True:
         bound = min(since + state.timeout_of(current), state.deadline)
         try:  # the bound is checked at every line: a child that keeps printing is no less late
@@ -142,9 +141,9 @@ def _follow(
                 raise queue.Empty
             line = lines.get(timeout=max(bound - time.monotonic(), 0.0))
         except queue.Empty:  # what it and the machine did meanwhile tells a loaded machine from a hang
-            load = _load(mark, (cpu_seconds(proc), idle_seconds()), max(time.monotonic() - since, 1e-6))
+            used = load.load(mark, load.mark(proc.pid))
             kill_group(proc)
-            return _ended(state, current, since, proc.wait(), reports_facts, tail, timed_out=True, load=load)
+            return _ended(state, current, since, proc.wait(), reports_facts, tail, timed_out=True, used=used)
         if line is None:  # the child closed its output: it is exiting, or hangs on the way out (atexit, a thread)
             return _ended(state, current, since, _reap(proc, bound), reports_facts, tail, timed_out=False)
         event = decode(line) or {}  # anything else on the channel is not ours, so never a probe's answer
@@ -153,9 +152,9 @@ def _follow(
             state.fact_events.append(event)
         elif kind == "facts_done" and current == FACTS_STAGE:
             state.finish_facts(ended=None, timed_out=False, seconds=time.monotonic() - since)
-            current, since, mark = state.next_label(), time.monotonic(), (cpu_seconds(proc), idle_seconds())
+            current, since, mark = state.next_label(), time.monotonic(), load.mark(proc.pid)
         elif kind == "start" and state.is_pending(event.get("probe")):
-            current, since, mark = str(event["probe"]), time.monotonic(), (cpu_seconds(proc), idle_seconds())
+            current, since, mark = str(event["probe"]), time.monotonic(), load.mark(proc.pid)
         elif kind in ("result", "error") and event.get("probe") == current and state.is_pending(current):
             state.report(parse_result(state.pending_task(current), event))
             since = time.monotonic()
@@ -165,33 +164,6 @@ def _follow(
             return _ended(
                 state, current, since, _reap(proc, time.monotonic() + 5.0), reports_facts, tail, timed_out=False
             )
-
-
-def idle_seconds() -> float | None:
-    """CPU seconds the whole machine has spent idle (summed over its CPUs; waiting for I/O is not idle)."""
-    try:
-        return float(psutil.cpu_times().idle)
-    except (psutil.Error, OSError, AttributeError):
-        return None
-
-
-def _load(mark: tuple[float | None, float | None], now: tuple[float | None, float | None], seconds: float) -> JSONDict:
-    """The share of a CPU the child used since `mark` (`cpu_fraction`) and how many CPUs the machine left idle
-    meanwhile (`idle_cpus`): computing on a machine with nothing to spare is slow; with CPUs to spare, a hang."""
-    load: JSONDict = {}
-    for key, (before, after) in (("cpu_fraction", (mark[0], now[0])), ("idle_cpus", (mark[1], now[1]))):
-        if before is not None and after is not None:
-            load[key] = round((after - before) / seconds, 3)
-    return load
-
-
-def cpu_seconds(proc: subprocess.Popen[str]) -> float | None:
-    """User and system CPU time the child has used so far (all its threads), or None when it cannot be read."""
-    try:
-        times = psutil.Process(proc.pid).cpu_times()
-    except (psutil.Error, OSError):
-        return None
-    return float(times.user + times.system)
 
 
 def _reap(proc: subprocess.Popen[str], bound: float) -> int:
@@ -215,24 +187,24 @@ def _ended(
     tail: collections.deque[str],
     *,
     timed_out: bool,
-    load: JSONDict | None = None,
+    used: JSONDict | None = None,
 ) -> None:
     """The child is gone: record its exit status, and blame whatever it had not finished. A timeout keeps what
-    the child and the machine did meanwhile (`_load`): computing but starved, or hung."""
+    the child and its CPUs did meanwhile (`load.load`): computing but starved, or hung."""
     if reports_facts:
         state.facts_returncode = code  # the real exit status of the child that reported the jax facts
     seconds = time.monotonic() - since
-    load = load or {}
+    used = used or {}
     if current == FACTS_STAGE and state.facts_wanted:
         state.finish_facts(ended=code, timed_out=timed_out, seconds=seconds, last_words=tail[-1] if tail else "")
         if state.facts is not None and timed_out:
-            state.facts.update(cast(JaxFacts, load))  # cpu_fraction, idle_cpus
+            state.facts.update(cast(JaxFacts, used))  # cpu_fraction, idle_cpus, throttled_fraction
     elif state.is_pending(current):
         task = state.pending_task(current)
         label = task.label
         if timed_out:
             why = f"no answer within {task.timeout:g} s"
-            state.report(task.result("timeout", load, seconds, why))
+            state.report(task.result("timeout", used, seconds, why))
         else:
             why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"
             detail = f"{why} while running {label}" + (f": {scrub(tail[-1])}" if tail else "")

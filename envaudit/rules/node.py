@@ -16,17 +16,21 @@ from envaudit.rules.occurrence import Occurrence
 
 BUSY = 0.02  # a timed-out child that used less than this share of a CPU was blocked (a driver call): hung
 SPARE = 0.5  # CPUs the machine left idle meanwhile, below which the child was starved by other work
+THROTTLED = 0.1  # the share of the window a CPU quota held the child's cgroup, from which the child was starved
 
 
 def starved(load: Mapping[str, Any], facts: Facts) -> bool:
     """A timeout that says the machine was too busy, not that something hangs: the child was computing, and the
-    machine had no CPU to spare (others took it) or a GPU ran other jobs. Computing with CPUs to spare on idle
-    GPUs is a hang that spins (a CUDA wait on a hung GPU spins by default). Reports saved before envaudit
-    measured the machine's idle time are judged by the child's CPU time alone, as they were."""
-    busy, idle = load.get("cpu_fraction"), load.get("idle_cpus")
+    machine had no CPU to spare (others took the CPUs it may use, or a cgroup's CPU quota held it) or a GPU ran
+    other jobs. Computing with CPUs to spare on idle GPUs is a hang that spins (a CUDA wait on a hung GPU spins by
+    default). Reports saved before envaudit measured the machine's idle time are judged by the child's CPU time
+    alone, as they were."""
+    busy, idle, throttled = load.get("cpu_fraction"), load.get("idle_cpus"), load.get("throttled_fraction")
     if not (isinstance(busy, int | float) and busy >= BUSY):
         return False
     if not isinstance(idle, int | float):
+        return True
+    if isinstance(throttled, int | float) and throttled >= THROTTLED:
         return True
     return idle < SPARE or any(other_jobs(g, facts) for g in facts.nvidia.get("gpus") or [] if isinstance(g, dict))
 

@@ -224,5 +224,5 @@ def test_health_says_which_probes_its_bound_left_out(tmp_path: Path, child_env: 
     ) == "warn"  # said, never a failure: the node is not drained for a bound
     _, named = health("--probe", costly, "--total-timeout", str(total))
     assert "--total-timeout" not in named["probes"][0]["message"]  # it ran (here: skipped for its own reason)
-    usage, _ = health("--total-timeout", "0.1")
+    usage, _ = health(*others, "--skip-probe", cheap, "--total-timeout", str(total))
     assert usage.returncode == 2 and usage.stderr.count("\n") == 1 and "holds none" in usage.stderr

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from envaudit import judge
+from envaudit.child import load
 from envaudit.facts import GPU
 from envaudit.model import ProbeResult
 from tests.conftest import PYTHON, ROOT, envaudit_run
@@ -132,3 +133,94 @@ def test_healthy_checks_oversubscribing_the_machine_never_fail(child_env: dict[s
     with ThreadPoolExecutor(max_workers=8) as pool:
         runs = list(pool.map(check, range(8)))
     assert [r.returncode for r in runs] == [0] * 8, [r.stdout for r in runs]
+
+
+def test_a_cgroups_throttling_is_read_from_v1_and_v2_and_its_ancestors(tmp_path: Path) -> None:
+    """The quota may be set on the job's cgroup or on one above it (a Kubernetes pod, slurmd's unit)."""
+    for controller, key, value in (("cpu,cpuacct", "throttled_time", 3 * 10**9), ("", "throttled_usec", 3 * 10**6)):
+        pod = tmp_path / controller / "kubepods" / "pod1"
+        (pod / "container").mkdir(parents=True)
+        (pod / "cpu.stat").write_text(f"nr_periods 40\nnr_throttled 30\n{key} {value}\n")
+        (pod / "container" / "cpu.stat").write_text(f"nr_periods 40\nnr_throttled 0\n{key} 0\n")
+        line = f"{'4' if controller else '0'}:{controller}:/kubepods/pod1/container"
+        assert load.throttled([line], tmp_path) == pytest.approx(3.0)
+    assert load.throttled(["3:memory:/x"], tmp_path) is None
+
+
+def test_the_idle_time_is_of_the_cpus_the_child_may_use(tmp_path: Path) -> None:
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  10 0 10 900 0 0 0\ncpu0 5 0 5 100 0 0 0\ncpu1 5 0 5 800 0 0 0\nintr 1\n")
+    assert load.idle_seconds({0}, stat) == pytest.approx(100 / load.USER_HZ)
+    assert load.idle_seconds(None, stat) == pytest.approx(900 / load.USER_HZ)
+
+
+def _cpu_cgroup() -> tuple[Path, str, str] | None:
+    """(a cgroup directory to make, its quota file, the quota of a tenth of a CPU), where this process may."""
+    if os.geteuid() != 0:
+        return None
+    v1, v2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+    name = f"envaudit-test-{os.getpid()}"
+    if (v1 / "cpu.cfs_quota_us").exists():
+        return v1 / name, "cpu.cfs_quota_us", "10000"  # of a 100 ms period
+    try:
+        delegated = "cpu" in (v2 / "cgroup.subtree_control").read_text().split()
+    except OSError:
+        return None
+    return (v2 / name, "cpu.max", "10000 100000") if delegated else None
+
+
+@pytest.mark.slow
+@pytest.mark.alone
+@pytest.mark.skipif(_cpu_cgroup() is None, reason="needs root and a cgroup CPU controller it may write")
+def test_a_cpu_quota_starves_a_child_on_an_idle_machine(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """A Kubernetes limit, `CPUQuota` on slurmd, `docker --cpus`: the machine's CPUs sit idle while the child gets a
+    tenth of one. Its timeout was judged a hang (FAIL, a healthy node drained); it is a busy machine."""
+    found = _cpu_cgroup()
+    assert found is not None
+    group, quota, value = found
+    group.mkdir()
+    try:
+        (group / quota).write_text(value)
+        for name, body in PROBES.items():
+            (tmp_path / f"{name}.py").write_text(body)
+        inside = f'echo $$ > {group / "cgroup.procs"} && exec "$@"'
+        proc = subprocess.run(
+            ["sh", "-c", inside, "sh", PYTHON, "-c", RUN, str(tmp_path), "busy", "60"],
+            env=child_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        group.rmdir()
+    (busy,) = [ProbeResult.from_dict(r) for r in json.loads(proc.stdout)]
+    assert {f.id: f.severity for f in judge.judge([busy], MACHINES["cpu"]).findings} == {"probe-busy-timeout": "warn"}
+    assert busy.status == "timeout" and busy.metrics.get("throttled_fraction", 0) >= 0.1, busy.metrics
+
+
+@pytest.mark.slow
+@pytest.mark.alone
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs: one for the cpuset, one left idle")
+def test_a_cpuset_shared_with_other_work_starves_a_child_beside_idle_cpus(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """A job confined to CPU 0, which other work holds, while CPU 1 sits idle: starved, not hung."""
+    for name, body in PROBES.items():
+        (tmp_path / f"{name}.py").write_text(body)
+    pinned = ["taskset", "-c", "0"]
+    hogs = [subprocess.Popen([*pinned, PYTHON, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        proc = subprocess.run(
+            [*pinned, PYTHON, "-c", RUN, str(tmp_path), "busy", "60"],
+            env=child_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    (busy,) = [ProbeResult.from_dict(r) for r in json.loads(proc.stdout)]
+    assert busy.status == "timeout" and busy.metrics["idle_cpus"] < 0.5, busy.metrics
+    assert {f.id: f.severity for f in judge.judge([busy], MACHINES["cpu"]).findings} == {"probe-busy-timeout": "warn"}

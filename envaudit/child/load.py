@@ -1,0 +1,132 @@
+"""What a child and the CPUs it may use did over a window: how a loaded machine is told from a hang.
+
+A child that timed out while computing was slow if it could not get the CPU it wanted, and hung if it could. Three
+readings say which, each taken at the start of the window and at its end:
+- the child's own CPU time (all its threads);
+- the idle time of the CPUs the child may run on (its affinity: a Slurm or Kubernetes cpuset), not the whole
+  machine's, which stays idle around a job confined to two busy cores;
+- the time its cgroup was throttled by a CPU quota (a Kubernetes limit, systemd's `CPUQuota` on slurmd, `docker
+  --cpus`): a quota starves a child on an idle machine. cgroup v2 `cpu.stat` `throttled_usec`, v1 `throttled_time`
+  (nanoseconds); the largest over the child's cgroup and its ancestors, where the quota may be set.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from envaudit.model import JSONDict
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+USER_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # the unit of /proc/stat
+
+
+@dataclass(frozen=True)
+class Mark:
+    at: float  # time.monotonic()
+    cpu_s: float | None  # the child's CPU time
+    idle_s: float | None  # idle time summed over the CPUs the child may use
+    throttled_s: float | None  # time its cgroup (or an ancestor) was held by a CPU quota
+
+
+def mark(pid: int) -> Mark:
+    return Mark(time.monotonic(), cpu_seconds(pid), idle_seconds(_cpus(pid)), throttled_seconds(pid))
+
+
+def load(before: Mark, after: Mark) -> JSONDict:
+    """The share of a CPU the child used (`cpu_fraction`), how many of its CPUs sat idle (`idle_cpus`), and the
+    share of the window its cgroup was throttled (`throttled_fraction`), for the readings both marks have."""
+    seconds = max(after.at - before.at, 1e-6)
+    found: JSONDict = {}
+    for key, start, end in (
+        ("cpu_fraction", before.cpu_s, after.cpu_s),
+        ("idle_cpus", before.idle_s, after.idle_s),
+        ("throttled_fraction", before.throttled_s, after.throttled_s),
+    ):
+        if start is not None and end is not None:
+            found[key] = round((end - start) / seconds, 3)
+    return found
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User and system CPU time the process has used so far (all its threads), or None when it cannot be read."""
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except (psutil.Error, OSError):
+        return None
+    return float(times.user + times.system)
+
+
+def _cpus(pid: int) -> set[int] | None:
+    try:
+        return set(os.sched_getaffinity(pid))
+    except (OSError, AttributeError):
+        return None
+
+
+def idle_seconds(cpus: set[int] | None, stat: Path = Path("/proc/stat")) -> float | None:
+    """Idle seconds summed over `cpus` (all of the machine's when None; waiting for I/O is not idle)."""
+    try:
+        lines = stat.read_text().splitlines()
+    except OSError:
+        return _all_idle()
+    total, seen = 0, False
+    for line in lines:
+        name, *fields = line.split()
+        if name.startswith("cpu") and name[3:].isdigit() and (cpus is None or int(name[3:]) in cpus):
+            total, seen = total + int(fields[3]), True
+    return total / USER_HZ if seen else _all_idle()
+
+
+def _all_idle() -> float | None:
+    try:
+        return float(psutil.cpu_times().idle)
+    except (psutil.Error, OSError, AttributeError):
+        return None
+
+
+def throttled_seconds(pid: int, root: Path = CGROUP_ROOT) -> float | None:
+    """The longest time any cgroup of the process's CPU controller, from its own up to the root, was throttled;
+    None when no cgroup says (no CPU controller, or nothing mounted where systemd and Kubernetes mount it)."""
+    try:
+        memberships = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    return throttled(memberships, root)
+
+
+def throttled(memberships: list[str], root: Path = CGROUP_ROOT) -> float | None:
+    """`throttled_seconds` of a process in these cgroups (the lines of /proc/PID/cgroup)."""
+    found: list[float] = []
+    for line in memberships:
+        number, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if number == "0" and not controllers:  # cgroup v2, at the root or below `unified` (a hybrid layout)
+            bases, key, unit = [root, root / "unified"], "throttled_usec", 1e-6
+        elif "cpu" in controllers.split(","):
+            bases, key, unit = [root / controllers], "throttled_time", 1e-9
+        else:
+            continue
+        for base in bases:
+            found += [value * unit for value in _along(base, path, key)]
+    return max(found) if found else None
+
+
+def _along(base: Path, path: str, key: str) -> list[int]:
+    """`key` of cpu.stat in the cgroup at `path` below `base` and in each of its ancestors that has one."""
+    parts = [p for p in path.split("/") if p and p != ".."]
+    values = []
+    for depth in range(len(parts), -1, -1):
+        try:
+            text = (base.joinpath(*parts[:depth]) / "cpu.stat").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            name, _, value = line.partition(" ")
+            if name == key and value.strip().isdigit():
+                values.append(int(value))
+    return values

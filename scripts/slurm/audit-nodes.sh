@@ -43,9 +43,13 @@ mkdir -p "$out" || exit 2
 raw="$out/srun.out"
 
 # Each task prints a header line naming its node, then the report. The remote command is passed as arguments (no
-# string is re-parsed on the node except ENVAUDIT ARGS, which is split on whitespace).
+# string is re-parsed on the node except ENVAUDIT ARGS, which is split on whitespace). envaudit runs in / (a relative
+# PYTHON is made absolute first, in the task's directory) and with -P (Python >= 3.11, as envaudit requires):
+# `python -m` puts its working directory first on sys.path, so run by root from a directory another user can write,
+# it ran that user's envaudit/__main__.py on every node.
 # shellcheck disable=SC2016  # expanded by the remote bash, on purpose
-remote='printf "envaudit-node %s\n" "$(hostname -s)"; read -r -a a <<<"$2"; exec "$1" -m envaudit audit --format json "${a[@]}"'
+remote='printf "envaudit-node %s\n" "$(hostname -s)"; py="$1"; case "$py" in /*) ;; */*) py="$PWD/$py" ;; esac
+cd / || exit 3; read -r -a a <<<"$2"; exec "$py" -P -m envaudit audit --format json "${a[@]}"'
 "$srun_bin" --ntasks-per-node=1 --label "$@" /bin/bash -c "$remote" envaudit-task "$python" "$audit_args" \
     >"$raw" 2>"$out/srun.err" </dev/null
 srun_rc=$?

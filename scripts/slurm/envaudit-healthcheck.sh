@@ -29,6 +29,12 @@ TIMEOUT_BIN=/usr/bin/timeout
 FLOCK_BIN=/usr/bin/flock
 DATE_BIN=/bin/date
 
+# Root works in /, whatever directory this was started from (slurmd's, or an operator's shell in /tmp or in a
+# user's directory): `python -m` puts its working directory first on sys.path, so started in a directory another
+# user can write, root ran that user's envaudit/__main__.py and logged its OK. A relative path in the settings is
+# therefore one in /.
+cd / || exit 3
+
 ENVAUDIT_HEALTHCHECK_ENV="${ENVAUDIT_HEALTHCHECK_ENV:-/etc/default/envaudit-healthcheck}"
 if [ -r "$ENVAUDIT_HEALTHCHECK_ENV" ]; then
     # shellcheck source=/dev/null
@@ -170,7 +176,9 @@ ours() {
 }
 
 # ---- run the audit --------------------------------------------------------------------------------------------------
-args=(-m envaudit health)
+# -P (Python >= 3.11, which envaudit requires): no directory is put before the installation on sys.path, not even /.
+# Not PYTHONSAFEPATH: the variable would reach the probe child and the audited interpreter, the jobs' environment.
+args=(-P -m envaudit health)
 if [ -n "$ENVAUDIT_PROMETHEUS_DIR" ]; then
     args+=(--prometheus-dir "$ENVAUDIT_PROMETHEUS_DIR")
 fi

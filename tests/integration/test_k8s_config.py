@@ -233,13 +233,18 @@ def test_daemonset_has_what_it_needs(daemonset: dict[str, Any]) -> None:
     assert volume["hostPath"]["path"] == TEXTFILE_DIR and not mount.get("readOnly", False)
 
 
-def _run_container_script(daemonset: dict[str, Any], directory: Path, fault: bool) -> subprocess.CompletedProcess[str]:
-    """Run the DaemonSet's container script once, here, with the manifest's environment (paths pointed at tmp)."""
+def _run_container_script(
+    daemonset: dict[str, Any], directory: Path, fault: bool, cwd: Path | None = None, health_args: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the DaemonSet's container script once, here, with the manifest's environment (paths pointed at tmp),
+    started in `cwd` (the image's WORKDIR) if given."""
     container = _container(daemonset)
     env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    if health_args is None:
+        health_args = "--probe conv_chain" if fault else "--probe dense_chain"
     env.update(
         ENVAUDIT_CMD=f"{PYTHON} -m envaudit",
-        ENVAUDIT_HEALTH_ARGS="--probe conv_chain" if fault else "--probe dense_chain",
+        ENVAUDIT_HEALTH_ARGS=health_args,
         ENVAUDIT_TEXTFILE_DIR=str(directory),
         ENVAUDIT_ONESHOT="1",
         NODE_NAME="ci-node",
@@ -247,7 +252,7 @@ def _run_container_script(daemonset: dict[str, Any], directory: Path, fault: boo
         PYTHONPATH=os.pathsep.join([*([str(FAULT)] if fault else []), str(ROOT)]),
     )
     return subprocess.run(
-        [*container["command"], container["args"][0]], env=env, capture_output=True, text=True, timeout=180
+        [*container["command"], container["args"][0]], env=env, capture_output=True, text=True, timeout=180, cwd=cwd
     )
 
 
@@ -271,6 +276,28 @@ def test_daemonset_script_feeds_metrics_and_the_npd_plugin(
     assert len(line) <= npd["pluginConfig"]["max_output_length"]
     assert line.startswith("envaudit FAIL" if fault else "envaudit OK"), line
     assert f"rc={plugin.returncode} {line}" in proc.stdout
+
+
+def test_daemonset_script_runs_the_installed_envaudit_whatever_its_working_directory(
+    daemonset: dict[str, Any], tmp_path: Path
+) -> None:
+    """The container starts in the image's WORKDIR, often the jobs' code. With `python -m envaudit` as ENVAUDIT_CMD,
+    an envaudit/ package there was first on sys.path and answered for the node: its OK in the status file, and the
+    NPD plugin said OK. The installed envaudit, given an option it does not know, exits 2 (no audit, no jax)."""
+    workdir = tmp_path / "workdir" / "envaudit"
+    workdir.mkdir(parents=True)
+    marker = tmp_path / "forged-ran"
+    (workdir / "__init__.py").write_text("")
+    (workdir / "__main__.py").write_text(f"open({str(marker)!r}, 'w').close()\nprint('envaudit OK: forged')\n")
+    textfile = tmp_path / "textfile"
+    textfile.mkdir()
+
+    proc = _run_container_script(daemonset, textfile, False, cwd=workdir.parent, health_args="--no-such-option")
+
+    assert not marker.exists() and "forged" not in proc.stdout, proc
+    assert proc.returncode == 2, proc
+    plugin = _plugin(str(textfile / "envaudit-health.status"))
+    assert plugin.returncode == 2, plugin  # Unknown: the node's health was not measured
 
 
 def test_shell_scripts_are_shellcheck_clean(daemonset: dict[str, Any], tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ The module fixture starts munged, slurmctld and slurmd on 127.0.0.1 with every f
 between a healthy audit (``--probe dense_chain``) and a faulty one (the conv_batch_scale fault first on PYTHONPATH,
 ``--probe conv_chain``) and watch the node's state through ``scontrol``. Teardown stops every daemon and checks that
 no process is left behind. All waits are bounded polls; nothing asserts on wall-clock speed. The wrapper's decisions
-are also tested one by one, fast, against a fake scontrol and a fake envaudit.
+are also tested one by one, fast, against a fake scontrol and a fake envaudit, and audit-nodes.sh's remote command
+against a fake srun.
 """
 
 from __future__ import annotations
@@ -469,3 +470,56 @@ def test_wrapper_as_root_never_appends_through_a_planted_link(fakes: Fakes, tmp_
         handle.write(f"ENVAUDIT_LOG_FILE={shlex.quote(str(log))}\n")
     assert fakes.run(1, FAIL_LINE, "IDLE") == (1, [DRAIN])
     assert secret.read_text() == "root only\n" and not (shared / "envaudit.log").exists()
+
+
+# ---- audit-nodes.sh's remote command, with a fake srun that runs the one task here (no daemons; fast) ---------------
+
+
+def _fake_srun(where: Path) -> Path:
+    """Runs the task command srun is given (what follows its options) once, here, labelled as task 0."""
+    srun = where / "srun"
+    srun.write_text(
+        '#!/bin/bash\nwhile [ "$#" -gt 0 ] && [ "$1" != /bin/bash ]; do shift; done\n"$@" | sed "s/^/0: /"\n'
+    )
+    srun.chmod(0o755)
+    return srun
+
+
+@pytest.mark.parametrize("python", ["absolute", "relative"])
+def test_audit_nodes_runs_the_installed_envaudit_whatever_its_working_directory(tmp_path: Path, python: str) -> None:
+    """srun starts each task in the directory audit-nodes.sh was started in: `python -m envaudit` there put that
+    directory first on sys.path, so an envaudit/ package in it (another user's, when root runs this from /tmp)
+    answered for every node. The installed envaudit, given an option it does not know, exits 2: no report. A
+    relative -p PYTHON is still found, in that directory."""
+    workdir = tmp_path / "workdir"
+    (workdir / "envaudit").mkdir(parents=True)
+    marker = tmp_path / "forged-ran"
+    (workdir / "envaudit" / "__init__.py").write_text("")
+    (workdir / "envaudit" / "__main__.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\nprint('{{\"schema\": \"envaudit/report/v1\"}}')\n"
+    )
+    (workdir / "bin").mkdir()
+    (workdir / "bin" / "python").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+    (workdir / "bin" / "python").chmod(0o755)
+    out = tmp_path / "reports"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SRUN": str(_fake_srun(tmp_path))}
+    proc = subprocess.run(
+        [
+            "bash",
+            str(AUDIT_NODES),
+            "-o",
+            str(out),
+            "-p",
+            str(workdir / "bin" / "python") if python == "absolute" else "bin/python",
+            "-a",
+            "--no-such-option",
+        ],
+        env=env,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert not marker.exists(), proc
+    assert proc.returncode == 1 and "0 report(s)" in proc.stdout, proc
+    assert "envaudit: error:" in (out / "srun.err").read_text()  # the installed envaudit's own line

@@ -1,7 +1,8 @@
 """The Slurm health-check wrapper (scripts/slurm/envaudit-healthcheck.sh) runs as root: attacked by a real unprivileged
 user (uid 65534) who owns the log's directory or one above it, by a log name swapped for a link while the check runs
-(done deterministically by the fake envaudit, between the wrapper's check of the log and its writes), and checked
-for the modes of what it leaves: its log root's alone, envaudit's metrics readable by node_exporter."""
+(done deterministically by the fake envaudit, between the wrapper's check of the log and its writes), started from a
+directory that user writes, and checked for the modes of what it leaves: its log root's alone, envaudit's metrics
+readable by node_exporter."""
 
 from __future__ import annotations
 
@@ -50,9 +51,9 @@ class Node:
         """A shell script the fake envaudit runs (as root) while the wrapper waits for it: after the log's check."""
         (self.base / "during").write_text(script)
 
-    def run(self) -> tuple[int, list[str], str]:
-        """Run the wrapper once, as slurmd does (root, umask 022), with envaudit failing: (exit code, scontrol
-        updates, stderr)."""
+    def run(self, cwd: Path | None = None) -> tuple[int, list[str], str]:
+        """Run the wrapper once, as slurmd does (root, umask 022), with envaudit failing, in `cwd` if given: (exit
+        code, scontrol updates, stderr)."""
         calls = self.base / "calls"
         calls.write_text("")
         env = {
@@ -66,6 +67,7 @@ class Node:
             capture_output=True,
             text=True,
             timeout=120,
+            cwd=cwd,
         )
         return proc.returncode, calls.read_text().splitlines(), proc.stderr
 
@@ -160,6 +162,36 @@ def test_a_lock_directory_another_user_owns_is_not_used(node: Node) -> None:
     assert (rc, calls) == (3, []), stderr  # could not check: neither drain nor resume
     assert f"unsafe lock file {owned}/envaudit.lock" in (node.base / "log").read_text()
     assert list(owned.iterdir()) == []
+
+
+def forged_envaudit(where: Path, marker: Path) -> Path:
+    """A directory another user owns, holding a package named envaudit whose __main__ says the node is healthy and
+    leaves `marker` (with the uid that ran it) behind."""
+    home = _nobodys(where)
+    package = home / "envaudit"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "__main__.py").write_text(
+        f"import os\nopen({str(marker)!r}, 'w').write(str(os.getuid()))\nprint('envaudit OK: forged')\n"
+    )
+    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home)], check=True)
+    return home
+
+
+def test_started_in_a_directory_another_user_writes_root_runs_the_installed_envaudit(node: Node) -> None:
+    """`python -m envaudit` puts the working directory first on sys.path: started from a user's directory, the
+    wrapper ran (as root) that user's envaudit/__main__.py, and its forged OK resumed or kept the node. The real
+    envaudit, given an option it does not know, answers exit 2 in one line (no audit, no jax)."""
+    marker = node.base / "forged-ran"
+    home = forged_envaudit(node.base / "home", marker)
+    node.configure(ENVAUDIT_PYTHON=PYTHON, ENVAUDIT_PYTHONPATH=ROOT, ENVAUDIT_HEALTH_ARGS="--no-such-option")
+
+    rc, calls, stderr = node.run(cwd=home)
+
+    log = (node.base / "log").read_text()
+    assert not marker.exists(), f"root ran the forged envaudit (uid {marker.read_text()})"
+    assert (rc, calls) == (2, []), f"{stderr}\n{log}"
+    assert "envaudit: error:" in log and "forged" not in log, log  # the installed envaudit's own line
 
 
 @pytest.mark.slow

@@ -30,10 +30,11 @@ VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 JSONDict = dict[str, Any]
 
 
-# Why a probe was not run: health's budget left it out (a skip), or the total bound was spent before it (a timeout).
-LeftOut = Literal["budget", "deadline"]
+# Why a probe was not run: health's budget left it out (a skip), the total bound was spent before it (a timeout), or
+# jax did not start in time in the child that reports its facts, and every probe starts jax (a timeout).
+LeftOut = Literal["budget", "deadline", "jax"]
 # A report (schema v1) stores it as the status and a metric: a skip with the probe's declared cost (declared_cost_s),
-# or a timeout flagged not_run: true (ProbeResult.from_dict reads them back).
+# a timeout flagged not_run: true, or one flagged jax_not_started: true (ProbeResult.from_dict reads them back).
 SubjectKind = Literal["rule", "check", "probe", "device", "precision", "saved"]
 LABEL = re.compile(r"(?P<probe>[^\[\]]+)\[(?P<precision>[^\[\]]+)\]")  # name[precision], one of several runs
 PROBE = re.compile(r"[^\[]*")  # of a saved name of another shape, the probe is what comes before its first "["
@@ -281,6 +282,8 @@ class ProbeResult:
             left_out = "budget"
         elif status == "timeout" and metrics.get("not_run") is True:  # the flag, not any value under its name
             left_out = "deadline"
+        elif status == "timeout" and metrics.get("jax_not_started") is True:
+            left_out = "jax"
         return cls(
             probe=run.probe,
             precision=run.precision,

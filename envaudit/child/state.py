@@ -213,6 +213,17 @@ class Run:
         for task in list(self.pending):
             self.report(task.result("error", {"error_kind": "start"}, 0.0, why))
 
+    def jax_hung(self) -> bool:
+        """The child that reports the jax facts ran out of time before jax had started: every later child would
+        spend its own bound the same way, since every probe starts jax."""
+        return self.facts is not None and self.facts.get("status") == "timeout" and bool(self.pending)
+
+    def not_started(self) -> None:
+        """Each pending task as a consequence of jax's start, without a child of its own."""
+        why = f"not run: jax did not start within {self.opts.timeout:g} s in the child that reports its facts"
+        for task in list(self.pending):
+            self.report(task.result("timeout", {"jax_not_started": True}, 0.0, why, left_out="jax"))
+
     def remember_memory(self, devices: object) -> None:
         """Each device's allocator statistics; after a restart, the larger peak of the two children."""
         for entry in devices if isinstance(devices, list) else []:

@@ -251,7 +251,10 @@ def _explained(subject: Subject, problems: list[assess.Problem]) -> Finding:
 
 
 def slow(result: ProbeResult, facts: Facts) -> bool:
-    """A timeout that is no evidence of a fault: not run for lack of time, or starved by other work."""
+    """A timeout that is no evidence of a fault: not run for lack of time, starved by other work, or not run
+    because jax's own start ran out of time while starved."""
+    if result.left_out == "jax":
+        return result.status == "timeout" and facts.jax.get("status") == "timeout" and starved(facts.jax, facts)
     return result.status == "timeout" and (result.left_out == "deadline" or starved(result.metrics, facts))
 
 

@@ -224,7 +224,7 @@ URL_ERROR = "ImportError: https://ci-bot:tok3nXYZ@pypi.example/simple/jax/?sig=a
 
 def test_every_string_a_child_reports_is_scrubbed() -> None:
     """Not only the messages: a probe's error_* metric, a library's error among jax's facts, a result too odd to
-    read (cut only after scrubbing: a URL cut short keeps its secret)."""
+    read (cut only after scrubbing: a URL cut short keeps its secret), the last words of a child that exited."""
     result = {"status": "fail", "message": URL_ERROR, "metrics": {"error_impl0": URL_ERROR, "rel_err": 0.5}}
     pad = 200 - repr({"status": "?", "pad": "", "u": URL_ERROR}).index("@")  # the first 200 characters end at the @
     with patch.dict(os.environ, {}, clear=True):
@@ -233,41 +233,35 @@ def test_every_string_a_child_reports_is_scrubbed() -> None:
     devices: dict[str, Any] = {"stage": "devices", "backend": "cpu", "cuda_libraries": {"cudnn": f"error: {URL_ERROR}"}}
     stages = [{"stage": "start"}, {"stage": "import"}, {"stage": "imported"}, devices]
     facts = parse(stages, ended=None, timed_out=False, duration_s=0.1, environ={})
+    words = parse([{"stage": "start"}], ended=3, timed_out=False, duration_s=0.1, last_words=URL_ERROR, environ={})
     assert parsed.metrics["rel_err"] == 0.5
-    for text in (json.dumps(parsed.metrics), parsed.message, odd.message, json.dumps(facts)):
+    for text in (json.dumps(parsed.metrics), parsed.message, odd.message, json.dumps(facts), str(words["message"])):
         assert "tok3nXYZ" not in text and "abc123sig" not in text, text
     assert str(facts["cuda_libraries"]["cudnn"]).startswith("error: ImportError: https://<redacted>@pypi.example")
 
 
 JAX_SERVED_BY = """
-import os, sys
+import sys
 
 
 class _Unreachable:
     def find_spec(self, fullname, path=None, target=None):
         if fullname == "jax":
-            print("fatal: {url}", file=sys.stderr, flush=True)
-            {how}
+            raise ImportError("jax is served by {url}")
 
 
 sys.meta_path.insert(0, _Unreachable())
 """
 
 
-@pytest.mark.parametrize(
-    "how",
-    ['raise ImportError("jax is served by {url}")', "os._exit(3)"],
-    ids=["import-error", "exit-with-last-words"],
-)
 @pytest.mark.parametrize("fmt", ["json", "markdown"])
-def test_a_url_in_a_childs_error_never_reaches_a_report(
-    child_env: dict[str, str], tmp_path: Path, how: str, fmt: str
-) -> None:
-    """End to end, a real child each time: `import jax` fails quoting a package index's URL with its token (from no
-    variable envaudit reads), as an exception or as the last line on stderr of a child that exits. Neither
-    facts.jax.message, nor jax-broken's detail, nor a probe's error carries the token or the query."""
+def test_a_url_in_a_childs_error_never_reaches_a_report(child_env: dict[str, str], tmp_path: Path, fmt: str) -> None:
+    """End to end, a real child: `import jax` fails quoting a package index's URL with its token, from no variable
+    envaudit reads. Neither facts.jax.message, nor jax-broken's detail, nor a probe's error carries the token or the
+    query. (The same text as a dying child's last line on stderr is `parse`'s last_words, tested above: which
+    line the runner has read when the child is gone is a race, so no end-to-end test of that path is exact.)"""
     url = "https://ci-bot:tok3nXYZ@pypi.example/simple/jax/?sig=abc123sig"
-    (tmp_path / "sitecustomize.py").write_text(JAX_SERVED_BY.format(how=how.format(url=url), url=url))
+    (tmp_path / "sitecustomize.py").write_text(JAX_SERVED_BY.format(url=url))
     env = {**child_env, "PYTHONPATH": os.pathsep.join([str(tmp_path), child_env["PYTHONPATH"]])}
     proc = envaudit_run(PYTHON, "audit", "--probe", "matmul_precision", "--format", fmt, env=env, timeout=120)
     assert proc.returncode == 1, proc.stderr  # jax-broken fails
@@ -278,6 +272,7 @@ def test_a_url_in_a_childs_error_never_reaches_a_report(
         report = json.loads(proc.stdout)
         assert "pypi.example" in report["facts"]["jax"]["message"]
         assert any("pypi.example" in p["message"] for p in report["probes"]), report["probes"]
+        assert any("pypi.example" in f["detail"] for f in report["findings"] if f["id"] == "jax-broken")
 
 
 def test_an_interpreter_that_fails_quoting_a_url_is_one_line_without_its_token(

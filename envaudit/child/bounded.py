@@ -10,12 +10,15 @@ process group is killed, whatever it left behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
 import subprocess
+import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 LIMIT = 4 * 1024 * 1024  # bytes kept of each stream
@@ -43,41 +46,47 @@ def run(argv: Sequence[str], *, timeout: float, limit: int = LIMIT, env: Mapping
         env=None if env is None else dict(env),
         start_new_session=True,
     )
-    kept = {"stdout": bytearray(), "stderr": bytearray()}
-    timed_out = cut = False
-    try:
-        with selectors.DefaultSelector() as selector:
-            assert proc.stdout is not None and proc.stderr is not None
-            selector.register(proc.stdout, selectors.EVENT_READ, "stdout")
-            selector.register(proc.stderr, selectors.EVENT_READ, "stderr")
-            while len(selector.get_map()) and not cut:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    timed_out = True
-                    break
-                # once it has exited, only what is already written is read: a process it left behind may hold
-                # the pipes open for ever
-                ready = selector.select(0 if proc.poll() is not None else min(left, POLL_S))
-                if not ready and proc.returncode is not None:
-                    break
-                for key, _ in ready:
-                    data = os.read(key.fd, CHUNK)
-                    if not data:
-                        selector.unregister(key.fileobj)
-                        continue
-                    buffer, room = kept[key.data], limit - len(kept[key.data])
-                    buffer += data[:room]
-                    cut = len(data) > room
-        code = None if timed_out or cut else _wait(proc, deadline)
-        timed_out = timed_out or (code is None and not cut)
-    finally:
-        kill_group(proc)
-        proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+    with watched(proc):  # the group dies with this process, even by SIGKILL
+        try:
+            kept, timed_out, cut = _read(proc, deadline, limit)
+            code = None if timed_out or cut else _wait(proc, deadline)
+            timed_out = timed_out or (code is None and not cut)
+        finally:
+            kill_group(proc)
+            proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
     text = {name: bytes(value).decode("utf-8", "replace") for name, value in kept.items()}
     return Finished(code, text["stdout"], text["stderr"], timed_out=timed_out, cut=cut)
+
+
+def _read(proc: subprocess.Popen[bytes], deadline: float, limit: int) -> tuple[dict[str, bytearray], bool, bool]:
+    """(what it printed on each stream, up to `limit`; whether the deadline came first; whether it printed more)."""
+    kept = {"stdout": bytearray(), "stderr": bytearray()}
+    with selectors.DefaultSelector() as selector:
+        assert proc.stdout is not None and proc.stderr is not None
+        selector.register(proc.stdout, selectors.EVENT_READ, "stdout")
+        selector.register(proc.stderr, selectors.EVENT_READ, "stderr")
+        while len(selector.get_map()):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return kept, True, False
+            # once it has exited, only what is already written is read: a process it left behind may hold the
+            # pipes open for ever
+            ready = selector.select(0 if proc.poll() is not None else min(left, POLL_S))
+            if not ready and proc.returncode is not None:
+                break
+            for key, _ in ready:
+                data = os.read(key.fd, CHUNK)
+                if not data:
+                    selector.unregister(key.fileobj)
+                    continue
+                buffer, room = kept[key.data], limit - len(kept[key.data])
+                buffer += data[:room]
+                if len(data) > room:
+                    return kept, False, True
+    return kept, False, False
 
 
 def _wait(proc: subprocess.Popen[bytes], deadline: float) -> int | None:
@@ -86,6 +95,41 @@ def _wait(proc: subprocess.Popen[bytes], deadline: float) -> int | None:
         return proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
     except subprocess.TimeoutExpired:
         return None
+
+
+# The watchdog: a process of its own, so that no C call holding this process's GIL can keep it from acting. It
+# waits for the end of a pipe only the parent holds; "done" first means the parent ended the group itself.
+WATCHDOG = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if sys.stdin.buffer.read() != b"done":
+    try:
+        os.killpg(int(sys.argv[1]), signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+@contextmanager
+def watched(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> Iterator[None]:
+    """While the block runs, the child's process group is killed if this process dies, even by SIGKILL: a child
+    watching its parent cannot do it while a C call holds its GIL, and the kernel's parent-death signal ends the
+    child alone, not what it started. (The group dies with this process; what left the group does not.)"""
+    dog = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", WATCHDOG, str(proc.pid)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            assert dog.stdin is not None
+            dog.stdin.write(b"done")
+            dog.stdin.close()
+        dog.wait()
 
 
 def kill_group(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:

@@ -22,7 +22,7 @@ from typing import Any, cast
 
 from envaudit.child import load
 from envaudit.child._main import PREFIX
-from envaudit.child.bounded import kill_group
+from envaudit.child.bounded import kill_group, watched
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
 from envaudit.facts import JaxFacts
@@ -119,14 +119,15 @@ def one_child(state: Run) -> None:
     stop = threading.Event()
     for stream, sink in ((proc.stdout, lines), (proc.stderr, tail)):
         threading.Thread(target=_pump, args=(stream, sink, stop), daemon=True).start()
-    try:
-        _follow(state, proc, lines, tail)
-    except BaseException:  # an interrupt (Ctrl-C) or a bug: the child, in its own session, must not outlive us
-        kill_group(proc)
-        proc.wait()
-        raise
-    finally:
-        stop.set()  # a pump waiting on the full queue of a child that is gone ends
+    with watched(proc):  # the child's group dies with envaudit, even by SIGKILL
+        try:
+            _follow(state, proc, lines, tail)
+        except BaseException:  # an interrupt (Ctrl-C) or a bug: the child, in its own session, must not outlive us
+            kill_group(proc)
+            proc.wait()
+            raise
+        finally:
+            stop.set()  # a pump waiting on the full queue of a child that is gone ends
 
 
 def _follow(

@@ -74,3 +74,41 @@ def test_a_child_whose_parent_is_killed_ends_itself(child_env: dict[str, str], f
     proc.kill()
     proc.wait(timeout=30)
     assert gone(child), "the probe child outlived its killed parent"
+
+
+STARTS_AND_HANGS = """
+import ctypes, subprocess, sys
+if sys.argv[0].endswith("_main.py"):  # the probe child: it starts a helper, then hangs holding its GIL
+    subprocess.Popen(["sleep", "300"])
+
+    class _Hang:
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname == "jax":
+                ctypes.PyDLL(None).sleep(3600)
+
+    sys.meta_path.insert(0, _Hang())
+"""
+
+
+@pytest.mark.slow
+def test_what_the_child_started_dies_with_a_killed_envaudit(child_env: dict[str, str], tmp_path: Path) -> None:
+    """The kernel's parent-death signal ends the child alone, and its watcher thread cannot run while a C call
+    holds the GIL: the helper it started lived on after SIGKILL to envaudit. A watchdog outside both ends them."""
+    (tmp_path / "sitecustomize.py").write_text(STARTS_AND_HANGS)
+    env = {**child_env, "PYTHONPATH": f"{tmp_path}{os.pathsep}{child_env['PYTHONPATH']}"}
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "envaudit", "--timeout", "600", "--total-timeout", "900"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    (child,) = started(proc)  # type: ignore[arg-type]
+    for _ in range(600):
+        helpers = [p for p in children_of(child.pid) if p.name() == "sleep"]
+        if helpers:
+            break
+        time.sleep(0.05)
+    assert helpers, "the child never started its helper"
+    proc.kill()
+    proc.wait(timeout=30)
+    assert gone([child, *helpers]), "what the probe child started outlived its killed parent"

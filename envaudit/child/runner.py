@@ -96,6 +96,21 @@ def _lines(stream: Any) -> Iterator[str]:
         skipping = not ended
 
 
+class Tail:
+    """The last lines the child wrote on stderr (its last words when it dies), read by a thread of their own."""
+
+    def __init__(self) -> None:
+        self.lines: collections.deque[str] = collections.deque(maxlen=5)
+        self.reader: threading.Thread | None = None
+
+    def last(self) -> str:
+        """Its last line, once the reader has seen the end of the stream (at most a second after the child is
+        gone: a process it left behind may hold the stream), or "" when it wrote none."""
+        if self.reader is not None:
+            self.reader.join(timeout=1.0)
+        return self.lines[-1] if self.lines else ""
+
+
 def one_child(state: Run) -> None:
     """One child over the pending tasks (and the jax facts while they are wanted); returns when it is gone."""
     argv = ["--parent-pipe", *(["--facts"] if state.facts_wanted else []), *(t.argument() for t in state.pending)]
@@ -115,10 +130,12 @@ def one_child(state: Run) -> None:
         return state.cannot_start(f"could not start {state.opts.python}: {exc.strerror or exc}")
     state.pids.append(proc.pid)
     lines: queue.Queue[str | None] = queue.Queue(maxsize=QUEUED)
-    tail: collections.deque[str] = collections.deque(maxlen=5)
+    tail = Tail()
     stop = threading.Event()
-    for stream, sink in ((proc.stdout, lines), (proc.stderr, tail)):
-        threading.Thread(target=_pump, args=(stream, sink, stop), daemon=True).start()
+    for stream, sink in ((proc.stdout, lines), (proc.stderr, tail.lines)):
+        reader = threading.Thread(target=_pump, args=(stream, sink, stop), daemon=True)
+        reader.start()
+    tail.reader = reader
     with watched(proc):  # the child's group dies with envaudit, even by SIGKILL
         try:
             _follow(state, proc, lines, tail)
@@ -130,9 +147,7 @@ def one_child(state: Run) -> None:
             stop.set()  # a pump waiting on the full queue of a child that is gone ends
 
 
-def _follow(
-    state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | None], tail: collections.deque[str]
-) -> None:
+def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | None], tail: Tail) -> None:
     """Read the child's events until it is gone; on a timeout kill it; then say how it ended."""
     reports_facts = state.facts_wanted
     current, since = (FACTS_STAGE if reports_facts else state.next_label()), time.monotonic()
@@ -187,7 +202,7 @@ def _ended(
     since: float,
     code: int,
     reports_facts: bool,
-    tail: collections.deque[str],
+    tail: Tail,
     *,
     timed_out: bool,
     used: JSONDict | None = None,
@@ -199,7 +214,7 @@ def _ended(
     seconds = time.monotonic() - since
     used = used or {}
     if current == FACTS_STAGE and state.facts_wanted:
-        state.finish_facts(ended=code, timed_out=timed_out, seconds=seconds, last_words=tail[-1] if tail else "")
+        state.finish_facts(ended=code, timed_out=timed_out, seconds=seconds, last_words=tail.last())
         if state.facts is not None and timed_out:
             state.facts.update(cast(JaxFacts, used))  # cpu_fraction, idle_cpus, throttled_fraction
     elif state.is_pending(current):
@@ -210,6 +225,7 @@ def _ended(
             state.report(task.result("timeout", used, seconds, why))
         else:
             why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"
-            detail = f"{why} while running {label}" + (f": {scrub(tail[-1])}" if tail else "")
+            last = tail.last()
+            detail = f"{why} while running {label}" + (f": {scrub(last)}" if last else "")
             status = "crash" if code < 0 else "error"
             state.report(task.result(status, {"returncode": code}, seconds, detail))

@@ -226,3 +226,34 @@ def test_health_says_which_probes_its_bound_left_out(tmp_path: Path, child_env: 
     assert "--total-timeout" not in named["probes"][0]["message"]  # it ran (here: skipped for its own reason)
     usage, _ = health(*others, "--skip-probe", cheap, "--total-timeout", str(total))
     assert usage.returncode == 2 and usage.stderr.count("\n") == 1 and "holds none" in usage.stderr
+
+
+LATE_READER = RUNNER.replace(
+    "outcome = runner.run(",
+    "pump = runner._pump\n"
+    "def late(stream, sink, *rest):  # the stderr reader thread runs late, as it does on a loaded machine\n"
+    "    import collections, time\n"
+    "    if isinstance(sink, collections.deque):\n"
+    "        time.sleep(0.5)\n"
+    "    pump(stream, sink, *rest)\n"
+    "runner._pump = late\n"
+    "outcome = runner.run(",
+)
+
+
+def test_a_crashed_childs_last_words_are_kept_however_late_their_reader(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """Its last words were read from the stderr tail without waiting for the thread that reads them."""
+    (tmp_path / "odd.py").write_text(
+        "NAME = 'odd'\n\ndef run(precision='auto'):\n"
+        "    import os, signal, sys\n"
+        "    sys.stderr.write('CUDA_ERROR_ILLEGAL_ADDRESS in the last kernel\\n')\n"
+        "    sys.stderr.flush()\n"
+        "    os.kill(os.getpid(), signal.SIGSEGV)\n"
+    )
+    proc = subprocess.run(
+        [PYTHON, "-c", LATE_READER, str(tmp_path)], env=child_env, capture_output=True, text=True, timeout=120
+    )
+    assert proc.stdout.startswith("[('odd', 'crash'"), proc.stdout + proc.stderr
+    assert "SIGSEGV while running odd: CUDA_ERROR_ILLEGAL_ADDRESS in the last kernel" in proc.stdout

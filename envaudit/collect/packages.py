@@ -23,6 +23,7 @@ from typing import Any
 from envaudit import cachedir
 from envaudit.collect import _interpreter
 from envaudit.facts import Duplicate, Unsatisfied
+from envaudit.redact import scrub  # a direct URL requirement may carry a token
 from envaudit.scope import canonicalize_name, is_relevant
 
 Installed = tuple[dict[str, str], list[Unsatisfied], list[Duplicate], dict[str, list[str]]]  # get_packages()
@@ -84,9 +85,9 @@ def check(
             if is_relevant(canonicalize_name(req.name)) and target is not None:
                 requires.setdefault(name, []).append(f"{canonicalize_name(req.name)}{req.specifier}")
             if target is None:
-                problems.append({"package": name, "requires": str(req), "installed": None})
+                problems.append({"package": name, "requires": scrub(str(req)), "installed": None})
             elif not _satisfies(target.version, str(req.specifier)):
-                problems.append({"package": name, "requires": str(req), "installed": target.version})
+                problems.append({"package": name, "requires": scrub(str(req)), "installed": target.version})
     return problems, requires
 
 

@@ -313,3 +313,17 @@ def test_an_interpreters_answer_reaches_a_report_without_a_urls_secrets(
     assert proc.returncode in (0, 1), proc.stderr
     assert "pypi.example/vendored_ops.whl" in proc.stdout  # the case it guards: the answer is in the report
     assert "tok3nXYZ" not in proc.stdout and "abc123sig" not in proc.stdout and "ci-bot" not in proc.stdout
+
+
+def test_a_direct_url_requirement_of_this_environment_loses_its_token() -> None:
+    """The live audit judges this environment's requirements with the same function as another interpreter's: a
+    `name @ https://token@...` requirement reached facts.requirements and its finding verbatim."""
+    from envaudit.collect import packages
+
+    dist = packages.Dist(
+        name="jax", version="0.4.1", location="/x", requires=("numpy @ https://bot:tok3n@h/n.whl?s=1",)
+    )
+    (problem,) = packages.check([dist])[0]
+    assert (
+        problem["requires"].startswith("numpy @ https://") and "tok3n" not in str(problem) and "s=1" not in str(problem)
+    )

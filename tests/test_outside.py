@@ -64,3 +64,29 @@ def test_an_interpreter_whose_python_facts_have_another_shape_is_bad_input(
     proc = envaudit_run(PYTHON, "audit", "--quick", "--python", str(target), env=child_env, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "not a Python interpreter envaudit can use (python" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"python": {}, "distributions": [{"name": "jax", "version": "1", "location": "/x", "requires": 5}]}',
+        '{"python": {}, "distributions": [{"name": ["jax"], "version": {"a": 1}, "location": "", "requires": []}]}',
+        '{"python": {}, "distributions": [], "markers": [1]}',
+        '{"python": {}, "distributions": [7]}',
+    ],
+)
+def test_an_interpreter_whose_distributions_have_another_shape_is_bad_input(
+    answer: str, child_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`"requires": 5` was a TypeError (exit 3); a list for a name was taken as the name "['jax']"."""
+    target = tmp_path / "python"
+    target.write_text(f"#!/bin/sh\necho '{answer}'\n")
+    target.chmod(0o755)
+    proc = envaudit_run(PYTHON, "audit", "--quick", "--python", str(target), env=child_env, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "not a Python interpreter envaudit can use (its answer" in proc.stderr
+
+
+def test_this_interpreter_answers_in_the_shape_checked(child_env: dict[str, str]) -> None:
+    proc = envaudit_run(PYTHON, "audit", "--quick", "--format", "json", "--python", PYTHON, env=child_env, timeout=120)
+    assert proc.returncode in (0, 1) and json.loads(proc.stdout)["facts"]["packages"]["jax"], proc.stderr

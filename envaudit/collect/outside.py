@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from envaudit import typecheck
 from envaudit.child import bounded
@@ -24,6 +24,21 @@ from envaudit.redact import scrub, scrub_all
 
 SCRIPT = Path(__file__).with_name("_interpreter.py")
 CANDIDATES = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")  # venv and conda layouts
+
+
+class Distribution(TypedDict):  # one entry of `_interpreter.distributions()`, as the other interpreter says it
+    name: str
+    version: str
+    location: str
+    requires: list[str]
+
+
+class _Said(TypedDict, total=False):
+    markers: dict[str, str]  # PEP 508 environment markers
+
+
+class Answer(_Said):  # what `_interpreter.py` prints; its python facts are checked as a report's
+    distributions: list[Distribution]
 
 
 class InterpreterError(BadInput, ValueError):
@@ -64,25 +79,21 @@ def describe(python: str, timeout: float = 60.0) -> dict[str, Any]:
     if done.returncode != 0 or not isinstance(data, dict) or not isinstance(data.get("distributions"), list):
         last = scrub((done.stderr.strip().splitlines() or ["no output"])[-1])[:200]  # cut after: a whole URL
         raise InterpreterError(f"--python {python}: not a Python interpreter envaudit can use ({last})")
+    if wrong := typecheck.problem(data, Answer, "its answer"):  # a wrapper's or a forged answer: checked, as facts
+        raise InterpreterError(f"--python {python}: not a Python interpreter envaudit can use ({wrong})")
     return scrub_all(data)  # its text reaches the report: a requirement's URL may hold a token
 
 
 def facts(python: str, timeout: float = 60.0) -> tuple[PythonFacts, packages.Installed]:
     """(python facts, what `packages.get_packages` returns) for that interpreter's environment."""
     data = describe(python, timeout)
+    answer = cast(Answer, data)
     dists = [
-        packages.Dist(
-            name=str(d.get("name")),
-            version=str(d.get("version")),
-            location=str(d.get("location")),
-            requires=tuple(str(r) for r in d.get("requires") or []),
-        )
-        for d in data["distributions"]
-        if isinstance(d, dict)
+        packages.Dist(name=d["name"], version=d["version"], location=d["location"], requires=tuple(d["requires"]))
+        for d in answer["distributions"]
     ]
     versions, duplicates = packages.select(dists)
-    found = data.get("markers")
-    markers = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else None
+    markers = answer.get("markers")
     problems, requires = packages.check(dists, markers)
     said = {} if data.get("python") is None else data["python"]  # null: it said nothing of itself
     if wrong := typecheck.problem(said, PythonFacts, "python"):  # the other interpreter's word, checked as a report's

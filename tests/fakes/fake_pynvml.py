@@ -15,16 +15,27 @@ Fixture format (every key that names a function is the real pynvml name):
      "device_defaults": {"nvmlDeviceGetName": "NVIDIA H200", ...},
      "devices": [{"nvmlDeviceGetUUID": "GPU-..."}, ...],   # per GPU, merged over device_defaults
      "missing_functions": ["nvmlSystemGetCudaDriverVersion_v2"]}   # absent from this (older) pynvml
-A spec is a plain value; or {"error": code}; or {"hang": seconds} (then the rest of the spec); or
+A spec is a plain value; or {"error": code}; or {"hang": seconds} (then the rest of the spec); or {"crash":
+"segfault"} (a real invalid read in native code, as a driver library that crashes its caller: the process dies by
+SIGSEGV); or {"exit": 7} (the process ends at once, as a C library that calls exit()); or {"raise": "SystemExit",
+"args": [3]} (any built-in BaseException); or
 {"by_args": {"1,0": spec, ...}, "default": spec} for a
 function whose answer depends on its arguments after the handle (joined with ","); any other dict is a C
 struct and comes back as an object with those attributes (nvmlDeviceGetMemoryInfo). nvmlDeviceGetCount
 defaults to len(devices). Keys starting with "_" are comments.
+
+In a child process the fake is put in place by the fault `tests/faults/nvml_fixture` (its sitecustomize, first on
+PYTHONPATH), answering from the fixture file the environment variable ENVAUDIT_FAKE_NVML names (`from_environment`;
+a file, not the JSON itself: a JSON value in the environment is hidden by redaction, word by word).
 """
 
 from __future__ import annotations
 
+import builtins
+import ctypes
 import inspect
+import json
+import os
 import time
 import types
 from collections.abc import Callable
@@ -57,6 +68,7 @@ DEVICE_FUNCTIONS = (
     "nvmlDeviceGetPciInfo",
     "nvmlDeviceGetComputeRunningProcesses",
 )
+FIXTURE_VARIABLE = "ENVAUDIT_FAKE_NVML"  # a JSON fixture file, for the fault tests/faults/nvml_fixture
 FIXTURE_KEYS = {"nvmlInit", "nvmlDeviceGetCount", "device_defaults", "devices", "missing_functions"}
 _TUPLE_RESULTS = {"nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetRemappedRows"}  # real ones: tuples
 
@@ -80,6 +92,14 @@ def resolve(name: str, spec: Any, args: tuple[Any, ...] = ()) -> Any:
             return resolve(name, {k: v for k, v in spec.items() if k != "hang"} or None, args)
         if "error" in spec:
             raise pynvml.NVMLError(spec["error"])
+        if spec.get("crash") == "segfault":
+            ctypes.string_at(0)  # strlen(NULL) in C: the process is killed by SIGSEGV, no Python exception
+        if "exit" in spec:
+            os._exit(int(spec["exit"]))
+        if "raise" in spec:
+            raised = getattr(builtins, spec["raise"])
+            assert isinstance(raised, type) and issubclass(raised, BaseException), spec
+            raise raised(*spec.get("args", ()))
         if "by_args" in spec:
             key = ",".join(str(a) for a in args)
             default = spec.get("default", {"error": pynvml.NVML_ERROR_INVALID_ARGUMENT})
@@ -172,3 +192,12 @@ def make_fake_pynvml(fixture: dict[str, Any]) -> types.ModuleType:
         delattr(module, name)
     setattr(module, "calls", calls)  # noqa: B010
     return module
+
+
+def from_environment() -> types.ModuleType:
+    """The fake answering from the fixture file named by ENVAUDIT_FAKE_NVML (unset: an empty fixture)."""
+    path = os.environ.get(FIXTURE_VARIABLE)
+    if not path:
+        return make_fake_pynvml({})
+    with open(path, encoding="utf-8") as fixture:
+        return make_fake_pynvml(json.load(fixture))

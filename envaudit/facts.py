@@ -18,7 +18,7 @@ from envaudit.typecheck import problem
 
 Origin = Literal["live", "plan", "hook", "triage"]  # measured here; stated by a plan; the import hook; a bug report
 JaxStatus = Literal["ok", "unknown", "skipped", "absent", "import_error", "crash", "timeout", "error"]
-NvidiaStatus = Literal["ok", "unknown", "absent", "error", "timeout"]
+NvidiaStatus = Literal["ok", "unknown", "absent", "error", "timeout", "crash"]
 FACT_KEYS = ("packages", "python", "platform", "nvidia", "jax", "env")  # required in a document; the rest default
 
 
@@ -85,13 +85,17 @@ class GPU(TypedDict, total=False):  # one NVML device (collect/nvml.py); None: N
 
 
 class NvidiaFacts(TypedDict, total=False):
-    status: NvidiaStatus  # timeout: NVML did not answer in time (a hung driver)
+    # timeout: NVML did not answer in time (a hung driver); crash: asking NVML killed the process that asked (by
+    # `signal`); error: NVML's error, or the process that asked ended without an answer (`returncode`)
+    status: NvidiaStatus
     message: str | None
     driver_version: str | None
     cuda_driver_version: str | None
     nvml_version: str | None
     gpus: list[GPU]
     gpus_exact: bool  # False: a plan or a report that does not say how many GPUs there are
+    returncode: int | None  # the exit status of the process that asked NVML, when it ended without an answer
+    signal: str  # the signal that killed it ("SIGSEGV"), when one did
 
 
 class Device(TypedDict, total=False):  # one jax device, as jax.devices() shows it

@@ -46,6 +46,7 @@ def snapshot(
     level, so that importing one collector (the import hook reads `envaudit.collect.packages`) loads no other."""
     from envaudit.collect import nvml, packages, system
 
+    nvidia = nvml.Asking(nvml_s or nvml.NVML_TIMEOUT_S)  # its child starts while the others collect
     if python is None:
         python_facts, (versions, unsatisfied, duplicates, requires) = system.get_python(), packages.get_packages()
     else:
@@ -56,7 +57,7 @@ def snapshot(
         packages=versions,
         python=python_facts,
         platform=system.get_platform(),
-        nvidia=nvml.get_nvidia_within(nvml_s or nvml.NVML_TIMEOUT_S),
+        nvidia=nvidia.answer(),
         jax=jax,
         env=system.get_env(),
         requirements=unsatisfied,

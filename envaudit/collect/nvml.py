@@ -7,9 +7,12 @@ visible to NVML. This module asks NVML and returns plain JSON facts for the rule
 
 It never raises and never hangs. No driver is a fact (status "absent"); one query the GPU does not support is a
 fact (the field is None and NVML's message is kept under "unavailable"); anything unexpected is status "error".
-A driver that stops answering (a GPU fallen off the bus hangs nvmlInit and every query) would hang `health` past
-Slurm's limit and the hook's `import jax`: `get_nvidia_within` asks in a daemon thread and, past its deadline,
-reports status "timeout", which is itself the clearest sign of a bad node (check `nvml-hung`).
+NVML runs in the process that calls it, so envaudit asks it in a short-lived child (`Asking`, which runs
+`_nvml_child.py`; started first, it answers while the other facts are collected): a driver that stops answering (a
+GPU fallen off the bus hangs nvmlInit and every query) would hang `health` past Slurm's limit and the hook's `import
+jax`, and past the deadline is status "timeout" (check `nvml-hung`); a driver whose library crashes its caller (a
+segfault in libnvidia-ml) kills the child, not envaudit, and is status "crash" (check `nvml-crashed`); a pynvml that
+raises SystemExit, or exits, is an "error" that says so at once. Each is itself the clearest sign of a bad node.
 
 The I/O seam is one argument: `get_nvidia(nvml)` receives the pynvml module (tests pass a fake with the
 same names and the real exception classes). The helpers that interpret raw NVML values are pure.
@@ -18,12 +21,21 @@ same names and the real exception classes). The helpers that interpret raw NVML 
 from __future__ import annotations
 
 import contextlib
+import json
+import sys
+import threading
+import time
+from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
+from envaudit import typecheck
+from envaudit.child import bounded
 from envaudit.child._jaxfacts import decode_cuda
-from envaudit.collect import within
+from envaudit.child._main import PREFIX
+from envaudit.child.jaxfacts import signal_name
 from envaudit.facts import GPU, NvidiaFacts, NvidiaStatus
+from envaudit.redact import scrub
 
 # NVML return codes meaning "no usable NVIDIA driver here", as opposed to "something broke".
 NVML_ERROR_DRIVER_NOT_LOADED = 9
@@ -217,14 +229,108 @@ def _collect(nvml: ModuleType) -> NvidiaFacts:
 
 
 NVML_TIMEOUT_S = 10.0  # nvmlInit and the queries of a healthy 8-GPU node take well under a second
+CHILD = Path(__file__).with_name("_nvml_child.py")
+LIMIT = 1 << 20  # bytes kept of each of the child's streams: an answer is ~1 KB a GPU and its processes
+GRACE_S = 1.0  # past the deadline, how long the kill of a late child is waited for
 
 
-def get_nvidia_within(seconds: float = NVML_TIMEOUT_S, nvml: ModuleType | None = None) -> NvidiaFacts:
-    """get_nvidia, or status "timeout" if NVML has not answered within `seconds` (collect.within)."""
-    answer = within(seconds, lambda: get_nvidia(nvml), "envaudit-nvml")
+class Asking:
+    """NVML asked in a short-lived child process (`_nvml_child.py`), started at once and run by `child.bounded` in
+    a thread (its time, its output and its process group bounded), so that the other facts are collected
+    meanwhile; `answer()` says what it answered or how it ended (`said`). A child stuck in the driver past its
+    kill (a process in an uninterruptible driver call dies when the call returns, if ever) is left to that
+    thread: `answer()` never waits past the deadline and GRACE_S."""
+
+    def __init__(self, seconds: float, python: str | None = None) -> None:
+        self.seconds, self.deadline = seconds, time.monotonic() + seconds
+        self.argv = [python or sys.executable, str(CHILD), json.dumps(sys.path)]
+        self.finished: bounded.Finished | str | None = None  # str: why it could not start
+        self.runner = threading.Thread(target=self._run, name="envaudit-nvml", daemon=True)
+        self.runner.start()
+
+    def _run(self) -> None:
+        try:
+            self.finished = bounded.run(self.argv, timeout=self.seconds, limit=LIMIT)
+        except (OSError, ValueError) as exc:  # ValueError: no interpreter named (an empty sys.executable)
+            self.finished = f"could not start {self.argv[0] or 'Python'} to ask NVML: {exc}"
+
+    def answer(self) -> NvidiaFacts:
+        """The facts NVML gave, or how the asking ended; waits at most until the deadline (and GRACE_S)."""
+        self.runner.join(max(self.deadline - time.monotonic(), 0.0) + GRACE_S)
+        done = self.finished
+        if done is None:  # killed at the deadline and still there: stuck in a call into the driver
+            return _result(
+                "timeout", f"NVML did not answer within {self.seconds:g} s, and its process outlived its kill"
+            )
+        if isinstance(done, str):
+            return _result("error", done)
+        return said(done, self.seconds)
+
+
+def said(done: bounded.Finished, seconds: float) -> NvidiaFacts:
+    """What the child that asked NVML answered, or how it ended without an answer (pure). Only an answer after
+    its `asking` counts: what its start printed (a sitecustomize's words) is not its answer. A death by signal
+    while asking is status "crash" (check `nvml-crashed`); before it, or any other end without an answer, "error"
+    with its `returncode`; NVML asked and still running at the deadline, "timeout" (check `nvml-hung`)."""
+    asked, answer = False, None
+    for line in done.stdout.splitlines():
+        event = _decode(line)
+        if event.get("event") == "asking":
+            asked = True
+        elif event.get("event") == "answer" and asked:
+            answer = event.get("facts")
+            break
     if answer is not None:
-        return answer
-    return _result("timeout", f"NVML did not answer within {seconds:g} s: the driver or a GPU no longer responds")
+        wrong = typecheck.problem(answer, NvidiaFacts, "nvidia") if isinstance(answer, dict) else "no object"
+        if wrong:
+            return _result("error", f"the NVML collector's answer is not facts ({wrong})")
+        facts = cast(NvidiaFacts, answer)
+        if isinstance(facts.get("message"), str):  # free text from a child (a pynvml's exception) is scrubbed
+            facts["message"] = scrub(str(facts["message"]))
+        return facts
+    if done.cut:
+        return _result("error", f"the NVML collector printed more than {LIMIT} bytes on one stream")
+    if done.returncode is None:
+        if asked:
+            return _result(
+                "timeout", f"NVML did not answer within {seconds:g} s: the driver or a GPU no longer responds"
+            )
+        return _result("error", f"the NVML collector had not started within {seconds:g} s")
+    code, name = done.returncode, signal_name(done.returncode)
+    last = next((line.strip() for line in reversed(done.stderr.splitlines()) if line.strip()), "")
+    words = f": {scrub(last)[:200]}" if last else ""
+    if name is not None and asked:  # a driver whose library crashes its caller: a node fault
+        result = _result("crash", f"the process asking NVML was killed by {name}: the driver's library crashed")
+    elif name is not None:
+        result = _result("error", f"the NVML collector was killed by {name} before it asked NVML{words}")
+    else:
+        result = _result("error", f"the NVML collector exited with status {code} without answering{words}")
+    result["returncode"] = code
+    if name is not None:
+        result["signal"] = name
+    return result
+
+
+def _decode(line: str) -> dict[str, Any]:
+    """An event of the protocol, or {} for anything else printed on that channel."""
+    if not line.startswith(PREFIX):
+        return {}
+    try:
+        event = json.loads(line[len(PREFIX) :])
+    except ValueError:
+        return {}
+    return event if isinstance(event, dict) else {}
+
+
+def get_nvidia_within(seconds: float = NVML_TIMEOUT_S) -> NvidiaFacts:
+    """NVIDIA facts from NVML, asked in a child process (`Asking`) that has `seconds` to answer."""
+    return Asking(seconds).answer()
+
+
+def raised(exc: BaseException) -> NvidiaFacts:
+    """What a pynvml that raised beyond Exception (SystemExit, KeyboardInterrupt) raised, as an error fact."""
+    text = str(exc)
+    return _result("error", f"pynvml raised {type(exc).__name__}{': ' + text if text else ''}")
 
 
 def get_nvidia(nvml: ModuleType | None = None) -> NvidiaFacts:

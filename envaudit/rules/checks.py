@@ -16,7 +16,17 @@ from envaudit.model import Finding, Severity, Subject
 from envaudit.rules import cuda_builds, tables
 from envaudit.rules import environment as env
 from envaudit.rules.accessors import release
-from envaudit.rules.node import ecc, gpu_busy, nvml_hung, per_gpu, remap_failed, reset_pending, slowdown, starved
+from envaudit.rules.node import (
+    ecc,
+    gpu_busy,
+    nvml_crashed,
+    nvml_hung,
+    per_gpu,
+    remap_failed,
+    reset_pending,
+    slowdown,
+    starved,
+)
 from envaudit.rules.occurrence import Occurrence
 from envaudit.scope import PLUGIN
 
@@ -312,6 +322,17 @@ CHECKS: tuple[Check, ...] = (
         "the bus) and reset or power-cycle the GPU",
         references=(XID,),
         run=nvml_hung,
+        transient=True,
+    ),
+    Check(
+        id="nvml-crashed",
+        severity="fail",
+        title="the NVIDIA driver's management library crashes (asking NVML killed the process)",
+        fix="drain the node; run nvidia-smi, which uses the same library: if it crashes too, look for Xid errors in "
+        "the kernel log (dmesg | grep -i xid) and reinstall the driver or power-cycle the node; if it does not, "
+        "reinstall nvidia-ml-py (the pynvml envaudit asks NVML through)",
+        references=(XID,),
+        run=nvml_crashed,
         transient=True,
     ),
     Check(

@@ -1,5 +1,5 @@
 """The node's state of a moment, as the checks read it: a machine too loaded to judge a timeout, a GPU's health
-counters (ECC, row remapping, clock slowdowns), other jobs on a GPU, a driver that does not answer.
+counters (ECC, row remapping, clock slowdowns), other jobs on a GPU, a driver that does not answer or that crashes.
 
 Kept apart from the environment checks because none of it is a property of the installed stack: these checks are
 `transient` (never cached by the hook), and the judge reads `starved` to tell a slow machine from a hang.
@@ -37,6 +37,11 @@ def starved(load: Mapping[str, Any], facts: Facts) -> bool:
 
 def nvml_hung(facts: Facts) -> list[Occurrence]:
     return [Occurrence(str(facts.nvidia.get("message")))] if facts.nvidia.get("status") == "timeout" else []
+
+
+def nvml_crashed(facts: Facts) -> list[Occurrence]:
+    """Asking NVML killed the process that asked (by a signal): the driver crashes its own management library."""
+    return [Occurrence(str(facts.nvidia.get("message")))] if facts.nvidia.get("status") == "crash" else []
 
 
 def per_gpu(predicate: Callable[[GPU], str | None]) -> Callable[[Facts], list[Occurrence]]:

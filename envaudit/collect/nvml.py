@@ -27,15 +27,15 @@ import threading
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from envaudit import typecheck
-from envaudit.child import bounded
 from envaudit.child._jaxfacts import decode_cuda
 from envaudit.child._main import PREFIX
-from envaudit.child.jaxfacts import signal_name
 from envaudit.facts import GPU, NvidiaFacts, NvidiaStatus
-from envaudit.redact import scrub
+
+if TYPE_CHECKING:  # the child that asks NVML imports this module: what only the asking side uses is imported there
+    from envaudit.child.bounded import Finished
 
 # NVML return codes meaning "no usable NVIDIA driver here", as opposed to "something broke".
 NVML_ERROR_DRIVER_NOT_LOADED = 9
@@ -244,11 +244,13 @@ class Asking:
     def __init__(self, seconds: float, python: str | None = None) -> None:
         self.seconds, self.deadline = seconds, time.monotonic() + seconds
         self.argv = [python or sys.executable, str(CHILD), json.dumps(sys.path)]
-        self.finished: bounded.Finished | str | None = None  # str: why it could not start
+        self.finished: Finished | str | None = None  # str: why it could not start
         self.runner = threading.Thread(target=self._run, name="envaudit-nvml", daemon=True)
         self.runner.start()
 
     def _run(self) -> None:
+        from envaudit.child import bounded
+
         try:
             self.finished = bounded.run(self.argv, timeout=self.seconds, limit=LIMIT)
         except (OSError, ValueError) as exc:  # ValueError: no interpreter named (an empty sys.executable)
@@ -267,11 +269,14 @@ class Asking:
         return said(done, self.seconds)
 
 
-def said(done: bounded.Finished, seconds: float) -> NvidiaFacts:
+def said(done: Finished, seconds: float) -> NvidiaFacts:
     """What the child that asked NVML answered, or how it ended without an answer (pure). Only an answer after
     its `asking` counts: what its start printed (a sitecustomize's words) is not its answer. A death by signal
     while asking is status "crash" (check `nvml-crashed`); before it, or any other end without an answer, "error"
     with its `returncode`; NVML asked and still running at the deadline, "timeout" (check `nvml-hung`)."""
+    from envaudit.child.jaxfacts import signal_name
+    from envaudit.redact import scrub
+
     asked, answer = False, None
     for line in done.stdout.splitlines():
         event = _decode(line)

@@ -17,7 +17,7 @@ from envaudit.facts import Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFa
 from envaudit.model import SEVERITIES, Report
 from envaudit.rules.conditions import GPU_CONDITIONS
 from envaudit.triage import extract
-from envaudit.triage.extract import Seen
+from envaudit.triage.extract import Seen, Unread
 
 # compute capability by GPU name, longest names first (https://developer.nvidia.com/cuda-gpus)
 CAPABILITIES = (
@@ -70,7 +70,8 @@ class Environment:
 @dataclass(frozen=True)
 class Triage:
     environments: tuple[Environment, ...]
-    truncated: bool
+    truncated: bool  # the text was longer than the bytes, lines or line length read
+    unread: Unread | None  # where the reading of facts stopped: more environments or facts than are read
 
     @property
     def verdict(self) -> str:
@@ -82,6 +83,7 @@ class Triage:
             "schema": "envaudit/triage/v1",
             "verdict": self.verdict,
             "truncated": self.truncated,
+            "unread": vars(self.unread) if self.unread else None,
             "environments": [_env_dict(e) for e in self.environments],
         }
 
@@ -172,16 +174,16 @@ def triage(raw: bytes) -> Triage:
     from envaudit import audit
 
     text_lines, truncated = extract.lines(raw)
-    envs = extract.environments(extract.seen(text_lines))
-    if not envs:
+    shown = extract.environments(extract.seen(text_lines))
+    if not shown.environments:
         raise TriageError(
             "no environment in this text (expected jax.print_environment_info() output, pip list or "
             "pip freeze lines, conda list, or flax's 'Flax, jax, jaxlib versions' line)"
         )
     found = []
-    for env in envs:
+    for env in shown.environments:
         facts = facts_of(env)
         report = audit.assemble(facts, mode="triage", host_info={"hostname": "bug report"})
         seen = sorted((s for v in env.values() for s in (v if isinstance(v, list) else [v])), key=lambda s: s.line)
         found.append(Environment(tuple(seen), report, tuple(missing(facts)), tuple(possible(facts))))
-    return Triage(tuple(found), truncated)
+    return Triage(tuple(found), truncated, shown.unread)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from envaudit.scope import canonicalize_name, is_relevant
 
@@ -24,7 +25,7 @@ SPACE = r"[\s`'\":=]*+"  # what may stand between a name and its version, taken 
 ENV_INFO = re.compile(rf"^\s*+(jax|jaxlib|numpy|scipy)\s*+:\s++{VERSION}\s*+$")  # jax.print_environment_info()
 PYTHON = re.compile(
     r"^\W*python\W*:\s+(\d+\.\d+\.\d+)"  # print_environment_info, `python`: 3.11.11
-    r"|\bpython\s+(?:version\s*)?(?:\(.*?\))?\s*(?:is\s+)?[:=]?\s*[`'\"]*v?(3\.\d+(?:\.\d+)?)\b"
+    r"|\bpython\s++(?:version\s*+)?+(?:\([^)]{0,100}+\))?+\s*+(?:is\s++)?+[:=]?+\s*+[`'\"]*+v?+(3\.\d+(?:\.\d+)?)\b"
     r"|^Python (\d+\.\d+\.\d+) [|(]",
     re.IGNORECASE,
 )  # the interpreter's banner
@@ -41,16 +42,26 @@ SYSTEM = re.compile(
     r"|\b(mac ?OS|Darwin|Sonoma|Ventura|Monterey|Catalina|Big Sur|MacBook|Apple M\d)\b|(/Users/)\w",
     re.IGNORECASE,
 )
-SMI = re.compile(r"Driver Version:\s*(\d+(?:\.\d+)+)\s+CUDA Version:\s*(\d+\.\d+)")
-DRIVER = re.compile(r"(?:nvidia[- ]?driver|driver version)\s*[:=]?\s*(\d{3}\.\d+(?:\.\d+)?)", re.IGNORECASE)
-CUDA = re.compile(r"\bCUDA\s*(?:version)?\s*[:=]?\s*(\d{2}\.\d)\b", re.IGNORECASE)
-GPU_ROW = re.compile(r"^\|\s*\d+\s+((?:NVIDIA|Tesla|Quadro|GeForce)\b[^|]*?)\s+(?:On|Off|WDDM|TCC)\s*\|")
+# Runs of spaces taken at once: "python", "CUDA" or "driver version" followed by a line of spaces took 7 s a line
+# when the spaces could be shared out between the quantifiers around an optional word in every way.
+SMI = re.compile(r"Driver Version:\s*+(\d++(?:\.\d++)++)\s++CUDA Version:\s*+(\d++\.\d++)")
+DRIVER = re.compile(r"(?:nvidia[- ]?driver|driver version)\s*+[:=]?+\s*+(\d{3}\.\d+(?:\.\d+)?)", re.IGNORECASE)
+CUDA = re.compile(r"\bCUDA\s*+(?:version)?+\s*+[:=]?+\s*+(\d{2}\.\d)\b", re.IGNORECASE)
+# The GPU's name ends where a run of spaces starts (so that each run is read once), before its On/Off column.
+GPU_ROW = re.compile(r"^\|\s*+\d++\s++((?:NVIDIA|Tesla|Quadro|GeForce)\b[^|]*?)(?<!\s)\s++(?:On|Off|WDDM|TCC)\s*+\|")
 PIN = re.compile(rf"(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*+)(?:\[[^\]]*+\])?+\s*+==\s*+{VERSION}")  # pip freeze, prose
 COLUMNS = re.compile(
     rf"^\s*+([A-Za-z0-9][A-Za-z0-9._-]*+)\s++{VERSION}(?:\s++\S++){{0,3}}+\s*+$"
 )  # pip list, conda list
 SHOW = re.compile(r"^\s*(Name|Version)\s*:\s*(\S+)\s*$")  # pip show
-WHEEL = re.compile(r"\b([A-Za-z0-9_.]+)-(\d[^-\s/]*)-(?:cp(\d)(\d+)|py\d)[^\s]*\.whl")
+# A wheel's file name, name-version-python-abi-platform.whl (https://packaging.python.org/en/latest/specifications/
+# binary-distribution-format/), matched from where a name starts, never inside one, and possessive: each run of
+# name characters is read once. `\b` let it start after every dot of `a.a.a...` and give back each time, which
+# is quadratic in a line's length (a megabyte of such lines took 34 s); the last field is read up to its own end.
+WHEEL = re.compile(
+    r"(?<![A-Za-z0-9_.])\.*+([A-Za-z0-9][A-Za-z0-9_.]*+)-(\d[^-\s/]*+)-(?:cp(\d)(\d++)|py\d)[^\s-]*+"
+    r"-[^\s-]++-[^\s-]*?\.whl"
+)
 INSTALLED = re.compile(r"Successfully installed (.*)$")
 SATISFIED = re.compile(
     rf"Requirement already satisfied: ([A-Za-z0-9._-]++)[^\s(]*+ in [^()]*+(?:\([^()]*+\)[^()]*+)*?"
@@ -66,6 +77,10 @@ TEMPLATE = re.compile(r"flax,\s*jax,\s*jaxlib versions[^:]*:\s*(.*)$", re.IGNORE
 X64 = re.compile(r"(?:jax_enable_x64\W+|JAX_ENABLE_X64\s*=\s*)(True|False|1|0|true|false)\b")
 SYSTEMS = {"windows": "Windows", "darwin": "Darwin", "linux": "Linux"}
 NEARBY = 2  # lines after the one that started an environment whose facts belong to it
+# What one text is read for, at most: a before/after report shows two or three environments, each of tens of
+# facts. Every rule judges each environment, so these two bound triage's time; past either the reading stops,
+# and the reply says where (`Unread`).
+MAX_ENVIRONMENTS, MAX_FACTS = 16, 1_000
 PLATFORMS = {"cuda": "cuda", "gpu": "cuda", "tpu": "tpu", "cpu": "cpu", "metal": "metal", "rocm": "rocm"}
 GPU_NAMES = re.compile(r"\b(H200|H100|A100|A10G|A6000|A5000|V100|P100|T4|L4|RTX ?\d{4}|K80)\b")
 
@@ -99,8 +114,9 @@ def _package(name: str, version: str, number: int, line: str) -> list[Seen]:
     )
 
 
-def _versions(number: int, line: str, previous: str) -> list[Seen]:
-    """Package versions: the templates, pins, pip list/show/install output, wheel names, version lines."""
+def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...]]) -> list[Seen]:
+    """Package versions: the templates, pins, pip list/show/install output, wheel names (the line's `WHEEL`
+    matches), version lines."""
     short = line.strip()[:200]
     if match := TEMPLATE.search(line):  # "Flax, jax, jaxlib versions (...): 0.7.5, 0.4.23, 0.4.23", or named
         named = NAMED.findall(match[1])
@@ -117,7 +133,7 @@ def _versions(number: int, line: str, previous: str) -> list[Seen]:
     if match := SATISFIED.search(line):
         return _package(match[1], match[2], number, short)
     found = [s for n, v in PIN.findall(line) for s in _package(n, v, number, short)]
-    found += [s for n, v, *_ in WHEEL.findall(line) for s in _package(n, v, number, short)]
+    found += [s for n, v, *_ in wheels for s in _package(n, v, number, short)]
     owner = re.search(r"\b(jaxlib|jax|flax|neural_tangents)(?:\.__version__|/__init__\.py)", previous)
     if (match := DUNDER.match(line)) and owner:
         found += _package(owner[1], match[1], number, short)
@@ -126,14 +142,14 @@ def _versions(number: int, line: str, previous: str) -> list[Seen]:
     return found
 
 
-def _machine(number: int, line: str, previous: str) -> list[Seen]:
-    """Python, OS, platform, driver, CUDA, GPUs, x64."""
+def _machine(number: int, line: str, previous: str, wheels: list[tuple[str, ...]]) -> list[Seen]:
+    """Python, OS, platform, driver, CUDA, GPUs, x64 (a CPython wheel's tag, from the line's `WHEEL` matches)."""
     found, short = [], line.strip()[:200]
-    if match := SMI.search(line):
-        found += [Seen("driver", match[1], number, short), Seen("cuda", match[2], number, short)]
+    if smi := SMI.search(line):
+        found += [Seen("driver", smi[1], number, short), Seen("cuda", smi[2], number, short)]
     elif match := DRIVER.search(line):
         found.append(Seen("driver", match[1], number, short))
-    if not SMI.search(line) and (match := CUDA.search(line)) and "cuda_dnn" not in line:
+    if not smi and (match := CUDA.search(line)) and "cuda_dnn" not in line:
         found.append(Seen("cuda", match[1], number, short))
     if match := GPU_ROW.match(line):
         found.append(Seen("gpu", match[1].strip(), number, short))
@@ -159,8 +175,9 @@ def _machine(number: int, line: str, previous: str) -> list[Seen]:
         found.append(Seen("python", match[1] or match[2] or match[3], number, short))
     elif match := PYTHON_PATH.search(line):
         found.append(Seen("python", match[1] or f"{match[2]}.{match[3]}", number, short))
-    elif match := WHEEL.search(line):
-        found += [Seen("python", f"{match[3]}.{match[4]}", number, short)] if match[3] else []
+    elif wheels:
+        _, _, major, minor = wheels[0]
+        found += [Seen("python", f"{major}.{minor}", number, short)] if major else []
     if match := X64.search(line):
         found.append(Seen("x64", "on" if match[1].lower() in ("true", "1") else "off", number, short))
     return found
@@ -175,13 +192,35 @@ def seen(text_lines: list[str]) -> list[Seen]:
             elif "name" in pending:
                 found += _package(pending.pop("name"), match[2], number, line.strip()[:200])
         else:
-            found += _versions(number, line, previous) + _machine(number, line, previous)
+            wheels = WHEEL.findall(line)  # once for the line: both readers use its matches
+            found += _versions(number, line, previous, wheels) + _machine(number, line, previous, wheels)
         previous = line if line.strip() else previous
     return found
 
 
-def _values(env: dict[str, Seen | list[Seen]]) -> dict[str, object]:
-    return {k: [g.value for g in v] if isinstance(v, list) else v.value for k, v in env.items()}
+Env = dict[str, Seen | list[Seen]]  # an environment: each fact's Seen, the GPUs' a list
+
+
+@dataclass(frozen=True)
+class Unread:
+    """Where the reading of a text's facts stopped: the fact on `line` would have made more than `limit`
+    environments or facts in one environment (`bound`); it and every fact after it are not used."""
+
+    line: int
+    bound: Literal["environments", "facts"]
+    limit: int
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The environments a text shows, and where their reading stopped, if it did."""
+
+    environments: list[Env]
+    unread: Unread | None
+
+
+def _values(env: Env) -> dict[str, str | tuple[str, ...]]:
+    return {k: tuple(g.value for g in v) if isinstance(v, list) else v.value for k, v in env.items()}
 
 
 def _same(a: str, b: str) -> bool:
@@ -189,17 +228,25 @@ def _same(a: str, b: str) -> bool:
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
-def environments(found: list[Seen]) -> list[dict[str, Seen | list[Seen]]]:
+def environments(found: list[Seen]) -> Shown:
     """The environments a text shows: a fact said again with another value starts the next one (a before/after
     report), which keeps what it does not restate; the facts of the next few lines are that environment's (its
-    jaxlib after its jax). GPUs are a list; a next environment's own rows replace it."""
-    envs: list[dict[str, Seen | list[Seen]]] = [{}]
-    inherited, started = False, 0  # the current environment's GPU list is the previous one's; its first line
+    jaxlib after its jax). GPUs are a list; a next environment's own rows replace it. At most MAX_ENVIRONMENTS,
+    each of at most MAX_FACTS facts (a GPU is one): the fact that would pass either bound stops the reading."""
+    envs: list[Env] = [{}]
+    # whether the current environment's GPU list is the previous one's; its first line; how many facts it holds
+    inherited, started, size = False, 0, 0
     for item in found:
         current = envs[-1]
         if item.fact == "gpu":
             gpus = current.get("gpu")
-            current["gpu"] = [item] if inherited or not isinstance(gpus, list) else [*gpus, item]
+            listed = gpus if isinstance(gpus, list) else []
+            fresh = inherited or not listed  # then this row replaces the list
+            grown = size + 1 - (len(listed) if fresh else 0)
+            if grown > MAX_FACTS:
+                return _shown(envs, Unread(item.line, "facts", MAX_FACTS))
+            size = grown
+            current["gpu"] = [item] if fresh else [*listed, item]
             inherited = False
             continue
         before = current.get(item.fact)
@@ -208,17 +255,34 @@ def environments(found: list[Seen]) -> list[dict[str, Seen | list[Seen]]]:
                 current[item.fact] = item  # the more precise
             continue  # said again, the same
         if isinstance(before, Seen) and item.line - started > NEARBY:
+            if len(envs) == MAX_ENVIRONMENTS:
+                return _shown(envs, Unread(item.line, "environments", MAX_ENVIRONMENTS))
             current = dict(current)
             envs.append(current)
             inherited, started = True, item.line
+        elif before is None and size == MAX_FACTS:
+            return _shown(envs, Unread(item.line, "facts", MAX_FACTS))
+        size += 1 if before is None else 0
         current[item.fact] = item
-    for i, env in enumerate(envs):  # a fact stated once, after the first environment, holds for the earlier ones
-        for later in envs[i + 1 :]:
-            for key, value in later.items():
-                if key not in env and all(key not in e or _values(e)[key] == _values(later)[key] for e in envs):
-                    env[key] = value
-    unique: list[dict[str, Seen | list[Seen]]] = []
-    for env in envs:  # "X works, Y fails, X again" is two environments
-        if env and all(_values(env) != _values(u) for u in unique):
-            unique.append(env)
-    return unique
+    return _shown(envs, None)
+
+
+def _shown(envs: list[Env], unread: Unread | None) -> Shown:
+    """A fact stated once, after the first environment, holds for the earlier ones (unless the environments that
+    state it disagree); then "X works, Y fails, X again" is two environments. Each environment's values are
+    computed once, and each fact is looked up once per environment."""
+    disputed: set[str] = set()
+    agreed: dict[str, str | tuple[str, ...]] = {}
+    for values in map(_values, envs):
+        for key, value in values.items():
+            if agreed.setdefault(key, value) != value:
+                disputed.add(key)
+    nearest: Env = {}  # each fact as the nearest later environment that states it says it
+    for env in reversed(envs):
+        env.update({key: value for key, value in nearest.items() if key not in env and key not in disputed})
+        nearest.update(env)
+    unique: dict[frozenset[tuple[str, str | tuple[str, ...]]], Env] = {}
+    for env in envs:
+        if env:
+            unique.setdefault(frozenset(_values(env).items()), env)
+    return Shown(list(unique.values()), unread)

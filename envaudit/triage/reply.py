@@ -11,6 +11,7 @@ from __future__ import annotations
 from envaudit.formats import Renderers, as_json, summary
 from envaudit.formats.markdown import _cell, _code, _reference
 from envaudit.triage import Environment, Triage
+from envaudit.triage.extract import Unread
 
 
 def _in_cell(text: str) -> str:
@@ -23,11 +24,18 @@ def _span(env: Environment) -> str:
     return f"lines {min(lines)}-{max(lines)}" if len(set(lines)) > 1 else f"line {lines[0]}"
 
 
+def _stopped(unread: Unread) -> str:
+    """Where the reading stopped, and why, from the typed value."""
+    bound = "environments" if unread.bound == "environments" else "facts in one environment"
+    return f"reading stopped at line {unread.line}, which would make more than {unread.limit} {bound}"
+
+
 def text(result: Triage, *, color: bool = False) -> str:
     del color  # the verdict and each fact's line are said in words
     c = summary.clean
     many = len(result.environments) > 1
     cut = " (the text was cut: too large)" if result.truncated else ""
+    cut += f" ({_stopped(result.unread)})" if result.unread else ""
     out = [
         f"envaudit triage: {len(result.environments)} environment{'s' if many else ''} | "
         f"verdict: {result.verdict.upper()}{cut}"
@@ -58,6 +66,7 @@ def markdown(result: Triage, *, color: bool = False) -> str:
     del color  # Markdown is never coloured
     many = len(result.environments) > 1
     out = [f"From the environment{'s' if many else ''} in this report (checked with `envaudit triage`):"]
+    out += [f"_Only part of this text was checked: {_stopped(result.unread)}._"] if result.unread else []
     for n, env in enumerate(result.environments, 1):
         out += [
             "",

@@ -68,6 +68,11 @@ ADVERSARIAL = [  # lines that made the first patterns backtrack for hours (a nes
     "python version " + "3." * 490,
     "Flax, jax, jaxlib versions: " + "0.1." * 240,
     "tensorflow version is " + "1." * 480 + "!",
+    "python" + " " * 990 + "!",  # spaces shared out between three quantifiers: 7 s a line
+    "CUDA" + " " * 990 + "!",
+    "driver version" + "\t" * 980 + "!",
+    "|   0  NVIDIA" + " " * 980 + "!",
+    "a." * 499 + "a",  # a wheel's name started after every dot
 ]
 
 

@@ -19,7 +19,6 @@ from typing import Any
 import psutil
 import pytest
 
-from envaudit.child import bounded
 from envaudit.collect import nvml
 from envaudit.exitcodes import Exit
 from envaudit.rules import checks
@@ -91,7 +90,7 @@ def test_a_child_that_outlives_its_kill_is_not_waited_for(monkeypatch: pytest.Mo
     """A process in an uninterruptible driver call survives SIGKILL until the call returns, if ever (here: the
     bounded run never returns): the answer comes at the deadline and its grace all the same."""
     stuck = threading.Event()
-    monkeypatch.setattr(bounded, "run", lambda *args, **kwargs: stuck.wait())
+    monkeypatch.setattr("envaudit.child.bounded.run", lambda *args, **kwargs: stuck.wait())
     start = time.monotonic()
     facts = nvml.Asking(0.2).answer()
     assert facts["status"] == "timeout" and "outlived its kill" in str(facts["message"])

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 LIMIT = 4 * 1024 * 1024  # bytes kept of each stream
 CHUNK = 64 * 1024
 POLL_S = 0.05  # how soon an exit is seen while the pipes stay open
+REAP_S = 2.0  # how long a killed child may take to exit before it is left to the kernel
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,7 @@ def run(argv: Sequence[str], *, timeout: float, limit: int = LIMIT, env: Mapping
             code = None if timed_out or cut else _wait(proc, deadline)
             timed_out = timed_out or (code is None and not cut)
         finally:
-            kill_group(proc)
-            proc.wait()
+            reap(proc)
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
@@ -129,7 +129,19 @@ def watched(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> Iterator[N
             assert dog.stdin is not None
             dog.stdin.write(b"done")
             dog.stdin.close()
-        dog.wait()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            dog.wait(timeout=REAP_S)
+
+
+def reap(proc: subprocess.Popen[bytes] | subprocess.Popen[str], seconds: float = REAP_S) -> int | None:
+    """Kill the child's process group and wait for the child's exit status at most `seconds`: a process in an
+    uninterruptible driver call (a GPU fallen off the bus) does not die of SIGKILL until the call returns, and
+    waiting on it would hang the audit. None: it had not exited."""
+    kill_group(proc)
+    try:
+        return proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def kill_group(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:

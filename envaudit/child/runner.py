@@ -10,6 +10,7 @@ the parent: it watches a pipe only the parent holds (--parent-pipe), and ends it
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import queue
 import subprocess
@@ -22,7 +23,7 @@ from typing import Any, cast
 
 from envaudit.child import load
 from envaudit.child._main import PREFIX
-from envaudit.child.bounded import kill_group, watched
+from envaudit.child.bounded import reap, watched
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
 from envaudit.facts import JaxFacts
@@ -140,8 +141,7 @@ def one_child(state: Run) -> None:
         try:
             _follow(state, proc, lines, tail)
         except BaseException:  # an interrupt (Ctrl-C) or a bug: the child, in its own session, must not outlive us
-            kill_group(proc)
-            proc.wait()
+            reap(proc)
             raise
         finally:
             stop.set()  # a pump waiting on the full queue of a child that is gone ends
@@ -160,8 +160,7 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
             line = lines.get(timeout=max(bound - time.monotonic(), 0.0))
         except queue.Empty:  # what it and the machine did meanwhile tells a loaded machine from a hang
             used = load.load(mark, load.mark(proc.pid))
-            kill_group(proc)
-            return _ended(state, current, since, proc.wait(), reports_facts, tail, timed_out=True, used=used)
+            return _ended(state, current, since, reap(proc), reports_facts, tail, timed_out=True, used=used)
         if line is None:  # the child closed its output: it is exiting, or hangs on the way out (atexit, a thread)
             return _ended(state, current, since, _reap(proc, bound), reports_facts, tail, timed_out=False)
         event = decode(line) or {}  # anything else on the channel is not ours, so never a probe's answer
@@ -184,23 +183,20 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
             )
 
 
-def _reap(proc: subprocess.Popen[str], bound: float) -> int:
-    """The child's exit status once it has exited (killed if it lingers past `bound`); whatever it left behind in
-    its process group (a forked helper, a stuck thread's process) is killed too."""
-    try:
-        code = proc.wait(timeout=max(bound - time.monotonic(), 1.0))
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        code = proc.wait()
-    kill_group(proc)
-    return code
+def _reap(proc: subprocess.Popen[str], bound: float) -> int | None:
+    """The child's exit status once it has exited (killed if it lingers past `bound`; None if even then it does
+    not exit); whatever it left behind in its process group (a forked helper, a stuck thread's process) is killed
+    too."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=max(bound - time.monotonic(), 1.0))
+    return reap(proc)
 
 
 def _ended(
     state: Run,
     current: str | None,
     since: float,
-    code: int,
+    code: int | None,
     reports_facts: bool,
     tail: Tail,
     *,
@@ -208,7 +204,9 @@ def _ended(
     used: JSONDict | None = None,
 ) -> None:
     """The child is gone: record its exit status, and blame whatever it had not finished. A timeout keeps what
-    the child and its CPUs did meanwhile (`load.load`): computing but starved, or hung."""
+    the child and its CPUs did meanwhile (`load.load`): computing but starved, or hung. A child that did not exit
+    even after SIGKILL (`code` None: held in the kernel by a driver call) is a timeout too."""
+    timed_out = timed_out or code is None
     if reports_facts:
         state.facts_returncode = code  # the real exit status of the child that reported the jax facts
     seconds = time.monotonic() - since
@@ -223,7 +221,7 @@ def _ended(
         if timed_out:
             why = f"no answer within {task.timeout:g} s"
             state.report(task.result("timeout", used, seconds, why))
-        else:
+        elif code is not None:
             why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"
             last = tail.last()
             detail = f"{why} while running {label}" + (f": {scrub(last)}" if last else "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,30 @@ def test_a_probe_child_that_floods_still_meets_its_bounds_in_little_memory(
     ((status, message),) = [(r["status"], r["message"]) for r in json.loads(answer.read_text())]
     assert (status, message) == ("timeout", "no answer within 2 s")
     assert mib < 64 + 64, mib  # a queue of QUEUED lines of at most LINE_LIMIT characters, and the interpreter
+
+
+class _Unkillable:
+    """A child in an uninterruptible driver call (a GPU fallen off the bus): SIGKILL is delivered, but it does not
+    exit until the call returns, so a wait without a bound never returns."""
+
+    def __init__(self) -> None:
+        self.pid = 2**22 + 12345  # no such process group: killpg fails, as it does for nothing
+        self.waited: list[float | None] = []
+
+    def kill(self) -> None:
+        pass
+
+    def wait(self, timeout: float | None = None) -> int:
+        self.waited.append(timeout)
+        if timeout is None:
+            threading.Event().wait()  # for ever
+        raise subprocess.TimeoutExpired("driver", timeout or 0)
+
+
+def test_a_child_that_does_not_die_of_sigkill_does_not_hang_the_audit() -> None:
+    stuck = _Unkillable()
+    answer: list[int | None] = []
+    waiter = threading.Thread(target=lambda: answer.append(bounded.reap(stuck)), daemon=True)  # type: ignore[arg-type]
+    waiter.start()
+    waiter.join(timeout=60)
+    assert answer == [None] and stuck.waited == [bounded.REAP_S]

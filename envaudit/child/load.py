@@ -4,7 +4,9 @@ A child that timed out while computing was slow if it could not get the CPU it w
 readings say which, each taken at the start of the window and at its end:
 - the child's own CPU time (all its threads);
 - the idle time of the CPUs the child may run on (its affinity: a Slurm or Kubernetes cpuset), not the whole
-  machine's, which stays idle around a job confined to two busy cores;
+  machine's, which stays idle around a job confined to two busy cores; with their number, what neither the child
+  nor idleness took of them is what other work took (a child that spins alone on its one CPU leaves none idle,
+  and is not starved for it);
 - the time its cgroup was throttled by a CPU quota (a Kubernetes limit, systemd's `CPUQuota` on slurmd, `docker
   --cpus`): a quota starves a child on an idle machine. cgroup v2 `cpu.stat` `throttled_usec`, v1 `throttled_time`
   (nanoseconds); the largest over the child's cgroup and its ancestors, where the quota may be set.
@@ -31,15 +33,20 @@ class Mark:
     cpu_s: float | None  # the child's CPU time
     idle_s: float | None  # idle time summed over the CPUs the child may use
     throttled_s: float | None  # time its cgroup (or an ancestor) was held by a CPU quota
+    cpus: int | None  # how many CPUs the child may use
 
 
 def mark(pid: int) -> Mark:
-    return Mark(time.monotonic(), cpu_seconds(pid), idle_seconds(_cpus(pid)), throttled_seconds(pid))
+    cpus = _cpus(pid)
+    count = len(cpus) if cpus is not None else None
+    return Mark(time.monotonic(), cpu_seconds(pid), idle_seconds(cpus), throttled_seconds(pid), count)
 
 
 def load(before: Mark, after: Mark) -> JSONDict:
-    """The share of a CPU the child used (`cpu_fraction`), how many of its CPUs sat idle (`idle_cpus`), and the
-    share of the window its cgroup was throttled (`throttled_fraction`), for the readings both marks have."""
+    """The share of a CPU the child used (`cpu_fraction`), how many of its CPUs sat idle (`idle_cpus`), the share
+    of the window its cgroup was throttled (`throttled_fraction`), for the readings both marks have; and how many
+    CPUs it may use (`cpus`): what neither it nor idleness took of them, other work took; and the CPU seconds it
+    used (`cpu_s`), to hold against what its work was declared to cost."""
     seconds = max(after.at - before.at, 1e-6)
     found: JSONDict = {}
     for key, start, end in (
@@ -49,6 +56,10 @@ def load(before: Mark, after: Mark) -> JSONDict:
     ):
         if start is not None and end is not None:
             found[key] = round((end - start) / seconds, 3)
+    if after.cpus is not None:
+        found["cpus"] = after.cpus
+    if before.cpu_s is not None and after.cpu_s is not None:
+        found["cpu_s"] = round(after.cpu_s - before.cpu_s, 3)
     return found
 
 

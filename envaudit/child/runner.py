@@ -159,7 +159,7 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
                 raise queue.Empty
             line = lines.get(timeout=max(bound - time.monotonic(), 0.0))
         except queue.Empty:  # what it and the machine did meanwhile tells a loaded machine from a hang
-            used = load.load(mark, load.mark(proc.pid))
+            used = {**load.load(mark, load.mark(proc.pid)), "cost_s": state.cost_of(current)}
             return _ended(state, current, since, reap(proc), reports_facts, tail, timed_out=True, used=used)
         if line is None:  # the child closed its output: it is exiting, or hangs on the way out (atexit, a thread)
             return _ended(state, current, since, _reap(proc, bound), reports_facts, tail, timed_out=False)
@@ -214,7 +214,7 @@ def _ended(
     if current == FACTS_STAGE and state.facts_wanted:
         state.finish_facts(ended=code, timed_out=timed_out, seconds=seconds, last_words=tail.last())
         if state.facts is not None and timed_out:
-            state.facts.update(cast(JaxFacts, used))  # cpu_fraction, idle_cpus, throttled_fraction
+            state.facts.update(cast(JaxFacts, used))  # what the child and its CPUs did (load.load)
     elif state.is_pending(current):
         task = state.pending_task(current)
         label = task.label

@@ -48,6 +48,7 @@ class Task:
     precision: str  # the precision the child runs it at
     path: Path
     timeout: float = 120.0  # its own bound: the run's per-probe bound, or twice its declared cost if that is more
+    cost: float = 1.0  # its declared cost (probefiles.cost)
 
     @property
     def label(self) -> str:
@@ -104,7 +105,7 @@ def plan(opts: Options) -> tuple[list[Task], list[ProbeResult]]:
             skipped.append(task.result("skip", {"declared_cost_s": cost}, 0.0, why, left_out="budget"))
             continue
         spent += cost
-        todo.append(replace(task, timeout=max(opts.timeout, 2 * cost)))
+        todo.append(replace(task, timeout=max(opts.timeout, 2 * cost), cost=cost))
     return todo, skipped
 
 
@@ -190,6 +191,10 @@ class Run:
         """The bound of what the child is doing: a task's own, or the run's (for the jax facts)."""
         return next((t.timeout for t in self.pending if t.label == label), self.opts.timeout)
 
+    def cost_of(self, label: str | None) -> float:
+        """The declared cost of what the child is doing: a task's, or jax's start (for the jax facts)."""
+        return next((t.cost for t in self.pending if t.label == label), JAX_START_S)
+
     def next_label(self) -> str | None:
         return self.pending[0].label if self.pending else None
 
@@ -220,7 +225,11 @@ class Run:
 
     def not_started(self) -> None:
         """Each pending task as a consequence of jax's start, without a child of its own."""
-        why = f"not run: jax did not start within {self.opts.timeout:g} s in the child that reports its facts"
+        stage = (self.facts or {}).get("stage")
+        why = (
+            f"not run: jax did not finish starting within {self.opts.timeout:g} s (its last stage: {stage}) in the "
+            "child that reports its facts"
+        )
         for task in list(self.pending):
             self.report(task.result("timeout", {"jax_not_started": True}, 0.0, why, left_out="jax"))
 

@@ -224,3 +224,43 @@ def test_a_cpuset_shared_with_other_work_starves_a_child_beside_idle_cpus(
     (busy,) = [ProbeResult.from_dict(r) for r in json.loads(proc.stdout)]
     assert busy.status == "timeout" and busy.metrics["idle_cpus"] < 0.5, busy.metrics
     assert {f.id: f.severity for f in judge.judge([busy], MACHINES["cpu"]).findings} == {"probe-busy-timeout": "warn"}
+
+
+@pytest.mark.slow
+@pytest.mark.alone
+def test_a_child_spinning_alone_on_its_one_cpu_is_hung_not_starved(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """Confined to one CPU that nothing else wants, a spinning hang leaves none of its CPUs idle: that is its own
+    doing, not other work's, and it stays a hang (found by the review of the cpuset change)."""
+    for name, body in PROBES.items():
+        (tmp_path / f"{name}.py").write_text(body)
+    proc = subprocess.run(
+        ["taskset", "-c", "0", PYTHON, "-c", RUN, str(tmp_path), "busy", "60"],
+        env=child_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    (busy,) = [ProbeResult.from_dict(r) for r in json.loads(proc.stdout)]
+    assert busy.metrics["cpus"] == 1 and busy.metrics["cpu_fraction"] > 0.5, busy.metrics
+    assert {f.id: f.severity for f in judge.judge([busy], MACHINES["cpu"]).findings} == {"probe-busy-timeout": "fail"}
+
+
+@pytest.mark.parametrize(
+    ("metrics", "severity"),
+    [
+        # a spin that used all of a half-CPU quota for 15 s: CPU time for its 0.5 s of work many times over
+        ({"cpu_fraction": 0.5, "idle_cpus": 1.5, "throttled_fraction": 0.5, "cpus": 2, "cpu_s": 7.5}, "fail"),
+        # the same quota with a tenth of a CPU: not enough to have finished, the quota starved it
+        ({"cpu_fraction": 0.1, "idle_cpus": 1.9, "throttled_fraction": 0.9, "cpus": 2, "cpu_s": 1.5}, "warn"),
+        # alone on its one CPU for 15 s: a hang, though none of its CPUs sat idle
+        ({"cpu_fraction": 1.0, "idle_cpus": 0.0, "throttled_fraction": 0.0, "cpus": 1, "cpu_s": 15.0}, "fail"),
+        # a third of its one CPU, the rest taken by others
+        ({"cpu_fraction": 0.33, "idle_cpus": 0.0, "throttled_fraction": 0.0, "cpus": 1, "cpu_s": 0.66}, "warn"),
+    ],
+)
+def test_a_child_that_had_cpu_enough_for_its_work_is_hung_whatever_a_quota_took(
+    metrics: dict[str, float], severity: str
+) -> None:
+    """The review's case: a spin-wait filling its cpuset or its quota was judged starved, so a hung node passed."""
+    spinning = ProbeResult("dense_chain", "timeout", {**metrics, "cost_s": 0.5}, 15.0, "no answer within 15 s")
+    assert {f.severity for f in judge.judge([spinning], MACHINES["cpu"]).findings} == {severity}

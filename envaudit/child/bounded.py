@@ -121,6 +121,7 @@ def watched(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> Iterator[N
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # a kill of envaudit's process group (slurmd's, `timeout -k`) does not take it too
     )
     try:
         yield

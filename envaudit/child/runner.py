@@ -58,13 +58,13 @@ def decode(line: str) -> dict[str, Any] | None:
         return None
     try:
         event = json.loads(line[len(PREFIX) :])
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python's stack
         return None
     return event if isinstance(event, dict) else None
 
 
 LINE_LIMIT = 256 * 1024  # characters of one line read from a child; the rest of a longer line is dropped
-QUEUED = 256  # lines read ahead of the parent: a child that writes faster waits on its pipe
+QUEUED = 64  # lines read ahead of the parent: a child that writes faster waits on its pipe
 
 
 def _pump(stream: Any, sink: queue.Queue[str | None] | collections.deque[str], stop: threading.Event) -> None:
@@ -152,6 +152,7 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
     reports_facts = state.facts_wanted
     current, since = (FACTS_STAGE if reports_facts else state.next_label()), time.monotonic()
     mark = load.mark(proc.pid)
+    started: set[str] = set()
     while True:
         bound = min(since + state.timeout_of(current), state.deadline)
         try:  # the bound is checked at every line: a child that keeps printing is no less late
@@ -166,21 +167,21 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
         event = decode(line) or {}  # anything else on the channel is not ours, so never a probe's answer
         kind = event.get("event")
         if kind == "fact" and current == FACTS_STAGE:
-            state.fact_events.append(event)
+            state.remember_fact(event)
         elif kind == "facts_done" and current == FACTS_STAGE:
             state.finish_facts(ended=None, timed_out=False, seconds=time.monotonic() - since)
             current, since, mark = state.next_label(), time.monotonic(), load.mark(proc.pid)
-        elif kind == "start" and state.is_pending(event.get("probe")):
+        elif kind == "start" and state.is_pending(event.get("probe")) and event["probe"] not in started:
             current, since, mark = str(event["probe"]), time.monotonic(), load.mark(proc.pid)
+            started.add(current)  # once: a child that says it starts again does not get its bound again
         elif kind in ("result", "error") and event.get("probe") == current and state.is_pending(current):
             state.report(parse_result(state.pending_task(current), event))
             since = time.monotonic()
         elif kind == "memory":
             state.remember_memory(event.get("devices"))
         elif kind == "done":  # finished: do not wait for the end of output, which a forked grandchild may hold
-            return _ended(
-                state, current, since, _reap(proc, time.monotonic() + 5.0), reports_facts, tail, timed_out=False
-            )
+            exit_by = min(time.monotonic() + 5.0, state.deadline)
+            return _ended(state, current, since, _reap(proc, exit_by), reports_facts, tail, timed_out=False)
 
 
 def _reap(proc: subprocess.Popen[str], bound: float) -> int | None:

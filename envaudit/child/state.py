@@ -25,6 +25,8 @@ from envaudit.model import JSONDict, LeftOut, ProbeResult, ProbeRun
 from envaudit.redact import scrub, scrub_all
 
 COMPILATION_CACHE = "jax-compilation-cache"  # in envaudit's cache directory
+MAX_FACT_EVENTS = 64  # a child reports one fact per stage (five stages): more is a flood
+MAX_DEVICES = 1024  # devices whose memory statistics are kept
 FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
 
 
@@ -233,9 +235,17 @@ class Run:
         for task in list(self.pending):
             self.report(task.result("timeout", {"jax_not_started": True}, 0.0, why, left_out="jax"))
 
+    def remember_fact(self, event: dict[str, Any]) -> None:
+        """A stage's fact; a child that keeps reporting facts (a flood) is not remembered past MAX_FACT_EVENTS."""
+        if len(self.fact_events) < MAX_FACT_EVENTS:
+            self.fact_events.append(event)
+
     def remember_memory(self, devices: object) -> None:
-        """Each device's allocator statistics; after a restart, the larger peak of the two children."""
-        for entry in devices if isinstance(devices, list) else []:
+        """Each device's allocator statistics; after a restart, the larger peak of the two children (at most
+        MAX_DEVICES devices: more is a flood, not a machine)."""
+        for entry in devices[:MAX_DEVICES] if isinstance(devices, list) else []:
+            if len(self.memory) >= MAX_DEVICES and isinstance(entry, dict) and entry.get("id") not in self.memory:
+                continue
             if isinstance(entry, dict) and isinstance(entry.get("id"), int):
                 old = self.memory.get(entry["id"], {})
                 merged = {**old, **{k: int(v) for k, v in entry.items() if isinstance(v, int)}}

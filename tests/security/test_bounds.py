@@ -8,15 +8,18 @@ started outlives the audit.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from envaudit.child import bounded
-from tests.conftest import PYTHON
+from envaudit.child import bounded, runner
+from envaudit.child._main import PREFIX
+from tests.conftest import PYTHON, ROOT
 
 MEASURED = """
 import resource, subprocess, sys
@@ -102,13 +105,15 @@ def test_bounded_run_keeps_the_limit_and_kills_what_the_child_started() -> None:
 
 
 PROBE_RUN = """
-import json, sys
+import json, resource, sys
 from pathlib import Path
 from envaudit import probefiles
 from envaudit.child import runner, state
 probefiles.probes_dir = lambda: Path(sys.argv[1])
 options = state.Options(("blocked",), timeout=2, total=4, facts=False, python=sys.argv[2])
-Path(sys.argv[3]).write_text(json.dumps([r.to_dict() for r in runner.run(options).results]))
+results = [r.to_dict() for r in runner.run(options).results]
+mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # envaudit's own, not the children's (jax's)
+Path(sys.argv[3]).write_text(json.dumps({"results": results, "mib": mib}))
 """
 CHILD_FLOODS = {  # a wrapper or a sitecustomize that prints while the probe hangs
     "lines": "yes garbage",
@@ -126,12 +131,24 @@ def test_a_probe_child_that_floods_still_meets_its_bounds_in_little_memory(
     bound, valid-looking events reached 2.2 GB, `cat /dev/zero` 4 GB in 15 s."""
     (tmp_path / "blocked.py").write_text("def run(precision='auto'):\n    import time\n    time.sleep(3600)\n")
     wrapper = interpreter(tmp_path, f'#!/bin/sh\n{CHILD_FLOODS[kind]} &\nexec {PYTHON} "$@"\n')
-    answer = tmp_path / "results.json"
-    mib, code, said = peak_mib([PYTHON, "-c", PROBE_RUN, str(tmp_path), str(wrapper), str(answer)], child_env)
-    assert code == 0, said
-    ((status, message),) = [(r["status"], r["message"]) for r in json.loads(answer.read_text())]
-    assert (status, message) == ("timeout", "no answer within 2 s")
+    results, mib = run_probes(PROBE_RUN, tmp_path, wrapper, child_env)
+    assert [(r["status"], r["message"]) for r in results] == [("timeout", "no answer within 2 s")]
     assert mib < 64 + 64, mib  # a queue of QUEUED lines of at most LINE_LIMIT characters, and the interpreter
+
+
+def run_probes(code: str, probes: Path, python: Path, env: dict[str, str]) -> tuple[list[dict[str, Any]], int]:
+    """(the results of a runner over `probes` with this interpreter; the runner's own peak resident MiB)."""
+    answer = probes / "results.json"
+    proc = subprocess.run(
+        [PYTHON, "-c", code, str(probes), str(python), str(answer)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    said = json.loads(answer.read_text())
+    return said["results"], said["mib"]
 
 
 class _Unkillable:
@@ -159,3 +176,44 @@ def test_a_child_that_does_not_die_of_sigkill_does_not_hang_the_audit() -> None:
     waiter.start()
     waiter.join(timeout=60)
     assert answer == [None] and stuck.waited == [bounded.REAP_S]
+
+
+def test_an_event_nested_deeper_than_the_stack_is_no_event() -> None:
+    """It was a RecursionError out of the runner: `health` said internal error, exit 3, and no health line."""
+    assert runner.decode(PREFIX + "[" * 200_000) is None
+    assert runner.decode(PREFIX + '{"event": "done"}') == {"event": "done"}
+
+
+FACTS_RUN = (
+    PROBE_RUN.replace('("blocked",)', "()").replace("facts=False", "facts=True").replace("timeout=2", "timeout=4")
+)
+PAD = "x" * 100_000  # one argument of `yes`: the kernel takes at most 128 KiB
+
+
+@pytest.mark.slow
+def test_a_flood_of_fact_events_is_not_kept(child_env: dict[str, str], tmp_path: Path) -> None:
+    """Each `fact` event was kept: 2 GB in 5 s of health, about 290 MB a second (here while `import jax` hangs,
+    so that the flood lasts the whole bound of the jax facts)."""
+    event = json.dumps({"event": "fact", "stage": "start", "pad": PAD})
+    wrapper = interpreter(tmp_path, f"#!/bin/sh\nyes '{PREFIX}{event}' &\nexec {PYTHON} \"$@\"\n")
+    hang = ROOT / "tests" / "faults" / "hang_on_import"
+    env = {**child_env, "PYTHONPATH": f"{hang}{os.pathsep}{child_env['PYTHONPATH']}"}
+    results, mib = run_probes(FACTS_RUN, tmp_path, wrapper, env)
+    assert results == [] and mib < 64 + 64, (
+        mib
+    )  # MAX_FACT_EVENTS of at most LINE_LIMIT, QUEUED lines waiting, and the interpreter
+
+
+STARTS_AGAIN = "while :; do echo '" + PREFIX + '{"event": "start", "probe": "blocked"}' + "'; sleep 0.3; done"
+
+
+@pytest.mark.slow
+def test_a_child_that_says_it_starts_again_does_not_get_its_bound_again(
+    child_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Each `start` reset the probe's bound: a spinning probe that repeated it ran to the total bound."""
+    (tmp_path / "blocked.py").write_text("def run(precision='auto'):\n    import time\n    time.sleep(3600)\n")
+    wrapper = interpreter(tmp_path, f'#!/bin/sh\n( {STARTS_AGAIN} ) &\nexec {PYTHON} "$@"\n')
+    results, _ = run_probes(PROBE_RUN.replace("total=4", "total=30"), tmp_path, wrapper, child_env)
+    ((status, duration),) = [(r["status"], r["duration_s"]) for r in results]
+    assert status == "timeout" and duration >= 1.9, duration  # its own 2 s, counted from its first start

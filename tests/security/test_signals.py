@@ -91,9 +91,13 @@ if sys.argv[0].endswith("_main.py"):  # the probe child: it starts a helper, the
 
 
 @pytest.mark.slow
-def test_what_the_child_started_dies_with_a_killed_envaudit(child_env: dict[str, str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("killed", ["envaudit", "its process group"])
+def test_what_the_child_started_dies_with_a_killed_envaudit(
+    child_env: dict[str, str], tmp_path: Path, killed: str
+) -> None:
     """The kernel's parent-death signal ends the child alone, and its watcher thread cannot run while a C call
-    holds the GIL: the helper it started lived on after SIGKILL to envaudit. A watchdog outside both ends them."""
+    holds the GIL: the helper it started lived on after SIGKILL to envaudit. A watchdog outside both ends them,
+    also when envaudit's whole process group is killed (slurmd at its timeout, `timeout -k`)."""
     (tmp_path / "sitecustomize.py").write_text(STARTS_AND_HANGS)
     env = {**child_env, "PYTHONPATH": f"{tmp_path}{os.pathsep}{child_env['PYTHONPATH']}"}
     proc = subprocess.Popen(
@@ -101,6 +105,7 @@ def test_what_the_child_started_dies_with_a_killed_envaudit(child_env: dict[str,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # a group of its own, as slurmd gives a health check
     )
     (child,) = started(proc)  # type: ignore[arg-type]
     for _ in range(600):
@@ -109,6 +114,6 @@ def test_what_the_child_started_dies_with_a_killed_envaudit(child_env: dict[str,
             break
         time.sleep(0.05)
     assert helpers, "the child never started its helper"
-    proc.kill()
+    os.killpg(proc.pid, signal.SIGKILL) if killed != "envaudit" else proc.kill()
     proc.wait(timeout=30)
     assert gone([child, *helpers]), "what the probe child started outlived its killed parent"

@@ -86,16 +86,18 @@ def cache_dir() -> Path | None:
     return path if path is not None and _nobody_else_can_change(path) else None
 
 
-def private(name: str = "") -> Path | None:
+def private(name: str = "", make: bool = True) -> Path | None:
     """The cache directory (or its subdirectory `name`), made private before anything is told to use it: every
     directory on the way created 0700 and verified by `safedir.make_private`, so nobody else can be first to make
-    a component (a path below a sticky /tmp) or replace one later. None when there is no safe one."""
+    a component (a path below a sticky /tmp) or replace one later. Without `make`, one that exists already and
+    passes the same checks (a reader's: a directory whose parent another user owns can be swapped under it).
+    None when there is no safe one."""
     directory = cache_dir()
     if directory is None:
         return None
     path = directory / name if name else directory
     try:
-        os.close(safedir.make_private(path))
+        os.close(safedir.make_private(path, make=make))
     except OSError:
         return None
     return path
@@ -103,7 +105,7 @@ def private(name: str = "") -> Path | None:
 
 def read_json(name: str) -> Any | None:
     """The cached JSON value, or None when it is missing, unreadable or not a regular file (never raises)."""
-    directory = cache_dir()
+    directory = private(make=False)
     if directory is None:
         return None
     try:

@@ -40,21 +40,21 @@ def trusted(directory: os.stat_result, link: os.stat_result | None = None) -> bo
 def open_directory(path: str | os.PathLike[str]) -> int:
     """A descriptor of the directory `path` names, reached without following an untrusted link (raises OSError:
     FileNotFoundError, NotADirectoryError, UntrustedPath...)."""
-    return _walk(os.fspath(path) or ".", make=False)
+    return _walk(os.fspath(path) or ".", make=False, closed=False)
 
 
-def _walk(text: str, make: bool) -> int:
-    """The walk both openers share; with `make`, each directory on the way must be `_closed` and a missing
-    component is made, 0700."""
+def _walk(text: str, make: bool, closed: bool) -> int:
+    """The walk the openers share: with `closed`, each directory on the way must be `_closed`; with `make`, a
+    missing component is made, 0700."""
     fd = os.open("/" if text.startswith("/") else ".", FLAGS)
     parts = [p for p in text.split("/") if p not in ("", ".")]
     links = 0
     try:
         while parts:
             part = parts.pop(0)
+            if closed and not _closed(os.fstat(fd)):
+                raise UntrustedPath(errno.EPERM, f"{text}: a directory on the way is open to other users")
             if make:
-                if not _closed(os.fstat(fd)):
-                    raise UntrustedPath(errno.EPERM, f"{text}: a directory on the way is open to other users")
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o700, dir_fd=fd)
             try:
@@ -105,15 +105,16 @@ def _closed(directory: os.stat_result) -> bool:
     return directory.st_uid in owners() and (directory.st_mode & 0o022 == 0 or bool(directory.st_mode & stat.S_ISVTX))
 
 
-def make_private(path: str | os.PathLike[str]) -> int:
+def make_private(path: str | os.PathLike[str], make: bool = True) -> int:
     """A descriptor of the directory `path` names, made (0700) where it is missing, when nobody else can change
     what the path leads to: every directory on the way is root's or this user's and closed to others' writes (a
     sticky one such as /tmp only holds entries of root's or this user's on the way), a link is followed only
     where `trusted`, and the last directory is this user's, never writable by others (and made private). A
     component someone else made first, or made open, fails the walk; so what a program is then told to use is
-    already there, and nobody else can replace it. Raises OSError (UntrustedPath when it is not private)."""
+    already there, and nobody else can replace it. Without `make`, the same checks of a path that must exist
+    (a reader's: FileNotFoundError when it does not). Raises OSError (UntrustedPath when it is not private)."""
     text = os.fspath(path) or "."
-    fd = _walk(text, make=True)
+    fd = _walk(text, make=make, closed=True)
     try:
         here = os.fstat(fd)
         if here.st_uid != os.geteuid():

@@ -189,3 +189,19 @@ def test_a_compilation_cache_on_a_path_another_user_made_is_not_used(
     (open_cache / "jax-compilation-cache").chmod(0o777)  # ours, but anybody could have planted entries
     monkeypatch.setenv("ENVAUDIT_CACHE_DIR", str(open_cache))
     assert "JAX_COMPILATION_CACHE_DIR" not in state.child_env(cache=True)[1]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to prepare the directory as another user")
+def test_a_cache_in_a_directory_another_user_owns_is_not_read(tmp_path: Path) -> None:
+    """`sudo -E` keeps a user's TMPDIR: root's private envaudit-0 in it is root's, but the user owns the directory
+    that holds it and can swap it for her own between the check and the read (the review planted a value 1 time
+    in 2,000 with renameat2's exchange). A cache whose parents are not closed to others is not read either."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, NOBODY, NOBODY)
+    ours = theirs / f"envaudit-{os.geteuid()}"
+    ours.mkdir(mode=0o700)
+    (ours / "x.json").write_text("[1]")
+    code = "from envaudit import cachedir; print(cachedir.read_json('x.json'), cachedir.write_text('y.json', '{}'))"
+    proc = run(code, tmp_path, HOME=str(tmp_path / "nonexistent"), TMPDIR=str(theirs))
+    assert proc.stdout.split() == ["None", "False"], proc.stdout + proc.stderr

@@ -58,12 +58,18 @@ def test_an_interpreter_whose_python_facts_have_another_shape_is_bad_input(
     said: str, child_env: dict[str, str], tmp_path: Path
 ) -> None:
     """Its answer is checked as a report's facts are: one line and exit 2, never a ValueError's traceback (exit 3)."""
+    said_back = refused(f'{{"python": {said}, "distributions": []}}', child_env, tmp_path)
+    assert "not a Python interpreter envaudit can use (python" in said_back
+
+
+def refused(answer: str, child_env: dict[str, str], tmp_path: Path) -> str:
+    """What envaudit says of an interpreter that answers `answer`: one line and exit 2, no traceback."""
     target = tmp_path / "python"
-    target.write_text(f'#!/bin/sh\necho \'{{"python": {said}, "distributions": []}}\'\n')
+    target.write_text(f"#!/bin/sh\necho '{answer}'\n")
     target.chmod(0o755)
     proc = envaudit_run(PYTHON, "audit", "--quick", "--python", str(target), env=child_env, timeout=120)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
-    assert "not a Python interpreter envaudit can use (python" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+    return proc.stderr
 
 
 @pytest.mark.parametrize(
@@ -79,12 +85,7 @@ def test_an_interpreter_whose_distributions_have_another_shape_is_bad_input(
     answer: str, child_env: dict[str, str], tmp_path: Path
 ) -> None:
     """`"requires": 5` was a TypeError (exit 3); a list for a name was taken as the name "['jax']"."""
-    target = tmp_path / "python"
-    target.write_text(f"#!/bin/sh\necho '{answer}'\n")
-    target.chmod(0o755)
-    proc = envaudit_run(PYTHON, "audit", "--quick", "--python", str(target), env=child_env, timeout=120)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
-    assert "not a Python interpreter envaudit can use (its answer" in proc.stderr
+    assert "not a Python interpreter envaudit can use (its answer" in refused(answer, child_env, tmp_path)
 
 
 def test_this_interpreter_answers_in_the_shape_checked(child_env: dict[str, str]) -> None:

@@ -105,14 +105,15 @@ def test_bounded_run_keeps_the_limit_and_kills_what_the_child_started() -> None:
 
 
 PROBE_RUN = """
-import json, resource, sys
+import json, sys
 from pathlib import Path
 from envaudit import probefiles
 from envaudit.child import runner, state
 probefiles.probes_dir = lambda: Path(sys.argv[1])
 options = state.Options(("blocked",), timeout=2, total=4, facts=False, python=sys.argv[2])
 results = [r.to_dict() for r in runner.run(options).results]
-mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # envaudit's own, not the children's (jax's)
+# envaudit's own peak, not its children's (jax's), nor (as ru_maxrss would) the pytest worker's it was forked from
+mib = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")) // 1024
 Path(sys.argv[3]).write_text(json.dumps({"results": results, "mib": mib}))
 """
 CHILD_FLOODS = {  # a wrapper or a sitecustomize that prints while the probe hangs

@@ -36,6 +36,19 @@ def started(proc: subprocess.Popen[str]) -> list[psutil.Process]:
     raise AssertionError("envaudit never started its child")
 
 
+def audit_with(fault: Path, child_env: dict[str, str]) -> subprocess.Popen[str]:
+    """A full audit with long bounds whose children get the fault's sitecustomize, in a process group of its own
+    (as slurmd gives a health check)."""
+    return subprocess.Popen(
+        [PYTHON, "-m", "envaudit", "--timeout", "600", "--total-timeout", "900"],
+        env={**child_env, "PYTHONPATH": f"{fault}{os.pathsep}{child_env['PYTHONPATH']}"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+
+
 def gone(processes: list[psutil.Process]) -> bool:
     _, alive = psutil.wait_procs(processes, timeout=30)
     return not alive
@@ -62,14 +75,7 @@ def test_sigterm_stops_the_audit_and_its_child(child_env: dict[str, str]) -> Non
 def test_a_child_whose_parent_is_killed_ends_itself(child_env: dict[str, str], fault: Path) -> None:
     """SIGKILL reaches no handler: the child sees the end of the pipe only its parent held, and ends its group;
     and where no thread of it can run (the GIL held by a C call), the kernel's parent-death signal ends it."""
-    env = {**child_env, "PYTHONPATH": f"{fault}{os.pathsep}{child_env['PYTHONPATH']}"}
-    proc = subprocess.Popen(
-        [PYTHON, "-m", "envaudit", "--timeout", "600", "--total-timeout", "900"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    proc = audit_with(fault, child_env)
     child = started(proc)
     proc.kill()
     proc.wait(timeout=30)
@@ -99,15 +105,8 @@ def test_what_the_child_started_dies_with_a_killed_envaudit(
     holds the GIL: the helper it started lived on after SIGKILL to envaudit. A watchdog outside both ends them,
     also when envaudit's whole process group is killed (slurmd at its timeout, `timeout -k`)."""
     (tmp_path / "sitecustomize.py").write_text(STARTS_AND_HANGS)
-    env = {**child_env, "PYTHONPATH": f"{tmp_path}{os.pathsep}{child_env['PYTHONPATH']}"}
-    proc = subprocess.Popen(
-        [PYTHON, "-m", "envaudit", "--timeout", "600", "--total-timeout", "900"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,  # a group of its own, as slurmd gives a health check
-    )
-    (child,) = started(proc)  # type: ignore[arg-type]
+    proc = audit_with(tmp_path, child_env)
+    (child,) = started(proc)
     for _ in range(600):
         helpers = [p for p in children_of(child.pid) if p.name() == "sleep"]
         if helpers:

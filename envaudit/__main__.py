@@ -2,17 +2,32 @@
 
 Loading the command line's modules takes a good part of a second on a cold disk, before `cli.main` can answer a
 Ctrl-C. So this module imports nothing of envaudit's until it can answer one itself: an interrupt while they load is
-said as one during the run is (one line, exit 3: the audit did not complete), never as a traceback.
+noted, and said once they have loaded as one during the run is (one line, exit 3: the audit did not complete), never
+as a traceback.
 """
 
+import signal
 import sys
+
+_asked: list[int] = []  # a Ctrl-C while the modules load: answered once they have
+
+
+def _later(signum: int, frame: object) -> None:
+    _asked.append(signum)
 
 
 def main_entry() -> None:
     try:
         try:
+            # While the modules load, an interrupt is only noted: a KeyboardInterrupt raised inside an import can
+            # land in a callback whose exceptions CPython ignores (importlib's module-lock weakref callback), where
+            # it is printed as "Exception ignored" and lost, and the command then runs on
+            previous = signal.signal(signal.SIGINT, _later)
             from envaudit.cli import main_entry as command_line
 
+            signal.signal(signal.SIGINT, previous)
+            if _asked:
+                raise KeyboardInterrupt
             command_line()
         except KeyboardInterrupt:  # once cli.main runs it answers one itself: this is the time before
             sys.stderr.write("envaudit: interrupted\n")

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -39,15 +39,16 @@ class Finished:
 def run(argv: Sequence[str], *, timeout: float, limit: int = LIMIT, env: Mapping[str, str] | None = None) -> Finished:
     """Run `argv` to its end or to the bound (raises OSError when it cannot start)."""
     deadline = time.monotonic() + timeout
-    proc = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=None if env is None else dict(env),
-        start_new_session=True,
-    )
-    with watched(proc):  # the group dies with this process, even by SIGKILL
+    with watchdog() as watch:  # the group dies with this process, even by SIGKILL
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=None if env is None else dict(env),
+            start_new_session=True,
+        )
+        watch(proc)
         try:
             kept, timed_out, cut = _read(proc, deadline, limit)
             code = None if timed_out or cut else _wait(proc, deadline)
@@ -97,39 +98,51 @@ def _wait(proc: subprocess.Popen[bytes], deadline: float) -> int | None:
         return None
 
 
-# The watchdog: a process of its own, so that no C call holding this process's GIL can keep it from acting. It
-# waits for the end of a pipe only the parent holds; "done" first means the parent ended the group itself.
+# The watchdog: a process of its own, so that no C call holding this process's GIL can keep it from acting. It reads
+# the process group to watch, then waits for the end of a pipe only the parent holds; "done" first means the parent
+# ended the group itself.
 WATCHDOG = """
 import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
-if sys.stdin.buffer.read() != b"done":
+group = sys.stdin.buffer.readline().strip()
+if group.isdigit() and sys.stdin.buffer.read() != b"done":
     try:
-        os.killpg(int(sys.argv[1]), signal.SIGKILL)
+        os.killpg(int(group), signal.SIGKILL)
     except OSError:
         pass
 """
 
 
 @contextmanager
-def watched(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> Iterator[None]:
-    """While the block runs, the child's process group is killed if this process dies, even by SIGKILL: a child
-    watching its parent cannot do it while a C call holds its GIL, and the kernel's parent-death signal ends the
-    child alone, not what it started. (The group dies with this process; what left the group does not.)"""
+def watchdog() -> Iterator[Callable[[subprocess.Popen[bytes] | subprocess.Popen[str]], None]]:
+    """A watchdog for a child to be started in the block (given to it by the callable yielded): the child's process
+    group is killed if this process dies, even by SIGKILL. A child watching its parent cannot do it while a C call
+    holds its GIL, and the kernel's parent-death signal ends the child alone, not what it started. The watchdog
+    runs before the child does, so the child is watched from its first moment; and in a session of its own, so a
+    kill of envaudit's process group (slurmd's, `timeout -k`) does not take it too. (What leaves the child's group
+    is not watched.)"""
     dog = subprocess.Popen(
-        [sys.executable, "-I", "-S", "-c", WATCHDOG, str(proc.pid)],
+        [sys.executable, "-I", "-S", "-c", WATCHDOG],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        start_new_session=True,  # a kill of envaudit's process group (slurmd's, `timeout -k`) does not take it too
+        start_new_session=True,
     )
+    assert dog.stdin is not None
+    pipe = dog.stdin
+
+    def watch(proc: subprocess.Popen[bytes] | subprocess.Popen[str]) -> None:
+        with contextlib.suppress(OSError):
+            pipe.write(f"{proc.pid}\n".encode())
+            pipe.flush()
+
     try:
-        yield
+        yield watch
     finally:
         with contextlib.suppress(OSError):
-            assert dog.stdin is not None
-            dog.stdin.write(b"done")
-            dog.stdin.close()
+            pipe.write(b"done")
+            pipe.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             dog.wait(timeout=REAP_S)
 

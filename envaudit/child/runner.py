@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from envaudit.child import load
 from envaudit.child._main import PREFIX
-from envaudit.child.bounded import reap, watched
+from envaudit.child.bounded import reap, watchdog
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
 from envaudit.facts import JaxFacts
@@ -115,21 +115,27 @@ class Tail:
 def one_child(state: Run) -> None:
     """One child over the pending tasks (and the jax facts while they are wanted); returns when it is gone."""
     argv = ["--parent-pipe", *(["--facts"] if state.facts_wanted else []), *(t.argument() for t in state.pending)]
-    try:
-        proc = subprocess.Popen(
-            [state.opts.python, str(CHILD), *argv],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            env=state.env,
-            start_new_session=True,  # stdin: the pipe the child watches; it ends with us, even by SIGKILL
-        )
-    except OSError as exc:
-        return state.cannot_start(f"could not start {state.opts.python}: {exc.strerror or exc}")
-    state.pids.append(proc.pid)
+    with watchdog() as watch:  # the child's group dies with envaudit, even by SIGKILL
+        try:
+            proc = subprocess.Popen(
+                [state.opts.python, str(CHILD), *argv],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                errors="replace",
+                env=state.env,
+                start_new_session=True,  # stdin: the pipe the child watches; it ends with us, even by SIGKILL
+            )
+        except OSError as exc:
+            return state.cannot_start(f"could not start {state.opts.python}: {exc.strerror or exc}")
+        watch(proc)
+        state.pids.append(proc.pid)
+        _follow_child(state, proc)
+
+
+def _follow_child(state: Run, proc: subprocess.Popen[str]) -> None:
     lines: queue.Queue[str | None] = queue.Queue(maxsize=QUEUED)
     tail = Tail()
     stop = threading.Event()
@@ -137,14 +143,13 @@ def one_child(state: Run) -> None:
         reader = threading.Thread(target=_pump, args=(stream, sink, stop), daemon=True)
         reader.start()
     tail.reader = reader
-    with watched(proc):  # the child's group dies with envaudit, even by SIGKILL
-        try:
-            _follow(state, proc, lines, tail)
-        except BaseException:  # an interrupt (Ctrl-C) or a bug: the child, in its own session, must not outlive us
-            reap(proc)
-            raise
-        finally:
-            stop.set()  # a pump waiting on the full queue of a child that is gone ends
+    try:
+        _follow(state, proc, lines, tail)
+    except BaseException:  # an interrupt (Ctrl-C) or a bug: the child, in its own session, must not outlive us
+        reap(proc)
+        raise
+    finally:
+        stop.set()  # a pump waiting on the full queue of a child that is gone ends
 
 
 def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | None], tail: Tail) -> None:

@@ -40,6 +40,18 @@ def send(out: TextIO, **event: Any) -> None:
     out.flush()
 
 
+def decode(line: str) -> dict[str, Any] | None:
+    """An event of the protocol `send` writes, or None for anything else printed on that channel (pure): not ours,
+    not JSON, or nested deeper than Python's stack."""
+    if not line.startswith(PREFIX):
+        return None
+    try:
+        event = json.loads(line[len(PREFIX) :])
+    except (ValueError, RecursionError):
+        return None
+    return event if isinstance(event, dict) else None
+
+
 def load(path: str, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:

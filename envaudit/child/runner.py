@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import queue
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from envaudit.child import load
-from envaudit.child._main import PREFIX
+from envaudit.child._main import decode
 from envaudit.child.bounded import reap, watchdog
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
@@ -50,17 +49,6 @@ def jax_facts(timeout: float, python: str = sys.executable) -> JaxFacts:
     facts = run(Options(timeout=timeout, total=timeout, python=python)).jax
     assert facts is not None  # run() always finishes the facts it was asked for
     return facts
-
-
-def decode(line: str) -> dict[str, Any] | None:
-    """An event of the protocol, or None for anything else printed on that channel (pure)."""
-    if not line.startswith(PREFIX):
-        return None
-    try:
-        event = json.loads(line[len(PREFIX) :])
-    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python's stack
-        return None
-    return event if isinstance(event, dict) else None
 
 
 LINE_LIMIT = 256 * 1024  # characters of one line read from a child; the rest of a longer line is dropped

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from envaudit import typecheck
 from envaudit.child._jaxfacts import decode_cuda
-from envaudit.child._main import PREFIX
+from envaudit.child._main import decode
 from envaudit.facts import GPU, NvidiaFacts, NvidiaStatus
 
 if TYPE_CHECKING:  # the child that asks NVML imports this module: what only the asking side uses is imported there
@@ -279,7 +279,7 @@ def said(done: Finished, seconds: float) -> NvidiaFacts:
 
     asked, answer = False, None
     for line in done.stdout.splitlines():
-        event = _decode(line)
+        event = decode(line) or {}
         if event.get("event") == "asking":
             asked = True
         elif event.get("event") == "answer" and asked:
@@ -314,17 +314,6 @@ def said(done: Finished, seconds: float) -> NvidiaFacts:
     if name is not None:
         result["signal"] = name
     return result
-
-
-def _decode(line: str) -> dict[str, Any]:
-    """An event of the protocol, or {} for anything else printed on that channel."""
-    if not line.startswith(PREFIX):
-        return {}
-    try:
-        event = json.loads(line[len(PREFIX) :])
-    except ValueError:
-        return {}
-    return event if isinstance(event, dict) else {}
 
 
 def get_nvidia_within(seconds: float = NVML_TIMEOUT_S) -> NvidiaFacts:

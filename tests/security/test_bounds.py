@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from envaudit.child import bounded, runner
-from envaudit.child._main import PREFIX
+from envaudit.child import bounded
+from envaudit.child._main import PREFIX, decode
 from tests.conftest import PYTHON, ROOT
 
 MEASURED = """
@@ -181,8 +181,8 @@ def test_a_child_that_does_not_die_of_sigkill_does_not_hang_the_audit() -> None:
 
 def test_an_event_nested_deeper_than_the_stack_is_no_event() -> None:
     """It was a RecursionError out of the runner: `health` said internal error, exit 3, and no health line."""
-    assert runner.decode(PREFIX + "[" * 200_000) is None
-    assert runner.decode(PREFIX + '{"event": "done"}') == {"event": "done"}
+    assert decode(PREFIX + "[" * 200_000) is None
+    assert decode(PREFIX + '{"event": "done"}') == {"event": "done"}
 
 
 FACTS_RUN = (

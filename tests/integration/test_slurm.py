@@ -267,32 +267,26 @@ def test_healthy_node_stays_idle(cluster: Cluster) -> None:
     assert 'envaudit_verdict{verdict="fail"} 0' in (cluster.prom_dir / "envaudit.prom").read_text()
 
 
-def test_audit_nodes_collects_one_report_per_node(cluster: Cluster, tmp_path: Path) -> None:
-    out = tmp_path / "reports"
-    env = {**cluster.client_env, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [
-            "bash",
-            str(AUDIT_NODES),
-            "-o",
-            str(out),
-            "-p",
-            sys.executable,
-            "-a",
-            "--probe dense_chain",
-            "--",
-            "-N",
-            "1",
-            "-w",
-            NODE,
-            "--time",
-            "5",
-        ],
+def audit_nodes(
+    out: Path, python: str, audit_args: str, *srun_args: str, env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """scripts/slurm/audit-nodes.sh: reports into `out`, envaudit run by `python` with `audit_args`, srun given the
+    rest."""
+    argv = ["bash", str(AUDIT_NODES), "-o", str(out), "-p", python, "-a", audit_args]
+    return subprocess.run(
+        [*argv, *(["--", *srun_args] if srun_args else [])],
         env=env,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=180,
     )
+
+
+def test_audit_nodes_collects_one_report_per_node(cluster: Cluster, tmp_path: Path) -> None:
+    out = tmp_path / "reports"
+    env = {**cluster.client_env, "PYTHONPATH": str(ROOT)}
+    proc = audit_nodes(out, sys.executable, "--probe dense_chain", "-N", "1", "-w", NODE, "--time", "5", env=env)
     assert proc.returncode == 0, f"{proc.stdout}\n{proc.stderr}\n{_support.tail(out / 'srun.err')}"
     reports = sorted(p.name for p in out.glob("*.json"))
     assert reports == [f"{socket.gethostname().split('.')[0]}.json"], reports
@@ -503,23 +497,8 @@ def test_audit_nodes_runs_the_installed_envaudit_whatever_its_working_directory(
     (workdir / "bin" / "python").chmod(0o755)
     out = tmp_path / "reports"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SRUN": str(_fake_srun(tmp_path))}
-    proc = subprocess.run(
-        [
-            "bash",
-            str(AUDIT_NODES),
-            "-o",
-            str(out),
-            "-p",
-            str(workdir / "bin" / "python") if python == "absolute" else "bin/python",
-            "-a",
-            "--no-such-option",
-        ],
-        env=env,
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    interpreter = str(workdir / "bin" / "python") if python == "absolute" else "bin/python"
+    proc = audit_nodes(out, interpreter, "--no-such-option", env=env, cwd=workdir)
     assert not marker.exists(), proc
     assert proc.returncode == 1 and "0 report(s)" in proc.stdout, proc
     assert "envaudit: error:" in (out / "srun.err").read_text()  # the installed envaudit's own line

@@ -19,6 +19,7 @@ from envaudit.child.state import Options
 from envaudit.collect import collect
 from envaudit.exitcodes import Exit
 from envaudit.facts import Facts
+from envaudit.fixes import Fix, Plan
 from envaudit.model import Finding, ProbeResult, Report
 
 
@@ -40,13 +41,15 @@ def assemble(
     host_info: dict[str, str] | None = None,
     complete: bool = True,
 ) -> Report:
-    from envaudit import causes, judge, rules
+    from envaudit import causes, fixplan, judge, rules
 
     # one finding per root cause (a probe's evidence joins its rule's), consequences linked to their root
     findings = causes.link(judge.merge(rules.evaluate(facts), probe_findings), facts)
+    plan = fixplan.plan(facts, findings)
     return Report(
         facts=facts,
-        findings=tuple(findings),
+        findings=tuple(_planned(f, plan) for f in findings),
+        plan=plan,
         probes=tuple(probes),
         created=created or now_iso(),
         host=host() if host_info is None else host_info,
@@ -54,6 +57,16 @@ def assemble(
         mode=mode,
         complete=complete,
     )
+
+
+def _planned(finding: Finding, plan: Plan) -> Finding:
+    """A finding with its part of the plan as its fix: computed on the state the steps before it leave, or none
+    where another step fixes it too (its own would contradict the plan), said in its detail."""
+    if finding.caused_by or not finding.remedy or finding.remedy.saved:
+        return finding
+    if by := plan.fixed_by(finding.id):
+        return replace(finding, remedy=Fix(), caveat=f"{finding.caveat} (the plan's fix of {by} fixes it too)")
+    return replace(finding, remedy=plan.part(finding.id) or finding.remedy)
 
 
 def _host_facts(timeout: float, python: str | None) -> Facts:

@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from envaudit import probefiles
 from envaudit.facts import Facts
+from envaudit.fixes import Fix
 from envaudit.model import SEVERITIES, Finding, ProbeResult, Severity, Subject
 from envaudit.rules import explains
 from envaudit.rules.explains import Names
@@ -98,8 +99,10 @@ def link(findings: Sequence[Finding], facts: Facts) -> list[Finding]:
         if top.id in folded:
             continue
         folded.add(top.id)
-        fix = f"fixed with its root cause {top.id}: {top.fix}"  # its own fix would act on a symptom
-        linked += [replace(f, caused_by=top.id, fix=fix) for f in findings if f.id != top.id and roots[f.id] == top.id]
+        # its own fix would act on a symptom: the root's fixes it (every format says so where it shows the consequence)
+        linked += [
+            replace(f, caused_by=top.id, remedy=Fix()) for f in findings if f.id != top.id and roots[f.id] == top.id
+        ]
     return linked
 
 

@@ -18,6 +18,7 @@ from envaudit.typecheck import problem
 
 Origin = Literal["live", "plan", "hook", "triage"]  # measured here; stated by a plan; the import hook; a bug report
 JaxStatus = Literal["ok", "unknown", "skipped", "absent", "import_error", "crash", "timeout", "error"]
+Environment = Literal["venv", "virtualenv", "uv", "conda", "pixi", "system"]
 NvidiaStatus = Literal["ok", "unknown", "absent", "error", "timeout", "crash"]
 FACT_KEYS = ("packages", "python", "platform", "nvidia", "jax", "env")  # required in a document; the rest default
 
@@ -33,6 +34,10 @@ class PythonFacts(TypedDict, total=False):
     prefix: str
     virtualenv: bool
     conda: bool
+    # what made the environment: a venv, virtualenv or uv venv (their pyvenv.cfg says which), a conda or pixi
+    # environment (conda-meta/), or none (the system's interpreter): its installer installs the fixes
+    environment: Environment
+    pip: bool  # pip imports in it (a uv venv has none): else a fix installs with uv, or ensurepip first
     pythonpath: str  # PYTHONPATH's entries, made absolute as sys.path holds them
     user_site: str  # the user site-packages when it is on sys.path, else ""
 
@@ -168,6 +173,7 @@ class Facts:
     duplicates: list[Duplicate] = field(default_factory=list)
     requires: dict[str, list[str]] = field(default_factory=dict)  # each audited package's requirements on the others
     origin: Origin = "live"
+    installers: dict[str, str] = field(default_factory=dict)  # canonical name -> its INSTALLER (pip, uv, conda)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v if isinstance(v, str) else v.copy() for k, v in vars(self).items()}  # the fields, in order
@@ -197,6 +203,7 @@ class FactsDocument(TypedDict, total=False):  # Facts as JSON: what `problem` ch
     duplicates: list[Duplicate]
     requires: dict[str, list[str]]
     origin: Origin
+    installers: dict[str, str]
 
 
 def _before_origin(data: dict[str, Any], mode: str) -> dict[str, Any]:

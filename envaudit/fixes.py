@@ -1,20 +1,26 @@
-"""Fix commands that work in the environment audited: its own interpreter, its platform, its installed set.
+"""Fixes as values, rendered last into one shell command for the environment's own installer.
 
 A printed fix is a claim, and a generic one is often false: `pip install 'numpy<2'` beside ml_dtypes 0.6 (which
 requires NumPy 2) leaves ml_dtypes broken; `pip install jax[cuda12]` on a machine without a GPU installs CUDA
-wheels for nothing; a `pip` on PATH may belong to another environment. So a fix here is built from the facts:
-- it runs pip as `<the audited interpreter> -m pip`, so it changes the environment that was audited;
+wheels for nothing; a `pip` on PATH may belong to another environment; a uv venv has no pip at all, and a conda
+environment's NumPy is conda's. So a fix is a `Fix` value built from the facts, and what installs it is the
+environment's (`Target`):
+- it installs into the audited interpreter's environment: `<python> -m pip install`, `uv pip install --python
+  <python>` where uv made it, `conda install -p <prefix>` for what conda installed there, `<python> -m ensurepip`
+  first where nothing else can install;
 - it drops every pin the installed set already satisfies (a fix never recommends what is installed);
 - it moves, too, each installed package whose own requirement the pins would break (its `facts.requires`), below
-  (or above) the version installed, so that pip finds one that fits instead of leaving it broken;
+  (or above) the version installed, so that the installer finds one that fits instead of leaving it broken;
 - jax's own packages are pinned for the platform: jax and jaxlib on a machine without an NVIDIA driver, the CUDA
   plugin of the installed major (or CUDA 12) where there is one;
 - a fix that moves something beside jax holds what must not move (`hold`: the installed jax, jaxlib, plugins, the
-  CUDA wheels a jaxlib was built with), named although met, so that pip fits the rest to them or changes nothing;
+  CUDA wheels a jaxlib was built with), named although met, so that the installer fits the rest to them;
 - a single-package CUDA jaxlib (`+cuda12`, 0.4.29 and before) comes from jax's own index, which the command names.
-The result is one shell command and nothing else (no `# comment`: an interactive zsh, macOS's default, takes
-it for arguments), so that pasting it into a shell runs exactly the fix; the finding's detail says why
-(tests/realenv applies the printed text to copies of real broken environments and audits them again).
+A fix has parts (variables to unset or set, requirements to install, releases to reinstall as they are, commands
+to run), so that several of them combine into one plan (`Fix.then`, `envaudit/fixplan.py`); its `command` is one
+shell line and nothing else (no `# comment`: an interactive zsh, macOS's default, takes it for arguments), so that
+pasting it into a shell runs exactly the fix (tests/realenv applies the printed text to copies of real broken
+environments and audits them again).
 """
 
 from __future__ import annotations
@@ -22,9 +28,13 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from envaudit.facts import Facts
 from envaudit.scope import PLUGIN, canonicalize_name
+
+Tool = Literal["pip", "uv"]  # what installs packages from the index into the environment
 
 # jax's index of its single-package CUDA jaxlibs (docs/installation.md at jax-v0.4.23: pip install --upgrade
 # "jax[cuda12_pip]" -f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html)
@@ -60,12 +70,18 @@ def satisfied(facts: Facts, pin: str) -> bool:
     return not extras and installed is not None and SpecifierSet(spec).contains(installed, prereleases=True)
 
 
-def _candidates(spec: str) -> list[str]:
+def candidates(spec: str) -> list[str]:
     """Versions that stand for what a specifier allows: those it names, in both directions of each bound."""
     from packaging.specifiers import SpecifierSet
 
     named = [s.version.removesuffix(".*") for s in SpecifierSet(spec)]
     return named + [f"{v}.post0" for v in named] + [_below(v) for v in named]
+
+
+def named(requirement: str) -> str:
+    """The distribution a requirement names ('jaxlib<=0.4.30,>=0.4.27' -> 'jaxlib'; "" where it names none)."""
+    found = re.match(r"[A-Za-z0-9._-]+", requirement)
+    return canonicalize_name(found[0]) if found else ""
 
 
 def _below(version: str) -> str:
@@ -84,7 +100,7 @@ def _fits(pin_spec: str, requirement_spec: str) -> bool:
     pin, req = SpecifierSet(pin_spec), SpecifierSet(requirement_spec)
     return any(
         pin.contains(v, prereleases=True) and req.contains(v, prereleases=True)
-        for v in _candidates(pin_spec) + _candidates(requirement_spec)
+        for v in candidates(pin_spec) + candidates(requirement_spec)
     )
 
 
@@ -102,7 +118,7 @@ def dependents(facts: Facts, pins: Sequence[str]) -> list[str]:
             target, spec = _parse(requirement)
             if target in moving and not _fits(moving[target], spec):
                 installed = facts.packages.get(target, "0")
-                down = all(Version(v) < Version(installed) for v in _candidates(moving[target]) if v != installed)
+                down = all(Version(v) < Version(installed) for v in candidates(moving[target]) if v != installed)
                 found.append(f"{name}{'<' if down else '>'}{Version(facts.packages[name]).public}")  # no +local
                 break
     return found
@@ -113,11 +129,135 @@ def python(facts: Facts) -> str:
     return shlex.quote(str(facts.python.get("executable") or "python"))
 
 
-def pip_install(facts: Facts, pins: Sequence[str], *, installed_only: bool = False, hold: Sequence[str] = ()) -> str:
-    """`<interpreter> -m pip install <pins not yet met> <packages they would break>` ("" when every pin is
-    already met). `installed_only`: the pins constrain what is installed and add nothing (a rule's set that
-    keeps neural-tangents importable pins flax only where flax is there). `hold`: installed packages to keep as
-    they are, named although met, so that pip picks a release of the rest that fits them instead of moving them."""
+@dataclass(frozen=True)
+class Target:
+    """How packages are installed into the audited environment: by its interpreter's pip, by uv (a uv venv has no
+    pip), with pip brought in first by ensurepip where nothing else can install, and by conda for the
+    distributions conda installed there (their INSTALLER file says `conda`)."""
+
+    python: str = "python"  # the audited interpreter, quoted for a shell
+    tool: Tool = "pip"
+    pip: bool = True  # pip is importable there (False: ensurepip first, where the tool is pip)
+    prefix: str = ""  # the conda environment's prefix, quoted, where conda made it
+    conda: frozenset[str] = frozenset()  # the distributions conda installed, which conda must move
+
+    def commands(self, requirements: Sequence[str], options: Sequence[str] = ()) -> list[str]:
+        """The commands that install these requirements (already met ones included, to hold them)."""
+        by_conda = [r for r in requirements if self.prefix and _parse(r)[0] in self.conda and "[" not in r]
+        rest = [r for r in requirements if r not in by_conda]
+        found = []
+        if by_conda:
+            conda_options = ["--force-reinstall"] if "--force-reinstall" in options else []
+            found.append(" ".join(["conda", "install", "-y", "-p", self.prefix, *conda_options, *_quoted(by_conda)]))
+        if rest:
+            links = ["-f", CUDA_RELEASES] if any(re.match(r"jaxlib==[^+]+\+cuda", p) for p in rest) else []
+            if self.tool == "uv":
+                uv_options = ["--reinstall" if o == "--force-reinstall" else o for o in options]
+                found.append(
+                    " ".join(["uv", "pip", "install", "--python", self.python, *uv_options, *_quoted(rest), *links])
+                )
+            else:
+                bootstrap = [f"{self.python} -m ensurepip"] if not self.pip else []
+                found += [*bootstrap, " ".join([self.python, "-m", "pip", "install", *options, *_quoted(rest), *links])]
+        return found
+
+
+def _quoted(words: Sequence[str]) -> list[str]:
+    return [shlex.quote(w) for w in words]
+
+
+def target(facts: Facts) -> Target:
+    """The installer of the audited environment, from what made it (`python.environment`), whether its pip imports
+    and each distribution's INSTALLER."""
+    environment = facts.python.get("environment")
+    pip = facts.python.get("pip")
+    by_uv = [name for name, tool in facts.installers.items() if tool == "uv"]
+    uv = environment == "uv" or (pip is False and bool(by_uv))
+    conda = environment == "conda" or facts.python.get("conda") is True
+    prefix = str(facts.python.get("prefix") or "") if conda else ""
+    return Target(
+        python=python(facts),
+        tool="uv" if uv else "pip",
+        pip=pip is not False,
+        prefix=shlex.quote(prefix) if prefix else "",
+        conda=frozenset(name for name, tool in facts.installers.items() if tool == "conda") if prefix else frozenset(),
+    )
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A fix as values: what it unsets and exports, installs (and holds where it is), reinstalls as it is, and
+    commands beyond what the facts model (none of envaudit's own yet). Rendered by `command`, for its `target`."""
+
+    install: tuple[str, ...] = ()  # requirements not yet met, and those of the packages they would break
+    hold: tuple[str, ...] = ()  # installed packages named at their version, so that the installer fits the rest
+    reinstall: tuple[str, ...] = ()  # exact pins whose files are installed again, nothing else moved
+    unset: tuple[str, ...] = ()  # environment variables to unset
+    export: tuple[tuple[str, str], ...] = ()  # environment variables to set (for this shell: said in the detail)
+    target: Target = field(default_factory=Target)
+    saved: str = ""  # the command a saved report printed, read back as it was
+
+    def __bool__(self) -> bool:
+        return bool(self.install or self.reinstall or self.unset or self.export or self.saved)
+
+    @property
+    def command(self) -> str:
+        """One shell line: the variables first (a PYTHONPATH copy would otherwise be what the installer sees),
+        then the installs; "" when there is nothing to do."""
+        if self.saved:
+            return self.saved
+        parts = [f"unset {' '.join(self.unset)}"] if self.unset else []
+        parts += [f"export {name}={shlex.quote(value)}" for name, value in self.export]
+        if self.install:
+            parts += self.target.commands([*self.install, *(h for h in self.hold if h not in self.install)])
+        if self.reinstall:
+            parts += self.target.commands(self.reinstall, ["--force-reinstall", "--no-deps"])
+        return " && ".join(parts)
+
+    def names(self) -> set[str]:
+        """The distributions it installs or reinstalls."""
+        return {_parse(r)[0] for r in (*self.install, *self.reinstall)}
+
+    def then(self, later: Fix) -> Fix:
+        """This fix followed by one computed on the state it leaves: a requirement of the later one replaces this
+        one's on the same distribution (its extras kept), a later variable replaces an earlier one."""
+        install = _merged(self.install, later.install)
+        moved = {_parse(r)[0] for r in install}
+        hold = tuple(h for h in _merged(self.hold, later.hold) if _parse(h)[0] not in moved)
+        exported = dict(self.export) | dict(later.export)
+        unset = tuple(dict.fromkeys(n for n in (*self.unset, *later.unset) if n not in dict(later.export)))
+        return replace(
+            later,
+            install=install,
+            hold=hold,
+            reinstall=_merged(self.reinstall, later.reinstall),
+            unset=unset,
+            export=tuple((n, v) for n, v in exported.items() if n not in later.unset),
+        )
+
+
+def _merged(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:
+    """Requirements by distribution, a later one replacing an earlier one, with the extras of both."""
+    from packaging.requirements import Requirement
+
+    found: dict[str, str] = {}
+    for text in (*earlier, *later):
+        name = _parse(text)[0]
+        if name in found:
+            extras = Requirement(found[name]).extras | Requirement(text).extras
+            req = Requirement(text)
+            req.extras = extras
+            text = str(req)
+            del found[name]  # in the order of the later one
+        found[name] = text
+    return tuple(found.values())
+
+
+def install(facts: Facts, pins: Sequence[str], *, installed_only: bool = False, hold: Sequence[str] = ()) -> Fix:
+    """The pins not yet met and the packages they would break, for this environment's installer (an empty fix when
+    every pin is already met). `installed_only`: the pins constrain what is installed and add nothing (a rule's
+    set that keeps neural-tangents importable pins flax only where flax is there). `hold`: installed packages to
+    keep as they are, named although met, so that the installer picks a release of the rest that fits them."""
     from packaging.requirements import InvalidRequirement
     from packaging.version import InvalidVersion
 
@@ -129,14 +269,38 @@ def pip_install(facts: Facts, pins: Sequence[str], *, installed_only: bool = Fal
         ]
         needed += dependents(facts, needed)
     except (InvalidRequirement, InvalidVersion, ValueError):  # not versions (a hand-edited report): no command
-        return ""
+        return Fix()
     if not needed:
-        return ""
-    needed += [p for p in hold if p not in needed]
-    # a CUDA jaxlib of 0.4.29 and before (0.4.23+cuda12.cudnn89) is on jax's own index only, not on PyPI
-    links = ["-f", CUDA_RELEASES] if any(re.match(r"jaxlib==[^+]+\+cuda", p) for p in needed) else []
-    command = " ".join([python(facts), "-m", "pip", "install", *map(shlex.quote, needed), *links])
-    return command
+        return Fix()
+    return Fix(install=tuple(needed), hold=tuple(p for p in hold if p not in needed), target=target(facts))
+
+
+def reinstall(facts: Facts, pins: Sequence[str]) -> Fix:
+    """These exact releases installed again as they are (a truncated library), nothing else moved."""
+    return Fix(reinstall=tuple(pins), target=target(facts))
+
+
+def unset(facts: Facts, *names: str) -> Fix:
+    return Fix(unset=names, target=target(facts))
+
+
+def export(facts: Facts, name: str, value: str) -> Fix:
+    return Fix(export=((name, value),), target=target(facts))
+
+
+def with_flag(flags: str, entry: str) -> str:
+    """XLA_FLAGS with one more entry (`--name=item`): an item added to the value of a flag already set, as a
+    comma-separated list (`--xla_disable_hlo_passes=a,b`: a second entry of the same flag would replace the first)."""
+    name, _, item = entry.partition("=")
+    tokens = flags.split()
+    for i, token in enumerate(tokens):
+        flag, _, value = token.partition("=")
+        if flag == name:
+            if item in value.split(","):
+                return flags
+            tokens[i] = f"{flag}={value},{item}" if value and item else entry
+            return " ".join(tokens)
+    return " ".join([*tokens, entry])
 
 
 def jax_release(facts: Facts, version: str) -> list[str]:
@@ -154,3 +318,53 @@ def installed_jax(facts: Facts) -> list[str]:
         for name, version in sorted(facts.packages.items())
         if name in ("jax", "jaxlib") or PLUGIN.match(name)
     ]
+
+
+def extras_implied(version: str, extras: set[str]) -> dict[str, str]:
+    """What `jax[EXTRA]==V` installs beside jax (setup.py at the tags): jaxlib V for any extra; the CUDA plugin and
+    its pjrt at V for cudaNN from 0.4.22 and cudaNN_pip / cudaNN_local from 0.4.30 (before which those installed a
+    single-package CUDA jaxlib, not modelled here)."""
+    from packaging.version import Version
+
+    implied = {"jaxlib": version} if extras else {}
+    for extra in extras:
+        if match := re.match(r"^cuda(\d+)", extra):
+            since = (0, 4, 22) if extra == f"cuda{match[1]}" else (0, 4, 30)
+            if Version(version).release >= since:
+                implied |= {f"jax-cuda{match[1]}-plugin": version, f"jax-cuda{match[1]}-pjrt": version}
+    return implied
+
+
+@dataclass(frozen=True)
+class Step:
+    """One finding's part of a plan: its fix, computed on the state the steps before it leave."""
+
+    finding: str  # the id of the finding it fixes
+    fix: Fix
+    also: tuple[str, ...] = ()  # the findings with a fix of their own that this step fixes too (theirs is not run)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A report's fixes as one plan (`envaudit/fixplan.py`): its steps in order and what stays wrong after them."""
+
+    steps: tuple[Step, ...] = ()
+    remaining: tuple[str, ...] = ()  # the ids of the failures no step fixes (no command, or no release that helps)
+    loop: bool = False  # the known releases hold no state without a failure: the plan is the least bad one found
+
+    @property
+    def fix(self) -> Fix:
+        """Every step's fix as one: pasted in order, the steps' commands do what this one does."""
+        combined = Fix()
+        for step in self.steps:
+            combined = combined.then(step.fix)
+        return combined
+
+    def part(self, finding: str) -> Fix:
+        """The finding's own part of the plan (empty where it has none)."""
+        return next((s.fix for s in self.steps if s.finding == finding), Fix())
+
+    def fixed_by(self, finding: str) -> str:
+        """The finding whose step fixes this one too, where that is how the plan fixes it ("" otherwise)."""
+        mine = any(s.finding == finding for s in self.steps)
+        return "" if mine else next((s.finding for s in self.steps if finding in s.also), "")

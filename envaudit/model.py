@@ -17,6 +17,7 @@ from typing import Any, Literal, TypedDict, TypeVar, cast, get_args
 
 from envaudit import typecheck
 from envaudit.facts import Facts, ReportError
+from envaudit.fixes import Fix, Plan
 
 SCHEMA = "envaudit/report/v1"
 INTEGERS = range(-(2**63), 2**64)  # what a 64-bit counter holds, signed or not (NVML's are unsigned)
@@ -182,7 +183,7 @@ class Finding:
     severity: Severity
     title: str
     words: str = ""  # its own words: what was found and why; `detail` adds what probes measured
-    fix: str = ""
+    remedy: Fix = field(default_factory=Fix)  # its part of the fix, as values; `fix` is its command
     references: tuple[str, ...] = ()
     source: Literal["rule", "probe"] = "rule"  # code checks are rules too (docs/architecture.md: rule|probe)
     caused_by: str = ""  # the id of the root-cause finding this one is a consequence of (envaudit/causes.py)
@@ -192,6 +193,11 @@ class Finding:
     @property
     def id(self) -> str:
         return self.subject.id
+
+    @property
+    def fix(self) -> str:
+        """Its command: one shell line, or "" where there is none (what to do is then said in its detail)."""
+        return self.remedy.command
 
     @property
     def detail(self) -> str:
@@ -223,7 +229,7 @@ class Finding:
             severity=obj["severity"],
             title=obj.get("title") or "",
             words=obj.get("detail") or "",
-            fix=obj.get("fix") or "",
+            remedy=Fix(saved=obj.get("fix") or ""),
             references=tuple(obj.get("references") or ()),
             source=obj.get("source") or "rule",
             caused_by=obj.get("caused_by") or "",
@@ -308,6 +314,7 @@ class Report:
     envaudit_version: str = ""
     mode: str = "audit"  # audit | quick | plan | check
     complete: bool = True  # False: the audit itself could not finish (verdict "error", exit 3)
+    plan: Plan = field(default_factory=Plan)  # its fixes as one plan (computed, never read back: `check` replans)
 
     @property
     def verdict(self) -> str:
@@ -334,6 +341,12 @@ class Report:
             "facts": self.facts.to_dict(),
             "findings": [f.to_dict() for f in self.findings],
             "probes": [p.to_dict() for p in self.probes],
+            "plan": {
+                "fix": self.plan.fix.command,
+                "steps": [{"finding": s.finding, "fix": s.fix.command} for s in self.plan.steps],
+                "remaining": list(self.plan.remaining),
+                "loop": self.plan.loop,
+            },
         }
 
     @classmethod

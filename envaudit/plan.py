@@ -14,6 +14,7 @@ import re
 
 from packaging.version import InvalidVersion, Version
 
+from envaudit import fixes
 from envaudit.exitcodes import BadInput
 from envaudit.facts import GPU, Facts, JaxFacts, NvidiaFacts, PythonFacts
 from envaudit.redact import select_env
@@ -134,18 +135,13 @@ def _env(assignments: list[str]) -> dict[str, str]:
 
 
 def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: JaxFacts) -> None:
-    """jax[cpu|cudaNN*|tpu]==V pins jaxlib V; a CUDA extra fixes the platform and the CUDA major, and the plugin and
-    its pjrt at V where the extra installs them (setup.py at the tags: cudaNN from 0.4.22; cudaNN_pip and
-    cudaNN_local from 0.4.30, before which they installed a single-package CUDA jaxlib, not modelled here)."""
-    if extras:
-        implied["jaxlib"] = version
+    """jax[cpu|cudaNN*|tpu]==V pins what `fixes.extras_implied` says it installs; a CUDA extra fixes the platform and
+    the CUDA major."""
+    implied |= fixes.extras_implied(version, extras)
     for extra in extras:
         if match := re.match(r"^cuda(\d+)", extra):
             jax["platform"] = "cuda"
             jax.setdefault("cuda_version", match[1])
-            since = (0, 4, 22) if extra == f"cuda{match[1]}" else (0, 4, 30)
-            if Version(version).release >= since:
-                implied |= {f"jax-cuda{match[1]}-plugin": version, f"jax-cuda{match[1]}-pjrt": version}
         elif extra == "tpu":
             jax["platform"] = "tpu"
         elif extra.startswith("rocm"):

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from envaudit.facts import Facts
+from envaudit.fixes import Fix
 from envaudit.model import Finding, ProbeResult, Report, Subject
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,10 +117,10 @@ def sample_report() -> Report:
                 "fail",
                 "a failing | finding",
                 "detail",
-                "pip install x",
+                Fix(saved="pip install x"),
                 ("https://example.org/a",),
             ),
-            Finding(Subject("rule", "demo-warn"), "warn", "a warning", "", "", ("https://example.org/b",), "probe"),
+            Finding(Subject("rule", "demo-warn"), "warn", "a warning", "", Fix(), ("https://example.org/b",), "probe"),
         ),
         probes=(ProbeResult("dense_chain", "pass", {"rel_err": 8.2e-7, "bitwise_equal": True}, 0.4),),
         created="2026-11-29T12:00:00Z",

@@ -14,23 +14,23 @@ NUMPY2 = {
 
 
 def test_pins_move_the_packages_they_would_break_and_quote_for_a_shell() -> None:
-    command = fixes.pip_install(facts_from(NUMPY2), ["numpy<2"])
+    command = fixes.install(facts_from(NUMPY2), ["numpy<2"]).command
     assert command == "'/home/a b/env/bin/python' -m pip install 'numpy<2' 'ml-dtypes<0.6.0'"  # nothing but the command
 
 
 def test_an_upgrade_moves_a_dependent_up() -> None:
     facts = facts_from({"packages": {"numpy": "1.26.4", "old": "1.0"}, "requires": {"old": ["numpy<2"]}})
-    assert fixes.pip_install(facts, ["numpy>=2"]) == "python -m pip install 'numpy>=2' 'old>1.0'"
+    assert fixes.install(facts, ["numpy>=2"]).command == "python -m pip install 'numpy>=2' 'old>1.0'"
 
 
 def test_what_is_installed_is_never_recommended() -> None:
     facts = facts_from(NUMPY2)
-    assert fixes.pip_install(facts, ["numpy>=2", "jax==0.4.25"]) == ""
+    assert fixes.install(facts, ["numpy>=2", "jax==0.4.25"]).command == ""
     assert (
-        fixes.pip_install(facts, ["numpy>=2", "jaxlib==0.4.26"])
+        fixes.install(facts, ["numpy>=2", "jaxlib==0.4.26"]).command
         == "'/home/a b/env/bin/python' -m pip install jaxlib==0.4.26"
     )
-    assert fixes.pip_install(facts, ["flax==0.8.4"], installed_only=True) == ""  # a constraint, not an install
+    assert fixes.install(facts, ["flax==0.8.4"], installed_only=True).command == ""  # a constraint, not an install
     assert not fixes.satisfied(facts, "jax[cuda12]==0.4.25")  # an extra asks for its packages too
 
 
@@ -43,9 +43,9 @@ def test_fits_sees_disjoint_and_overlapping_ranges() -> None:
 
 def test_a_dependent_with_a_local_version_is_pinned_by_its_public_one() -> None:
     facts = facts_from({"packages": {"numpy": "2.0.2", "torch": "2.4.0+cu121"}, "requires": {"torch": ["numpy>=2"]}})
-    assert fixes.pip_install(facts, ["numpy<2"]) == "python -m pip install 'numpy<2' 'torch<2.4.0'"
+    assert fixes.install(facts, ["numpy<2"]).command == "python -m pip install 'numpy<2' 'torch<2.4.0'"
 
 
 def test_facts_that_are_not_versions_give_no_command() -> None:
     facts = facts_from({"packages": {"numpy": "2.0.2", "x": "1.0"}, "requires": {"x": ["!!"]}})  # hand-edited
-    assert fixes.pip_install(facts, ["numpy<2"]) == ""
+    assert fixes.install(facts, ["numpy<2"]).command == ""

@@ -89,7 +89,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("collect", "child"),  # what is measured: facts of the machine, jax's own word, the probes' numbers
     ("rules",),  # what is known: data rules, code checks, release tables
-    ("judge", "causes"),  # what the measurements mean here, and which finding causes which
+    ("judge", "causes", "fixplan"),  # what the measurements mean here, which finding causes which, the fix plan
     ("formats",),  # a report rendered
     (  # the verbs, and the command line that chooses one
         "audit",

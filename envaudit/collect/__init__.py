@@ -48,11 +48,14 @@ def snapshot(
 
     nvidia = nvml.Asking(nvml_s or nvml.NVML_TIMEOUT_S)  # its child starts while the others collect
     if python is None:
-        python_facts, (versions, unsatisfied, duplicates, requires) = system.get_python(), packages.get_packages()
+        python_facts, (versions, unsatisfied, duplicates, requires, installers) = (
+            system.get_python(),
+            packages.get_packages(),
+        )
     else:
         from envaudit.collect import outside
 
-        python_facts, (versions, unsatisfied, duplicates, requires) = outside.facts(python, timeout)
+        python_facts, (versions, unsatisfied, duplicates, requires, installers) = outside.facts(python, timeout)
     return Facts(
         packages=versions,
         python=python_facts,
@@ -64,4 +67,5 @@ def snapshot(
         duplicates=duplicates,
         requires=requires,
         origin=origin,
+        installers=installers,
     )

@@ -10,6 +10,7 @@ live audit and an audit from outside describe an interpreter with the same code.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import platform
@@ -20,9 +21,26 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # for mypy alone: the interpreter that runs this file has no envaudit
-    from envaudit.facts import PythonFacts
+    from envaudit.facts import Environment, PythonFacts
 
 MINIMUM_JAXLIB = re.compile(r"^_minimum_jaxlib_version\s*=\s*['\"]([^'\"]+)['\"]", re.MULTILINE)
+
+
+def environment(prefix: str, base_prefix: str) -> Environment:
+    """What made the environment at `prefix`, from its own files: pyvenv.cfg names uv (`uv = 0.5.1`) or virtualenv
+    (`virtualenv = 20.26.3`), else the standard library's venv wrote it; conda-meta/ marks a conda environment,
+    pixi's under `.pixi/envs/` (pixi puts its environments there); none of these: the system's interpreter."""
+    config = os.path.join(prefix, "pyvenv.cfg")
+    if prefix != base_prefix and os.path.isfile(config):
+        try:
+            with open(config, encoding="utf-8", errors="replace") as handle:
+                keys = {line.partition("=")[0].strip().lower() for line in handle.read(65536).splitlines()}
+        except OSError:
+            keys = set()
+        return "uv" if "uv" in keys else "virtualenv" if "virtualenv" in keys else "venv"
+    if os.path.isdir(os.path.join(prefix, "conda-meta")):
+        return "pixi" if f"{os.sep}.pixi{os.sep}envs{os.sep}" in prefix + os.sep else "conda"
+    return "system"
 
 
 def python_facts() -> PythonFacts:
@@ -34,6 +52,8 @@ def python_facts() -> PythonFacts:
         "prefix": prefix,
         "virtualenv": prefix != sys.base_prefix,
         "conda": os.path.isdir(os.path.join(prefix, "conda-meta")) or "CONDA_PREFIX" in os.environ,
+        "environment": environment(prefix, sys.base_prefix),
+        "pip": importlib.util.find_spec("pip") is not None,
         # how this interpreter's path was changed (not a drift), its entries absolute as sys.path holds them
         "pythonpath": os.pathsep.join(
             os.path.abspath(e) for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e
@@ -80,6 +100,15 @@ def requires(dist: metadata.Distribution) -> list[str]:
         return declared
 
 
+def installer(dist: metadata.Distribution) -> str:
+    """Who installed it, as its INSTALLER file says (pip, uv, conda; PEP 376), "" where it has none."""
+    try:
+        lines = (dist.read_text("INSTALLER") or "").strip().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return lines[0].strip()[:64] if lines else ""
+
+
 def distributions() -> list[dict[str, object]]:
     found: list[dict[str, object]] = []
     for dist in metadata.distributions():
@@ -91,6 +120,7 @@ def distributions() -> list[dict[str, object]]:
                     "version": dist.version,
                     "location": str(getattr(dist, "_path", "") or ""),
                     "requires": requires(dist),
+                    "installer": installer(dist),
                 }
             )
     return found

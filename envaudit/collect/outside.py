@@ -26,7 +26,11 @@ SCRIPT = Path(__file__).with_name("_interpreter.py")
 CANDIDATES = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")  # venv and conda layouts
 
 
-class Distribution(TypedDict):  # one entry of `_interpreter.distributions()`, as the other interpreter says it
+class _DistributionOptional(TypedDict, total=False):
+    installer: str  # its INSTALLER file (envaudit 0.2 did not say)
+
+
+class Distribution(_DistributionOptional):  # one entry of `_interpreter.distributions()`, as the other one says it
     name: str
     version: str
     location: str
@@ -89,7 +93,13 @@ def facts(python: str, timeout: float = 60.0) -> tuple[PythonFacts, packages.Ins
     data = describe(python, timeout)
     answer = cast(Answer, data)
     dists = [
-        packages.Dist(name=d["name"], version=d["version"], location=d["location"], requires=tuple(d["requires"]))
+        packages.Dist(
+            name=d["name"],
+            version=d["version"],
+            location=d["location"],
+            requires=tuple(d["requires"]),
+            installer=d.get("installer", ""),
+        )
         for d in answer["distributions"]
     ]
     versions, duplicates = packages.select(dists)
@@ -98,4 +108,4 @@ def facts(python: str, timeout: float = 60.0) -> tuple[PythonFacts, packages.Ins
     said = {} if data.get("python") is None else data["python"]  # null: it said nothing of itself
     if wrong := typecheck.problem(said, PythonFacts, "python"):  # the other interpreter's word, checked as a report's
         raise InterpreterError(f"--python {python}: not a Python interpreter envaudit can use ({wrong})")
-    return cast(PythonFacts, said), (versions, problems, duplicates, requires)
+    return cast(PythonFacts, said), (versions, problems, duplicates, requires, packages.installers(dists))

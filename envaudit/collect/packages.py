@@ -26,7 +26,8 @@ from envaudit.facts import Duplicate, Unsatisfied
 from envaudit.redact import scrub  # a direct URL requirement may carry a token
 from envaudit.scope import canonicalize_name, is_relevant
 
-Installed = tuple[dict[str, str], list[Unsatisfied], list[Duplicate], dict[str, list[str]]]  # get_packages()
+# get_packages(): versions, unmet requirements, duplicates, requirements on each other, installers
+Installed = tuple[dict[str, str], list[Unsatisfied], list[Duplicate], dict[str, list[str]], dict[str, str]]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,17 @@ class Dist:
     version: str
     requires: tuple[str, ...]
     location: str
+    installer: str = ""  # its INSTALLER file (pip, uv, conda), "" where it has none or it was not read
+
+
+def installers(dists: Iterable[Dist]) -> dict[str, str]:
+    """Who installed each relevant distribution (the copy import finds, the first on sys.path), where it says."""
+    found: dict[str, str] = {}
+    for dist in dists:
+        name = canonicalize_name(dist.name)
+        if is_relevant(name) and name not in found and dist.installer:
+            found[name] = dist.installer
+    return dict(sorted(found.items()))
 
 
 def select(dists: Iterable[Dist]) -> tuple[dict[str, str], list[Duplicate]]:
@@ -126,8 +138,12 @@ def installed() -> tuple[list[Dist], dict[str, metadata.Distribution]]:
             name_version = (dist.metadata["Name"], dist.version)
         if not name_version[0]:
             continue
-        found.append(Dist(name=name_version[0], version=name_version[1], requires=(), location=location))
-        if is_relevant(name_version[0]):
+        relevant = is_relevant(name_version[0])
+        tool = _interpreter.installer(dist) if relevant else ""
+        found.append(
+            Dist(name=name_version[0], version=name_version[1], requires=(), location=location, installer=tool)
+        )
+        if relevant:
             handles[location] = dist
     return found, handles
 
@@ -150,10 +166,12 @@ def fingerprint(dists: Iterable[Dist]) -> str:
 
 
 def get_packages() -> Installed:
-    """(versions, unsatisfied requirements, duplicates, requirements among the audited packages); never raises."""
+    """(versions, unsatisfied requirements, duplicates, requirements among the audited packages, installers); never
+    raises."""
     try:
         dists, handles = installed()
         packages, duplicates = select(dists)
+        tools = installers(dists)
         cache_name = f"pipcheck-{fingerprint(dists)}.json"
         cached = cachedir.read_json(cache_name)
         if (
@@ -161,10 +179,10 @@ def get_packages() -> Installed:
             and isinstance(cached.get("problems"), list)
             and isinstance(cached.get("requires"), dict)
         ):
-            return packages, cached["problems"], duplicates, cached["requires"]
+            return packages, cached["problems"], duplicates, cached["requires"], tools
         full = [replace(d, requires=read_requires(handles[d.location])) if d.location in handles else d for d in dists]
         problems, requires = check(full)
     except Exception as exc:  # a broken METADATA file must not stop the audit
-        return {}, [{"package": "?", "requires": f"metadata unreadable: {exc}", "installed": None}], [], {}
+        return {}, [{"package": "?", "requires": f"metadata unreadable: {exc}", "installed": None}], [], {}, {}
     cachedir.write_json(cache_name, {"problems": problems, "requires": requires})
-    return packages, problems, duplicates, requires
+    return packages, problems, duplicates, requires, tools

@@ -69,6 +69,11 @@ def render(report: Report, *, color: bool = False) -> str:
                 f"  - {_cell(g.severity)} {_code(g.id)}: {_cell(g.title)}. {_cell(g.detail)}".rstrip() for g in caused
             ]
             out += ["", "  </details>"]
+    command, said = summary.plan_lines(report)
+    if command or said:
+        out += ["", "To fix everything (one command, in this order):", ""]
+        out += [_code(command)] if command else []
+        out += [f"- {_cell(s)}" for s in said]
     if report.probes:
         out += ["", "#### Probes", "", "| probe | status | time (s) | metrics |", "|---|---|---|---|"]
         for p in report.probes:

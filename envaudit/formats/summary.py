@@ -107,3 +107,20 @@ def devices_to_show(devices: Sequence[Mapping[str, object]]) -> bool:
 def short(value: object) -> str:
     """A number in two significant digits (a non-finite one travels as text)."""
     return f"{value:.2g}" if isinstance(value, float) else str(value)
+
+
+def plan_lines(report: Report) -> tuple[str, list[str]]:
+    """The plan as the formats say it: the combined command ("" where nothing can be fixed by one) and what stays
+    wrong after it."""
+    found = report.plan
+    said = []
+    if found.remaining:
+        wrong = ", ".join(found.remaining)
+        said.append(
+            f"the known releases hold no state without {wrong}: this is the least bad one"
+            if found.loop
+            else f"still failing after it: {wrong} (no command fixes it)"
+        )
+    if any(name for step in found.steps for name, _ in step.fix.export):
+        said.append("the variables it exports last for this shell: set them where the program runs (a job script)")
+    return found.fix.command, said

@@ -63,6 +63,11 @@ def render(report: Report, *, color: bool = False) -> str:
         if caused:  # folded: one line each, the root's fix is theirs
             lines.append(f"        consequences ({len(caused)}), fixed with it:")
             lines += [f"          {_paint(g.severity, g.severity, color)} {c(g.id)}: {c(g.title)}" for g in caused]
+    command, said = summary.plan_lines(report)
+    if command or said:
+        lines += ["", "To fix everything (one command, in this order):"]
+        lines += [f"  {c(command)}"] if command else []
+        lines += [f"  ({c(s)})" for s in said]
     if report.probes:
         lines += ["", "Probes"]
         width = max(len(c(p.run.label)) for p in report.probes)

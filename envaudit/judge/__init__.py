@@ -18,18 +18,20 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from envaudit import devices
+from envaudit import devices, fixes
 from envaudit.facts import Facts
+from envaudit.fixes import Fix
 from envaudit.judge import assess, peers, table
 from envaudit.model import SEVERITIES, Finding, ProbeResult, Subject
 from envaudit.rules.node import starved
 
+# what to do where no command can fix it: said in the finding's detail, never printed as a fix (no command is one)
 GENERIC_FIX = "envaudit probes {name} --script > repro.py; run it, and attach it and this report to an upstream issue"
 GENERIC_REFS = ("https://github.com/jax-ml/jax/issues",)
 DEFAULT_PRECISION = Subject("precision", "default")  # the default runs of every probe, where no rule explains them
 DEFAULT_PRECISION_FIX = (
-    "export JAX_DEFAULT_MATMUL_PRECISION=float32 (or jax.config.update('jax_default_matmul_precision', 'float32')) "
-    "to compute in float32, and report `envaudit probes matmul_precision --script` output upstream"
+    "compute in float32 (the fix, or jax.config.update('jax_default_matmul_precision', 'float32') in the program), "
+    "and report `envaudit probes matmul_precision --script` output upstream"
 )
 STATUS_TITLES = {
     "crash": "probe {name} crashed the process",
@@ -83,7 +85,7 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
             grouped.setdefault(subject, []).append(problem)
         for found in run.devices:
             by_device.setdefault(found.device, []).append(found)
-    findings += [_explained(subject, problems) for subject, problems in grouped.items()]
+    findings += [_explained(subject, problems, facts) for subject, problems in grouped.items()]
     findings += [_device_finding(device, found, facts) for device, found in sorted(by_device.items())]
     return Judgement(tuple(judged), tuple(findings))
 
@@ -96,7 +98,8 @@ def _not_measured(result: ProbeResult, facts: Facts) -> list[Finding]:
     if result.left_out == "budget":  # left out by health's bound: said, not a fault
         title = NOT_RUN.format(name=result.run.label)
         subject = Subject.probe(result.run, "not-run")
-        return [Finding(subject, "warn", title, result.message, NOT_RUN_FIX, GENERIC_REFS, "probe")]
+        words = _advised(result.message, NOT_RUN_FIX)
+        return [Finding(subject, "warn", title, words, Fix(), GENERIC_REFS, "probe")]
     return []
 
 
@@ -169,13 +172,14 @@ def _device_finding(device: int, found: list[peers.DeviceProblem], facts: Facts)
     detail = f"{devices.describe(device, kind, facts)}: " + "; ".join(p.text for p in found)
     peers = next((p.peers for p in found if p.peers), ())
     test = ALONE if any(p.wrong for p in found) or not peers else BESIDE
-    fix = DEVICE_FIX.format(short=short, test=test.format(jax=device, peers=" ".join(f"--device {j}" for j in peers)))
+    todo = DEVICE_FIX.format(short=short, test=test.format(jax=device, peers=" ".join(f"--device {j}" for j in peers)))
     nvidia = facts.jax.get("platform") == "cuda"
     if nvidia:
         gpu = devices.board(device, facts)
-        fix += GPU_FIX.format(index=gpu.get("index") if gpu else "<its NVML index>")
+        todo += GPU_FIX.format(index=gpu.get("index") if gpu else "<its NVML index>")
     refs = DEVICE_REFS if nvidia else ()
-    return Finding(Subject("device", str(device)), severity, f"{short} {what}", detail, fix, refs, "probe")
+    subject = Subject("device", str(device))
+    return Finding(subject, severity, f"{short} {what}", _advised(detail, todo), Fix(), refs, "probe")
 
 
 def merge(rule_findings: Sequence[Finding], probe_findings: Sequence[Finding]) -> list[Finding]:
@@ -218,18 +222,17 @@ def _wrong_answer(result: ProbeResult, wrong: list[assess.Problem]) -> Finding:
     title = f"probe {result.run.label} computed a wrong answer"
     if all(p.kind == "raised" for p in wrong):  # an import or a call that raised computed nothing at all
         title = f"probe {result.run.label} raised instead of computing (an import or a call failed)"
-    fix = GENERIC_FIX.format(name=result.probe)
-    return Finding(Subject.probe(result.run), "fail", title, detail, fix, GENERIC_REFS, "probe")
+    words = _advised(detail, GENERIC_FIX.format(name=result.probe))
+    return Finding(Subject.probe(result.run), "fail", title, words, Fix(), GENERIC_REFS, "probe")
 
 
-def _explained(subject: Subject, problems: list[assess.Problem]) -> Finding:
+def _explained(subject: Subject, problems: list[assess.Problem], facts: Facts) -> Finding:
     severity = min((p.severity for p in problems), key=SEVERITIES.index)
     cause = problems[0].cause if problems[0].certain else None
     measured = tuple(p.evidence for p in problems)
     if cause is not None:
-        return Finding(
-            subject, severity, cause.title, cause.symptom, cause.fix, cause.references, "probe", measured=measured
-        )
+        words = _advised(cause.symptom, cause.fix)  # joins the rule's own finding, with its fix, where it fired
+        return Finding(subject, severity, cause.title, words, Fix(), cause.references, "probe", measured=measured)
     if subject == DEFAULT_PRECISION:
         title = "float32 matmuls or convolutions at the default precision are less precise than this platform documents"
         if severity != "fail":
@@ -238,16 +241,16 @@ def _explained(subject: Subject, problems: list[assess.Problem]) -> Finding:
             subject,
             severity,
             title,
-            "",
-            DEFAULT_PRECISION_FIX,
+            _advised("", DEFAULT_PRECISION_FIX),
+            Fix(export=(("JAX_DEFAULT_MATMUL_PRECISION", "float32"),), target=fixes.target(facts)),
             GENERIC_REFS,
             "probe",
             measured=measured,
             caveat=_possibly(problems),
         )
     title = KIND_TITLES[problems[0].kind].format(name=problems[0].result.label)
-    fix = GENERIC_FIX.format(name=problems[0].result.probe)
-    return Finding(subject, severity, title, "", fix, GENERIC_REFS, "probe", measured=measured)
+    words = _advised("", GENERIC_FIX.format(name=problems[0].result.probe))
+    return Finding(subject, severity, title, words, Fix(), GENERIC_REFS, "probe", measured=measured)
 
 
 def slow(result: ProbeResult, facts: Facts) -> bool:
@@ -265,13 +268,13 @@ def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
             Subject.probe(result.run, "timeout"),
             "warn",
             SLOW_TITLE.format(name=result.run.label),
-            evidence,
-            SLOW_FIX,
+            _advised(evidence, SLOW_FIX),
+            Fix(),
             GENERIC_REFS,
             "probe",
         )
     certain = [rule for rule, holds in assess.causes(result.probe, result.status, facts) if holds]
-    fix, refs = (
+    todo, refs = (
         (certain[0].fix, certain[0].references) if certain else (GENERIC_FIX.format(name=result.probe), GENERIC_REFS)
     )
     evidence = "; ".join(filter(None, [result.message, result.metrics_text(limit=8)]))
@@ -279,6 +282,12 @@ def _status_finding(result: ProbeResult, facts: Facts) -> Finding:
         evidence += f" (explained by {certain[0].id}: {certain[0].symptom})"
     if result.status == "timeout" and not certain:  # a hang, or a start slower than its bound: tell them apart
         more = math.ceil(2 * max(result.duration_s, 1.0))
-        fix = f"rerun it with more time (--timeout {more}; health: --total-timeout too); if it hangs again: {fix}"
+        todo = f"rerun it with more time (--timeout {more}; health: --total-timeout too); if it hangs again: {todo}"
     title = STATUS_TITLES[result.status].format(name=result.run.label)
-    return Finding(Subject.probe(result.run, result.status), "fail", title, evidence, fix, refs, "probe")
+    words = _advised(evidence, todo)
+    return Finding(Subject.probe(result.run, result.status), "fail", title, words, Fix(), refs, "probe")
+
+
+def _advised(words: str, todo: str) -> str:
+    """A finding's words and what to do where no command fixes it (advice is read, never pasted into a shell)."""
+    return f"{words} (what to do: {todo})" if words else f"what to do: {todo}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from envaudit.facts import Facts
+from envaudit.fixes import Fix
 from envaudit.model import SEVERITIES, Finding
 
 
@@ -46,3 +47,11 @@ def catalogue() -> list[Entry]:
     ]
     entries += [Entry(c.id, c.severity, c.title, c.fix, c.references, "check") for c in checks.CHECKS]
     return sorted(entries, key=lambda e: e.id)
+
+
+def workaround(finding: str, facts: Facts) -> Fix:
+    """The workaround of the rule a finding is of, as a fix for these facts (empty: none, or not a rule's)."""
+    from envaudit.rules import engine
+
+    rule = next((r for r in engine.load_rules() if r.id == finding), None)
+    return rule.around(facts) if rule is not None else Fix()

@@ -58,9 +58,8 @@ class Check:
     def findings(self, facts: Facts) -> list[Finding]:
         found = []
         for occurrence in self.run(facts):
-            command = occurrence.fix
-            said = f"{occurrence.detail} (the fix: {self.fix})" if command else occurrence.detail
-            fix = command or self.fix  # the command alone, pasteable
+            fix = occurrence.fix  # a command, or none: advice is said in the detail, never run
+            said = f"{occurrence.detail} ({'the fix' if fix else 'what to do'}: {self.fix})"
             found.append(
                 Finding(Subject("check", self.id), self.severity, self.title, said, fix, self.references, "rule")
             )
@@ -88,15 +87,18 @@ def unsatisfied(facts: Facts) -> list[Occurrence]:
 
 
 def plugins(facts: Facts) -> list[Occurrence]:
-    """Each plugin of another release than jaxlib's, moved to jaxlib's: <python> -m pip install 'NAME==JAXLIB'."""
+    """The plugins of another release than jaxlib's, moved to jaxlib's together (one cause: they were left behind
+    when jaxlib moved, or moved without it): <python> -m pip install 'NAME==JAXLIB' for each."""
     jaxlib = facts.packages.get("jaxlib")
-    if jaxlib is None:
-        return []
-    return [
-        Occurrence(f"{name} {version} beside jaxlib {jaxlib}", fixes.pip_install(facts, [f"{name}=={jaxlib}"]))
+    behind = [
+        (name, version)
         for name, version in sorted(facts.packages.items())
-        if PLUGIN.match(name) and release(version) != release(jaxlib)
+        if jaxlib is not None and PLUGIN.match(name) and release(version) != release(jaxlib)
     ]
+    if not behind:
+        return []
+    said = ", ".join(f"{name} {version}" for name, version in behind) + f" beside jaxlib {jaxlib}"
+    return [Occurrence(said, fixes.install(facts, [f"{name}=={jaxlib}" for name, _ in behind]))]
 
 
 def duplicates(facts: Facts) -> list[Occurrence]:

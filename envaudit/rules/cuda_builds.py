@@ -95,20 +95,20 @@ def refused(facts: Facts) -> list[Occurrence]:
     return [Occurrence(detail, _refused_fix(facts, [wheel for wheel, _, _ in found]))]
 
 
-def _refused_fix(facts: Facts, moved: list[str]) -> str:
+def _refused_fix(facts: Facts, moved: list[str]) -> fixes.Fix:
     """jax's own pins for those wheels (its cuda12_pip extra); jax, jaxlib and the other CUDA wheels held where they
     are, so that pip moves nothing that jaxlib was built against to make room (a newer torch would bring cuDNN 9,
     which this cuDNN 8.9 build cannot load): if nothing fits, pip says so and changes nothing."""
     build = _row(load(BUILDS)["build"], "jaxlib", facts.packages.get("jaxlib", ""))
     if build is None or not moved:
-        return ""
+        return fixes.Fix()
     held = [
         f"{name}=={version}"
         for name, version in sorted(facts.packages.items())
         if name.startswith("nvidia-") and name.endswith("-cu12") and name not in moved
     ]
     pins = [f"{wheel}>={build['pins'][wheel]}" for wheel in moved]
-    return fixes.pip_install(facts, pins, hold=[*fixes.installed_jax(facts), *held])
+    return fixes.install(facts, pins, hold=[*fixes.installed_jax(facts), *held])
 
 
 def _outside(facts: Facts) -> list[tuple[str, str, str]]:
@@ -159,7 +159,7 @@ def outside_pin(wheel: str) -> Callable[[Facts], list[Occurrence]]:
             Occurrence(
                 f"{name} {installed} is outside {name}{spec}, which jax[cuda12]=={plugin} pins (pip check does not "
                 "read an extra's pins)",
-                fixes.pip_install(facts, [f"{name}{spec}"], hold=fixes.installed_jax(facts)),
+                fixes.install(facts, [f"{name}{spec}"], hold=fixes.installed_jax(facts)),
             )
             for name, installed, spec in _outside(facts)
             if name == wheel

@@ -34,6 +34,9 @@ class _Optional(TypedDict, total=False):
     examples: list[Example]
     explains: list[str]  # "probe:kind", "probe:metric" (either may be "*") or a finding id
     pins: list[str]  # requirement strings
+    # a measured way around it without moving a release: variables to set (an XLA_FLAGS value is an entry added to
+    # the flags already set), the plan's way out where no release fixes it without breaking something else
+    workaround: dict[str, str]
 
 
 class RuleFile(_Optional):
@@ -68,18 +71,25 @@ class Rule:
     notes: str = ""
     explains: tuple[str, ...] = ()  # "probe:kind", "probe:metric" (either may be "*") or a finding id: what it causes
     pins: tuple[str, ...] = ()  # the fix as requirements: installed by the audited interpreter (envaudit/fixes.py)
+    workaround: tuple[tuple[str, str], ...] = ()  # variables that avoid it where no release can (RuleFile)
 
     def evaluate(self, facts: Facts) -> tuple[Verdict, list[str]]:
         evidence: list[str] = []
         return holds(self.when, facts, evidence), evidence
 
+    def around(self, facts: Facts) -> fixes.Fix:
+        """The workaround as a fix for these facts (empty where the rule has none)."""
+        exported = tuple(
+            (name, fixes.with_flag(facts.env.get(name, ""), value) if name == "XLA_FLAGS" else value)
+            for name, value in self.workaround
+        )
+        return fixes.Fix(export=exported, target=fixes.target(facts)) if exported else fixes.Fix()
+
     def finding(self, evidence: list[str], facts: Facts) -> Finding:
         detail = self.symptom + (f" [matched: {'; '.join(dict.fromkeys(evidence))}]" if evidence else "")
-        command = fixes.pip_install(facts, self.pins, installed_only=True) if self.pins else ""
-        detail += (
-            f" (the fix: {self.fix}{tables.cost(facts, self.pins)})" if command else ""
-        )  # the command alone, pasteable into any shell
-        fix = command or self.fix
+        fix = fixes.install(facts, self.pins, installed_only=True) if self.pins else fixes.Fix()
+        # the command alone is the fix, pasteable into any shell; what it does, or what to do without one, is said
+        detail += f" (the fix: {self.fix}{tables.cost(facts, self.pins)})" if fix else f" (what to do: {self.fix})"
         return Finding(Subject("rule", self.id), self.severity, self.title, detail, fix, self.references, "rule")
 
 
@@ -110,6 +120,7 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
         notes=data.get("notes", ""),
         explains=tuple(explains),
         pins=tuple(pins),
+        workaround=tuple(sorted(data.get("workaround", {}).items())),
     )
 
 

@@ -11,14 +11,13 @@ under it (envaudit/causes.py), and each fix names the real cause and is built fo
 from __future__ import annotations
 
 import os
-import re
-import shlex
 
 from envaudit import fixes
 from envaudit.facts import Duplicate, Facts, Unsatisfied
+from envaudit.fixes import Fix
 from envaudit.rules import tables
 from envaudit.rules.occurrence import Occurrence
-from envaudit.scope import PLUGIN, canonicalize_name
+from envaudit.scope import PLUGIN
 
 COUPLED = ("jax", "jaxlib")
 
@@ -49,7 +48,7 @@ def _shadowing(facts: Facts, where: str = "PYTHONPATH") -> list[tuple[Duplicate,
     return found
 
 
-def _shadows(facts: Facts, where: str, fix: str) -> list[Occurrence]:
+def _shadows(facts: Facts, where: str, fix: Fix) -> list[Occurrence]:
     found = []
     for dup, entry in _shadowing(facts, where):
         versions = [str(v) for v in dup.get("versions") or []]
@@ -68,15 +67,15 @@ def pythonpath_shadows(facts: Facts) -> list[Occurrence]:
 
 def user_site_shadows(facts: Facts) -> list[Occurrence]:
     # the alternative, uninstalling the user site's copies, is the check's own fix text
-    return _shadows(facts, "user site", "export PYTHONNOUSERSITE=1")
+    return _shadows(facts, "user site", fixes.export(facts, "PYTHONNOUSERSITE", "1"))
 
 
-def pythonpath_fix(facts: Facts) -> str:
+def pythonpath_fix(facts: Facts) -> Fix:
     shadow = {entry for _, entry in _shadowing(facts)}
     kept = [e for e in _pythonpath(facts).split(os.pathsep) if e and os.path.normpath(e) not in shadow]
     if not kept:
-        return "unset PYTHONPATH"
-    return f"export PYTHONPATH={shlex.quote(os.pathsep.join(kept))}"
+        return fixes.unset(facts, "PYTHONPATH")
+    return fixes.export(facts, "PYTHONPATH", os.pathsep.join(kept))
 
 
 GPU_PLATFORMS = {"cuda": "cuda", "gpu": "cuda", "rocm": "rocm"}
@@ -105,11 +104,11 @@ def platforms_unavailable(facts: Facts) -> list[Occurrence]:
     return [Occurrence(said, _platforms_fix(facts, cuda_plugin_missing=plugin_missing))]
 
 
-def _platforms_fix(facts: Facts, *, cuda_plugin_missing: bool) -> str:
+def _platforms_fix(facts: Facts, *, cuda_plugin_missing: bool) -> Fix:
     """The CUDA plugin where a driver answers and only the plugin is missing; else the variable unset."""
     if cuda_plugin_missing and facts.nvidia.get("status") == "ok" and "jax" in facts.packages:
-        return fixes.pip_install(facts, fixes.jax_release(facts, facts.packages["jax"]))
-    return "unset JAX_PLATFORMS"
+        return fixes.install(facts, fixes.jax_release(facts, facts.packages["jax"]))
+    return fixes.unset(facts, "JAX_PLATFORMS")
 
 
 def _jax_requirements(facts: Facts) -> list[Unsatisfied]:
@@ -128,8 +127,7 @@ def coupled(name: str) -> bool:
 
 def target(requirement: str) -> str:
     """The distribution a requirement names ('jaxlib<=0.4.30,>=0.4.27' -> 'jaxlib')."""
-    name = re.match(r"[A-Za-z0-9._-]+", requirement)
-    return canonicalize_name(name[0]) if name else ""
+    return fixes.named(requirement)
 
 
 def describe(req: Unsatisfied, said: str = "installed") -> str:
@@ -145,25 +143,24 @@ def jax_requirements(facts: Facts) -> list[Occurrence]:
     if not unmet:
         return []
     pins = [str(r.get("requires")).split(";")[0].strip() for r in unmet]  # a requirement, less its marker
-    return [Occurrence("; ".join(describe(r, said) for r in unmet), fixes.pip_install(facts, pins))]
+    return [Occurrence("; ".join(describe(r, said) for r in unmet), fixes.install(facts, pins))]
 
 
-def coupling_fix(facts: Facts) -> str:
+def coupling_fix(facts: Facts) -> Fix:
     """jaxlib (and the plugin) to the installed jax's release, for this platform."""
     jaxlib = facts.packages.get("jaxlib", "")
     if "+" in jaxlib and "jax" in facts.packages:  # a local CUDA build (+cuda12.cudnn89) is not on PyPI: move jax to it
-        return fixes.pip_install(facts, [f"jax=={jaxlib.split('+')[0]}"])
+        return fixes.install(facts, [f"jax=={jaxlib.split('+')[0]}"])
     version = facts.packages.get("jax") or jaxlib
     if not version:
-        return ""
-    return fixes.pip_install(facts, fixes.jax_release(facts, version))
+        return Fix()
+    return fixes.install(facts, fixes.jax_release(facts, version))
 
 
-def broken_fix(facts: Facts) -> str:
+def broken_fix(facts: Facts) -> Fix:
     """No known cause: reinstall the installed release's files (a truncated library), nothing else moved."""
     version = facts.packages.get("jax")
     if version is None:
-        return fixes.pip_install(facts, ["jax"])
+        return fixes.install(facts, ["jax"])
     plugins = [f"{name}=={v}" for name, v in sorted(facts.packages.items()) if PLUGIN.match(name)]
-    pins = " ".join(shlex.quote(p) for p in [f"jax=={version}", f"jaxlib=={version}", *plugins])
-    return f"{fixes.python(facts)} -m pip install --force-reinstall --no-deps {pins}"
+    return fixes.reinstall(facts, [f"jax=={version}", f"jaxlib=={version}", *plugins])

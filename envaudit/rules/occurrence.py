@@ -6,10 +6,13 @@ sentence back to recover a package name or a version: the detail is for people, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from envaudit.fixes import Fix
 
 
 @dataclass(frozen=True)
 class Occurrence:
     detail: str  # what was found, for people
-    fix: str = ""  # the command that fixes this occurrence here; "" where the check's general fix text stands
+    fix: Fix = field(default_factory=Fix)  # what fixes this occurrence here; empty where no command can (the check's
+    # own words then say what to do, in the detail)

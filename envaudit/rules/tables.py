@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from envaudit.facts import Facts, Unsatisfied
+from envaudit.fixes import Fix
 from envaudit.redact import REDACTED
 from envaudit.rules.accessors import env_flag, release, version_or_none
 from envaudit.rules.occurrence import Occurrence
@@ -188,16 +189,16 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
     return run
 
 
-def _removed_api_fix(facts: Facts, name: str, uses: list[dict[str, Any]]) -> str:
+def _removed_api_fix(facts: Facts, name: str, uses: list[dict[str, Any]]) -> Fix:
     """The library at the first release without any of those uses, the installed jax held (a newer library may
     require a newer jax, which pip would install unasked); with no fixed release, jax below the removal."""
     from envaudit import fixes
 
     if all("fixed" in u for u in uses):
         upgrade = f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"
-        return fixes.pip_install(facts, [upgrade], hold=fixes.installed_jax(facts))
+        return fixes.install(facts, [upgrade], hold=fixes.installed_jax(facts))
     earliest = min((u["jax"].lstrip(">=") for u in uses), key=numbers, default="")
-    return fixes.pip_install(facts, [f"jax<{earliest}", f"jaxlib<{earliest}"]) if earliest else ""
+    return fixes.install(facts, [f"jax<{earliest}", f"jaxlib<{earliest}"]) if earliest else Fix()
 
 
 def _accepted(enum: dict[str, Any], jax: str) -> set[str]:

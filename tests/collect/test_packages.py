@@ -60,10 +60,11 @@ def test_minimum_jaxlib_of_old_jax() -> None:
 
 def test_live_environment_has_jax_without_importing_it() -> None:
     before = "jax" in sys.modules
-    versions, problems, dups, _ = get_packages()
+    versions, problems, dups, _, installers = get_packages()
     assert "jax" in versions and "jaxlib" in versions and "numpy" in versions
     assert ("jax" in sys.modules) == before
     assert problems == [] and dups == []
+    assert installers["jax"] in ("pip", "uv")  # the dev environment's installer wrote INSTALLER
 
 
 def test_requirements_are_judged_for_the_audited_interpreter() -> None:

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from envaudit.fixes import Fix
 from envaudit.formats import FORMATS, markdown, render
 from envaudit.model import Finding, ProbeResult, Report, Subject
 from tests.conftest import sample_report
@@ -100,7 +101,12 @@ def test_markdown_cleans_every_value_and_keeps_code_spans_closed() -> None:
     report = sample_report()
     facts = replace(report.facts, env={f"JAX_{EVIL}": EVIL, "JAX_TICK": "`"})
     finding = Finding(
-        Subject("saved", EVIL), "warn", EVIL, EVIL, EVIL, (EVIL, "https://example.org/a>b", "https://example.org/c")
+        Subject("saved", EVIL),
+        "warn",
+        EVIL,
+        EVIL,
+        Fix(saved=EVIL),
+        (EVIL, "https://example.org/a>b", "https://example.org/c"),
     )
     probe = ProbeResult(EVIL, EVIL, {}, 1.0, EVIL, devices=({"id": 0, "kind": EVIL, "verdict": EVIL, "rel_err": 1.0},))
     md = render(replace(report, facts=facts, findings=(finding,), probes=(probe,)), "markdown")

@@ -144,7 +144,7 @@ def test_a_gpu_node_names_the_board_to_pull_and_the_index_nvidias_tools_want() -
     finding = judge.judge([probe], facts).findings[0]
     first = min(gpus, key=lambda g: str(g["pci_bus_id"]))  # jax device 0 is the GPU lowest on the bus
     assert finding.title == f"GPU {first['index']} (PCI {first['pci_bus_id']}, jax 0) computes wrong numbers"
-    assert str(first["uuid"]) in finding.detail and f"dcgmi diag -r 3 -i {first['index']}" in finding.fix
+    assert str(first["uuid"]) in finding.detail and f"dcgmi diag -r 3 -i {first['index']}" in finding.detail
     assert finding.references and all(r.startswith("https://docs.nvidia.com/") for r in finding.references)
 
 
@@ -152,7 +152,7 @@ def test_a_gpu_whose_board_cannot_be_told_is_named_by_jax_and_said_so() -> None:
     facts, _ = node()  # CUDA's default order, fastest first: no mapping
     finding = judge.judge([result((OTHER, 1e-4), *[(GOOD, 8e-7)] * 7)], facts).findings[0]
     assert finding.title.startswith("jax device 0 (NVIDIA H200)") and "cannot be told" in finding.detail
-    assert "<its NVML index>" in finding.fix
+    assert "<its NVML index>" in finding.detail and not finding.fix  # a placeholder is never a command
 
 
 def test_devices_of_other_kinds_are_compared_kind_by_kind() -> None:

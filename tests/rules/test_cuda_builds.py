@@ -98,7 +98,7 @@ def test_the_fix_holds_the_cuda_wheels_jaxlib_was_built_with() -> None:
     }
     facts = facts_from({"packages": stack, "requires": {"torch": ["nvidia-cublas-cu12==12.1.3.1"]}})
     [found] = cuda_builds.refused(facts)
-    words = shlex.split(found.fix)
+    words = shlex.split(found.fix.command)
     assert "nvidia-cudnn-cu12==8.9.2.26" in words and "jaxlib==0.4.23+cuda12.cudnn89" in words, words
 
 

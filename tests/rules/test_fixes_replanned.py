@@ -26,7 +26,7 @@ def chosen(requirement: str, end: int) -> tuple[str, str]:
     """A version pip could pick for the requirement: the lowest (end 0) or the highest (end -1) that it allows
     among the versions its bounds name, and a far future one where nothing bounds it above."""
     req = Requirement(requirement)
-    named = [*fixes._candidates(str(req.specifier)), FAR]
+    named = [*fixes.candidates(str(req.specifier)), FAR]
     allowed = sorted((v for v in named if req.specifier.contains(v, prereleases=True)), key=Version)
     assert allowed, requirement
     return req.name, allowed[end]

@@ -184,7 +184,9 @@ def test_an_interpreter_that_cannot_start_is_an_error() -> None:
 def test_a_crashed_nvml_is_a_fail_finding_and_an_error_is_not() -> None:
     crashed = facts_from({"nvidia": {"status": "crash", "signal": "SIGSEGV", "message": "killed by SIGSEGV"}})
     found = {f.id: f for f in checks.evaluate(crashed)}
-    assert found["nvml-crashed"].severity == "fail" and found["nvml-crashed"].detail == "killed by SIGSEGV"
+    assert found["nvml-crashed"].severity == "fail" and found["nvml-crashed"].detail.startswith(
+        "killed by SIGSEGV (what to do: drain the node"
+    )
     said = facts_from({"nvidia": {"status": "error", "message": "pynvml raised SystemExit: 3"}})
     assert not {"nvml-crashed", "nvml-hung"} & {f.id for f in checks.evaluate(said)}
 

@@ -1,0 +1,98 @@
+"""One plan for a report's fixes: each computed on the state the ones before it leave, until none is left.
+
+A fix computed alone on the environment as it is can contradict another one of the same report (a library's fix
+holds the jaxlib that a regression's fix moves away from), or loop (neural-tangents 0.6.5 wants jax 0.4.25, whose
+oneDNN miscompile wants jax 0.4.29, which neural-tangents 0.6.5 cannot import with). So the report's fixes are
+planned together: the first root cause's fix is applied to the facts (`rules/installing.py`: what the installer
+would leave), the knowledge base evaluates the state it leaves, the next root's fix is computed there, and so on,
+until no root cause with a fix is left. Where a fix leads back to a state already planned, the rule's measured
+workaround (`workaround` in its file: variables, not releases) is the other way; the search keeps the state with
+the fewest failures, then the fewest fixes left, then the fewest steps (breadth first: each root cause's fix is
+tried at each state, so the shortest plan that ends clean is found first). The plan says what stays wrong: failures
+no step fixes, and whether the known releases held no clean state at all (`Plan.loop`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from envaudit import causes, rules
+from envaudit.facts import Facts
+from envaudit.fixes import Fix, Plan, Step
+from envaudit.model import SEVERITIES, Finding
+from envaudit.rules import installing
+
+MAX_STEPS = 8  # a report has a handful of root causes; more steps than this is a plan that does not converge
+MAX_STATES = 24  # states expanded (each child evaluated, about 2 ms): the search's bound, whatever the report
+
+
+@dataclass(frozen=True)
+class _Node:
+    steps: tuple[Step, ...]
+    state: Facts
+    findings: tuple[Finding, ...]  # the state's findings, consequences linked to their roots
+
+    def roots(self) -> list[Finding]:
+        return [f for f in self.findings if not f.caused_by]
+
+    def score(self) -> tuple[int, int, int]:
+        """Fewest failures, then fewest fixes still to print, then fewest steps."""
+        roots = self.roots()
+        return sum(f.severity == "fail" for f in roots), sum(bool(f.remedy) for f in roots), len(self.steps)
+
+
+def plan(facts: Facts, findings: Sequence[Finding]) -> Plan:
+    """The plan for a report of these facts and findings. The findings of its probes are the first state's: the
+    states after it are judged by the knowledge base, which is what a plan can know, and what the probes found
+    with no rule to explain it (a wrong answer, a device) is carried along until a step of its own fixes it."""
+    measured = tuple(f for f in findings if not f.caused_by and f.subject.kind not in ("rule", "check"))
+    start = _Node((), facts, tuple(findings))
+    best, looped = start, False
+    seen = {installing.key(facts)}
+    queue, explored = deque([start]), 0
+    while queue and explored < MAX_STATES and best.score()[:2] != (0, 0):
+        node = queue.popleft()  # breadth first: the plan with the fewest steps that ends clean
+        explored += 1
+        if node.score() < best.score():
+            best = node
+        if len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
+            children, back = _children(node, seen, measured)
+            looped = looped or back
+            queue.extend(children)
+            best = min([best, *children], key=_Node.score)
+    return Plan(
+        steps=best.steps,
+        remaining=tuple(f.id for f in best.roots() if f.severity == "fail"),
+        loop=looped and any(f.severity == "fail" for f in best.roots()),
+    )
+
+
+def _children(node: _Node, seen: set[tuple[object, ...]], measured: Sequence[Finding]) -> tuple[list[_Node], bool]:
+    """The states each root cause leads to, worst first, by each of its ways (its fix, then the rule's
+    workaround); and whether a way led back to a state already planned (a loop)."""
+    back, found = False, []
+    for root in sorted(node.roots(), key=lambda f: SEVERITIES.index(f.severity)):
+        for way in _ways(root, node.state):
+            state = installing.after(node.state, way)
+            key = installing.key(state)
+            if key in seen:
+                back = True
+                continue
+            seen.add(key)
+            done = {s.finding for s in node.steps} | {root.id}
+            carried = [f for f in measured if f.id not in done]
+            judged = [*_judged(state), *carried]
+            gone = {f.id for f in node.roots() if f.remedy} - {f.id for f in judged} - {root.id}
+            step = Step(root.id, way, also=tuple(sorted(gone)))
+            found.append(_Node((*node.steps, step), state, tuple(judged)))
+    return found, back
+
+
+def _ways(root: Finding, state: Facts) -> list[Fix]:
+    return [way for way in (root.remedy, rules.workaround(root.id, state)) if way and not way.saved]
+
+
+def _judged(state: Facts) -> list[Finding]:
+    return causes.link(rules.evaluate(state), state)

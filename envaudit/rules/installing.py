@@ -1,0 +1,181 @@
+"""The state a fix leaves: the facts after its variables are set and its requirements installed, as far as the
+known releases say (a plan of what the installer would do, never a measurement).
+
+`envaudit/fixplan.py` computes each finding's fix on the state the fixes before it leave, so this is where a fix
+is applied to facts. The installer is modelled as pip resolves a requirement set: an installed version that meets
+every requirement on its name stays; otherwise the newest release that meets them all, among the releases a table
+lists for that package (jax's and jaxlib's for this Python, `rules/tables/jaxlib-wheels.toml`; the library
+releases `api-removals.toml` names), else the boundary the requirement itself names (`>=0.1.87`: 0.1.87). What
+moved loses what was measured of it: its declared requirements are unknown until it is installed, and jax is what
+a plan says (`origin: plan`: its import is not measured), with the configuration its variables give.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import replace
+from functools import cache
+
+from envaudit import fixes
+from envaudit.facts import Duplicate, Facts, JaxFacts, Unsatisfied
+from envaudit.fixes import Fix
+from envaudit.rules.accessors import env_flag
+from envaudit.rules.tables import REMOVALS, WHEELS, load, numbers, python_of
+from envaudit.scope import PLUGIN, canonicalize_name
+
+
+def after(facts: Facts, fix: Fix) -> Facts:
+    """The facts once `fix` has run: variables first, then the installs (whose result depends on them)."""
+    env = {k: v for k, v in facts.env.items() if k not in fix.unset} | dict(fix.export)
+    python = facts.python.copy()
+    if "PYTHONPATH" in fix.unset or "PYTHONPATH" in dict(fix.export):
+        entries = env.get("PYTHONPATH", "").split(os.pathsep)
+        python["pythonpath"] = os.pathsep.join(os.path.abspath(e) for e in entries if e)
+    if env_flag(env.get("PYTHONNOUSERSITE")):
+        python["user_site"] = ""
+    packages, duplicates = _unshadowed(facts, str(python.get("pythonpath") or ""), str(python.get("user_site") or ""))
+    installed = _installed(packages, fix, python_of(facts))
+    moved = {n for n in installed.keys() | facts.packages.keys() if installed.get(n) != facts.packages.get(n)}
+    moved |= {name for name, _ in map(_name_spec, fix.reinstall)}
+    requires = {name: reqs for name, reqs in facts.requires.items() if name not in moved and name in installed}
+    replanned = bool(fix.unset or fix.export or fix.reinstall) or any(_under_jax(facts, name) for name in moved)
+    return replace(
+        facts,
+        packages=dict(sorted(installed.items())),
+        python=python,
+        env=env,
+        duplicates=duplicates,
+        requires=requires,
+        requirements=_unmet(facts.requirements, requires, installed, moved),
+        jax=_planned_jax(facts.jax, env) if replanned else facts.jax,
+        origin="plan" if replanned else facts.origin,
+    )
+
+
+def _under_jax(facts: Facts, name: str) -> bool:
+    """jax's own packages and what they require: moving one changes what `import jax` does, so what the audit
+    measured of jax no longer holds (moving another library leaves it as measured)."""
+    if name in ("jax", "jaxlib") or PLUGIN.match(name):
+        return True
+    return any(fixes.named(r) == name for package in ("jax", "jaxlib") for r in facts.requires.get(package, ()))
+
+
+def key(facts: Facts) -> tuple[object, ...]:
+    """What tells two states apart for a plan: what is installed and the variables."""
+    return tuple(sorted(facts.packages.items())), tuple(sorted(facts.env.items())), facts.jax.get("status")
+
+
+def _unshadowed(facts: Facts, pythonpath: str, user_site: str) -> tuple[dict[str, str], list[Duplicate]]:
+    """The versions imported once a copy's directory is no longer before the environment's: the next copy's."""
+    kept_entries = {os.path.normpath(e) for e in pythonpath.split(os.pathsep) if e}
+    kept_entries |= {os.path.normpath(user_site)} if user_site else set()
+    before = {os.path.normpath(e) for e in str(facts.python.get("pythonpath") or "").split(os.pathsep) if e}
+    before |= {os.path.normpath(str(facts.python["user_site"]))} if facts.python.get("user_site") else set()
+    gone = before - kept_entries
+    packages, duplicates = dict(facts.packages), list[Duplicate]()
+    for dup in facts.duplicates:
+        copies = [
+            (str(v), str(loc))
+            for v, loc in zip(dup.get("versions") or [], dup.get("locations") or [], strict=False)
+            if os.path.normpath(os.path.dirname(str(loc))) not in gone
+        ]
+        name = str(dup.get("name") or "")
+        if copies and name in packages:
+            packages[name] = copies[0][0]
+        if len(copies) > 1:
+            duplicates.append({"name": name, "versions": [v for v, _ in copies], "locations": [c for _, c in copies]})
+    return packages, duplicates
+
+
+def _name_spec(requirement: str) -> tuple[str, str]:
+    from packaging.requirements import Requirement
+
+    req = Requirement(requirement)
+    return canonicalize_name(req.name), str(req.specifier)
+
+
+def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[str, str]:
+    """The versions after the fix's requirements (and what it holds) are installed, as pip would choose them."""
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+
+    wanted: dict[str, SpecifierSet] = {}
+    for text in (*fix.install, *fix.hold):
+        req = Requirement(text)
+        name = canonicalize_name(req.name)
+        wanted[name] = wanted.get(name, SpecifierSet()) & req.specifier
+        exact = [s.version for s in req.specifier if s.operator == "=="]
+        for implied, version in fixes.extras_implied(exact[0], set(req.extras)).items() if exact else ():
+            wanted[implied] = wanted.get(implied, SpecifierSet()) & SpecifierSet(f"=={version}")
+    found = dict(packages)
+    for name, spec in wanted.items():
+        current = packages.get(name)
+        if current is not None and spec.contains(current, prereleases=True):
+            continue
+        chosen = _choose(name, spec, python)
+        if chosen is not None:
+            found[name] = chosen
+    return found
+
+
+def _choose(name: str, spec: object, python: str | None) -> str | None:
+    """The newest known release of `name` that meets `spec`, else the newest version the specifier names that meets
+    it (None: nothing known meets it, and the installer would refuse)."""
+    from packaging.specifiers import SpecifierSet
+
+    assert isinstance(spec, SpecifierSet)
+    known = [v for v in releases(name, python) if spec.contains(v, prereleases=True)]
+    if known:
+        return max(known, key=numbers)
+    named = [v for v in fixes.candidates(str(spec)) if spec.contains(v, prereleases=True)]
+    return max(named, key=numbers) if named else None
+
+
+def releases(name: str, python: str | None) -> tuple[str, ...]:
+    """The releases a table lists for a distribution: jax's packages' for this Python (every Python's, when the
+    facts do not say which), the library releases the API-removal table names."""
+    return _releases(name, python)
+
+
+@cache
+def _releases(name: str, python: str | None) -> tuple[str, ...]:
+    if name in ("jax", "jaxlib") or PLUGIN.match(name):
+        table = load(WHEELS)
+        by_python = table["versions"]
+        lists: Iterable[list[str]] = [by_python[python]] if python in by_python else by_python.values()
+        return tuple(dict.fromkeys(v for found in lists for v in found))
+    found = []
+    for use in load(REMOVALS)["use"]:
+        if use["package"] == name:
+            found += [use["fixed"]] if "fixed" in use else []
+    return tuple(dict.fromkeys(found))
+
+
+def _unmet(
+    before: list[Unsatisfied], requires: dict[str, list[str]], installed: dict[str, str], moved: set[str]
+) -> list[Unsatisfied]:
+    """What pip check would say after: the old answers of what did not move, each requirement on what moved asked
+    again (a moved package's own requirements are unknown until it is installed)."""
+    from packaging.specifiers import SpecifierSet
+
+    kept = [r for r in before if r.get("package") not in moved and fixes.named(str(r.get("requires"))) not in moved]
+    for package, reqs in sorted(requires.items()):
+        for text in reqs:
+            target, spec = _name_spec(text)
+            version = installed.get(target)
+            if target in moved and version is not None and not SpecifierSet(spec).contains(version, prereleases=True):
+                kept.append({"package": package, "requires": text, "installed": version})
+    return kept
+
+
+def _planned_jax(jax: JaxFacts, env: dict[str, str]) -> JaxFacts:
+    """jax as a plan has it: not imported, configured by the variables it will run with (and the program's own
+    configuration, which the audit saw and nothing here changes)."""
+    precision = env.get("JAX_DEFAULT_MATMUL_PRECISION")
+    x64 = env_flag(env.get("JAX_ENABLE_X64"))
+    return {
+        "status": "unknown",
+        "x64": bool(jax.get("x64")) if x64 is None else x64,
+        "default_matmul_precision": precision.lower() if precision else jax.get("default_matmul_precision"),
+    }

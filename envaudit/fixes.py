@@ -227,7 +227,7 @@ class Fix:
         exported = dict(self.export) | dict(later.export)
         unset = tuple(dict.fromkeys(n for n in (*self.unset, *later.unset) if n not in dict(later.export)))
         return replace(
-            later,
+            later if later else self,  # the later one's target, unless it is empty (no target of its own)
             install=install,
             hold=hold,
             reinstall=_merged(self.reinstall, later.reinstall),

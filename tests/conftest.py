@@ -70,6 +70,35 @@ def _alone(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         yield
 
 
+CHECKED: set[tuple[str, str]] = set()  # (command, interpreter) found to be a command, in this worker
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _every_fix_is_a_command() -> Iterator[None]:
+    """Every fix of every report the suite assembles (each finding's and the plan's) is a command a shell runs as it
+    is (tests/shell.py): the report that holds one that is not fails the test that made it, with the command."""
+    from envaudit import audit
+    from tests.shell import problems
+
+    original = audit.assemble
+
+    def checked(*args: Any, **kwargs: Any) -> Report:
+        report = original(*args, **kwargs)
+        fixes = [f.remedy for f in report.findings if not f.remedy.saved] + [report.plan.fix]
+        python = str(report.facts.python.get("executable") or "python")
+        for command in {fix.command for fix in fixes} - {c for c, p in CHECKED if p == python}:
+            wrong = problems(command, report.facts)
+            assert not wrong, f"a printed fix is not a command: {command!r}: {wrong}"
+            CHECKED.add((command, python))
+        return report
+
+    audit.assemble = checked
+    try:
+        yield
+    finally:
+        audit.assemble = original
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The tests that need the machine to themselves run first: later, each waited for whatever ran beside it to end
     # (a real environment built in a clean clone takes minutes) while its own worker sat idle (6 minutes in all)

@@ -80,7 +80,7 @@ def coupling(facts: Facts) -> list[Occurrence]:
 def unsatisfied(facts: Facts) -> list[Occurrence]:
     """Every unmet requirement but jax's own (those are `jax-requirement-unsatisfied`, a failure)."""
     return [
-        Occurrence(env.describe(r))
+        Occurrence(env.describe(r), fixes.install(facts, [str(r.get("requires")).split(";")[0].strip()]))
         for r in facts.requirements
         if not _is_coupling(r) and not env.coupled(str(r.get("package")))
     ]
@@ -190,8 +190,8 @@ CHECKS: tuple[Check, ...] = (
         id="jax-env-invalid",
         severity="fail",
         title="a JAX_* variable has a value jax refuses: `import jax` raises ValueError",
-        fix="set it to a value jax accepts (JAX_ENABLE_X64=1 or 0; JAX_DEFAULT_MATMUL_PRECISION=float32, in lower "
-        "case), or unset it",
+        fix="the value jax accepts (JAX_DEFAULT_MATMUL_PRECISION=float32, in lower case), or the variable unset "
+        "(JAX_ENABLE_X64 takes 1 or 0)",
         references=(JAX_CONFIG,),
         run=tables.invalid_env,
         explains=("jax-broken", "jax:*"),
@@ -268,7 +268,7 @@ CHECKS: tuple[Check, ...] = (
         id="requirement-unsatisfied",
         severity="warn",
         title="an installed package declares a requirement that is not met",
-        fix="pip install the required version shown, or run `pip check` and resolve what it names",
+        fix="the required version installed",
         references=("https://pip.pypa.io/en/stable/cli/pip_check/",),
         run=unsatisfied,
     ),

@@ -106,8 +106,12 @@ def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[s
         name = canonicalize_name(req.name)
         wanted[name] = wanted.get(name, SpecifierSet()) & req.specifier
         exact = [s.version for s in req.specifier if s.operator == "=="]
-        for implied, version in fixes.extras_implied(exact[0], set(req.extras)).items() if exact else ():
-            wanted[implied] = wanted.get(implied, SpecifierSet()) & SpecifierSet(f"=={version}")
+        if exact:
+            implied = {n: SpecifierSet(f"=={v}") for n, v in fixes.extras_implied(exact[0], set(req.extras)).items()}
+        else:  # jax[cuda12]>=0.6.0: jaxlib and the plugin of that extra within the same bounds
+            implied = {n: req.specifier for n in fixes.extras_implied("9999", set(req.extras))}
+        for other, spec in implied.items():
+            wanted[other] = wanted.get(other, SpecifierSet()) & spec
     found = dict(packages)
     for name, spec in wanted.items():
         current = packages.get(name)

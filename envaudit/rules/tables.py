@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.fixes import Fix
 from envaudit.redact import REDACTED
@@ -192,8 +193,6 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
 def _removed_api_fix(facts: Facts, name: str, uses: list[dict[str, Any]]) -> Fix:
     """The library at the first release without any of those uses, the installed jax held (a newer library may
     require a newer jax, which pip would install unasked); with no fixed release, jax below the removal."""
-    from envaudit import fixes
-
     if all("fixed" in u for u in uses):
         upgrade = f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"
         return fixes.install(facts, [upgrade], hold=fixes.installed_jax(facts))
@@ -220,8 +219,12 @@ def invalid_env(facts: Facts) -> list[Occurrence]:
         if value == REDACTED:
             continue
         if name in table["bool"]["variables"] and env_flag(value) is None:
-            found.append(f"{name}={value!r}: " + table["bool"]["message"].format(value=value.lower(), name=name))
+            said = table["bool"]["message"].format(value=value.lower(), name=name)
+            found.append(Occurrence(f"{name}={value!r}: {said}", fixes.unset(facts, name)))  # jax's default then
         enum = table["enum"].get(name)
         if enum and value not in _accepted(enum, jax):
-            found.append(f"{name}={value!r}: " + enum["message"].format(value=value, flag=enum["flag"]))
-    return [Occurrence(detail) for detail in found]
+            said = enum["message"].format(value=value, flag=enum["flag"])
+            meant = value.strip().lower()  # jax reads the value as it is: FLOAT32 is refused, float32 accepted
+            fix = fixes.export(facts, name, meant) if meant in _accepted(enum, jax) else fixes.unset(facts, name)
+            found.append(Occurrence(f"{name}={value!r}: {said}", fix))
+    return found

@@ -116,16 +116,24 @@ def test_import_jax_raises_what_the_check_says(name: str, value: str) -> None:
     assert done.returncode != 0 and raised and said.detail.endswith(f": {raised}"), done.stderr[-500:]
 
 
-def test_the_fix_the_check_prints_is_a_value_it_accepts(capsys: pytest.CaptureFixture[str]) -> None:
-    """The fix names JAX_ENABLE_X64=1 or 0 and JAX_DEFAULT_MATMUL_PRECISION=float32: re-planned, nothing is left."""
-    from envaudit.rules import checks
+@pytest.mark.parametrize(
+    "setting",
+    ["JAX_ENABLE_X64=yes please", "JAX_DEFAULT_MATMUL_PRECISION=FLOAT32", "JAX_DEFAULT_MATMUL_PRECISION=fast"],
+)
+def test_the_fix_the_check_prints_leaves_a_value_jax_accepts(setting: str) -> None:
+    """The fix is a command (an export of the value meant, or an unset): the state it leaves has nothing left to fix
+    for the variable, on the first release the table covers and on a current one."""
+    from envaudit.rules import checks, installing
 
-    fix = next(c.fix for c in checks.CHECKS if c.id == "jax-env-invalid")
-    for setting in ("JAX_ENABLE_X64=1", "JAX_ENABLE_X64=0", "JAX_DEFAULT_MATMUL_PRECISION=float32"):
-        name, value = setting.split("=")
-        assert name in fix and f"{value}" in fix.split(name, 1)[1][:12], (setting, fix)
-        for jax in (PRECISION_FIRST, "0.11.0"):
-            assert "jax-env-invalid" not in plan(capsys, jax, setting), (jax, setting)
+    name, value = setting.split("=")
+    for jax in (PRECISION_FIRST, "0.11.0"):
+        facts = facts_from({"packages": {"jax": jax, "jaxlib": jax}, "env": {name: value}})
+        (found,) = [f for f in checks.evaluate(facts) if f.id == "jax-env-invalid"]
+        after = installing.after(facts, found.remedy)
+        assert found.fix.split()[0] in ("unset", "export") and name in found.fix, found.fix
+        assert "jax-env-invalid" not in {f.id for f in checks.evaluate(after)}, (jax, found.fix)
+    if value == "FLOAT32":
+        assert found.fix == f"export {name}=float32"  # the value meant, in the case jax reads
 
 
 PRECISION_FIRST = "0.4.1"  # the first release the table covers: float32 is a legacy value there

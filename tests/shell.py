@@ -21,6 +21,7 @@ def problems(command: str, facts: Facts) -> list[str]:
         found.append(f"bash -n: {parsed.stderr.strip()}")
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
+    lexer.commenters = ""  # a `# comment` is words an interactive zsh passes on: found below
     words = list(lexer)
     python = str(facts.python.get("executable") or "python")
     starts = [words[0]] + [words[i + 1] for i, w in enumerate(words[:-1]) if w == "&&"]

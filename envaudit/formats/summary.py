@@ -22,7 +22,9 @@ def python_line(facts: Facts) -> str:
     if not py:
         return "not collected (a plan declares no interpreter)"
     kind = "conda" if py.get("conda") else "virtualenv" if py.get("virtualenv") else "system"
-    return f"{py.get('version', '?')} ({py.get('implementation', '?')}, {kind})"
+    kind = {"uv": "uv venv", "venv": "virtualenv"}.get(str(py.get("environment")), py.get("environment") or kind)
+    without = ", no pip" if py.get("pip") is False else ""  # its fixes install with uv, or ensurepip first
+    return f"{py.get('version', '?')} ({py.get('implementation', '?')}, {kind}{without})"
 
 
 def platform_line(facts: Facts) -> str:

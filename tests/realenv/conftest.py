@@ -22,6 +22,8 @@ from tests.conftest import ROOT
 from tests.realenv.envs import BROKEN, Broken
 
 HOME = ROOT / ".venv-real"
+UV = (sys.executable, "-m", "uv")
+UV_BIN = Path(sys.executable).parent  # where the test extra installed uv's command, for the user's shell PATH
 
 
 def _site_packages(prefix: Path) -> Path:
@@ -29,7 +31,7 @@ def _site_packages(prefix: Path) -> Path:
 
 
 def _prefix(env: Broken) -> Path:
-    digest = hashlib.sha256(json.dumps([env.steps, str(ROOT)]).encode()).hexdigest()[:12]
+    digest = hashlib.sha256(json.dumps([env.steps, env.maker, str(ROOT)]).encode()).hexdigest()[:12]
     return HOME / f"{env.name}-{digest}"
 
 
@@ -51,12 +53,16 @@ def built(env: Broken) -> Path:
     HOME.mkdir(exist_ok=True)
     building = HOME / f".{prefix.name}.{os.getpid()}"
     shutil.rmtree(building, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", str(building)], check=True)
+    python = building / "bin" / "python"
+    if env.maker == "uv":  # uv from the package index (the test extra): its venv has no pip
+        subprocess.run([*UV, "venv", "-q", "--python", sys.executable, str(building)], check=True)
+        install = [*UV, "pip", "install", "-q", "--python", str(python)]
+    else:
+        subprocess.run([sys.executable, "-m", "venv", str(building)], check=True)
+        install = [str(python), "-m", "pip", "install", "-q"]
     for step in env.steps:
         args = [a.replace("{stale}", str(building / "stale")) for a in step]
-        subprocess.run(
-            [str(building / "bin" / "python"), "-m", "pip", "install", "-q", *args], check=True, capture_output=True
-        )
+        subprocess.run([*install, *args], check=True, capture_output=True)
     (_site_packages(building) / "envaudit-checkout.pth").write_text(f"{ROOT}\n", encoding="utf-8")
     building.rename(prefix)
     return prefix

@@ -37,15 +37,16 @@ class Broken:
     program: str = JAX_PROGRAM
     env: dict[str, str] = field(default_factory=dict)
     damage: tuple[str, ...] = ()  # a command run on the copy before the audit ({site}: its site-packages)
+    maker: str = "venv"  # what makes it and installs its steps: "venv" (python -m venv, then pip) or "uv" (no pip)
 
 
 BROKEN = (
-    # jaxlib 0.4.25 was built against NumPy 1; pip accepts NumPy 2 beside it (jax declares numpy>=1.22)
+    # jaxlib 0.4.25 was built against NumPy 1; pip accepts NumPy 2 beside it (jax declares numpy>=1.22). No
+    # workaround set: the plan must also get it past xla#13054 (jax 0.4.29 fixes both, in one command)
     Broken(
         "numpy2-jax0425",
         (("jax==0.4.25", "jaxlib==0.4.25", "numpy==2.0.2", *ENVAUDIT_DEPS),),
         "numpy2-with-jaxlib-before-0426",
-        env=WORKAROUND_13054,
     ),
     # an old flax kept while jax moved on: pip is satisfied (flax 0.8.5 requires jax>=0.4.27), Module.init raises
     Broken(
@@ -106,6 +107,14 @@ BROKEN = (
         (("orbax-checkpoint==0.11.16", "jax==0.7.0", "jaxlib==0.7.0", *ENVAUDIT_DEPS),),
         "removed-jax-api-in-orbax-checkpoint",
         "import orbax.checkpoint; print('ok')",
+    ),
+    # the same regression in a uv venv, as uv users make one: there is no pip in it, so the fix must be uv's
+    Broken(
+        "uv-jaxlib-0102",
+        (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),),
+        "jaxlib-0102-cpu-vmap-matvec-sum",
+        REGRESSION_PROGRAM,
+        maker="uv",
     ),
     # an interrupted download or a full disk: jaxlib's main library cut short (here: SIGBUS while importing jax)
     Broken(

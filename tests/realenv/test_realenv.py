@@ -2,8 +2,9 @@
 
 For each environment of envs.py: a copy is audited as its user would (`python -m envaudit`), and the report must
 show one failure, the expected root cause, with every other failure folded under it (`caused_by`); then the
-root's printed fix is pasted into a shell, as it is, in the user's environment, and the copy must audit without a
-failure and run the user's program. Audited from outside (`--python`), each gives the same root causes and fixes.
+report's one command (its plan: every fix, in order) is pasted into a shell, as it is, in the user's environment,
+and the copy must audit without a failure and without a new fix (a fixed point), and run the user's program.
+Audited from outside (`--python`), each gives the same root causes and fixes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import envaudit_run
-from tests.realenv.conftest import built, copy
+from tests.realenv.conftest import UV_BIN, built, copy
 from tests.realenv.envs import BROKEN, Broken
 
 pytestmark = pytest.mark.realenv
@@ -26,6 +27,8 @@ pytestmark = pytest.mark.realenv
 
 def _env(env: Broken, prefix: Path) -> dict[str, str]:
     shell = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JAX_PLATFORMS", "JAX_ENABLE_X64")}
+    if env.maker == "uv":  # a uv user has uv on PATH
+        shell = shell | {"PATH": f"{UV_BIN}{os.pathsep}{shell.get('PATH', '')}"}
     return shell | {k: v.replace("{stale}", str(prefix / "stale")) for k, v in env.env.items()}
 
 
@@ -50,7 +53,8 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
     assert [f["id"] for f in roots] == [env.root], [(f["id"], f["caused_by"]) for f in report["findings"]]
     folded = [f for f in report["findings"] if f["caused_by"]]
     assert all(f["caused_by"] == env.root for f in folded)
-    fix = roots[0]["fix"]
+    fix = report["plan"]["fix"]  # the one command that fixes everything, pasted as it is
+    assert fix and report["plan"]["remaining"] == [], report["plan"]
     outside = envaudit_run(sys.executable, "--format", "json", "--python", str(prefix), env=shell_env, timeout=600)
     seen = json.loads(outside.stdout)  # audited from this environment (--python), as from inside
     assert outside.returncode == code and [(f["id"], f["fix"]) for f in seen["findings"] if not f["caused_by"]] == [
@@ -62,6 +66,7 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
     code, after = audit(prefix, shell_env, before=fix)
     assert code == 0, [(f["id"], f["detail"]) for f in after["findings"] if f["severity"] == "fail"]
     assert env.root not in {f["id"] for f in after["findings"]}
+    assert after["plan"]["fix"] == "", after["plan"]  # a fixed point: the audit after it prints no new fix
     ran = subprocess.run(
         ["bash", "-c", f'{fix}\n"{prefix}/bin/python" -c "{env.program}"'],
         env=shell_env,

@@ -255,7 +255,7 @@ def test_a_machine_without_jax_says_there_is_nothing_to_audit_and_audits_another
     assert report["facts"]["jax"]["status"] == "absent" and "jax" not in report["facts"]["packages"]
     assert {p["status"] for p in report["probes"]} == {"skip"} and report["verdict"] == "warn"
     (nothing,) = [f for f in report["findings"] if f["id"] == "nothing-to-audit"]
-    assert BASE_PYTHON in nothing["detail"] and "--python" in nothing["fix"]
+    assert BASE_PYTHON in nothing["detail"] and "--python" in nothing["detail"] and not nothing["fix"]  # advice
     command = [BASE_PYTHON, "-s", "-m", "envaudit", "--quick", "--format", "json", "--python", sys.executable]
     other = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     audited = json.loads(other.stdout)

@@ -96,7 +96,7 @@ def test_one_wrong_device_is_one_failure_that_names_it_first(
     assert [f["id"] for f in device_findings(report)] == ["device-2"]  # three probes saw it: one root cause
     finding = device_findings(report)[0]
     assert finding["severity"] == "fail" and "wrong numbers" in finding["title"]
-    assert all(name in finding["detail"] for name in PER_DEVICE) and "--device 2" in finding["fix"]
+    assert all(name in finding["detail"] for name in PER_DEVICE) and "--device 2" in finding["detail"]
     assert not [f for f in report["findings"] if f["id"].startswith("probe-")]  # device 0's own run is right
     for probe in (p for p in report["probes"] if p["name"] in PER_DEVICE):
         verdicts = {d["id"]: d["verdict"] for d in probe["devices"]}
@@ -134,10 +134,16 @@ def test_a_bitwise_difference_within_the_bound_is_still_a_failure_where_devices_
     dense = next(p for p in report["probes"] if p["name"] == "dense_chain")
     assert {d["id"]: d["verdict"] for d in dense["devices"]}[2] == "differs"
     assert "other bits" in device_findings(report)[0]["title"]
-    fix = device_findings(report)[0]["fix"]  # alone it would have no peer to differ from: beside one that agrees
-    assert "--device 2 --device 0 --device 1" in fix, fix
+    todo = device_findings(report)[0]["detail"]  # alone it would have no peer to differ from: beside one that agrees
+    assert "--device 2 --device 0 --device 1" in todo, todo
     again = envaudit(
-        env, "audit", "--format", "json", "--probe", "dense_chain", *fix.split("audit ")[1].split(")")[0].split()
+        env,
+        "audit",
+        "--format",
+        "json",
+        "--probe",
+        "dense_chain",
+        *todo.split("envaudit audit ")[1].split(")")[0].split(),
     )
     assert again.returncode == 1 and "device-2" in {f["id"] for f in json.loads(again.stdout)["findings"]}
 

@@ -54,7 +54,7 @@ def test_wrong_batched_convolution_is_a_probe_failure(child_env: dict[str, str])
     assert probe["status"] == "fail" and probe["metrics"]["rel_diff_batched_vs_per_example"] > 1e-5
     finding = next(f for f in report["findings"] if f["id"] == "probe-conv-chain")
     assert finding["severity"] == "fail" and finding["source"] == "probe"
-    assert "rel_diff_batched_vs_per_example" in finding["detail"] and finding["fix"]
+    assert "rel_diff_batched_vs_per_example" in finding["detail"] and "what to do: envaudit probes" in finding["detail"]
 
 
 @pytest.mark.slow

@@ -126,7 +126,7 @@ def test_one_bad_gpu_on_the_node_is_one_failure_naming_its_board(
     assert code == 1 and ids(report, "fail") == {"device-5"}
     finding = next(f for f in report["findings"] if f["id"] == "device-5")
     assert board["pci_bus_id"] in finding["title"] and board["uuid"] in finding["detail"]
-    assert f"dcgmi diag -r 3 -i {board['index']}" in finding["fix"]
+    assert f"dcgmi diag -r 3 -i {board['index']}" in finding["detail"] and not finding["fix"]  # advice, not a command
     assert f"GPU {board['index']} (PCI {board['pci_bus_id']}, jax 5) computes wrong numbers" in text
     assert ids(report, "warn") == {"tf32-default-matmul-precision"}  # the healthy rest is judged as before
     path = tmp_path / "saved.json"

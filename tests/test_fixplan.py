@@ -19,6 +19,7 @@ from envaudit import audit, causes, fixes, rules
 from envaudit.model import Report
 from envaudit.rules import engine, installing
 from tests.conftest import ROOT, facts_from
+from tests.golden import STALE
 from tests.shell import problems
 
 CPU: dict[str, Any] = {
@@ -140,20 +141,9 @@ def test_in_a_conda_environment_conda_moves_what_conda_installed_and_pip_what_pi
 
 
 def test_a_shadowing_user_site_is_one_root_whose_fix_says_it_lasts_one_shell() -> None:
-    doc = {
-        **CPU,
-        "python": {**CPU["python"], "user_site": "/home/u/.local/lib/python3.11/site-packages"},
-        "packages": {"jax": "0.4.30", "jaxlib": "0.10.1"},
-        "duplicates": [
-            {
-                "name": "jax",
-                "versions": ["0.4.30", "0.10.1"],
-                "locations": ["/home/u/.local/lib/python3.11/site-packages/jax-0.4.30.dist-info", "/env/lib/jax"],
-            }
-        ],
-        "requirements": [{"package": "jax", "requires": "jaxlib<=0.4.30,>=0.4.27", "installed": "0.10.1"}],
-        "jax": {"status": "import_error", "stage": "import", "message": "RuntimeError: jaxlib version 0.10.1 is newer"},
-    }
+    """The golden report's stale jax, in the user site instead of on PYTHONPATH: three fails that each listed the
+    same consequences were one root cause's."""
+    doc = {**STALE, "python": {**STALE["python"], "pythonpath": "", "user_site": "/old"}}
     report = planned(doc)
     assert [f.id for f in report.findings if not f.caused_by and f.severity == "fail"] == ["user-site-shadows"]
     assert report.plan.fix.command == "export PYTHONNOUSERSITE=1"

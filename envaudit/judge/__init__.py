@@ -241,16 +241,16 @@ def _explained(subject: Subject, problems: list[assess.Problem], facts: Facts) -
             subject,
             severity,
             title,
-            _advised("", DEFAULT_PRECISION_FIX),
+            "",
             Fix(export=(("JAX_DEFAULT_MATMUL_PRECISION", "float32"),), target=fixes.target(facts)),
             GENERIC_REFS,
             "probe",
             measured=measured,
-            caveat=_possibly(problems),
+            caveat=f"{_possibly(problems)} (the fix: {DEFAULT_PRECISION_FIX})",
         )
     title = KIND_TITLES[problems[0].kind].format(name=problems[0].result.label)
-    words = _advised("", GENERIC_FIX.format(name=problems[0].result.probe))
-    return Finding(subject, severity, title, words, Fix(), GENERIC_REFS, "probe", measured=measured)
+    todo = f" (what to do: {GENERIC_FIX.format(name=problems[0].result.probe)})"  # said after what was measured
+    return Finding(subject, severity, title, "", Fix(), GENERIC_REFS, "probe", measured=measured, caveat=todo)
 
 
 def slow(result: ProbeResult, facts: Facts) -> bool:

@@ -11,8 +11,9 @@ environment's (`Target`):
 - it drops every pin the installed set already satisfies (a fix never recommends what is installed);
 - it moves, too, each installed package whose own requirement the pins would break (its `facts.requires`), below
   (or above) the version installed, so that the installer finds one that fits instead of leaving it broken;
-- jax's own packages are pinned for the platform: jax and jaxlib on a machine without an NVIDIA driver, the CUDA
-  plugin of the installed major (or CUDA 12) where there is one;
+- jax's own packages are pinned for the platform: jax and jaxlib on a machine without an NVIDIA driver (whatever
+  plugin is installed: it is what to remove there), the CUDA plugin of the installed major (or CUDA 12) where there
+  is one;
 - a fix that moves something beside jax holds what must not move (`hold`: the installed jax, jaxlib, plugins, the
   CUDA wheels a jaxlib was built with), named although met, so that the installer fits the rest to them;
 - a single-package CUDA jaxlib (`+cuda12`, 0.4.29 and before) comes from jax's own index, which the command names.
@@ -141,6 +142,18 @@ class Target:
     prefix: str = ""  # the conda environment's prefix, quoted, where conda made it
     conda: frozenset[str] = frozenset()  # the distributions conda installed, which conda must move
 
+    def removals(self, names: Sequence[str]) -> list[str]:
+        """The commands that uninstall these distributions (conda's by conda, the rest by the tool)."""
+        by_conda = [n for n in names if self.prefix and n in self.conda]
+        rest = [n for n in names if n not in by_conda]
+        found = [" ".join(["conda", "remove", "-y", "-p", self.prefix, *_quoted(by_conda)])] if by_conda else []
+        if rest and self.tool == "uv":
+            found.append(" ".join(["uv", "pip", "uninstall", "--python", self.python, *_quoted(rest)]))
+        elif rest:
+            bootstrap = [f"{self.python} -m ensurepip"] if not self.pip else []
+            found += [*bootstrap, " ".join([self.python, "-m", "pip", "uninstall", "-y", *_quoted(rest)])]
+        return found
+
     def commands(self, requirements: Sequence[str], options: Sequence[str] = ()) -> list[str]:
         """The commands that install these requirements (already met ones included, to hold them)."""
         by_conda = [r for r in requirements if self.prefix and _parse(r)[0] in self.conda and "[" not in r]
@@ -192,13 +205,14 @@ class Fix:
     install: tuple[str, ...] = ()  # requirements not yet met, and those of the packages they would break
     hold: tuple[str, ...] = ()  # installed packages named at their version, so that the installer fits the rest
     reinstall: tuple[str, ...] = ()  # exact pins whose files are installed again, nothing else moved
+    uninstall: tuple[str, ...] = ()  # distributions to remove
     unset: tuple[str, ...] = ()  # environment variables to unset
     export: tuple[tuple[str, str], ...] = ()  # environment variables to set (for this shell: said in the detail)
     target: Target = field(default_factory=Target)
     saved: str = ""  # the command a saved report printed, read back as it was
 
     def __bool__(self) -> bool:
-        return bool(self.install or self.reinstall or self.unset or self.export or self.saved)
+        return bool(self.install or self.reinstall or self.uninstall or self.unset or self.export or self.saved)
 
     @property
     def command(self) -> str:
@@ -208,6 +222,8 @@ class Fix:
             return self.saved
         parts = [f"unset {' '.join(self.unset)}"] if self.unset else []
         parts += [f"export {name}={shlex.quote(value)}" for name, value in self.export]
+        if self.uninstall:
+            parts += self.target.removals(self.uninstall)
         if self.install:
             parts += self.target.commands([*self.install, *(h for h in self.hold if h not in self.install)])
         if self.reinstall:
@@ -215,14 +231,16 @@ class Fix:
         return " && ".join(parts)
 
     def names(self) -> set[str]:
-        """The distributions it installs or reinstalls."""
-        return {_parse(r)[0] for r in (*self.install, *self.reinstall)}
+        """The distributions it installs, reinstalls or removes."""
+        return {_parse(r)[0] for r in (*self.install, *self.reinstall)} | set(self.uninstall)
 
     def then(self, later: Fix) -> Fix:
         """This fix followed by one computed on the state it leaves: a requirement of the later one replaces this
         one's on the same distribution (its extras kept), a later variable replaces an earlier one."""
-        install = _merged(self.install, later.install)
-        moved = {_parse(r)[0] for r in install}
+        uninstall = tuple(dict.fromkeys(n for n in (*self.uninstall, *later.uninstall)))
+        install = tuple(r for r in _merged(self.install, later.install) if _parse(r)[0] not in later.uninstall)
+        uninstall = tuple(n for n in uninstall if n not in {_parse(r)[0] for r in later.install})
+        moved = {_parse(r)[0] for r in install} | set(uninstall)
         hold = tuple(h for h in _merged(self.hold, later.hold) if _parse(h)[0] not in moved)
         exported = dict(self.export) | dict(later.export)
         unset = tuple(dict.fromkeys(n for n in (*self.unset, *later.unset) if n not in dict(later.export)))
@@ -231,6 +249,7 @@ class Fix:
             install=install,
             hold=hold,
             reinstall=_merged(self.reinstall, later.reinstall),
+            uninstall=uninstall,
             unset=unset,
             export=tuple((n, v) for n, v in exported.items() if n not in later.unset),
         )
@@ -280,6 +299,11 @@ def reinstall(facts: Facts, pins: Sequence[str]) -> Fix:
     return Fix(reinstall=tuple(pins), target=target(facts))
 
 
+def uninstall(facts: Facts, names: Sequence[str]) -> Fix:
+    """These installed distributions removed (those not installed left out)."""
+    return Fix(uninstall=tuple(n for n in names if n in facts.packages), target=target(facts))
+
+
 def unset(facts: Facts, *names: str) -> Fix:
     return Fix(unset=names, target=target(facts))
 
@@ -306,7 +330,7 @@ def with_flag(flags: str, entry: str) -> str:
 def jax_release(facts: Facts, version: str) -> list[str]:
     """Pins for jax, jaxlib and the GPU plugin at one release, for this platform."""
     plugin = sorted({m["major"] for name in facts.packages if (m := PLUGIN.match(name)) and m["kind"] == "cuda"})
-    if plugin or facts.nvidia.get("status") == "ok":
+    if (plugin or facts.nvidia.get("status") == "ok") and facts.nvidia.get("status") != "absent":
         return [f"jax[cuda{plugin[-1] if plugin else '12'}]=={version}", f"jaxlib=={version}"]
     return [f"jax=={version}", f"jaxlib=={version}"]
 

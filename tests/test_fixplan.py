@@ -176,3 +176,27 @@ def test_every_replayed_report_reaches_what_its_plan_claims(path: Path) -> None:
     for finding in report.findings:
         assert not problems(finding.fix, report.facts), (finding.id, finding.fix)
     assert not problems(report.plan.fix.command, report.facts)
+
+
+def test_a_cuda_plugin_without_a_driver_is_removed_not_reinstalled() -> None:
+    """jax[cuda12] on a machine without a driver: no finding before; now the plugin's removal, and no fix anywhere
+    in the plan installs CUDA wheels there."""
+    stack = {"jax": "0.10.1", "jaxlib": "0.10.1", "jax-cuda12-plugin": "0.10.1", "jax-cuda12-pjrt": "0.10.1"}
+    report = planned({**CPU, "packages": stack, "jax": {"status": "ok", "platform": "cpu"}})
+    (found,) = [f for f in report.findings if f.id == "cuda-plugin-without-driver"]
+    assert found.severity == "warn" and "Jax plugin configuration error" in found.detail
+    assert report.plan.fix.command == "/env/bin/python -m pip uninstall -y jax-cuda12-pjrt jax-cuda12-plugin"
+    assert_fixed_point(report)
+    unknown = planned({**CPU, "nvidia": {"status": "unknown"}, "packages": stack})  # NVML not asked: not absent
+    assert "cuda-plugin-without-driver" not in {f.id for f in unknown.findings}
+    on_gpu = planned({**CPU, "packages": stack, "jax": {"status": "ok", "platform": "cuda"}})
+    assert "cuda-plugin-without-driver" not in {f.id for f in on_gpu.findings}
+
+
+def test_a_uv_venv_removes_with_uv_and_conda_with_conda() -> None:
+    uv = fixes.Target(python="/e/bin/python", tool="uv", pip=False)
+    assert fixes.Fix(uninstall=("a",), target=uv).command == "uv pip uninstall --python /e/bin/python a"
+    conda = fixes.Target(python="/e/bin/python", prefix="/e", conda=frozenset({"a"}))
+    assert fixes.Fix(uninstall=("a", "b"), target=conda).command == (
+        "conda remove -y -p /e a && /e/bin/python -m pip uninstall -y b"
+    )

@@ -333,8 +333,8 @@ def get_nvidia(nvml: ModuleType | None = None) -> NvidiaFacts:
         if nvml is None:
             try:
                 import pynvml
-            except ImportError as e:
-                return _result("absent", str(e))
+            except ImportError as e:  # the driver was not asked: whether there is one is unknown, not "absent"
+                return _result("unknown", f"NVML was not asked ({e}: envaudit's nvidia-ml-py is not installed here)")
             nvml = pynvml
         return _collect(nvml)
     except Exception as e:  # the contract is to report, never to raise

@@ -71,6 +71,12 @@ def _jax(facts: Facts) -> JaxFacts:
     return facts.jax if facts.jax.get("status") == "ok" or facts.origin != "live" else JaxFacts()
 
 
+def reported_platform(facts: Facts) -> str | None:
+    """The platform jax itself reported (or a plan, a report, the hook stated), None where it did not say."""
+    reported = _jax(facts).get("platform")
+    return reported if isinstance(reported, str) and reported else None
+
+
 def platform(facts: Facts) -> str | None:
     reported = _jax(facts).get("platform")
     if isinstance(reported, str) and reported:

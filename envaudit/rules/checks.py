@@ -224,6 +224,18 @@ CHECKS: tuple[Check, ...] = (
         explains=("jax:*",),
     ),
     Check(
+        id="cuda-plugin-without-driver",
+        severity="warn",
+        title="a jax CUDA plugin is installed on a machine without an NVIDIA driver: jax warns at every import and "
+        "computes on the CPU",
+        fix="remove the plugin and its PJRT package (or install the NVIDIA driver, where the machine has a GPU)",
+        references=(
+            "https://github.com/jax-ml/jax/blob/jax-v0.10.1/jax/_src/xla_bridge.py",
+            "https://docs.jax.dev/en/latest/installation.html",
+        ),
+        run=env.plugin_without_driver,
+    ),
+    Check(
         id="cuda-library-older-than-jaxlib-build",
         severity="fail",
         title=(

@@ -15,7 +15,7 @@ import os
 from envaudit import fixes
 from envaudit.facts import Duplicate, Facts, Unsatisfied
 from envaudit.fixes import Fix
-from envaudit.rules import tables
+from envaudit.rules import accessors, tables
 from envaudit.rules.occurrence import Occurrence
 from envaudit.scope import PLUGIN
 
@@ -109,6 +109,32 @@ def _platforms_fix(facts: Facts, *, cuda_plugin_missing: bool) -> Fix:
     if cuda_plugin_missing and facts.nvidia.get("status") == "ok" and "jax" in facts.packages:
         return fixes.install(facts, fixes.jax_release(facts, facts.packages["jax"]))
     return fixes.unset(facts, "JAX_PLATFORMS")
+
+
+# jax-v0.10.1 jax/_src/xla_bridge.py, discover_pjrt_plugins: logger.exception("Jax plugin configuration error:
+# Exception when calling %s.initialize()"); the CUDA plugin's initialize() then raises "Unable to load CUDA. Is it
+# installed?" (jax_plugins/xla_cuda12/__init__.py). Measured here with jax, jaxlib and the CUDA 12 plugin 0.10.1 on a
+# machine without a driver: that traceback at every `import jax`, then [CpuDevice(id=0)].
+PLUGIN_NO_DRIVER = "Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda{major}.initialize()"
+
+
+def plugin_without_driver(facts: Facts) -> list[Occurrence]:
+    """A CUDA plugin on a machine without an NVIDIA driver (NVML's library is not there): jax logs a traceback at
+    every import and computes on the CPU; the plugin and its PJRT package are what to remove (or the driver to
+    install, where the machine has a GPU: said, not run)."""
+    if facts.nvidia.get("status") != "absent" or accessors.reported_platform(facts) == "cuda":
+        return []
+    plugins = [(n, m["major"]) for n in sorted(facts.packages) if (m := PLUGIN.match(n)) and m["kind"] == "cuda"]
+    if not plugins:
+        return []
+    names = ", ".join(f"{n} {facts.packages[n]}" for n, _ in plugins)
+    said = (
+        f"{names} installed and no NVIDIA driver ({facts.nvidia.get('message')}): every `import jax` logs "
+        f"'{PLUGIN_NO_DRIVER.format(major=plugins[0][1])}' with a traceback, and jax computes on the CPU; the "
+        "nvidia-* wheels the plugin's extra brought can go too, if nothing else needs them (or, on a machine with a "
+        "GPU, install its driver instead)"
+    )
+    return [Occurrence(said, fixes.uninstall(facts, [n for n, _ in plugins]))]
 
 
 def _jax_requirements(facts: Facts) -> list[Unsatisfied]:

@@ -35,7 +35,7 @@ def after(facts: Facts, fix: Fix) -> Facts:
     if env_flag(env.get("PYTHONNOUSERSITE")):
         python["user_site"] = ""
     packages, duplicates = _unshadowed(facts, str(python.get("pythonpath") or ""), str(python.get("user_site") or ""))
-    installed = _installed(packages, fix, python_of(facts))
+    installed = {n: v for n, v in _installed(packages, fix, python_of(facts)).items() if n not in fix.uninstall}
     moved = {n for n in installed.keys() | facts.packages.keys() if installed.get(n) != facts.packages.get(n)}
     moved |= {name for name, _ in map(_name_spec, fix.reinstall)}
     requires = {name: reqs for name, reqs in facts.requires.items() if name not in moved and name in installed}

@@ -38,6 +38,7 @@ class Broken:
     env: dict[str, str] = field(default_factory=dict)
     damage: tuple[str, ...] = ()  # a command run on the copy before the audit ({site}: its site-packages)
     maker: str = "venv"  # what makes it and installs its steps: "venv" (python -m venv, then pip) or "uv" (no pip)
+    severity: str = "fail"  # the root's: a warn is an audit that exits 0 yet has a fix to print
 
 
 BROKEN = (
@@ -115,6 +116,23 @@ BROKEN = (
         "jaxlib-0102-cpu-vmap-matvec-sum",
         REGRESSION_PROGRAM,
         maker="uv",
+    ),
+    # `pip install "jax[cuda12]"` on a machine without an NVIDIA driver (the plugin alone here: its CUDA wheels are
+    # gigabytes and change nothing of it): every `import jax` logs a plugin traceback, jax computes on the CPU
+    Broken(
+        "cuda-plugin-no-driver",
+        (
+            (
+                "jax==0.10.1",
+                "jaxlib==0.10.1",
+                "jax-cuda12-plugin==0.10.1",
+                "jax-cuda12-pjrt==0.10.1",
+                "nvidia-ml-py",  # envaudit's own: NVML says there is no driver
+                *ENVAUDIT_DEPS,
+            ),
+        ),
+        "cuda-plugin-without-driver",
+        severity="warn",
     ),
     # an interrupted download or a full disk: jaxlib's main library cut short (here: SIGBUS while importing jax)
     Broken(

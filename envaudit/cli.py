@@ -1,4 +1,4 @@
-"""The command line: it prints, writes reports and chooses the exit code (the other writers are health.save,
+"""The command line: it prints, writes reports and chooses the exit code (the other writers are health.save, repair,
 hook.enable and envaudit's cache, each doing what its verb promises).
 
 `main(argv) -> int` is tested in-process; `main_entry` is what the console script and `python -m envaudit` run,
@@ -113,6 +113,21 @@ def run(args: argparse.Namespace) -> int:
         return _emit(audit.recheck(saved), args)
     if args.verb == "triage":
         return _triage(args.source, args.format)
+    if args.verb == "fix":
+        from envaudit import repair
+
+        probes, python, timeout = _one_bound(args)
+        assert probes is not None  # fix always probes: the audit after it must see what the one before saw
+        return repair.run(
+            python=python,
+            probes=probes,
+            timeout=timeout,
+            dry_run=args.dry_run,
+            yes=args.yes,
+            snapshot=args.snapshot,
+            say=lambda line: print(line, flush=True),
+            ask=_confirm if sys.stdin.isatty() else None,
+        )
     if args.verb == "plan":
         from envaudit import plan
 
@@ -120,6 +135,13 @@ def run(args: argparse.Namespace) -> int:
     probes, python, timeout = _one_bound(args)
     report = audit.run_audit(quick=args.quick, timeout=timeout, probes=probes, python=python)
     return _emit(_known_devices(report, args), args)
+
+
+def _confirm(question: str) -> bool:
+    try:
+        return input(question).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
 
 
 def _one_bound(args: argparse.Namespace) -> tuple[Options | None, str | None, float]:

@@ -17,7 +17,7 @@ from envaudit.formats import FORMATS
 # written here: importing those modules to read them would delay every audit's start by about 20 ms.
 TRIAGE_FORMATS = ("text", "json", "markdown")
 COMPARE_FORMATS = ("text", "json")
-VERBS = ("audit", "check", "plan", "rules", "probes", "hook", "health", "compare", "triage")
+VERBS = ("audit", "check", "plan", "rules", "probes", "hook", "health", "compare", "triage", "fix")
 
 
 class UsageError(BadInput):
@@ -43,6 +43,13 @@ def build_parser() -> _Parser:
     p.add_argument("--quick", action="store_true", help="no probes, no jax import: facts and rules only")
     _probe_options(p)
     _output_options(p)
+    p = sub.add_parser("fix", help="apply the report's one plan with the environment's installer, then audit again")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
+    p.add_argument("--yes", action="store_true", help="apply it without asking")
+    p.add_argument(
+        "--snapshot", type=Path, help="where to keep the distributions as they were (default: ./envaudit-snapshot-*)"
+    )
+    _probe_options(p)
     p = sub.add_parser("check", help="re-evaluate a saved JSON report with today's rules")
     p.add_argument("report", type=Path)
     _output_options(p)

@@ -97,6 +97,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "triage",
         "compare",
         "health",
+        "repair",
         "hook",
         "_hook_boot",
         "verbs",

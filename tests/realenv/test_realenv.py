@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import envaudit_run
+from tests.conftest import ROOT, envaudit_run
 from tests.realenv.conftest import UV_BIN, built, copy
 from tests.realenv.envs import BROKEN, Broken
 
@@ -80,3 +80,70 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
         timeout=600,
     )
     assert ran.returncode == 0 and ran.stdout.strip().endswith("ok"), ran.stderr[-2000:]
+
+
+FIXED_BY_THE_VERB = ("uv-jaxlib-0102", "stale-jax-on-pythonpath", "cuda-plugin-no-driver", "ml-dtypes-too-old")
+
+
+@pytest.mark.parametrize("env", [e for e in BROKEN if e.name in FIXED_BY_THE_VERB], ids=lambda e: e.name)
+def test_envaudit_fix_yes_applies_the_plan_and_ends_clean(env: Broken, tmp_path: Path) -> None:
+    """`envaudit fix --yes` from inside the environment: the plan applied with its installer, a snapshot kept, what
+    changed said, and the audit after it clean (its variables said, since they last one shell)."""
+    prefix = copy(built(env), tmp_path)
+    snapshot = tmp_path / "before.json"
+    done = subprocess.run(
+        [str(prefix / "bin" / "python"), "-m", "envaudit", "fix", "--yes", "--snapshot", str(snapshot)],
+        env=_env(env, prefix),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "the plan: " in done.stdout and "changed: " in done.stdout and "OK after it" in done.stdout, done.stdout
+    saved = json.loads(snapshot.read_text(encoding="utf-8"))
+    assert {d["name"] for d in saved["distributions"]} >= {"jax", "jaxlib"}
+
+
+def test_envaudit_fix_restores_the_snapshot_when_the_fix_makes_things_worse(tmp_path: Path) -> None:
+    """The jaxlib 0.10.2 regression, whose plan moves jax to 0.10.1, where an injected fault makes `import jax`
+    raise: the audit after it is worse (jax imported before, not after), so the snapshot is put back."""
+    (env,) = [e for e in BROKEN if e.name == "jaxlib-0102-cpu-regression"]
+    prefix = copy(built(env), tmp_path)
+    shell_env = _env(env, prefix) | {"PYTHONPATH": str(ROOT / "tests" / "faults" / "jax_0101_refused")}
+    python = str(prefix / "bin" / "python")
+    done = subprocess.run(
+        [python, "-m", "envaudit", "fix", "--yes", "--snapshot", str(tmp_path / "s.json")],
+        env=shell_env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "changed: jax 0.10.2 -> 0.10.1; jaxlib 0.10.2 -> 0.10.1" in done.stdout, done.stdout
+    assert "worse: jax imported before it and not after" in done.stdout and "\nrestored\n" in done.stdout, done.stdout
+    versions = subprocess.run(
+        [python, "-c", "from importlib.metadata import version as v; print(v('jax'), v('jaxlib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert versions.stdout.split() == ["0.10.2", "0.10.2"]  # as it was
+
+
+def test_envaudit_fix_dry_run_changes_nothing(tmp_path: Path) -> None:
+    (env,) = [e for e in BROKEN if e.name == "jaxlib-0102-cpu-regression"]
+    prefix = copy(built(env), tmp_path)
+    before = sorted(p.name for p in next((prefix / "lib").glob("python3*/site-packages")).iterdir())
+    done = subprocess.run(
+        [str(prefix / "bin" / "python"), "-m", "envaudit", "fix", "--dry-run"],
+        env=_env(env, prefix),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0 and "the plan: " in done.stdout and "jax==0.10.1" in done.stdout, done.stdout
+    after = sorted(p.name for p in next((prefix / "lib").glob("python3*/site-packages")).iterdir())
+    assert after == before and not list(tmp_path.glob("envaudit-snapshot-*"))

@@ -20,6 +20,7 @@ Origin = Literal["live", "plan", "hook", "triage"]  # measured here; stated by a
 JaxStatus = Literal["ok", "unknown", "skipped", "absent", "import_error", "crash", "timeout", "error"]
 Environment = Literal["venv", "virtualenv", "uv", "conda", "pixi", "system"]
 NvidiaStatus = Literal["ok", "unknown", "absent", "error", "timeout", "crash"]
+XlaFlagsStatus = Literal["ok", "unset", "unknown"]
 FACT_KEYS = ("packages", "python", "platform", "nvidia", "jax", "env")  # required in a document; the rest default
 
 
@@ -159,6 +160,27 @@ class Duplicate(TypedDict, total=False):  # one distribution installed twice on 
     locations: list[str]
 
 
+class XlaFlag(TypedDict, total=False):  # one argument XLA reads from XLA_FLAGS, in its order (collect/xlaflags.py)
+    shown: str  # the argument as a report may show it (redact.py: a value that may be a secret hidden)
+    name: str  # the flag it names ("--NAME" or "--NAME=VALUE"); "" where it names none ("-x", "--=1", "--")
+    defined: bool | None  # whether the installed jaxlib defines a flag of that name; None: its files could not say
+    kind: str | None  # that flag's type, its DebugOptions field's ("bool", "int32", "string", ...); None: not known
+    value_ok: bool | None  # whether tsl parses its value (or its absence) for that type; None: not judged
+
+
+class XlaFlagsFacts(TypedDict, total=False):  # XLA_FLAGS as XLA reads it, against the installed jaxlib
+    # ok: read (`entries`); unset: no XLA_FLAGS or an empty one; unknown: what could not be read, in `message`
+    status: XlaFlagsStatus
+    message: str | None
+    variable: str | None  # the value these facts describe, as `env` shows it: facts of another value say nothing
+    source: Literal["value", "file"]  # the flags are the value itself, or (not starting with "-") the file it names
+    file_opens: bool | None  # for a file: whether XLA can open it (False: jax ends at its first use); None: unknown
+    entries: list[XlaFlag]  # what XLA parses, in order, up to where its parse stops
+    ignored: int  # the words after that, which XLA never reads (it stops at the first not starting with "-")
+    flags_defined: int  # how many flags the jaxlib's shared objects define (a superset: collect/xlaflags.py)
+    read_from: list[str]  # the shared objects they were read from
+
+
 @dataclass(frozen=True)
 class Facts:
     """A JSON-serialisable snapshot of the audited environment, each group of facts a plain dict."""
@@ -174,6 +196,7 @@ class Facts:
     requires: dict[str, list[str]] = field(default_factory=dict)  # each audited package's requirements on the others
     origin: Origin = "live"
     installers: dict[str, str] = field(default_factory=dict)  # canonical name -> its INSTALLER (pip, uv, conda)
+    xla_flags: XlaFlagsFacts = field(default_factory=lambda: XlaFlagsFacts(status="unknown"))
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v if isinstance(v, str) else v.copy() for k, v in vars(self).items()}  # the fields, in order
@@ -204,6 +227,7 @@ class FactsDocument(TypedDict, total=False):  # Facts as JSON: what `problem` ch
     requires: dict[str, list[str]]
     origin: Origin
     installers: dict[str, str]
+    xla_flags: XlaFlagsFacts
 
 
 def _before_origin(data: dict[str, Any], mode: str) -> dict[str, Any]:

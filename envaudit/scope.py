@@ -47,6 +47,7 @@ ENV_NAMES = frozenset(
         "ROCR_VISIBLE_DEVICES",
         "HIP_VISIBLE_DEVICES",
         "TPU_VISIBLE_CHIPS",
+        "TPU_LIBRARY_PATH",  # jax loads libtpu from it before the libtpu package (jax/_src/cloud_tpu_init.py)
         "CUDA_HOME",
         "CUDA_PATH",
         "CUDA_ROOT",

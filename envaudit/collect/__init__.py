@@ -44,7 +44,7 @@ def snapshot(
 ) -> Facts:
     """Every fact but jax's, collected here, with `jax` as given. The collectors are imported here, not at module
     level, so that importing one collector (the import hook reads `envaudit.collect.packages`) loads no other."""
-    from envaudit.collect import nvml, packages, system
+    from envaudit.collect import nvml, packages, system, xlaflags
 
     nvidia = nvml.Asking(nvml_s or nvml.NVML_TIMEOUT_S)  # its child starts while the others collect
     if python is None:
@@ -68,4 +68,5 @@ def snapshot(
         requires=requires,
         origin=origin,
         installers=installers,
+        xla_flags=xlaflags.get(python=None if python is None else python_facts),
     )

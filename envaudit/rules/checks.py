@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.model import Finding, Severity, Subject
-from envaudit.rules import cuda_builds, tables
+from envaudit.rules import cuda_builds, platforms, tables, xlaflags
 from envaudit.rules import environment as env
 from envaudit.rules.accessors import release
 from envaudit.rules.node import (
@@ -41,6 +41,10 @@ JAX_CONFIG = "https://github.com/jax-ml/jax/blob/main/jax/_src/config.py"  # boo
 CUDA_CHECK = "https://github.com/jax-ml/jax/blob/jax-v0.4.23/jax/_src/xla_bridge.py"  # _check_cuda_versions
 CUDA_PINS = "https://github.com/jax-ml/jax/blob/main/jax_plugins/cuda/plugin_setup.py"  # the with-cuda extra
 XID = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
+XLA_BRIDGE = "https://github.com/jax-ml/jax/blob/jax-v0.10.1/jax/_src/xla_bridge.py"  # backends()
+XLA_REVISION = "001918b7024cf5f020051a9d25d2dd57a5896aaa"  # where the parser was read (collect/xlaflags.py)
+PARSE_FLAGS = f"https://github.com/openxla/xla/blob/{XLA_REVISION}/xla/parse_flags_from_env.cc"
+TSL_FLAGS = f"https://github.com/openxla/xla/blob/{XLA_REVISION}/third_party/tsl/tsl/util/command_line_flags.cc"
 
 
 @dataclass(frozen=True)
@@ -180,11 +184,21 @@ CHECKS: tuple[Check, ...] = (
     Check(
         id="jax-platforms-unavailable",
         severity="fail",
-        title="JAX_PLATFORMS names only platforms this machine does not have",
-        fix="unset JAX_PLATFORMS (or install the platform's plugin)",
-        references=("https://docs.jax.dev/en/latest/installation.html",),
-        run=env.platforms_unavailable,
+        title="JAX_PLATFORMS names a platform this machine does not have: jax fails at its first use",
+        fix="export JAX_PLATFORMS with only the platforms this machine has, or unset it (or install the platform's "
+        "plugin)",
+        references=(INSTALL, XLA_BRIDGE, "https://github.com/jax-ml/jax/pull/22703"),
+        run=platforms.unavailable,
         explains=("jax:*",),
+    ),
+    Check(
+        id="xla-flags-invalid",
+        severity="fail",
+        title="XLA_FLAGS holds an argument XLA refuses: jax ends at its first use",
+        fix="export XLA_FLAGS without the arguments named, or unset it",
+        references=(PARSE_FLAGS, TSL_FLAGS),
+        run=xlaflags.refused,
+        explains=("jax-broken", "jax:*"),
     ),
     Check(
         id="jax-env-invalid",

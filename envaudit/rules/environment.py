@@ -2,7 +2,7 @@
 
 A jax that fails to import is often not broken itself: an older copy earlier on PYTHONPATH shadows it (pip then
 refuses to uninstall it, being outside the environment), JAX_PLATFORMS asks for a platform this machine lacks
-(jax says only "AssertionError"), jaxlib is of another release, or one of jax's own requirements is unmet. Each
+(rules/platforms.py), jaxlib is of another release, or one of jax's own requirements is unmet. Each
 is a finding of its own, registered in `checks.CHECKS` with what it `explains`, so the failures it causes fold
 under it (envaudit/causes.py), and each fix names the real cause and is built for this environment
 (envaudit/fixes.py): reinstalling jax never helps against a variable.
@@ -76,39 +76,6 @@ def pythonpath_fix(facts: Facts) -> Fix:
     if not kept:
         return fixes.unset(facts, "PYTHONPATH")
     return fixes.export(facts, "PYTHONPATH", os.pathsep.join(kept))
-
-
-GPU_PLATFORMS = {"cuda": "cuda", "gpu": "cuda", "rocm": "rocm"}
-
-
-def platforms_unavailable(facts: Facts) -> list[Occurrence]:
-    """JAX_PLATFORMS names only platforms this machine cannot give (cpu always can): jax fails on first use.
-    A GPU platform is unavailable without its plugin, or (CUDA) without an NVIDIA driver; unknown facts, unknown."""
-    named = [p.strip().lower() for p in facts.env.get("JAX_PLATFORMS", "").split(",") if p.strip()]
-    if not named or "cpu" in named or any(p not in GPU_PLATFORMS for p in named):
-        return []
-    missing, plugin_missing = [], False
-    for platform in named:
-        kind = GPU_PLATFORMS[platform]
-        built_in = f"+{kind}" in facts.packages.get("jaxlib", "")  # a jaxlib built with CUDA in it (+cuda12.cudnn89)
-        plugin = built_in or any((m := PLUGIN.match(n)) and m["kind"] == kind for n in facts.packages)
-        driver = facts.nvidia.get("status")
-        if kind == "cuda" and plugin and driver not in ("absent", "error"):
-            return []  # present, or not known to be absent
-        if kind == "rocm" and plugin:
-            return []
-        no_driver = kind == "cuda" and driver in ("absent", "error") and plugin
-        plugin_missing = plugin_missing or (kind == "cuda" and not no_driver)
-        missing.append(f"{platform} ({'no NVIDIA driver' if no_driver else 'no jax plugin'})")
-    said = f"JAX_PLATFORMS={facts.env['JAX_PLATFORMS']} asks for {', '.join(missing)}: jax cannot start there"
-    return [Occurrence(said, _platforms_fix(facts, cuda_plugin_missing=plugin_missing))]
-
-
-def _platforms_fix(facts: Facts, *, cuda_plugin_missing: bool) -> Fix:
-    """The CUDA plugin where a driver answers and only the plugin is missing; else the variable unset."""
-    if cuda_plugin_missing and facts.nvidia.get("status") == "ok" and "jax" in facts.packages:
-        return fixes.install(facts, fixes.jax_release(facts, facts.packages["jax"]))
-    return fixes.unset(facts, "JAX_PLATFORMS")
 
 
 # jax-v0.10.1 jax/_src/xla_bridge.py, discover_pjrt_plugins: logger.exception("Jax plugin configuration error:

@@ -38,7 +38,7 @@ def test_values_that_may_be_secrets_are_redacted_and_the_rest_kept() -> None:
 @pytest.mark.parametrize("fmt", ["json", "markdown", "text", "prometheus"])
 def test_no_report_format_carries_them(child_env: dict[str, str], fmt: str) -> None:
     proc = envaudit_run(PYTHON, "--quick", "--format", fmt, env={**child_env, **SECRETS}, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode in (0, 1), proc.stderr  # 1: jaxlib has no --xla_plugin_key (xla-flags-invalid)
     for leaked in ("tok-0a1b2c", "pw-9z8y", "alice", "sk-77aa"):
         assert leaked not in proc.stdout, (fmt, leaked)
     if fmt == "json":

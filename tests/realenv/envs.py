@@ -23,9 +23,6 @@ REGRESSION_PROGRAM = (  # jax#39103's program: jaxlib 0.10.2 gets the last row w
     "m = jnp.eye(3); y = jax.jit(jax.vmap(lambda r: jnp.sum((m @ r) ** 2)))(x); "
     "assert float(y[-1]) == 32768.0 ** 2, float(y[-1]); print('ok')"
 )
-# jaxlib 0.4.24-0.4.28 miscompile a matmul fusion on x86 CPUs (openxla/xla#13054); the recipes whose fix lands on
-# 0.4.25 are run with the measured workaround set, as a user who knows it has it (else the next audit says so)
-WORKAROUND_13054 = {"XLA_FLAGS": "--xla_disable_hlo_passes=onednn-matmul-rewriter"}
 ENVAUDIT_DEPS = ["packaging", "psutil"]  # envaudit itself runs from the checkout (a .pth file)
 
 
@@ -39,6 +36,7 @@ class Broken:
     damage: tuple[str, ...] = ()  # a command run on the copy before the audit ({site}: its site-packages)
     maker: str = "venv"  # what makes it and installs its steps: "venv" (python -m venv, then pip) or "uv" (no pip)
     severity: str = "fail"  # the root's: a warn is an audit that exits 0 yet has a fix to print
+    also: tuple[str, ...] = ()  # other root causes of the same severity the environment has (one plan fixes all)
 
 
 BROKEN = (
@@ -68,7 +66,6 @@ BROKEN = (
         "jaxlib-newer-than-jax",
         (("jax==0.4.25", "jaxlib==0.4.26", "numpy<2", *ENVAUDIT_DEPS),),
         "jax-jaxlib-coupling",
-        env=WORKAROUND_13054,
     ),
     # a healthy environment, and an old jax installed elsewhere (pip install --target) and put on PYTHONPATH
     Broken(
@@ -79,13 +76,14 @@ BROKEN = (
     ),
     # the seed's stack today: neural-tangents 0.6.5 beside a current jax (0.10.1: pip's pick on Python 3.11, 0.10.2, has
     # the CPU regression of jax#39103) and TensorFlow 2.21, which
-    # NT cannot import; the fix moves jax back and whatever that would break (measured: NT's 3 implementations agree)
+    # NT cannot import; the fix moves jax back and whatever that would break (measured: NT's 3 implementations agree).
+    # No workaround set: jax 0.4.25 has xla#13054, whose fix (0.4.29) NT cannot import with, so the plan's way out
+    # is the measured XLA_FLAGS workaround, exported in the same command
     Broken(
         "nt065-jax0101",
         (("neural-tangents==0.6.5", "jax==0.10.1", "jaxlib==0.10.1", "flax", *ENVAUDIT_DEPS),),
         "nt-065-jax-060-import",
         NT_PROGRAM,
-        env=WORKAROUND_13054,
     ),
     # ml_dtypes moved back alone (--no-deps): jax 0.10.1 raises at import, "requires ml_dtypes version 0.5 or newer"
     Broken(
@@ -133,6 +131,41 @@ BROKEN = (
         ),
         "cuda-plugin-without-driver",
         severity="warn",
+    ),
+    # pip install chex==0.1.82 beside jax 0.10.2: chex uses a removed jax API, and jaxlib 0.10.2 miscompiles here;
+    # their fixes were two contradicting commands (chex's held the jaxlib the other condemns), now one plan
+    Broken(
+        "chex0182-jax0102",
+        (("chex==0.1.82", "jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),),
+        "removed-jax-api-in-chex",
+        "import chex, jax.numpy as jnp; chex.assert_shape(jnp.ones(3), (3,)); print('ok')",
+        also=("jaxlib-0102-cpu-vmap-matvec-sum",),
+    ),
+    # jaxlib moved to 0.10.2 and its CUDA plugin left at 0.10.1, on a machine without a driver: moving the plugins
+    # forward and jax back were two fixes that undid each other; one plan moves jax back and removes the plugins
+    Broken(
+        "plugins-behind-jaxlib0102",
+        (
+            ("jax==0.10.2", "jaxlib==0.10.2", "nvidia-ml-py", *ENVAUDIT_DEPS),
+            ("--no-deps", "jax-cuda12-plugin==0.10.1", "jax-cuda12-pjrt==0.10.1"),
+        ),
+        "plugin-jaxlib-mismatch",
+        REGRESSION_PROGRAM,
+        also=("jaxlib-0102-cpu-vmap-matvec-sum",),
+    ),
+    # JAX_PLATFORMS asks for a TPU on a machine without one (a list with cpu fails too): the variable is the cause
+    Broken(
+        "jax-platforms-tpu",
+        (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),),
+        "jax-platforms-unavailable",
+        env={"JAX_PLATFORMS": "tpu,cpu"},
+    ),
+    # an XLA_FLAGS entry no flag of this jaxlib takes: XLA ends the process at jax's first use
+    Broken(
+        "xla-flags-unknown",
+        (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),),
+        "xla-flags-invalid",
+        env={"XLA_FLAGS": "--xla_force_host_platform_device_count=2 --xla_no_such_flag=1"},
     ),
     # an interrupted download or a full disk: jaxlib's main library cut short (here: SIGBUS while importing jax)
     Broken(

@@ -44,7 +44,7 @@ def assemble(
     from envaudit import causes, fixplan, judge, rules
 
     # one finding per root cause (a probe's evidence joins its rule's), consequences linked to their root
-    findings = causes.link(judge.merge(rules.evaluate(facts), probe_findings), facts)
+    findings = causes.link(judge.merge(rules.evaluate(facts), probe_findings), facts, probes)
     plan = fixplan.plan(facts, findings)
     return Report(
         facts=facts,

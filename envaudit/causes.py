@@ -71,9 +71,26 @@ def _names(entry: Names, finding: Finding, subject: tuple[str, str] | None) -> b
     return subject is not None and entry.names_problem(*subject)
 
 
-def link(findings: Sequence[Finding], facts: Facts) -> list[Finding]:
+SEEN_CHARS = 300  # of an error's last line, quoted in its root's detail
+
+
+def seen(found: Finding, facts: Facts, results: Sequence[ProbeResult]) -> str:
+    """What this audit saw of a consequence, as it was printed: the exception jax's child or a probe ended with (its
+    last line, as Python prints it last), "" for a consequence that is no error seen here."""
+    message = ""
+    if found.subject == Subject("check", JAX_BROKEN) and facts.origin == "live":
+        message = str(facts.jax.get("message") or "")
+    elif found.subject.kind == "probe" and found.subject.problem in STATUS_KINDS:
+        message = next((r.message for r in results if r.run.label == found.subject.label), "")
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return lines[-1][:SEEN_CHARS] if lines else ""
+
+
+def link(findings: Sequence[Finding], facts: Facts, results: Sequence[ProbeResult] = ()) -> list[Finding]:
     """The findings with `caused_by` set to their root cause; roots first (worst first), each followed by its
-    consequences. A finding's first cause is the worst finding that names it (ties: report order)."""
+    consequences. A finding's first cause is the worst finding that names it (ties: report order). A root's detail
+    quotes what the audit saw of its consequences (`results`: the probes' own messages), which is what the user saw:
+    a rule's symptom is one release's words."""
     declared = _declared()
     cause: dict[str, str] = {}
     for found in findings:
@@ -95,14 +112,16 @@ def link(findings: Sequence[Finding], facts: Facts) -> list[Finding]:
     linked: list[Finding] = []
     folded: set[str] = set()  # roots whose consequences are placed (a check fires once per GPU, under one id)
     for top in sorted((f for f in findings if roots[f.id] == f.id), key=lambda f: SEVERITIES.index(worst[f.id])):
-        linked.append(replace(top, severity=worst[top.id], caused_by=""))
         if top.id in folded:
+            linked.append(replace(top, severity=worst[top.id], caused_by=""))
             continue
         folded.add(top.id)
+        consequences = [f for f in findings if f.id != top.id and roots[f.id] == top.id]
+        quoted = list(dict.fromkeys(filter(None, (seen(f, facts, results) for f in consequences))))
+        said = f" (seen here: {'; '.join(quoted[:2])})" if quoted else ""
+        linked.append(replace(top, severity=worst[top.id], caused_by="", caveat=top.caveat + said))
         # its own fix would act on a symptom: the root's fixes it (every format says so where it shows the consequence)
-        linked += [
-            replace(f, caused_by=top.id, remedy=Fix()) for f in findings if f.id != top.id and roots[f.id] == top.id
-        ]
+        linked += [replace(f, caused_by=top.id, remedy=Fix()) for f in consequences]
     return linked
 
 

@@ -131,3 +131,15 @@ def test_a_probe_that_crashed_under_a_working_jax_without_metadata_stays_a_crash
     assert causes.not_applicable([crash], facts)[0].status == "crash"
     absent = facts_from({"jax": {"status": "absent"}, "packages": {}})
     assert causes.not_applicable([crash], absent)[0].status == "skip"
+
+
+def test_a_root_quotes_what_the_user_saw_not_only_its_rules_symptom() -> None:
+    """flax 0.7.4 with jax 0.4.25: the rule's symptom is one release's words; the probe's own error is what this
+    environment printed, and the root's detail quotes it (the exception's last line)."""
+    facts = facts_from({"packages": {"flax": "0.7.4", "jax": "0.4.25", "jaxlib": "0.4.25"}, "jax": {"status": "ok"}})
+    said = "Traceback (most recent call last):\n  ...\nImportError: cannot import name 'linear_util' from 'jax'\n"
+    flax = ProbeResult("flax_dtype", "error", {"error_kind": "import"}, 0.2, said)
+    report = audit.judged(facts, [flax], mode="audit")
+    (root,) = [f for f in report.findings if not f.caused_by and f.severity == "fail"]
+    assert "probe-flax-dtype-error" in {f.id for f in report.findings if f.caused_by == root.id}
+    assert root.detail.endswith("(seen here: ImportError: cannot import name 'linear_util' from 'jax')"), root.detail

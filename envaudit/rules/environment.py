@@ -104,7 +104,7 @@ def plugin_without_driver(facts: Facts) -> list[Occurrence]:
     return [Occurrence(said, fixes.uninstall(facts, [n for n, _ in plugins]))]
 
 
-def _jax_requirements(facts: Facts) -> list[Unsatisfied]:
+def jax_unmet(facts: Facts) -> list[Unsatisfied]:
     """jax's and jaxlib's unmet requirements but those on each other: pip's, or for a plan, the table's."""
     return [
         r
@@ -132,7 +132,7 @@ def jax_requirements(facts: Facts) -> list[Occurrence]:
     """One finding for all of them (jax and jaxlib requiring the same ml_dtypes are one cause), fixed by installing
     what they require."""
     said = "installed" if facts.requirements else "planned"  # pip's word, or the table's on a plan
-    unmet = _jax_requirements(facts)
+    unmet = jax_unmet(facts)
     if not unmet:
         return []
     pins = [str(r.get("requires")).split(";")[0].strip() for r in unmet]  # a requirement, less its marker

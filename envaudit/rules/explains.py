@@ -1,14 +1,18 @@
 """What a cause declares it explains (its `explains`, in a rule's TOML or a check's entry), read once into values.
 
 An entry is a finding id (a check another check's fault makes fire: "jax-broken"), or a problem as
-"subject:kind": a probe's problem ("conv_chain:rerun", "ntk:rel_err_full", "*:crash"), or how the jax child ended
-("jax:import_error", "jax:*"). It is parsed here, where the declared text is read, and matched as a value after.
+"subject:kind": a probe's problem ("conv_chain:rerun", "ntk:rel_err_full", "*:crash"), the problem of any probe
+that needs a distribution ("@flax:error": a broken flax breaks every probe that imports it, whichever they are), or
+how the jax child ended ("jax:import_error", "jax:*"). It is parsed here, where the declared text is read, and
+matched as a value after.
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+
+from envaudit import probefiles
 
 
 @dataclass(frozen=True)
@@ -22,7 +26,18 @@ class Names:
 
     def names_problem(self, subject: str, *kinds: str) -> bool:
         """Whether it names this problem of `subject`, known by any of `kinds` (a kind, and its metric)."""
-        return not self.finding and self.subject in ("*", subject) and self.kind in ("*", *kinds)
+        if self.finding or self.kind not in ("*", *kinds):
+            return False
+        if self.subject.startswith("@"):
+            return self.subject[1:] in _needs(subject)
+        return self.subject in ("*", subject)
+
+
+@functools.cache
+def _needs(probe: str) -> tuple[str, ...]:
+    """The distributions a probe needs, as it declares them (read once, only when a probe's problem is matched)."""
+    path = probefiles.available().get(probe)
+    return probefiles.requires(path) if path is not None else ()
 
 
 @functools.cache

@@ -60,8 +60,10 @@ def test_on_a_cpu_the_judge_fails_whatever_a_probe_alone_fails(fault: str | None
 
 
 def test_every_explains_entry_names_a_probe_and_a_kind_or_a_judged_metric() -> None:
-    """Each entry is probe:kind, probe:metric, or (no colon) the id of a check or rule that exists."""
+    """Each entry is probe:kind, probe:metric, @distribution:kind (a distribution some probe needs), or (no colon)
+    the id of a check or rule that exists."""
     probes, kinds = {*probefiles.available(), "*", "jax"}, {*table.KINDS, *table.STATUSES, "*"}  # jax: jax-broken
+    probes |= {f"@{d}" for path in probefiles.available().values() for d in probefiles.requires(path)}
     ids = {c.id for c in checks.CHECKS} | {r.id for r in engine.load_rules()}
     for rule in engine.load_rules():
         for entry in rule.explains:

@@ -64,9 +64,8 @@ class Check:
         for occurrence in self.run(facts):
             fix = occurrence.fix  # a command, or none: advice is said in the detail, never run
             said = f"{occurrence.detail} ({'the fix' if fix else 'what to do'}: {self.fix})"
-            found.append(
-                Finding(Subject("check", self.id), self.severity, self.title, said, fix, self.references, "rule")
-            )
+            severity = occurrence.severity or self.severity
+            found.append(Finding(Subject("check", self.id), severity, self.title, said, fix, self.references, "rule"))
         return found
 
 
@@ -288,7 +287,8 @@ CHECKS: tuple[Check, ...] = (
         Check(
             id=f"removed-jax-api-in-{name}",
             severity="fail",
-            title=f"{name} uses a jax API that the installed jax does not have",
+            title=f"{name} uses a jax API that the installed jax does not have (a warning where only functions "
+            "off the everyday path call it)",
             fix="upgrade it to a release that no longer uses it, or keep jax below the removal",
             references=("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md", JEP_9419),
             run=tables.removed_api_uses(name),

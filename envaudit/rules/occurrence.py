@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from envaudit.fixes import Fix
+from envaudit.model import Severity
 
 
 @dataclass(frozen=True)
@@ -16,3 +17,4 @@ class Occurrence:
     detail: str  # what was found, for people
     fix: Fix = field(default_factory=Fix)  # what fixes this occurrence here; empty where no command can (the check's
     # own words then say what to do, in the detail)
+    severity: Severity | None = None  # where this occurrence is less (or more) than the check's own: its severity

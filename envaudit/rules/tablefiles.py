@@ -59,6 +59,8 @@ class JaxlibWheels(_Span, _WheelsOptional):  # jaxlib-wheels.toml: the Pythons e
 
 class _UseOptional(TypedDict, total=False):
     fixed: str  # the first release of the library without the use
+    functions: list[str]  # a call-time use: the public functions that reach it (read at the library's tag)
+    standard_path: str  # the everyday call that reaches it too (flax.linen.Module.init), where one does
 
 
 class Use(_UseOptional):

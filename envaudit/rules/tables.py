@@ -182,12 +182,24 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
         uses = _removed_uses(facts, package)
         if not uses:
             return []
-        fails = {"import": f"import {package} fails", "first call": "fails on first call"}
-        said = "; ".join(f"uses {u['api']} ({fails[u['kind']]}: {u['evidence']})" for u in uses)
+        said = "; ".join(f"uses {u['api']} ({_breaks(package, u)}: {u['evidence']})" for u in uses)
         detail = f"{package} {facts.packages[package]} with jax {facts.packages.get('jax')}: {said}"
-        return [Occurrence(detail, _removed_api_fix(facts, package, uses))]
+        # at import, or on the everyday path (Module.init): a failure; only where a few functions call it, a warning
+        # (a probe or an import that shows the user's path broken makes it a failure: envaudit/causes.py)
+        everyday = any(u["kind"] == "import" or "standard_path" in u or not u.get("functions") for u in uses)
+        return [Occurrence(detail, _removed_api_fix(facts, package, uses), None if everyday else "warn")]
 
     return run
+
+
+def _breaks(package: str, use: dict[str, Any]) -> str:
+    """How a use breaks, as the user meets it: the import, the everyday call, or the functions that reach it."""
+    if use["kind"] == "import":
+        return f"import {package} fails"
+    if "standard_path" in use:
+        return f"fails on first call, {use['standard_path']} included"
+    functions = use.get("functions") or []
+    return f"fails on first call of {', '.join(functions)}" if functions else "fails on first call"
 
 
 def _removed_api_fix(facts: Facts, name: str, uses: list[dict[str, Any]]) -> Fix:

@@ -153,6 +153,16 @@ BROKEN = (
         REGRESSION_PROGRAM,
         also=("jaxlib-0102-cpu-vmap-matvec-sum",),
     ),
+    # the same kind in a uv venv: flax 0.8.5 beside jax 0.10.2 (uv is satisfied: flax declares jax>=0.4.27); flax's
+    # fix and the regression's must be one uv command, with no pip in sight
+    Broken(
+        "uv-flax085-jax0102",
+        (("flax==0.8.5", "jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),),
+        "flax-trace-level-jax-0436",
+        FLAX_PROGRAM,
+        maker="uv",
+        also=("jaxlib-0102-cpu-vmap-matvec-sum",),
+    ),
     # JAX_PLATFORMS asks for a TPU on a machine without one (a list with cpu fails too): the variable is the cause
     Broken(
         "jax-platforms-tpu",

@@ -85,7 +85,13 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
     assert ran.returncode == 0 and ran.stdout.strip().endswith("ok"), ran.stderr[-2000:]
 
 
-FIXED_BY_THE_VERB = ("uv-jaxlib-0102", "stale-jax-on-pythonpath", "cuda-plugin-no-driver", "ml-dtypes-too-old")
+FIXED_BY_THE_VERB = (
+    "uv-flax085-jax0102",
+    "stale-jax-on-pythonpath",
+    "cuda-plugin-no-driver",
+    "ml-dtypes-too-old",
+    "chex0182-jax0102",
+)
 
 
 @pytest.mark.parametrize("env", [e for e in BROKEN if e.name in FIXED_BY_THE_VERB], ids=lambda e: e.name)

@@ -13,6 +13,7 @@ import pytest
 from envaudit import fixes
 from envaudit.cli import main
 from envaudit.rules import tables
+from tests.conftest import facts_from
 
 USES = tables.load(tables.REMOVALS)["use"]
 
@@ -76,3 +77,25 @@ def test_another_librarys_removed_api_is_its_own_root_cause(capsys: pytest.Captu
     found = planned(capsys, "flax==0.7.4", "chex==0.1.82", "jax==0.4.30", "jaxlib==0.4.30")
     chex = next(f for f in found if f["id"] == "removed-jax-api-in-chex")
     assert chex["caused_by"] == "" and chex["fix"].endswith("install 'chex>=0.1.84' jax==0.4.30 jaxlib==0.4.30")
+
+
+def test_a_call_time_break_off_the_everyday_path_is_a_warning_that_names_its_functions() -> None:
+    """optax 0.2.2 under jax 0.6.0: only optax.scale_by_distance_over_gradients reaches the removed jax.tree_map
+    (read at the tag); a standard training step runs, so it is a warn that names the function, not a file:line."""
+    from envaudit.rules import checks
+
+    facts = facts_from({"packages": {"optax": "0.2.2", "jax": "0.6.0", "jaxlib": "0.6.0"}})
+    (found,) = [f for f in checks.evaluate(facts) if f.id == "removed-jax-api-in-optax"]
+    assert found.severity == "warn" and "first call of optax.scale_by_distance_over_gradients" in found.detail
+    flax = facts_from({"packages": {"flax": "0.12.6", "jax": "0.11.0", "jaxlib": "0.11.0"}})
+    (broken,) = [f for f in checks.evaluate(flax) if f.id == "removed-jax-api-in-flax"]
+    assert broken.severity == "fail" and "flax.linen.Module.init included" in broken.detail  # the everyday path
+
+
+def test_every_call_time_use_says_which_public_functions_reach_it() -> None:
+    from envaudit.rules import tables
+
+    uses = tables.load(tables.REMOVALS)["use"]
+    assert all(u.get("functions") for u in uses if u["kind"] == "first call"), [
+        (u["package"], u["api"]) for u in uses if u["kind"] == "first call" and not u.get("functions")
+    ]

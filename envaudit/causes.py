@@ -65,6 +65,12 @@ def _declared() -> dict[str, tuple[Names, ...]]:
     return {cause: explains.parse(entries) for cause, entries in causes}
 
 
+def explains_jax(cause: str) -> bool:
+    """Whether a rule or check declares itself a cause of jax's failure (`jax:*`, or jax-broken): fixing it may fix
+    what the audit measured of jax."""
+    return any(e.names_finding(JAX_BROKEN) or e.subject == "jax" for e in _declared().get(cause, ()))
+
+
 def _names(entry: Names, finding: Finding, subject: tuple[str, str] | None) -> bool:
     if entry.finding:
         return entry.names_finding(finding.id)

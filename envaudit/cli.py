@@ -116,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
     if args.verb == "fix":
         from envaudit import repair
 
+        if args.restore is not None:
+            return repair.restore(args.restore, timeout=args.timeout, say=lambda line: print(line, flush=True))
         probes, python, timeout = _one_bound(args)
         assert probes is not None  # fix always probes: the audit after it must see what the one before saw
         return repair.run(

@@ -49,6 +49,7 @@ def build_parser() -> _Parser:
     p.add_argument(
         "--snapshot", type=Path, help="where to keep the distributions as they were (default: ./envaudit-snapshot-*)"
     )
+    p.add_argument("--restore", type=Path, metavar="SNAPSHOT", help="put a snapshot's distributions back instead")
     _probe_options(p)
     p = sub.add_parser("check", help="re-evaluate a saved JSON report with today's rules")
     p.add_argument("report", type=Path)

@@ -154,10 +154,12 @@ class Target:
             found += [*bootstrap, " ".join([self.python, "-m", "pip", "uninstall", "-y", *_quoted(rest)])]
         return found
 
-    def commands(self, requirements: Sequence[str], options: Sequence[str] = ()) -> list[str]:
-        """The commands that install these requirements (already met ones included, to hold them)."""
+    def commands(self, requirements: Sequence[str], options: Sequence[str] = (), hold: Sequence[str] = ()) -> list[str]:
+        """The commands that install these requirements: conda's packages by conda, the rest by the tool, which is
+        also given what to hold (met requirements, named so that it moves nothing else; never conda's to do)."""
         by_conda = [r for r in requirements if self.prefix and _parse(r)[0] in self.conda and "[" not in r]
         rest = [r for r in requirements if r not in by_conda]
+        rest += [h for h in hold if h not in rest] if rest else []
         found = []
         if by_conda:
             conda_options = ["--force-reinstall"] if "--force-reinstall" in options else []
@@ -225,7 +227,7 @@ class Fix:
         if self.uninstall:
             parts += self.target.removals(self.uninstall)
         if self.install:
-            parts += self.target.commands([*self.install, *(h for h in self.hold if h not in self.install)])
+            parts += self.target.commands(self.install, hold=[h for h in self.hold if h not in self.install])
         if self.reinstall:
             parts += self.target.commands(self.reinstall, ["--force-reinstall", "--no-deps"])
         return " && ".join(parts)
@@ -238,8 +240,17 @@ class Fix:
         """This fix followed by one computed on the state it leaves: a requirement of the later one replaces this
         one's on the same distribution (its extras kept), a later variable replaces an earlier one."""
         uninstall = tuple(dict.fromkeys(n for n in (*self.uninstall, *later.uninstall)))
-        install = tuple(r for r in _merged(self.install, later.install) if _parse(r)[0] not in later.uninstall)
-        uninstall = tuple(n for n in uninstall if n not in {_parse(r)[0] for r in later.install})
+        installed = {_parse(r)[0] for r in later.install}
+        install = tuple(
+            _without_extras_of(r, later.uninstall)  # jax[cuda12]==V would install the plugin removed after it
+            for r in _merged(self.install, later.install)
+            if _parse(r)[0] not in later.uninstall
+        )
+        uninstall = tuple(n for n in uninstall if n not in installed)
+        # a reinstall of what a later step installs or removes would undo the later step
+        reinstall = tuple(
+            r for r in _merged(self.reinstall, later.reinstall) if _parse(r)[0] not in installed | set(later.uninstall)
+        )
         moved = {_parse(r)[0] for r in install} | set(uninstall)
         hold = tuple(h for h in _merged(self.hold, later.hold) if _parse(h)[0] not in moved)
         exported = dict(self.export) | dict(later.export)
@@ -248,11 +259,25 @@ class Fix:
             later if later else self,  # the later one's target, unless it is empty (no target of its own)
             install=install,
             hold=hold,
-            reinstall=_merged(self.reinstall, later.reinstall),
+            reinstall=reinstall,
             uninstall=uninstall,
             unset=unset,
             export=tuple((n, v) for n, v in exported.items() if n not in later.unset),
         )
+
+
+def _without_extras_of(requirement: str, removed: Sequence[str]) -> str:
+    """The requirement without those of its extras that would install a distribution removed after it."""
+    from packaging.requirements import Requirement
+
+    req = Requirement(requirement)
+    exact = [s.version for s in req.specifier if s.operator == "=="]
+    version = exact[0] if exact else "9999"
+    kept = {e for e in req.extras if not set(extras_implied(version, {e})) & (set(removed) - {"jaxlib"})}
+    if kept == req.extras:
+        return requirement
+    req.extras = kept
+    return str(req)
 
 
 def _merged(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:

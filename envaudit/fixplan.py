@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from envaudit import causes, rules
 from envaudit.facts import Facts
@@ -33,6 +33,7 @@ class _Node:
     steps: tuple[Step, ...]
     state: Facts
     findings: tuple[Finding, ...]  # the state's findings, consequences linked to their roots
+    path: frozenset[tuple[object, ...]] = frozenset()  # the states on the way here (a way back to one is a loop)
 
     def roots(self) -> list[Finding]:
         return [f for f in self.findings if not f.caused_by]
@@ -62,23 +63,40 @@ def plan(facts: Facts, findings: Sequence[Finding]) -> Plan:
             looped = looped or back
             queue.extend(children)
             best = min([best, *children], key=_Node.score)
+    steps = _one_command(facts, best)
     return Plan(
-        steps=best.steps,
+        steps=steps,
         remaining=tuple(f.id for f in best.roots() if f.severity == "fail"),
         loop=looped and any(f.severity == "fail" for f in best.roots()),
     )
+
+
+def _one_command(facts: Facts, best: _Node) -> tuple[Step, ...]:
+    """The steps, with the last one pinning what the combined command would leave elsewhere than the steps did: a
+    later range can let an earlier exact pin go (jaxlib==0.7.2, then jaxlib>=0.8.1 leaves the installed 0.10.2,
+    where the steps gave 0.8.1), so the one command is made to reach the state that was judged."""
+    if not best.steps:
+        return ()
+    reached = installing.after(facts, Plan(best.steps).fix).packages
+    apart = sorted(n for n, v in best.state.packages.items() if reached.get(n) != v)
+    if not apart:
+        return best.steps
+    *before, last = best.steps
+    pinned = tuple(f"{n}=={best.state.packages[n]}" for n in apart)
+    return (*before, Step(last.finding, replace(last.fix, install=(*last.fix.install, *pinned)), last.also))
 
 
 def _children(node: _Node, seen: set[tuple[object, ...]], measured: Sequence[Finding]) -> tuple[list[_Node], bool]:
     """The states each root cause leads to, worst first, by each of its ways (its fix, then the rule's
     workaround); and whether a way led back to a state already planned (a loop)."""
     back, found = False, []
+    path = node.path | {installing.key(node.state)}
     for root in sorted(node.roots(), key=lambda f: SEVERITIES.index(f.severity)):
         for way in _ways(root, node.state):
-            state = installing.after(node.state, way)
+            state = installing.after(node.state, way, jax_cause=causes.explains_jax(root.id))
             key = installing.key(state)
+            back = back or key in path  # back to a state on the way here; another order reaching it is no loop
             if key in seen:
-                back = True
                 continue
             seen.add(key)
             done = {s.finding for s in node.steps} | {root.id}
@@ -86,7 +104,7 @@ def _children(node: _Node, seen: set[tuple[object, ...]], measured: Sequence[Fin
             judged = [*_judged(state), *carried]
             gone = {f.id for f in node.roots() if f.remedy} - {f.id for f in judged} - {root.id}
             step = Step(root.id, way, also=tuple(sorted(gone)))
-            found.append(_Node((*node.steps, step), state, tuple(judged)))
+            found.append(_Node((*node.steps, step), state, tuple(judged), path))
     return found, back
 
 

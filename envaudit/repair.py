@@ -7,19 +7,22 @@ interpreter (name, version, installer) is written to a snapshot file that is kep
 command runs in bash, as the user would paste it; its variables (an `export XLA_FLAGS=...`) hold for the new audit
 here and are said, since they last one shell. The audit after it is compared with the one before: more failing root
 causes, or jax imported before and not after, and the snapshot is restored (what moved installed at its version
-again, what appeared removed). What changed is said either way. Exit 0 when the environment audits without a
-failure afterwards, 1 when not, 2 on bad usage (no confirmation from a non-terminal, a snapshot path that cannot be
-written).
+again, what appeared removed, each by the installer that had installed it). What changed is said either way. The
+command runs in a session of its own: interrupted (Ctrl-C, SIGTERM, its bound), bash and the installer are killed
+together and the way back is printed (`envaudit fix --restore SNAPSHOT`, which puts any snapshot back). Exit 0
+when the environment audits without a failure afterwards, 1 when not, 2 on bad usage (no confirmation from a
+non-terminal, a snapshot path that cannot be written or read).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -31,6 +34,7 @@ from envaudit.fixes import Fix
 from envaudit.model import Report
 
 APPLY_TIMEOUT_S = 3600.0  # an installer downloading gigabytes of CUDA wheels; a hung one still ends
+SNAPSHOT_BYTES = 16 * 1024 * 1024  # a snapshot of ten thousand distributions is under 1 MiB
 
 
 class RepairError(BadInput):
@@ -68,11 +72,30 @@ def changes(before: dict[str, Installed], after: dict[str, Installed]) -> list[s
 
 
 def restoring(before: dict[str, Installed], after: dict[str, Installed], facts: Facts) -> Fix:
-    """The fix that puts the snapshot back: what moved or went installed at its version, what appeared removed."""
+    """The fix that puts the snapshot back: what moved or went installed at its version, what appeared removed,
+    each by the installer the snapshot says installed it (conda's by conda: the audit's facts name only the
+    audited packages, and not those the fix removed)."""
     moved = [f"{n}=={d.version}" for n, d in sorted(before.items()) if after.get(n, d).version != d.version]
     moved += [f"{n}=={d.version}" for n, d in sorted(before.items()) if n not in after]
-    target = fixes.target(facts)
+    by_conda = {n for n, d in (*before.items(), *after.items()) if d.installer == "conda"}
+    target = replace(fixes.target(facts), conda=frozenset(by_conda))
     return Fix(install=tuple(moved), uninstall=tuple(sorted(after.keys() - before.keys())), target=target)
+
+
+def read_snapshot(path: Path) -> tuple[str, dict[str, Installed]]:
+    """A snapshot `fix` wrote: the interpreter and its distributions (bad input: one line, exit 2)."""
+    from envaudit import reportfile
+
+    raw = reportfile.read_bounded(path, SNAPSHOT_BYTES, "a snapshot")
+    try:
+        data = json.loads(raw)
+        python = data["python"]
+        found = {d["name"]: Installed(d["name"], d["version"], d.get("installer", "")) for d in data["distributions"]}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise RepairError(f"{path}: not a snapshot written by envaudit fix") from None
+    if not isinstance(python, str) or not all(isinstance(d.version, str) for d in found.values()):
+        raise RepairError(f"{path}: not a snapshot written by envaudit fix")
+    return python, found
 
 
 def worse(before: Report, after: Report) -> str:
@@ -130,26 +153,69 @@ def run(
     document = {"python": interpreter, "distributions": [vars(d) for d in saved.values()]}
     safewrite.write(path, json.dumps(document, indent=1) + "\n")
     say(f"snapshot of {len(saved)} distributions: {path} (kept: remove it when you no longer need it)")
-    done = subprocess.run(["bash", "-c", command], timeout=APPLY_TIMEOUT_S, check=False)
+    back = f"envaudit fix --restore {shlex.quote(str(path))}" + (
+        f" --python {shlex.quote(interpreter)}" if python else ""
+    )
+    try:
+        code = shell(command)
+    except BaseException:  # Ctrl-C, SIGTERM, the bound: the installer's group is gone, the way back is said
+        say(f"interrupted: the environment may be half changed; to put the snapshot back: {back}")
+        raise
     # audited as another interpreter, whatever this one is: this process's own path still holds what was unset
     after = audit.run_audit(quick=False, timeout=timeout, probes=probes, python=interpreter)
     now = distributions(interpreter, timeout)
     moved = changes(saved, now)
-    say(f"changed: {'; '.join(moved) if moved else 'no distribution'}" + _status(done.returncode))
+    say(f"changed: {'; '.join(moved) if moved else 'no distribution'}" + _status(code))
     why = worse(before, after)
     if why:
-        undo = restoring(saved, now, after.facts)
-        say(f"worse: {why}; restoring the snapshot: {undo.command or 'nothing moved'}")
-        if undo:
-            subprocess.run(["bash", "-c", undo.command], timeout=APPLY_TIMEOUT_S, check=False)
-        restored = changes(saved, distributions(interpreter, timeout))
-        say("restored" if not restored else f"restored but for: {'; '.join(restored)}")
-        return Exit.FINDINGS
+        say(f"worse: {why}; restoring the snapshot")
+        return _restore(saved, now, after.facts, interpreter, timeout, say)
+    if code != 0:
+        say(f"the command failed; to put the snapshot back: {back}")
     if fix.export or fix.unset:
-        shell = " && ".join([*(f"unset {n}" for n in fix.unset), *(c for c in _exports(fix))])
-        say(f"set in the shell that runs your program (they last one shell): {shell}")
+        variables = " && ".join([*(f"unset {n}" for n in fix.unset), *(c for c in _exports(fix))])
+        say(f"set in the shell that runs your program (they last one shell): {variables}")
     say(f"envaudit fix: {after.verdict.upper()} after it")
     return Exit.FINDINGS if after.verdict == "fail" else Exit.OK
+
+
+def restore(path: Path, *, timeout: float, say: Callable[[str], None]) -> int:
+    """`fix --restore SNAPSHOT`: the distributions put back as the snapshot has them (its interpreter's)."""
+    from envaudit.collect import collect
+
+    interpreter, saved = read_snapshot(path)
+    now = distributions(interpreter, timeout)
+    return _restore(saved, now, collect(timeout=timeout, python=interpreter), interpreter, timeout, say)
+
+
+def _restore(
+    saved: dict[str, Installed],
+    now: dict[str, Installed],
+    facts: Facts,
+    interpreter: str,
+    timeout: float,
+    say: Callable[[str], None],
+) -> int:
+    undo = restoring(saved, now, facts)
+    say(f"restoring: {undo.command or 'nothing moved'}")
+    code = shell(undo.command) if undo else 0
+    left = changes(saved, distributions(interpreter, timeout))
+    say("restored" if not left else f"restored but for: {'; '.join(left)}" + _status(code))
+    return Exit.FINDINGS
+
+
+def shell(command: str) -> int:
+    """The command run in bash in a session of its own, to its end or the bound; on any interruption, bash and
+    whatever it started (the installer) are killed together."""
+    from envaudit.child.bounded import kill_group
+
+    proc = subprocess.Popen(["bash", "-c", command], start_new_session=True)
+    try:
+        return proc.wait(timeout=APPLY_TIMEOUT_S)
+    except BaseException:
+        kill_group(proc)
+        proc.wait()
+        raise
 
 
 def _exports(fix: Fix) -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from envaudit import audit, causes, fixes, rules
+from envaudit.facts import Facts
 from envaudit.model import Report
 from envaudit.rules import engine, installing
 from tests.conftest import ROOT, facts_from
@@ -200,3 +201,40 @@ def test_a_uv_venv_removes_with_uv_and_conda_with_conda() -> None:
     assert fixes.Fix(uninstall=("a", "b"), target=conda).command == (
         "conda remove -y -p /e a && /e/bin/python -m pip uninstall -y b"
     )
+
+
+def test_a_variable_set_for_another_cause_does_not_clear_a_failed_import_of_jax() -> None:
+    """The review's case: xla#13054's workaround is an export; jax's own ImportError is not its consequence, so the
+    plan still reinstalls jax instead of calling it fixed by a variable."""
+    stack = {"jax": "0.4.25", "jaxlib": "0.4.25", "neural-tangents": "0.6.5", "numpy": "1.26.4"}
+    failed = {
+        "status": "import_error",
+        "stage": "import",
+        "message": "ImportError: libfoo.so: cannot open shared object",
+    }
+    report = planned({**CPU, "packages": stack, "jax": failed})
+    assert "jax-broken" in [s.finding for s in report.plan.steps], report.plan
+    assert "--force-reinstall" in report.plan.fix.command
+    assert_fixed_point(report)
+
+
+def test_the_one_command_reaches_the_state_its_steps_were_judged_in() -> None:
+    """A later range after an earlier exact pin (jaxlib==0.7.2, then jaxlib>=0.8.1) would leave the installed
+    jaxlib where the steps had moved it: the one command pins what the steps reached."""
+    python = {**CPU["python"], "version": "3.13.1"}
+    report = planned({**GPU, "python": python, "packages": {"jax": "0.7.2", "jaxlib": "0.10.2", "numpy": "1.26.4"}})
+    steps: Facts = report.facts
+    for step in report.plan.steps:
+        steps = installing.after(steps, step.fix)
+    assert installing.after(report.facts, report.plan.fix).packages == steps.packages
+    assert_fixed_point(report)
+
+
+def test_a_plan_never_installs_a_jaxlib_that_has_no_wheel_for_the_python() -> None:
+    """neural-tangents' fix is jax 0.4.25, which has no wheel for Python 3.13: the plan cannot claim it."""
+    python = {**CPU["python"], "version": "3.13.1"}
+    stack = {"jax": "0.10.2", "jaxlib": "0.10.2", "neural-tangents": "0.6.4", "numpy": "2.2.6"}
+    report = planned({**CPU, "python": python, "packages": stack})
+    assert "jaxlib==0.4.25" not in shlex.split(report.plan.fix.command)
+    assert report.plan.remaining, report.plan  # what stays wrong is said, not a clean state that cannot install
+    assert_fixed_point(report)

@@ -3,8 +3,13 @@ without a confirmation (tests/realenv applies it to real environments, one whose
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
+import time
+from pathlib import Path
+
+import pytest
 
 from envaudit import repair
 from envaudit.fixes import Fix
@@ -50,3 +55,30 @@ def test_without_a_terminal_or_yes_nothing_runs_and_it_is_one_line_exit_2() -> N
 
 def test_an_empty_fix_is_no_restore() -> None:
     assert not Fix() and Fix().command == ""
+
+
+def test_the_restore_uses_the_installer_the_snapshot_names() -> None:
+    """A conda-installed plugin the fix removed: the audit's facts no longer name it, the snapshot does."""
+    before = {"jax-cuda12-plugin": Installed("jax-cuda12-plugin", "0.4.30", "conda")}
+    python = {"executable": "/e/bin/python", "environment": "conda", "conda": True, "prefix": "/e"}
+    undo = repair.restoring(before, {}, facts_from({"python": python}))
+    assert undo.command == "conda install -y -p /e jax-cuda12-plugin==0.4.30"
+
+
+@pytest.mark.slow
+def test_an_interrupted_command_takes_the_installer_with_it(tmp_path: Path) -> None:
+    """bash and what it started are one session: a timeout (or Ctrl-C) kills both, nothing installs on after."""
+    marker = tmp_path / "still-running"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(repair, "APPLY_TIMEOUT_S", 0.5)
+        with pytest.raises(subprocess.TimeoutExpired):
+            repair.shell(f"sleep 3; touch {shlex.quote(str(marker))}")
+    time.sleep(3.5)
+    assert not marker.exists()
+
+
+def test_a_snapshot_that_is_not_one_is_one_line_of_bad_input(tmp_path: Path) -> None:
+    bad = tmp_path / "s.json"
+    bad.write_text('{"python": 1}', encoding="utf-8")
+    with pytest.raises(repair.RepairError, match="not a snapshot written by envaudit fix"):
+        repair.read_snapshot(bad)

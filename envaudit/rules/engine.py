@@ -18,6 +18,7 @@ from typing import Any, TypedDict
 from envaudit import cachedir, fixes, typecheck
 from envaudit.facts import Facts
 from envaudit.model import Finding, Severity, Subject
+from envaudit.redact import REDACTED
 from envaudit.rules import conditions, tables
 from envaudit.rules.conditions import holds
 
@@ -83,13 +84,18 @@ class Rule:
             (name, fixes.with_flag(facts.env.get(name, ""), value) if name == "XLA_FLAGS" else value)
             for name, value in self.workaround
         )
+        if any(REDACTED in value for _, value in exported):  # the report hides a value it would have to repeat
+            return fixes.Fix()
         return fixes.Fix(export=exported, target=fixes.target(facts)) if exported else fixes.Fix()
 
     def finding(self, evidence: list[str], facts: Facts) -> Finding:
         detail = self.symptom + (f" [matched: {'; '.join(dict.fromkeys(evidence))}]" if evidence else "")
         fix = fixes.install(facts, self.pins, installed_only=True) if self.pins else fixes.Fix()
+        cost = tables.cost(facts, self.pins)
+        if tables.installs_here(facts, self.pins) is False:
+            fix = fixes.Fix()  # a command pip would refuse on this Python is no fix: the detail says what it needs
         # the command alone is the fix, pasteable into any shell; what it does, or what to do without one, is said
-        detail += f" (the fix: {self.fix}{tables.cost(facts, self.pins)})" if fix else f" (what to do: {self.fix})"
+        detail += f" (the fix: {self.fix}{cost})" if fix else f" (what to do: {self.fix}{cost})"
         return Finding(Subject("rule", self.id), self.severity, self.title, detail, fix, self.references, "rule")
 
 

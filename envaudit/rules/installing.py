@@ -21,12 +21,15 @@ from envaudit import fixes
 from envaudit.facts import Duplicate, Facts, JaxFacts, Unsatisfied
 from envaudit.fixes import Fix
 from envaudit.rules.accessors import env_flag
-from envaudit.rules.tables import REMOVALS, WHEELS, load, numbers, python_of
+from envaudit.rules.tables import REMOVALS, WHEELS, covers, load, numbers, python_of
 from envaudit.scope import PLUGIN, canonicalize_name
 
 
-def after(facts: Facts, fix: Fix) -> Facts:
-    """The facts once `fix` has run: variables first, then the installs (whose result depends on them)."""
+def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
+    """The facts once `fix` has run: variables first, then the installs (whose result depends on them). What the
+    audit measured of jax (an import that failed) holds until the fix moves what jax imports, reinstalls it, or
+    fixes a cause of jax's failure (`jax_cause`: a variable that made it fail); a variable set for another reason
+    changes nothing of it."""
     env = {k: v for k, v in facts.env.items() if k not in fix.unset} | dict(fix.export)
     python = facts.python.copy()
     if "PYTHONPATH" in fix.unset or "PYTHONPATH" in dict(fix.export):
@@ -39,7 +42,7 @@ def after(facts: Facts, fix: Fix) -> Facts:
     moved = {n for n in installed.keys() | facts.packages.keys() if installed.get(n) != facts.packages.get(n)}
     moved |= {name for name, _ in map(_name_spec, fix.reinstall)}
     requires = {name: reqs for name, reqs in facts.requires.items() if name not in moved and name in installed}
-    replanned = bool(fix.unset or fix.export or fix.reinstall) or any(_under_jax(facts, name) for name in moved)
+    replanned = jax_cause or bool(fix.reinstall) or any(_under_jax(facts, name) for name in moved)
     return replace(
         facts,
         packages=dict(sorted(installed.items())),
@@ -125,15 +128,25 @@ def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[s
 
 def _choose(name: str, spec: object, python: str | None) -> str | None:
     """The newest known release of `name` that meets `spec`, else the newest version the specifier names that meets
-    it (None: nothing known meets it, and the installer would refuse)."""
+    it; None where nothing known meets it, and the installer would refuse: for jax's packages, whose releases per
+    Python the wheel table lists, a version it does not list for this Python has no wheel to install."""
     from packaging.specifiers import SpecifierSet
 
     assert isinstance(spec, SpecifierSet)
-    known = [v for v in releases(name, python) if spec.contains(v, prereleases=True)]
+    listed = releases(name, python)
+    known = [v for v in listed if spec.contains(v, prereleases=True)]
     if known:
         return max(known, key=numbers)
     named = [v for v in fixes.candidates(str(spec)) if spec.contains(v, prereleases=True)]
+    if _wheels_known(name, python):  # what the table covers and does not list has no wheel here
+        named = [v for v in named if not covers(load(WHEELS), v)]
     return max(named, key=numbers) if named else None
+
+
+def _wheels_known(name: str, python: str | None) -> bool:
+    """Whether the wheel table lists this jax package's releases for this Python (so what it lacks does not
+    install)."""
+    return (name in ("jax", "jaxlib") or bool(PLUGIN.match(name))) and python in load(WHEELS)["versions"]
 
 
 def releases(name: str, python: str | None) -> tuple[str, ...]:

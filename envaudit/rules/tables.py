@@ -112,6 +112,13 @@ def pythons(pins: Sequence[str]) -> list[str] | None:
     return [py for py, found in load(WHEELS)["versions"].items() if _listed(exact[0], found)]
 
 
+def installs_here(facts: Facts, pins: Sequence[str]) -> bool | None:
+    """Whether the jaxlib these pins fix has a wheel for the audited Python (None: the table or the facts cannot
+    say)."""
+    found, here = pythons(pins), python_of(facts)
+    return None if found is None or here is None or here not in load(WHEELS)["versions"] else here in found
+
+
 def cost(facts: Facts, pins: Sequence[str]) -> str:
     """What a fix of these pins costs in Pythons, as a clause for its finding ("" when nothing): a fix that cannot
     install on the audited Python must say so, not fail later in pip."""

@@ -85,12 +85,16 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
     assert ran.returncode == 0 and ran.stdout.strip().endswith("ok"), ran.stderr[-2000:]
 
 
-FIXED_BY_THE_VERB = (
-    "uv-flax085-jax0102",
-    "stale-jax-on-pythonpath",
-    "cuda-plugin-no-driver",
-    "ml-dtypes-too-old",
+FIXED_BY_THE_VERB = (  # the cases of the issue that asked for the verb, and a stale PYTHONPATH (a variable's fix)
     "chex0182-jax0102",
+    "uv-flax085-jax0102",
+    "plugins-behind-jaxlib0102",
+    "nt065-jax0101",
+    "jax-platforms-tpu",
+    "xla-flags-unknown",
+    "uv-jaxlib-0102",
+    "cuda-plugin-no-driver",
+    "stale-jax-on-pythonpath",
 )
 
 

@@ -66,6 +66,11 @@ def _planned(finding: Finding, plan: Plan) -> Finding:
         return finding
     if by := plan.fixed_by(finding.id):
         return replace(finding, remedy=Fix(), caveat=f"{finding.caveat} (the plan's fix of {by} fixes it too)")
+    if plan.loop and finding.id in plan.remaining and not plan.part(finding.id):
+        loops = (
+            " (its own fix leads back to a state the plan was in: no known release fixes it without breaking another)"
+        )
+        return replace(finding, remedy=Fix(), caveat=f"{finding.caveat}{loops}")
     return replace(finding, remedy=plan.part(finding.id) or finding.remedy)
 
 

@@ -63,12 +63,33 @@ def plan(facts: Facts, findings: Sequence[Finding]) -> Plan:
             looped = looped or back
             queue.extend(children)
             best = min([best, *children], key=_Node.score)
+    if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
+        best = min([best, _greedy(best, measured)], key=_Node.score)
     steps = _one_command(facts, best)
-    return Plan(
-        steps=steps,
-        remaining=tuple(f.id for f in best.roots() if f.severity == "fail"),
-        loop=looped and any(f.severity == "fail" for f in best.roots()),
-    )
+    done = {s.finding for s in steps}
+    left = [f for f in _judged(outcome(facts, steps)) if not f.caused_by]  # what the one command leaves
+    left += [f for f in measured if f.id not in done]
+    failing = tuple(dict.fromkeys(f.id for f in left if f.severity == "fail"))
+    return Plan(steps=steps, remaining=failing, loop=looped and bool(failing))
+
+
+def outcome(facts: Facts, steps: Sequence[Step]) -> Facts:
+    """The state the plan's one command leaves (jax replanned where a step is a cause of its failure)."""
+    jax_cause = any(causes.explains_jax(s.finding) for s in steps)
+    return installing.after(facts, Plan(tuple(steps)).fix, jax_cause=jax_cause)
+
+
+def _greedy(node: _Node, measured: Sequence[Finding]) -> _Node:
+    """From `node`, the best state one step away, again and again, until none is new: one path (what the
+    breadth-first search could not reach within its bound), each step chosen among every root's ways."""
+    best = node
+    while len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
+        children, _ = _children(node, {installing.key(node.state), *node.path}, measured)
+        if not children:
+            break
+        node = min(children, key=_Node.score)
+        best = min([best, node], key=_Node.score)
+    return best
 
 
 def _one_command(facts: Facts, best: _Node) -> tuple[Step, ...]:
@@ -77,7 +98,7 @@ def _one_command(facts: Facts, best: _Node) -> tuple[Step, ...]:
     where the steps gave 0.8.1), so the one command is made to reach the state that was judged."""
     if not best.steps:
         return ()
-    reached = installing.after(facts, Plan(best.steps).fix).packages
+    reached = outcome(facts, best.steps).packages
     apart = sorted(n for n, v in best.state.packages.items() if reached.get(n) != v)
     if not apart:
         return best.steps

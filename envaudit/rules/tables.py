@@ -104,9 +104,13 @@ def no_wheel(facts: Facts) -> list[Occurrence]:
 
 
 def pythons(pins: Sequence[str]) -> list[str] | None:
-    """The Pythons that have a wheel of the jaxlib release these pins fix (`jax==V` or `jaxlib==V`), or None when
-    they fix none the table covers."""
-    exact = [p.split("==", 1)[1].strip() for p in pins if re.match(r"^(jax|jaxlib)\s*==", p)]
+    """The Pythons that have a wheel of the jaxlib release these pins fix (`jax==V`, `jaxlib==V`, or a GPU plugin's
+    `==V`: released with jaxlib, for its Pythons), or None when they fix none the table covers."""
+    exact = [
+        p.split("==", 1)[1].strip()
+        for p in pins
+        if re.match(r"^(jax|jaxlib|jax-(cuda|rocm)\d+-(plugin|pjrt))(\[[^\]]*\])?\s*==", p)
+    ]
     if not exact or not covers(load(WHEELS), exact[0]):
         return None
     return [py for py, found in load(WHEELS)["versions"].items() if _listed(exact[0], found)]

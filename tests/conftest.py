@@ -102,7 +102,9 @@ def _every_fix_is_a_command() -> Iterator[None]:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The tests that need the machine to themselves run first: later, each waited for whatever ran beside it to end
     # (a real environment built in a clean clone takes minutes) while its own worker sat idle (6 minutes in all)
-    items.sort(key=lambda item: item.get_closest_marker("alone") is None)
+    # and then the real environments, whose tests take 5-70 s each: started early, none is left running alone at the
+    # end while the other workers sit idle
+    items.sort(key=lambda item: (item.get_closest_marker("alone") is None, item.get_closest_marker("realenv") is None))
     for item in items:
         if ACCELERATOR and item.get_closest_marker("cpu_only"):
             item.add_marker(pytest.mark.skip(reason="asserts CPU-only behaviour; this machine has an accelerator"))

@@ -23,6 +23,11 @@ from tests.realenv.conftest import UV_BIN, built, copy
 from tests.realenv.envs import BROKEN, Broken
 
 pytestmark = pytest.mark.realenv
+# The probes that see what these environments break (a known regression, flax, neural-tangents); the generic
+# numeric probes (dense and conv chains, the NTK, determinism, matmul precision) have suites of their own and cost
+# each of the suite's sixty audits three seconds here
+PROBES = [arg for name in ("known_regressions", "flax_dtype", "ntk_nt") for arg in ("--probe", name)]
+PROBE_ARGS = " ".join(PROBES)
 
 
 def _env(env: Broken, prefix: Path) -> dict[str, str]:
@@ -34,7 +39,7 @@ def _env(env: Broken, prefix: Path) -> dict[str, str]:
 
 def audit(prefix: Path, shell_env: dict[str, str], before: str = "") -> tuple[int, dict[str, Any]]:
     """The audit run in a shell, after `before` (the fix, pasted as it is)."""
-    script = f'{before}\n"{prefix}/bin/python" -m envaudit --format json --output "{prefix}/report.json"'
+    script = f'{before}\n"{prefix}/bin/python" -m envaudit {PROBE_ARGS} --format json --output "{prefix}/report.json"'
     done = subprocess.run(["bash", "-c", script], env=shell_env, capture_output=True, text=True, timeout=600)
     assert (prefix / "report.json").exists(), done.stderr[-2000:]
     return done.returncode, json.loads((prefix / "report.json").read_text(encoding="utf-8"))
@@ -57,7 +62,9 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
     assert all(f["caused_by"] == env.root for f in folded)
     fix = report["plan"]["fix"]  # the one command that fixes everything, pasted as it is
     assert fix and report["plan"]["remaining"] == [], report["plan"]
-    outside = envaudit_run(sys.executable, "--format", "json", "--python", str(prefix), env=shell_env, timeout=600)
+    outside = envaudit_run(
+        sys.executable, *PROBES, "--format", "json", "--python", str(prefix), env=shell_env, timeout=600
+    )
     seen = json.loads(outside.stdout)  # audited from this environment (--python), as from inside
     assert outside.returncode == code and [(f["id"], f["fix"]) for f in seen["findings"] if not f["caused_by"]] == [
         (f["id"], f["fix"]) for f in report["findings"] if not f["caused_by"]
@@ -105,7 +112,7 @@ def test_envaudit_fix_yes_applies_the_plan_and_ends_clean(env: Broken, tmp_path:
     prefix = copy(built(env), tmp_path)
     snapshot = tmp_path / "before.json"
     done = subprocess.run(
-        [str(prefix / "bin" / "python"), "-m", "envaudit", "fix", "--yes", "--snapshot", str(snapshot)],
+        [str(prefix / "bin" / "python"), "-m", "envaudit", "fix", "--yes", "--snapshot", str(snapshot), *PROBES],
         env=_env(env, prefix),
         capture_output=True,
         text=True,
@@ -126,7 +133,7 @@ def test_envaudit_fix_restores_the_snapshot_when_the_fix_makes_things_worse(tmp_
     shell_env = _env(env, prefix) | {"PYTHONPATH": str(ROOT / "tests" / "faults" / "jax_0101_refused")}
     python = str(prefix / "bin" / "python")
     done = subprocess.run(
-        [python, "-m", "envaudit", "fix", "--yes", "--snapshot", str(tmp_path / "s.json")],
+        [python, "-m", "envaudit", "fix", "--yes", "--snapshot", str(tmp_path / "s.json"), *PROBES],
         env=shell_env,
         capture_output=True,
         text=True,
@@ -150,7 +157,7 @@ def test_envaudit_fix_dry_run_changes_nothing(tmp_path: Path) -> None:
     prefix = copy(built(env), tmp_path)
     before = sorted(p.name for p in next((prefix / "lib").glob("python3*/site-packages")).iterdir())
     done = subprocess.run(
-        [str(prefix / "bin" / "python"), "-m", "envaudit", "fix", "--dry-run"],
+        [str(prefix / "bin" / "python"), "-m", "envaudit", "fix", "--dry-run", *PROBES],
         env=_env(env, prefix),
         capture_output=True,
         text=True,

@@ -185,10 +185,10 @@ def target(facts: Facts) -> Target:
     """The installer of the audited environment, from what made it (`python.environment`), whether its pip imports
     and each distribution's INSTALLER."""
     environment = facts.python.get("environment")
-    pip = facts.python.get("pip")
+    pip = facts.python.get("pip")  # pixi: see pixi_managed (its conda packages are its lock file's, not conda's)
     by_uv = [name for name, tool in facts.installers.items() if tool == "uv"]
     uv = environment == "uv" or (pip is False and bool(by_uv))
-    conda = environment == "conda" or facts.python.get("conda") is True
+    conda = environment == "conda" or (facts.python.get("conda") is True and environment != "pixi")
     prefix = str(facts.python.get("prefix") or "") if conda else ""
     return Target(
         python=python(facts),
@@ -297,6 +297,13 @@ def _merged(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:
     return tuple(found.values())
 
 
+def pixi_managed(facts: Facts, names: Sequence[str]) -> bool:
+    """Whether a fix would move a conda package of a pixi environment: pixi re-syncs the environment to its lock
+    file (and conda may not be installed), so no command run into it lasts; pixi.toml is where such a change goes."""
+    tools = facts.installers
+    return facts.python.get("environment") == "pixi" and any(tools.get(_parse(n)[0]) == "conda" for n in names)
+
+
 def install(facts: Facts, pins: Sequence[str], *, installed_only: bool = False, hold: Sequence[str] = ()) -> Fix:
     """The pins not yet met and the packages they would break, for this environment's installer (an empty fix when
     every pin is already met). `installed_only`: the pins constrain what is installed and add nothing (a rule's
@@ -314,7 +321,7 @@ def install(facts: Facts, pins: Sequence[str], *, installed_only: bool = False, 
         needed += dependents(facts, needed)
     except (InvalidRequirement, InvalidVersion, ValueError):  # not versions (a hand-edited report): no command
         return Fix()
-    if not needed:
+    if not needed or pixi_managed(facts, needed):
         return Fix()
     return Fix(install=tuple(needed), hold=tuple(p for p in hold if p not in needed), target=target(facts))
 
@@ -326,6 +333,8 @@ def reinstall(facts: Facts, pins: Sequence[str]) -> Fix:
 
 def uninstall(facts: Facts, names: Sequence[str]) -> Fix:
     """These installed distributions removed (those not installed left out)."""
+    if pixi_managed(facts, names):
+        return Fix()
     return Fix(uninstall=tuple(n for n in names if n in facts.packages), target=target(facts))
 
 

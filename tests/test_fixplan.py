@@ -276,3 +276,15 @@ def test_any_stack_planned_reaches_what_its_plan_claims(doc: dict[str, Any]) -> 
     """Code checks and rules at their boundaries together, as random stacks of real release numbers: the one command
     leaves exactly the failures the plan says stay, and no fix of its own."""
     assert_fixed_point(planned(doc))
+
+
+def test_a_pixi_environment_gets_no_command_that_pixi_would_undo() -> None:
+    """pixi re-syncs its environment to its lock file: a conda package of it moved by a command does not stay moved
+    (and conda may not be there), so that fix has no command; what pip installed there pip still moves."""
+    python = {**CPU["python"], "environment": "pixi", "conda": True, "prefix": "/p/.pixi/envs/default"}
+    doc = {**CPU, "python": python, "installers": {"numpy": "conda", "jax": "pip", "jaxlib": "pip"}}
+    report = planned({**doc, "packages": {"jax": "0.4.23", "jaxlib": "0.4.23", "numpy": "2.0.2"}})
+    numpy = next(f for f in report.findings if f.id == "numpy2-with-jaxlib-before-0426")
+    assert "conda" not in report.plan.fix.command and "'numpy<2'" not in report.plan.fix.command
+    assert numpy.fix == "" or "fixes it too" in numpy.detail
+    assert_fixed_point(report)

@@ -139,8 +139,8 @@ def run(
     say(f"the plan: {command}")
     if before.plan.remaining:
         say(f"still failing after it: {', '.join(before.plan.remaining)}")
-    if dry_run:
-        return Exit.FINDINGS if before.plan.remaining else Exit.OK
+    if dry_run:  # nothing changed: the environment afterwards is the one audited
+        return Exit.FINDINGS if before.verdict == "fail" else Exit.OK
     if not yes and ask is not None and not ask("run it? [y/N] "):
         say("nothing changed")
         return Exit.FINDINGS if before.verdict == "fail" else Exit.OK

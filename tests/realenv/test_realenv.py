@@ -164,6 +164,6 @@ def test_envaudit_fix_dry_run_changes_nothing(tmp_path: Path) -> None:
         timeout=600,
         cwd=tmp_path,
     )
-    assert done.returncode == 0 and "the plan: " in done.stdout and "jax==0.10.1" in done.stdout, done.stdout
+    assert done.returncode == 1 and "the plan: " in done.stdout and "jax==0.10.1" in done.stdout, done.stdout
     after = sorted(p.name for p in next((prefix / "lib").glob("python3*/site-packages")).iterdir())
     assert after == before and not list(tmp_path.glob("envaudit-snapshot-*"))

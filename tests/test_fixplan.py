@@ -270,7 +270,7 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
     return {**machine, "python": python, "packages": packages, "env": env}
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=120, deadline=None, derandomize=True)
 @given(stacks())
 def test_any_stack_planned_reaches_what_its_plan_claims(doc: dict[str, Any]) -> None:
     """Code checks and rules at their boundaries together, as random stacks of real release numbers: the one command

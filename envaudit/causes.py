@@ -17,6 +17,7 @@ A finding present in the report is one whose condition held, so naming is enough
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -57,6 +58,7 @@ def _subject(finding: Finding, facts: Facts) -> tuple[str, str] | None:
     return None
 
 
+@functools.cache
 def _declared() -> dict[str, tuple[Names, ...]]:
     """Each rule's and check's `explains`, by id, as the values they name."""
     from envaudit.rules import checks, engine

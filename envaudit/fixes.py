@@ -17,11 +17,11 @@ environment's (`Target`):
 - a fix that moves something beside jax holds what must not move (`hold`: the installed jax, jaxlib, plugins, the
   CUDA wheels a jaxlib was built with), named although met, so that the installer fits the rest to them;
 - a single-package CUDA jaxlib (`+cuda12`, 0.4.29 and before) comes from jax's own index, which the command names.
-A fix has parts (variables to unset or set, requirements to install, releases to reinstall as they are, commands
-to run), so that several of them combine into one plan (`Fix.then`, `envaudit/fixplan.py`); its `command` is one
-shell line and nothing else (no `# comment`: an interactive zsh, macOS's default, takes it for arguments), so that
-pasting it into a shell runs exactly the fix (tests/realenv applies the printed text to copies of real broken
-environments and audits them again).
+A fix has parts (variables to unset or set, requirements to install or hold, releases to reinstall as they are,
+distributions to remove), so that several of them combine into one plan (`Fix.then`, `envaudit/fixplan.py`); its
+`command` is one shell line and nothing else (no `# comment`: an interactive zsh, macOS's default, takes it for
+arguments), so that pasting it into a shell runs exactly the fix (tests/realenv applies the printed text to copies
+of real broken environments and audits them again).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ Tool = Literal["pip", "uv"]  # what installs packages from the index into the en
 CUDA_RELEASES = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
 
 
-def _parse(pin: str) -> tuple[str, str]:
+def parse(pin: str) -> tuple[str, str]:
     from packaging.requirements import Requirement
 
     req = Requirement(pin)
@@ -53,7 +53,7 @@ def valid(pin: str) -> bool:
     from packaging.requirements import InvalidRequirement
 
     try:
-        _parse(pin)
+        parse(pin)
     except InvalidRequirement:
         return False
     return True
@@ -65,7 +65,7 @@ def satisfied(facts: Facts, pin: str) -> bool:
     from packaging.requirements import Requirement
     from packaging.specifiers import SpecifierSet
 
-    name, spec = _parse(pin)
+    name, spec = parse(pin)
     installed = facts.packages.get(name)
     extras = Requirement(pin).extras
     return not extras and installed is not None and SpecifierSet(spec).contains(installed, prereleases=True)
@@ -110,13 +110,13 @@ def dependents(facts: Facts, pins: Sequence[str]) -> list[str]:
     the way the pinned package moves (ml-dtypes 0.6.0 requires numpy>=2: 'numpy<2' adds 'ml-dtypes<0.6.0')."""
     from packaging.version import Version
 
-    moving = dict(_parse(p) for p in pins)
+    moving = dict(parse(p) for p in pins)
     found = []
     for name, requires in sorted(facts.requires.items()):
         if name in moving or name not in facts.packages:
             continue
         for requirement in requires:
-            target, spec = _parse(requirement)
+            target, spec = parse(requirement)
             if target in moving and not _fits(moving[target], spec):
                 installed = facts.packages.get(target, "0")
                 down = all(Version(v) < Version(installed) for v in candidates(moving[target]) if v != installed)
@@ -157,7 +157,7 @@ class Target:
     def commands(self, requirements: Sequence[str], options: Sequence[str] = (), hold: Sequence[str] = ()) -> list[str]:
         """The commands that install these requirements: conda's packages by conda, the rest by the tool, which is
         also given what to hold (met requirements, named so that it moves nothing else; never conda's to do)."""
-        by_conda = [r for r in requirements if self.prefix and _parse(r)[0] in self.conda and "[" not in r]
+        by_conda = [r for r in requirements if self.prefix and parse(r)[0] in self.conda and "[" not in r]
         rest = [r for r in requirements if r not in by_conda]
         rest += [h for h in hold if h not in rest] if rest else []
         found = []
@@ -202,7 +202,7 @@ def target(facts: Facts) -> Target:
 @dataclass(frozen=True)
 class Fix:
     """A fix as values: what it unsets and exports, installs (and holds where it is), reinstalls as it is, and
-    commands beyond what the facts model (none of envaudit's own yet). Rendered by `command`, for its `target`."""
+    removes. Rendered by `command`, for its `target`."""
 
     install: tuple[str, ...] = ()  # requirements not yet met, and those of the packages they would break
     hold: tuple[str, ...] = ()  # installed packages named at their version, so that the installer fits the rest
@@ -232,27 +232,23 @@ class Fix:
             parts += self.target.commands(self.reinstall, ["--force-reinstall", "--no-deps"])
         return " && ".join(parts)
 
-    def names(self) -> set[str]:
-        """The distributions it installs, reinstalls or removes."""
-        return {_parse(r)[0] for r in (*self.install, *self.reinstall)} | set(self.uninstall)
-
     def then(self, later: Fix) -> Fix:
         """This fix followed by one computed on the state it leaves: a requirement of the later one replaces this
         one's on the same distribution (its extras kept), a later variable replaces an earlier one."""
         uninstall = tuple(dict.fromkeys(n for n in (*self.uninstall, *later.uninstall)))
-        installed = {_parse(r)[0] for r in later.install}
+        installed = {parse(r)[0] for r in later.install}
         install = tuple(
             _without_extras_of(r, later.uninstall)  # jax[cuda12]==V would install the plugin removed after it
             for r in _merged(self.install, later.install)
-            if _parse(r)[0] not in later.uninstall
+            if parse(r)[0] not in later.uninstall
         )
         uninstall = tuple(n for n in uninstall if n not in installed)
         # a reinstall of what a later step installs or removes would undo the later step
         reinstall = tuple(
-            r for r in _merged(self.reinstall, later.reinstall) if _parse(r)[0] not in installed | set(later.uninstall)
+            r for r in _merged(self.reinstall, later.reinstall) if parse(r)[0] not in installed | set(later.uninstall)
         )
-        moved = {_parse(r)[0] for r in install} | set(uninstall)
-        hold = tuple(h for h in _merged(self.hold, later.hold) if _parse(h)[0] not in moved)
+        moved = {parse(r)[0] for r in install} | set(uninstall)
+        hold = tuple(h for h in _merged(self.hold, later.hold) if parse(h)[0] not in moved)
         exported = dict(self.export) | dict(later.export)
         unset = tuple(dict.fromkeys(n for n in (*self.unset, *later.unset) if n not in dict(later.export)))
         return replace(
@@ -286,7 +282,7 @@ def _merged(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:
 
     found: dict[str, str] = {}
     for text in (*earlier, *later):
-        name = _parse(text)[0]
+        name = parse(text)[0]
         if name in found:
             extras = Requirement(found[name]).extras | Requirement(text).extras
             req = Requirement(text)
@@ -301,7 +297,7 @@ def pixi_managed(facts: Facts, names: Sequence[str]) -> bool:
     """Whether a fix would move a conda package of a pixi environment: pixi re-syncs the environment to its lock
     file (and conda may not be installed), so no command run into it lasts; pixi.toml is where such a change goes."""
     tools = facts.installers
-    return facts.python.get("environment") == "pixi" and any(tools.get(_parse(n)[0]) == "conda" for n in names)
+    return facts.python.get("environment") == "pixi" and any(tools.get(parse(n)[0]) == "conda" for n in names)
 
 
 def install(facts: Facts, pins: Sequence[str], *, installed_only: bool = False, hold: Sequence[str] = ()) -> Fix:
@@ -316,7 +312,7 @@ def install(facts: Facts, pins: Sequence[str], *, installed_only: bool = False, 
         needed = [
             p
             for p in dict.fromkeys(pins)
-            if not satisfied(facts, p) and (not installed_only or _parse(p)[0] in facts.packages)
+            if not satisfied(facts, p) and (not installed_only or parse(p)[0] in facts.packages)
         ]
         needed += dependents(facts, needed)
     except (InvalidRequirement, InvalidVersion, ValueError):  # not versions (a hand-edited report): no command

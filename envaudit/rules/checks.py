@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
-from envaudit.fixes import Fix
 from envaudit.model import Finding, Severity, Subject
 from envaudit.rules import cuda_builds, platforms, tables, xlaflags
 from envaudit.rules import environment as env
@@ -63,10 +62,8 @@ class Check:
     def findings(self, facts: Facts) -> list[Finding]:
         found = []
         for occurrence in self.run(facts):
-            fix = occurrence.fix  # a command, or none: advice is said in the detail, never run
-            cost = tables.cost(facts, fix.install) if fix.install else ""
-            if fix.install and tables.installs_here(facts, fix.install) is False:
-                fix = Fix()  # a jaxlib pip has no wheel of for this Python is no fix: the detail says what it needs
+            # a command, or none: advice is said in the detail, never run
+            fix, cost = tables.on_this_python(facts, occurrence.fix, occurrence.fix.install)
             said = f"{occurrence.detail} ({'the fix' if fix else 'what to do'}: {self.fix}{cost})"
             severity = occurrence.severity or self.severity
             found.append(Finding(Subject("check", self.id), severity, self.title, said, fix, self.references, "rule"))

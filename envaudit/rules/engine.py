@@ -91,9 +91,7 @@ class Rule:
     def finding(self, evidence: list[str], facts: Facts) -> Finding:
         detail = self.symptom + (f" [matched: {'; '.join(dict.fromkeys(evidence))}]" if evidence else "")
         fix = fixes.install(facts, self.pins, installed_only=True) if self.pins else fixes.Fix()
-        cost = tables.cost(facts, self.pins)
-        if tables.installs_here(facts, self.pins) is False:
-            fix = fixes.Fix()  # a command pip would refuse on this Python is no fix: the detail says what it needs
+        fix, cost = tables.on_this_python(facts, fix, self.pins)
         # the command alone is the fix, pasteable into any shell; what it does, or what to do without one, is said
         detail += f" (the fix: {self.fix}{cost})" if fix else f" (what to do: {self.fix}{cost})"
         return Finding(Subject("rule", self.id), self.severity, self.title, detail, fix, self.references, "rule")

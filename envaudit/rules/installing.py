@@ -16,13 +16,18 @@ import os
 from collections.abc import Iterable
 from dataclasses import replace
 from functools import cache
+from typing import TYPE_CHECKING
 
 from envaudit import fixes
 from envaudit.facts import Duplicate, Facts, JaxFacts, Unsatisfied
 from envaudit.fixes import Fix
 from envaudit.rules.accessors import env_flag
+from envaudit.rules.environment import coupled
 from envaudit.rules.tables import REMOVALS, WHEELS, covers, load, numbers, python_of
-from envaudit.scope import PLUGIN, canonicalize_name
+from envaudit.scope import canonicalize_name
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 
 def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
@@ -40,7 +45,7 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
     packages, duplicates = _unshadowed(facts, str(python.get("pythonpath") or ""), str(python.get("user_site") or ""))
     installed = {n: v for n, v in _installed(packages, fix, python_of(facts)).items() if n not in fix.uninstall}
     moved = {n for n in installed.keys() | facts.packages.keys() if installed.get(n) != facts.packages.get(n)}
-    moved |= {name for name, _ in map(_name_spec, fix.reinstall)}
+    moved |= {name for name, _ in map(fixes.parse, fix.reinstall)}
     requires = {name: reqs for name, reqs in facts.requires.items() if name not in moved and name in installed}
     replanned = jax_cause or bool(fix.reinstall) or any(_under_jax(facts, name) for name in moved)
     return replace(
@@ -59,7 +64,7 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
 def _under_jax(facts: Facts, name: str) -> bool:
     """jax's own packages and what they require: moving one changes what `import jax` does, so what the audit
     measured of jax no longer holds (moving another library leaves it as measured)."""
-    if name in ("jax", "jaxlib") or PLUGIN.match(name):
+    if coupled(name):
         return True
     return any(fixes.named(r) == name for package in ("jax", "jaxlib") for r in facts.requires.get(package, ()))
 
@@ -91,13 +96,6 @@ def _unshadowed(facts: Facts, pythonpath: str, user_site: str) -> tuple[dict[str
     return packages, duplicates
 
 
-def _name_spec(requirement: str) -> tuple[str, str]:
-    from packaging.requirements import Requirement
-
-    req = Requirement(requirement)
-    return canonicalize_name(req.name), str(req.specifier)
-
-
 def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[str, str]:
     """The versions after the fix's requirements (and what it holds) are installed, as pip would choose them."""
     from packaging.requirements import Requirement
@@ -126,15 +124,11 @@ def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[s
     return found
 
 
-def _choose(name: str, spec: object, python: str | None) -> str | None:
+def _choose(name: str, spec: SpecifierSet, python: str | None) -> str | None:
     """The newest known release of `name` that meets `spec`, else the newest version the specifier names that meets
     it; None where nothing known meets it, and the installer would refuse: for jax's packages, whose releases per
     Python the wheel table lists, a version it does not list for this Python has no wheel to install."""
-    from packaging.specifiers import SpecifierSet
-
-    assert isinstance(spec, SpecifierSet)
-    listed = releases(name, python)
-    known = [v for v in listed if spec.contains(v, prereleases=True)]
+    known = [v for v in releases(name, python) if spec.contains(v, prereleases=True)]
     if known:
         return max(known, key=numbers)
     named = [v for v in fixes.candidates(str(spec)) if spec.contains(v, prereleases=True)]
@@ -146,18 +140,14 @@ def _choose(name: str, spec: object, python: str | None) -> str | None:
 def _wheels_known(name: str, python: str | None) -> bool:
     """Whether the wheel table lists this jax package's releases for this Python (so what it lacks does not
     install)."""
-    return (name in ("jax", "jaxlib") or bool(PLUGIN.match(name))) and python in load(WHEELS)["versions"]
-
-
-def releases(name: str, python: str | None) -> tuple[str, ...]:
-    """The releases a table lists for a distribution: jax's packages' for this Python (every Python's, when the
-    facts do not say which), the library releases the API-removal table names."""
-    return _releases(name, python)
+    return coupled(name) and python in load(WHEELS)["versions"]
 
 
 @cache
-def _releases(name: str, python: str | None) -> tuple[str, ...]:
-    if name in ("jax", "jaxlib") or PLUGIN.match(name):
+def releases(name: str, python: str | None) -> tuple[str, ...]:
+    """The releases a table lists for a distribution: jax's packages' for this Python (every Python's, when the
+    facts do not say which), the library releases the API-removal table names."""
+    if coupled(name):
         table = load(WHEELS)
         by_python = table["versions"]
         lists: Iterable[list[str]] = [by_python[python]] if python in by_python else by_python.values()
@@ -179,7 +169,7 @@ def _unmet(
     kept = [r for r in before if r.get("package") not in moved and fixes.named(str(r.get("requires"))) not in moved]
     for package, reqs in sorted(requires.items()):
         for text in reqs:
-            target, spec = _name_spec(text)
+            target, spec = fixes.parse(text)
             version = installed.get(target)
             if target in moved and version is not None and not SpecifierSet(spec).contains(version, prereleases=True):
                 kept.append({"package": package, "requires": text, "installed": version})

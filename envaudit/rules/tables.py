@@ -123,6 +123,12 @@ def installs_here(facts: Facts, pins: Sequence[str]) -> bool | None:
     return None if found is None or here is None or here not in load(WHEELS)["versions"] else here in found
 
 
+def on_this_python(facts: Facts, fix: Fix, pins: Sequence[str]) -> tuple[Fix, str]:
+    """A rule's or check's fix of these pins as this Python can take it: none where the jaxlib they fix has no
+    wheel for it (pip would refuse the command), and what the pins cost in Pythons, for the detail."""
+    return (Fix() if installs_here(facts, pins) is False else fix), cost(facts, pins)
+
+
 def cost(facts: Facts, pins: Sequence[str]) -> str:
     """What a fix of these pins costs in Pythons, as a clause for its finding ("" when nothing): a fix that cannot
     install on the audited Python must say so, not fail later in pip."""

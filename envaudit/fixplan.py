@@ -65,9 +65,9 @@ def plan(facts: Facts, findings: Sequence[Finding]) -> Plan:
             best = min([best, *children], key=_Node.score)
     if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
         best = min([best, _greedy(best, measured)], key=_Node.score)
-    steps = _one_command(facts, best)
+    steps, reached = _one_command(facts, best)
     done = {s.finding for s in steps}
-    left = [f for f in _judged(outcome(facts, steps)) if not f.caused_by]  # what the one command leaves
+    left = [f for f in _judged(reached) if not f.caused_by]  # what the one command leaves
     left += [f for f in measured if f.id not in done]
     failing = tuple(dict.fromkeys(f.id for f in left if f.severity == "fail"))
     return Plan(steps=steps, remaining=failing, loop=looped and bool(failing))
@@ -92,19 +92,21 @@ def _greedy(node: _Node, measured: Sequence[Finding]) -> _Node:
     return best
 
 
-def _one_command(facts: Facts, best: _Node) -> tuple[Step, ...]:
-    """The steps, with the last one pinning what the combined command would leave elsewhere than the steps did: a
-    later range can let an earlier exact pin go (jaxlib==0.7.2, then jaxlib>=0.8.1 leaves the installed 0.10.2,
-    where the steps gave 0.8.1), so the one command is made to reach the state that was judged."""
+def _one_command(facts: Facts, best: _Node) -> tuple[tuple[Step, ...], Facts]:
+    """The steps, with the last one pinning what the combined command would leave elsewhere than the steps did (a
+    later range can let an earlier exact pin go: jaxlib==0.7.2, then jaxlib>=0.8.1 leaves the installed 0.10.2,
+    where the steps gave 0.8.1), so the one command is made to reach the state that was judged; and the state the
+    one command leaves."""
     if not best.steps:
-        return ()
-    reached = outcome(facts, best.steps).packages
-    apart = sorted(n for n, v in best.state.packages.items() if reached.get(n) != v)
+        return (), facts
+    reached = outcome(facts, best.steps)
+    apart = sorted(n for n, v in best.state.packages.items() if reached.packages.get(n) != v)
     if not apart:
-        return best.steps
+        return best.steps, reached
     *before, last = best.steps
     pinned = tuple(f"{n}=={best.state.packages[n]}" for n in apart)
-    return (*before, Step(last.finding, replace(last.fix, install=(*last.fix.install, *pinned)), last.also))
+    steps = (*before, Step(last.finding, replace(last.fix, install=(*last.fix.install, *pinned)), last.also))
+    return steps, outcome(facts, steps)
 
 
 def _children(node: _Node, seen: set[tuple[object, ...]], measured: Sequence[Finding]) -> tuple[list[_Node], bool]:

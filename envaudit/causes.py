@@ -83,10 +83,15 @@ SEEN_CHARS = 300  # of an error's last line, quoted in its root's detail
 
 
 def seen(found: Finding, facts: Facts, results: Sequence[ProbeResult]) -> str:
-    """What this audit saw of a consequence, as it was printed: the exception jax's child or a probe ended with (its
-    last line, as Python prints it last), "" for a consequence that is no error seen here."""
+    """What this audit saw of a consequence, as it was printed: the exception jax's child or a probe ended with (the
+    line a signature matched, else its last line, as Python prints it last), "" for a consequence that is no error
+    seen here."""
+    from envaudit.rules import signatures
+
     message = ""
-    if found.subject == Subject("check", JAX_BROKEN) and facts.origin == "live":
+    if found.subject == Subject("check", JAX_BROKEN) and facts.origin in ("live", "hook"):
+        if named := signatures.from_jax(facts):  # the line that names the cause, rather than the last
+            return named[0].text[:SEEN_CHARS]
         message = str(facts.jax.get("message") or "")
     elif found.subject.kind == "probe" and found.subject.problem in STATUS_KINDS:
         message = next((r.message for r in results if r.run.label == found.subject.label), "")
@@ -99,7 +104,11 @@ def link(findings: Sequence[Finding], facts: Facts, results: Sequence[ProbeResul
     consequences. A finding's first cause is the worst finding that names it (ties: report order). A root's detail
     quotes what the audit saw of its consequences (`results`: the probes' own messages), which is what the user saw:
     a rule's symptom is one release's words."""
-    declared = _declared()
+    from envaudit.rules import signatures
+
+    declared = dict(_declared())
+    for named in signatures.named_by_jax(facts):  # jax's own message names its cause: a stronger link than any guess
+        declared[named] = (*declared.get(named, ()), Names(subject="jax", kind="*"))
     cause: dict[str, str] = {}
     for found in findings:
         subject = _subject(found, facts)

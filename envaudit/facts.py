@@ -181,6 +181,13 @@ class XlaFlagsFacts(TypedDict, total=False):  # XLA_FLAGS as XLA reads it, again
     read_from: list[str]  # the shared objects they were read from
 
 
+class Message(TypedDict):
+    """A message the environment printed, as a bug report quotes it: its text and the line it starts on."""
+
+    line: int
+    text: str
+
+
 @dataclass(frozen=True)
 class Facts:
     """A JSON-serialisable snapshot of the audited environment, each group of facts a plain dict."""
@@ -197,6 +204,7 @@ class Facts:
     origin: Origin = "live"
     installers: dict[str, str] = field(default_factory=dict)  # canonical name -> its INSTALLER (pip, uv, conda)
     xla_flags: XlaFlagsFacts = field(default_factory=lambda: XlaFlagsFacts(status="unknown"))
+    messages: list[Message] = field(default_factory=list)  # messages a bug report quotes (rules/signatures.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v if isinstance(v, str) else v.copy() for k, v in vars(self).items()}  # the fields, in order
@@ -228,6 +236,7 @@ class FactsDocument(TypedDict, total=False):  # Facts as JSON: what `problem` ch
     origin: Origin
     installers: dict[str, str]
     xla_flags: XlaFlagsFacts
+    messages: list[Message]
 
 
 def _before_origin(data: dict[str, Any], mode: str) -> dict[str, Any]:

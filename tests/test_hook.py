@@ -184,6 +184,17 @@ def test_import_failure_is_explained_and_the_exception_is_the_users(venv: Path, 
     assert proc.returncode == 0 and proc.stdout == "caught jaxlib version 9.9 is newer than and incompatible\n"
 
 
+def test_an_import_error_whose_message_names_its_cause_is_explained_by_that_rule(venv: Path, tmp_path: Path) -> None:
+    """jax's import raising NumPy 2's message for a module built against NumPy 1.x: the hook's line names the rule
+    that message is a signature of (with its fix), not the bare "jax does not import"."""
+    fault = str(ROOT / "tests" / "faults" / "numpy1_module_on_import")
+    hooked = import_jax(venv, tmp_path, PYTHONPATH=fault)
+    ours = [line for line in hooked.stderr.splitlines() if line.startswith("envaudit: ")]
+    assert hooked.returncode == 1 and "compiled using NumPy 1.x" in hooked.stderr
+    assert len(ours) == 1 and "[numpy2-module-built-for-numpy1]" in ours[0], hooked.stderr
+    assert "Fix: " in ours[0] and "-m pip install 'numpy<2'" in ours[0]  # with what jax needs moved for it
+
+
 def test_one_cached_verdict_whichever_name_started_the_interpreter(venv: Path, tmp_path: Path) -> None:
     """bin/python and bin/python3 are one environment: `envaudit hook status` run by either sees one cache."""
     code = "from envaudit.cachedir import fingerprint; print(fingerprint())"

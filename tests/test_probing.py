@@ -68,6 +68,21 @@ def test_abort_on_import_is_a_crash_not_an_internal_error(child_env: dict[str, s
     assert {"jax-broken", "probe-dense-chain-crash", "probe-ntk-crash"} <= ids
 
 
+@pytest.mark.jax
+def test_an_import_error_that_names_its_cause_makes_that_rule_the_root(child_env: dict[str, str]) -> None:
+    """The jax child's import raised NumPy 2's own message for a module built against NumPy 1.x: the root is the
+    rule whose signature it is, at its severity and with its fix, and it quotes the message; jax-broken and the
+    probes are its consequences."""
+    code, report = audit(child_env, "--probe", "dense_chain", fault=FAULTS / "numpy1_module_on_import")
+    assert code == 1 and report["facts"]["jax"]["status"] == "import_error"
+    roots = [f for f in report["findings"] if not f.get("caused_by")]
+    assert [f["id"] for f in roots] == ["numpy2-module-built-for-numpy1"], report["findings"]
+    assert "seen here: A module that was compiled using NumPy 1.x cannot be run in NumPy" in roots[0]["detail"]
+    assert "-m pip install 'numpy<2'" in roots[0]["fix"]
+    broken = next(f for f in report["findings"] if f["id"] == "jax-broken")
+    assert broken["caused_by"] == "numpy2-module-built-for-numpy1"
+
+
 @pytest.mark.slow
 def test_a_hang_in_import_jax_answers_for_every_probe_in_one_bound(child_env: dict[str, str]) -> None:
     """The jax stage hung: every probe starts jax, so each is that root's consequence, without a child of its own

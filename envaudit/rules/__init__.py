@@ -32,9 +32,9 @@ class Entry:
 
 def evaluate(facts: Facts) -> list[Finding]:
     """All findings for a snapshot, worst first (stable within a severity)."""
-    from envaudit.rules import checks, engine
+    from envaudit.rules import checks, engine, signatures
 
-    found = engine.evaluate(facts) + checks.evaluate(facts)
+    found = signatures.apply(engine.evaluate(facts) + checks.evaluate(facts), facts)
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
 
 

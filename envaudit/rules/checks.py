@@ -28,6 +28,7 @@ from envaudit.rules.node import (
     starved,
 )
 from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.signatures import Signature
 from envaudit.scope import PLUGIN
 
 JEP_9419 = "https://docs.jax.dev/en/latest/jep/9419-jax-versioning.html"
@@ -45,6 +46,9 @@ XLA_BRIDGE = "https://github.com/jax-ml/jax/blob/jax-v0.10.1/jax/_src/xla_bridge
 XLA_REVISION = "001918b7024cf5f020051a9d25d2dd57a5896aaa"  # where the parser was read (collect/xlaflags.py)
 PARSE_FLAGS = f"https://github.com/openxla/xla/blob/{XLA_REVISION}/xla/parse_flags_from_env.cc"
 TSL_FLAGS = f"https://github.com/openxla/xla/blob/{XLA_REVISION}/third_party/tsl/tsl/util/command_line_flags.cc"
+JAX_LIB = "https://github.com/jax-ml/jax/blob/{}/jax{}/lib/__init__.py#L{}"  # check_jaxlib_version, at a tag
+XLA_AT_JAX = "https://github.com/openxla/xla/blob/{}/xla/{}#L{}"  # at the XLA commit a jax release pins
+XLA_0419, XLA_0414 = "ecb73da4b7b2e3b54aa6d6b7f08a5c662bb19c6e", "9f26b9390f5a5c565a13925731de749be8a760be"
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class Check:
     transient: bool = False  # the state of a moment (a GPU's counters, a hung driver), not of the environment
     board: bool = False  # a GPU board's health: `health` judges it, the import hook leaves it alone
     explains: tuple[str, ...] = ()  # what its fault makes fail too (envaudit/causes.py): "probe:kind" or an id
+    signatures: tuple[Signature, ...] = ()  # the messages users see when it bites (rules/signatures.py)
 
     def findings(self, facts: Facts) -> list[Finding]:
         found = []
@@ -68,6 +73,12 @@ class Check:
             severity = occurrence.severity or self.severity
             found.append(Finding(Subject("check", self.id), severity, self.title, said, fix, self.references, "rule"))
         return found
+
+    def seen(self, facts: Facts) -> Finding:
+        """Its finding where its message is seen, whatever the facts say: what to do, no command (the facts that
+        would choose one are the message's, not the environment's)."""
+        said = f"its message is seen (what to do: {self.fix})"
+        return Finding(Subject("check", self.id), self.severity, self.title, said, fixes.Fix(), self.references)
 
 
 def _is_coupling(req: Unsatisfied) -> bool:
@@ -195,6 +206,13 @@ CHECKS: tuple[Check, ...] = (
         references=(INSTALL, XLA_BRIDGE, "https://github.com/jax-ml/jax/pull/22703"),
         run=platforms.unavailable,
         explains=("jax:*",),
+        signatures=(  # raised, with this advice, only where JAX_PLATFORMS is set (jax-v0.4.13 to jax-v0.11.0)
+            Signature(
+                "Unable to initialize backend '{name}': {any} (set JAX_PLATFORMS='' to automatically choose an "
+                "available backend)",
+                "https://github.com/jax-ml/jax/blob/jax-v0.11.0/jax/_src/xla_bridge.py#L839",
+            ),
+        ),
     ),
     Check(
         id="xla-flags-invalid",
@@ -204,6 +222,10 @@ CHECKS: tuple[Check, ...] = (
         references=(PARSE_FLAGS, TSL_FLAGS),
         run=xlaflags.refused,
         explains=("jax-broken", "jax:*"),
+        signatures=(
+            Signature("Unknown flag in XLA_FLAGS: {any}", XLA_AT_JAX.format(XLA_0414, "parse_flags_from_env.cc", 210)),
+            Signature("Unknown flags in XLA_FLAGS: {any}", XLA_AT_JAX.format(XLA_0414, "parse_flags_from_env.cc", 210)),
+        ),
     ),
     Check(
         id="jax-env-invalid",
@@ -223,6 +245,20 @@ CHECKS: tuple[Check, ...] = (
         references=(JEP_9419, "https://github.com/jax-ml/jax/issues/24901"),
         run=coupling,
         explains=("jax:*",),
+        signatures=(
+            Signature(
+                "jaxlib is version {jaxlib}, but this version of jax requires version >= {required}.",
+                JAX_LIB.format("jax-v0.3.0", "/_src", 74),  # unchanged to jax-v0.11.0 (#L65)
+            ),
+            Signature(
+                "jaxlib is version {jaxlib}, but this version of jax requires version {required}.",
+                JAX_LIB.format("jax-v0.1.49", "", 33),  # a ValueError, to jax-v0.2.28
+            ),
+            Signature(
+                "jaxlib version {jaxlib} is newer than and incompatible with jax version {jax}.",
+                JAX_LIB.format("jax-v0.3.0", "/_src", 79),  # unchanged to jax-v0.11.0 (#L71)
+            ),
+        ),
     ),
     Check(
         id="jax-requirement-unsatisfied",
@@ -241,6 +277,23 @@ CHECKS: tuple[Check, ...] = (
         references=(JEP_9419, "https://github.com/jax-ml/jax/issues/24901", PLUGIN_CHECK),
         run=plugins,
         explains=("jax:*",),
+        signatures=(
+            Signature(
+                "JAX plugin {package} version {version} is installed, but it is not compatible with the installed "
+                "jaxlib version {jaxlib}, so it will not be used.",
+                f"{PLUGIN_CHECK}#L72",  # a RuntimeWarning from jax-v0.5.3, unchanged to jax-v0.11.0 (#L93)
+            ),
+            Signature(
+                "Mismatched PJRT plugin PJRT API version ({number}.{number}) and framework PJRT API version "
+                "{number}.{number}).",
+                XLA_AT_JAX.format(XLA_0419, "pjrt/pjrt_api.cc", 171),  # from jaxlib 0.4.19
+            ),
+            Signature(
+                "Mismatched PJRT plugin PJRT API major version ({number}) and framework PJRT API major version "
+                "{number}).",
+                XLA_AT_JAX.format(XLA_0419, "pjrt/pjrt_api.cc", 156),  # with ENABLE_PJRT_COMPATIBILITY
+            ),
+        ),
     ),
     Check(
         id="cuda-plugin-without-driver",
@@ -264,6 +317,29 @@ CHECKS: tuple[Check, ...] = (
         references=(CUDA_CHECK, "https://github.com/jax-ml/jax/issues/19121"),
         run=cuda_builds.refused,
         explains=("gpu-present-jax-on-cpu",),
+        signatures=(
+            Signature(
+                "Loaded runtime CuDNN library: {cudnn} but source was compiled with: {built}.  CuDNN library needs "
+                "to have matching major version and equal or higher minor version.",
+                XLA_AT_JAX.format(XLA_0419, "stream_executor/cuda/cuda_dnn.cc", 440),
+            ),
+            Signature(
+                "Loaded runtime CuDNN library: {cudnn} but source was compiled with: {built}.  CuDNN library major "
+                "and minor version needs to match or have higher minor version",
+                "https://github.com/tensorflow/tensorflow/blob/011a5fda98834803bc103084d86335f9645a473a/"
+                "tensorflow/stream_executor/cuda/cuda_dnn.cc",  # TensorFlow's, before XLA's own
+            ),
+            Signature(
+                "Found {name} version {number}, but JAX was built against version {number}, which is newer.",
+                "https://github.com/jax-ml/jax/blob/jax-v0.4.17/jax/_src/xla_bridge.py#L198",  # to jax-v0.4.25
+            ),
+            Signature(
+                "Outdated {name} installation found.\nVersion JAX was built against: {number}\n"
+                "Minimum supported: {number}\nInstalled version: {number}",
+                "https://github.com/jax-ml/jax/blob/jax-v0.4.26/jax/_src/xla_bridge.py#L293",  # jax_plugins/cuda
+                # /__init__.py from jax-v0.6.1 (#L106), unchanged to jax-v0.11.0
+            ),
+        ),
     ),
     *(
         Check(
@@ -293,7 +369,7 @@ CHECKS: tuple[Check, ...] = (
             fix="upgrade it to a release that no longer uses it, or keep jax below the removal",
             references=("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md", JEP_9419),
             run=tables.removed_api_uses(name),
-            explains=(f"@{name}:error",),  # a probe that imports the library ends in its error
+            explains=(f"@{name}:error", "jax-api-missing"),  # a probe that imports it ends in its error
         )
         for name in tables.removal_packages()
     ),

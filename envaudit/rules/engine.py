@@ -21,6 +21,7 @@ from envaudit.model import Finding, Severity, Subject
 from envaudit.redact import REDACTED
 from envaudit.rules import conditions, tables
 from envaudit.rules.conditions import holds
+from envaudit.rules.signatures import Signature
 
 DATA = Path(__file__).with_name("data")
 
@@ -28,6 +29,16 @@ DATA = Path(__file__).with_name("data")
 class Example(TypedDict):
     match: bool  # whether the rule fires on these facts
     facts: dict[str, Any]  # a fragment of a facts document; what it leaves out is unknown
+
+
+class SignatureFile(TypedDict, total=False):
+    """A `[[signatures]]` entry (rules/signatures.py): text and source required (parse_rule)."""
+
+    text: str
+    source: str
+    seen: str
+    fires: bool
+    states: dict[str, str]
 
 
 class _Optional(TypedDict, total=False):
@@ -38,6 +49,10 @@ class _Optional(TypedDict, total=False):
     # a measured way around it without moving a release: variables to set (an XLA_FLAGS value is an entry added to
     # the flags already set), the plan's way out where no release fixes it without breaking something else
     workaround: dict[str, str]
+    signatures: list[SignatureFile]  # the messages users see when it bites (rules/signatures.py)
+    # checked by conditions.problem; absent: a rule no collected fact decides, which only its messages show (a
+    # module built for NumPy 1 under NumPy 2), so it needs signatures that fire
+    when: dict[str, Any]
 
 
 class RuleFile(_Optional):
@@ -49,7 +64,6 @@ class RuleFile(_Optional):
     symptom: str
     fix: str
     references: list[str]
-    when: dict[str, Any]  # checked by conditions.problem
 
 
 Verdict = conditions.Verdict
@@ -73,10 +87,12 @@ class Rule:
     explains: tuple[str, ...] = ()  # "probe:kind", "probe:metric" (either may be "*") or a finding id: what it causes
     pins: tuple[str, ...] = ()  # the fix as requirements: installed by the audited interpreter (envaudit/fixes.py)
     workaround: tuple[tuple[str, str], ...] = ()  # variables that avoid it where no release can (RuleFile)
+    signatures: tuple[Signature, ...] = ()  # the messages users see when it bites
 
     def evaluate(self, facts: Facts) -> tuple[Verdict, list[str]]:
+        """Whether its conditions hold on the facts; unknown for a rule without any (only its messages show it)."""
         evidence: list[str] = []
-        return holds(self.when, facts, evidence), evidence
+        return (holds(self.when, facts, evidence) if self.when else None), evidence
 
     def around(self, facts: Facts) -> fixes.Fix:
         """The workaround as a fix for these facts (empty where the rule has none)."""
@@ -96,6 +112,10 @@ class Rule:
         detail += f" (the fix: {self.fix}{cost})" if fix else f" (what to do: {self.fix}{cost})"
         return Finding(Subject("rule", self.id), self.severity, self.title, detail, fix, self.references, "rule")
 
+    def seen(self, facts: Facts) -> Finding:
+        """Its finding where its message is seen, whatever the facts say of its conditions."""
+        return self.finding([], facts)
+
 
 def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
     """A rule from its file's data: its shape checked against RuleFile (typecheck, as a facts document is), then
@@ -105,7 +125,11 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
     refs = data["references"]
     if not refs or not all(r.startswith("https://") for r in refs):
         raise RuleError(f"{where}: references must be one or more https URLs")
-    _validate_when(data["when"], where)
+    signatures = tuple(_signature(s, where) for s in data.get("signatures", ()))
+    if "when" not in data and not any(s.fires for s in signatures):
+        raise RuleError(f"{where}: a rule without `when` needs a signature that fires (nothing else would show it)")
+    if "when" in data:
+        _validate_when(data["when"], where)
     explains = data.get("explains", [])
     if not all(e.count(":") <= 1 for e in explains):
         raise RuleError(f"{where}: explains must be a list of 'probe:kind', 'probe:metric' or finding-id strings")
@@ -119,13 +143,21 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
         symptom=data["symptom"],
         fix=data["fix"],
         references=tuple(refs),
-        when=data["when"],
+        when=data.get("when", {}),
         examples=tuple(data.get("examples", ())),
         notes=data.get("notes", ""),
         explains=tuple(explains),
         pins=tuple(pins),
         workaround=tuple(sorted(data.get("workaround", {}).items())),
+        signatures=signatures,
     )
+
+
+def _signature(data: SignatureFile, where: str) -> Signature:
+    if "text" not in data or "source" not in data:
+        raise RuleError(f"{where}: a signature needs its text and its source")
+    states = tuple(sorted(data.get("states", {}).items()))
+    return Signature(data["text"], data["source"], data.get("seen", ""), data.get("fires", True), states)
 
 
 def _validate_when(when: Any, where: str) -> None:

@@ -34,7 +34,7 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
     """The facts once `fix` has run: variables first, then the installs (whose result depends on them). What the
     audit measured of jax (an import that failed) holds until the fix moves what jax imports, reinstalls it, or
     fixes a cause of jax's failure (`jax_cause`: a variable that made it fail); a variable set for another reason
-    changes nothing of it."""
+    changes nothing of it. The messages a bug report quotes hold until the fix changes anything."""
     env = {k: v for k, v in facts.env.items() if k not in fix.unset} | dict(fix.export)
     python = facts.python.copy()
     if "PYTHONPATH" in fix.unset or "PYTHONPATH" in dict(fix.export):
@@ -58,6 +58,8 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
         requirements=_unmet(facts.requirements, requires, installed, moved),
         jax=_planned_jax(facts.jax, env) if replanned else facts.jax,
         origin="plan" if replanned else facts.origin,
+        # what a bug report quotes was printed by the environment before the fix: once it changed, not after
+        messages=[] if moved or env != facts.env else facts.messages,
     )
 
 

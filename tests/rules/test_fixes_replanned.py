@@ -52,7 +52,7 @@ def applied(facts: Facts, command: str, end: int) -> Facts:
     for word in words[4:]:
         name, version = chosen(word, end)
         packages |= {name: version} | extra(word, version, end)
-    return replace(facts, packages=packages)
+    return replace(facts, packages=packages, messages=[])  # what the environment printed was before the fix
 
 
 def test_there_are_pinned_fixes_to_prove_and_an_open_bound_is_read_as_pip_reads_it() -> None:

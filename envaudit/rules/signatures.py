@@ -1,0 +1,254 @@
+"""Error signatures: the messages users see when a rule or check bites, as the upstream sources print them.
+
+A maintainer reads the messages first: `jaxlib is version 0.1.69, but this version of jax requires version 0.1.74`
+names its cause and two facts. Each rule (`[[signatures]]` in its TOML) and each code check (`Check.signatures`)
+carries the messages of its fault, kept beside it: one place to add. A signature is the message's text as its
+source prints it (a format string at a tag, `source`), its placeholders named for what they carry:
+
+- a fact of the environment, which a match states: `{jax}`, `{jaxlib}`, `{numpy}` (versions of those packages),
+  `{package}` with `{version}` (a package the message names, at that version), `{cudnn}`, `{cuda}`, `{driver}`,
+  `{python}`, `{platform}`;
+- a value the message carries that is no fact of the environment (quoted with the match, never used as a fact):
+  `{required}`, `{built}`, `{removed}`, `{found}` (versions), `{name}` (a dotted name), `{jax_module}` (`jax` or
+  one of its modules), `{jax_submodule}` (one of its modules), `{number}`, `{any}` (the rest of a line).
+
+The pattern is compiled from the text (its literal parts escaped, a run of spaces matching any whitespace, so a
+message wrapped over lines by a terminal or a paste still matches; the text after its last value not required,
+since reports quote messages cut there), never written by hand. `states` adds facts a
+message says without a placeholder ("Falling back to cpu": the platform is cpu). A signature that `fires` makes
+its rule a finding where it is seen, at the rule's severity, even where the facts cannot decide the rule (a
+message is stronger evidence than a version guess); one that does not fire only states its facts (a CPU
+fallback that is right on a machine without a GPU).
+
+Matching is bounded: every placeholder's pattern is possessive or bounded, a line is looked at only where one
+signature's `needle` (its longest literal word) occurs in it (one alternation over all
+needles), and a match spans at most `WINDOW` lines.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from envaudit.facts import Facts
+from envaudit.model import Finding
+from envaudit.scope import canonicalize_name
+
+VERSION = r"v?+(\d++(?:\.\d++)++(?:[.+-]?+[A-Za-z][A-Za-z0-9]*+|[.+-][0-9]++)*+)"
+# placeholder -> (the fact it states, or "" for a value that is none, its pattern)
+PLACEHOLDERS: Mapping[str, tuple[str, str]] = {
+    "jax": ("package jax", VERSION),
+    "jaxlib": ("package jaxlib", VERSION),
+    "numpy": ("package numpy", VERSION),
+    "package": ("package", r"([A-Za-z][A-Za-z0-9_.-]*+)"),
+    "version": ("version", VERSION),
+    "cudnn": ("cudnn", VERSION),
+    "cuda": ("cuda", VERSION),
+    "driver": ("driver", VERSION),
+    "python": ("python", VERSION),
+    "platform": ("platform", r"([a-z][a-z0-9_]*+)"),
+    "required": ("", VERSION),
+    "built": ("", VERSION),
+    "removed": ("", VERSION),
+    "found": ("", VERSION),
+    "jax_module": ("", r"(jax(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+)"),
+    "jax_submodule": ("", r"(jax(?:\.[A-Za-z_][A-Za-z0-9_]*+)++)"),
+    "name": ("", r"([A-Za-z_][A-Za-z0-9_.]*+)"),
+    "number": ("", r"(\d++)"),
+    "any": ("", r"([^\n]{0,300}?)"),
+}
+SLOT = re.compile(r"\{(\w+)\}")
+WINDOW = 8  # lines one match may span: the longest message (jax's "Outdated cuDNN installation found") is 5
+BEFORE = 2  # lines above the one with its needle where a match may start (a message wrapped by a terminal)
+QUOTED = 300  # characters of a match quoted in a finding
+
+
+class SignatureError(ValueError):
+    """A signature that cannot be compiled: an unknown placeholder, or no literal text to find it by."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    text: str  # the message as its source prints it, placeholders named (above)
+    source: str  # where the text is: an https URL at a tag, with its line
+    seen: str = ""  # an https URL of a real report that shows it, where one is known
+    fires: bool = True  # whether a match makes its rule a finding (False: it states facts only)
+    states: tuple[tuple[str, str], ...] = ()  # facts it says without a placeholder: ("platform", "cpu")
+
+
+class Owner(Protocol):
+    """A rule or a check: what carries signatures."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def signatures(self) -> tuple[Signature, ...]: ...
+
+    def seen(self, facts: Facts) -> Finding: ...
+
+
+@dataclass(frozen=True)
+class Compiled:
+    owner: str  # the id of the rule or check whose message it is
+    signature: Signature
+    pattern: re.Pattern[str]
+    slots: tuple[str, ...]  # the placeholder of each group, in order
+    needle: str  # a literal run of its first line: a line without it cannot start a match
+
+
+@dataclass(frozen=True)
+class Match:
+    owner: str
+    signature: Signature
+    line: int  # where the match starts, 1-based (in a message: its line)
+    text: str  # what matched, its whitespace collapsed, cut to QUOTED characters
+    values: tuple[tuple[str, str], ...] = field(default=())  # (placeholder, value), in the message's order
+
+    @property
+    def facts(self) -> list[tuple[str, str]]:
+        """The facts it states: ("package jaxlib", "0.1.69"), ("platform", "cpu")..."""
+        found, package = [], ""
+        for slot, value in self.values:
+            fact = PLACEHOLDERS[slot][0]
+            if fact == "package":
+                package = canonicalize_name(value)
+            elif fact == "version" and package:
+                found.append((f"package {package}", value))
+            elif fact and fact != "version":
+                found.append((fact, value))
+        return found + list(self.signature.states)
+
+
+def compile_signature(owner: str, signature: Signature) -> Compiled:
+    """The pattern of a signature's text; a SignatureError names the owner where the text cannot be one."""
+    parts, slots, pos = [], [], 0
+    for slot in SLOT.finditer(signature.text):
+        if slot[1] not in PLACEHOLDERS:
+            raise SignatureError(f"{owner}: unknown placeholder {{{slot[1]}}} in {signature.text!r}")
+        parts.append(_literal(signature.text[pos : slot.start()]))
+        parts.append(PLACEHOLDERS[slot[1]][1])
+        slots.append(slot[1])
+        pos = slot.end()
+    rest = _literal(signature.text[pos:])
+    # a report often quotes a message cut after its last value: what follows a value is not required (after `{any}`
+    # it is, since it is what ends the value), so the needle is a word of the part that is
+    optional = bool(slots) and slots[-1] != "any" and bool(rest)
+    parts.append(f"(?:{rest})?+" if optional else rest)
+    required = signature.text[:pos] if optional else signature.text
+    words = [word for run in SLOT.split(required)[::2] for word in run.split()]
+    needle = max(words, key=len, default="")
+    if len(needle) < 6:
+        raise SignatureError(f"{owner}: {signature.text!r} has no literal word of 6 characters to be found by")
+    if not signature.source.startswith("https://") or (signature.seen and not signature.seen.startswith("https://")):
+        raise SignatureError(f"{owner}: a signature's source and seen must be https URLs")
+    return Compiled(owner, signature, re.compile("".join(parts)), tuple(slots), needle)
+
+
+def _literal(text: str) -> str:
+    """Literal text, a run of whitespace in it matching any run of whitespace (a wrapped line, two spaces)."""
+    return r"\s++".join(re.escape(word) for word in re.split(r"\s+", text)) if text.strip() else _space(text)
+
+
+def _space(text: str) -> str:
+    return r"\s++" if text else ""
+
+
+class Catalogue:
+    """Every signature the knowledge base carries, compiled once, with the alternation of their needles."""
+
+    def __init__(self, owners: Iterable[Owner]) -> None:
+        owners = tuple(owners)
+        self.owners = {o.id: o for o in owners}
+        self.compiled = tuple(compile_signature(o.id, s) for o in owners for s in o.signatures)
+        needles = sorted({c.needle for c in self.compiled}, key=len, reverse=True)
+        self.any_needle = re.compile("|".join(map(re.escape, needles))) if needles else re.compile(r"(?!)")
+        self.by_needle: dict[str, list[tuple[int, Compiled]]] = {}
+        for number, c in enumerate(self.compiled):
+            self.by_needle.setdefault(c.needle, []).append((number, c))
+
+    def scan(self, lines: Sequence[str], first: int = 1) -> list[Match]:
+        """The matches in a text's lines (`first`: the number of its first line), in the order of their lines. A
+        match covers a line that holds its needle; it may start up to BEFORE lines above it (a wrapped message)."""
+        found: dict[tuple[int, int, int], Match] = {}
+        for index, line in enumerate(lines):
+            if not self.any_needle.search(line):
+                continue
+            low = max(0, index - BEFORE)
+            window = "\n".join(lines[low : index + WINDOW])
+            start = sum(len(text) + 1 for text in lines[low:index])  # where the needle's line starts in the window
+            for number, compiled in self._candidates(line):
+                match = compiled.pattern.search(window, 0, start + len(line) + WINDOW * QUOTED)
+                while match and match.end() <= start:  # a match that ends above the needle's line: look further
+                    match = compiled.pattern.search(window, match.end())
+                if match is None or match.start() > start + len(line):
+                    continue
+                begins = low + window.count("\n", 0, match.start())
+                key = (number, begins, match.start() - sum(len(text) + 1 for text in lines[low:begins]))
+                values = tuple(zip(compiled.slots, (g or "" for g in match.groups()), strict=True))
+                said = " ".join(match[0].split())[:QUOTED]
+                found.setdefault(key, Match(compiled.owner, compiled.signature, begins + first, said, values))
+        return sorted(found.values(), key=lambda m: m.line)
+
+    def _candidates(self, line: str) -> list[tuple[int, Compiled]]:
+        return [(n, c) for needle, group in self.by_needle.items() if needle in line for n, c in group]
+
+
+@functools.cache
+def catalogue() -> Catalogue:
+    """The knowledge base's signatures: the data rules' and the checks'."""
+    from envaudit.rules import checks, engine
+
+    return Catalogue([*engine.load_rules(), *checks.CHECKS])
+
+
+JAX_FAILED = ("import_error", "crash", "timeout", "error")  # how a jax child ends with a message worth reading
+
+
+def from_jax(facts: Facts) -> list[Match]:
+    """The signatures in the exception jax's child or the hook saw (its last lines; a match's line is 0: it is no
+    bug report's line)."""
+    if facts.jax.get("status") not in JAX_FAILED or not (said := facts.jax.get("message")):
+        return []
+    return [replace(m, line=0) for m in catalogue().scan(str(said).splitlines()[-200:])]
+
+
+def messages(facts: Facts) -> list[Match]:
+    """The signatures the facts' messages show: jax's exception (`from_jax`), and the messages a bug report quotes
+    (`Facts.messages`, each at its line)."""
+    found = from_jax(facts)
+    for message in facts.messages:
+        found += catalogue().scan(message["text"].splitlines(), first=message["line"])
+    return found
+
+
+def named_by_jax(facts: Facts) -> set[str]:
+    """The rules and checks that jax's own error message names as its cause."""
+    return {m.owner for m in from_jax(facts) if m.signature.fires}
+
+
+def apply(found: list[Finding], facts: Facts) -> list[Finding]:
+    """The findings with what the messages show: a finding whose message is seen quotes it; a rule or check whose
+    firing message is seen and that did not fire on the facts is a finding, at its severity."""
+    seen: dict[str, list[Match]] = {}
+    for match in messages(facts):
+        seen.setdefault(match.owner, []).append(match)
+    if not seen:
+        return found
+    quoted = {owner: [m for m in matches if m.line] for owner, matches in seen.items()}  # jax's: causes.seen
+    owners = catalogue().owners
+    fired = {f.id for f in found}
+    found = found + [
+        owners[owner].seen(facts)
+        for owner, matches in seen.items()
+        if owner not in fired and any(m.signature.fires for m in matches)
+    ]
+    return [replace(f, caveat=f.caveat + _quote(quoted[f.id])) if quoted.get(f.id) else f for f in found]
+
+
+def _quote(matches: list[Match]) -> str:
+    said = [f"line {m.line}: '{m.text}'" for m in matches[:2]]
+    return f" (its message, seen: {'; '.join(dict.fromkeys(said))})"

@@ -9,14 +9,14 @@ says what the text did not say that would matter. Every fact used is shown with 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from envaudit.exitcodes import BadInput
-from envaudit.facts import Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
+from envaudit.facts import Facts, JaxFacts, Message, NvidiaFacts, PlatformFacts, PythonFacts
 from envaudit.model import SEVERITIES, Report
 from envaudit.rules.conditions import GPU_CONDITIONS
-from envaudit.triage import extract
+from envaudit.triage import extract, own
 from envaudit.triage.extract import Seen, Unread
 
 # compute capability by GPU name, longest names first (https://developer.nvidia.com/cuda-gpus)
@@ -55,6 +55,9 @@ CAPABILITIES = (
 )
 
 
+MAX_MESSAGES = 50  # distinct messages judged per text: a log that repeats one is one
+
+
 class TriageError(BadInput, ValueError):
     """A text with no environment in it; the message is one line."""
 
@@ -72,6 +75,7 @@ class Triage:
     environments: tuple[Environment, ...]
     truncated: bool  # the text was longer than the bytes, lines or line length read
     unread: Unread | None  # where the reading of facts stopped: more environments or facts than are read
+    requirements: tuple[Seen, ...] = ()  # minimums the text states ("jax 0.4.4+"): not what is installed
 
     @property
     def verdict(self) -> str:
@@ -85,6 +89,7 @@ class Triage:
             "truncated": self.truncated,
             "unread": vars(self.unread) if self.unread else None,
             "environments": [_env_dict(e) for e in self.environments],
+            "requirements": [vars(s) for s in self.requirements],
         }
 
 
@@ -116,6 +121,8 @@ def facts_of(env: dict[str, Seen | list[Seen]]) -> Facts:
         jax["platform"] = platform
     if (x64 := _value(env, "x64")) is not None:
         jax["x64"] = x64 == "on"
+    if (cudnn := _value(env, "cudnn")) is not None:
+        jax["cudnn_version"] = cudnn
     listed = env.get("gpu")
     gpus = listed if isinstance(listed, list) else []
     driver, cuda = _value(env, "driver"), _value(env, "cuda")
@@ -172,18 +179,61 @@ def possible(facts: Facts) -> list[tuple[str, str]]:
 
 def triage(raw: bytes) -> Triage:
     from envaudit import audit
+    from envaudit.rules import signatures
 
     text_lines, truncated = extract.lines(raw)
-    shown = extract.environments(extract.seen(text_lines))
-    if not shown.environments:
+    if (written := own.read(text_lines)) is not None:
+        return Triage((_own(written, text_lines),), truncated, None)
+    matches = signatures.catalogue().scan(text_lines)
+    found = extract.seen(text_lines) + [Seen(f, v, m.line, m.text[:200]) for m in matches for f, v in m.facts]
+    found.sort(key=lambda s: s.line)  # stable: a line's own facts before its message's
+    stated = tuple(s for s in found if s.fact.startswith("requires "))
+    shown = extract.environments([s for s in found if not s.fact.startswith("requires ")])
+    environments = shown.environments
+    if not environments and (matches or stated or extract.mentions_jax(text_lines)):
+        environments = [{}]  # an error, or jax's code, and no versions: answered, with what to state
+    if not environments:
         raise TriageError(
             "no environment in this text (expected jax.print_environment_info() output, pip list or "
-            "pip freeze lines, conda list, or flax's 'Flax, jax, jaxlib versions' line)"
+            "pip freeze lines, conda list, flax's 'Flax, jax, jaxlib versions' line, versions in prose, or an "
+            "error message jax, XLA or NumPy prints)"
         )
-    found = []
-    for env in shown.environments:
-        facts = facts_of(env)
+    # each message once, the first MAX_MESSAGES: every rule's evaluation reads them again (a plan evaluates many times)
+    longest: dict[int, str] = {}  # per line, the longest text matched there (it holds the shorter ones)
+    for m in matches:
+        longest[m.line] = max(longest.get(m.line, ""), m.text, key=len)
+    said = {text: Message(line=line, text=text) for line, text in sorted(longest.items(), reverse=True)}
+    messages = sorted(said.values(), key=lambda m: m["line"])[:MAX_MESSAGES]
+    result = []
+    for env in environments:
+        facts = replace(facts_of(env), messages=messages)
         report = audit.assemble(facts, mode="triage", host_info={"hostname": "bug report"})
         seen = sorted((s for v in env.values() for s in (v if isinstance(v, list) else [v])), key=lambda s: s.line)
-        found.append(Environment(tuple(seen), report, tuple(missing(facts)), tuple(possible(facts))))
-    return Triage(tuple(found), truncated, shown.unread)
+        result.append(Environment(tuple(seen), report, tuple(missing(facts)), tuple(possible(facts))))
+    return Triage(tuple(result), truncated, shown.unread, stated)
+
+
+def _own(found: own.Own, text_lines: list[str]) -> Environment:
+    """envaudit's own report, judged again by today's knowledge: its facts, and its probes' findings as they were."""
+    from envaudit import audit
+
+    facts = found.report.facts
+    probed = [replace(f, caused_by="") for f in found.report.findings if f.source == "probe"]
+    report = audit.assemble(
+        facts, mode="triage", probes=found.report.probes, probe_findings=probed, host_info={"hostname": "bug report"}
+    )
+    said = [(f"package {name}", version) for name, version in facts.packages.items()]
+    said += [("python", v)] if (v := facts.python.get("version")) else []
+    said += [("system", v)] if (v := facts.platform.get("system")) else []
+    seen = tuple(Seen(fact, value, *_where(text_lines, found.line, fact, value)) for fact, value in said)
+    return Environment(seen, report, tuple(missing(facts)), tuple(possible(facts)))
+
+
+def _where(text_lines: list[str], start: int, fact: str, value: str) -> tuple[int, str]:
+    """The first line from the report's start that states this value (of this package): (its number, the line)."""
+    name = fact.removeprefix("package ")
+    for number in range(start, len(text_lines) + 1):
+        line = text_lines[number - 1]
+        if value in line and (name in line or fact in ("python", "system")):
+            return number, line.strip()[:200]
+    return start, text_lines[start - 1].strip()[:200]

@@ -73,6 +73,55 @@ NAMED = re.compile(
     rf"(?:is{SPACE})?+{VERSION}",
     re.IGNORECASE,
 )
+# Libraries built on jax (and the frameworks installed beside it) whose versions a report states: read by triage,
+# not audited (scope.py); the names prose uses for them.
+DOWNSTREAM = {
+    "equinox": "equinox",
+    "haiku": "dm-haiku",
+    "dm-haiku": "dm-haiku",
+    "orbax": "orbax-checkpoint",
+    "diffrax": "diffrax",
+    "numpyro": "numpyro",
+    "lineax": "lineax",
+    "optimistix": "optimistix",
+    "jraph": "jraph",
+    "distrax": "distrax",
+    "rlax": "rlax",
+    "jaxtyping": "jaxtyping",
+    "blackjax": "blackjax",
+    "tensorflow-probability": "tensorflow-probability",
+    "tfp": "tensorflow-probability",
+    "tensorstore": "tensorstore",
+    "torch": "torch",
+    "pytorch": "torch",
+    "keras": "keras",
+    "trax": "trax",
+    "objax": "objax",
+    "brax": "brax",
+    "dm-acme": "dm-acme",
+    "alphafold": "alphafold",
+    "colabfold": "colabfold",
+}
+PROSE_NAMES = "|".join(
+    sorted(
+        {*DOWNSTREAM, "jax", "jaxlib", "flax", "optax", "chex", "numpy", "scipy", "neural-tangents", "tensorflow"},
+        key=len,
+    )[::-1]
+)
+# "jax 0.4.32", "bumping JAX to 0.4.32", "JAX version 0.4.29", "upgraded to optax 0.2.3", "jax v0.4.12"; a version
+# followed by "+" or after ">=", "at least" is a requirement the text states, not the installed one.
+PROSE = re.compile(
+    rf"(?<![\w./-])({PROSE_NAMES})(?![\w-])(?:\s++(?:version|to|at|is|was|=|:)){{0,2}}+\s*+[=:@]?+\s*+{VERSION}"
+    r"(\+|\s++or\s++(?:newer|later|higher|above))?+",
+    re.IGNORECASE,
+)
+AT_LEAST = re.compile(
+    rf"(?<![\w./-])({PROSE_NAMES})(?![\w-])\s*+(?:>=|≥|>|at\s++least|minimum(?:\s++version)?+)\s*+{VERSION}",
+    re.IGNORECASE,
+)
+# "nvidia-cudnn-cu12: 9.10.0.56", "`jaxlib`=0.4.30": any audited package, named then its version after a colon
+STATED = re.compile(rf"(?<![\w./-])([A-Za-z][A-Za-z0-9_.-]*+)[`'\"]?+\s*+[:=]\s*+[`'\"]?+{VERSION}")
+MINIMUM = re.compile(r"\d\+|\bor\s+(?:newer|later|higher|above)\b|>=|\bat\s+least\b", re.IGNORECASE)
 TEMPLATE = re.compile(r"flax,\s*jax,\s*jaxlib versions[^:]*:\s*(.*)$", re.IGNORECASE)
 X64 = re.compile(r"(?:jax_enable_x64\W+|JAX_ENABLE_X64\s*=\s*)(True|False|1|0|true|false)\b")
 SYSTEMS = {"windows": "Windows", "darwin": "Darwin", "linux": "Linux"}
@@ -83,6 +132,17 @@ NEARBY = 2  # lines after the one that started an environment whose facts belong
 MAX_ENVIRONMENTS, MAX_FACTS = 16, 1_000
 PLATFORMS = {"cuda": "cuda", "gpu": "cuda", "tpu": "tpu", "cpu": "cpu", "metal": "metal", "rocm": "rocm"}
 GPU_NAMES = re.compile(r"\b(H200|H100|A100|A10G|A6000|A5000|V100|P100|T4|L4|RTX ?\d{4}|K80)\b")
+
+
+# jax's code or its traceback: a report about jax, whatever it states of its versions
+JAX_USE = re.compile(
+    r"^\s*+(?:>>>\s*+)?+(?:import|from)\s++(?:jax|jaxlib|flax|neural_tangents|equinox|optax|haiku)\b"
+    r"|\bjax\.(?:numpy|lax|jit|grad|vmap|random|devices|config)\b|[/\\](?:jax|jaxlib|flax)[/\\]_?src[/\\]"
+)
+
+
+def mentions_jax(text_lines: list[str]) -> bool:
+    return any(JAX_USE.search(line) for line in text_lines)
 
 
 @dataclass(frozen=True)
@@ -106,7 +166,7 @@ def lines(raw: bytes) -> tuple[list[str], bool]:
 def _package(name: str, version: str, number: int, line: str) -> list[Seen]:
     """A package's version, and the platform a CUDA jaxlib build or libtpu says jax runs on."""
     name = canonicalize_name(name)
-    if not is_relevant(name):
+    if not is_relevant(name) and name not in DOWNSTREAM.values():
         return []
     implied = "cuda" if name == "jaxlib" and "+cuda" in version else "tpu" if name.startswith("libtpu") else None
     return [Seen(f"package {name}", version, number, line)] + (
@@ -125,8 +185,9 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
         ordered = zip(("flax", "jax", "jaxlib"), re.findall(VERSION, match[1]), strict=False)  # the template's order
         return [s for n, v in ordered for s in _package(n, v, number, short)]
     for pattern in (ENV_INFO, COLUMNS):
-        if match := pattern.match(line):
-            return _package(match[1], match[2], number, short)
+        if (match := pattern.match(line)) and not (pattern is COLUMNS and MINIMUM.search(line)):
+            found = _package(match[1], match[2], number, short)
+            return _distinct(found + _prose(number, line, short)) if pattern is COLUMNS else found
     if match := INSTALLED.search(line):
         pairs = [token.rsplit("-", 1) for token in match[1].split() if "-" in token]
         return [s for n, v in pairs for s in _package(n, v, number, short)]
@@ -137,9 +198,31 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
     owner = re.search(r"\b(jaxlib|jax|flax|neural_tangents)(?:\.__version__|/__init__\.py)", previous)
     if (match := DUNDER.match(line)) and owner:
         found += _package(owner[1], match[1], number, short)
-    if not found and ("version" in f"{previous} {line}".lower() or len(NAMED.findall(line)) > 1):
+    named = "version" in f"{previous} {line}".lower() or len(NAMED.findall(line)) > 1
+    if not found and named and not MINIMUM.search(line):  # a line with a minimum is read as prose is
         found += [s for n, v in NAMED.findall(line) for s in _package(n, v, number, short)]
-    return found
+    return found or _prose(number, line, short)
+
+
+def _prose(number: int, line: str, short: str) -> list[Seen]:
+    """Versions written in sentences; a stated minimum is a requirement (`requires NAME`), not an environment."""
+    found = [Seen(f"requires {_name(n)}", f">={v}", number, short) for n, v in AT_LEAST.findall(line)]
+    for name, version, minimum in PROSE.findall(line):
+        if minimum:
+            found.append(Seen(f"requires {_name(name)}", f">={version}", number, short))
+        else:
+            found += _package(_name(name), version, number, short)
+    found += [s for n, v in STATED.findall(line) for s in _package(n, v, number, short)]
+    return _distinct(found)
+
+
+def _distinct(found: list[Seen]) -> list[Seen]:
+    return list({(s.fact, s.value): s for s in found}.values())
+
+
+def _name(name: str) -> str:
+    """A name as prose writes it, as its distribution's ("haiku": dm-haiku)."""
+    return DOWNSTREAM.get(canonicalize_name(name), canonicalize_name(name))
 
 
 def _machine(number: int, line: str, previous: str, wheels: list[tuple[str, ...]]) -> list[Seen]:

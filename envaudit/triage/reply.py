@@ -59,6 +59,12 @@ def text(result: Triage, *, color: bool = False) -> str:
         if env.possible:
             out += ["  could apply, if what is not stated allows it"]
             out += [f"    - {c(rule)}: {c(title)}" for rule, title in env.possible]
+    if result.requirements:
+        out += ["", "Requirements the text states (not what is installed)"]
+        out += [
+            f"    {c(s.fact.removeprefix('requires '))} {c(s.value)}  line {s.line}: {c(s.text)}"
+            for s in result.requirements
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -90,6 +96,9 @@ def markdown(result: Triage, *, color: bool = False) -> str:
             out += ["", "Could you also tell us " + "; ".join(_cell(m) for m in env.missing) + "?"]
         if env.possible:
             out += ["", "That would decide: " + ", ".join(_code(rule) for rule, _ in env.possible) + "."]
+    if result.requirements:
+        stated = (f"{_code(s.fact.removeprefix('requires ') + s.value)} (line {s.line})" for s in result.requirements)
+        out += ["", "Requirements the text states, not what is installed: " + ", ".join(stated) + "."]
     return "\n".join(out) + "\n"
 
 

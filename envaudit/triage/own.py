@@ -1,0 +1,80 @@
+"""envaudit's own reports, pasted into a bug report: read as the audited facts they carry, never as their fixes.
+
+A JSON report is the report itself; a Markdown report carries it whole (its `<details>` block); a text report says
+its facts in its Environment block (python, platform, packages), each line as `format_text` writes it. The fix
+commands a report shows name the versions it would install, which are not the environment's: reading the report's
+own facts is what keeps them out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+from envaudit.facts import Facts, PlatformFacts, PythonFacts, ReportError
+from envaudit.model import Report
+
+SCHEMA_LINE = re.compile(r'"schema"\s*:\s*"envaudit/report/v\d+"')
+JSON_BLOCK = re.compile(r"^\s*```json\s*$")
+TEXT_HEADER = re.compile(r"^envaudit \d+\.\d+\.\d+\S* \| .* \| verdict: [A-Z]+")
+TEXT_FACT = re.compile(r"^  (python|platform|packages)  +(\S.*)$")
+PACKAGE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*) (\S+)$")
+
+
+@dataclass(frozen=True)
+class Own:
+    """A report envaudit wrote, found in a text: the report (JSON and Markdown: whole; text: its facts only) and
+    the line it starts on."""
+
+    report: Report
+    line: int
+    whole: bool  # its findings and probes came with it (JSON, Markdown), not only its facts (text)
+
+
+def read(text_lines: list[str]) -> Own | None:
+    """The first report envaudit wrote in these lines, or None."""
+    for number, line in enumerate(text_lines):
+        if SCHEMA_LINE.search(line):
+            start = _json_start(text_lines, number)
+            if (report := _json(text_lines, start)) is not None:
+                return Own(report, start + 1, True)
+        if TEXT_HEADER.match(line):
+            return Own(Report(facts=_text_facts(text_lines[number + 1 :]), mode="audit"), number + 1, False)
+    return None
+
+
+def _json_start(text_lines: list[str], schema: int) -> int:
+    """Where the JSON document holding the schema line starts: the first line of the text, or a Markdown block's."""
+    for number in range(schema, -1, -1):
+        if JSON_BLOCK.match(text_lines[number]):
+            return number + 1
+        if text_lines[number].startswith("{"):
+            return number
+    return 0
+
+
+def _json(text_lines: list[str], start: int) -> Report | None:
+    body = []
+    for line in text_lines[start:]:
+        if line.strip() == "```":
+            break
+        body.append(line)
+    try:
+        return Report.from_dict(json.loads("\n".join(body)))
+    except (ValueError, RecursionError, ReportError):
+        return None
+
+
+def _text_facts(text_lines: list[str]) -> Facts:
+    """The facts a text report's Environment block states (it ends at the first line that is not one)."""
+    said: dict[str, str] = {}
+    for line in text_lines:
+        if match := TEXT_FACT.match(line):
+            said[match[1]] = match[2]
+        elif said and not line.startswith("  "):
+            break
+    packages = {m[1]: m[2] for p in said.get("packages", "").split(", ") if (m := PACKAGE.match(p.strip()))}
+    python = PythonFacts(version=v) if (v := said.get("python", "").split(" ")[0]) else PythonFacts()
+    system = PlatformFacts(system=s) if (s := said.get("platform", "").split(" ")[0]) else PlatformFacts()
+    return Facts(packages=packages, python=python, platform=system, origin="triage")

@@ -212,6 +212,11 @@ CHECKS: tuple[Check, ...] = (
                 "available backend)",
                 "https://github.com/jax-ml/jax/blob/jax-v0.11.0/jax/_src/xla_bridge.py#L839",
             ),
+            Signature(  # logged at info where it is not raised: jax tried a backend it does not have, as it does
+                "Unable to initialize backend '{name}': {any}",
+                "https://github.com/jax-ml/jax/blob/jax-v0.3.14/jax/_src/lib/xla_bridge.py#L328",
+                fires=False,
+            ),
         ),
     ),
     Check(

@@ -18,42 +18,7 @@ from envaudit.model import SEVERITIES, Report
 from envaudit.rules.conditions import GPU_CONDITIONS
 from envaudit.triage import extract, own
 from envaudit.triage.extract import Seen, Unread
-
-# compute capability by GPU name, longest names first (https://developer.nvidia.com/cuda-gpus)
-CAPABILITIES = (
-    ("GH200", "9.0"),
-    ("H200", "9.0"),
-    ("H100", "9.0"),
-    ("H800", "9.0"),
-    ("B200", "10.0"),
-    ("A100", "8.0"),
-    ("A800", "8.0"),
-    ("A30", "8.0"),
-    ("A6000", "8.6"),
-    ("A5000", "8.6"),
-    ("A4000", "8.6"),
-    ("A40", "8.6"),
-    ("A10G", "8.6"),
-    ("A10", "8.6"),
-    ("L40", "8.9"),
-    ("L4", "8.9"),
-    ("RTX 4090", "8.9"),
-    ("RTX 4080", "8.9"),
-    ("RTX 3090", "8.6"),
-    ("RTX 3080", "8.6"),
-    ("RTX 3070", "8.6"),
-    ("RTX 3060", "8.6"),
-    ("RTX 2080", "7.5"),
-    ("TITAN RTX", "7.5"),
-    ("T4", "7.5"),
-    ("V100", "7.0"),
-    ("TITAN V", "7.0"),
-    ("P100", "6.0"),
-    ("P40", "6.1"),
-    ("GTX 1080", "6.1"),
-    ("K80", "3.7"),
-)
-
+from envaudit.triage.gpus import capability
 
 MAX_MESSAGES = 50  # distinct messages judged per text: a log that repeats one is one
 
@@ -103,10 +68,6 @@ def _env_dict(env: Environment) -> dict[str, Any]:
     }
 
 
-def capability(name: str) -> str | None:
-    return next((cc for key, cc in CAPABILITIES if key.lower() in name.lower()), None)
-
-
 def _value(env: dict[str, Seen | list[Seen]], fact: str) -> str | None:
     item = env.get(fact)
     return item.value if isinstance(item, Seen) else None
@@ -139,6 +100,8 @@ def facts_of(env: dict[str, Seen | list[Seen]]) -> Facts:
         }
     python = PythonFacts(version=v) if (v := _value(env, "python")) else PythonFacts()
     system = PlatformFacts(system=s) if (s := _value(env, "system")) else PlatformFacts()
+    if machine := _value(env, "machine"):
+        system["machine"] = machine
     return Facts(
         packages=dict(sorted(packages.items())), python=python, platform=system, nvidia=nvidia, jax=jax, origin="triage"
     )

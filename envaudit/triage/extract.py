@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from envaudit.scope import canonicalize_name, is_relevant
+from envaudit.triage import gpus
 
 MAX_BYTES, MAX_LINES, MAX_LINE = 4_000_000, 100_000, 1_000
 ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")
@@ -35,6 +36,7 @@ DEVICES = re.compile(
 )
 ACCELERATOR = re.compile(r"^\W*(TPU|GPU|CPU|cuda)\b", re.IGNORECASE)  # after "Which accelerator(s)...?", or .platform
 UNAME = re.compile(r"uname_result\(system='(\w+)'")
+MACHINE = re.compile(r"uname_result\(.*?\bmachine='(\w+)'")
 SYSTEM = re.compile(
     r"\b(Windows)\s*(?:10|11|PC|machine|laptop|Server)\b|\bon (?:a )?(Windows)\b"
     r"|\b[A-Z]:\\(?:Users|Program)"
@@ -46,7 +48,10 @@ SYSTEM = re.compile(
 # when the spaces could be shared out between the quantifiers around an optional word in every way.
 SMI = re.compile(r"Driver Version:\s*+(\d++(?:\.\d++)++)\s++CUDA Version:\s*+(\d++\.\d++)")
 DRIVER = re.compile(r"(?:nvidia[- ]?driver|driver version)\s*+[:=]?+\s*+(\d{3}\.\d+(?:\.\d+)?)", re.IGNORECASE)
-CUDA = re.compile(r"\bCUDA\s*+(?:version)?+\s*+[:=]?+\s*+(\d{2}\.\d)\b", re.IGNORECASE)
+# "CUDA 12.4", "CUDA version: 11.8", flax's template "CUDA version (if applicable): 11.8"
+CUDA = re.compile(
+    r"\bCUDA\s*+(?:version)?+\s*+(?:\([^()\n]{0,40}+\))?+\s*+[:=]?+\s*+(\d{1,2}\.\d)(?![\d])", re.IGNORECASE
+)
 # The GPU's name ends where a run of spaces starts (so that each run is read once), before its On/Off column.
 GPU_ROW = re.compile(r"^\|\s*+\d++\s++((?:NVIDIA|Tesla|Quadro|GeForce)\b[^|]*?)(?<!\s)\s++(?:On|Off|WDDM|TCC)\s*+\|")
 PIN = re.compile(rf"(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*+)(?:\[[^\]]*+\])?+\s*+==\s*+{VERSION}")  # pip freeze, prose
@@ -111,10 +116,11 @@ PROSE_NAMES = "|".join(
 # "jax 0.4.32", "bumping JAX to 0.4.32", "JAX version 0.4.29", "upgraded to optax 0.2.3", "jax v0.4.12"; a version
 # followed by "+" or after ">=", "at least" is a requirement the text states, not the installed one.
 PROSE = re.compile(
-    rf"(?<![\w./-])({PROSE_NAMES})(?![\w-])(?:\s++(?:version|to|at|is|was|=|:)){{0,2}}+\s*+[=:@]?+\s*+{VERSION}"
+    rf"(?<![\w./-])({PROSE_NAMES})(?![\w-])[`'\"]?+(?:\s++(?:version|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"]*+{VERSION}"
     r"(\+|\s++or\s++(?:newer|later|higher|above))?+",
     re.IGNORECASE,
 )
+ALSO = re.compile(rf"\s*+(?:&|/|\bor\b|\bvs\.?+)\s*+{VERSION}", re.IGNORECASE)  # a second version, of the same name
 AT_LEAST = re.compile(
     rf"(?<![\w./-])({PROSE_NAMES})(?![\w-])\s*+(?:>=|≥|>|at\s++least|minimum(?:\s++version)?+)\s*+{VERSION}",
     re.IGNORECASE,
@@ -131,7 +137,6 @@ NEARBY = 2  # lines after the one that started an environment whose facts belong
 # and the reply says where (`Unread`).
 MAX_ENVIRONMENTS, MAX_FACTS = 16, 1_000
 PLATFORMS = {"cuda": "cuda", "gpu": "cuda", "tpu": "tpu", "cpu": "cpu", "metal": "metal", "rocm": "rocm"}
-GPU_NAMES = re.compile(r"\b(H200|H100|A100|A10G|A6000|A5000|V100|P100|T4|L4|RTX ?\d{4}|K80)\b")
 
 
 # jax's code or its traceback: a report about jax, whatever it states of its versions
@@ -198,20 +203,22 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
     owner = re.search(r"\b(jaxlib|jax|flax|neural_tangents)(?:\.__version__|/__init__\.py)", previous)
     if (match := DUNDER.match(line)) and owner:
         found += _package(owner[1], match[1], number, short)
-    named = "version" in f"{previous} {line}".lower() or len(NAMED.findall(line)) > 1
-    if not found and named and not MINIMUM.search(line):  # a line with a minimum is read as prose is
-        found += [s for n, v in NAMED.findall(line) for s in _package(n, v, number, short)]
     return found or _prose(number, line, short)
 
 
 def _prose(number: int, line: str, short: str) -> list[Seen]:
     """Versions written in sentences; a stated minimum is a requirement (`requires NAME`), not an environment."""
     found = [Seen(f"requires {_name(n)}", f">={v}", number, short) for n, v in AT_LEAST.findall(line)]
-    for name, version, minimum in PROSE.findall(line):
+    for match in PROSE.finditer(line):
+        name, version, minimum = match.groups()
         if minimum:
             found.append(Seen(f"requires {_name(name)}", f">={version}", number, short))
-        else:
-            found += _package(_name(name), version, number, short)
+            continue
+        found += _package(_name(name), version, number, short)
+        end = match.end()
+        while also := ALSO.match(line, end):  # "0.4.23.dev20240125 & 0.4.23.dev20240522": another environment
+            found += _package(_name(name), also[1], number, short)
+            end = also.end()
     found += [s for n, v in STATED.findall(line) for s in _package(n, v, number, short)]
     return _distinct(found)
 
@@ -236,7 +243,9 @@ def _machine(number: int, line: str, previous: str, wheels: list[tuple[str, ...]
         found.append(Seen("cuda", match[1], number, short))
     if match := GPU_ROW.match(line):
         found.append(Seen("gpu", match[1].strip(), number, short))
-    elif (match := GPU_NAMES.search(line)) and re.search(r"GPU|NVIDIA|RTX|Tesla|accelerator", f"{previous} {line}"):
+    elif (match := gpus.NAMES.search(line)) and re.search(
+        r"GPU|NVIDIA|RTX|Tesla|accelerator", f"{previous} {line}", re.I
+    ):
         found.append(Seen("gpu", match[1], number, short))
     platform = None
     if match := DEVICES.search(line):
@@ -246,6 +255,7 @@ def _machine(number: int, line: str, previous: str, wheels: list[tuple[str, ...]
     found += [Seen("platform", platform, number, short)] if platform else []
     if match := UNAME.search(line):
         found.append(Seen("system", SYSTEMS.get(match[1].lower(), match[1]), number, short))
+        found += [Seen("machine", m[1], number, short)] if (m := MACHINE.search(line)) else []
     elif match := SYSTEM.search(line):
         groups = [g for g in match.groups()]
         said = (
@@ -337,7 +347,7 @@ def environments(found: list[Seen]) -> Shown:
             if len(item.value) > len(before.value):
                 current[item.fact] = item  # the more precise
             continue  # said again, the same
-        if isinstance(before, Seen) and item.line - started > NEARBY:
+        if isinstance(before, Seen) and (item.line - started > NEARBY or item.line == before.line):
             if len(envs) == MAX_ENVIRONMENTS:
                 return _shown(envs, Unread(item.line, "environments", MAX_ENVIRONMENTS))
             current = dict(current)

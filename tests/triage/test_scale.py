@@ -129,6 +129,14 @@ WORST: dict[str, Callable[[], bytes]] = {  # the slowest texts known, each as la
     ),
     "gpu-rows-before-after": lambda: _fill(b"|   0  NVIDIA A100-SXM4-40GB    On  |\n" * 900 + before_after(10**5)),
     "dotted-names": lambda: _fill(("a." * 499 + "a\n").encode()),
+    # every line a message that matches (each window searched by several signatures), or their needles without one
+    "messages": lambda: _fill(
+        b"RuntimeError: jaxlib is version 0.4.%d, but this version of jax requires version >= 0.4.6.\n" % 1
+        + b"".join(b"JAX plugin jax_cuda12_plugin version 0.%d.2 is installed, but\n" % i for i in range(10**5))
+    ),
+    "needles": lambda: _fill(
+        b"requires version installed, Mismatched library: installation module cannot attribute removed XLA_FLAGS:\n"
+    ),
     "wheel-names": lambda: _fill(("jax-0.4.1-py3-" * 71 + "\n").encode()),
     "spaces-after-a-word": lambda: _fill(
         "".join(map(_spaced, ("python", "CUDA", "driver version", "| 0 NVIDIA"))).encode()

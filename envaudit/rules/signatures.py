@@ -49,7 +49,7 @@ PLACEHOLDERS: Mapping[str, tuple[str, str]] = {
     "cuda": ("cuda", VERSION),
     "driver": ("driver", VERSION),
     "python": ("python", VERSION),
-    "platform": ("platform", r"([a-z][a-z0-9_]*+)"),
+    "platform": ("platform", r"([A-Za-z][A-Za-z0-9_]*+)"),  # a retyped message says "CPU": stated in lower case
     "required": ("", VERSION),
     "built": ("", VERSION),
     "removed": ("", VERSION),
@@ -119,7 +119,7 @@ class Match:
             elif fact == "version" and package:
                 found.append((f"package {package}", value))
             elif fact and fact != "version":
-                found.append((fact, value))
+                found.append((fact, value.lower() if fact == "platform" else value))
         return found + list(self.signature.states)
 
 

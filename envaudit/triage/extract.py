@@ -52,6 +52,7 @@ DRIVER = re.compile(r"(?:nvidia[- ]?driver|driver version)\s*+[:=]?+\s*+(\d{3}\.
 CUDA = re.compile(
     r"\bCUDA\s*+(?:version)?+\s*+(?:\([^()\n]{0,40}+\))?+\s*+[:=]?+\s*+(\d{1,2}\.\d)(?![\d])", re.IGNORECASE
 )
+CUDNN = re.compile(r"(?<![\w-])cuDNN\s*+(?:version\s*+)?+[:=]?+\s*+v?+(\d++\.\d++(?:\.\d++)?+)(?![\d.])", re.IGNORECASE)
 # The GPU's name ends where a run of spaces starts (so that each run is read once), before its On/Off column.
 GPU_ROW = re.compile(r"^\|\s*+\d++\s++((?:NVIDIA|Tesla|Quadro|GeForce)\b[^|]*?)(?<!\s)\s++(?:On|Off|WDDM|TCC)\s*+\|")
 PIN = re.compile(rf"(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*+)(?:\[[^\]]*+\])?+\s*+==\s*+{VERSION}")  # pip freeze, prose
@@ -116,7 +117,7 @@ PROSE_NAMES = "|".join(
 # "jax 0.4.32", "bumping JAX to 0.4.32", "JAX version 0.4.29", "upgraded to optax 0.2.3", "jax v0.4.12"; a version
 # followed by "+" or after ">=", "at least" is a requirement the text states, not the installed one.
 PROSE = re.compile(
-    rf"(?<![\w./-])({PROSE_NAMES})(?![\w-])[`'\"]?+(?:\s++(?:version|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"]*+{VERSION}"
+    rf"(?<![\w./-])({PROSE_NAMES})(?![\w]|-(?!\d))[`'\"]?+(?:-(?=\d))?+(?:\s++(?:version|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"]*+{VERSION}"
     r"(\+|\s++or\s++(?:newer|later|higher|above))?+",
     re.IGNORECASE,
 )
@@ -241,6 +242,8 @@ def _machine(number: int, line: str, previous: str, wheels: list[tuple[str, ...]
         found.append(Seen("driver", match[1], number, short))
     if not smi and (match := CUDA.search(line)) and "cuda_dnn" not in line:
         found.append(Seen("cuda", match[1], number, short))
+    if match := CUDNN.search(line):  # "cuDNN 8.9.7", "CuDNN v8.5"; not a requirement (">= 8.2")
+        found.append(Seen("cudnn", match[1], number, short))
     if match := GPU_ROW.match(line):
         found.append(Seen("gpu", match[1].strip(), number, short))
     elif (match := gpus.NAMES.search(line)) and re.search(

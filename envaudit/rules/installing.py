@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from envaudit import fixes
 from envaudit.facts import Duplicate, Facts, JaxFacts, Unsatisfied
 from envaudit.fixes import Fix
+from envaudit.rules import signatures
 from envaudit.rules.accessors import env_flag
 from envaudit.rules.environment import coupled
 from envaudit.rules.tables import REMOVALS, WHEELS, covers, load, numbers, python_of
@@ -34,7 +35,8 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
     """The facts once `fix` has run: variables first, then the installs (whose result depends on them). What the
     audit measured of jax (an import that failed) holds until the fix moves what jax imports, reinstalls it, or
     fixes a cause of jax's failure (`jax_cause`: a variable that made it fail); a variable set for another reason
-    changes nothing of it. The messages a bug report quotes hold until the fix changes anything."""
+    changes nothing of it. A message a bug report quotes holds until the fix moves what it is about, or sets a
+    variable (`signatures.holds_after`)."""
     env = {k: v for k, v in facts.env.items() if k not in fix.unset} | dict(fix.export)
     python = facts.python.copy()
     if "PYTHONPATH" in fix.unset or "PYTHONPATH" in dict(fix.export):
@@ -59,7 +61,7 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
         jax=_planned_jax(facts.jax, env) if replanned else facts.jax,
         origin="plan" if replanned else facts.origin,
         # what a bug report quotes was printed by the environment before the fix: once it changed, not after
-        messages=[] if moved or env != facts.env else facts.messages,
+        messages=[] if env != facts.env else [m for m in facts.messages if signatures.holds_after(m, moved)],
     )
 
 

@@ -33,32 +33,35 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from envaudit.facts import Facts
+from envaudit.facts import Facts, Message
 from envaudit.model import Finding
 from envaudit.scope import canonicalize_name
 
-VERSION = r"v?+(\d++(?:\.\d++)++(?:[.+-]?+[A-Za-z][A-Za-z0-9]*+|[.+-][0-9]++)*+)"
+# a release as PEP 440 writes it: pre/dev/post parts and a local label (`0.4.23.dev20240125`, `2.0.0rc2`,
+# `0.4.7+cuda11.cudnn82`), so that a sentence's next word (`0.4.30.Then`) is not part of it
+VERSION = r"v?+(\d++(?:\.\d++)++(?:[.-]?+(?:a|b|rc|dev|post)\d*+)*+(?:\+[A-Za-z0-9]++(?:\.[A-Za-z0-9]++)*+)?+)"
+WORD = r"(?<![A-Za-z0-9_.])({})(?![A-Za-z0-9_-])"  # a name-like value, never a part of a longer name
 # placeholder -> (the fact it states, or "" for a value that is none, its pattern)
 PLACEHOLDERS: Mapping[str, tuple[str, str]] = {
     "jax": ("package jax", VERSION),
     "jaxlib": ("package jaxlib", VERSION),
     "numpy": ("package numpy", VERSION),
-    "package": ("package", r"([A-Za-z][A-Za-z0-9_.-]*+)"),
+    "package": ("package", WORD.format(r"[A-Za-z][A-Za-z0-9_.-]*+")),
     "version": ("version", VERSION),
     "cudnn": ("cudnn", VERSION),
     "cuda": ("cuda", VERSION),
     "driver": ("driver", VERSION),
     "python": ("python", VERSION),
-    "platform": ("platform", r"([A-Za-z][A-Za-z0-9_]*+)"),  # a retyped message says "CPU": stated in lower case
+    "platform": ("platform", WORD.format(r"[A-Za-z][A-Za-z0-9_]*+")),  # a retyped "CPU": stated in lower case
     "required": ("", VERSION),
     "built": ("", VERSION),
     "removed": ("", VERSION),
     "found": ("", VERSION),
-    "jax_module": ("", r"(jax(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+)"),
-    "jax_submodule": ("", r"(jax(?:\.[A-Za-z_][A-Za-z0-9_]*+)++)"),
-    "name": ("", r"([A-Za-z_][A-Za-z0-9_.]*+)"),
+    "jax_module": ("", WORD.format(r"jax(?:\.[A-Za-z_][A-Za-z0-9_]*+)*+")),
+    "jax_submodule": ("", WORD.format(r"jax(?:\.[A-Za-z_][A-Za-z0-9_]*+)++")),
+    "name": ("", WORD.format(r"[A-Za-z_][A-Za-z0-9_.]*+")),
     "number": ("", r"(\d++)"),
-    "any": ("", r"([^\n]{0,300}?)"),
+    "any": ("", r"([^\n]{0,1000}?)"),  # a line is at most 1,000 characters (triage/extract.MAX_LINE)
 }
 SLOT = re.compile(r"\{(\w+)\}")
 WINDOW = 8  # lines one match may span: the longest message (jax's "Outdated cuDNN installation found") is 5
@@ -105,7 +108,7 @@ class Match:
     owner: str
     signature: Signature
     line: int  # where the match starts, 1-based (in a message: its line)
-    text: str  # what matched, its whitespace collapsed, cut to QUOTED characters
+    text: str  # what matched, its whitespace collapsed (quoted cut to QUOTED characters)
     values: tuple[tuple[str, str], ...] = field(default=())  # (placeholder, value), in the message's order
 
     @property
@@ -130,7 +133,8 @@ def compile_signature(owner: str, signature: Signature) -> Compiled:
         if slot[1] not in PLACEHOLDERS:
             raise SignatureError(f"{owner}: unknown placeholder {{{slot[1]}}} in {signature.text!r}")
         parts.append(_literal(signature.text[pos : slot.start()]))
-        parts.append(PLACEHOLDERS[slot[1]][1])
+        last = slot.end() == len(signature.text)
+        parts.append(r"([^\n]{0,1000}+)" if slot[1] == "any" and last else PLACEHOLDERS[slot[1]][1])  # the rest
         slots.append(slot[1])
         pos = slot.end()
     rest = _literal(signature.text[pos:])
@@ -189,7 +193,7 @@ class Catalogue:
                 begins = low + window.count("\n", 0, match.start())
                 key = (number, begins, match.start() - sum(len(text) + 1 for text in lines[low:begins]))
                 values = tuple(zip(compiled.slots, (g or "" for g in match.groups()), strict=True))
-                said = " ".join(match[0].split())[:QUOTED]
+                said = " ".join(match[0].split())  # whole (WINDOW lines at most): cut where it is quoted
                 found.setdefault(key, Match(compiled.owner, compiled.signature, begins + first, said, values))
         return sorted(found.values(), key=lambda m: m.line)
 
@@ -206,6 +210,7 @@ def catalogue() -> Catalogue:
 
 
 JAX_FAILED = ("import_error", "crash", "timeout", "error")  # how a jax child ends with a message worth reading
+MAX_MESSAGES = 50  # messages of a report read: each evaluation reads them again (a plan evaluates many times)
 
 
 def from_jax(facts: Facts) -> list[Match]:
@@ -220,9 +225,28 @@ def messages(facts: Facts) -> list[Match]:
     """The signatures the facts' messages show: jax's exception (`from_jax`), and the messages a bug report quotes
     (`Facts.messages`, each at its line)."""
     found = from_jax(facts)
-    for message in facts.messages:
+    for message in facts.messages[:MAX_MESSAGES]:
         found += catalogue().scan(message["text"].splitlines(), first=message["line"])
     return found
+
+
+# what a fix may move that a message is about, beside the packages it names and its rule pins: jax's own packages
+# and the CUDA wheels (a CUDA library's message is about the stack jax loads)
+STACK = re.compile(r"^(jax|jaxlib|jax-(cuda|rocm)\d+-(plugin|pjrt)|nvidia-.+|libtpu.*)$")
+
+
+def holds_after(message: Message, moved: set[str]) -> bool:
+    """Whether a message a report quotes still holds once these packages moved: unless one of them is what it is
+    about (a package it names, its rule's pins, jax's stack), the environment would print it again."""
+    from envaudit.fixes import named
+
+    for match in catalogue().scan(message["text"].splitlines()):
+        pins = getattr(catalogue().owners[match.owner], "pins", ())
+        about = {f.removeprefix("package ") for f, _ in match.facts if f.startswith("package ")}
+        about |= {named(p) for p in pins}
+        if moved & about or any(STACK.match(name) for name in moved):
+            return False
+    return True
 
 
 def named_by_jax(facts: Facts) -> set[str]:
@@ -250,5 +274,5 @@ def apply(found: list[Finding], facts: Facts) -> list[Finding]:
 
 
 def _quote(matches: list[Match]) -> str:
-    said = [f"line {m.line}: '{m.text}'" for m in matches[:2]]
+    said = [f"line {m.line}: '{m.text[:QUOTED]}'" for m in matches[:2]]
     return f" (its message, seen: {'; '.join(dict.fromkeys(said))})"

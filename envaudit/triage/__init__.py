@@ -20,8 +20,6 @@ from envaudit.triage import extract, own
 from envaudit.triage.extract import Seen, Unread
 from envaudit.triage.gpus import capability
 
-MAX_MESSAGES = 50  # distinct messages judged per text: a log that repeats one is one
-
 
 class TriageError(BadInput, ValueError):
     """A text with no environment in it; the message is one line."""
@@ -161,12 +159,12 @@ def triage(raw: bytes) -> Triage:
             "pip freeze lines, conda list, flax's 'Flax, jax, jaxlib versions' line, versions in prose, or an "
             "error message jax, XLA or NumPy prints)"
         )
-    # each message once, the first MAX_MESSAGES: every rule's evaluation reads them again (a plan evaluates many times)
+    # each message once (a log repeats them), the first that the rules read (signatures.MAX_MESSAGES)
     longest: dict[int, str] = {}  # per line, the longest text matched there (it holds the shorter ones)
     for m in matches:
         longest[m.line] = max(longest.get(m.line, ""), m.text, key=len)
     said = {text: Message(line=line, text=text) for line, text in sorted(longest.items(), reverse=True)}
-    messages = sorted(said.values(), key=lambda m: m["line"])[:MAX_MESSAGES]
+    messages = sorted(said.values(), key=lambda m: m["line"])[: signatures.MAX_MESSAGES]
     result = []
     for env in environments:
         facts = replace(facts_of(env), messages=messages)

@@ -20,7 +20,11 @@ MAX_BYTES, MAX_LINES, MAX_LINE = 4_000_000, 100_000, 1_000
 ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")
 # Possessive (Python 3.11): each part of a version matched once and never given back, so no line of untrusted text
 # makes a pattern backtrack (a nested quantifier took seconds per 30 characters, doubling with each one).
-VERSION = r"v?+(\d++(?:\.\d++)++(?:[.+-][A-Za-z0-9]++)*+)"
+# PEP 440's pre/dev/post parts and a local label (`0.4.23.dev20240125`, `0.4.7+cuda11.cudnn82`, `2.0.0rc2`): a
+# sentence's next word (`0.4.30.Then`), a wildcard (`0.9.x`) or a file's suffix (`.dist-info`) is no part of it
+VERSION = (
+    r"v?+(\d++(?:\.\d++)++(?:[.-]?+(?:a|b|rc|dev|post)\d*+)*+(?:\+[A-Za-z0-9]++(?:\.[A-Za-z0-9]++)*+)?+)(?!\.[xX*])"
+)
 SPACE = r"[\s`'\":=]*+"  # what may stand between a name and its version, taken at once
 
 ENV_INFO = re.compile(rf"^\s*+(jax|jaxlib|numpy|scipy)\s*+:\s++{VERSION}\s*+$")  # jax.print_environment_info()
@@ -121,7 +125,15 @@ PROSE = re.compile(
     r"(\+|\s++or\s++(?:newer|later|higher|above))?+",
     re.IGNORECASE,
 )
-ALSO = re.compile(rf"\s*+(?:&|/|\bor\b|\bvs\.?+)\s*+{VERSION}", re.IGNORECASE)  # a second version, of the same name
+# a second version of the same name: another environment ("0.4.30 & 0.4.31", "from 0.4.23 to 0.4.25")
+ALSO = re.compile(rf"\s*+(?:&|/|->|→|\bor\b|\band\b|\bto\b|\bvs\.?+)\s*+{VERSION}", re.IGNORECASE)
+REQUIRES = re.compile(r"\b(?:requires?|needs?|depends\s++on)\s*+$", re.IGNORECASE)  # a requirement, stated
+# a version the text names as a release, not as what is installed: "removed in JAX v0.4.36", "since jax 0.4.14"
+RELEASE = re.compile(
+    r"\b(?:removed|deprecated|added|introduced|fixed|released|since|until|as\s++of|starting(?:\s++with)?+)"
+    r"(?:\s++in)?+\s*+$",
+    re.IGNORECASE,
+)
 AT_LEAST = re.compile(
     rf"(?<![\w./-])({PROSE_NAMES})(?![\w-])\s*+(?:>=|≥|>|at\s++least|minimum(?:\s++version)?+)\s*+{VERSION}",
     re.IGNORECASE,
@@ -212,6 +224,12 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
     found = [Seen(f"requires {_name(n)}", f">={v}", number, short) for n, v in AT_LEAST.findall(line)]
     for match in PROSE.finditer(line):
         name, version, minimum = match.groups()
+        before = line[max(0, match.start() - 40) : match.start()]
+        if RELEASE.search(before):
+            continue
+        if REQUIRES.search(before):  # "equinox 0.10.4 requires jax 0.4.13"
+            found.append(Seen(f"requires {_name(name)}", version, number, short))
+            continue
         if minimum:
             found.append(Seen(f"requires {_name(name)}", f">={version}", number, short))
             continue
@@ -220,7 +238,14 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
         while also := ALSO.match(line, end):  # "0.4.23.dev20240125 & 0.4.23.dev20240522": another environment
             found += _package(_name(name), also[1], number, short)
             end = also.end()
-    found += [s for n, v in STATED.findall(line) for s in _package(n, v, number, short)]
+    for stated in STATED.finditer(line):  # "equinox requires jax: 0.4.13" states a requirement
+        required = REQUIRES.search(line[max(0, stated.start() - 20) : stated.start()])
+        name, version = stated.groups()
+        found += (
+            [Seen(f"requires {_name(name)}", version, number, short)]
+            if required
+            else _package(name, version, number, short)
+        )
     return _distinct(found)
 
 
@@ -320,8 +345,8 @@ def _values(env: Env) -> dict[str, str | tuple[str, ...]]:
 
 
 def _same(a: str, b: str) -> bool:
-    """3.10 and 3.10.12 say the same thing, one less precisely."""
-    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+    """3.10 and 3.10.12 say the same thing, one less precisely; so do 0.1.69 and 0.1.69+cuda101 (its build)."""
+    return a == b or any(x.startswith(y + sep) for x, y in ((a, b), (b, a)) for sep in ".+")
 
 
 def environments(found: list[Seen]) -> Shown:

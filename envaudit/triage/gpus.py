@@ -59,9 +59,8 @@ CAPABILITIES = (
 NAMES = re.compile(
     r"\b("
     + "|".join(re.escape(n).replace(r"\ ", " ?") for n, _ in sorted(CAPABILITIES, key=lambda c: -len(c[0])))
-    + r")(?![A-Za-z0-9])",
-    re.IGNORECASE,
-)
+    + r")(?![A-Za-z0-9])"
+)  # as NVIDIA writes them: a lower-case "t4" is a variable's name
 
 
 def capability(name: str) -> str | None:

@@ -1,7 +1,8 @@
 """envaudit's own reports, pasted into a bug report: read as the audited facts they carry, never as their fixes.
 
-A JSON report is the report itself; a Markdown report carries it whole (its `<details>` block); a text report says
-its facts in its Environment block (python, platform, packages), each line as `format_text` writes it. The fix
+A JSON report is the report itself; a Markdown report carries it whole (its `<details>` block; where a paste cut
+it, its component table still says the facts); a text report says its facts in its Environment block (python,
+platform, packages), each line as the text format writes it. The fix
 commands a report shows name the versions it would install, which are not the environment's: reading the report's
 own facts is what keeps them out.
 """
@@ -18,6 +19,10 @@ from envaudit.model import Report
 SCHEMA_LINE = re.compile(r'"schema"\s*:\s*"envaudit/report/v\d+"')
 JSON_BLOCK = re.compile(r"^\s*```json\s*$")
 TEXT_HEADER = re.compile(r"^envaudit \d+\.\d+\.\d+\S* \| .* \| verdict: [A-Z]+")
+MARKDOWN_HEADER = re.compile(r"^#{1,6} envaudit report: ")
+TABLE_ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*$")
+MAX_JSON_LINES = 20_000  # a report's JSON is a few hundred lines; one parse of at most this many
+MAX_BLOCK = 400  # lines of a report's header block read: its facts come first
 TEXT_FACT = re.compile(r"^  (python|platform|packages)  +(\S.*)$")
 PACKAGE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*) (\S+)$")
 
@@ -33,14 +38,24 @@ class Own:
 
 
 def read(text_lines: list[str]) -> Own | None:
-    """The first report envaudit wrote in these lines, or None."""
+    """The first report envaudit wrote in these lines, or None (then the text is read as any other). Each way in is
+    tried once, so a text of a million schema lines costs one parse: the JSON document holding the first schema
+    line (a JSON report, or the Markdown one's block); the component table of a Markdown report whose JSON was cut;
+    the Environment block of a text report, if it states a package or the Python."""
+    schema = next((n for n, line in enumerate(text_lines) if SCHEMA_LINE.search(line)), None)
+    if schema is not None:
+        start = _json_start(text_lines, schema)
+        if (report := _json(text_lines, start)) is not None:
+            return Own(report, start + 1, True)
     for number, line in enumerate(text_lines):
-        if SCHEMA_LINE.search(line):
-            start = _json_start(text_lines, number)
-            if (report := _json(text_lines, start)) is not None:
-                return Own(report, start + 1, True)
-        if TEXT_HEADER.match(line):
-            return Own(Report(facts=_text_facts(text_lines[number + 1 :]), mode="audit"), number + 1, False)
+        header = MARKDOWN_HEADER.match(line) or TEXT_HEADER.match(line)
+        if header is None:
+            continue
+        reader = _markdown_facts if header.re is MARKDOWN_HEADER else _text_facts
+        facts = reader(text_lines[number + 1 : number + 1 + MAX_BLOCK])
+        if facts.packages or facts.python:
+            return Own(Report(facts=facts, mode="audit"), number + 1, False)
+        return None
     return None
 
 
@@ -56,7 +71,7 @@ def _json_start(text_lines: list[str], schema: int) -> int:
 
 def _json(text_lines: list[str], start: int) -> Report | None:
     body = []
-    for line in text_lines[start:]:
+    for line in text_lines[start : start + MAX_JSON_LINES]:
         if line.strip() == "```":
             break
         body.append(line)
@@ -77,4 +92,20 @@ def _text_facts(text_lines: list[str]) -> Facts:
     packages = {m[1]: m[2] for p in said.get("packages", "").split(", ") if (m := PACKAGE.match(p.strip()))}
     python = PythonFacts(version=v) if (v := said.get("python", "").split(" ")[0]) else PythonFacts()
     system = PlatformFacts(system=s) if (s := said.get("platform", "").split(" ")[0]) else PlatformFacts()
+    return Facts(packages=packages, python=python, platform=system, origin="triage")
+
+
+def _markdown_facts(text_lines: list[str]) -> Facts:
+    """The facts a Markdown report's component table states (its rows before its findings): python, platform, and
+    a row per package; never its fix commands."""
+    rows: dict[str, str] = {}
+    for line in text_lines:
+        if line.startswith("#"):
+            break
+        if (row := TABLE_ROW.match(line)) and not set(row[1]) <= {"-", ":", " "}:
+            rows[row[1]] = row[2]
+    labels = {"component", "python", "platform", "jax (as imported)", "NVIDIA"}
+    packages = {n: v.split(" ")[0] for n, v in rows.items() if n not in labels and PACKAGE.match(f"{n} {v}")}
+    python = PythonFacts(version=v) if (v := rows.get("python", "").split(" ")[0]) else PythonFacts()
+    system = PlatformFacts(system=s) if (s := rows.get("platform", "").split(" ")[0]) else PlatformFacts()
     return Facts(packages=packages, python=python, platform=system, origin="triage")

@@ -20,7 +20,9 @@ def _in_cell(text: str) -> str:
 
 
 def _span(env: Environment) -> str:
-    lines = [s.line for s in env.seen]
+    lines = [s.line for s in env.seen] or [m["line"] for m in env.report.facts.messages]
+    if not lines:
+        return "no versions stated"
     return f"lines {min(lines)}-{max(lines)}" if len(set(lines)) > 1 else f"line {lines[0]}"
 
 

@@ -24,7 +24,10 @@ def roots(result: object) -> set[str]:
 
 
 def test_an_error_and_no_versions_is_answered_with_its_cause_its_facts_and_what_to_state() -> None:
-    text = b"Traceback (most recent call last):\n  ...\nRuntimeError: jaxlib is version 0.4.1, but this version of jax requires version >= 0.4.6.\n"
+    text = (
+        b"Traceback (most recent call last):\n  ...\n"
+        b"RuntimeError: jaxlib is version 0.4.1, but this version of jax requires version >= 0.4.6.\n"
+    )
     result = triage(text)
     assert result.verdict == "fail" and "jax-jaxlib-coupling" in roots(result)
     assert facts(result) == {"package jaxlib": "0.4.1"}
@@ -45,7 +48,7 @@ def test_a_message_wrapped_by_the_reporters_terminal_still_names_its_rule_and_fa
 
 
 def test_versions_in_prose_and_downstream_packages_are_read() -> None:
-    text = b"After bumping JAX to 0.4.32 the solver gives wrong results; I also upgraded to optax 0.2.3 and equinox 0.10.4.\n"
+    text = b"After bumping JAX to 0.4.32 it gives wrong results; I also upgraded to optax 0.2.3 and equinox 0.10.4.\n"
     assert facts(triage(text)) == {"package jax": "0.4.32", "package optax": "0.2.3", "package equinox": "0.10.4"}
 
 
@@ -75,7 +78,10 @@ def test_a_message_that_only_states_facts_gives_them_and_fires_nothing() -> None
 
 
 def test_a_log_that_repeats_a_message_is_one_message_judged_once() -> None:
-    line = b"E cuda_dnn.cc:523] Loaded runtime CuDNN library: 9.0.0 but source was compiled with: 9.1.1.  CuDNN library needs to have matching major version and equal or higher minor version.\n"
+    line = (
+        b"E cuda_dnn.cc:523] Loaded runtime CuDNN library: 9.0.0 but source was compiled with: 9.1.1.  CuDNN library "
+        b"needs to have matching major version and equal or higher minor version.\n"
+    )
     result = triage(line * 5000)
     assert len(result.environments) == 1
     assert len(result.environments[0].report.facts.messages) == 1
@@ -98,3 +104,82 @@ def test_envaudits_own_report_is_read_as_its_facts_not_its_fixes(form: str) -> N
     assert read == BROKEN.packages
     assert facts(result)["python"] == "3.11.9"
     assert "jax-jaxlib-coupling" in roots(result)
+
+
+@pytest.mark.parametrize(
+    "text", [b"AttributeError: _ARRAY_API not found\n", b"jax 0.4.4+ is required\n", b"import jax\nx = 1\n"]
+)
+@pytest.mark.parametrize("form", ["text", "markdown", "json"])
+def test_a_text_that_states_no_version_is_rendered_in_every_format(text: bytes, form: str) -> None:
+    rendered = reply.RENDERERS.render(triage(text), form)
+    assert rendered.strip() and ("no versions stated" in rendered or form == "json" or b"_ARRAY" in text)
+
+
+def test_a_report_is_looked_for_once_however_many_lines_look_like_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    from envaudit.triage import own
+
+    tried: list[int] = []
+    parse = own._json
+
+    def counted(lines: list[str], start: int) -> object:
+        tried.append(start)
+        return parse(lines, start)
+
+    monkeypatch.setattr(own, "_json", counted)
+    assert own.read(['"schema": "envaudit/report/v1"'] * 100_000) is None and len(tried) == 1
+
+
+def test_a_quoted_report_header_without_its_facts_leaves_the_text_read_as_any_other() -> None:
+    text = b"It said:\nenvaudit 0.1.0 | node01 | 2026 | audit | verdict: FAIL\nthen jax 0.4.30, jaxlib 0.4.20 crashed\n"
+    result = triage(text)
+    assert facts(result) == {"package jax": "0.4.30", "package jaxlib": "0.4.20"}
+    assert "jax-jaxlib-coupling" in roots(result)
+
+
+def test_a_markdown_report_cut_in_its_json_is_read_from_its_table_not_its_fix_commands() -> None:
+    report = audit.assemble(BROKEN, mode="audit", host_info={"hostname": "node"})
+    markdown = FORMATS.render(report, "markdown")
+    cut = markdown[: markdown.index('"facts"')]
+    result = triage(cut.encode())
+    read = {k.removeprefix("package "): v for k, v in facts(result).items() if k.startswith("package ")}
+    assert read == BROKEN.packages
+
+
+def test_a_message_longer_than_its_quote_still_fires_its_rule() -> None:
+    said = "Unable to initialize backend 'cuda': INTERNAL: no supported devices found for platform CUDA; "
+    advice = "(set JAX_PLATFORMS='' to automatically choose an available backend)"
+    text = f"import jax\nRuntimeError: {said}{'x' * 400} {advice}\n"
+    assert "jax-platforms-unavailable" in roots(triage(text.encode()))
+
+
+def test_a_message_only_rule_keeps_its_fix_when_another_steps_runs_first() -> None:
+    text = (
+        b"flax==0.7.2\njax==0.4.30\njaxlib==0.4.30\nnumpy==2.0.0\n\n\n\n"
+        b"A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0 as it may crash.\n"
+    )
+    plan = triage(text).environments[0].report.plan
+    assert "'numpy<2'" in plan.fix.command and "flax" in plan.fix.command and not plan.loop
+
+
+@pytest.mark.parametrize(
+    ("text", "environments", "required"),
+    [
+        (b"AttributeError: jax.interpreters.xla.xe was removed in JAX v0.4.36. Use jax.lib.xla_extension.", [{}], []),
+        (b"Upgrading from jax 0.4.23 to 0.4.25 broke it", [{"package jax": "0.4.23"}, {"package jax": "0.4.25"}], []),
+        (b"jax 0.4.30 and 0.4.31 both fail", [{"package jax": "0.4.30"}, {"package jax": "0.4.31"}], []),
+        (b"equinox 0.10.4 requires jax: 0.4.13", [{"package equinox": "0.10.4"}], [("requires jax", "0.4.13")]),
+        (b"with jax 0.4.30.Then it fails", [{"package jax": "0.4.30"}], []),
+        (b"import jax\njax.device_put(t4, jax.devices('gpu')[0])", [{}], []),
+        (
+            b"jaxlib 0.1.69+cuda101\nRuntimeError: jaxlib is version 0.1.69, but",
+            [{"package jaxlib": "0.1.69+cuda101", "platform": "cuda"}],
+            [],
+        ),
+    ],
+)
+def test_prose_reads_the_installed_versions_only(
+    text: bytes, environments: list[dict[str, str]], required: list[tuple[str, str]]
+) -> None:
+    result = triage(text)
+    assert [facts(result, n) for n in range(len(result.environments))] == environments
+    assert [(s.fact, s.value) for s in result.requirements] == required

@@ -210,7 +210,7 @@ CHECKS: tuple[Check, ...] = (
             Signature(
                 "Unable to initialize backend '{name}': {any} (set JAX_PLATFORMS='' to automatically choose an "
                 "available backend)",
-                "https://github.com/jax-ml/jax/blob/jax-v0.11.0/jax/_src/xla_bridge.py#L839",
+                "https://github.com/jax-ml/jax/blob/jax-v0.11.0/jax/_src/xla_bridge.py#L833",  # the advice: #L839
             ),
             Signature(  # logged at info where it is not raised: jax tried a backend it does not have, as it does
                 "Unable to initialize backend '{name}': {any}",

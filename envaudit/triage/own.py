@@ -34,7 +34,6 @@ class Own:
 
     report: Report
     line: int
-    whole: bool  # its findings and probes came with it (JSON, Markdown), not only its facts (text)
 
 
 def read(text_lines: list[str]) -> Own | None:
@@ -46,7 +45,7 @@ def read(text_lines: list[str]) -> Own | None:
     if schema is not None:
         start = _json_start(text_lines, schema)
         if (report := _json(text_lines, start)) is not None:
-            return Own(report, start + 1, True)
+            return Own(report, start + 1)
     for number, line in enumerate(text_lines):
         header = MARKDOWN_HEADER.match(line) or TEXT_HEADER.match(line)
         if header is None:
@@ -54,7 +53,7 @@ def read(text_lines: list[str]) -> Own | None:
         reader = _markdown_facts if header.re is MARKDOWN_HEADER else _text_facts
         facts = reader(text_lines[number + 1 : number + 1 + MAX_BLOCK])
         if facts.packages or facts.python:
-            return Own(Report(facts=facts, mode="audit"), number + 1, False)
+            return Own(Report(facts=facts, mode="audit"), number + 1)
         return None
     return None
 

@@ -127,3 +127,46 @@ def test_a_rule_without_conditions_needs_a_signature_that_fires() -> None:
         {**base, "signatures": [{"text": "No GPU/TPU found here", "source": "https://x"}]}, "x.toml"
     )
     assert rule.evaluate(Facts())[0] is None
+
+
+SOURCES = {
+    s["url"]: s["excerpt"]
+    for s in tomllib.loads((ROOT / "tests" / "fixtures" / "signatures" / "sources.toml").read_text())["source"]
+}
+LITERAL = re.compile(r"""[rfbuRFBU]{0,2}("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""")
+TRIPLE = re.compile(r'[rfbuRFBU]{0,2}("""|\'\'\')(.*?)\1', re.DOTALL)
+# words a source's message gets at run time rather than from a literal of the lines its URL names: the variable's
+# name XLA's flag parser is called with, and the plural it adds to "flag"
+RUNTIME = {"XLA_FLAGS", "flag"}
+
+
+def literal_words(excerpt: str) -> set[str]:
+    """The words of the string literals in an excerpt of Python or C++ (an f-string's fields as spaces, `!r`
+    fields in the quotes repr gives them), concatenated as the compiler concatenates adjacent literals."""
+    excerpt = excerpt.replace('\\"', '"')
+    bodies = [m[2] for m in TRIPLE.finditer(excerpt)]
+    rest = TRIPLE.sub(" ", excerpt)  # then the literals of each line, joined ("flag" "s"), the lines' by a space
+    bodies += ["".join(m[1][1:-1] for m in LITERAL.finditer(line)) for line in rest.splitlines()]
+    text = " ".join(re.sub(r"\{[^{}]*\}", " ", re.sub(r"\{(\w+)!r\}", r"'{\1}'", b)) for b in bodies)
+    return set(_words(text.replace("\\n", " ")))
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in (w.strip(".,:;()'\"") for w in text.split()) if w]
+
+
+def test_the_sources_of_the_signatures_are_derived_from_their_repositories() -> None:
+    derived = {c.signature.source for c in CATALOGUE.compiled} & SOURCES.keys()
+    assert len(derived) >= len({c.signature.source for c in CATALOGUE.compiled}) - 4  # cpython, TF, ptxas
+
+
+@pytest.mark.parametrize(
+    "compiled", [c for c in CATALOGUE.compiled if c.signature.source in SOURCES], ids=lambda c: f"{c.owner}:{c.needle}"
+)
+def test_each_signatures_words_are_its_sources(compiled: Compiled) -> None:
+    """Every word of a signature's text is in the string literals of the lines its source URL names, at its tag:
+    the text is the source's, not a recollection of it."""
+    have = literal_words(SOURCES[compiled.signature.source]) | RUNTIME
+    literal = re.sub(r"\S*\{\w+\}\S*", " ", compiled.signature.text)  # a word with a value in it is the value
+    missing = [w for w in _words(literal) if w not in have]
+    assert missing == [], (compiled.signature.source, missing)

@@ -1,0 +1,68 @@
+"""Derive the source excerpt of each error signature: the lines its `source` URL names, read from a git mirror of
+that repository at that tag or commit, written to tests/fixtures/signatures/sources.toml with their provenance.
+The tests check each signature's text against its excerpt (tests/rules/test_signatures.py), so a signature's text
+is the source's, not a recollection of it.
+
+A source URL is https://github.com/OWNER/REPO/blob/REF/PATH#LN. The mirrors are bare git directories, one per
+repository, given as OWNER/REPO=GIT_DIR (XLA's commits may be read from a fork that shares its history). A source
+with no mirror given, or no line, is listed as not derived, with the reason.
+
+usage: python scripts/signature_sources.py OWNER/REPO=GIT_DIR [...]
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from envaudit.rules import signatures  # noqa: E402
+
+OUT = ROOT / "tests" / "fixtures" / "signatures" / "sources.toml"
+URL = re.compile(r"^https://github\.com/([^/]+/[^/]+)/blob/([^/]+)/(.+?)(?:#L(\d+))?$")
+SPAN = 12  # lines read from the one named: a message's literal spans a few
+
+
+def excerpt(git_dir: str, ref: str, path: str, line: int) -> str:
+    shown = subprocess.run(
+        ["git", "--git-dir", git_dir, "show", f"{ref}:{path}"], capture_output=True, text=True, check=True
+    )
+    return "\n".join(shown.stdout.splitlines()[line - 1 : line - 1 + SPAN])
+
+
+def quoted(text: str) -> str:
+    """A TOML basic string of the text."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return f'"{escaped}"'
+
+
+def main(argv: list[str]) -> int:
+    mirrors = dict(arg.split("=", 1) for arg in argv)
+    out = [
+        "# Each error signature's source, as its repository holds it at the tag or commit its URL names: the lines",
+        "# from the one named (scripts/signature_sources.py, from git mirrors; do not edit by hand).",
+        f"# derived {date.today().isoformat()}",
+        "",
+    ]
+    missing = []
+    for url in sorted({c.signature.source for c in signatures.catalogue().compiled}):
+        found = URL.match(url)
+        if found is None or found[4] is None or found[1] not in mirrors:
+            missing.append(url)
+            continue
+        repo, ref, path, line = found[1], found[2], found[3], int(found[4])
+        out += ["[[source]]", f"url = {quoted(url)}", f"excerpt = {quoted(excerpt(mirrors[repo], ref, path, line))}", ""]
+    out += ["# not derived (no mirror of the repository here, or no line in the URL):"]
+    out += [f"# {url}" for url in missing]
+    OUT.write_text("\n".join(out) + "\n", encoding="utf-8")
+    print(f"{OUT.relative_to(ROOT)}: {len(out)} lines; not derived: {len(missing)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

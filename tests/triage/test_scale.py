@@ -134,9 +134,11 @@ WORST: dict[str, Callable[[], bytes]] = {  # the slowest texts known, each as la
         b"RuntimeError: jaxlib is version 0.4.%d, but this version of jax requires version >= 0.4.6.\n" % 1
         + b"".join(b"JAX plugin jax_cuda12_plugin version 0.%d.2 is installed, but\n" % i for i in range(10**5))
     ),
-    "name-before-needle": lambda: _fill(b"a" * 990 + b" removed\n"),  # a name placeholder tried at each offset
+    # the signatures' needles without a message, and a long word before one (a name placeholder tried at each offset)
     "needles": lambda: _fill(
         b"requires version installed, Mismatched library: installation module cannot attribute removed XLA_FLAGS:\n"
+        + b"a" * 990
+        + b" removed\n"
     ),
     "wheel-names": lambda: _fill(("jax-0.4.1-py3-" * 71 + "\n").encode()),
     "spaces-after-a-word": lambda: _fill(

@@ -56,7 +56,8 @@ def main(argv: list[str]) -> int:
             missing.append(url)
             continue
         repo, ref, path, line = found[1], found[2], found[3], int(found[4])
-        out += ["[[source]]", f"url = {quoted(url)}", f"excerpt = {quoted(excerpt(mirrors[repo], ref, path, line))}", ""]
+        lines = excerpt(mirrors[repo], ref, path, line)
+        out += ["[[source]]", f"url = {quoted(url)}", f"excerpt = {quoted(lines)}", ""]
     out += ["# not derived (no mirror of the repository here, or no line in the URL):"]
     out += [f"# {url}" for url in missing]
     OUT.write_text("\n".join(out) + "\n", encoding="utf-8")

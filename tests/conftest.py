@@ -103,11 +103,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The tests that need the machine to themselves run first: later, each waited for whatever ran beside it to end
     # (a real environment built in a clean clone takes minutes) while its own worker sat idle (6 minutes in all)
     # and then the real environments, whose tests take 5-70 s each: started early, none is left running alone at the
-    # end while the other workers sit idle
-    items.sort(key=lambda item: (item.get_closest_marker("alone") is None, item.get_closest_marker("realenv") is None))
+    # end while the other workers sit idle; among them, those that declare a cost start longest first
+    items.sort(
+        key=lambda item: (
+            item.get_closest_marker("alone") is None,
+            item.get_closest_marker("realenv") is None,
+            -_cost(item),
+        )
+    )
     for item in items:
         if ACCELERATOR and item.get_closest_marker("cpu_only"):
             item.add_marker(pytest.mark.skip(reason="asserts CPU-only behaviour; this machine has an accelerator"))
+
+
+def _cost(item: pytest.Item) -> int:
+    marker = item.get_closest_marker("cost")
+    return int(marker.args[0]) if marker else 0
 
 
 def facts_from(fragment: dict[str, Any]) -> Facts:

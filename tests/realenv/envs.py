@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pytest
+
 JAX_PROGRAM = "import jax.numpy as jnp; assert float((jnp.ones(3) + 1).sum()) == 6.0; print('ok')"
 FLAX_PROGRAM = (
     "import jax, jax.numpy as jnp, flax.linen as nn; x = jnp.ones((2, 4)); m = nn.Dense(3); "
@@ -37,6 +39,11 @@ class Broken:
     maker: str = "venv"  # what makes it and installs its steps: "venv" (python -m venv, then pip) or "uv" (no pip)
     severity: str = "fail"  # the root's: a warn is an audit that exits 0 yet has a fix to print
     also: tuple[str, ...] = ()  # other root causes of the same severity the environment has (one plan fixes all)
+    cost_s: int = 0  # about what its test takes where it is long (CI, a clean clone): the longest start first
+
+    def param(self) -> object:
+        """It as a test parameter, with its cost for the scheduler (tests/conftest.py)."""
+        return pytest.param(self, id=self.name, marks=[pytest.mark.cost(self.cost_s)] if self.cost_s else [])
 
 
 BROKEN = (
@@ -84,6 +91,7 @@ BROKEN = (
         (("neural-tangents==0.6.5", "jax==0.10.1", "jaxlib==0.10.1", "flax", *ENVAUDIT_DEPS),),
         "nt-065-jax-060-import",
         NT_PROGRAM,
+        cost_s=90,  # its fix lands on jax 0.4.25, where neural-tangents' probe compiles every implementation
     ),
     # ml_dtypes moved back alone (--no-deps): jax 0.10.1 raises at import, "requires ml_dtypes version 0.5 or newer"
     Broken(

@@ -45,7 +45,7 @@ def audit(prefix: Path, shell_env: dict[str, str], before: str = "") -> tuple[in
     return done.returncode, json.loads((prefix / "report.json").read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("env", BROKEN, ids=[e.name for e in BROKEN])
+@pytest.mark.parametrize("env", [e.param() for e in BROKEN])
 def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tmp_path: Path) -> None:
     prefix = copy(built(env), tmp_path)
     shell_env = _env(env, prefix)
@@ -105,7 +105,7 @@ FIXED_BY_THE_VERB = (  # the cases of the issue that asked for the verb, and a s
 )
 
 
-@pytest.mark.parametrize("env", [e for e in BROKEN if e.name in FIXED_BY_THE_VERB], ids=lambda e: e.name)
+@pytest.mark.parametrize("env", [e.param() for e in BROKEN if e.name in FIXED_BY_THE_VERB])
 def test_envaudit_fix_yes_applies_the_plan_and_ends_clean(env: Broken, tmp_path: Path) -> None:
     """`envaudit fix --yes` from inside the environment: the plan applied with its installer, a snapshot kept, what
     changed said, and the audit after it clean (its variables said, since they last one shell)."""

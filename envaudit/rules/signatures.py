@@ -184,10 +184,11 @@ class Catalogue:
             low = max(0, index - BEFORE)
             window = "\n".join(lines[low : index + WINDOW])
             start = sum(len(text) + 1 for text in lines[low:index])  # where the needle's line starts in the window
+            end = start + len(line) + WINDOW * QUOTED  # how far a match may run past the needle's line
             for number, compiled in self._candidates(line):
-                match = compiled.pattern.search(window, 0, start + len(line) + WINDOW * QUOTED)
+                match = compiled.pattern.search(window, 0, end)
                 while match and match.end() <= start:  # a match that ends above the needle's line: look further
-                    match = compiled.pattern.search(window, match.end())
+                    match = compiled.pattern.search(window, match.end(), end)
                 if match is None or match.start() > start + len(line):
                     continue
                 begins = low + window.count("\n", 0, match.start())
@@ -213,12 +214,19 @@ JAX_FAILED = ("import_error", "crash", "timeout", "error")  # how a jax child en
 MAX_MESSAGES = 50  # messages of a report read: each evaluation reads them again (a plan evaluates many times)
 
 
+@functools.lru_cache(maxsize=256)
+def in_text(text: str, first: int = 1) -> tuple[Match, ...]:
+    """The matches in one message (`first`: the number of its first line). Cached: every evaluation of a plan, each
+    link of its causes and each quote reads the same few messages again."""
+    return tuple(catalogue().scan(text.splitlines(), first))
+
+
 def from_jax(facts: Facts) -> list[Match]:
     """The signatures in the exception jax's child or the hook saw (its last lines; a match's line is 0: it is no
     bug report's line)."""
     if facts.jax.get("status") not in JAX_FAILED or not (said := facts.jax.get("message")):
         return []
-    return [replace(m, line=0) for m in catalogue().scan(str(said).splitlines()[-200:])]
+    return [replace(m, line=0) for m in in_text("\n".join(str(said).splitlines()[-200:]))]
 
 
 def messages(facts: Facts) -> list[Match]:
@@ -226,7 +234,7 @@ def messages(facts: Facts) -> list[Match]:
     (`Facts.messages`, each at its line)."""
     found = from_jax(facts)
     for message in facts.messages[:MAX_MESSAGES]:
-        found += catalogue().scan(message["text"].splitlines(), first=message["line"])
+        found += in_text(message["text"], message["line"])
     return found
 
 
@@ -240,11 +248,13 @@ def holds_after(message: Message, moved: set[str]) -> bool:
     about (a package it names, its rule's pins, jax's stack), the environment would print it again."""
     from envaudit.fixes import named
 
-    for match in catalogue().scan(message["text"].splitlines()):
+    matches = in_text(message["text"])
+    if matches and any(STACK.match(name) for name in moved):
+        return False
+    for match in matches:
         pins = getattr(catalogue().owners[match.owner], "pins", ())
         about = {f.removeprefix("package ") for f, _ in match.facts if f.startswith("package ")}
-        about |= {named(p) for p in pins}
-        if moved & about or any(STACK.match(name) for name in moved):
+        if moved & (about | {named(p) for p in pins}):
             return False
     return True
 

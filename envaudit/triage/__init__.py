@@ -144,7 +144,8 @@ def triage(raw: bytes) -> Triage:
 
     text_lines, truncated = extract.lines(raw)
     if (written := own.read(text_lines)) is not None:
-        return Triage((_own(written, text_lines),), truncated, None)
+        environment, unread = _own(written, text_lines)
+        return Triage((environment,), truncated, unread)
     matches = signatures.catalogue().scan(text_lines)
     found = extract.seen(text_lines) + [Seen(f, v, m.line, m.text[:200]) for m in matches for f, v in m.facts]
     found.sort(key=lambda s: s.line)  # stable: a line's own facts before its message's
@@ -163,8 +164,10 @@ def triage(raw: bytes) -> Triage:
     longest: dict[int, str] = {}  # per line, the longest text matched there (it holds the shorter ones)
     for m in matches:
         longest[m.line] = max(longest.get(m.line, ""), m.text, key=len)
-    said = {text: Message(line=line, text=text) for line, text in sorted(longest.items(), reverse=True)}
-    messages = sorted(said.values(), key=lambda m: m["line"])[: signatures.MAX_MESSAGES]
+    first: dict[str, Message] = {}  # each text at the first line it is on
+    for line, text in sorted(longest.items()):
+        first.setdefault(text, Message(line=line, text=text))
+    messages = list(first.values())[: signatures.MAX_MESSAGES]
     result = []
     for env in environments:
         facts = replace(facts_of(env), messages=messages)
@@ -174,26 +177,36 @@ def triage(raw: bytes) -> Triage:
     return Triage(tuple(result), truncated, shown.unread, stated)
 
 
-def _own(found: own.Own, text_lines: list[str]) -> Environment:
-    """envaudit's own report, judged again by today's knowledge: its facts, and its probes' findings as they were."""
+def _own(found: own.Own, text_lines: list[str]) -> tuple[Environment, Unread | None]:
+    """envaudit's own report, judged again by today's knowledge: its facts, and its probes' findings as they were;
+    at most MAX_FACTS of them, as for any text (past that, where the reading stopped)."""
     from envaudit import audit
 
-    facts = found.report.facts
+    facts, unread = found.report.facts, None
+    said = [("python", v)] if (v := facts.python.get("version")) else []
+    said += [("system", v)] if (v := facts.platform.get("system")) else []
+    said += [(f"package {name}", version) for name, version in facts.packages.items()]
+    if len(said) > extract.MAX_FACTS:
+        kept = dict(said[: extract.MAX_FACTS])
+        packages = {n: v for n, v in facts.packages.items() if f"package {n}" in kept}
+        facts = replace(facts, packages=packages)
+        said, unread = list(kept.items()), Unread(found.line, "facts", extract.MAX_FACTS)
     probed = [replace(f, caused_by="") for f in found.report.findings if f.source == "probe"]
     report = audit.assemble(
         facts, mode="triage", probes=found.report.probes, probe_findings=probed, host_info={"hostname": "bug report"}
     )
-    said = [(f"package {name}", version) for name, version in facts.packages.items()]
-    said += [("python", v)] if (v := facts.python.get("version")) else []
-    said += [("system", v)] if (v := facts.platform.get("system")) else []
-    seen = tuple(Seen(fact, value, *_where(text_lines, found.line, fact, value)) for fact, value in said)
-    return Environment(seen, report, tuple(missing(facts)), tuple(possible(facts)))
+    seen, at = [], found.line
+    for fact, value in said:  # in the report's order: each looked for from where the one before it was
+        at, line = _where(text_lines, found.line, at, fact, value)
+        seen.append(Seen(fact, value, at, line))
+    return Environment(tuple(seen), report, tuple(missing(facts)), tuple(possible(facts))), unread
 
 
-def _where(text_lines: list[str], start: int, fact: str, value: str) -> tuple[int, str]:
-    """The first line from the report's start that states this value (of this package): (its number, the line)."""
+def _where(text_lines: list[str], start: int, at: int, fact: str, value: str) -> tuple[int, str]:
+    """The line that states this value (of this package), looked for from line `at` on, then from the report's
+    `start`: (its number, the line); the report's first line where none does."""
     name = fact.removeprefix("package ")
-    for number in range(start, len(text_lines) + 1):
+    for number in (*range(at, len(text_lines) + 1), *range(start, at)):
         line = text_lines[number - 1]
         if value in line and (name in line or fact in ("python", "system")):
             return number, line.strip()[:200]

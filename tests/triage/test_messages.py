@@ -5,6 +5,7 @@ reports as the audited facts they carry."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -183,3 +184,14 @@ def test_prose_reads_the_installed_versions_only(
     result = triage(text)
     assert [facts(result, n) for n in range(len(result.environments))] == environments
     assert [(s.fact, s.value) for s in result.requirements] == required
+
+
+def test_a_report_with_more_facts_than_are_read_is_read_up_to_the_bound_and_says_where() -> None:
+    from envaudit.triage import extract
+
+    many = replace(BROKEN, packages={**BROKEN.packages, **{f"lib{i:05d}": f"1.{i}" for i in range(3000)}})
+    report = audit.assemble(many, mode="audit", host_info={"hostname": "node"})
+    result = triage(FORMATS.render(report, "json").encode())
+    assert result.unread == extract.Unread(1, "facts", extract.MAX_FACTS)
+    assert len(result.environments[0].seen) == extract.MAX_FACTS
+    assert facts(result)["python"] == "3.11.9" and facts(result)["package jax"] == "0.4.30"

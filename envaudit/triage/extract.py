@@ -224,10 +224,9 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
     found = [Seen(f"requires {_name(n)}", f">={v}", number, short) for n, v in AT_LEAST.findall(line)]
     for match in PROSE.finditer(line):
         name, version, minimum = match.groups()
-        before = line[max(0, match.start() - 40) : match.start()]
-        if RELEASE.search(before):
+        if RELEASE.search(_before(line, match.start())):
             continue
-        if REQUIRES.search(before):  # "equinox 0.10.4 requires jax 0.4.13"
+        if REQUIRES.search(_before(line, match.start())):  # "equinox 0.10.4 requires jax 0.4.13"
             found.append(Seen(f"requires {_name(name)}", version, number, short))
             continue
         if minimum:
@@ -239,7 +238,7 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
             found += _package(_name(name), also[1], number, short)
             end = also.end()
     for stated in STATED.finditer(line):  # "equinox requires jax: 0.4.13" states a requirement
-        required = REQUIRES.search(line[max(0, stated.start() - 20) : stated.start()])
+        required = REQUIRES.search(_before(line, stated.start()))
         name, version = stated.groups()
         found += (
             [Seen(f"requires {_name(name)}", version, number, short)]
@@ -247,6 +246,12 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
             else _package(name, version, number, short)
         )
     return _distinct(found)
+
+
+def _before(line: str, at: int) -> str:
+    """The words just before a name: what says whether its version is a release or a requirement (REQUIRES and
+    RELEASE are anchored at its end, so a few words are enough)."""
+    return line[max(0, at - 40) : at]
 
 
 def _distinct(found: list[Seen]) -> list[Seen]:

@@ -89,9 +89,7 @@ def _text_facts(text_lines: list[str]) -> Facts:
         elif said and not line.startswith("  "):
             break
     packages = {m[1]: m[2] for p in said.get("packages", "").split(", ") if (m := PACKAGE.match(p.strip()))}
-    python = PythonFacts(version=v) if (v := said.get("python", "").split(" ")[0]) else PythonFacts()
-    system = PlatformFacts(system=s) if (s := said.get("platform", "").split(" ")[0]) else PlatformFacts()
-    return Facts(packages=packages, python=python, platform=system, origin="triage")
+    return _facts(packages, said.get("python", ""), said.get("platform", ""))
 
 
 def _markdown_facts(text_lines: list[str]) -> Facts:
@@ -105,6 +103,15 @@ def _markdown_facts(text_lines: list[str]) -> Facts:
             rows[row[1]] = row[2]
     labels = {"component", "python", "platform", "jax (as imported)", "NVIDIA"}
     packages = {n: v.split(" ")[0] for n, v in rows.items() if n not in labels and PACKAGE.match(f"{n} {v}")}
-    python = PythonFacts(version=v) if (v := rows.get("python", "").split(" ")[0]) else PythonFacts()
-    system = PlatformFacts(system=s) if (s := rows.get("platform", "").split(" ")[0]) else PlatformFacts()
-    return Facts(packages=packages, python=python, platform=system, origin="triage")
+    return _facts(packages, rows.get("python", ""), rows.get("platform", ""))
+
+
+def _facts(packages: dict[str, str], python: str, platform: str) -> Facts:
+    """A report's facts from what its python and platform lines begin with ("3.11.7 (CPython...)", "Linux x86_64")."""
+    version, system = python.split(" ")[0], platform.split(" ")[0]
+    return Facts(
+        packages=packages,
+        python=PythonFacts(version=version) if version else PythonFacts(),
+        platform=PlatformFacts(system=system) if system else PlatformFacts(),
+        origin="triage",
+    )

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages that tests/integration/ runs for real: a single-node Slurm (slurmctld, slurmd,
-# slurm-client, munge), prometheus-node-exporter, and shellcheck for the scripts. Needs root (or sudo) and apt.
+# slurm-client, munge), prometheus-node-exporter, prometheus (for its promtool: `check metrics` on the textfile,
+# `check rules` and `test rules` on scripts/prometheus/), systemd (for `systemd-analyze verify` on scripts/nhc/'s
+# units), and shellcheck for the scripts. Needs root (or sudo) and apt.
 # The packages' services are NOT started: a policy-rc.d that refuses every start is put in place for the duration
 # of the install when the machine has none, so no daemon is left running (the tests start their own, on 127.0.0.1).
 set -euo pipefail
 
-PACKAGES=(slurmctld slurmd slurm-client munge prometheus-node-exporter shellcheck)
+PACKAGES=(slurmctld slurmd slurm-client munge prometheus-node-exporter prometheus systemd shellcheck)
 
 SUDO=()
 if [ "$(id -u)" -ne 0 ]; then

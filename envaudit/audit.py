@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import socket
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -19,7 +20,7 @@ from envaudit.child.state import Options
 from envaudit.collect import collect
 from envaudit.exitcodes import Exit
 from envaudit.facts import Facts
-from envaudit.fixes import Fix, Plan
+from envaudit.fixes import Fix, Plan, Target, aimed
 from envaudit.model import Finding, ProbeResult, Report
 
 
@@ -40,12 +41,21 @@ def assemble(
     created: str | None = None,
     host_info: dict[str, str] | None = None,
     complete: bool = True,
+    ignore: Mapping[str, str] | None = None,
+    target: Target | None = None,
 ) -> Report:
-    from envaudit import causes, fixplan, judge, rules
+    """`ignore`: the rules the user ignores, with their reasons (envaudit/ignoring.py): shown, never counted.
+    `target`: what the fixes are rendered for where it is not the facts' installer (a plan read from files: the
+    requirement lines to write, `fixes.Target` "lines"); the plan itself is computed the same way."""
+    from envaudit import causes, fixplan, ignoring, judge, rules
 
     # one finding per root cause (a probe's evidence joins its rule's), consequences linked to their root
-    findings = causes.link(judge.merge(rules.evaluate(facts), probe_findings), facts, probes)
-    plan = fixplan.plan(facts, findings)
+    linked = causes.link(judge.merge(rules.evaluate(facts), probe_findings), facts, probes)
+    findings = ignoring.mark(linked, ignore or {})
+    plan = fixplan.plan(facts, findings, ignore)
+    if target is not None:
+        plan = plan.aimed(target)
+        findings = [replace(f, remedy=aimed(f.remedy, target)) for f in findings]
     return Report(
         facts=facts,
         findings=tuple(_planned(f, plan) for f in findings),
@@ -85,14 +95,23 @@ def _host_facts(timeout: float, python: str | None) -> Facts:
     return facts
 
 
-def run_audit(*, quick: bool, timeout: float, probes: Options | None = None, python: str | None = None) -> Report:
+def run_audit(
+    *,
+    quick: bool,
+    timeout: float,
+    probes: Options | None = None,
+    python: str | None = None,
+    ignore: Mapping[str, str] | None = None,
+) -> Report:
     """Collect facts and run probes. One child reports what jax says and runs the probes (one jax import for
     both); the other collectors need no jax, so they run in a thread while the child imports jax; the judge needs
     both, so it comes last. The child is followed from this thread, so that an interrupt reaches the runner, which
     kills it. Without probes, the child reports the jax facts alone. `python`: the interpreter whose environment
-    is audited (--python), when it is not this one; it runs the child too."""
+    is audited (--python), when it is not this one; it runs the child too. `ignore`: as `assemble`'s. The report
+    says how long it took (`duration_s`: from here to the assembled report)."""
+    started = time.monotonic()
     if quick:
-        return assemble(collect(timeout=timeout, python=python), mode="quick")
+        return _timed(assemble(collect(timeout=timeout, python=python), mode="quick", ignore=ignore), started)
     child = replace(probes or Options(timeout=timeout, total=timeout), python=python or sys.executable, facts=True)
     with ThreadPoolExecutor(max_workers=1) as pool:
         host_facts = pool.submit(_host_facts, timeout, python)
@@ -100,18 +119,29 @@ def run_audit(*, quick: bool, timeout: float, probes: Options | None = None, pyt
         facts = host_facts.result()
     assert outcome.jax is not None  # run() always finishes the facts it was asked for (child.facts)
     facts = replace(facts, jax=outcome.jax)
-    return judged(facts, outcome.results, mode="audit")
+    return _timed(judged(facts, outcome.results, mode="audit", ignore=ignore), started)
 
 
-def judged(facts: Facts, results: Sequence[ProbeResult], *, mode: str, saved: Report | None = None) -> Report:
+def _timed(report: Report, started: float) -> Report:
+    return replace(report, duration_s=time.monotonic() - started)
+
+
+def judged(
+    facts: Facts,
+    results: Sequence[ProbeResult],
+    *,
+    mode: str,
+    saved: Report | None = None,
+    ignore: Mapping[str, str] | None = None,
+) -> Report:
     """The report of these facts and probe results as today's rules and judge see them (`saved`: the report
     they come from, whose time, host and completeness are kept)."""
     from envaudit import causes, judge
 
     verdict = judge.judge(causes.not_applicable(results, facts), facts)
     if saved is None:
-        return assemble(facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings)
-    return assemble(
+        return assemble(facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings, ignore=ignore)
+    again = assemble(
         facts,
         mode=mode,
         probes=verdict.results,
@@ -119,13 +149,15 @@ def judged(facts: Facts, results: Sequence[ProbeResult], *, mode: str, saved: Re
         created=saved.created,
         host_info=saved.host,
         complete=saved.complete,
+        ignore=ignore,
     )
+    return replace(again, duration_s=saved.duration_s)  # how long that audit took, as its time and host are kept
 
 
-def recheck(saved: Report) -> Report:
+def recheck(saved: Report, ignore: Mapping[str, str] | None = None) -> Report:
     """Today's rules and judge on a saved report's facts and probe metrics: the probe findings it was saved with
     are replaced by today's judgement of the same measurements (a saved "error" report stays one)."""
-    return judged(saved.facts, saved.probes, mode="check", saved=saved)
+    return judged(saved.facts, saved.probes, mode="check", saved=saved, ignore=ignore)
 
 
 def exit_code(report: Report, *, strict: bool) -> Exit:

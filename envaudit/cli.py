@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envaudit import audit, probefiles, safewrite, verbs
+from envaudit import audit, config, probefiles, safewrite, terminal, verbs
 from envaudit.child import state
 from envaudit.child.state import Options
 from envaudit.cli_parser import VERBS, UsageError, build_parser
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["build_parser", "main", "main_entry"]
 
 
-def _probe_options(args: argparse.Namespace) -> Options:
+def _probe_options(args: argparse.Namespace, line: terminal.Line | None = None) -> Options:
     known = probefiles.available()
     if args.total_timeout < state.JAX_START_S:  # every child starts jax first: a hang could not be told from it
         raise UsageError(
@@ -47,7 +47,6 @@ def _probe_options(args: argparse.Namespace) -> Options:
         if name not in known:
             raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")
     names = tuple(dict.fromkeys(n for n in (args.probe or list(known)) if n not in args.skip_probe))
-    progress = (lambda line: print(f"envaudit: {line}", file=sys.stderr)) if sys.stderr.isatty() else None
     # health keeps to its bound by running what fits (probes named with --probe always run: the user chose them)
     budget = args.verb == "health" and not args.probe
     opts = Options(
@@ -56,7 +55,7 @@ def _probe_options(args: argparse.Namespace) -> Options:
         args.timeout,
         args.total_timeout,
         not args.no_cache,
-        progress=progress,
+        progress=line if line is not None and line.shown else None,
         devices=tuple(dict.fromkeys(args.device)),
         budget=budget,
     )
@@ -66,21 +65,36 @@ def _probe_options(args: argparse.Namespace) -> Options:
 
 
 def _emit(report: Report, args: argparse.Namespace) -> int:
-    from envaudit.formats import render, use_color
+    from envaudit.formats import render
 
-    color = args.output is None and use_color(sys.stdout)
-    text = render(report, args.format, color=color)
+    text = render(report, args.format, style=terminal.style(args, sys.stdout, os.environ))
     if args.output is not None:
         safewrite.write(args.output, text)
-        print(f"envaudit: {report.verdict}: report written to {args.output}", file=sys.stderr)
+        if not args.quiet:
+            print(f"envaudit: {report.verdict}: report written to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return audit.exit_code(report, strict=args.strict)
 
 
+JUDGING = ("audit", "check", "plan", "health")  # the verbs that give a verdict: [tool.envaudit] applies to them
+
+
+def _settle(args: argparse.Namespace) -> None:
+    """A judging verb's --format, --strict and --ignore, with the project's [tool.envaudit] under them."""
+    from envaudit.formats import FORMATS
+
+    settings = config.resolve(args, tuple(FORMATS), Path.cwd())
+    args.format, args.strict, args.ignore = settings.format or "text", settings.strict, settings.ignore
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.verb in JUDGING:
+        _settle(args)
     if args.verb == "rules":
         return verbs.rules(args.id)
+    if args.verb == "schema":
+        return verbs.schema(args.name)
     if args.verb == "compare":
         from envaudit import compare
 
@@ -89,17 +103,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(compare.RENDERERS.render(result, args.format))
         return Exit.FINDINGS if result.drift else Exit.OK
     if args.verb == "health":
-        from envaudit import health
-
-        health.check_directory(args.prometheus_dir)
-        probes, python, timeout = _one_bound(args)
-        report = _known_devices(audit.run_audit(quick=False, timeout=timeout, probes=probes, python=python), args)
-        print(health.health_line(report), flush=True)  # the verdict first, whatever happens to the files
-        try:
-            health.save(report, args.prometheus_dir)
-        except safewrite.OutputError as exc:  # a scheduler acts on the exit code: it must stay the verdict's
-            print(f"envaudit: error: {exc} (the verdict above stands)", file=sys.stderr)
-        return audit.exit_code(report, strict=False)
+        return _health(args)
     if args.verb == "hook":
         return verbs.hook(args.action, args.user, args.python)
     if args.verb == "probes":
@@ -110,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         saved = reportfile.read_report(args.report)
         if not saved.complete:  # exit 3 (the audit could not complete) needs its one line too
             print(f"envaudit: {args.report}: the saved audit did not complete (verdict error)", file=sys.stderr)
-        return _emit(audit.recheck(saved), args)
+        return _emit(audit.recheck(saved, args.ignore), args)
     if args.verb == "triage":
         return _triage(args.source, args.format)
     if args.verb == "fix":
@@ -133,10 +137,53 @@ def run(args: argparse.Namespace) -> int:
     if args.verb == "plan":
         from envaudit import plan
 
-        return _emit(audit.assemble(plan.facts_from_args(args), mode="plan"), args)
-    probes, python, timeout = _one_bound(args)
-    report = audit.run_audit(quick=args.quick, timeout=timeout, probes=probes, python=python)
-    return _emit(_known_devices(report, args), args)
+        planned = plan.planned(args)
+        return _emit(audit.assemble(planned.facts, mode="plan", ignore=args.ignore, target=planned.target), args)
+    return _emit(_known_devices(_audited(args, quick=args.quick), args), args)
+
+
+def _health(args: argparse.Namespace) -> int:
+    from envaudit import health
+
+    health.check_directory(args.prometheus_dir)
+    health.check_status_file(args.status_file)
+    started = time.monotonic()
+    try:
+        report = _known_devices(_audited(args, quick=False), args)
+    except BaseException as exc:  # no verdict: said where the node's readers look, then as for any verb (_main)
+        code = Exit.USAGE if isinstance(exc, BadInput) else Exit.INTERNAL
+        took = time.monotonic() - started
+        health.save_unfinished(args.prometheus_dir, args.status_file, code, _why(exc), took, audit.now_iso())
+        raise
+    print(health.health_line(report), flush=True)  # the verdict first, whatever happens to the files
+    code = audit.exit_code(report, strict=args.strict)
+    try:
+        health.save(report, args.prometheus_dir, args.status_file, code)
+    except safewrite.OutputError as exc:  # a scheduler acts on the exit code: it must stay the verdict's
+        print(f"envaudit: error: {exc} (the verdict above stands)", file=sys.stderr)
+    return code
+
+
+def _why(exc: BaseException) -> str:
+    """Why a run did not complete, in the words _main says it."""
+    if isinstance(exc, BadInput):
+        return str(exc)
+    if isinstance(exc, Terminated):
+        return "terminated (SIGTERM): the audit did not complete"
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+def _audited(args: argparse.Namespace, *, quick: bool) -> Report:
+    """The audit, its progress on a terminal's stderr from the first second (-q: none), the line erased after."""
+    line = terminal.Line(sys.stderr, os.environ, shown=not args.quiet)
+    try:
+        line.say("collecting facts")
+        probes, python, timeout = _one_bound(args, line)
+        return audit.run_audit(quick=quick, timeout=timeout, probes=probes, python=python, ignore=args.ignore)
+    finally:
+        line.clear()
 
 
 def _confirm(question: str) -> bool:
@@ -146,12 +193,12 @@ def _confirm(question: str) -> bool:
         return False
 
 
-def _one_bound(args: argparse.Namespace) -> tuple[Options | None, str | None, float]:
+def _one_bound(args: argparse.Namespace, line: terminal.Line | None = None) -> tuple[Options | None, str | None, float]:
     """The probes' options (None with --quick), the audited interpreter and the bound of each stage, under one
     total bound: the time --python's interpreter takes to answer is spent from --total-timeout, and no stage waits
     longer than what is left of it."""
     started = time.monotonic()
-    probes = None if getattr(args, "quick", False) else _probe_options(args)
+    probes = None if getattr(args, "quick", False) else _probe_options(args, line)
     python = _interpreter(args, min(args.timeout, args.total_timeout))
     left = max(args.total_timeout - (time.monotonic() - started), 0.0)
     return (None if probes is None else replace(probes, total=left)), python, min(args.timeout, left)

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import NoReturn
 
-from envaudit import __version__, health, plan
+from envaudit import __version__, config, health, plan, terminal
 from envaudit.exitcodes import BadInput
 from envaudit.formats import FORMATS
 
@@ -17,7 +17,8 @@ from envaudit.formats import FORMATS
 # written here: importing those modules to read them would delay every audit's start by about 20 ms.
 TRIAGE_FORMATS = ("text", "json", "markdown")
 COMPARE_FORMATS = ("text", "json")
-VERBS = ("audit", "check", "plan", "rules", "probes", "hook", "health", "compare", "triage", "fix")
+SCHEMAS = ("report", "triage")  # the documents `envaudit schema` describes (envaudit/verbs.py names each one's)
+VERBS = ("audit", "check", "plan", "rules", "probes", "hook", "health", "compare", "triage", "fix", "schema")
 
 
 class UsageError(BadInput):
@@ -30,9 +31,46 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _output_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=sorted(FORMATS), default="text", help="output format (default: text)")
+    p.add_argument(
+        "--format", choices=sorted(FORMATS), help="output format (default: [tool.envaudit] format, else text)"
+    )
     p.add_argument("--output", type=Path, help="write the report to PATH atomically instead of stdout")
-    p.add_argument("--strict", action="store_true", help="exit 1 on warn findings too")
+    p.add_argument(
+        "--color",
+        choices=terminal.COLOR_CHOICES,
+        default="auto",
+        help="colour the text report (auto: on a terminal, unless NO_COLOR or TERM=dumb; FORCE_COLOR forces it)",
+    )
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="on a terminal, every finding's detail and references too"
+    )
+    p.add_argument(
+        "--show-host",
+        action="store_true",
+        help="Markdown: keep the host name and the home and environment paths (left out for pasting in public)",
+    )
+    _quiet_option(p)
+    _judging_options(p)
+
+
+def _quiet_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress and no notes on stderr, errors only")
+
+
+def _judging_options(p: argparse.ArgumentParser) -> None:
+    """What every verb that judges takes, beside [tool.envaudit] in pyproject.toml (envaudit/config.py)."""
+    p.add_argument(
+        "--strict",
+        action=argparse.BooleanOptionalAction,
+        help="exit 1 on warn findings too (default: [tool.envaudit] strict, else off)",
+    )
+    p.add_argument(
+        "--ignore",
+        action="append",
+        type=config.ignore_argument,
+        metavar="RULE[:REASON]",
+        help="show this rule's findings as ignored and count none of them (repeatable; `envaudit rules` lists ids)",
+    )
 
 
 def build_parser() -> _Parser:
@@ -54,7 +92,11 @@ def build_parser() -> _Parser:
     p = sub.add_parser("check", help="re-evaluate a saved JSON report with today's rules")
     p.add_argument("report", type=Path)
     _output_options(p)
-    p = sub.add_parser("plan", help="what-if: evaluate pinned requirements before installing")
+    p = sub.add_parser(
+        "plan",
+        help="what-if before installing: pinned requirements, requirements files, pyproject.toml, uv.lock,"
+        " pylock.toml or a pip report",
+    )
     plan.add_arguments(p)
     _output_options(p)
     p = sub.add_parser("rules", help="list the rules, or show one")
@@ -64,6 +106,15 @@ def build_parser() -> _Parser:
     p.add_argument("--script", action="store_true", help="print the probe as a program runnable with plain python")
     p = sub.add_parser("health", help="node health check: the audit in one line of at most 80 characters")
     p.add_argument("--prometheus-dir", type=Path, help="write envaudit.prom and envaudit-report.json there")
+    p.add_argument(
+        "--status-file",
+        type=Path,
+        metavar="PATH",
+        help="write PATH atomically after each run: '<exit code> <unix time>', then the one line "
+        "(read by scripts/k8s/envaudit-npd-plugin.sh and scripts/nhc/envaudit.nhc)",
+    )
+    _judging_options(p)
+    _quiet_option(p)
     _probe_options(p, timeout=health.DEFAULT_TIMEOUT_S, total=health.DEFAULT_TOTAL_S)
     p = sub.add_parser("triage", help="the environment pasted in a bug report, judged (FILE, or - for stdin)")
     p.add_argument("source", metavar="FILE", help="a file with the pasted text, or - for standard input")
@@ -75,6 +126,14 @@ def build_parser() -> _Parser:
     p.add_argument("action", choices=["enable", "disable", "status"])
     p.add_argument("--user", action="store_true", help="enable in the user site-packages instead")
     p.add_argument("--python", metavar="PATH", help="status: of this interpreter's environment instead")
+    p = sub.add_parser(
+        "schema",
+        help="print the JSON Schema (draft 2020-12) of a JSON document envaudit writes",
+        description="Print the JSON Schema (draft 2020-12) of a JSON document envaudit writes, generated from the "
+        "types that declare it: report (what --format json writes, and check reads) or triage (what "
+        "triage --format json writes).",
+    )
+    p.add_argument("name", nargs="?", choices=SCHEMAS, default="report", help="the document (default: report)")
     return parser
 
 

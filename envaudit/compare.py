@@ -21,7 +21,7 @@ from typing import Any
 
 from envaudit import reportfile
 from envaudit.facts import ReportError
-from envaudit.formats import Renderers, as_json
+from envaudit.formats import PLAIN, Renderers, Style, as_json
 from envaudit.formats.summary import clean
 from envaudit.judge import table
 from envaudit.model import ProbeResult, Report
@@ -180,10 +180,10 @@ def load(paths: list[Path]) -> Loaded:
     return Loaded(reports, tuple(sorted(h for h, n in hosts.items() if n > 1)), tuple(skipped))
 
 
-def text(result: Comparison, *, color: bool = False) -> str:
+def text(result: Comparison, *, style: Style = PLAIN) -> str:
     """Lines for a terminal: every name and value a report gave (a host, an environment variable, a file's name in a
     skip) goes through the formats' one `clean`."""
-    del color  # drift is said in words: DRIFT, DUPLICATE, SKIPPED
+    del style  # drift is said in words: DRIFT, DUPLICATE, SKIPPED
     lines = [
         f"{result.nodes} nodes, {result.environments} distinct environment(s); the majority has {result.majority}",
     ]

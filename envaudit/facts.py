@@ -122,7 +122,7 @@ class DeviceMemory(TypedDict, total=False):  # a device's allocator statistics a
 class JaxFacts(TypedDict, total=False):  # what jax reported in the child process (child/jaxfacts.py)
     status: JaxStatus  # how the child ended; "unknown" where no child ran (a plan, the hook, a bug report)
     message: str | None
-    stage: str | None  # the last stage reached: start, import, imported, devices, first_use
+    stage: str | None  # the last stage reached: start, import, imported, devices, first_use, environment_info
     duration_s: float
     jax_version: str
     jaxlib_version: str
@@ -146,6 +146,7 @@ class JaxFacts(TypedDict, total=False):  # what jax reported in the child proces
     cpus: int  # how many CPUs it may use
     cpu_s: float  # the CPU seconds it used meanwhile
     cost_s: float  # the declared cost of what it was doing (state.JAX_START_S)
+    environment_info: str  # jax.print_environment_info() as jax printed it (its nvidia-smi bounded), for bug reports
 
 
 class Unsatisfied(TypedDict, total=False):  # a declared requirement the installed versions do not meet

@@ -35,7 +35,9 @@ from typing import Literal
 from envaudit.facts import Facts
 from envaudit.scope import PLUGIN, canonicalize_name
 
-Tool = Literal["pip", "uv"]  # what installs packages from the index into the environment
+# what installs packages from the index into the environment; "lines" for a plan (envaudit/plan.py), whose
+# environment does not exist yet: its fix is the requirement lines to write, in the input files that hold them
+Tool = Literal["pip", "uv", "lines"]
 
 # jax's index of its single-package CUDA jaxlibs (docs/installation.md at jax-v0.4.23: pip install --upgrade
 # "jax[cuda12_pip]" -f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html)
@@ -141,6 +143,12 @@ class Target:
     pip: bool = True  # pip is importable there (False: ensurepip first, where the tool is pip)
     prefix: str = ""  # the conda environment's prefix, quoted, where conda made it
     conda: frozenset[str] = frozenset()  # the distributions conda installed, which conda must move
+    written: tuple[tuple[str, str], ...] = ()  # lines: each distribution's input file (canonical name, file)
+    into: str = ""  # lines: the file of a distribution no input names
+
+    def file_of(self, name: str) -> str:
+        """lines: the input file a distribution's requirement line is written in."""
+        return dict(self.written).get(name, self.into)
 
     def removals(self, names: Sequence[str]) -> list[str]:
         """The commands that uninstall these distributions (conda's by conda, the rest by the tool)."""
@@ -222,6 +230,8 @@ class Fix:
         then the installs; "" when there is nothing to do."""
         if self.saved:
             return self.saved
+        if self.target.tool == "lines":
+            return _lines(self)
         parts = [f"unset {' '.join(self.unset)}"] if self.unset else []
         parts += [f"export {name}={shlex.quote(value)}" for name, value in self.export]
         if self.uninstall:
@@ -260,6 +270,28 @@ class Fix:
             unset=unset,
             export=tuple((n, v) for n, v in exported.items() if n not in later.unset),
         )
+
+
+def _lines(fix: Fix) -> str:
+    """A plan's fix as what to write before installing: the variables as a shell sets them (where the program will
+    run), then per input file the requirement lines it should hold (what is held named too, so that a resolution
+    keeps it) and the distributions it should not name ("no NAME"). One line: "; " between its parts, ", " between
+    a file's lines (str(Requirement) writes a specifier's commas without a space)."""
+    parts = [f"unset {' '.join(fix.unset)}"] if fix.unset else []
+    parts += [f"export {name}={shlex.quote(value)}" for name, value in fix.export]
+    by_file: dict[str, list[str]] = {}
+    held = [h for h in fix.hold if h not in fix.install] if fix.install else []
+    for requirement in dict.fromkeys((*fix.install, *held, *fix.reinstall)):
+        by_file.setdefault(fix.target.file_of(parse(requirement)[0]), []).append(requirement)
+    for name in fix.uninstall:
+        by_file.setdefault(fix.target.file_of(name), []).append(f"no {name}")
+    parts += [f"in {file}: {', '.join(lines)}" for file, lines in by_file.items()]
+    return "; ".join(parts)
+
+
+def aimed(fix: Fix, target: Target) -> Fix:
+    """The fix for another target (a plan's: the lines to write), its values unchanged; a saved command stays."""
+    return replace(fix, target=target) if fix and not fix.saved else fix
 
 
 def _without_extras_of(requirement: str, removed: Sequence[str]) -> str:
@@ -413,6 +445,10 @@ class Plan:
         for step in self.steps:
             combined = combined.then(step.fix)
         return combined
+
+    def aimed(self, target: Target) -> Plan:
+        """The same plan, each step's fix for another target (`aimed`)."""
+        return replace(self, steps=tuple(replace(s, fix=aimed(s.fix, target)) for s in self.steps))
 
     def part(self, finding: str) -> Fix:
         """The finding's own part of the plan (empty where it has none)."""

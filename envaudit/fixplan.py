@@ -9,7 +9,8 @@ until no root cause with a fix is left. Where a fix leads back to a state alread
 workaround (`workaround` in its file: variables, not releases) is the other way; the search keeps the state with
 the fewest failures, then the fewest fixes left, then the fewest steps (breadth first: each root cause's fix is
 tried at each state, so the shortest plan that ends clean is found first). The plan says what stays wrong: failures
-no step fixes, and whether the known releases held no clean state at all (`Plan.loop`).
+no step fixes, and whether the known releases held no clean state at all (`Plan.loop`). What the user ignores
+(envaudit/ignoring.py) is no failure in any state, so no step is taken for it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from envaudit import causes, rules
+from envaudit import causes, ignoring, rules
 from envaudit.facts import Facts
 from envaudit.fixes import Fix, Plan, Step
 from envaudit.model import SEVERITIES, Finding
@@ -44,10 +45,12 @@ class _Node:
         return sum(f.severity == "fail" for f in roots), sum(bool(f.remedy) for f in roots), len(self.steps)
 
 
-def plan(facts: Facts, findings: Sequence[Finding]) -> Plan:
+def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | None = None) -> Plan:
     """The plan for a report of these facts and findings. The findings of its probes are the first state's: the
     states after it are judged by the knowledge base, which is what a plan can know, and what the probes found
     with no rule to explain it (a wrong answer, a device) is carried along until a step of its own fixes it."""
+    ignore = ignore or {}
+    findings = ignoring.counted(findings, ignore)
     measured = tuple(f for f in findings if not f.caused_by and f.subject.kind not in ("rule", "check"))
     start = _Node((), facts, tuple(findings))
     best, looped = start, False
@@ -59,15 +62,15 @@ def plan(facts: Facts, findings: Sequence[Finding]) -> Plan:
         if node.score() < best.score():
             best = node
         if len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
-            children, back = _children(node, seen, measured)
+            children, back = _children(node, seen, measured, ignore)
             looped = looped or back
             queue.extend(children)
             best = min([best, *children], key=_Node.score)
     if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
-        best = min([best, _greedy(best, measured)], key=_Node.score)
+        best = min([best, _greedy(best, measured, ignore)], key=_Node.score)
     steps, reached = _one_command(facts, best)
     done = {s.finding for s in steps}
-    left = [f for f in _judged(reached) if not f.caused_by]  # what the one command leaves
+    left = [f for f in _judged(reached, ignore) if not f.caused_by]  # what the one command leaves
     left += [f for f in measured if f.id not in done]
     failing = tuple(dict.fromkeys(f.id for f in left if f.severity == "fail"))
     return Plan(steps=steps, remaining=failing, loop=looped and bool(failing))
@@ -79,12 +82,12 @@ def outcome(facts: Facts, steps: Sequence[Step]) -> Facts:
     return installing.after(facts, Plan(tuple(steps)).fix, jax_cause=jax_cause)
 
 
-def _greedy(node: _Node, measured: Sequence[Finding]) -> _Node:
+def _greedy(node: _Node, measured: Sequence[Finding], ignore: ignoring.Ignores) -> _Node:
     """From `node`, the best state one step away, again and again, until none is new: one path (what the
     breadth-first search could not reach within its bound), each step chosen among every root's ways."""
     best = node
     while len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
-        children, _ = _children(node, {installing.key(node.state), *node.path}, measured)
+        children, _ = _children(node, {installing.key(node.state), *node.path}, measured, ignore)
         if not children:
             break
         node = min(children, key=_Node.score)
@@ -109,7 +112,9 @@ def _one_command(facts: Facts, best: _Node) -> tuple[tuple[Step, ...], Facts]:
     return steps, outcome(facts, steps)
 
 
-def _children(node: _Node, seen: set[tuple[object, ...]], measured: Sequence[Finding]) -> tuple[list[_Node], bool]:
+def _children(
+    node: _Node, seen: set[tuple[object, ...]], measured: Sequence[Finding], ignore: ignoring.Ignores
+) -> tuple[list[_Node], bool]:
     """The states each root cause leads to, worst first, by each of its ways (its fix, then the rule's
     workaround); and whether a way led back to a state already planned (a loop)."""
     back, found = False, []
@@ -124,7 +129,7 @@ def _children(node: _Node, seen: set[tuple[object, ...]], measured: Sequence[Fin
             seen.add(key)
             done = {s.finding for s in node.steps} | {root.id}
             carried = [f for f in measured if f.id not in done]
-            judged = [*_judged(state), *carried]
+            judged = [*_judged(state, ignore), *carried]
             gone = {f.id for f in node.roots() if f.remedy} - {f.id for f in judged} - {root.id}
             step = Step(root.id, way, also=tuple(sorted(gone)))
             found.append(_Node((*node.steps, step), state, tuple(judged), path))
@@ -135,5 +140,5 @@ def _ways(root: Finding, state: Facts) -> list[Fix]:
     return [way for way in (root.remedy, rules.workaround(root.id, state)) if way and not way.saved]
 
 
-def _judged(state: Facts) -> list[Finding]:
-    return causes.link(rules.evaluate(state), state)
+def _judged(state: Facts, ignore: ignoring.Ignores) -> list[Finding]:
+    return ignoring.counted(causes.link(rules.evaluate(state), state), ignore)

@@ -104,6 +104,8 @@ class _FindingOptional(TypedDict, total=False):
     references: list[str]
     source: Literal["rule", "probe"]
     caused_by: str
+    ignored: bool  # true: the user ignored it (--ignore, [tool.envaudit]); it counts toward no verdict
+    ignore_reason: str  # why, as the user wrote it ("" if they gave no reason)
 
 
 class FindingDocument(_FindingOptional):
@@ -152,6 +154,7 @@ class ProbeDocument(_ProbeOptional):
 
 class _ReportOptional(TypedDict, total=False):
     mode: str
+    duration_s: float  # seconds the audit took, collection to report (a live audit's; absent in older reports)
 
 
 class ReportDocument(_ReportOptional):
@@ -189,6 +192,7 @@ class Finding:
     caused_by: str = ""  # the id of the root-cause finding this one is a consequence of (envaudit/causes.py)
     measured: tuple[Evidence, ...] = ()  # what probes measured for it; shown after its words
     caveat: str = ""  # said after the evidence: a cause it may have that the facts cannot check
+    ignored: str | None = None  # the reason the user ignored it ("" none given); None: it counts (envaudit/ignoring.py)
 
     @property
     def id(self) -> str:
@@ -219,7 +223,12 @@ class Finding:
             "references": list(self.references),
             "source": self.source,
             "caused_by": self.caused_by,
-        }
+        } | ({} if self.ignored is None else {"ignored": True, "ignore_reason": self.ignored})
+
+    @property
+    def counts(self) -> bool:
+        """Whether it counts toward the verdict: it is not ignored."""
+        return self.ignored is None
 
     @classmethod
     def from_dict(cls, data: object) -> Finding:
@@ -233,6 +242,7 @@ class Finding:
             references=tuple(obj.get("references") or ()),
             source=obj.get("source") or "rule",
             caused_by=obj.get("caused_by") or "",
+            ignored=(obj.get("ignore_reason") or "") if obj.get("ignored") else None,
         )
 
 
@@ -315,12 +325,13 @@ class Report:
     mode: str = "audit"  # audit | quick | plan | check
     complete: bool = True  # False: the audit itself could not finish (verdict "error", exit 3)
     plan: Plan = field(default_factory=Plan)  # its fixes as one plan (computed, never read back: `check` replans)
+    duration_s: float | None = None  # seconds the audit took (run_audit); None: not measured (a plan, an old report)
 
     @property
     def verdict(self) -> str:
         if not self.complete:
             return "error"
-        severities = {f.severity for f in self.findings}
+        severities = {f.severity for f in self.findings if f.counts}
         return next((level for level in ("fail", "warn") if level in severities), "ok")
 
     def created_timestamp(self) -> float:
@@ -331,10 +342,12 @@ class Report:
             return 0.0
 
     def to_dict(self) -> JSONDict:
+        took = {} if self.duration_s is None else {"duration_s": round(self.duration_s, 3)}
         return {
             "schema": SCHEMA,
             "envaudit_version": self.envaudit_version,
             "created": self.created,
+            **took,
             "host": self.host,
             "mode": self.mode,
             "verdict": self.verdict,
@@ -357,6 +370,9 @@ class Report:
             raise ReportError(f"schema is {data.get('schema')!r}, expected {SCHEMA!r}")
         obj = _checked(data, ReportDocument, "report")
         _numbers(obj)
+        took = obj.get("duration_s")
+        if took is not None and took < 0:
+            raise ReportError("report duration_s must not be negative")
         return cls(
             facts=Facts.from_dict(obj["facts"], obj.get("mode") or ""),
             findings=tuple(Finding.from_dict(f) for f in obj["findings"]),
@@ -366,6 +382,7 @@ class Report:
             envaudit_version=obj["envaudit_version"],
             mode=obj.get("mode") or "audit",
             complete=obj["verdict"] != "error",
+            duration_s=None if took is None else float(took),
         )
 
 

@@ -5,31 +5,80 @@ live machine. What pins imply is derived, not guessed: `jax[cuda12]==V` means ja
 label (`+cuda102`) says its CUDA. What the plan does not say is jax's default, as a fresh process has it: x64 off,
 the default matmul precision, no environment variable set but those given with `--env` (which set x64 and the
 precision as jax reads them). Anything that cannot be evaluated exactly is a PlanError: exit 2, one line.
+
+The pins are `==` arguments and what the input files say (`envaudit/planinputs/`): requirements files (`-r`, or a
+`*.txt` argument), a pyproject.toml (with the uv.lock beside it, where there is one), a uv.lock, a pylock.toml and
+pip's installation report (`--pip-report`), which resolve what is not pinned. A plan of input files has its fix
+written as the requirement lines to change in them (`fixes.Target` "lines"), not as an install into an
+environment that does not exist yet; a plan of arguments alone keeps the installer's command of its pins.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
 from envaudit import fixes
-from envaudit.exitcodes import BadInput
-from envaudit.facts import GPU, Facts, JaxFacts, NvidiaFacts, PythonFacts
+from envaudit.facts import GPU, Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
+from envaudit.planinputs import Kind, PlanError, kind
 from envaudit.redact import select_env
 from envaudit.rules.accessors import env_flag
 from envaudit.scope import canonicalize_name
 
+if TYPE_CHECKING:
+    from envaudit.planinputs.gather import Gathered
+
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+ARGUMENTS = "the plan's arguments"  # where the fix of a distribution pinned by an argument is written
 
-
-class PlanError(BadInput, ValueError):
-    """A requirement or flag that a plan cannot evaluate; the message is one line."""
+__all__ = ["PlanError", "Planned", "add_arguments", "facts_from_args", "pin", "planned"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("requirements", nargs="+", metavar="REQUIREMENT", help="pinned requirements, e.g. jax==0.4.25")
+    p.add_argument(
+        "requirements",
+        nargs="*",
+        metavar="REQUIREMENT|FILE",
+        help="pinned requirements (jax==0.4.25), or files: requirements *.txt; pyproject.toml ([project] dependencies,"
+        " and the uv.lock beside it where there is one, which resolves what they leave unpinned); uv.lock;"
+        " pylock.toml or pylock.NAME.toml. A plan of files is fixed by the requirement lines to write in them",
+    )
+    p.add_argument(
+        "-r",
+        "--requirement",
+        dest="requirement_files",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a requirements file, as pip reads it (its -r/-c includes, markers, --hash; repeatable; - reads stdin)",
+    )
+    p.add_argument(
+        "--pip-report",
+        metavar="FILE",
+        help="pip's installation report (pip install --dry-run --ignore-installed --report FILE ...): what it"
+        " resolves, for its environment's Python and platform",
+    )
+    p.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an extra of a pyproject.toml, uv.lock or pylock.toml to install too (repeatable; default: none)",
+    )
+    p.add_argument("--all-extras", action="store_true", help="every extra of those files")
+    p.add_argument(
+        "--group",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a dependency group (PEP 735) to install too (repeatable; default: none, and a pylock.toml's"
+        " default-groups; uv sync adds dev unless told not to: name it here)",
+    )
     p.add_argument("--driver", help="NVIDIA driver version, e.g. 535.104.05")
     p.add_argument("--cuda", help="CUDA toolkit version the jax build uses, e.g. 12.4")
     p.add_argument("--cudnn", help="cuDNN version, e.g. 9.1.0")
@@ -37,7 +86,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus", help="number of GPUs")
     p.add_argument("--platform", choices=PLATFORMS, help="platform jax will run on")
     p.add_argument("--x64", action="store_true", help="jax_enable_x64 will be on")
-    p.add_argument("--python", metavar="X.Y", help="the Python version it will run on, e.g. 3.12")
+    p.add_argument(
+        "--python",
+        metavar="X.Y",
+        help="the Python version it will run on, e.g. 3.12 (default: a pip report's; markers are evaluated for it on"
+        " Linux x86_64)",
+    )
     p.add_argument(
         "--env",
         action="append",
@@ -59,14 +113,24 @@ def _version(flag: str, text: str | None) -> str | None:
     return text
 
 
-def pin(text: str) -> tuple[str, str, set[str]]:
-    """(normalized name, exact version, extras) of a requirement pinned with ==."""
+def pin(text: str) -> tuple[str, str, set[str]] | None:
+    """(normalized name, exact version, extras) of a requirement pinned with ==; None for a direct reference
+    (`NAME @ URL`, what `pip freeze` says of a local install) to a distribution the plan does not evaluate."""
     from packaging.requirements import InvalidRequirement, Requirement  # lazily: costly, and only plan needs it
 
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
         raise PlanError(f"cannot parse requirement {text!r}: {str(exc).splitlines()[0]}") from None
+    if req.url:
+        from envaudit.planinputs.gather import evaluated
+        from envaudit.planinputs.requirements import wheel_version
+
+        if not evaluated(req.name):
+            return None
+        if not (version := wheel_version(req.url)):
+            raise PlanError(f"{text!r} is a direct reference that states no version: write {req.name}==X.Y.Z")
+        return canonicalize_name(req.name), version, {e.lower() for e in req.extras}
     specs = list(req.specifier)
     if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
         raise PlanError(f"{text!r} is not pinned: plan evaluates exact versions (write {req.name}==X.Y.Z)")
@@ -79,7 +143,25 @@ def pin(text: str) -> tuple[str, str, set[str]]:
     return canonicalize_name(req.name), specs[0].version, {e.lower() for e in req.extras}
 
 
+@dataclass(frozen=True)
+class Planned:
+    """A plan's facts, and the target its fix is written for (None: an install of its pins, as for arguments)."""
+
+    facts: Facts
+    target: fixes.Target | None = None
+
+
 def facts_from_args(args: argparse.Namespace) -> Facts:
+    return planned(args).facts
+
+
+def planned(args: argparse.Namespace) -> Planned:
+    """The facts the arguments and input files state, and where their fix is written."""
+    texts, inputs = _classified(args)
+    if not texts and not inputs:
+        raise PlanError("nothing to plan: give pinned requirements, input files, -r FILE or --pip-report FILE")
+    python = _python(args.python) if args.python else ""
+    gathered = _gathered(args, inputs, python) if inputs else None
     packages: dict[str, str] = {}
     env = _env(args.env)
     precision = env.get("JAX_DEFAULT_MATMUL_PRECISION")
@@ -89,13 +171,24 @@ def facts_from_args(args: argparse.Namespace) -> Facts:
         "default_matmul_precision": precision.lower() if precision else None,
     }
     implied: dict[str, str] = {}
-    for text in args.requirements:
-        name, version, extras = pin(text)
+    for text in texts:
+        if (pinned := pin(text)) is None:
+            continue
+        name, version, extras = pinned
         if name in packages and packages[name] != version:
             raise PlanError(f"{name} is pinned twice, to {packages[name]} and {version}")
         packages[name] = version
         if name == "jax":
             _jax_extras(version, extras, implied, jax)
+    from_arguments = set(packages)
+    for name, found in (gathered.pins if gathered else {}).items():
+        if name in packages and not _same(packages[name], found.version):
+            raise PlanError(
+                f"{name} is pinned twice, to {packages[name]} ({ARGUMENTS}) and {found.version} ({found.source})"
+            )
+        packages.setdefault(name, found.version)
+        if name == "jax" and found.extras:
+            _jax_extras(found.version, set(found.extras), implied, jax)
     for name, version in implied.items():  # after every explicit pin, so that argument order does not matter
         if packages.setdefault(name, version) != version:
             raise PlanError(f"{name} is pinned to {packages[name]}, but the jax extra implies {version}")
@@ -105,15 +198,69 @@ def facts_from_args(args: argparse.Namespace) -> Facts:
         jax["cuda_version"] = cuda
     if cudnn := _version("--cudnn", args.cudnn):
         jax["cudnn_version"] = cudnn
-    python = PythonFacts(version=_python(args.python)) if args.python else PythonFacts()
-    return Facts(
+    version = python or (gathered.python if gathered else "")
+    facts = Facts(
         packages=dict(sorted(packages.items())),
-        python=python,
+        python=PythonFacts(version=version) if version else PythonFacts(),
+        platform=_platform(gathered.platform if gathered else {}),
         jax=jax,
         nvidia=_nvidia(args),
         env=env,
+        requires=gathered.requires if gathered else {},
         origin="plan",
     )
+    if gathered is None:
+        return Planned(facts)
+    written = dict(gathered.into)
+    for name in packages.keys() - written.keys():  # an argument's, or what a file's jax[EXTRA] implies
+        written[name] = ARGUMENTS if name in from_arguments else written.get("jax", gathered.default)
+    return Planned(facts, fixes.Target(tool="lines", written=tuple(sorted(written.items())), into=gathered.default))
+
+
+def _same(a: str, b: str) -> bool:
+    from envaudit.planinputs.gather import same_release  # lazily: it loads packaging
+
+    return same_release(a, b)
+
+
+def _platform(recorded: dict[str, str]) -> PlatformFacts:
+    """The system and machine a pip report records (its environment's platform_system and platform_machine)."""
+    found = PlatformFacts()
+    if system := recorded.get("system"):
+        found["system"] = system
+    if machine := recorded.get("machine"):
+        found["machine"] = machine
+    return found
+
+
+def _classified(args: argparse.Namespace) -> tuple[list[str], list[tuple[Kind, str]]]:
+    """The positional arguments told apart: requirements (a `NAME @ URL` that `$(pip freeze)` split in three words
+    joined again) and input files, recognised by their names. The inputs in order: -r's files, the positional
+    files, --pip-report's (the first requirements file or pyproject.toml is where an unnamed requirement goes)."""
+    words = list(args.requirements)
+    texts: list[str] = []
+    inputs: list[tuple[Kind, str]] = [("requirements", f) for f in args.requirement_files]
+    while words:
+        word = words.pop(0)
+        if len(words) >= 2 and words[0] == "@":
+            texts.append(f"{word} @ {words[1]}")
+            del words[:2]
+        elif named := kind(word):
+            inputs.append((named, word))
+        elif os.path.isfile(word) and re.fullmatch(r"[A-Za-z0-9._-]+", os.path.basename(word)):
+            raise PlanError(f"{word} is a file envaudit cannot tell the kind of: a requirements file is -r {word}")
+        else:
+            texts.append(word)
+    if args.pip_report:
+        inputs.append(("pip-report", args.pip_report))
+    return texts, inputs
+
+
+def _gathered(args: argparse.Namespace, inputs: list[tuple[Kind, str]], python: str) -> Gathered:
+    from envaudit.planinputs.gather import Request, gather  # lazily: it loads packaging
+
+    request = Request(tuple(inputs), tuple(args.extra), args.all_extras, tuple(args.group), python)
+    return gather(request)
 
 
 def _python(text: str) -> str:

@@ -1,13 +1,15 @@
 """The verbs that do not audit: `hook` (enable, disable or show the import-time warning hook), `probes` and `rules`
-(what envaudit knows, listed or one shown in full). They print and set the exit code like the rest of the command
-line (envaudit/cli.py dispatches to them); each imports what it shows where it is used, so that none of it loads
-before a full audit has started its jax child.
+(what envaudit knows, listed or one shown in full), `schema` (the JSON Schema of a document envaudit writes). They
+print and set the exit code like the rest of the command line (envaudit/cli.py dispatches to them); each imports
+what it shows where it is used, so that none of it loads before a full audit has started its jax child.
 """
 
 from __future__ import annotations
 
+import sys
+
 from envaudit import probefiles
-from envaudit.cli_parser import UsageError
+from envaudit.cli_parser import SCHEMAS, UsageError
 from envaudit.exitcodes import Exit
 
 
@@ -67,4 +69,18 @@ def rules(rule_id: str | None) -> int:
         print(f"  see: {ref}")
     if e.notes:
         print(f"  notes: {e.notes}")
+    return Exit.OK
+
+
+def schema(name: str) -> int:
+    """The JSON Schema of a document (cli_parser.SCHEMAS), generated from its types: the report's, or triage's."""
+    from envaudit import docschema
+
+    if name == "triage":
+        from envaudit.triage.schema import TRIAGE as shape
+    elif name == "report":
+        shape = docschema.REPORT
+    else:
+        raise UsageError(f"no schema {name!r}; the schemas: {', '.join(SCHEMAS)}")
+    sys.stdout.write(docschema.dumps(docschema.generate(shape)))
     return Exit.OK

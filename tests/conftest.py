@@ -99,6 +99,29 @@ def _every_fix_is_a_command() -> Iterator[None]:
         audit.assemble = original
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _every_document_matches_its_schema() -> Iterator[None]:
+    """Every report and triage the suite makes in this process is valid against `envaudit schema`
+    (tests/schemacheck.py); what is not fails the test that made it, at its teardown."""
+    from tests import schemacheck
+
+    with schemacheck.watching():
+        yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """The documents in-process and those the test's directory holds (read before tmp_path is removed)."""
+    from tests import schemacheck
+
+    tmp_path = getattr(item, "funcargs", {}).get("tmp_path")
+    found = schemacheck.written(tmp_path) if isinstance(tmp_path, Path) else []
+    yield
+    found = schemacheck.taken(item.nodeid) + found
+    if found:
+        pytest.fail("\n".join(found), pytrace=False)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # The tests that need the machine to themselves run first: later, each waited for whatever ran beside it to end
     # (a real environment built in a clean clone takes minutes) while its own worker sat idle (6 minutes in all)

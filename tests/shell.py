@@ -1,20 +1,32 @@
 """What makes a printed fix a command: bash parses it, and each of its commands starts with a builtin that sets the
-environment, an installer, or the audited interpreter (advice is read in a finding's detail, never pasted)."""
+environment, an installer, or the audited interpreter (advice is read in a finding's detail, never pasted).
+
+A plan of input files has no environment to run an installer in: its fix is the requirement lines to write
+(`fixes.Target` "lines": `in FILE: REQ, REQ; export NAME=VALUE`). That is held to what its reader does with it:
+each part is either a variable, which must pass the shell check above (it is set where the program will run), or
+an input file's lines, each a PEP 508 requirement a requirements file or pyproject.toml takes as it is (no marker,
+no URL), or `no NAME` for a distribution the file should not name. An audit's fix is never of that form."""
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
+
+from packaging.requirements import InvalidRequirement, Requirement
 
 from envaudit.facts import Facts
 
 STARTS = ("unset", "export", "uv", "conda")
+WRITTEN = re.compile(r"(?:^|; )in [^:;]+: ")  # a part that names an input file and its lines
 
 
 def problems(command: str, facts: Facts) -> list[str]:
     """Why `command` is not a fix a shell runs as it is ("" is no fix: nothing wrong)."""
     if not command:
         return []
+    if facts.origin == "plan" and WRITTEN.search(command):
+        return written(command, facts)
     found = []
     parsed = subprocess.run(["bash", "-n", "-c", command], capture_output=True, text=True, timeout=30)
     if parsed.returncode != 0:
@@ -27,4 +39,32 @@ def problems(command: str, facts: Facts) -> list[str]:
     starts = [words[0]] + [words[i + 1] for i, w in enumerate(words[:-1]) if w == "&&"]
     found += [f"{w!r} starts a command" for w in starts if w not in (*STARTS, python)]
     found += [f"{w!r} in a fix" for w in words if w in (";", "|", "||", "&", "#") or w.startswith("#")]
+    return found
+
+
+def written(fix: str, facts: Facts) -> list[str]:
+    """Why a plan's requirement-line fix is not lines a requirements file or pyproject.toml takes as they are."""
+    found = []
+    for part in fix.split("; "):
+        if part.startswith(("unset ", "export ")):
+            try:
+                found += problems(part, facts)
+            except ValueError as exc:  # shlex: a quote the "; " between parts cut open
+                found.append(f"{part!r} does not parse: {exc}")
+            continue
+        match = re.fullmatch(r"in (?P<file>[^:;]+): (?P<lines>.+)", part)
+        if match is None:
+            found.append(f"{part!r} is neither a variable nor an input file's requirement lines")
+            continue
+        for line in match["lines"].split(", "):
+            text = line.removeprefix("no ")
+            try:
+                req = Requirement(text)
+            except InvalidRequirement as exc:
+                found.append(f"{line!r} in {match['file']} is no requirement: {exc}")
+                continue
+            if req.marker is not None or req.url:
+                found.append(f"{line!r} in {match['file']}: a fix's line has no marker and no URL")
+            if line.startswith("no ") and (req.specifier or req.extras):
+                found.append(f"{line!r} in {match['file']}: a removal names the distribution alone")
     return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,9 +13,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from envaudit import audit
-from envaudit.cli import main
+from envaudit.cli import Terminated, main
+from envaudit.cli_parser import UsageError, build_parser
 from envaudit.formats import render
-from envaudit.health import MAX_LINE, PROM_NAME, REPORT_NAME, fit, health_line
+from envaudit.health import DEFAULT_TOTAL_S, MAX_LINE, PROM_NAME, REPORT_NAME, fit, health_line, save, status_text
 from envaudit.model import Finding, ProbeResult, Report, Subject
 from tests.conftest import PYTHON, ROOT, envaudit_run, sample_report
 
@@ -48,7 +50,15 @@ def test_health_writes_metrics_and_report(tmp_path: Path, capsys: pytest.Capture
     report = json.loads((tmp_path / "envaudit-report.json").read_text())
     assert [p["name"] for p in report["probes"]] == ["dense_chain"]
     families = {f.name for f in text_string_to_metric_families((tmp_path / "envaudit.prom").read_text())}
-    assert {"envaudit_verdict", "envaudit_probe_status", "envaudit_last_run_timestamp_seconds"} <= families
+    assert {
+        "envaudit_verdict",
+        "envaudit_probe_status",
+        "envaudit_probe_relative_error_ratio",
+        "envaudit_last_run_timestamp_seconds",
+        "envaudit_last_success_timestamp_seconds",
+        "envaudit_duration_seconds",
+    } <= families
+    assert report["duration_s"] > 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["envaudit-report.json", "envaudit.prom"]
 
 
@@ -136,3 +146,117 @@ def test_an_unwritable_cache_does_not_change_the_health_verdict(child_env: dict[
     env = {**child_env, "ENVAUDIT_CACHE_DIR": "/proc/envaudit-cache"}
     proc = envaudit_run(PYTHON, "health", "--probe", "matmul_precision", env=env, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stderr
+
+
+NHC_WATCHDOG_S = 30  # TIMEOUT=${TIMEOUT:-30} in LBNL NHC's `nhc` driver (github.com/mej/nhc, nhcmain_finalize_env)
+
+
+def test_healths_default_bound_is_inside_nhcs_watchdog() -> None:
+    args = build_parser().parse_args(["health"])
+    assert args.total_timeout == DEFAULT_TOTAL_S < NHC_WATCHDOG_S
+
+
+def _gauges(path: Path) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    return {
+        f.name: {tuple(sorted(s.labels.items())): s.value for s in f.samples}
+        for f in text_string_to_metric_families(path.read_text())
+    }
+
+
+def test_the_status_file_holds_the_exit_code_the_time_and_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What node-problem-detector's plugin and NHC's check_envaudit read: "<exit code> <unix time>", the line."""
+    failing = sample_report()
+    monkeypatch.setattr(audit, "run_audit", lambda **_: failing)
+    before = int(time.time())
+
+    code = main(["health", "--status-file", str(tmp_path / "health.status"), "--probe", "dense_chain"])
+
+    head, line, *rest = (tmp_path / "health.status").read_text().split("\n")
+    rc, stamp = head.split(" ")
+    assert code == 1 and (int(rc), line, rest) == (1, health_line(failing), [""])
+    assert before <= int(stamp) <= time.time()
+    assert capsys.readouterr().out == line + "\n"
+
+
+def test_the_status_line_has_no_control_character() -> None:
+    text = status_text(1, "envaudit FAIL x:\x1b]0;owned\x07 a\rb", 1e9)
+    assert text == "1 1000000000\nenvaudit FAIL x: ]0;owned a b\n"
+
+
+@pytest.mark.parametrize(
+    ("raised", "code", "why"),
+    [
+        (RuntimeError("boom"), 3, "envaudit ERROR: internal error: RuntimeError: boom"),
+        (Terminated(), 3, "envaudit ERROR: terminated (SIGTERM)"),
+        (UsageError("no jax device 7 here"), 2, "envaudit ERROR: no jax device 7 here"),
+    ],
+    ids=["internal", "sigterm", "usage"],
+)
+def test_a_run_that_does_not_complete_says_so_and_keeps_the_last_success(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raised: BaseException, code: int, why: str
+) -> None:
+    """The status file gets the exit code; the textfile the verdict error, with the last success carried from the
+    JSON report beside it, which such a run leaves as it is (the last audit that completed)."""
+    kept = replace(sample_report(), findings=())
+    save(kept, tmp_path)
+    kept_bytes = (tmp_path / REPORT_NAME).read_bytes()
+
+    def broken(**_: object) -> Report:
+        raise raised
+
+    monkeypatch.setattr(audit, "run_audit", broken)
+    status = tmp_path / "health.status"
+
+    assert main(["health", "--prometheus-dir", str(tmp_path), "--status-file", str(status)]) == code
+
+    head, line = status.read_text().splitlines()
+    assert head.split(" ")[0] == str(code) and line.startswith(why) and len(line) <= MAX_LINE
+    gauges = _gauges(tmp_path / PROM_NAME)
+    assert gauges["envaudit_verdict"][(("verdict", "error"),)] == 1
+    assert gauges["envaudit_last_success_timestamp_seconds"][()] == kept.created_timestamp()
+    assert gauges["envaudit_last_run_timestamp_seconds"][()] > kept.created_timestamp()
+    assert gauges["envaudit_duration_seconds"][()] >= 0
+    assert "envaudit_gpus" not in gauges and "envaudit_probe_status" not in gauges  # nothing measured: no counts
+    assert (tmp_path / REPORT_NAME).read_bytes() == kept_bytes
+
+
+def test_without_a_completed_audit_kept_there_is_no_last_success(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(**_: object) -> Report:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(audit, "run_audit", broken)
+    assert main(["health", "--prometheus-dir", str(tmp_path)]) == 3
+    gauges = _gauges(tmp_path / PROM_NAME)
+    assert gauges["envaudit_verdict"][(("verdict", "error"),)] == 1
+    assert "envaudit_last_success_timestamp_seconds" not in gauges
+    assert sorted(p.name for p in tmp_path.iterdir()) == [PROM_NAME]  # no report: none completed
+
+
+@pytest.mark.parametrize("where", ["missing/health.status", "."], ids=["no-directory", "a-directory"])
+def test_a_status_file_that_cannot_be_one_is_usage_before_any_probing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    monkeypatch.setattr(audit, "run_audit", lambda **_: pytest.fail("audited"))
+    assert main(["health", "--status-file", str(tmp_path / where)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--status-file" in err
+
+
+def test_a_status_file_that_cannot_be_written_is_said_and_the_verdict_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    failing = sample_report()
+    monkeypatch.setattr(audit, "run_audit", lambda **_: failing)
+    status = tmp_path / "health.status"
+    status.mkdir()  # checked before the audit; made a directory after it, as a disk that fills meanwhile
+    monkeypatch.setattr("envaudit.health.check_status_file", lambda _: None)
+
+    assert main(["health", "--prometheus-dir", str(tmp_path), "--status-file", str(status)]) == 1
+
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot write {status}" in err and "(the verdict above stands)" in err
+    assert _gauges(tmp_path / PROM_NAME)["envaudit_verdict"][(("verdict", "fail"),)] == 1

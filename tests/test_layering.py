@@ -86,14 +86,17 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "reportfile",
         "cachedir",
         "fixes",
+        "docschema",
     ),
     ("collect", "child"),  # what is measured: facts of the machine, jax's own word, the probes' numbers
     ("rules",),  # what is known: data rules, code checks, release tables
-    ("judge", "causes", "fixplan"),  # what the measurements mean here, which finding causes which, the fix plan
+    ("judge", "causes", "ignoring", "fixplan"),  # what the measurements mean here, which finding causes which, what
+    # the user chose to ignore, the fix plan
     ("formats",),  # a report rendered
     (  # the verbs, and the command line that chooses one
         "audit",
         "plan",
+        "planinputs",
         "triage",
         "compare",
         "health",
@@ -101,6 +104,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hook",
         "_hook_boot",
         "verbs",
+        "config",
+        "terminal",
         "cli_parser",
         "cli",
         "__main__",

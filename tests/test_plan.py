@@ -117,6 +117,7 @@ def test_pin_normalizes() -> None:
         (["jax==0.4.30", "--env", "XLA_FLAGS"], "is not of the form NAME=VALUE"),
         (["jax==0.4.30", "--env", "1X=2"], "is not of the form NAME=VALUE"),
         (["jax==0.4.30", "--python", "three"], "is not a Python version"),
+        ([], "nothing to plan"),
     ],
 )
 def test_unevaluable_plans_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], expected: str) -> None:

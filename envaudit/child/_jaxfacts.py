@@ -123,7 +123,36 @@ def stages(emit: Callable[..., None]) -> int:
         emit("first_use", error=f"{type(exc).__name__}: {exc}")
         return 5
     emit("first_use", ok=value == 3920.0, value=value)  # sum of X @ X for X = arange(16).reshape(4, 4)
+    emit("environment_info", environment_info=environment_info(jax))
     return 0
+
+
+NVIDIA_SMI_S = 10.0  # jax runs nvidia-smi without a bound; a wedged driver must not hold the child's facts
+MAX_INFO = 64 * 1024  # nvidia-smi's table on 8 GPUs with their processes is a few kilobytes
+
+
+def environment_info(jax: Any) -> str:
+    """`jax.print_environment_info()` as jax prints it, the block maintainers ask for in a bug report; its
+    nvidia-smi is run under a bound (jax's own runs it unbounded). "" where this jax has none or it fails."""
+    try:
+        info: Any = importlib.import_module("jax._src.environment_info")
+        if hasattr(info, "try_nvidia_smi"):
+            info.try_nvidia_smi = _nvidia_smi
+        text = jax.print_environment_info(return_string=True)
+    except Exception:
+        return ""
+    return str(text or "")[:MAX_INFO]
+
+
+def _nvidia_smi() -> str | None:
+    """jax's try_nvidia_smi, bounded: its output, or None where there is none."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["nvidia-smi"], capture_output=True, timeout=NVIDIA_SMI_S, check=True)
+    except Exception:
+        return None
+    return done.stdout.decode(errors="replace")
 
 
 def device_memory() -> list[dict[str, int]]:

@@ -18,13 +18,14 @@ from envaudit import typecheck
 from envaudit.facts import JaxFacts
 from envaudit.redact import scrub, scrub_all
 
-ORDER = ("first_use", "devices", "imported", "import", "start")  # the stages, latest first
+ORDER = ("environment_info", "first_use", "devices", "imported", "import", "start")  # the stages, latest first
 DOING = {
     "start": "while importing jax",
     "import": "while importing jax",
     "imported": "while listing its devices",
     "devices": "during its first computation",
-    "first_use": "after its first computation",
+    "first_use": "while asking jax.print_environment_info()",
+    "environment_info": "after its facts",
 }  # after each stage
 
 
@@ -55,7 +56,7 @@ def parse(
         if isinstance(event.get("stage"), str):
             stages[event["stage"]] = {k: v for k, v in event.items() if k not in ("stage", "event")}
     facts: JaxFacts = {"status": "ok", "message": None, "duration_s": round(duration_s, 3)}
-    for stage in ("imported", "devices"):
+    for stage in ("imported", "devices", "environment_info"):
         facts.update(scrub_all(_declared(stages.get(stage, {})), environ))  # a library's error text, the backend's
     reached = next((s for s in ORDER if s in stages), None)
     facts["stage"] = reached

@@ -120,6 +120,8 @@ def one_child(state: Run) -> None:
             return state.cannot_start(f"could not start {state.opts.python}: {exc.strerror or exc}")
         watch(proc)
         state.pids.append(proc.pid)
+        if state.facts_wanted:
+            state.tell("jax")
         _follow_child(state, proc)
 
 
@@ -167,6 +169,7 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
         elif kind == "start" and state.is_pending(event.get("probe")) and event["probe"] not in started:
             current, since, mark = str(event["probe"]), time.monotonic(), load.mark(proc.pid)
             started.add(current)  # once: a child that says it starts again does not get its bound again
+            state.tell("start", current)
         elif kind in ("result", "error") and event.get("probe") == current and state.is_pending(current):
             state.report(parse_result(state.pending_task(current), event))
             since = time.monotonic()

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from envaudit import cachedir, probefiles
 from envaudit.child import jaxfacts
@@ -31,6 +31,21 @@ FACTS_STAGE = " jax facts"  # what a child does before its first task when it re
 
 
 @dataclass(frozen=True)
+class Progress:
+    """What a run is doing now, for the CLI's progress line (envaudit/terminal.py renders it): the jax child
+    starting (`jax`), a task starting (`start`) or done (`done`, with its status and time). `index` counts from 1
+    among the run's `total` tasks."""
+
+    stage: Literal["jax", "start", "done"]
+    label: str = ""
+    index: int = 0
+    total: int = 0
+    status: str = ""
+    seconds: float = 0.0
+    python: str = ""
+
+
+@dataclass(frozen=True)
 class Options:
     names: tuple[str, ...] = ()
     precision: str = "auto"  # auto | float32 | float64 | both (each probe at float32, then at float64)
@@ -38,7 +53,7 @@ class Options:
     total: float = 600.0  # everything together
     cache: bool = True
     facts: bool = True  # report what jax says before the first probe
-    progress: Callable[[str], None] | None = field(default=None, compare=False)
+    progress: Callable[[Progress], None] | None = field(default=None, compare=False)
     python: str = sys.executable  # the interpreter whose environment is audited
     devices: tuple[int, ...] = ()  # jax device ids the per-device runs compare (all local devices if empty)
     budget: bool = False  # run only the probes whose declared costs fit the total bound (health); skip the rest
@@ -164,6 +179,13 @@ def parse_result(task: Task, event: dict[str, Any]) -> ProbeResult:
     return task.result(str(result["status"]), metrics, duration, message, devices)
 
 
+def users_info(info: str, changes: dict[str, str]) -> str:
+    """jax.print_environment_info() as the user's own process prints it: jax lists every JAX_* and XLA_* variable
+    as a `NAME=VALUE` line, and those envaudit set for its child (`child_env`) are not the user's."""
+    ours = {f"{name}={value}" for name, value in changes.items()}
+    return "\n".join(line for line in info.split("\n") if line not in ours)
+
+
 class Run:
     """One run's state across its children."""
 
@@ -204,8 +226,17 @@ class Run:
         label = result.run.label
         self.results[label] = result
         self.pending = [t for t in self.pending if t.label != label]
-        if self.opts.progress:
-            self.opts.progress(f"probe {label}: {result.status} ({result.duration_s:.1f} s)")
+        self.tell("done", label, status=result.status, seconds=result.duration_s)
+
+    def tell(
+        self, stage: Literal["jax", "start", "done"], label: str = "", status: str = "", seconds: float = 0
+    ) -> None:
+        """The progress callback, if the CLI gave one, told what this run does now."""
+        if self.opts.progress is None:
+            return
+        index = self.order.index(label) + 1 if label in self.order else 0
+        event = Progress(stage, label, index, len(self.order), status, seconds, self.opts.python)
+        self.opts.progress(event)
 
     def finish_facts(self, *, ended: int | None, timed_out: bool, seconds: float, last_words: str = "") -> None:
         self.facts = jaxfacts.parse(
@@ -259,6 +290,8 @@ class Run:
         if self.facts is not None:
             self.facts["returncode"] = self.facts_returncode
             self.facts["child_env"] = dict(self.changes)
+            if info := self.facts.get("environment_info"):
+                self.facts["environment_info"] = users_info(info, self.changes)
             self.facts["child_pids"] = list(self.pids)
             if self.memory:
                 self.facts["device_memory"] = [cast(DeviceMemory, self.memory[i]) for i in sorted(self.memory)]

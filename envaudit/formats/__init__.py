@@ -2,26 +2,27 @@
 
 A report's formats are FORMATS; a comparison of nodes (`compare`) and a triaged bug report (`triage/reply.py`) have
 theirs, made the same way (`Renderers`), and JSON is each document's `to_dict`, written by `as_json` for all three.
-One place to add a report format: a module with `render(report, *, color=False) -> str` and an entry in FORMATS.
+One place to add a report format: a module with `render(report, *, style=PLAIN) -> str` and an entry in FORMATS
+(`style.Style`: colour, width, detail; a machine format ignores it).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping
-from typing import Generic, TextIO, TypeVar
+from typing import Generic, TypeVar
 
-from envaudit.formats import json_format, markdown, prometheus, text
+from envaudit.formats import github, json_format, markdown, prometheus, text
 from envaudit.formats.json_format import as_json
+from envaudit.formats.style import PLAIN, Style
 from envaudit.model import Report
 
-__all__ = ["FORMATS", "Renderers", "as_json", "render", "use_color"]
+__all__ = ["FORMATS", "PLAIN", "Renderers", "Style", "as_json", "render"]
 
 Document = TypeVar("Document")
 
 
 class Renderers(Mapping[str, Callable[..., str]], Generic[Document]):
-    """The formats one kind of document is written in: a name -> render(document, *, color=False) -> str."""
+    """The formats one kind of document is written in: a name -> render(document, *, style=PLAIN) -> str."""
 
     def __init__(self, **by_name: Callable[..., str]) -> None:
         self._by_name = by_name
@@ -35,19 +36,18 @@ class Renderers(Mapping[str, Callable[..., str]], Generic[Document]):
     def __len__(self) -> int:
         return len(self._by_name)
 
-    def render(self, document: Document, fmt: str, *, color: bool = False) -> str:
-        return self._by_name[fmt](document, color=color)
+    def render(self, document: Document, fmt: str, *, style: Style = PLAIN) -> str:
+        return self._by_name[fmt](document, style=style)
 
 
 FORMATS: Renderers[Report] = Renderers(
-    text=text.render, json=json_format.render, markdown=markdown.render, prometheus=prometheus.render
+    text=text.render,
+    json=json_format.render,
+    markdown=markdown.render,
+    prometheus=prometheus.render,
+    github=github.render,
 )
 
 
-def render(report: Report, fmt: str, *, color: bool = False) -> str:
-    return FORMATS.render(report, fmt, color=color)
-
-
-def use_color(stream: TextIO) -> bool:
-    """Colour on a TTY unless NO_COLOR is set to anything (https://no-color.org)."""
-    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+def render(report: Report, fmt: str, *, style: Style = PLAIN) -> str:
+    return FORMATS.render(report, fmt, style=style)

@@ -8,14 +8,16 @@ from __future__ import annotations
 import json
 from typing import Any, Protocol
 
+from envaudit.formats.style import PLAIN, Style
+
 
 class Document(Protocol):
     def to_dict(self) -> dict[str, Any]: ...
 
 
-def as_json(document: Document, *, color: bool = False) -> str:
+def as_json(document: Document, *, style: Style = PLAIN) -> str:
     """A document (a report, a comparison, a triage) as its `to_dict`, indented, in a stable key order."""
-    del color  # JSON is never coloured
+    del style  # JSON is never coloured or wrapped
     return json.dumps(document.to_dict(), indent=2, default=str) + "\n"
 
 

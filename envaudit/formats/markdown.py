@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
-from envaudit.formats import summary
-from envaudit.model import Report
+from envaudit.formats import sharing, summary
+from envaudit.formats.style import PLAIN, Style
+from envaudit.model import Finding, Report
 
 URL = re.compile(r"https?://[^\s<>`|]+")
 
@@ -37,13 +39,46 @@ def _reference(ref: str) -> str:
     return f"<{clean}>" if URL.fullmatch(clean) else _code(clean)
 
 
-def render(report: Report, *, color: bool = False) -> str:
-    del color
+def _block(text: str, language: str = "text", *, keep_lines: bool = False) -> list[str]:
+    """A fenced code block showing `text` as it is: its fence longer than any run of backticks in it. One line
+    (a command) unless `keep_lines`: a line break in a command would end the list item it stands in."""
+    body = summary.clean_lines(text) if keep_lines else summary.clean(text)
+    fence = "`" * max(3, max(map(len, re.findall("`+", body)), default=0) + 1)
+    return [f"{fence}{language}", body, fence]
+
+
+def _finding(f: Finding, caused: list[Finding], shared: Callable[[object], str]) -> list[str]:
+    """A finding in a few lines: what, then its fix on a line of its own, then why and the references, folded."""
+    ignored = "" if f.counts else f" *({_cell(summary.ignored_line(f))})*"
+    lines = [f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}{ignored}"]
+    if f.fix:
+        lines += ["", *(f"  {line}" for line in _block(shared(f.fix), "sh"))]
+    refs = " ".join(map(_reference, f.references))
+    if f.detail or refs:
+        lines += ["", "  <details><summary>why</summary>", "", f"  {_cell(shared(f.detail))} {refs}".rstrip(), ""]
+        lines += ["  </details>"]
+    if caused:  # folded under their root: a maintainer opens them only to check
+        many = "s" if len(caused) != 1 else ""
+        lines += ["", f"  <details><summary>{len(caused)} consequence{many}, fixed with it</summary>", ""]
+        lines += [
+            f"  - {_cell(g.severity)} {_code(g.id)}: {_cell(g.title)}. {_cell(shared(g.detail))}".rstrip()
+            for g in caused
+        ]
+        lines += ["", "  </details>"]
+    return lines
+
+
+def render(report: Report, *, style: Style = PLAIN) -> str:
     facts = report.facts
+
+    def shared(value: object) -> str:
+        return str(value) if style.show_host else sharing.text(report, value)
+
     out = [
         f"### envaudit report: **{report.verdict}**{summary.scope(report)} ({summary.counts(report)})",
         "",
-        f"envaudit {_cell(report.envaudit_version)}, {_cell(report.mode)}, {_cell(report.created)}",
+        f"envaudit {_cell(report.envaudit_version)}, {_cell(report.mode)}, {_cell(report.created)}"
+        + (f", host {_cell(report.host.get('hostname'))}" if style.show_host and report.host.get("hostname") else ""),
         "",
         "| component | version / state |",
         "|---|---|",
@@ -54,26 +89,19 @@ def render(report: Report, *, color: bool = False) -> str:
     ]
     out += [f"| {_cell(name)} | {_cell(version)} |" for name, version in facts.packages.items()]
     if facts.env:
-        out += ["", "Environment variables: " + ", ".join(_code(f"{k}={v}") for k, v in facts.env.items())]
+        out += ["", "Environment variables: " + ", ".join(_code(shared(f"{k}={v}")) for k, v in facts.env.items())]
+    if info := facts.jax.get("environment_info"):
+        out += ["", "`jax.print_environment_info()`:", "", *_block(shared(info), keep_lines=True)]
     out += ["", "#### Findings", ""]
     if not report.findings:
         out.append("None.")
-    for f, caused in summary.roots(report):
-        refs = " ".join(map(_reference, f.references))
-        fix = f" Fix: {_code(f.fix)}" if f.fix else ""
-        out.append(f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}. {_cell(f.detail)}{fix} {refs}".rstrip())
-        if caused:  # folded under their root: a maintainer opens them only to check
-            many = "s" if len(caused) != 1 else ""
-            out += [f"  <details><summary>{len(caused)} consequence{many}, fixed with it</summary>", ""]
-            out += [
-                f"  - {_cell(g.severity)} {_code(g.id)}: {_cell(g.title)}. {_cell(g.detail)}".rstrip() for g in caused
-            ]
-            out += ["", "  </details>"]
+    for f, caused in [*summary.roots(report), *summary.roots(report, ignored=True)]:
+        out += _finding(f, caused, shared)
     command, said = summary.plan_lines(report)
     if command or said:
         out += ["", "To fix everything (one command, in this order):", ""]
-        out += [_code(command)] if command else []
-        out += [f"- {_cell(s)}" for s in said]
+        out += _block(shared(command), "sh") if command else []
+        out += [f"- {_cell(shared(s))}" for s in said]
     if report.probes:
         out += ["", "#### Probes", "", "| probe | status | time (s) | metrics |", "|---|---|---|---|"]
         for p in report.probes:
@@ -85,7 +113,8 @@ def render(report: Report, *, color: bool = False) -> str:
                     f"{_cell(summary.short(d.get('rel_err')))} {_cell(d.get('board', d.get('kind')))} |"
                     for d in p.devices
                 ]
-    details = json.dumps(report.to_dict(), indent=2, default=str)
+    document = report.to_dict() if style.show_host else sharing.document(report)
+    details = json.dumps(document, indent=2, default=str)
     out += [
         "",
         "<details><summary>Full report (JSON)</summary>",

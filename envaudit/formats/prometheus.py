@@ -2,7 +2,13 @@
 
 Metric names carry the `envaudit_` prefix and base units (seconds); versions are `_info` gauges with labels and
 value 1, as the Prometheus naming guide recommends, so a dashboard can join on them. Severities, verdicts and probe
-statuses are emitted for every possible label value (0 or 1) so that an alert on `== 1` sees the change to 0.
+statuses are emitted for every possible label value (0 or 1) so that an alert on `== 1` sees the change to 0. A
+probe's numeric metrics are one family per quantity and unit (relative errors, rerun differences, mantissa digits,
+seconds), as the judge's table declares them (`families.py`), each series labelled {probe, metric}.
+
+`envaudit_last_success_timestamp_seconds` is when the last audit that completed was made: this report's time when
+it completed; for one that did not (verdict `error`), the time its writer says the last one that did was made
+(`textfile`: `envaudit health` carries it from the report it kept), or nothing.
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from envaudit.devices import other_jobs
+from envaudit.formats import families
+from envaudit.formats.style import PLAIN, Style
 from envaudit.model import PROBE_STATUSES, SEVERITIES, VERDICTS, Report
 
 
@@ -63,11 +71,29 @@ def _device(probe: str, device: dict[str, object]) -> dict[str, object]:
     }
 
 
-def render(report: Report, *, color: bool = False) -> str:
-    del color
+def _probe_families(report: Report) -> dict[families.Family, list[tuple[dict[str, object], float]]]:
+    """Each exported family's samples, in the table's order: one per probe run and numeric metric it holds."""
+    found: dict[families.Family, list[tuple[dict[str, object], float]]] = {f: [] for f in families.load().families}
+    for p in report.probes:
+        for key, raw in p.metrics.items():
+            where, number = families.family(key), families.value(raw)
+            if where is not None and number is not None:
+                found[where].append(({"probe": p.run.label, "metric": key}, number))
+    return found
+
+
+def render(report: Report, *, style: Style = PLAIN) -> str:
+    del style
+    return textfile(report, None)
+
+
+def textfile(report: Report, last_success: float | None) -> str:
+    """The textfile of a report; `last_success`: when the last audit that completed was made, for a report of one
+    that did not (a completed report is its own last success, whatever is given)."""
     w = _Writer()
     facts = report.facts
-    occurrences = Counter((f.id, f.severity, f.source) for f in report.findings)  # a series may appear only once
+    counted = [f for f in report.findings if f.counts]  # an ignored finding raises no alert (envaudit/ignoring.py)
+    occurrences = Counter((f.id, f.severity, f.source) for f in counted)  # a series may appear only once
     w.family(
         "envaudit_info",
         "envaudit version and report mode.",
@@ -81,11 +107,16 @@ def render(report: Report, *, color: bool = False) -> str:
     w.family(
         "envaudit_findings",
         "Number of findings of each severity.",
-        [({"severity": s}, sum(f.severity == s for f in report.findings)) for s in SEVERITIES],
+        [({"severity": s}, sum(f.severity == s for f in counted)) for s in SEVERITIES],
+    )
+    w.family(
+        "envaudit_ignored_findings",
+        "Number of findings the node's settings ignore (--ignore, [tool.envaudit] ignore), counted in no verdict.",
+        [({"severity": s}, sum(f.severity == s and not f.counts for f in report.findings)) for s in SEVERITIES],
     )
     w.family(
         "envaudit_finding",
-        "Active findings by id and severity (one finding id can occur several times, e.g. once per GPU).",
+        "Active findings (not ignored) by id and severity (one finding id can occur several times, e.g. once per GPU).",
         [({"id": i, "severity": sev, "source": src}, n) for (i, sev, src), n in sorted(occurrences.items())],
     )
     w.family(
@@ -125,7 +156,8 @@ def render(report: Report, *, color: bool = False) -> str:
             )
         ],
     )
-    w.family("envaudit_gpus", "Number of GPUs NVML reports.", [({}, len(nv.get("gpus") or []))])
+    asked = nv.get("status") != "unknown"  # NVML was not asked (a run that did not complete): no count, not 0
+    w.family("envaudit_gpus", "Number of GPUs NVML reports.", [({}, len(nv.get("gpus") or []))] if asked else [])
     w.family(
         "envaudit_probe_status",
         "1 for each probe's status, 0 for the other statuses.",
@@ -136,16 +168,8 @@ def render(report: Report, *, color: bool = False) -> str:
         "Wall time of each probe.",
         [({"probe": p.run.label}, p.duration_s) for p in report.probes],
     )
-    w.family(
-        "envaudit_probe_metric",
-        "Numeric metrics of each probe (relative errors are dimensionless).",
-        [
-            ({"probe": p.run.label, "metric": k}, float(v))
-            for p in report.probes
-            for k, v in p.metrics.items()
-            if isinstance(v, int | float) and not isinstance(v, bool)
-        ],
-    )
+    for family, samples in _probe_families(report).items():
+        w.family(family.name, family.help, samples)
     verdicts = ("agrees", "differs", "wrong")  # every value, 0 or 1, so an alert on == 1 sees the change back
     w.family(
         "envaudit_device_probe_status",
@@ -186,5 +210,16 @@ def render(report: Report, *, color: bool = False) -> str:
         "envaudit_last_run_timestamp_seconds",
         "Unix time at which this report was created.",
         [({}, report.created_timestamp())],
+    )
+    success = report.created_timestamp() if report.complete else last_success
+    w.family(
+        "envaudit_last_success_timestamp_seconds",
+        "Unix time at which the last audit that completed (verdict not error) was made.",
+        [] if success is None else [({}, success)],
+    )
+    w.family(
+        "envaudit_duration_seconds",
+        "Wall time of the whole audit, from collecting the facts to the assembled report.",
+        [] if report.duration_s is None else [({}, report.duration_s)],
     )
     return "\n".join(w.lines) + "\n"

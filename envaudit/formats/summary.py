@@ -17,6 +17,11 @@ def clean(text: object) -> str:
     return "".join(ch if ch.isprintable() else "\ufffd" for ch in str(text).translate(_SPACES))
 
 
+def clean_lines(text: object) -> str:
+    """Like `clean`, line by line: a block of several lines (jax's environment info) keeps its line breaks."""
+    return "\n".join(clean(line) for line in str(text).splitlines())
+
+
 def python_line(facts: Facts) -> str:
     py = facts.python
     if not py:
@@ -28,16 +33,19 @@ def python_line(facts: Facts) -> str:
 
 
 def platform_line(facts: Facts) -> str:
+    """What is known of the machine; what a plan or a pasted report does not say is left out, not shown as "?"."""
     pl = facts.platform
     if not pl:
         return "not collected"
-    memory = pl.get("memory_total_bytes")
-    mem = f", {memory / GIB:.1f} GiB" if isinstance(memory, int) else ""
-    cores = pl.get("cpu_logical_cores")
-    return (
-        f"{pl.get('system', '?')} {pl.get('machine', '')}, {pl.get('libc') or 'libc ?'}, "
-        f"{pl.get('cpu_model') or 'CPU ?'} ({cores} cores){mem}"
-    )
+    memory, cores = pl.get("memory_total_bytes"), pl.get("cpu_logical_cores")
+    cpu = " ".join([*([str(pl["cpu_model"])] if pl.get("cpu_model") else []), *([f"({cores} cores)"] if cores else [])])
+    parts = [
+        f"{pl.get('system') or '?'} {pl.get('machine') or ''}".strip(),
+        *([str(pl["libc"])] if pl.get("libc") else []),
+        *([cpu] if cpu else []),
+        *([f"{memory / GIB:.1f} GiB"] if isinstance(memory, int) else []),
+    ]
+    return ", ".join(parts)
 
 
 STATED = {"plan": "planned", "triage": "as the report states", "hook": "as imported", "live": "measured"}
@@ -80,25 +88,38 @@ def nvidia_line(facts: Facts) -> str:
     )
 
 
+def packages_line(facts: Facts) -> str:
+    return ", ".join(f"{k} {v}" for k, v in facts.packages.items()) or "none of the audited stack"
+
+
 def scope(report: Report) -> str:
     """What a verdict does not cover: quick mode never imports jax."""
     return " (jax not imported: quick mode)" if report.facts.jax.get("status") == "skipped" else ""
 
 
 def counts(report: Report) -> str:
-    """Root causes by severity, and how many consequences are folded under them."""
-    sev = [f.severity for f in report.findings if not f.caused_by]
-    folded = sum(1 for f in report.findings if f.caused_by)
+    """Root causes by severity, how many consequences are folded under them, and how many the user ignores."""
+    sev = [f.severity for f in report.findings if not f.caused_by and f.counts]
+    folded = sum(1 for f in report.findings if f.caused_by and f.counts)
     more = f"; {folded} consequence{'s' if folded != 1 else ''} folded under them" if folded else ""
+    ignored = sum(1 for f in report.findings if not f.counts)
+    more += f"; {ignored} ignored" if ignored else ""
     return f"{sev.count('fail')} fail, {sev.count('warn')} warn, {sev.count('info')} info{more}"
 
 
-def roots(report: Report) -> list[tuple[Finding, list[Finding]]]:
+def roots(report: Report, *, ignored: bool = False) -> list[tuple[Finding, list[Finding]]]:
     """Each root-cause finding with the findings it causes, in report order (envaudit/causes.py); a consequence
-    whose root is missing (a hand-edited report) stands as a root of its own."""
-    ids = {f.id for f in report.findings}
-    tops = [f for f in report.findings if not f.caused_by or f.caused_by not in ids]
-    return [(top, [f for f in report.findings if f.caused_by == top.id and f is not top]) for top in tops]
+    whose root is missing (a hand-edited report) stands as a root of its own. `ignored`: those the user ignores
+    (envaudit/ignoring.py), else those that count."""
+    shown = [f for f in report.findings if f.counts != ignored]
+    ids = {f.id for f in shown}
+    tops = [f for f in shown if not f.caused_by or f.caused_by not in ids]
+    return [(top, [f for f in shown if f.caused_by == top.id and f is not top]) for top in tops]
+
+
+def ignored_line(finding: Finding) -> str:
+    """Why the user ignores it, as the formats say it."""
+    return f"ignored: {finding.ignored}" if finding.ignored else "ignored (no reason given)"
 
 
 def devices_to_show(devices: Sequence[Mapping[str, object]]) -> bool:

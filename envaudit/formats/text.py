@@ -1,12 +1,18 @@
-"""The terminal format: aligned sections, worst findings first, colour only when the CLI says it is a TTY.
+"""The terminal format: aligned sections, worst findings first, wrapped to the width the CLI gives.
 
-The CLI decides `color` (a TTY and no NO_COLOR); this module never looks at the terminal itself.
+Prose is wrapped with a hanging indent under its label (stdlib textwrap, at whitespace only: a URL or a version is
+never split); a command is never wrapped, so that it can be copied and pasted whole, and stands on a line of its
+own after `fix:`. `Style.verbose` False is a terminal's short view: each finding's title and fix, its detail and
+references behind `-v`. The CLI decides the style (envaudit/terminal.py); this module never looks at the terminal.
 """
 
 from __future__ import annotations
 
+import textwrap
+
 from envaudit.formats import summary
-from envaudit.model import Report
+from envaudit.formats.style import MIN_WIDTH, PLAIN, Style
+from envaudit.model import Finding, Report
 
 COLORS = {
     "fail": "\033[31;1m",
@@ -14,6 +20,7 @@ COLORS = {
     "info": "\033[36m",
     "ok": "\033[32;1m",
     "error": "\033[35;1m",
+    "ignored": "\033[2m",
 }
 RESET = "\033[0m"
 DEVICE_SEVERITY = {"agrees": "ok", "differs": "warn", "wrong": "fail"}
@@ -25,63 +32,129 @@ PROBE_SEVERITY = {
     "timeout": "fail",
     "crash": "fail",
 }
+DETAIL = " " * 8  # under a finding's severity
+HINT = "(each finding's detail and references: -v, or --format markdown)"
 
 
 def _paint(text: str, level: str | None, color: bool) -> str:
     return f"{COLORS[level]}{text}{RESET}" if color and level in COLORS else text
 
 
-def render(report: Report, *, color: bool = False) -> str:
-    facts, c = report.facts, summary.clean  # every value from the report is cleaned; only our colours are escapes
-    host = report.host.get("hostname", "?")
-    verdict = _paint(report.verdict.upper(), report.verdict, color)
-    lines = [
-        f"envaudit {c(report.envaudit_version)} | {c(host)} | {c(report.created)} | {c(report.mode)} | "
-        f"verdict: {verdict}{summary.scope(report)}",
-        "",
-    ]
+class _Lines:
+    """The report's lines, each paragraph wrapped to the width under a hanging indent."""
+
+    def __init__(self, style: Style) -> None:
+        self.style, self.width, self.out = style, max(style.width, MIN_WIDTH), list[str]()
+
+    def para(self, text: str, lead: str, indent: str, painted: str | None = None) -> None:
+        """`lead` then `text`, wrapped, the next lines under `indent`; `painted`: the lead as shown (colours do
+        not count toward the width)."""
+        lines = textwrap.wrap(
+            text,
+            self.width,
+            initial_indent=lead,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        ) or [lead.rstrip()]
+        if painted is not None:
+            lines[0] = painted + lines[0][len(lead) :]
+        self.out += lines
+
+    def command(self, text: str, lead: str) -> None:
+        """A command as it is, never wrapped: a wrapped one could not be pasted."""
+        self.out.append(f"{lead}{text}")
+
+    def blank(self, *lines: str) -> None:
+        self.out += ["", *lines]
+
+
+def render(report: Report, *, style: Style = PLAIN) -> str:
+    facts, c, color = report.facts, summary.clean, style.color  # every value is cleaned; only our colours escape
+    out = _Lines(style)
+    host = report.host.get("hostname")
+    head = [f"envaudit {c(report.envaudit_version)}", *([c(host)] if host else []), c(report.created), c(report.mode)]
+    word = report.verdict.upper()
+    out.para(f"{word}{summary.scope(report)}", "verdict: ", "  ")
+    out.out[0] = out.out[0].replace(word, _paint(word, report.verdict, color), 1)  # the first word after the lead
+    out.command(" | ".join(head), "")  # one line, as triage reads a pasted report (envaudit/triage/own.py)
     rows = [
         ("python", summary.python_line(facts)),
         ("platform", summary.platform_line(facts)),
         ("jax", summary.jax_line(facts)),
         ("nvidia", summary.nvidia_line(facts)),
-        ("packages", ", ".join(f"{k} {v}" for k, v in facts.packages.items()) or "none of the audited stack"),
+        ("packages", summary.packages_line(facts)),
     ]
-    lines.append("Environment")
-    lines += [f"  {name:<10}{c(value)}" for name, value in rows]
-    lines += ["", f"Findings ({summary.counts(report)})"]
-    if not report.findings:
-        lines.append("  none")
-    for f, caused in summary.roots(report):
-        lines.append(f"  {_paint(f.severity.upper().ljust(5), f.severity, color)} {c(f.id)}: {c(f.title)}")
-        if f.detail:
-            lines.append(f"        {c(f.detail)}")
-        if f.fix:
-            lines.append(f"        fix: {c(f.fix)}")
-        for ref in f.references:
-            lines.append(f"        see: {c(ref)}")
-        if caused:  # folded: one line each, the root's fix is theirs
-            lines.append(f"        consequences ({len(caused)}), fixed with it:")
-            lines += [f"          {_paint(g.severity, g.severity, color)} {c(g.id)}: {c(g.title)}" for g in caused]
+    out.blank("Environment")
+    for name, value in rows:
+        out.para(c(value), f"  {name:<10}", " " * 12)
+    out.blank(f"Findings ({summary.counts(report)})")
+    shown = summary.roots(report)
+    if not shown:
+        out.out.append("  none")
+    for f, caused in shown:
+        _finding(out, f, caused)
+    ignored = summary.roots(report, ignored=True)
+    if ignored:
+        out.blank(f"Ignored ({len(ignored)}: counted in no verdict)")
+        for f, caused in ignored:
+            _finding(out, f, caused, ignored=True)
+    _plan(out, report)
+    _probes(out, report)
+    if not style.verbose and any(f.detail or f.references for f in report.findings):
+        out.blank(HINT)
+    return "\n".join(out.out) + "\n"
+
+
+def _finding(out: _Lines, f: Finding, caused: list[Finding], *, ignored: bool = False) -> None:
+    c, color, verbose = summary.clean, out.style.color, out.style.verbose
+    level = f.severity.upper().ljust(5)
+    lead = f"  {level} "
+    out.para(f"{c(f.id)}: {c(f.title)}", lead, DETAIL, f"  {_paint(level, f.severity, color)} ")
+    if ignored:
+        out.para(c(summary.ignored_line(f)), DETAIL, DETAIL)
+    if verbose and f.detail:
+        out.para(c(f.detail), DETAIL, DETAIL)
+    if f.fix:
+        out.command(c(f.fix), f"{DETAIL}fix: ")
+    for ref in f.references if verbose else ():
+        out.command(c(ref), f"{DETAIL}see: ")  # a URL is not broken either
+    if caused:  # folded: one line each, the root's fix is theirs
+        out.para(f"consequences ({len(caused)}), fixed with it:", DETAIL, DETAIL)
+        for g in caused:
+            shown = _paint(g.severity, g.severity, color)
+            out.para(f"{c(g.id)}: {c(g.title)}", f"          {g.severity} ", " " * 12, f"          {shown} ")
+
+
+def _plan(out: _Lines, report: Report) -> None:
     command, said = summary.plan_lines(report)
-    if command or said:
-        lines += ["", "To fix everything (one command, in this order):"]
-        lines += [f"  {c(command)}"] if command else []
-        lines += [f"  ({c(s)})" for s in said]
-    if report.probes:
-        lines += ["", "Probes"]
-        width = max(len(c(p.run.label)) for p in report.probes)
-        for p in report.probes:
-            status = _paint(p.status.ljust(7), PROBE_SEVERITY.get(p.status, "info"), color)
-            tail = p.judgement or p.message or p.metrics_text()  # the judge's words, else the numbers
-            lines.append(f"  {status} {c(p.run.label).ljust(width)}  {p.duration_s:6.2f} s  {c(tail)}")
-            if summary.devices_to_show(p.devices):
-                for d in p.devices:
-                    verdict = _paint(
-                        str(d.get("verdict", "?")).ljust(7), DEVICE_SEVERITY.get(str(d.get("verdict"))), color
-                    )
-                    lines.append(
-                        f"    {verdict} device {d['id']}: rel_err={summary.short(d.get('rel_err'))}  "
-                        f"{c(d.get('board', d.get('kind')))}"
-                    )
-    return "\n".join(lines) + "\n"
+    if not (command or said):
+        return
+    out.blank("To fix everything (one command, in this order):")
+    if command:
+        out.command(summary.clean(command), "  ")
+    for line in said:
+        out.para(f"({summary.clean(line)})", "  ", "   ")
+
+
+def _probes(out: _Lines, report: Report) -> None:
+    if not report.probes:
+        return
+    c, color = summary.clean, out.style.color
+    out.blank("Probes")
+    width = max(len(c(p.run.label)) for p in report.probes)
+    for p in report.probes:
+        status = p.status.ljust(7)
+        tail = p.judgement or p.message or p.metrics_text()  # the judge's words, else the numbers
+        lead = f"  {status} {c(p.run.label).ljust(width)}  {p.duration_s:6.2f} s  "
+        painted = f"  {_paint(status, PROBE_SEVERITY.get(p.status, 'info'), color)} {lead[10:]}"
+        hang = len(lead) if len(lead) <= out.width // 2 else 12  # under the tail, if that leaves room for it
+        out.para(c(tail), lead, " " * hang, painted)
+        if summary.devices_to_show(p.devices):
+            for d in p.devices:
+                verdict = str(d.get("verdict", "?")).ljust(7)
+                shown = _paint(verdict, DEVICE_SEVERITY.get(str(d.get("verdict"))), color)
+                body = (
+                    f"device {d['id']}: rel_err={summary.short(d.get('rel_err'))}  {c(d.get('board', d.get('kind')))}"
+                )
+                out.para(body, f"    {verdict} ", " " * 12, f"    {shown} ")

@@ -18,12 +18,14 @@ from envaudit.model import Report
 
 SCHEMA_LINE = re.compile(r'"schema"\s*:\s*"envaudit/report/v\d+"')
 JSON_BLOCK = re.compile(r"^\s*```json\s*$")
-TEXT_HEADER = re.compile(r"^envaudit \d+\.\d+\.\d+\S* \| .* \| verdict: [A-Z]+")
+# The text format's header line: version, host, time, mode (reports before 0.3 added the verdict to it).
+TEXT_HEADER = re.compile(r"^envaudit \d+\.\d+\.\d+\S* \| .* \| [a-z]+( \| verdict: [A-Z]+)?$")
 MARKDOWN_HEADER = re.compile(r"^#{1,6} envaudit report: ")
 TABLE_ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*$")
 MAX_JSON_LINES = 20_000  # a report's JSON is a few hundred lines; one parse of at most this many
 MAX_BLOCK = 400  # lines of a report's header block read: its facts come first
 TEXT_FACT = re.compile(r"^  (python|platform|packages)  +(\S.*)$")
+CONTINUED = re.compile(r"^ {4,}\S")
 PACKAGE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*) (\S+)$")
 
 
@@ -83,11 +85,16 @@ def _json(text_lines: list[str], start: int) -> Report | None:
 def _text_facts(text_lines: list[str]) -> Facts:
     """The facts a text report's Environment block states (it ends at the first line that is not one)."""
     said: dict[str, str] = {}
+    last = None
     for line in text_lines:
         if match := TEXT_FACT.match(line):
-            said[match[1]] = match[2]
+            last, said[match[1]] = match[1], match[2]
+        elif last and CONTINUED.match(line):  # the text format wraps a long value under its start
+            said[last] += " " + line.strip()
         elif said and not line.startswith("  "):
             break
+        else:
+            last = None
     packages = {m[1]: m[2] for p in said.get("packages", "").split(", ") if (m := PACKAGE.match(p.strip()))}
     return _facts(packages, said.get("python", ""), said.get("platform", ""))
 

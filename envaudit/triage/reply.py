@@ -8,7 +8,7 @@ crafted paste cannot end a table or a code span, or move a terminal's cursor.
 
 from __future__ import annotations
 
-from envaudit.formats import Renderers, as_json, summary
+from envaudit.formats import PLAIN, Renderers, Style, as_json, summary
 from envaudit.formats.markdown import _cell, _code, _reference
 from envaudit.triage import Environment, Triage
 from envaudit.triage.extract import Unread
@@ -32,8 +32,8 @@ def _stopped(unread: Unread) -> str:
     return f"reading stopped at line {unread.line}, which would make more than {unread.limit} {bound}"
 
 
-def text(result: Triage, *, color: bool = False) -> str:
-    del color  # the verdict and each fact's line are said in words
+def text(result: Triage, *, style: Style = PLAIN) -> str:
+    del style  # the verdict and each fact's line are said in words
     c = summary.clean
     many = len(result.environments) > 1
     cut = " (the text was cut: too large)" if result.truncated else ""
@@ -70,8 +70,8 @@ def text(result: Triage, *, color: bool = False) -> str:
     return "\n".join(out) + "\n"
 
 
-def markdown(result: Triage, *, color: bool = False) -> str:
-    del color  # Markdown is never coloured
+def markdown(result: Triage, *, style: Style = PLAIN) -> str:
+    del style  # Markdown is never coloured
     many = len(result.environments) > 1
     out = [f"From the environment{'s' if many else ''} in this report (checked with `envaudit triage`):"]
     out += [f"_Only part of this text was checked: {_stopped(result.unread)}._"] if result.unread else []

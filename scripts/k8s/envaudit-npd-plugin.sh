@@ -3,8 +3,9 @@
 #
 #   envaudit-npd-plugin.sh [STATUS_FILE [MAX_AGE_S]]
 #
-# The envaudit DaemonSet (envaudit-daemonset.yaml) runs `envaudit health` on the node with the GPUs and writes, after
-# each run, STATUS_FILE (default /var/lib/node_exporter/textfile/envaudit-health.status):
+# The envaudit DaemonSet (envaudit-daemonset.yaml) runs `envaudit health --status-file STATUS_FILE` on the node with
+# the GPUs, which replaces after each run STATUS_FILE (default
+# /var/lib/node_exporter/textfile/envaudit-health.status):
 #   line 1: "<exit code> <unix time of the run>"
 #   line 2: envaudit's one line (at most 80 characters)
 # This plugin only reads that file, so node-problem-detector needs neither the GPUs nor the JAX stack. It follows the

@@ -9,7 +9,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from envaudit.fixes import Fix
-from envaudit.formats import FORMATS, markdown, render
+from envaudit.formats import FORMATS, markdown, prometheus, render
+from envaudit.formats.style import Style
 from envaudit.model import Finding, ProbeResult, Report, Subject
 from tests.conftest import sample_report
 
@@ -36,10 +37,10 @@ def test_json_is_the_report() -> None:
 
 
 def test_text_colour_only_when_asked() -> None:
-    coloured = render(sample_report(), "text", color=True)
+    coloured = render(sample_report(), "text", style=Style(color=True))
     assert ANSI in coloured
     assert "\033[31;1mFAIL" in coloured  # fail findings in red
-    plain = render(sample_report(), "text", color=False)
+    plain = render(sample_report(), "text")
     assert "verdict: FAIL" in plain
     assert "fix: pip install x" in plain
 
@@ -67,10 +68,36 @@ def test_prometheus_parses_with_the_reference_parser() -> None:
     assert packages["neural-tangents"] == "0.6.5"
     status = {(s.labels["probe"], s.labels["status"]): s.value for s in families["envaudit_probe_status"].samples}
     assert status[("dense_chain", "pass")] == 1.0 and status[("dense_chain", "fail")] == 0.0
-    metric = {s.labels["metric"]: s.value for s in families["envaudit_probe_metric"].samples}
-    assert metric == {"rel_err": pytest.approx(8.2e-7)}
+    errors = families["envaudit_probe_relative_error_ratio"].samples
+    assert [(s.labels, s.value) for s in errors] == [({"probe": "dense_chain", "metric": "rel_err"}, 8.2e-7)]
+    assert "envaudit_probe_metric" not in families  # one family per quantity and unit now (issue 28)
     last = families["envaudit_last_run_timestamp_seconds"].samples[0].value
     assert last == sample_report().created_timestamp()
+    assert families["envaudit_last_success_timestamp_seconds"].samples[0].value == last  # it completed
+
+
+def _gauges(text: str) -> dict[str, float]:
+    return {f.name: f.samples[0].value for f in text_string_to_metric_families(text) if len(f.samples) == 1}
+
+
+def test_prometheus_says_how_long_the_audit_took_when_the_report_says_it() -> None:
+    assert "envaudit_duration_seconds" not in _gauges(render(sample_report(), "prometheus"))  # a report before it
+    timed = replace(sample_report(), duration_s=12.5)
+    assert _gauges(render(timed, "prometheus"))["envaudit_duration_seconds"] == 12.5
+    again = Report.from_dict(json.loads(render(timed, "json")))  # and a saved one keeps it
+    assert again.duration_s == 12.5 and "duration_s" not in json.loads(render(sample_report(), "json"))
+
+
+def test_the_last_success_is_the_report_when_it_completed_else_what_its_writer_carries() -> None:
+    done = sample_report()
+    unfinished = replace(done, complete=False, created="2026-11-30T00:00:00Z")
+    assert _gauges(prometheus.textfile(done, 5.0))["envaudit_last_success_timestamp_seconds"] == (
+        done.created_timestamp()
+    )  # a completed report is its own last success, whatever is carried
+    carried = _gauges(prometheus.textfile(unfinished, done.created_timestamp()))
+    assert carried["envaudit_last_success_timestamp_seconds"] == done.created_timestamp()
+    assert carried["envaudit_last_run_timestamp_seconds"] == unfinished.created_timestamp()
+    assert "envaudit_last_success_timestamp_seconds" not in _gauges(render(unfinished, "prometheus"))  # none known
 
 
 def test_prometheus_escapes_label_values() -> None:
@@ -110,7 +137,7 @@ def test_markdown_cleans_every_value_and_keeps_code_spans_closed() -> None:
     )
     probe = ProbeResult(EVIL, EVIL, {}, 1.0, EVIL, devices=({"id": 0, "kind": EVIL, "verdict": EVIL, "rel_err": 1.0},))
     md = render(replace(report, facts=facts, findings=(finding,), probes=(probe,)), "markdown")
-    head = md.split("<details>")[0]
+    head = md.split("<details><summary>Full report")[0]
     assert not any(ch in md for ch in "\x1b\x07\u2028\u202e"), ascii(md)
     assert not any(line.startswith("# injected") for line in md.splitlines())
     assert "```\ufffd]0;PWNED\ufffd\ufffd[2J`x`` # injected heading\ufffd\ufffd|```" in head  # the id, the fix

@@ -223,7 +223,8 @@ def test_daemonset_has_what_it_needs(daemonset: dict[str, Any]) -> None:
 
     script = container["args"][0]
     assert container["command"][:2] == ["/bin/sh", "-c"] and len(container["args"]) == 1
-    assert "health --prometheus-dir" in script and "envaudit-health.status" in script
+    assert "health --prometheus-dir" in script and '--status-file "$status"' in script
+    assert 'status="$dir/envaudit-health.status"' in script
     # Every variable the script reads (except the test-only one-shot switch) is declared in the manifest.
     used = set(re.findall(r"\$\{?(ENVAUDIT_[A-Z_]+|NODE_NAME)", script)) - {"ENVAUDIT_ONESHOT"}
     assert used <= set(env), used - set(env)
@@ -298,6 +299,20 @@ def test_daemonset_script_runs_the_installed_envaudit_whatever_its_working_direc
     assert proc.returncode == 2, proc
     plugin = _plugin(str(textfile / "envaudit-health.status"))
     assert plugin.returncode == 2, plugin  # Unknown: the node's health was not measured
+
+
+def test_a_run_without_a_verdict_writes_its_own_status_and_one_that_cannot_start_gets_the_scripts(
+    daemonset: dict[str, Any], tmp_path: Path
+) -> None:
+    """envaudit writes the status file itself (--status-file), a run that ends without a verdict too, with why; one
+    that cannot even start (arguments it refuses) leaves none, and the script writes its exit code there instead:
+    the plugin says Unknown at once either way, never the last run's result."""
+    for args, said in (("--probe no_such_probe", "envaudit ERROR: no probe 'no_such_probe'"), ("--no-such-option", "")):
+        _status(tmp_path, 0, "envaudit OK: the last run's", age=60)
+        proc = _run_container_script(daemonset, tmp_path, False, health_args=args)
+        assert proc.returncode == 2, proc
+        plugin = _plugin(str(tmp_path / "envaudit-health.status"))
+        assert (plugin.returncode, plugin.stdout.rstrip("\n")[: len(said) or None]) == (2, said), plugin
 
 
 def test_shell_scripts_are_shellcheck_clean(daemonset: dict[str, Any], tmp_path: Path) -> None:

@@ -128,7 +128,7 @@ def test_terminal_escapes_in_a_report_are_not_sent_to_the_terminal(tmp_path: Pat
         ],
     }
     for fmt in ("text", "markdown"):
-        proc = check(saved(tmp_path, json.dumps(document)), child_env, "--format", fmt)
+        proc = check(saved(tmp_path, json.dumps(document)), child_env, "--format", fmt, "--show-host")
         assert proc.returncode == 0 and "EVIL" in proc.stdout
         assert not any(ch in proc.stdout for ch in "\x1b\x07\u202e"), fmt
 

@@ -67,25 +67,34 @@ def _check_text(value: Any) -> None:
     json.dumps(value, ensure_ascii=False).encode("utf-8")
 
 
+def parse_json(text: str, path: object, what: str) -> Any:
+    """A JSON document read strictly: no NaN or Infinity, no float beyond what Python converts, no lone surrogate;
+    every way it can be wrong is a ReportError of one line naming the file and what it was to be."""
+    try:
+        data = json.loads(text, parse_constant=_no_constant, parse_float=_float)
+        if "\\ud" in text or "\\uD" in text:  # only a \uD800-\uDFFF escape can make a lone surrogate
+            _check_text(data)
+    except RecursionError:
+        raise ReportError(f"{path}: nested too deeply to be {what}") from None
+    except UnicodeEncodeError:
+        raise ReportError(f"{path}: contains text that is not valid Unicode (a lone surrogate)") from None
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except ValueError as exc:  # a number beyond what Python converts, or not finite
+        raise ReportError(f"{path}: not {what}: {str(exc).split(';')[0]}") from None
+    return data
+
+
 def read_report(path: Path) -> Report:
     """A saved report, validated; every way it can be wrong is a ReportError of one line naming the file."""
     raw = _read(path)
     if not raw.strip():
         raise ReportError(f"{path}: the file is empty")
     try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant, parse_float=_float)
-        if b"\\ud" in raw or b"\\uD" in raw:  # only a \uD800-\uDFFF escape can make a lone surrogate
-            _check_text(data)
-    except RecursionError:
-        raise ReportError(f"{path}: nested too deeply to be a report") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ReportError(f"{path}: not UTF-8 text") from None
-    except UnicodeEncodeError:
-        raise ReportError(f"{path}: contains text that is not valid Unicode (a lone surrogate)") from None
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except ValueError as exc:  # a number beyond what Python converts, or not finite
-        raise ReportError(f"{path}: not a report: {str(exc).split(';')[0]}") from None
+    data = parse_json(text, path, "a report")
     try:
         return Report.from_dict(data)
     except ReportError as exc:

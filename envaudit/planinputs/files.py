@@ -7,7 +7,6 @@ nested past recursion are refused in one line naming the file (reportfile.read_b
 
 from __future__ import annotations
 
-import json
 import sys
 import tomllib
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 from envaudit.facts import ReportError
 from envaudit.planinputs import PlanError
 from envaudit.planinputs.values import STDIN
-from envaudit.reportfile import read_bounded
+from envaudit.reportfile import parse_json, read_bounded
 
 MAX_BYTES = 16 * 2**20  # an input is a few MB at most (a pip report carries every distribution's description)
 
@@ -48,21 +47,7 @@ def read_toml(path: str, what: str) -> dict[str, Any]:
 
 
 def read_json(path: str, what: str) -> object:
-    text = read_text(path, what)
     try:
-        data = json.loads(text, parse_constant=_no_constant)
-        if "\\ud" in text or "\\uD" in text:  # only a \uD800-\uDFFF escape can make a lone surrogate
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except RecursionError:
-        raise PlanError(f"{path}: nested too deeply to be {what}") from None
-    except UnicodeEncodeError:
-        raise PlanError(f"{path}: contains text that is not valid Unicode (a lone surrogate)") from None
-    except json.JSONDecodeError as exc:
-        raise PlanError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except ValueError as exc:  # NaN, Infinity, or an integer beyond what Python converts
-        raise PlanError(f"{path}: not {what}: {str(exc).split(';')[0]}") from None
-    return data
-
-
-def _no_constant(text: str) -> float:
-    raise ValueError(f"{text} is not a finite number")
+        return parse_json(read_text(path, what), path, what)
+    except ReportError as exc:
+        raise PlanError(str(exc)) from None

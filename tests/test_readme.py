@@ -50,3 +50,15 @@ def test_every_probe_is_in_the_readmes_probe_table() -> None:
 
     listed = set(re.findall(r"^\| `(\w+)` \|", README[README.index("| probe | what it compares |") :], re.MULTILINE))
     assert set(probefiles.available()) <= listed, set(probefiles.available()) - listed
+
+
+def test_the_jax_extra_leaves_out_what_the_readme_says() -> None:
+    """The sentence under the first command names releases the `[jax]` extra leaves out: it does, on this machine
+    (tests/test_jax_extra.py holds the extra to the rules; tests/realenv/test_install.py the rest of the sentence)."""
+    from tests.test_jax_extra import extra_here
+
+    said = re.search(
+        r'`pip install "\.\[jax\]"`, which\s+leaves out the releases [^.]*?, jaxlib ([\d.]+?) among', README
+    )
+    assert said, "the README says what the [jax] extra leaves out, under its first command"
+    assert not extra_here("jaxlib").contains(said[1]), said[1]

@@ -417,7 +417,11 @@ CHECKS: tuple[Check, ...] = (
         id="nothing-to-audit",
         severity="warn",
         title="nothing to audit: jax is not installed in this environment",
-        fix="audit the environment that has jax: envaudit audit --python PATH (its interpreter, or its directory)",
+        # advice, no command: which environment has jax (PATH) is the user's to say, and whether this one should get
+        # jax (half a gigabyte installed on the CPU, a CUDA build on a GPU machine) is theirs, not `envaudit fix`'s
+        fix="audit the environment that has jax: envaudit audit --python PATH (its interpreter, or its directory); "
+        "or install jax into this one: from envaudit's checkout, pip install '.[jax]' leaves out the releases "
+        "envaudit fails",
         references=(INSTALL,),
         run=nothing_to_audit,
     ),

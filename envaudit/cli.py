@@ -137,9 +137,34 @@ def run(args: argparse.Namespace) -> int:
     if args.verb == "plan":
         from envaudit import plan
 
+        if args.each:
+            return _plans(args)
         planned = plan.planned(args)
         return _emit(audit.assemble(planned.facts, mode="plan", ignore=args.ignore, target=planned.target), args)
     return _emit(_known_devices(_audited(args, quick=args.quick), args), args)
+
+
+def _plans(args: argparse.Namespace) -> int:
+    """plan --each: each file's report under a line naming it; a file that cannot be planned is its one line on
+    stderr (exit 2), and the files after it are still planned. The exit code is the worst plan's."""
+    from envaudit import plan
+    from envaudit.formats.summary import clean
+
+    code: int = Exit.OK
+    for number, (name, one) in enumerate(plan.separately(args)):
+        gap = "\n" if number else ""
+        sys.stdout.write(f"{gap}plan of {clean(name)}:\n\n")  # a file name can hold a terminal's escapes
+        sys.stdout.flush()  # before an error line on stderr, which pre-commit shows in the same stream
+        try:
+            planned = plan.planned(one)
+        except plan.PlanError as exc:
+            print(f"envaudit: error: {exc}", file=sys.stderr, flush=True)
+            code = max(code, Exit.USAGE)
+            continue
+        report = audit.assemble(planned.facts, mode="plan", ignore=args.ignore, target=planned.target)
+        code = max(code, _emit(report, one))
+        sys.stdout.flush()
+    return code
 
 
 def _health(args: argparse.Namespace) -> int:

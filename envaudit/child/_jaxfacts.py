@@ -145,14 +145,27 @@ def environment_info(jax: Any) -> str:
 
 
 def _nvidia_smi() -> str | None:
-    """jax's try_nvidia_smi, bounded: its output, or None where there is none."""
+    """jax's try_nvidia_smi, bounded: its output, or None where there is none. In a session of its own, so that
+    what it started is killed with it and no process left behind holds its output open."""
+    import contextlib
+    import os
+    import signal
     import subprocess
 
     try:
-        done = subprocess.run(["nvidia-smi"], capture_output=True, timeout=NVIDIA_SMI_S, check=True)
-    except Exception:
+        proc = subprocess.Popen(
+            ["nvidia-smi"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
+        )
+    except OSError:
         return None
-    return done.stdout.decode(errors="replace")
+    try:
+        out, _ = proc.communicate(timeout=NVIDIA_SMI_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):  # its whole session: what it started holds the output
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return None
+    return out.decode(errors="replace") if proc.returncode == 0 else None
 
 
 def device_memory() -> list[dict[str, int]]:

@@ -291,7 +291,7 @@ class Run:
             self.facts["returncode"] = self.facts_returncode
             self.facts["child_env"] = dict(self.changes)
             if info := self.facts.get("environment_info"):
-                self.facts["environment_info"] = users_info(info, self.changes)
+                self.facts["environment_info"] = scrub(users_info(info, self.changes))  # as facts.env redacts
             self.facts["child_pids"] = list(self.pids)
             if self.memory:
                 self.facts["device_memory"] = [cast(DeviceMemory, self.memory[i]) for i in sorted(self.memory)]

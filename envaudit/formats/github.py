@@ -50,6 +50,6 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
     command, said = summary.plan_lines(report)
     tail = f"envaudit: {report.verdict.upper()}{summary.scope(report)} ({summary.counts(report)})"
     if command:
-        tail += f"; to fix everything: {summary.clean(command)}"
+        tail += f"; {summary.plan_heading(report).removesuffix(':').lower()}: {summary.clean(command)}"
     lines.append(tail + "".join(f" ({summary.clean(s)})" for s in said))
     return "\n".join(lines) + "\n"

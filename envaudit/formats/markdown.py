@@ -47,12 +47,12 @@ def _block(text: str, language: str = "text", *, keep_lines: bool = False) -> li
     return [f"{fence}{language}", body, fence]
 
 
-def _finding(f: Finding, caused: list[Finding], shared: Callable[[object], str]) -> list[str]:
+def _finding(f: Finding, caused: list[Finding], shared: Callable[[object], str], language: str) -> list[str]:
     """A finding in a few lines: what, then its fix on a line of its own, then why and the references, folded."""
     ignored = "" if f.counts else f" *({_cell(summary.ignored_line(f))})*"
     lines = [f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}{ignored}"]
     if f.fix:
-        lines += ["", *(f"  {line}" for line in _block(shared(f.fix), "sh"))]
+        lines += ["", *(f"  {line}" for line in _block(shared(f.fix), language))]
     refs = " ".join(map(_reference, f.references))
     if f.detail or refs:
         lines += ["", "  <details><summary>why</summary>", "", f"  {_cell(shared(f.detail))} {refs}".rstrip(), ""]
@@ -92,15 +92,16 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
         out += ["", "Environment variables: " + ", ".join(_code(shared(f"{k}={v}")) for k, v in facts.env.items())]
     if info := facts.jax.get("environment_info"):
         out += ["", "`jax.print_environment_info()`:", "", *_block(shared(info), keep_lines=True)]
+    language = "text" if summary.lines(report) else "sh"  # a plan's fix is lines to write, not a command
     out += ["", "#### Findings", ""]
     if not report.findings:
         out.append("None.")
     for f, caused in [*summary.roots(report), *summary.roots(report, ignored=True)]:
-        out += _finding(f, caused, shared)
+        out += _finding(f, caused, shared, language)
     command, said = summary.plan_lines(report)
     if command or said:
-        out += ["", "To fix everything (one command, in this order):", ""]
-        out += _block(shared(command), "sh") if command else []
+        out += ["", summary.plan_heading(report), ""]
+        out += _block(shared(command), language) if command else []
         out += [f"- {_cell(shared(s))}" for s in said]
     if report.probes:
         out += ["", "#### Probes", "", "| probe | status | time (s) | metrics |", "|---|---|---|---|"]

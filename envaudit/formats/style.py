@@ -14,9 +14,8 @@ class Style:
     color: bool = False  # ANSI colours for the severities
     width: int = 80  # the text format's lines are wrapped to it (commands and URLs are never broken)
     verbose: bool = True  # every detail and reference; False: the short view of a terminal (`-v` shows it all)
-    show_host: bool = (
-        False  # Markdown, for pasting in public: the host name and home and environment paths unless asked
-    )
+    # Markdown is for pasting in public: without it, no host name and no home or environment path
+    show_host: bool = False
 
 
 PLAIN = Style()  # a file, a pipe, a test: 80 columns, every detail, no colour

@@ -132,6 +132,18 @@ def short(value: object) -> str:
     return f"{value:.2g}" if isinstance(value, float) else str(value)
 
 
+def plan_heading(report: Report) -> str:
+    """What the plan's line is: one command for an environment, the requirement lines to write for a plan."""
+    if lines(report):
+        return "To fix the plan (the requirement lines to write, before installing):"
+    return "To fix everything (one command, in this order):"
+
+
+def lines(report: Report) -> bool:
+    """Whether the plan's fix is requirement lines to write (a plan's), not a command."""
+    return report.plan.fix.target.tool == "lines"
+
+
 def plan_lines(report: Report) -> tuple[str, list[str]]:
     """The plan as the formats say it: the combined command ("" where nothing can be fixed by one) and what stays
     wrong after it."""

@@ -102,7 +102,8 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
     _plan(out, report)
     _probes(out, report)
     if not style.verbose and any(f.detail or f.references for f in report.findings):
-        out.blank(HINT)
+        out.blank()
+        out.para(HINT, "", "")
     return "\n".join(out.out) + "\n"
 
 
@@ -130,7 +131,7 @@ def _plan(out: _Lines, report: Report) -> None:
     command, said = summary.plan_lines(report)
     if not (command or said):
         return
-    out.blank("To fix everything (one command, in this order):")
+    out.blank(summary.plan_heading(report))
     if command:
         out.command(summary.clean(command), "  ")
     for line in said:

@@ -8,9 +8,10 @@ precision as jax reads them). Anything that cannot be evaluated exactly is a Pla
 
 The pins are `==` arguments and what the input files say (`envaudit/planinputs/`): requirements files (`-r`, or a
 `*.txt` argument), a pyproject.toml (with the uv.lock beside it, where there is one), a uv.lock, a pylock.toml and
-pip's installation report (`--pip-report`), which resolve what is not pinned. A plan of input files has its fix
-written as the requirement lines to change in them (`fixes.Target` "lines"), not as an install into an
-environment that does not exist yet; a plan of arguments alone keeps the installer's command of its pins.
+pip's installation report (`--pip-report`), which resolve what is not pinned. A plan's fix is written as the
+requirement lines to change (`fixes.Target` "lines"), in the input files that decide each version or in the
+plan's arguments, not as an install into an environment that does not exist yet. `--each` plans each file alone
+(what pre-commit passes).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 ARGUMENTS = "the plan's arguments"  # where the fix of a distribution pinned by an argument is written
 
-__all__ = ["PlanError", "Planned", "add_arguments", "facts_from_args", "pin", "planned"]
+__all__ = ["PlanError", "Planned", "add_arguments", "facts_from_args", "pin", "planned", "separately"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -99,6 +100,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="an environment variable it will run with (repeatable); none is set otherwise",
     )
+    p.add_argument(
+        "--each",
+        action="store_true",
+        help="plan each input file as an environment of its own, one report after another under its name (pre-commit"
+        " passes every changed file at once); a pyproject.toml and the uv.lock beside it are one plan. The exit code"
+        " is the worst plan's",
+    )
 
 
 def _version(flag: str, text: str | None) -> str | None:
@@ -145,7 +153,8 @@ def pin(text: str) -> tuple[str, str, set[str]] | None:
 
 @dataclass(frozen=True)
 class Planned:
-    """A plan's facts, and the target its fix is written for (None: an install of its pins, as for arguments)."""
+    """A plan's facts, and the target its fix is written for: the requirement lines to write, in the input files
+    (or the arguments) that decide each version."""
 
     facts: Facts
     target: fixes.Target | None = None
@@ -209,12 +218,47 @@ def planned(args: argparse.Namespace) -> Planned:
         requires=gathered.requires if gathered else {},
         origin="plan",
     )
-    if gathered is None:
-        return Planned(facts)
+    if gathered is None:  # arguments only: the fix is what to pin instead, as for files (no environment exists)
+        return Planned(facts, fixes.Target(tool="lines", into=ARGUMENTS))
     written = dict(gathered.into)
     for name in packages.keys() - written.keys():  # an argument's, or what a file's jax[EXTRA] implies
         written[name] = ARGUMENTS if name in from_arguments else written.get("jax", gathered.default)
     return Planned(facts, fixes.Target(tool="lines", written=tuple(sorted(written.items())), into=gathered.default))
+
+
+EACH_FORMATS = ("text", "markdown", "github")  # one report after another stays readable, as one JSON document would not
+
+
+def separately(args: argparse.Namespace) -> list[tuple[str, argparse.Namespace]]:
+    """--each: the arguments of one plan per input file, with its name, in the order given. Each file is the
+    environment it installs (requirements-cpu.txt and requirements-cuda.txt pin jax differently, and are both
+    right); a file named twice is planned once, and a uv.lock whose pyproject.toml is named too is part of that
+    file's plan, which reads it."""
+    texts, inputs = _classified(args)
+    if texts:
+        raise PlanError(f"--each plans files one by one: {texts[0]!r} is not a file a plan reads")
+    if args.pip_report:
+        raise PlanError("--each plans files one by one: a --pip-report is one environment's, so plan it without --each")
+    if args.format not in EACH_FORMATS:
+        raise PlanError(
+            f"--each writes one report per file: --format {args.format} is one document (text, markdown, github)"
+        )
+    if args.output is not None:
+        raise PlanError("--each writes one report per file to standard output: --output takes one report")
+    if not inputs:
+        raise PlanError("nothing to plan: --each plans the input files named")
+    projects = {os.path.dirname(os.path.realpath(path)) for named, path in inputs if named == "pyproject"}
+    seen: set[str] = set()
+    plans: list[tuple[str, argparse.Namespace]] = []
+    for named, path in inputs:
+        real = os.path.realpath(path) if path != "-" else path
+        if real in seen or (named == "uv.lock" and os.path.dirname(real) in projects):
+            continue
+        seen.add(real)
+        alone = [path] if named == "requirements" else []  # -r FILE: a requirements file of any name
+        files = {"requirement_files": alone, "requirements": [] if alone else [path], "each": False}
+        plans.append((path, argparse.Namespace(**{**vars(args), **files})))
+    return plans
 
 
 def _same(a: str, b: str) -> bool:

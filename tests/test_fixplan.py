@@ -9,7 +9,6 @@ there before the planner existed.
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from envaudit.model import Report
 from envaudit.rules import engine, installing
 from tests.conftest import ROOT, facts_from
 from tests.golden import STALE
+from tests.planfix import requested
 from tests.shell import problems
 
 CPU: dict[str, Any] = {
@@ -58,9 +58,10 @@ def assert_fixed_point(report: Report) -> None:
 def test_a_library_fix_and_a_regression_fix_are_one_command_that_does_not_re_pin_the_bad_jaxlib() -> None:
     """pip install chex==0.1.82 picks jax 0.10.2: chex's fix held jaxlib 0.10.2, which jax#39103's fix condemns."""
     report = planned({**CPU, "packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "chex": "0.1.82", "numpy": "2.2.6"}})
-    words = shlex.split(report.plan.fix.command)
-    assert words[:4] == ["/env/bin/python", "-m", "pip", "install"]
-    assert {"chex>=0.1.87", "jax==0.10.1", "jaxlib==0.10.1"} <= set(words) and "jaxlib==0.10.2" not in words
+    command = report.plan.fix.command
+    assert command.startswith("/env/bin/python -m pip install "), command
+    asked = set(requested(command).requirements)
+    assert {"chex>=0.1.87", "jax==0.10.1", "jaxlib==0.10.1"} <= asked and "jaxlib==0.10.2" not in asked
     assert report.plan.remaining == () and not report.plan.loop
     assert_fixed_point(report)
     chex = next(f for f in report.findings if f.id == "removed-jax-api-in-chex")
@@ -73,8 +74,8 @@ def test_plugins_left_behind_under_a_regressed_jaxlib_move_back_with_it_not_forw
     stack = {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-cuda12-plugin": "0.10.1", "jax-cuda12-pjrt": "0.10.1"}
     report = planned({**GPU, "packages": stack})
     assert [f.id for f in report.findings if f.id == "plugin-jaxlib-mismatch"] == ["plugin-jaxlib-mismatch"]
-    words = shlex.split(report.plan.fix.command)
-    assert "jaxlib==0.10.1" in words and not any(w.endswith("==0.10.2") for w in words), words
+    asked = requested(report.plan.fix.command)
+    assert asked.pins["jaxlib"] == "0.10.1" and "0.10.2" not in asked.pins.values(), asked
     assert len(report.plan.steps) == 1
     mismatch = next(f for f in report.findings if f.id == "plugin-jaxlib-mismatch")
     assert mismatch.fix == "" and "fixes it too" in mismatch.detail  # its own fix would move the plugins forward
@@ -88,7 +89,7 @@ def test_a_loop_between_releases_ends_in_the_measured_workaround() -> None:
     report = planned({**CPU, "packages": stack})
     command = report.plan.fix.command
     assert command.startswith("export XLA_FLAGS=--xla_disable_hlo_passes=onednn-matmul-rewriter && "), command
-    assert {"neural-tangents==0.6.5", "jax==0.4.25", "jaxlib==0.4.25"} <= set(shlex.split(command))
+    assert {"neural-tangents==0.6.5", "jax==0.4.25", "jaxlib==0.4.25"} <= set(requested(command).requirements)
     assert [s.finding for s in report.plan.steps][-1] == "jaxlib-0424-cpu-onednn-dot-fusion"
     assert_fixed_point(report)
     from envaudit.formats import text
@@ -238,7 +239,8 @@ def test_a_plan_never_installs_a_jaxlib_that_has_no_wheel_for_the_python() -> No
     python = {**CPU["python"], "version": "3.13.1"}
     stack = {"jax": "0.10.2", "jaxlib": "0.10.2", "neural-tangents": "0.6.4", "numpy": "2.2.6"}
     report = planned({**CPU, "python": python, "packages": stack})
-    assert "jaxlib==0.4.25" not in shlex.split(report.plan.fix.command)
+    command = report.plan.fix.command
+    assert not command or requested(command).pins.get("jaxlib") != "0.4.25", command
     assert report.plan.remaining, report.plan  # what stays wrong is said, not a clean state that cannot install
     assert_fixed_point(report)
 

@@ -5,6 +5,7 @@ lines to what a requirements file takes, while an audit's fix stays held to what
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 import pytest
 from packaging.requirements import Requirement
@@ -16,6 +17,7 @@ from envaudit.fixes import Fix, Target
 from envaudit.plan import ARGUMENTS, planned
 from envaudit.scope import canonicalize_name
 from tests.conftest import FIXTURES
+from tests.planfix import requested
 from tests.shell import problems, written
 
 INPUTS = FIXTURES / "plan-inputs"
@@ -28,12 +30,7 @@ def args(*argv: str) -> argparse.Namespace:
 
 def lines_by_file(fix: str) -> dict[str, set[str]]:
     """What a fix written as lines asks each file to hold (the test reads the rendering back; the code never does)."""
-    found: dict[str, set[str]] = {}
-    for part in fix.split("; "):
-        if part.startswith("in "):
-            file, _, lines = part.removeprefix("in ").partition(": ")
-            found[file] = set(lines.split(", "))
-    return found
+    return {file: set(lines) for file, lines in requested(fix).files.items()}
 
 
 @pytest.fixture(autouse=True)
@@ -43,17 +40,20 @@ def _in_inputs(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_plan_of_files_is_the_plan_of_its_pins_written_as_lines() -> None:
     """The nested fixture and its pins given as arguments: the same facts, the same steps with the same
-    requirements; only where they are written differs."""
+    requirements, both written as lines; only the file they are written in differs."""
     of_files = planned(args("-r", "nested/requirements.txt", "--python", "3.11"))
     of_pins = planned(args("jax==0.4.20", "jaxlib==0.4.20", "numpy==2.0.2", "scipy==1.11.4", "--python", "3.11"))
-    assert of_files.facts == of_pins.facts and of_pins.target is None
+    assert of_files.facts == of_pins.facts
     assert of_files.target is not None and of_files.target.tool == "lines"
+    assert of_pins.target == Target(tool="lines", into=ARGUMENTS)  # no environment either: lines, not a command
     by_files = audit.assemble(of_files.facts, mode="plan", target=of_files.target).plan
-    by_pins = audit.assemble(of_pins.facts, mode="plan").plan
+    by_pins = audit.assemble(of_pins.facts, mode="plan", target=of_pins.target).plan
     assert [s.finding for s in by_files.steps] == [s.finding for s in by_pins.steps] != []
     assert [(s.fix.install, s.fix.hold) for s in by_files.steps] == [(s.fix.install, s.fix.hold) for s in by_pins.steps]
-    assert by_pins.fix.command.split()[:4] == ["python", "-m", "pip", "install"]  # arguments alone: as before
-    assert lines_by_file(by_files.fix.command) == {"nested/constraints.txt": set(by_pins.fix.install)}
+    files, pins = requested(by_files.fix.command), requested(by_pins.fix.command)
+    assert replace(files, files={}) == replace(pins, files={}) and pins.requirements == by_pins.fix.install
+    assert files.files == {"nested/constraints.txt": by_pins.fix.install}
+    assert pins.files == {ARGUMENTS: by_pins.fix.install}
 
 
 def test_each_line_goes_to_the_file_that_names_its_distribution() -> None:

@@ -5,7 +5,6 @@ printed fix re-planned."""
 from __future__ import annotations
 
 import json
-import shlex
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ from envaudit import fixes
 from envaudit.cli import main
 from envaudit.rules import tables
 from tests.conftest import facts_from
+from tests.planfix import requested
 
 USES = tables.load(tables.REMOVALS)["use"]
 
@@ -56,9 +56,10 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
     fixed = f"{use['package']}=={use['fixed']}"
     assert not named(planned(capsys, fixed, f"jax=={without}", f"jaxlib=={without}"), use["api"])
     if not found[0]["caused_by"]:  # a consequence's fix is its root cause's
-        words = shlex.split(found[0]["fix"])
-        assert words[1:4] == ["-m", "pip", "install"] and words[5:] == [f"jax=={without}", f"jaxlib=={without}"]
-        name, _, version = words[4].partition(">=")
+        asked = requested(found[0]["fix"])
+        assert asked.requirements[1:] == (f"jax=={without}", f"jaxlib=={without}"), asked
+        assert not (asked.remove or asked.unset or asked.export), asked
+        name, _, version = asked.requirements[0].partition(">=")
         assert name == use["package"] and tables.numbers(version) >= tables.numbers(use["fixed"])
 
 
@@ -76,7 +77,8 @@ def test_another_librarys_removed_api_is_its_own_root_cause(capsys: pytest.Captu
     """chex 0.1.82 beside the same old flax: the flax rule's fix leaves chex broken, so chex stands on its own."""
     found = planned(capsys, "flax==0.7.4", "chex==0.1.82", "jax==0.4.30", "jaxlib==0.4.30")
     chex = next(f for f in found if f["id"] == "removed-jax-api-in-chex")
-    assert chex["caused_by"] == "" and chex["fix"].endswith("install 'chex>=0.1.84' jax==0.4.30 jaxlib==0.4.30")
+    assert chex["caused_by"] == ""
+    assert requested(chex["fix"]).requirements == ("chex>=0.1.84", "jax==0.4.30", "jaxlib==0.4.30"), chex["fix"]
 
 
 def test_a_call_time_break_off_the_everyday_path_is_a_warning_that_names_its_functions() -> None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import tomllib
 
 import pytest
 
 from envaudit.cli import main
+from envaudit.plan import ARGUMENTS
 from envaudit.rules import tables
 from envaudit.rules.tables import TABLE
+from tests.planfix import requested
 
 with TABLE.open("rb") as _handle:
     MINIMUM: dict[str, str] = tomllib.load(_handle)["minimum_jaxlib"]
@@ -48,10 +49,11 @@ def earlier(version: str) -> str | None:
 
 
 def replanned(capsys: pytest.CaptureFixture[str], pins: list[str], fix: str) -> list[dict[str, str]]:
-    """The plan with the fix's pins put in place of the ones they move."""
-    words = shlex.split(fix)
-    assert words[1:4] == ["-m", "pip", "install"], fix
-    moved = dict(w.split("==", 1) for w in words[4:])
+    """The plan with the fix's pins put in place of the ones they move (each an exact release, nothing else)."""
+    asked = requested(fix)
+    moved = asked.pins
+    assert list(asked.requirements) == [f"{n}=={v}" for n, v in moved.items()] and not asked.remove, fix
+    assert not asked.unset and not asked.export and list(asked.files) == [ARGUMENTS], fix
     kept = [p for p in pins if p.split("==")[0] not in moved]
     return plan(capsys, *kept, *(f"{n}=={v}" for n, v in moved.items()))
 

@@ -5,7 +5,6 @@ and the cases where jax's check does not run (a CUDA plugin replaces it; jax alr
 from __future__ import annotations
 
 import json
-import shlex
 from typing import Any
 
 import pytest
@@ -13,8 +12,10 @@ from packaging.specifiers import SpecifierSet
 
 from envaudit import fixes
 from envaudit.cli import main
+from envaudit.plan import ARGUMENTS
 from envaudit.rules import cuda_builds, tables
 from tests.conftest import facts_from
+from tests.planfix import requested
 
 CHECK = "cuda-library-older-than-jaxlib-build"
 TABLE = tables.load(cuda_builds.BUILDS)
@@ -61,9 +62,10 @@ def test_each_library_at_its_build_version(
     assert CHECK not in {f["id"] for f in plan(capsys, *pins, f"{wheel}=={pin}")}
     found = [f for f in plan(capsys, *pins, f"{wheel}=={below(built)}") if f["id"] == CHECK]
     assert len(found) == 1 and f"{wheel} {below(built)}" in found[0]["detail"], found
-    words = shlex.split(found[0]["fix"])
-    assert words[1:4] == ["-m", "pip", "install"] and words[5:] == [*pins, "-f", fixes.CUDA_RELEASES], words
-    name, _, version = words[4].partition(">=")
+    asked = requested(found[0]["fix"])  # lines, not a command: they name no index (-f), whoever installs them does
+    assert asked.requirements[1:] == tuple(pins) and list(asked.files) == [ARGUMENTS], asked
+    assert not (asked.remove or asked.unset or asked.export), asked
+    name, _, version = asked.requirements[0].partition(">=")
     after = plan(capsys, *pins, f"{name}=={version}")
     assert name == wheel and version == pin and not [f for f in after if f["severity"] == "fail"], after
 
@@ -98,8 +100,9 @@ def test_the_fix_holds_the_cuda_wheels_jaxlib_was_built_with() -> None:
     }
     facts = facts_from({"packages": stack, "requires": {"torch": ["nvidia-cublas-cu12==12.1.3.1"]}})
     [found] = cuda_builds.refused(facts)
-    words = shlex.split(found.fix.command)
-    assert "nvidia-cudnn-cu12==8.9.2.26" in words and "jaxlib==0.4.23+cuda12.cudnn89" in words, words
+    asked = requested(found.fix.command)
+    assert {"nvidia-cudnn-cu12==8.9.2.26", "jaxlib==0.4.23+cuda12.cudnn89"} <= set(asked.requirements), asked
+    assert asked.links == (fixes.CUDA_RELEASES,), asked  # a command installs the +cuda jaxlib from jax's own index
 
 
 def test_the_reported_case_jax_19121(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,7 +5,6 @@ where the table cannot speak, and one finding where a rule names the same cause.
 from __future__ import annotations
 
 import json
-import shlex
 from typing import Any
 
 import pytest
@@ -14,7 +13,9 @@ from packaging.specifiers import SpecifierSet
 
 from envaudit import fixes
 from envaudit.cli import main
+from envaudit.plan import ARGUMENTS
 from envaudit.rules import tables
+from tests.planfix import requested
 
 ROWS = tables.load(tables.CUDA12_EXTRA)["release"]
 # one plugin release per row: the first the row names (its >= or == bound)
@@ -53,9 +54,11 @@ def test_each_pin_at_its_bounds(capsys: pytest.CaptureFixture[str], release: str
         assert len(found) == 1, (release, pin, version)
         if found[0]["caused_by"]:
             continue  # a rule on the same wheel is the root: its fix is the one shown
-        words = shlex.split(found[0]["fix"])
-        assert words[1:4] == ["-m", "pip", "install"] and Requirement(words[4]).specifier == req.specifier, words
-        assert set(words[5:]) == {
+        asked = requested(found[0]["fix"])
+        assert list(asked.files) == [ARGUMENTS] and not (asked.remove or asked.unset or asked.export), asked
+        first = Requirement(asked.requirements[0])
+        assert first.name == req.name and first.specifier == req.specifier, asked
+        assert set(asked.requirements[1:]) == {
             f"jax=={release}",
             f"jaxlib=={release}",
             f"jax-cuda12-plugin=={release}",

@@ -3,7 +3,6 @@ when the whole knowledge base runs again, and can be installed on a Python the e
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import replace
 
 import pytest
@@ -15,6 +14,7 @@ from envaudit import causes, fixes, rules
 from envaudit.facts import Facts
 from envaudit.rules import accessors, engine, tables
 from tests.conftest import facts_from
+from tests.planfix import requested
 
 PINNED = [r for r in engine.load_rules() if r.pins]
 
@@ -46,12 +46,12 @@ def extra(requirement: str, version: str, end: int) -> dict[str, str]:
 
 
 def applied(facts: Facts, command: str, end: int) -> Facts:
-    words = shlex.split(command)
-    assert words[1:4] == ["-m", "pip", "install"], command
+    asked = requested(command)
+    assert not (asked.remove or asked.unset or asked.export or asked.options), command  # installs, and only that
     packages = dict(facts.packages)
-    for word in words[4:]:
-        name, version = chosen(word, end)
-        packages |= {name: version} | extra(word, version, end)
+    for requirement in asked.requirements:
+        name, version = chosen(requirement, end)
+        packages |= {name: version} | extra(requirement, version, end)
     return replace(facts, packages=packages, messages=[])  # what the environment printed was before the fix
 
 

@@ -25,7 +25,7 @@ from envaudit import probefiles
 from envaudit.facts import Facts
 from envaudit.fixes import Fix
 from envaudit.model import SEVERITIES, Finding, ProbeResult, Severity, Subject
-from envaudit.rules import explains
+from envaudit.rules import explains, imports
 from envaudit.rules.explains import Names
 
 JAX_BROKEN = "jax-broken"
@@ -73,9 +73,17 @@ def explains_jax(cause: str) -> bool:
     return any(e.names_finding(JAX_BROKEN) or e.subject == "jax" for e in _declared().get(cause, ()))
 
 
+def _names_import(entry: Names, distribution: str, finding_id: str) -> bool:
+    """Whether a declared entry names the import failure of a distribution (by it, its id, or its check's)."""
+    return entry.names_failure_of(distribution) or entry.names_finding(finding_id) or entry.names_finding(imports.CHECK)
+
+
 def _names(entry: Names, finding: Finding, subject: tuple[str, str] | None) -> bool:
-    if entry.finding:
-        return entry.names_finding(finding.id)
+    about = finding.subject.problem if finding.subject.kind == "check" else ""  # a check's finding of one thing
+    if entry.finding:  # its id, or its check's (which names the finding of every thing it is about)
+        return entry.names_finding(finding.id) or (bool(about) and entry.names_finding(finding.subject.name))
+    if about and entry.names_failure_of(about):
+        return True
     return subject is not None and entry.names_problem(*subject)
 
 
@@ -95,6 +103,8 @@ def seen(found: Finding, facts: Facts, results: Sequence[ProbeResult]) -> str:
         message = str(facts.jax.get("message") or "")
     elif found.subject.kind == "probe" and found.subject.problem in STATUS_KINDS:
         message = next((r.message for r in results if r.run.label == found.subject.label), "")
+    elif found.subject.kind == "check" and found.subject.problem:  # a distribution's import: what it raised
+        message = imports.error_of(facts, found.subject.problem)
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     return lines[-1][:SEEN_CHARS] if lines else ""
 
@@ -109,6 +119,21 @@ def link(findings: Sequence[Finding], facts: Facts, results: Sequence[ProbeResul
     declared = dict(_declared())
     for named in signatures.named_by_jax(facts):  # jax's own message names its cause: a stronger link than any guess
         declared[named] = (*declared.get(named, ()), Names(subject="jax", kind="*"))
+    for distribution, owners in signatures.named_by_imports(facts).items():  # so does a library's import error,
+        failed = imports.finding_id(distribution)  # unless a rule declares itself that import's cause: then that
+        known = [  # rule is the cause of the message's rule too (one root cause)
+            rule
+            for rule, entries in declared.items()
+            if rule not in owners and any(_names_import(e, distribution, failed) for e in entries)
+        ]
+        for named in owners:
+            for rule in known:
+                declared[rule] = (*declared.get(rule, ()), Names(finding=named))
+            if not known:
+                declared[named] = (*declared.get(named, ()), Names(subject=f"@{distribution}", kind="error"))
+    for distribution, raiser in imports.blamed(facts).items():  # it raised in another library's code, which fails
+        blamed = imports.finding_id(raiser)
+        declared[blamed] = (*declared.get(blamed, ()), Names(finding=imports.finding_id(distribution)))
     cause: dict[str, str] = {}
     for found in findings:
         subject = _subject(found, facts)

@@ -119,6 +119,21 @@ class DeviceMemory(TypedDict, total=False):  # a device's allocator statistics a
     bytes_limit: int
 
 
+ImportStatus = Literal["ok", "error", "needs", "not_tried"]
+
+
+class ImportOutcome(TypedDict, total=False):  # one import the imports probe tried (probes/imports.py)
+    distribution: str  # the installed distribution it belongs to (canonical name; "jax" for jax.scipy.*)
+    version: str
+    module: str  # what was imported
+    status: ImportStatus  # needs: an optional dependency it needs is not installed (not a failure); not_tried:
+    # the probe's time was spent (unknown)
+    error: str  # the exception as Python's last traceback line prints it
+    where: str  # the library's own line that raised it ("haiku/_src/base.py:23")
+    warnings: list[str]  # jax's deprecation warnings the import raised
+    seconds: float
+
+
 class JaxFacts(TypedDict, total=False):  # what jax reported in the child process (child/jaxfacts.py)
     status: JaxStatus  # how the child ended; "unknown" where no child ran (a plan, the hook, a bug report)
     message: str | None
@@ -147,6 +162,7 @@ class JaxFacts(TypedDict, total=False):  # what jax reported in the child proces
     cpu_s: float  # the CPU seconds it used meanwhile
     cost_s: float  # the declared cost of what it was doing (state.JAX_START_S)
     environment_info: str  # jax.print_environment_info() as jax printed it (its nvidia-smi bounded), for bug reports
+    imports: list[ImportOutcome]  # what importing the libraries that depend on jax gave (the imports probe)
 
 
 class Unsatisfied(TypedDict, total=False):  # a declared requirement the installed versions do not meet

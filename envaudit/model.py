@@ -94,6 +94,8 @@ class Subject:
             return f"device-{self.name}"
         if self.kind == "precision":
             return f"probe-{self.name}-precision"
+        if self.kind == "check" and self.problem:  # one finding per thing a check is about (a distribution)
+            return f"{self.name}-{_slug(self.problem)}"
         return self.name
 
 

@@ -53,6 +53,15 @@ def x64(on: bool) -> AbstractContextManager[Any]:
     return experimental.enable_x64() if on else experimental.disable_x64()  # type: ignore[no-any-return]
 
 
+def bound_s(default: float) -> float:
+    """The running probe's bound in seconds, as envaudit's child says it (ENVAUDIT_PROBE_BOUND_S); `default` for a
+    probe run alone."""
+    try:
+        return float(os.environ.get("ENVAUDIT_PROBE_BOUND_S", ""))
+    except ValueError:
+        return default
+
+
 def resolve(precision: str) -> str:
     import jax
 

@@ -1,8 +1,10 @@
 """The child process: what jax itself reports, then the probes one after another, all on one jax import.
 
-Run by path as ``_main.py [--parent-pipe] [--facts] LABEL:PRECISION:PROBE_FILE...`` by the interpreter being
-audited, so it imports only the standard library (the probes import what they test, ``_jaxfacts.py`` is loaded by
-path); the parent imports it only for its protocol constants. The protocol (one ``ENVAUDIT {json}`` line per
+Run by path as ``_main.py [--parent-pipe] [--deadline TIME] [--facts] LABEL:PRECISION:BOUND:PROBE_FILE...`` by the
+interpreter being audited, so it imports only the standard library (the probes import what they test,
+``_jaxfacts.py`` is loaded by path); the parent imports it only for its protocol constants. TIME is the run's total
+bound as `time.time()` reads it; each probe's BOUND (seconds), or what is left of TIME if less, is in its
+environment as ENVAUDIT_PROBE_BOUND_S while it runs. The protocol (one ``ENVAUDIT {json}`` line per
 event) goes to a duplicate of the original stdout while fd 1 is pointed at stderr, so whatever a probe or a
 library prints cannot corrupt it.
 Each event is flushed before the next step starts, so when the process dies the parent knows what was running.
@@ -26,6 +28,7 @@ from types import ModuleType
 from typing import Any, TextIO
 
 PREFIX = "ENVAUDIT "
+BOUND_VARIABLE = "ENVAUDIT_PROBE_BOUND_S"  # the running probe's bound in seconds (probes/_kit.py reads it)
 
 
 def channel() -> TextIO:
@@ -121,12 +124,17 @@ def main(argv: list[str]) -> int:
         tasks = tasks[1:]
         die_with_parent()
         threading.Thread(target=watch_parent, name="envaudit-parent", daemon=True).start()
+    deadline = float("inf")  # the run's total bound as a time (time.time()), when the parent gives one
+    if tasks[:1] == ["--deadline"]:
+        deadline, tasks = float(tasks[1]), tasks[2:]
     if tasks[:1] == ["--facts"]:
         tasks = tasks[1:]
         facts.stages(lambda stage, **data: send(out, event="fact", stage=stage, **data))
         send(out, event="facts_done")
     for task in tasks:
-        label, precision, path = task.split(":", 2)  # a label and a precision hold no colon; a path may
+        label, precision, bound, path = task.split(":", 3)  # only a path may hold a colon
+        # the probe's own bound, or what is left of the total if less: for a probe that keeps to it (kit.bound_s)
+        os.environ[BOUND_VARIABLE] = f"{max(min(float(bound), deadline - time.time()), 0.0):.3f}"
         run_task(out, label, precision, path)
     send(out, event="memory", devices=facts.device_memory())
     send(out, event="done")

@@ -57,7 +57,7 @@ def parse(
             stages[event["stage"]] = {k: v for k, v in event.items() if k not in ("stage", "event")}
     facts: JaxFacts = {"status": "ok", "message": None, "duration_s": round(duration_s, 3)}
     for stage in ("imported", "devices", "environment_info"):
-        facts.update(scrub_all(_declared(stages.get(stage, {})), environ))  # a library's error text, the backend's
+        facts.update(scrub_all(declared(stages.get(stage, {})), environ))  # a library's error text, the backend's
     reached = next((s for s in ORDER if s in stages), None)
     facts["stage"] = reached
     error = next((stages[s]["error"] for s in ("import", "devices", "first_use") if "error" in stages.get(s, {})), None)
@@ -86,7 +86,7 @@ def parse(
     return facts
 
 
-def _declared(reported: Mapping[str, Any]) -> JaxFacts:
+def declared(reported: Mapping[str, Any]) -> JaxFacts:
     """What a stage of the child reported that facts.JaxFacts declares, each value of its declared type (the
     child's word is checked as a loaded document is): nothing else enters the facts."""
     hints = typecheck.hints(JaxFacts)

@@ -102,7 +102,10 @@ class Tail:
 
 def one_child(state: Run) -> None:
     """One child over the pending tasks (and the jax facts while they are wanted); returns when it is gone."""
-    argv = ["--parent-pipe", *(["--facts"] if state.facts_wanted else []), *(t.argument() for t in state.pending)]
+    left = state.deadline - time.monotonic()  # the total bound, as the child's clock reads it
+    deadline = ["--deadline", f"{time.time() + left:.3f}"]
+    argv = ["--parent-pipe", *deadline, *(["--facts"] if state.facts_wanted else [])]
+    argv += [t.argument() for t in state.pending]
     with watchdog() as watch:  # the child's group dies with envaudit, even by SIGKILL
         try:
             proc = subprocess.Popen(
@@ -171,6 +174,7 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
             started.add(current)  # once: a child that says it starts again does not get its bound again
             state.tell("start", current)
         elif kind in ("result", "error") and event.get("probe") == current and state.is_pending(current):
+            state.remember_probe_facts(event.get("result"))
             state.report(parse_result(state.pending_task(current), event))
             since = time.monotonic()
         elif kind == "memory":
@@ -215,8 +219,9 @@ def _ended(
     elif state.is_pending(current):
         task = state.pending_task(current)
         label = task.label
-        if timed_out:
-            why = f"no answer within {task.timeout:g} s"
+        if timed_out:  # its last words say what it was doing (the imports probe names the import in flight)
+            last = tail.last()
+            why = f"no answer within {task.timeout:g} s" + (f": {scrub(last)}" if last else "")
             state.report(task.result("timeout", used, seconds, why))
         elif code is not None:
             why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"

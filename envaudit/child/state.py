@@ -27,6 +27,8 @@ from envaudit.redact import scrub, scrub_all
 COMPILATION_CACHE = "jax-compilation-cache"  # in envaudit's cache directory
 MAX_FACT_EVENTS = 64  # a child reports one fact per stage (five stages): more is a flood
 MAX_DEVICES = 1024  # devices whose memory statistics are kept
+PROBE_FACTS = ("imports",)  # the jax facts a probe may report (the imports probe's): never the stages' own
+MAX_IMPORTS = 1000  # imports kept: an environment has a few dozen libraries that depend on jax
 FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
 
 
@@ -73,7 +75,9 @@ class Task:
         return self.run.label
 
     def argument(self) -> str:
-        return f"{self.label}:{self.precision}:{self.path}"
+        """LABEL:PRECISION:BOUND:PATH, as the child reads it (`_main.py`): the bound in seconds, for a probe that
+        keeps to it (the imports probe stops starting imports in time)."""
+        return f"{self.label}:{self.precision}:{self.timeout:g}:{self.path}"
 
     def result(
         self,
@@ -202,6 +206,7 @@ class Run:
         self.facts: JaxFacts | None = None
         self.facts_returncode: int | None = None
         self.memory: dict[int, dict[str, int]] = {}
+        self.probe_facts: JaxFacts = {}  # what the probes reported as jax facts (the imports probe's imports)
         self.pids: list[int] = []  # every child started: their GPU contexts are envaudit's, not another job's
 
     def is_pending(self, label: object) -> bool:
@@ -283,11 +288,22 @@ class Run:
                 merged["peak_bytes_in_use"] = max(old.get("peak_bytes_in_use", 0), merged.get("peak_bytes_in_use", 0))
                 self.memory[entry["id"]] = merged
 
+    def remember_probe_facts(self, result: object) -> None:
+        """The jax facts a probe's result reports (`facts`: the imports probe's `imports`), each of the type
+        facts.JaxFacts declares (the child's word is checked as a stage's is) and scrubbed as facts.env is."""
+        said = result.get("facts") if isinstance(result, dict) else None
+        if isinstance(said, dict):
+            kept = jaxfacts.declared({k: v for k, v in said.items() if k in PROBE_FACTS})
+            if len(kept.get("imports", ())) > MAX_IMPORTS:
+                kept["imports"] = kept["imports"][:MAX_IMPORTS]
+            self.probe_facts.update(scrub_all(kept))
+
     def outcome(self) -> Outcome:
         for task in self.pending:
             why = f"not run: the total bound of {self.opts.total:g} s was spent"
             self.results[task.label] = task.result("timeout", {"not_run": True}, 0.0, why, left_out="deadline")
         if self.facts is not None:
+            self.facts.update(self.probe_facts)
             self.facts["returncode"] = self.facts_returncode
             self.facts["child_env"] = dict(self.changes)
             if info := self.facts.get("environment_info"):

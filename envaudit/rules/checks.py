@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.model import Finding, Severity, Subject
-from envaudit.rules import cuda_builds, platforms, tables, xlaflags
+from envaudit.rules import cuda_builds, imports, platforms, tables, xlaflags
 from envaudit.rules import environment as env
 from envaudit.rules.accessors import release
 from envaudit.rules.node import (
@@ -71,7 +71,8 @@ class Check:
             fix, cost = tables.on_this_python(facts, occurrence.fix, occurrence.fix.install)
             said = f"{occurrence.detail} ({'the fix' if fix else 'what to do'}: {self.fix}{cost})"
             severity = occurrence.severity or self.severity
-            found.append(Finding(Subject("check", self.id), severity, self.title, said, fix, self.references, "rule"))
+            subject = Subject("check", self.id, occurrence.about)
+            found.append(Finding(subject, severity, self.title, said, fix, self.references, "rule"))
         return found
 
     def seen(self, facts: Facts) -> Finding:
@@ -377,6 +378,14 @@ CHECKS: tuple[Check, ...] = (
             explains=(f"@{name}:error", "jax-api-missing"),  # a probe that imports it ends in its error
         )
         for name in tables.removal_packages()
+    ),
+    Check(
+        id=imports.CHECK,
+        severity="fail",
+        title="an installed library that depends on jax raises when it is imported",
+        fix="the release of it, or of jax, that the detail names",
+        references=("https://docs.python.org/3/reference/import.html", JEP_9419),
+        run=imports.failures,
     ),
     Check(
         id="requirement-unsatisfied",

@@ -13,13 +13,14 @@ a plan says (`origin: plan`: its import is not measured), with the configuration
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING
 
 from envaudit import fixes
-from envaudit.facts import Duplicate, Facts, JaxFacts, Unsatisfied
+from envaudit.facts import Duplicate, Facts, ImportOutcome, JaxFacts, Unsatisfied
 from envaudit.fixes import Fix
 from envaudit.rules import signatures
 from envaudit.rules.accessors import env_flag
@@ -58,11 +59,25 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
         duplicates=duplicates,
         requires=requires,
         requirements=_unmet(facts.requirements, requires, installed, moved),
-        jax=_planned_jax(facts.jax, env) if replanned else facts.jax,
+        jax=_planned_jax(facts.jax, env) if replanned else _unmoved_imports(facts.jax, moved),
         origin="plan" if replanned else facts.origin,
         # what a bug report quotes was printed by the environment before the fix: once it changed, not after
         messages=[] if env != facts.env else [m for m in facts.messages if signatures.holds_after(m, moved)],
     )
+
+
+def _unmoved_imports(jax: JaxFacts, moved: set[str]) -> JaxFacts:
+    """jax's facts with the imports the audit tried that still hold: not those of a distribution that moved, nor
+    a failure whose text names a module of one that moved (jax.scipy.linalg raising about scipy)."""
+    if "imports" not in jax or not moved:
+        return jax
+    modules = {name.replace("-", "_") for name in moved}
+
+    def holds(outcome: ImportOutcome) -> bool:
+        said = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", f"{outcome.get('error', '')} {outcome.get('where', '')}")
+        return outcome.get("distribution") not in moved and not modules & set(said)
+
+    return {**jax, "imports": [o for o in jax["imports"] if holds(o)]}
 
 
 def _under_jax(facts: Facts, name: str) -> bool:

@@ -18,3 +18,5 @@ class Occurrence:
     fix: Fix = field(default_factory=Fix)  # what fixes this occurrence here; empty where no command can (the check's
     # own words then say what to do, in the detail)
     severity: Severity | None = None  # where this occurrence is less (or more) than the check's own: its severity
+    about: str = ""  # what this occurrence is about where a check has one finding for each (a distribution): its
+    # finding is then `<check>-<about>`, which a cause names by "@<about>:error"

@@ -229,10 +229,17 @@ def from_jax(facts: Facts) -> list[Match]:
     return [replace(m, line=0) for m in in_text("\n".join(str(said).splitlines()[-200:]))]
 
 
+def from_imports(facts: Facts) -> list[Match]:
+    """The signatures in the exceptions the libraries' imports raised (facts.jax.imports; line 0, as jax's)."""
+    from envaudit.rules import imports
+
+    return [replace(m, line=0) for text in imports.messages(facts) for m in in_text(text)]
+
+
 def messages(facts: Facts) -> list[Match]:
-    """The signatures the facts' messages show: jax's exception (`from_jax`), and the messages a bug report quotes
-    (`Facts.messages`, each at its line)."""
-    found = from_jax(facts)
+    """The signatures the facts' messages show: jax's exception (`from_jax`), the libraries' imports'
+    (`from_imports`), and the messages a bug report quotes (`Facts.messages`, each at its line)."""
+    found = from_jax(facts) + from_imports(facts)
     for message in facts.messages[:MAX_MESSAGES]:
         found += in_text(message["text"], message["line"])
     return found
@@ -257,6 +264,18 @@ def holds_after(message: Message, moved: set[str]) -> bool:
         if moved & (about | {named(p) for p in pins}):
             return False
     return True
+
+
+def named_by_imports(facts: Facts) -> dict[str, set[str]]:
+    """Each distribution whose import raised -> the rules and checks its exception names as the cause."""
+    from envaudit.rules import imports
+
+    found: dict[str, set[str]] = {}
+    for outcome in imports.outcomes(facts):
+        if outcome.get("status") == "error" and (said := outcome.get("error")):
+            owners = {m.owner for m in in_text(said) if m.signature.fires}
+            found.setdefault(str(outcome.get("distribution")), set()).update(owners)
+    return found
 
 
 def named_by_jax(facts: Facts) -> set[str]:

@@ -175,13 +175,17 @@ def _removed_uses(facts: Facts, package: str) -> list[dict[str, Any]]:
     """The table's uses, by the installed release of `package`, of a jax API that the installed jax no longer has."""
     from packaging.specifiers import SpecifierSet
 
+    from envaudit.rules import imports
+
     jax, version = facts.packages.get("jax", ""), facts.packages.get(package, "")
     if not _release(jax) or not _release(version):
         return []
+    cleared = imports.imported(facts, package)  # it imported here: no use at import time breaks it
     return [
         use
         for use in load(REMOVALS)["use"]
         if use["package"] == package
+        and not (cleared and use["kind"] == "import")
         and SpecifierSet(use["jax"]).contains(jax, prereleases=True)
         and any(SpecifierSet(spec).contains(version, prereleases=True) for spec in use["versions"])
     ]

@@ -37,6 +37,11 @@ ALLOWED = {
     "time",
     "os",
     "hashlib",
+    "pathlib",
+    "re",
+    "sysconfig",
+    "threading",
+    "warnings",
 }
 
 

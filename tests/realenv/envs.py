@@ -40,6 +40,7 @@ class Broken:
     severity: str = "fail"  # the root's: a warn is an audit that exits 0 yet has a fix to print
     also: tuple[str, ...] = ()  # other root causes of the same severity the environment has (one plan fixes all)
     cost_s: int = 0  # about what its test takes where it is long (CI, a clean clone): the longest start first
+    outside: bool = False  # also audited from outside (--python), which must give the same roots and fixes
 
     def param(self) -> object:
         """It as a test parameter, with its cost for the scheduler (tests/conftest.py)."""
@@ -53,6 +54,7 @@ BROKEN = (
         "numpy2-jax0425",
         (("jax==0.4.25", "jaxlib==0.4.25", "numpy==2.0.2", *ENVAUDIT_DEPS),),
         "numpy2-with-jaxlib-before-0426",
+        outside=True,
     ),
     # an old flax kept while jax moved on: pip is satisfied (flax 0.8.5 requires jax>=0.4.27), Module.init raises
     Broken(
@@ -80,6 +82,7 @@ BROKEN = (
         (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS), ("--no-deps", "--target", "{stale}", "jax==0.4.30")),
         "pythonpath-shadows",
         env={"PYTHONPATH": "{stale}"},
+        outside=True,
     ),
     # the seed's stack today: neural-tangents 0.6.5 beside a current jax (0.10.1: pip's pick on Python 3.11, 0.10.2, has
     # the CPU regression of jax#39103) and TensorFlow 2.21, which
@@ -91,7 +94,7 @@ BROKEN = (
         (("neural-tangents==0.6.5", "jax==0.10.1", "jaxlib==0.10.1", "flax", *ENVAUDIT_DEPS),),
         "nt-065-jax-060-import",
         NT_PROGRAM,
-        cost_s=90,  # its fix lands on jax 0.4.25, where neural-tangents' probe compiles every implementation
+        cost_s=90,  # its fix lands on jax 0.4.25, where neural-tangents imports TensorFlow (the imports probe)
     ),
     # ml_dtypes moved back alone (--no-deps): jax 0.10.1 raises at import, "requires ml_dtypes version 0.5 or newer"
     Broken(
@@ -122,6 +125,7 @@ BROKEN = (
         "jaxlib-0102-cpu-vmap-matvec-sum",
         REGRESSION_PROGRAM,
         maker="uv",
+        outside=True,
     ),
     # `pip install "jax[cuda12]"` on a machine without an NVIDIA driver (the plugin alone here: its CUDA wheels are
     # gigabytes and change nothing of it): every `import jax` logs a plugin traceback, jax computes on the CPU
@@ -171,12 +175,22 @@ BROKEN = (
         maker="uv",
         also=("jaxlib-0102-cpu-vmap-matvec-sum",),
     ),
+    # jax 0.4.20 after the NumPy fix (numpy<2), beside the SciPy pip picks (jax declares scipy>=1.9, no bound): jax
+    # wraps scipy.linalg.tril at import, which SciPy 1.13 removed; only importing jax.scipy.linalg shows it
+    Broken(
+        "jax0420-scipy117",
+        (("jax==0.4.20", "jaxlib==0.4.20", "numpy<2", "scipy==1.17.1", *ENVAUDIT_DEPS),),
+        "jax-scipy-tril-scipy-113",
+        "import jax.scipy.linalg as l, jax.numpy as jnp; assert float(l.det(jnp.eye(2))) == 1.0; print('ok')",
+        maker="uv",
+    ),
     # JAX_PLATFORMS asks for a TPU on a machine without one (a list with cpu fails too): the variable is the cause
     Broken(
         "jax-platforms-tpu",
         (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),),
         "jax-platforms-unavailable",
         env={"JAX_PLATFORMS": "tpu,cpu"},
+        outside=True,
     ),
     # an XLA_FLAGS entry no flag of this jaxlib takes: XLA ends the process at jax's first use
     Broken(

@@ -1,0 +1,94 @@
+"""What importing the installed libraries showed (`facts.jax.imports`, from the imports probe), judged.
+
+A library that does not import with the installed jax is a failure, whatever its metadata says: `pip check` is
+clean beside dm-haiku 0.0.12 and jax 0.10.1, and `import haiku` raises. Each distribution that failed is one
+occurrence, about that distribution (its finding is `import-fails-<distribution>`), with the exception as the user
+sees it and the library's line that raised it; a rule that explains it (a derived removed-API use, the NumPy ABI)
+names it with "@<distribution>:error" and folds it under itself (envaudit/causes.py). A library that imported is
+evidence too: it clears a static suspicion that its import breaks (`imported`).
+
+No command is offered of its own: which release of a library works with which jax is the derived tables' and the
+rules' to say; where none does, the detail says what to do.
+"""
+
+from __future__ import annotations
+
+from envaudit.facts import Facts, ImportOutcome
+from envaudit.model import Subject
+from envaudit.rules.occurrence import Occurrence
+
+CHECK = "import-fails"  # the check's id (rules/checks.py)
+ADVICE = (
+    "upgrade {name} to a release made for jax {jax} (holding jax), or install the jax release it was made for; "
+    "if its newest release fails too, report this message upstream"
+)
+
+ADVICE_JAX = (
+    "a module of jax fails with a package installed beside it (the one its message names): install the release "
+    "of that package this jax was made for, or a jax release made for it"
+)
+
+
+def outcomes(facts: Facts) -> list[ImportOutcome]:
+    imports = facts.jax.get("imports")
+    return list(imports) if isinstance(imports, list) else []
+
+
+def imported(facts: Facts, distribution: str) -> bool:
+    """Whether this audit imported the distribution's modules and every one of them worked."""
+    mine = [o for o in outcomes(facts) if o.get("distribution") == distribution]
+    return bool(mine) and all(o.get("status") in ("ok", "needs") for o in mine)
+
+
+def failures(facts: Facts) -> list[Occurrence]:
+    """One occurrence per distribution with a module that raised on import: each module's exception, as said."""
+    by_distribution: dict[str, list[ImportOutcome]] = {}
+    for outcome in outcomes(facts):
+        if outcome.get("status") == "error":
+            by_distribution.setdefault(str(outcome.get("distribution")), []).append(outcome)
+    found = []
+    for name, failed in sorted(by_distribution.items()):
+        said = "; ".join(_said(o) for o in failed)
+        version = failed[0].get("version", "")
+        jax = facts.packages.get("jax") or facts.jax.get("jax_version") or "?"
+        if name == "jax":  # one of jax's own modules, against what is installed beside it
+            detail = f"jax {version}: {said}; {ADVICE_JAX}"
+        else:
+            detail = f"{name} {version} with jax {jax}: {said}; {ADVICE.format(name=name, jax=jax)}"
+        found.append(Occurrence(detail, about=name))
+    return found
+
+
+def _said(outcome: ImportOutcome) -> str:
+    at = f" (at {outcome['where']})" if outcome.get("where") else ""
+    return f"`import {outcome.get('module')}` raises {outcome.get('error')}{at}"
+
+
+def error_of(facts: Facts, distribution: str) -> str:
+    """The first exception a distribution's import raised here, or ""."""
+    said = (o.get("error") for o in outcomes(facts) if o.get("distribution") == distribution and o.get("error"))
+    return str(next(said, ""))
+
+
+def blamed(facts: Facts) -> dict[str, str]:
+    """Each distribution whose import raised in another installed distribution's code -> that one, when its own
+    import raised too (distrax 0.1.9 raises in tensorflow-probability's backend: one cause, TFP's)."""
+    owner = {str(o.get("module", "")).split(".")[0]: str(o.get("distribution")) for o in outcomes(facts)}
+    failed = {str(o.get("distribution")) for o in outcomes(facts) if o.get("status") == "error"}
+    found = {}
+    for outcome in outcomes(facts):
+        name, at = str(outcome.get("distribution")), str(outcome.get("where") or "")
+        other = owner.get(at.split("/")[0].split(".")[0]) if at else None
+        if outcome.get("status") == "error" and other and other != name and other in failed:
+            found[name] = other
+    return found
+
+
+def finding_id(distribution: str) -> str:
+    """The id of a distribution's import failure."""
+    return Subject("check", CHECK, distribution).id
+
+
+def messages(facts: Facts) -> list[str]:
+    """The exceptions the imports raised, as messages the signatures read (a rule whose message it is fires)."""
+    return [str(o.get("error")) for o in outcomes(facts) if o.get("status") == "error" and o.get("error")]

@@ -1,0 +1,324 @@
+"""Probe imports: every installed library that depends on jax, imported as its users import it.
+
+`pip check` reads declared version ranges; it cannot see that dm-haiku 0.0.12 calls `jax.interpreters.xla.xe` at
+import, which jax 0.4.36 removed, or that jax 0.4.20's `jax.scipy.linalg` needs a SciPy function SciPy 1.17 no
+longer has. Importing shows it, in seconds: this probe imports, in the audited interpreter and after jax itself,
+
+- each of jax's own optional submodules that `import jax` does not load (`jax.scipy.*`, read from jax's package
+  directory), and
+- every installed distribution whose requirements (Requires-Dist, an extra's included) name jax or jaxlib, but
+  jax's own packages (jaxlib and the plugins, which `import jax` loads): its top-level modules (`top_level.txt`,
+  else its RECORD; a namespace package, like `orbax`, through its packages that have an `__init__.py`).
+
+A library that serves several frameworks keeps its JAX code in packages named `jax`: those (the shallowest) are
+imported too (`import tensorflow_probability` is lazy; its JAX users import `tensorflow_probability.substrates.jax`),
+and a top level that needs an optional dependency that is not installed (TensorFlow) is `needs`, never a failure.
+
+Known answer: each import either works or raises; nothing is computed. Each outcome is one of `ok`, `error` (the
+exception as Python's last traceback line prints it, and the library's own line that raised it), `needs` (an
+optional dependency is missing), `not_tried`. The imports run in a thread of their own, since an import runs in C
+and cannot be interrupted: the probe answers at 70 % of its bound (envaudit's child says it, ENVAUDIT_PROBE_BOUND_S)
+with what they showed by then, and names the one in flight; what was not reached is `not_tried` (unknown, not a
+failure). Measured here: 22 libraries with TensorFlow installed take 71 s to import (distrax 22 s, jax-md 15 s);
+jax's own modules and flax, optax, chex, orbax-checkpoint and treescope 1.3 s. Before each import a line
+`envaudit imports: importing MODULE (DIST VERSION)` is written on stderr, so that an import that kills the process
+is named in the probe's crash.
+
+Threshold: none; the outcomes are facts about the environment, not a wrong answer of the probe, which passes when it could try
+every import (skip: nothing installed depends on jax): envaudit reports them as `facts.jax.imports` (the result's
+`facts`), where its rules judge them (check `import-fails`, one finding per distribution, folded under a rule
+that explains it). Metrics: tried, failed (numbers of modules).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import re
+import sys
+import sysconfig
+import threading
+import time
+import traceback
+import warnings
+from collections.abc import Callable
+from pathlib import PurePosixPath
+from typing import Any
+
+import _kit as kit
+
+NAME = "imports"
+# Expected seconds on a 2-core CPU after jax is imported: flax, optax, chex, orbax-checkpoint and treescope import
+# in 1.3 s together (measured, jax 0.10.1); neural-tangents brings TensorFlow, which takes more (health runs what
+# fits its bound).
+COST_S = 1.5
+# jax's own distributions: `import jax` loads them (a broken one is jax's failure, in the jax facts)
+OWN = re.compile(r"^(jax|jaxlib|jax-(cuda|rocm)\d*-(plugin|pjrt)|jax-metal|libtpu(-nightly)?|jax-tpu-embedding)$")
+DEPENDS_ON = {"jax", "jaxlib"}
+NOT_MODULES = {"tests", "test", "testing", "docs", "examples", "benchmarks", "scripts"}  # shipped by mistake
+SHARE = 0.7  # of the probe's bound, after which the probe answers with what the imports showed by then
+ALONE_S = 600.0  # the bound of a probe run alone (python probes/imports.py)
+MAX_TEXT = 2000  # characters of an exception's text kept
+MAX_WARNINGS = 3  # jax's deprecation warnings kept per import
+
+
+Timed = Callable[[str, Callable[[str], Any]], Any]  # runs one import, knowing its module (Importer._timed)
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement(line: str) -> tuple[str, bool]:
+    """(canonical name, whether only an extra asks for it) of one Requires-Dist line (standard library only)."""
+    found = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", line)
+    name = canonical(found.group(1)) if found else ""
+    _, _, marker = line.partition(";")
+    return name, "extra" in marker
+
+
+def name_of(dist: importlib.metadata.Distribution) -> str:
+    return str((dist.metadata.get_all("Name") or [""])[0])
+
+
+def dependents() -> list[importlib.metadata.Distribution]:
+    """The installed distributions whose requirements name jax or jaxlib, each once (the first on sys.path, which
+    is the one `import` finds), by name."""
+    found: dict[str, importlib.metadata.Distribution] = {}
+    for dist in importlib.metadata.distributions():
+        name = canonical(name_of(dist))
+        if not name or name in found or OWN.match(name):
+            continue
+        if any(requirement(line)[0] in DEPENDS_ON for line in dist.requires or ()):
+            found[name] = dist
+    return [found[name] for name in sorted(found)]
+
+
+def files(dist: importlib.metadata.Distribution) -> list[PurePosixPath]:
+    """The distribution's installed files (RECORD) inside the environment's site directory."""
+    return [
+        PurePosixPath(str(f))
+        for f in dist.files or ()
+        if ".." not in PurePosixPath(str(f)).parts and not str(f).split("/")[0].endswith((".dist-info", ".data"))
+    ]
+
+
+def modules(dist: importlib.metadata.Distribution) -> list[str]:
+    """Its top-level modules as users import them: top_level.txt, else the RECORD's; a namespace package (no
+    `__init__.py`) through its packages that have one."""
+    paths = files(dist)
+    listed = (dist.read_text("top_level.txt") or "").split()
+    tops = listed or sorted({p.parts[0] if len(p.parts) > 1 else p.stem for p in paths if p.suffix == ".py"})
+    tops = [t for t in dict.fromkeys(tops) if t.isidentifier() and not t.startswith("_") and t not in NOT_MODULES]
+    tops = [t for t in tops if importlib.util.find_spec(t) is not None]  # top_level.txt may name what is not there
+    inits = {p.parent for p in paths if p.name == "__init__.py"}
+    found = []
+    for top in tops:
+        if PurePosixPath(top) in inits or PurePosixPath(top + ".py") in paths or not paths:
+            found.append(top)
+            continue
+        below = sorted(".".join(p.parts) for p in inits if len(p.parts) == 2 and p.parts[0] == top)
+        found += below or [top]
+    return found
+
+
+def jax_packages(dist: importlib.metadata.Distribution, top: str) -> list[str]:
+    """Its packages named `jax` under `top`, the shallowest only: how a library whose top level needs an optional
+    framework serves JAX (tensorflow_probability.substrates.jax)."""
+    named = [p for p in {f.parent for f in files(dist) if f.name == "__init__.py"} if p.parts[0] == top]
+    named = [p for p in named if p.name == "jax"]
+    if not named:
+        return []
+    depth = min(len(p.parts) for p in named)
+    return sorted(".".join(p.parts) for p in named if len(p.parts) == depth)
+
+
+def required(dist: importlib.metadata.Distribution) -> set[str]:
+    """What it requires whatever extras are asked for."""
+    return {name for name, optional in map(requirement, dist.requires or ()) if name and not optional}
+
+
+def jax_submodules() -> list[str]:
+    """jax's optional submodules that `import jax` does not load: jax.scipy's, from jax's package directory."""
+    spec = importlib.util.find_spec("jax")
+    found = []
+    for location in spec.submodule_search_locations or () if spec else ():
+        directory = os.path.join(location, "scipy")
+        for entry in sorted(os.listdir(directory)) if os.path.isdir(directory) else ():
+            name, ext = os.path.splitext(entry)
+            package = os.path.isfile(os.path.join(directory, entry, "__init__.py"))
+            if not name.startswith("_") and name.isidentifier() and (ext == ".py" or package):
+                found.append(f"jax.scipy.{name}")
+    return list(dict.fromkeys(found))
+
+
+def where(exc: BaseException, distribution: str) -> str:
+    """The line that raised, relative to its sys.path entry (`haiku/_src/transform.py:341`): the innermost frame in
+    an installed package but jax's own (whose deprecation table raises what a library asked of it) unless the
+    import is jax's, and but the standard library's; "" where there is none."""
+    stdlib = os.path.abspath(sysconfig.get_paths()["stdlib"])
+    roots = sorted({os.path.abspath(p) for p in sys.path if p}, key=len, reverse=True)
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        path = os.path.abspath(frame.filename)
+        inside = next((r for r in roots if path.startswith(r + os.sep)), None)
+        if frame.filename.startswith("<") or inside is None or inside == stdlib:
+            continue
+        relative = os.path.relpath(path, inside).replace(os.sep, "/")
+        if relative.split("/")[0] in ("jax", "jaxlib") and distribution != "jax":
+            continue
+        return f"{relative}:{frame.lineno}"
+    return ""
+
+
+def attempt(module: str, distribution: str, version: str) -> tuple[dict[str, Any], BaseException | None]:
+    """One import, timed, with jax's deprecation warnings it raised; the exception, if any."""
+    print(f"envaudit imports: importing {module} ({distribution} {version})", file=sys.stderr, flush=True)
+    start = time.monotonic()
+    error: BaseException | None = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # an import that raises is the finding; one that kills the process is a crash
+            error = exc
+    outcome: dict[str, Any] = {
+        "distribution": distribution,
+        "version": version,
+        "module": module,
+        "status": "ok",
+        "seconds": round(time.monotonic() - start, 3),
+    }
+    said = [str(w.message) for w in caught if "jax" in str(w.message).lower()][:MAX_WARNINGS]
+    if said:
+        outcome["warnings"] = [text[:MAX_TEXT] for text in said]
+    if error is not None:
+        outcome.update(status="error", error=f"{type(error).__name__}: {error}"[:MAX_TEXT])
+        if at := where(error, distribution):
+            outcome["where"] = at
+    return outcome, error
+
+
+def missing_option(error: BaseException | None, module: str, dist: importlib.metadata.Distribution) -> str | None:
+    """The optional dependency a failed import needs and does not find (its top-level name), or None."""
+    if not isinstance(error, ModuleNotFoundError) or not error.name:
+        return None
+    missing = error.name.split(".")[0]
+    if missing == module.split(".")[0] or canonical(missing) in required(dist) | DEPENDS_ON:
+        return None
+    return missing
+
+
+def library(dist: importlib.metadata.Distribution, timed: Timed) -> list[dict[str, Any]]:
+    """Every module of one distribution, imported, and its packages named `jax` (where a library that serves
+    several frameworks keeps its JAX code: `import tensorflow_probability` is lazy, its JAX users import
+    `tensorflow_probability.substrates.jax`); a top level that needs a missing optional dependency is `needs`."""
+    found = []
+    for module in modules(dist):
+        outcome, missing = timed(module, lambda m: tried(m, dist))
+        found.append(outcome)
+        if outcome["status"] == "ok" or missing is not None:  # what failed otherwise fails its packages too
+            packages = jax_packages(dist, module.split(".")[0])
+            found += [timed(p, lambda m: tried(m, dist))[0] for p in packages if p != module]
+    return found
+
+
+def tried(module: str, dist: importlib.metadata.Distribution) -> tuple[dict[str, Any], str | None]:
+    """One module of a distribution imported: its outcome (`needs` where it raised for want of an optional
+    dependency that is not installed), and that dependency."""
+    outcome, error = attempt(module, canonical(name_of(dist)), str(dist.version))
+    missing = missing_option(error, module, dist)
+    if missing is not None:
+        said = f"{module} needs {missing}, which is not installed: {outcome['error']}"[:MAX_TEXT]
+        outcome = {**outcome, "status": "needs", "error": said}
+    return outcome, missing
+
+
+class Importer(threading.Thread):
+    """The imports, one after another, in a thread of their own: an import runs in C and cannot be interrupted, so
+    the probe waits for them until its share of its bound and then answers with what they showed; one still in
+    flight is named, those after it are `not_tried` (unknown, not failed). The thread is a daemon: it ends with the
+    child process."""
+
+    def __init__(self, jax_version: str, dists: list[importlib.metadata.Distribution]) -> None:
+        super().__init__(name="envaudit-imports", daemon=True)
+        self.jax_version, self.dists = jax_version, dists
+        self.lock = threading.Lock()
+        self.outcomes: list[dict[str, Any]] = []
+        self.current = ("", 0.0)  # the module being imported and since when
+        self.stop = False
+
+    def run(self) -> None:
+        try:
+            for module in jax_submodules():
+                self._keep([self._timed(module, lambda m: attempt(m, "jax", self.jax_version)[0])])
+            for dist in self.dists:
+                self._keep(library(dist, self._timed))
+        except Stopped:
+            return
+
+    def _timed(self, module: str, do: Callable[[str], Any]) -> Any:
+        """`do(module)`, once this thread has said which module it is importing (never after the answer)."""
+        if self.stop:
+            raise Stopped
+        with self.lock:
+            self.current = (module, time.monotonic())
+        return do(module)
+
+    def _keep(self, found: list[dict[str, Any]]) -> None:
+        with self.lock:
+            self.outcomes += found
+            self.current = ("", 0.0)
+
+    def answer(self, bound: float) -> list[dict[str, Any]]:
+        """What the imports showed by now; the one in flight and those not reached as not tried."""
+        with self.lock:
+            self.stop = True
+            found = list(self.outcomes)
+            module, since = self.current
+        done = {(o["distribution"], o["module"]) for o in found}
+        said = f"not tried: the imports before it took {SHARE:.0%} of the probe's bound of {bound:g} s"
+        version = self.jax_version
+        late = [("jax", version, m) for m in jax_submodules()]
+        late += [(canonical(name_of(d)), str(d.version), m) for d in self.dists for m in modules(d)]
+        for name, version, m in late:
+            if (name, m) in done:
+                continue
+            why = (
+                f"still importing after {time.monotonic() - since:.1f} s, past {SHARE:.0%} of the probe's "
+                f"bound of {bound:g} s"
+                if m == module
+                else said
+            )
+            found.append({"distribution": name, "version": version, "module": m, "status": "not_tried", "error": why})
+        return found
+
+
+class Stopped(Exception):
+    """The probe answered: no further import starts."""
+
+
+def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
+    import jax  # first: a library's import must not be the one that imports jax (jax's own failure is jax's)
+
+    del precision, seed
+    start, bound = time.monotonic(), kit.bound_s(ALONE_S)
+    importer = Importer(str(jax.__version__), dependents())
+    importer.start()
+    importer.join(timeout=max(SHARE * bound - (time.monotonic() - start), 0.0))
+    outcomes = importer.answer(bound) if importer.is_alive() else importer.outcomes
+    if not outcomes:
+        return kit.result(NAME, "skip", {}, {}, "nothing installed depends on jax")
+    failed = [o for o in outcomes if o["status"] == "error"]
+    tried = sum(o["status"] != "not_tried" for o in outcomes)
+    metrics: dict[str, object] = {"tried": tried, "failed": len(failed), "not_tried": len(outcomes) - tried}
+    said = "; ".join(f"import {o['module']} ({o['distribution']} {o['version']}): {o['error']}" for o in failed)
+    message = f"{tried} modules tried, {len(failed)} raise" + (f" (facts.jax.imports): {said}" if said else "")
+    if tried < len(outcomes):
+        message += f"; {len(outcomes) - tried} not tried within {SHARE:.0%} of the probe's bound ({bound:g} s)"
+    return kit.result(NAME, "pass", metrics, {}, message) | {"facts": {"imports": outcomes}}
+
+
+if __name__ == "__main__":
+    sys.exit(kit.main(NAME, __doc__, run))

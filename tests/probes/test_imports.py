@@ -1,0 +1,140 @@
+"""The imports probe on the real jax, with libraries installed for the test: a directory on PYTHONPATH that holds
+distributions as pip leaves them (a `.dist-info` with METADATA, RECORD and top_level.txt, and their packages).
+
+Each library is a kind the probe must tell apart: one whose import raises the way dm-haiku 0.0.12 does under jax
+0.10.1 (a name jax removed, used at module level), one whose top level needs a framework that is not installed and
+whose JAX code lives in a `jax` package (tensorflow-probability without TensorFlow), one that imports, one whose
+requirement names jax only through an extra, and a namespace package (orbax).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import envaudit_run
+
+pytestmark = pytest.mark.jax
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = ROOT / "probes" / "imports.py"
+
+LIBRARIES: dict[str, dict[str, Any]] = {
+    "brokenlib": {
+        "requires": ["jax>=0.4"],
+        "files": {"brokenlib/__init__.py": "import jax\nFUNCTIONS = (jax.interpreters.xla.xe.PjitFunction,)\n"},
+    },
+    "multilib": {  # a lazy top level, as tensorflow-probability's; its JAX users import multilib.substrates.jax
+        "requires": ["numpy", 'jax; extra == "jax"', 'tensorflow_not_installed; extra == "tf"'],
+        "files": {
+            "multilib/__init__.py": "",
+            "multilib/substrates/__init__.py": "",
+            "multilib/substrates/jax/__init__.py": "import jax.numpy as jnp\nONES = jnp.ones\n",
+            "multilib/python/__init__.py": "",
+            "multilib/python/backend/__init__.py": "",
+            "multilib/python/backend/jax/__init__.py": "raise RuntimeError('only the shallowest jax package')\n",
+        },
+    },
+    "tflib": {  # its top level needs TensorFlow, which only an extra asks for
+        "requires": ['jax; extra == "jax"'],
+        "files": {"tflib/__init__.py": "import tensorflow_not_installed\n"},
+    },
+    "goodlib": {"requires": ["jax"], "files": {"goodlib/__init__.py": "import jax\nVERSION = jax.__version__\n"}},
+    "nsroot-part": {  # a namespace package (no __init__.py at its top), like orbax
+        "requires": ["jaxlib"],
+        "files": {"nsroot/part/__init__.py": "import jax\n"},
+    },
+    "unrelated": {"requires": ["numpy"], "files": {"unrelated/__init__.py": "raise RuntimeError('never imported')\n"}},
+}
+
+
+def install(site: Path) -> None:
+    """The libraries as pip installs them: their files, and their .dist-info with METADATA, RECORD and (for some)
+    top_level.txt."""
+    for name, lib in LIBRARIES.items():
+        info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+        info.mkdir(parents=True)
+        lines = [f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"]
+        lines += [f"Requires-Dist: {req}\n" for req in lib["requires"]]
+        (info / "METADATA").write_text("".join(lines), encoding="utf-8")
+        for path, text in lib["files"].items():
+            (site / path).parent.mkdir(parents=True, exist_ok=True)
+            (site / path).write_text(text, encoding="utf-8")
+        record = [*lib["files"], f"{info.name}/METADATA", f"{info.name}/RECORD"]
+        (info / "RECORD").write_text("".join(f"{p},,\n" for p in record), encoding="utf-8")
+        if name != "nsroot-part":  # pip writes top_level.txt for setuptools builds only
+            (info / "top_level.txt").write_text(name.replace("-", "_") + "\n", encoding="utf-8")
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    where = tmp_path / "site"
+    install(where)
+    return where
+
+
+def _env(site: Path) -> dict[str, str]:
+    return {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, "PYTHONPATH": str(site)}
+
+
+def test_the_probe_imports_what_depends_on_jax_and_tells_each_kind_apart(site: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(PROBE)], capture_output=True, text=True, env=_env(site), timeout=240, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    outcomes = {o["module"]: o for o in result["facts"]["imports"]}
+    broken = outcomes["brokenlib"]
+    assert broken["status"] == "error" and broken["distribution"] == "brokenlib" and broken["version"] == "1.0"
+    assert broken["error"] == "AttributeError: module 'jax.interpreters.xla' has no attribute 'xe'"
+    assert broken["where"] == "brokenlib/__init__.py:2"
+    assert outcomes["tflib"]["status"] == "needs" and "tensorflow_not_installed" in outcomes["tflib"]["error"]
+    assert outcomes["multilib"]["status"] == "ok" and outcomes["multilib.substrates.jax"]["status"] == "ok"
+    assert "multilib.python.backend.jax" not in outcomes  # the shallowest jax package only
+    assert outcomes["goodlib"]["status"] == "ok" and outcomes["nsroot.part"]["status"] == "ok"
+    assert "unrelated" not in outcomes and "nsroot" not in outcomes  # no jax requirement; a namespace's packages
+    assert "jax.scipy.linalg" in outcomes and outcomes["jax.scipy.linalg"]["distribution"] == "jax"
+    assert result["metrics"]["failed"] == 1
+    # each import is announced before it starts, so a crash or a hang in it is named by the child's last words
+    assert "envaudit imports: importing brokenlib (brokenlib 1.0)" in done.stderr
+
+
+def test_an_audit_fails_the_library_that_does_not_import_under_the_rule_its_message_names(site: Path) -> None:
+    done = envaudit_run(sys.executable, "--probe", "imports", "--format", "json", env=_env(site), timeout=300)
+    report = json.loads(done.stdout)
+    found = {f["id"]: f for f in report["findings"]}
+    assert done.returncode == 1, found
+    broken = found["import-fails-brokenlib"]
+    assert broken["severity"] == "fail" and "brokenlib 1.0" in broken["detail"]
+    assert "module 'jax.interpreters.xla' has no attribute 'xe'" in broken["detail"]
+    # the message is the one jax-api-missing knows: one root cause, the import its consequence
+    assert broken["caused_by"] == "jax-api-missing" and not found["jax-api-missing"]["caused_by"]
+    assert not any(i.startswith("import-fails-") and i != "import-fails-brokenlib" for i in found)
+    imports = report["facts"]["jax"]["imports"]
+    assert {o["module"] for o in imports if o["status"] == "error"} == {"brokenlib"}
+
+
+def test_an_import_that_hangs_is_named_and_the_probe_still_answers_inside_its_bound(tmp_path: Path) -> None:
+    """An import runs in C and cannot be interrupted: the probe answers at 70 % of its bound with what it saw, the
+    import in flight named and not failed (a slow import is no fault), and the audit goes on."""
+    where = tmp_path / "site"
+    LIBRARIES["aaa-hangs"] = {"requires": ["jax"], "files": {"aaa_hangs/__init__.py": "import time\ntime.sleep(600)\n"}}
+    try:
+        install(where)
+    finally:
+        del LIBRARIES["aaa-hangs"]
+    done = envaudit_run(
+        sys.executable, "--probe", "imports", "--timeout", "8", "--format", "json", env=_env(where), timeout=300
+    )
+    report = json.loads(done.stdout)
+    probe = next(p for p in report["probes"] if p["name"] == "imports")
+    assert probe["status"] == "pass" and probe["duration_s"] < 8, probe
+    outcomes = {o["module"]: o for o in report["facts"]["jax"]["imports"]}
+    assert outcomes["aaa_hangs"]["status"] == "not_tried" and "still importing" in outcomes["aaa_hangs"]["error"]
+    assert outcomes["brokenlib"]["status"] == "not_tried"  # not reached: unknown, not failed
+    assert not any(f["id"].startswith("import-fails-") for f in report["findings"]), report["findings"]

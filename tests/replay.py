@@ -54,6 +54,7 @@ def as_gpu_node(report: dict[str, Any], node: str = "h200", gpus: int = 8) -> di
     facts["nvidia"] = get_nvidia(make_fake_pynvml(fixture))
     device = {"platform": "gpu", "device_kind": kind, "compute_capability": capability}
     facts["env"].pop("XLA_FLAGS", None)  # the CPU's simulated devices are the node's GPUs
+    facts.pop("xla_flags", None)  # and what XLA_FLAGS said of this machine's jaxlib, where it lies here
     for probe in report["probes"]:
         for each in probe.get("devices") or []:
             each["kind"] = kind

@@ -1,0 +1,39 @@
+"""Benchmark: what the imports probe costs, side by side in one run: the full audit with it and without it
+(`--skip-probe imports`), `health` with it and without it, and the full audit against
+`python -c "import jax; jax.print_environment_info()"` (warm compilation cache).
+
+Targets (issue 23): the full audit <= 2.0x jax.print_environment_info() warm, the imports probe included.
+usage: python scripts/bench_imports.py [RUNS] [--python PATH]   (PATH: another environment's interpreter, audited
+with --python; its jax.print_environment_info() is run there)
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from _bench import ENVAUDIT, compare, env, report
+
+
+def main(argv: list[str]) -> None:
+    python = argv[argv.index("--python") + 1] if "--python" in argv else sys.executable
+    numbers = [a for a in argv if a.isdigit()]
+    runs = int(numbers[0]) if numbers else 5
+    cache = Path(tempfile.mkdtemp(prefix="envaudit-bench-"))
+    environ = env(ENVAUDIT_CACHE_DIR=str(cache))
+    outside = ["--python", python] if python != sys.executable else []
+    audit = [*ENVAUDIT, "--format", "json", *outside]
+    health = [*ENVAUDIT, "health", "--prometheus-dir", str(cache / "prom"), *outside]
+    info = [python, "-c", "import jax; jax.print_environment_info()"]
+    print(f"runs each: {runs}; audited: {python}")
+    a, b = compare(audit, [*audit, "--skip-probe", "imports"], runs, environ)
+    report("full audit", a, "full audit --skip-probe imports", b, "the imports probe's share")
+    a, b = compare(health, [*health, "--skip-probe", "imports"], runs, environ)
+    report("health", a, "health --skip-probe imports", b, "the imports probe's share")
+    a, b = compare(audit, info, runs, environ)
+    report("full audit (imports included)", a, "jax.print_environment_info()", b, "target <= 2.0")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -30,6 +30,25 @@ RELEVANT_NAMES = frozenset(
         "chex",
         "frozendict",
         "envaudit",
+        # the libraries whose releases scripts/derive/library_uses.py reads (api-removals.toml speaks of them; a
+        # test keeps every package of the tables in scope)
+        "equinox",
+        "dm-haiku",
+        "distrax",
+        "tensorflow-probability",
+        "diffrax",
+        "lineax",
+        "optimistix",
+        "numpyro",
+        "blackjax",
+        "jaxopt",
+        "jraph",
+        "dm-pix",
+        "rlax",
+        "jax-md",
+        "treescope",
+        "penzai",
+        "evosax",
     }
 )
 # jax's GPU plugins and their PJRT packages, released in lockstep with jaxlib: jax-cuda12-plugin, jax-rocm60-pjrt...

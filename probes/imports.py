@@ -24,10 +24,10 @@ jax's own modules and flax, optax, chex, orbax-checkpoint and treescope 1.3 s. B
 `envaudit imports: importing MODULE (DIST VERSION)` is written on stderr, so that an import that kills the process
 is named in the probe's crash.
 
-Threshold: none; the outcomes are facts about the environment, not a wrong answer of the probe, which passes when it could try
-every import (skip: nothing installed depends on jax): envaudit reports them as `facts.jax.imports` (the result's
-`facts`), where its rules judge them (check `import-fails`, one finding per distribution, folded under a rule
-that explains it). Metrics: tried, failed (numbers of modules).
+Threshold: none; the outcomes are facts about the environment, not a wrong answer of the probe, which passes when it
+could try every import (skip: nothing installed depends on jax): envaudit reports them as `facts.jax.imports` (the
+result's `facts`), where its rules judge them (check `import-fails`, one finding per distribution, folded under a
+rule that explains it). Metrics: tried, failed (numbers of modules).
 """
 
 from __future__ import annotations

@@ -165,6 +165,9 @@ def nothing_to_audit(facts: Facts) -> list[Occurrence]:
     return [Occurrence(f"jax is not installed in {python}")] if python and "jax" not in facts.packages else []
 
 
+# what the libraries' tables say of the jax that another copy shadows: gone with the copy
+SHADOWED_JAX = tuple(f"removed-jax-api-in-{name}" for name in tables.removal_packages())
+
 CHECKS: tuple[Check, ...] = (
     Check(
         id="pythonpath-shadows",
@@ -180,6 +183,7 @@ CHECKS: tuple[Check, ...] = (
             "requirement-unsatisfied",
             "jax-requirement-unsatisfied",
             "jax:*",
+            *SHADOWED_JAX,
         ),
     ),
     Check(
@@ -196,6 +200,7 @@ CHECKS: tuple[Check, ...] = (
             "requirement-unsatisfied",
             "jax-requirement-unsatisfied",
             "jax:*",
+            *SHADOWED_JAX,
         ),
     ),
     Check(

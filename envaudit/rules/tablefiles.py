@@ -61,6 +61,7 @@ class _UseOptional(TypedDict, total=False):
     fixed: str  # the first release of the library without the use
     functions: list[str]  # a call-time use: the public functions that reach it (read at the library's tag)
     standard_path: str  # the everyday call that reaches it too (flax.linen.Module.init), where one does
+    module: str  # an import-time use that only the import of this module runs (`import PACKAGE` does not reach it)
 
 
 class Use(_UseOptional):

@@ -171,8 +171,9 @@ def planned_requirements(facts: Facts) -> list[Unsatisfied]:
     return found
 
 
-def _removed_uses(facts: Facts, package: str) -> list[dict[str, Any]]:
-    """The table's uses, by the installed release of `package`, of a jax API that the installed jax no longer has."""
+def _removed_uses(facts: Facts, package: str, any_jax: bool = False) -> list[dict[str, Any]]:
+    """The table's uses, by the installed release of `package`, of a jax API that the installed jax no longer has
+    (any_jax: that any jax release lacks)."""
     from packaging.specifiers import SpecifierSet
 
     from envaudit.rules import imports
@@ -180,13 +181,14 @@ def _removed_uses(facts: Facts, package: str) -> list[dict[str, Any]]:
     jax, version = facts.packages.get("jax", ""), facts.packages.get(package, "")
     if not _release(jax) or not _release(version):
         return []
-    cleared = imports.imported(facts, package)  # it imported here: no use at import time breaks it
+    cleared = imports.imported(facts, package)  # it imported here: no use that `import PACKAGE` runs breaks it
+    # (one at the import of a module that `import PACKAGE` does not reach, `module`, was not tried)
     return [
         use
         for use in load(REMOVALS)["use"]
         if use["package"] == package
-        and not (cleared and use["kind"] == "import")
-        and SpecifierSet(use["jax"]).contains(jax, prereleases=True)
+        and not (cleared and use["kind"] == "import" and "module" not in use)
+        and (any_jax or SpecifierSet(use["jax"]).contains(jax, prereleases=True))
         and any(SpecifierSet(spec).contains(version, prereleases=True) for spec in use["versions"])
     ]
 
@@ -208,7 +210,8 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
         # at import, or on the everyday path (Module.init): a failure; only where a few functions call it, a warning
         # (a probe or an import that shows the user's path broken makes it a failure: envaudit/causes.py)
         everyday = any(u["kind"] == "import" or "standard_path" in u or not u.get("functions") for u in uses)
-        return [Occurrence(detail, _removed_api_fix(facts, package, uses), None if everyday else "warn")]
+        fix = _removed_api_fix(facts, package, uses, everyday)
+        return [Occurrence(detail, fix, None if everyday else "warn")]
 
     return run
 
@@ -216,21 +219,32 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
 def _breaks(package: str, use: dict[str, Any]) -> str:
     """How a use breaks, as the user meets it: the import, the everyday call, or the functions that reach it."""
     if use["kind"] == "import":
-        return f"import {package} fails"
+        return f"import {use.get('module', package)} fails"
     if "standard_path" in use:
         return f"fails on first call, {use['standard_path']} included"
     functions = use.get("functions") or []
     return f"fails on first call of {', '.join(functions)}" if functions else "fails on first call"
 
 
-def _removed_api_fix(facts: Facts, name: str, uses: list[dict[str, Any]]) -> Fix:
+def _removed_api_fix(facts: Facts, name: str, uses: list[dict[str, Any]], everyday: bool) -> Fix:
     """The library at the first release without any of those uses, the installed jax held (a newer library may
     require a newer jax, which pip would install unasked); with no fixed release, jax below the removal."""
     if all("fixed" in u for u in uses):
         upgrade = f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"
         return fixes.install(facts, [upgrade], hold=fixes.installed_jax(facts))
-    earliest = min((u["jax"].lstrip(">=") for u in uses), key=numbers, default="")
-    return fixes.install(facts, [f"jax<{earliest}", f"jaxlib<{earliest}"]) if earliest else Fix()
+    if not everyday:  # a few functions off the everyday path, and no release without them: not worth an older jax
+        return Fix()
+    # no release without the use: the jax releases that have every name this release uses, from the first with
+    # the newest it needs (`<X`: jax added it in X) to below the first removal (`>=X`, or `>=X,<Y` for a name jax
+    # brought back); none (it needs a name jax removed before adding another): no fix to print
+    every = _removed_uses(facts, name, any_jax=True)
+    lowers = [p.removeprefix(">=") for u in every for p in u["jax"].split(",") if p.startswith(">=")]
+    needs = [u["jax"].removeprefix("<") for u in every if u["jax"].startswith("<")]
+    earliest, newest = min(lowers, key=numbers, default=""), max(needs, key=numbers, default="")
+    if not earliest or (newest and numbers(newest) >= numbers(earliest)):
+        return Fix()
+    floor = [f"jax>={newest}", f"jaxlib>={newest}"] if newest else []
+    return fixes.install(facts, [*floor, f"jax<{earliest}", f"jaxlib<{earliest}"])
 
 
 def _accepted(enum: dict[str, Any], jax: str) -> set[str]:

@@ -7,6 +7,7 @@ import sys
 from envaudit import scope
 from envaudit.collect._interpreter import minimum_jaxlib
 from envaudit.collect.packages import Dist, get_packages, select, unsatisfied
+from envaudit.rules import tables
 
 
 def d(name: str, version: str, *requires: str, location: str = "/site") -> Dist:
@@ -20,6 +21,12 @@ def test_relevant_names_and_families() -> None:
         assert scope.is_relevant(name), name
     for name in ("requests", "torch", "jaxtyping", "nvidiafoo"):
         assert not scope.is_relevant(name), name
+
+
+def test_every_library_the_derived_tables_speak_of_is_collected() -> None:
+    """A table entry about a distribution outside the audited scope could never fire (its version is not read)."""
+    for name in tables.removal_packages():
+        assert scope.is_relevant(name), name
 
 
 def test_select_normalizes_and_first_on_path_wins() -> None:

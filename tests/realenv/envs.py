@@ -184,6 +184,27 @@ BROKEN = (
         "import jax.scipy.linalg as l, jax.numpy as jnp; assert float(l.det(jnp.eye(2))) == 1.0; print('ok')",
         maker="uv",
     ),
+    # dm-haiku 0.0.12 beside jax 0.10.1: pip is satisfied, `import haiku` raises (transform.py reads
+    # jax.interpreters.xla.xe at module level); measured: 0.0.13 and 0.0.14 raise too (jax.lib.xla_extension),
+    # 0.0.15 imports and runs
+    Broken(
+        "haiku0012-jax0101",
+        (("dm-haiku==0.0.12", "jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),),
+        "removed-jax-api-in-dm-haiku",
+        "import haiku as hk, jax, jax.numpy as jnp; f = hk.transform(lambda x: hk.Linear(2)(x)); x = jnp.ones((1, 3)); "
+        "p = f.init(jax.random.PRNGKey(0), x); assert f.apply(p, None, x).shape == (1, 2); print('ok')",
+        maker="uv",
+    ),
+    # tensorflow-probability 0.25.0 (its newest release) beside jax 0.10.1: `import tensorflow_probability` works
+    # (lazily), `tensorflow_probability.substrates.jax`, which its JAX users import, raises (pytype_aval_mappings,
+    # removed from jax.interpreters.xla in jax 0.7.0); measured: with jax 0.6.2 it imports and computes
+    Broken(
+        "tfp0250-jax0101",
+        (("tensorflow-probability==0.25.0", "jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),),
+        "removed-jax-api-in-tensorflow-probability",
+        "import tensorflow_probability.substrates.jax as tfp; "
+        "assert abs(float(tfp.distributions.Normal(0.0, 1.0).log_prob(0.0)) + 0.9189385) < 1e-6; print('ok')",
+    ),
     # JAX_PLATFORMS asks for a TPU on a machine without one (a list with cpu fails too): the variable is the cause
     Broken(
         "jax-platforms-tpu",

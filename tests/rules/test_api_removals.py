@@ -18,6 +18,20 @@ from tests.planfix import requested
 USES = tables.load(tables.REMOVALS)["use"]
 
 
+def _newest_removal(use: dict[str, Any]) -> tuple[int, ...]:
+    lower = next((p.removeprefix(">=") for p in str(use["jax"]).split(",") if p.startswith(">=")), "0")
+    return tables.numbers(lower)
+
+
+# The derived table has hundreds of entries, read by one code path: each library's newest removal of each kind (at
+# import, on a call) is planned at its boundaries; how each entry is derived is tested in test_derived_removals.py
+SAMPLE = [
+    max(group, key=_newest_removal)
+    for key in sorted({(u["package"], u["kind"]) for u in USES})
+    if (group := [u for u in USES if (u["package"], u["kind"]) == key])
+]
+
+
 def planned(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, str]]:
     main(["plan", *pins, "--format", "json"])
     return list(json.loads(capsys.readouterr().out)["findings"])
@@ -26,13 +40,16 @@ def planned(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, st
 def inside(use: dict[str, Any]) -> str:
     """The last release with the use: the one pinned, or just below the upper bound of its last range."""
     spec = str(use["versions"][-1])
-    return spec.removeprefix("==") if spec.startswith("==") else fixes._below(spec.split("<")[-1])
+    if spec.startswith("=="):
+        return spec.removeprefix("==")
+    upper = spec.split("<")[-1]  # `<B`, or `<=N` for a run up to the newest release read
+    return upper.removeprefix("=") if upper.startswith("=") else fixes._below(upper)
 
 
 def jax_sides(use: dict[str, Any]) -> tuple[str, str]:
     """(a jax without the API, the nearest jax with it): the removal and the release before it, or for an API a
     library uses before jax added it (`<R`), the release before R and R."""
-    spec = str(use["jax"])
+    spec = str(use["jax"]).split(",")[0]  # `>=A,<B`: A lacks it, the release before A has it
     if spec.startswith(">="):
         return spec.removeprefix(">="), fixes._below(spec.removeprefix(">="))
     assert spec.startswith("<"), spec
@@ -40,10 +57,11 @@ def jax_sides(use: dict[str, Any]) -> tuple[str, str]:
 
 
 def named(findings: list[dict[str, str]], api: str) -> bool:
-    return any(f["id"].startswith("removed-jax-api-in-") and api in f["detail"] for f in findings)
+    """A finding says the library uses this very name (not one it is a prefix of: jax.lib.xla_bridge.get_backend)."""
+    return any(f["id"].startswith("removed-jax-api-in-") and f"uses {api} (" in f["detail"] for f in findings)
 
 
-@pytest.mark.parametrize("use", USES, ids=lambda u: f"{u['package']}-{u['api'].split()[0]}")
+@pytest.mark.parametrize("use", SAMPLE, ids=lambda u: f"{u['package']}-{u['api'].split()[0]}")
 def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[str], use: dict[str, Any]) -> None:
     """Other uses of the same library may still apply at a boundary: each entry answers for its own API only. The
     fix upgrades the library and holds the installed jax, so that pip cannot move jax to fit a newer library."""
@@ -53,6 +71,8 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
     found = [f for f in planned(capsys, library, f"jax=={without}", f"jaxlib=={without}") if f["id"] == check]
     assert len(found) == 1 and use["api"] in found[0]["detail"], found
     assert not named(planned(capsys, library, f"jax=={with_api}", f"jaxlib=={with_api}"), use["api"])
+    if "fixed" not in use:  # no release read after the last with the use: nothing to upgrade to
+        return
     fixed = f"{use['package']}=={use['fixed']}"
     assert not named(planned(capsys, fixed, f"jax=={without}", f"jaxlib=={without}"), use["api"])
     if not found[0]["caused_by"]:  # a consequence's fix is its root cause's

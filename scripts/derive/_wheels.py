@@ -1,0 +1,217 @@
+"""Release artefacts from PyPI, fetched once into a cache and read as text: the derivations read what was released
+(a wheel, else the sdist), never an installed or imported copy, and never re-download a file they already hold.
+
+The cache holds each project's JSON (`json/NAME.json`, refreshed unless --offline) and each file under its own
+name (`files/NAME`), checked against the sha256 PyPI lists for it; the derivations keep their per-release results
+beside them (`derived/...`) so that a second run parses nothing it parsed before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import io
+import json
+import os
+import re
+import tarfile
+import urllib.request
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from email.parser import HeaderParser
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import urljoin
+
+from packaging.version import InvalidVersion, Version
+
+PYPI = "https://pypi.org/pypi/{name}/json"
+THREADS = 8
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def default_cache() -> Path:
+    """$XDG_CACHE_HOME/envaudit-derive, else ~/.cache/envaudit-derive: shared by every derivation script."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "envaudit-derive"
+
+
+def arguments(description: str) -> argparse.ArgumentParser:
+    """The options every derivation script takes: where the cache is, and whether to stay off the network."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--cache", type=Path, default=None, help="cache directory (default: %(default)s)")
+    parser.add_argument("--offline", action="store_true", help="use only what the cache holds")
+    return parser
+
+
+def cache_of(option: Path | None) -> Path:
+    return option if option is not None else default_cache()
+
+
+@dataclass(frozen=True)
+class Artefact:
+    """One released file of one release: what PyPI says about it."""
+
+    project: str
+    version: str
+    filename: str
+    url: str
+    sha256: str
+    upload_time: str  # PyPI's upload_time of the release's first file (ISO, UTC)
+    kind: str  # "wheel" or "sdist"
+
+
+def project_json(name: str, cache: Path, offline: bool) -> dict[str, Any]:
+    """PyPI's JSON of a project, kept in the cache: re-read from PyPI unless offline (then the cached copy)."""
+    path = cache / "json" / f"{name}.json"
+    if not offline:
+        with urllib.request.urlopen(PYPI.format(name=name), timeout=60) as response:
+            data = response.read()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, data)
+    if not path.exists():
+        raise SystemExit(f"{name}: no cached PyPI JSON in {path.parent} (run once without --offline)")
+    result: dict[str, Any] = json.loads(path.read_bytes())
+    return result
+
+
+def final(version: str) -> Version | None:
+    """A release a table speaks of (a final release), or None for a pre-release, a dev release or no version."""
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return None
+    return None if parsed.is_prerelease or parsed.is_devrelease else parsed
+
+
+def artefacts(data: dict[str, Any]) -> list[Artefact]:
+    """Each final release's file to read, oldest first: its pure-Python wheel, else its sdist. A yanked release
+    is kept while it has one of them (pip still installs it when pinned)."""
+    name = data["info"]["name"].lower().replace("_", "-")
+    found = []
+    for version, files in data["releases"].items():
+        if final(version) is None or not files:
+            continue
+        wheels = [f for f in files if f["filename"].endswith("-none-any.whl")]
+        sdists = [f for f in files if f["packagetype"] == "sdist"]
+        picked = (sorted(wheels, key=lambda f: f["filename"]) or sdists or [None])[0]
+        if picked is None:
+            continue
+        first = min(f["upload_time_iso_8601"] for f in files)
+        kind = "wheel" if picked in wheels else "sdist"
+        url = urljoin(PYPI.format(name=name), picked["url"])  # a mirror may list it relative to the JSON
+        found.append(Artefact(name, version, picked["filename"], url, picked["digests"]["sha256"], first, kind))
+    return sorted(found, key=lambda a: Version(a.version))
+
+
+def fetch(artefact: Artefact, cache: Path, offline: bool) -> Path:
+    """The artefact's file in the cache, downloaded only when absent there; its sha256 is checked either way."""
+    path = cache / "files" / artefact.filename
+    if not path.exists():
+        if offline:
+            raise SystemExit(f"{artefact.filename}: not in the cache {path.parent} (run once without --offline)")
+        with urllib.request.urlopen(artefact.url, timeout=300) as response:
+            data = response.read()
+        _check(artefact, data)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, data)
+        return path
+    _check(artefact, path.read_bytes())
+    return path
+
+
+def fetch_all(items: Iterable[Artefact], cache: Path, offline: bool) -> dict[Artefact, Path]:
+    """Every artefact's file, fetched in parallel threads (downloads wait on the network, not the CPUs)."""
+    listed = list(items)
+    return dict(zip(listed, parallel(lambda a: fetch(a, cache, offline), listed), strict=True))
+
+
+def parallel(work: Callable[[T], R], items: list[T]) -> list[R]:
+    with ThreadPoolExecutor(THREADS) as pool:
+        return list(pool.map(work, items))
+
+
+def _check(artefact: Artefact, data: bytes) -> None:
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != artefact.sha256:
+        raise SystemExit(f"{artefact.filename}: sha256 {digest}, PyPI lists {artefact.sha256}")
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    partial = path.with_name(path.name + f".part{os.getpid()}")
+    partial.write_bytes(data)
+    partial.replace(path)
+
+
+def python_files(path: Path) -> Iterator[tuple[str, bytes]]:
+    """Each .py file of a wheel or sdist as (its path as the installed package has it, its bytes), sorted: an
+    sdist's top folder (name-version/) and a src/ layout are cut, so both read as the wheel would install them."""
+    if path.name.endswith(".whl") or path.name.endswith(".zip"):
+        with zipfile.ZipFile(path) as archive:
+            entries = {n: archive.read(n) for n in archive.namelist() if n.endswith(".py")}
+    else:
+        with tarfile.open(path) as archive:
+            entries = {}
+            for member in archive.getmembers():
+                if member.isfile() and member.name.endswith(".py"):
+                    handle = archive.extractfile(member)
+                    if handle is not None:
+                        entries[member.name] = handle.read()
+        entries = {_installed_path(n): data for n, data in entries.items()}
+    yield from sorted(entries.items())
+
+
+def _installed_path(name: str) -> str:
+    parts = name.split("/")[1:]  # the sdist's name-version/ folder
+    return "/".join(parts[1:] if parts[:1] == ["src"] else parts)
+
+
+def metadata(path: Path) -> dict[str, list[str]]:
+    """The core metadata's fields of a wheel (.dist-info/METADATA) or sdist (PKG-INFO), each as the list of its
+    values: Requires-Dist is what pip enforces. An sdist's PKG-INFO may lack it (older setuptools)."""
+    text = ""
+    if path.name.endswith(".whl"):
+        with zipfile.ZipFile(path) as archive:
+            name = next((n for n in archive.namelist() if n.endswith(".dist-info/METADATA")), None)
+            text = archive.read(name).decode("utf-8", "replace") if name else ""
+    else:
+        with tarfile.open(path) as archive:
+            member = next(
+                (m for m in archive.getmembers() if m.name.count("/") == 1 and m.name.endswith("/PKG-INFO")), None
+            )
+            handle = archive.extractfile(member) if member else None
+            text = handle.read().decode("utf-8", "replace") if handle else ""
+    message = HeaderParser().parse(io.StringIO(text))
+    fields: dict[str, list[str]] = {}
+    for key, value in message.items():
+        fields.setdefault(key, []).append(str(value))
+    return fields
+
+
+def load_json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def dump_json(path: Path, data: Any) -> None:
+    """JSON as every derived file is written: sorted keys, one indent, a final newline (byte-identical reruns)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_atomic(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
+
+
+# Python 3.12's type parameters (`class X[T]:`, `def f[T](...)`) and `type X = ...` statements, which an older
+# parser refuses: cut to what it reads, names and lines kept (jax 0.12 and the libraries that follow it use them)
+_TYPE_PARAMS = re.compile(rb"^([ \t]*(?:async[ \t]+)?(?:class|def)[ \t]+\w+)\[[^\n]*?\](?=[ \t]*[(:])", re.M)
+_TYPE_ALIAS = re.compile(rb"^([ \t]*)type[ \t]+(\w+)(?:\[[^\]\n]*\])?[ \t]*=", re.M)
+
+
+def parse(source: bytes) -> ast.Module:
+    """A module's tree; a source this Python's parser refuses for newer syntax is read again with that syntax cut
+    (the bindings and uses it holds are the same). Raises SyntaxError/ValueError when that does not help."""
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return ast.parse(_TYPE_ALIAS.sub(rb"\1\2 =", _TYPE_PARAMS.sub(rb"\1", source)))

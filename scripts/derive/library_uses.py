@@ -1,0 +1,478 @@
+"""Derive, for each release of the jax libraries, every jax name its package code uses, read with `ast` from the
+released file (wheel, else sdist): where (file:line), when it runs (at IMPORT: module level, class bodies,
+decorators, default values, evaluated annotations; or at CALL: inside a function, with the enclosing function's
+public name), and whether it is GUARDED (inside a `try` that catches AttributeError/ImportError/Exception or in
+its handler, the fallback of version-compatible code; under an `if hasattr(...)`/version test or after one in an
+`and`; under `if TYPE_CHECKING:`): a guarded use never breaks, so it is not a use here.
+
+A use is `jax.a.b` off any alias of jax (`import jax`, `import jax.numpy as jnp`, `from jax import lax`,
+`from jax.interpreters import xla` then `xla.xe`), the import itself (`from jax.a import b` uses jax.a.b), and
+`jax.config.update("x", ...)`, which uses the option jax.config.x. Tests, examples, docs and benchmarks are not
+package code and are skipped. Each release's result is kept in the cache (derived/uses/PROJECT/VERSION.json).
+
+usage: python scripts/derive/library_uses.py [--cache DIR] [--offline] [--only PROJECT ...]
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _wheels
+
+FORMAT = 8  # of the cached results: bumped when what is read changes
+SINCE = "2023-01-01"
+OLDER_SINCE = "2022-01-01"  # the libraries whose 2022 releases have known cases
+OLDER = ("flax", "chex", "optax", "dm-haiku", "tensorflow-probability", "neural-tangents")
+PROJECTS = (
+    "flax", "optax", "chex", "orbax-checkpoint", "equinox", "dm-haiku", "distrax", "tensorflow-probability",
+    "neural-tangents", "diffrax", "lineax", "optimistix", "numpyro", "blackjax", "jaxopt", "jraph", "dm-pix", "rlax",
+    "jax-md", "treescope", "penzai", "evosax",
+)  # fmt: skip
+GUARD_EXCEPTIONS = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+NOT_PACKAGE = {"tests", "test", "testing_data", "examples", "example", "docs", "doc", "benchmarks", "benchmark"}
+VERSION_WORD = re.compile(r"version", re.IGNORECASE)
+PYTHON_VERSION = {"sys.version_info", "sys.version", "platform.python_version", "sys.hexversion"}
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where a node runs: at import or on a call (of which function), guarded or not."""
+
+    when: str = "import"
+    function: str = ""
+    guarded: bool = False
+    in_function: bool = False
+
+
+@dataclass(frozen=True)
+class Use:
+    api: str
+    line: int
+    when: str
+    function: str
+    guarded: bool
+
+
+def package_file(path: str) -> bool:
+    """Package code, not tests, examples, docs, benchmarks or build scripts."""
+    parts = path.split("/")
+    name = parts[-1]
+    if len(parts) < 2 or name in {"setup.py", "conftest.py"}:
+        return False
+    if name.endswith("_test.py") or name.startswith("test_") or name == "tests.py":
+        return False
+    return not any(p in NOT_PACKAGE for p in parts[:-1])
+
+
+def module_of(path: str) -> str:
+    parts = path[:-3].split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _catches_guard(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any((k.attr if isinstance(k, ast.Attribute) else getattr(k, "id", "")) in GUARD_EXCEPTIONS for k in kinds)
+
+
+def guard_test(test: ast.expr) -> bool:
+    """An `if` test that makes its branches conditional on what jax has: hasattr(...), a 3-argument getattr, or a
+    version (jax.__version__, jax.version, __version_info__, packaging's Version); sys.version_info is Python's."""
+    for node in ast.walk(test):
+        called = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else ""
+        if called == "hasattr" or (called == "getattr" and isinstance(node, ast.Call) and len(node.args) == 3):
+            return True
+        text = ast.unparse(node) if isinstance(node, ast.Attribute | ast.Name) else ""
+        if text and VERSION_WORD.search(text) and not any(text.startswith(p) for p in PYTHON_VERSION):
+            return True
+    return False
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def aliases(tree: ast.Module) -> dict[str, str]:
+    """Each local name the file binds to a jax module or name by an import, anywhere in it: `import jax` (jax),
+    `import jax.numpy as jnp` (jnp: jax.numpy), `from jax import lax` (lax: jax.lax). A name the file also binds
+    by another import (from elsewhere) is ambiguous and dropped."""
+    found: dict[str, str] = {}
+    other: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                target = alias.name if alias.asname else alias.name.split(".")[0]
+                if alias.name == "jax" or alias.name.startswith("jax."):
+                    found.setdefault(local, target)
+                else:
+                    other.add(local)
+        elif isinstance(node, ast.ImportFrom) and node.names[0].name != "*":
+            source = node.module or ""
+            is_jax = node.level == 0 and (source == "jax" or source.startswith("jax."))
+            for alias in node.names:
+                local = alias.asname or alias.name
+                if is_jax:
+                    found.setdefault(local, f"{source}.{alias.name}")
+                else:
+                    other.add(local)
+    return {name: target for name, target in found.items() if name not in other}
+
+
+def chain(node: ast.expr) -> tuple[str, list[str]] | None:
+    """(root name, attributes) of `a.b.c`, or None when it is not a plain dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return (node.id, parts[::-1]) if isinstance(node, ast.Name) else None
+
+
+class _Finder:
+    """Walks one file, recording each jax use with its context."""
+
+    def __init__(self, tree: ast.Module, module: str) -> None:
+        self.module = module
+        self.aliases = aliases(tree)
+        self.future = any(
+            isinstance(n, ast.ImportFrom) and n.module == "__future__" and any(a.name == "annotations" for a in n.names)
+            for n in tree.body
+        )
+        self.uses: list[Use] = []
+        self.classes: list[str] = []
+        self.called_at_import: set[str] = set()  # this module's functions that its module level calls
+
+    def finish(self) -> list[Use]:
+        """The uses, with those of a function this module calls at import time counted at import (flax's
+        configurations.py defines its flags by calling its own helper at module level)."""
+        called = {f"{self.module}.{name}" for name in self.called_at_import}
+        return [replace(u, when="import") if u.when == "call" and u.function in called else u for u in self.uses]
+
+    def add(self, api: str, node: ast.AST, ctx: Context) -> None:
+        self.uses.append(Use(api, getattr(node, "lineno", 0), ctx.when, ctx.function, ctx.guarded))
+
+    def body(self, statements: list[ast.stmt], ctx: Context) -> None:
+        for statement in statements:
+            self.visit(statement, ctx)
+
+    def visit(self, node: ast.AST, ctx: Context) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            self.function(node, ctx)
+        elif isinstance(node, ast.ClassDef):
+            for part in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+                self.visit(part, ctx)
+            self.classes.append(node.name)
+            self.body(node.body, ctx)
+            self.classes.pop()
+        elif isinstance(node, ast.Lambda):
+            self.arguments(node.args, ctx, annotations=False)
+            self.visit(node.body, replace(ctx, when="call", function=ctx.function or self.qualified("<lambda>")))
+        elif isinstance(node, ast.AnnAssign):
+            if not self.future and not ctx.in_function:
+                self.visit(node.annotation, ctx)
+            self.visit(node.target, ctx)
+            if node.value is not None:
+                self.visit(node.value, ctx)
+        elif isinstance(node, ast.Try | ast.TryStar):
+            guarded = ctx.guarded or any(_catches_guard(h) for h in node.handlers)
+            self.body(node.body, replace(ctx, guarded=guarded))
+            for handler in node.handlers:  # the fallback of a guard (`except ImportError: from jax.lib...`) is
+                # the other half of version-compatible code: one of the two works with each jax it supports
+                self.body(handler.body, replace(ctx, guarded=guarded))
+            self.body(node.orelse, ctx)
+            self.body(node.finalbody, ctx)
+        elif isinstance(node, ast.If | ast.IfExp):
+            self.conditional(node, ctx)
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            self.conjunction(node, ctx)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            self.imported(node, ctx)
+        elif isinstance(node, ast.Attribute):
+            self.attribute(node, ctx)
+        elif isinstance(node, ast.Call):
+            self.call(node, ctx)
+        elif isinstance(node, ast.Constant):
+            return  # a string annotation is not evaluated
+        else:
+            for child in ast.iter_child_nodes(node):
+                self.visit(child, ctx)
+
+    def qualified(self, name: str) -> str:
+        return ".".join([self.module, *self.classes, name])
+
+    def function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Context) -> None:
+        for decorator in node.decorator_list:
+            self.visit(decorator, ctx)
+        self.arguments(node.args, ctx, annotations=not self.future)
+        if node.returns is not None and not self.future:
+            self.visit(node.returns, ctx)
+        inner = replace(ctx, when="call", function=ctx.function or self.qualified(node.name), in_function=True)
+        classes, self.classes = self.classes, [*self.classes, node.name]
+        self.body(node.body, inner)
+        self.classes = classes
+
+    def arguments(self, args: ast.arguments, ctx: Context, annotations: bool) -> None:
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            self.visit(default, ctx)
+        if annotations:
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                if arg is not None and arg.annotation is not None:
+                    self.visit(arg.annotation, ctx)
+
+    def conditional(self, node: ast.If | ast.IfExp, ctx: Context) -> None:
+        self.visit(node.test, ctx)
+        if _type_checking(node.test):  # never runs
+            orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+            for part in orelse:
+                self.visit(part, ctx)
+            return
+        branch = replace(ctx, guarded=ctx.guarded or guard_test(node.test))
+        parts: list[ast.AST] = [*node.body, *node.orelse] if isinstance(node, ast.If) else [node.body, node.orelse]
+        for branch_node in parts:
+            self.visit(branch_node, branch)
+
+    def conjunction(self, node: ast.BoolOp, ctx: Context) -> None:
+        """`hasattr(jax, "a") and jax.a.b`: what follows a guard test in an `and` runs only where jax has it."""
+        for value in node.values:
+            self.visit(value, ctx)
+            if guard_test(value):
+                ctx = replace(ctx, guarded=True)
+
+    def imported(self, node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("jax."):
+                    self.add(alias.name, node, ctx)
+            return
+        source = node.module or ""
+        if node.level == 0 and (source == "jax" or source.startswith("jax.")):
+            for alias in node.names:
+                self.add(source if alias.name == "*" else f"{source}.{alias.name}", node, ctx)
+
+    def attribute(self, node: ast.Attribute, ctx: Context) -> None:
+        found = chain(node)
+        if found is not None and found[0] in self.aliases:
+            self.add(".".join([self.aliases[found[0]], *found[1]]), node, ctx)
+            return
+        self.visit(node.value, ctx)
+
+    def call(self, node: ast.Call, ctx: Context) -> None:
+        if ctx.when == "import" and not ctx.guarded and isinstance(node.func, ast.Name):
+            self.called_at_import.add(node.func.id)
+        found = chain(node.func) if isinstance(node.func, ast.Attribute) else None
+        if found is not None and found[0] in self.aliases:
+            called = ".".join([self.aliases[found[0]], *found[1]])
+            first = node.args[0] if node.args else None
+            option = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
+            if re.fullmatch(r"jax\.config(\.config)?\.update", called) and option.isidentifier():
+                self.add(f"jax.config.{option}", node, ctx)
+        for child in ast.iter_child_nodes(node):
+            self.visit(child, ctx)
+
+
+def uses_in(source: str | bytes, module: str) -> list[Use]:
+    """Every jax use of one file (see _Finder); a file that does not parse has none (and is reported)."""
+    tree = ast.parse(source)
+    finder = _Finder(tree, module)
+    finder.body(tree.body, Context())
+    return finder.finish()
+
+
+def exports(tree: ast.Module, module: str, is_package: bool) -> Iterator[tuple[str, str, str]]:
+    """(source module, name, public name) of each `from X import name [as alias]` at module level of a public
+    module: how a function defined in a private module is reached."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.names[0].name != "*":
+            base = module.split(".") if is_package else module.split(".")[:-1]
+            if node.level:
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                source = ".".join([*base, node.module] if node.module else base)
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                yield source, alias.name, f"{module}.{alias.asname or alias.name}"
+
+
+def imported_at_import(tree: ast.Module, module: str, is_package: bool) -> set[str]:
+    """The modules a module imports when it is imported (statements outside functions: module level, `try`, `if`,
+    class bodies), resolved: `import a.b` imports a and a.b, `from a import b` imports a, and a.b if it is a module
+    (the caller keeps only the package's own modules)."""
+    found: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = module.split(".") if is_package else module.split(".")[:-1]
+            if node.level:
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                source = ".".join([*base, node.module] if node.module else base)
+            else:
+                source = node.module or ""
+            found.add(source)
+            found.update(f"{source}.{alias.name}" for alias in node.names if alias.name != "*")
+        else:
+            pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def reached(imports: dict[str, set[str]]) -> set[str]:
+    """The package's modules that `import TOP` runs, for each top-level package TOP (the shallowest modules: a
+    namespace package's, orbax.checkpoint): what its __init__ imports, and so on (a.b.c runs a and a.b first)."""
+    seen: set[str] = set()
+    pending = [m for m in imports if m.rpartition(".")[0] not in imports]
+    while pending:
+        module = pending.pop()
+        parts = module.split(".")
+        for cut in range(1, len(parts) + 1):
+            name = ".".join(parts[:cut])
+            if name in imports and name not in seen:
+                seen.add(name)
+                pending.extend(imports[name])
+    return seen
+
+
+def public(name: str) -> bool:
+    return not any(part.startswith("_") for part in name.split("."))
+
+
+def public_name(qualified: str, reexported: dict[str, list[str]]) -> str:
+    """The shortest public name of a function or method (haiku._src.transform.transform -> haiku.transform), from
+    the re-exports of the package's public modules; a private helper keeps its own name."""
+    parts = qualified.split(".")
+    for cut in range(len(parts), 0, -1):
+        head, tail = ".".join(parts[:cut]), parts[cut:]
+        names = sorted(reexported.get(head, []), key=lambda n: (n.count("."), n))
+        if names and public(".".join(tail)):
+            shorter = ".".join([names[0], *tail])
+            return min([shorter, qualified] if public(qualified) else [shorter], key=lambda n: (n.count("."), n))
+    return qualified
+
+
+def jax_requirement(fields: dict[str, list[str]]) -> str | None:
+    """The specifier this release declares on jax itself (an extra's requirement is not enforced): None when it
+    declares none."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    found = []
+    for text in fields.get("Requires-Dist", []):
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if requirement.name.lower() != "jax":
+            continue
+        if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+            found.append(str(requirement.specifier))
+    return ",".join(s for s in found if s) if found else None
+
+
+def read_release(path: Path) -> dict[str, Any]:
+    """Every jax use of a release's package code: api -> {"import": file:line, "call": {function: file:line}}, and
+    "module" where only the import of that module runs it, not the import of the package's top level."""
+    reexported: dict[str, list[str]] = {}
+    trees: list[tuple[str, str, ast.Module]] = []
+    unparsed: list[str] = []
+    imports: dict[str, set[str]] = {}
+    for name, data in _wheels.python_files(path):
+        if not package_file(name):
+            continue
+        module, is_package = module_of(name), name.endswith("__init__.py")
+        try:
+            tree = _wheels.parse(data)
+        except (SyntaxError, ValueError):
+            unparsed.append(name)
+            continue
+        imports[module] = imported_at_import(tree, module, is_package)
+        if public(module):
+            for source, item, alias in exports(tree, module, is_package):
+                reexported.setdefault(f"{source}.{item}", []).append(alias)
+        if b"jax" in data:
+            trees.append((name, module, tree))
+    found: dict[str, dict[str, Any]] = {}
+    guarded = 0
+    at_top = reached(imports)
+    for name, module, tree in trees:
+        finder = _Finder(tree, module)
+        finder.body(tree.body, Context())
+        for use in finder.finish():
+            if use.guarded:
+                guarded += 1
+                continue
+            entry = found.setdefault(use.api, {"import": None, "call": {}})
+            where = f"{name}:{use.line}"
+            if use.when == "import":  # `import TOP` raises; else only the import of this module
+                top = module in at_top
+                if not entry["import"] or ("module" in entry and top):
+                    entry["import"] = where
+                    if top:
+                        entry.pop("module", None)
+                    else:
+                        entry["module"] = module
+            else:
+                entry["call"].setdefault(public_name(use.function, reexported), where)
+    fields = _wheels.metadata(path)
+    return {
+        "format": FORMAT,
+        "uses": dict(sorted(found.items())),
+        "guarded": guarded,
+        "unparsed": unparsed,
+        "requires_jax": jax_requirement(fields),
+    }
+
+
+def releases(project: str, cache: Path, offline: bool) -> list[_wheels.Artefact]:
+    """The project's final releases read here: since SINCE by upload time (OLDER_SINCE for the OLDER ones)."""
+    since = OLDER_SINCE if project in OLDER else SINCE
+    return [a for a in _wheels.artefacts(_wheels.project_json(project, cache, offline)) if a.upload_time >= since]
+
+
+def uses_of(artefact: _wheels.Artefact, cache: Path, offline: bool) -> dict[str, Any]:
+    """A release's uses, from the cache when they were read before (from the same file)."""
+    kept = cache / "derived" / "uses" / artefact.project / f"{artefact.version}.json"
+    if kept.exists():
+        data: dict[str, Any] = _wheels.load_json(kept)
+        if data.get("format") == FORMAT and data.get("sha256") == artefact.sha256:
+            return data
+    data = read_release(_wheels.fetch(artefact, cache, offline))
+    data.update(sha256=artefact.sha256, version=artefact.version, file=artefact.filename)
+    data.update(upload_time=artefact.upload_time, kind=artefact.kind)
+    _wheels.dump_json(kept, data)
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--only", nargs="*", default=list(PROJECTS), help="these projects only")
+    options = parser.parse_args(argv)
+    cache = _wheels.cache_of(options.cache)
+    started = time.monotonic()
+    for project in options.only:
+        found = releases(project, cache, options.offline)
+        _wheels.fetch_all(found, cache, options.offline)
+        for artefact in found:
+            data = uses_of(artefact, cache, options.offline)
+            print(f"{project} {artefact.version}: {len(data['uses'])} jax names, {data['guarded']} guarded uses")
+        if not found:
+            print(f"{project}: no release since {OLDER_SINCE if project in OLDER else SINCE}")
+    print(f"done in {time.monotonic() - started:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,316 @@
+"""The derivation of api-removals.toml (scripts/derive/): its ast reading on small sources (aliases, import time or
+call time, each guard, annotations with and without `from __future__ import annotations`, jax's deprecation
+tables), and, with the network, a sample re-derived from the real wheels against the committed table."""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.specifiers import SpecifierSet
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "derive"))
+
+import api_removals  # noqa: E402
+import jax_api  # noqa: E402
+import library_uses  # noqa: E402
+
+from envaudit.rules import tables  # noqa: E402
+
+
+def uses(source: str, module: str = "lib.mod") -> list[tuple[str, str, str, bool]]:
+    found = library_uses.uses_in(textwrap.dedent(source), module)
+    return sorted((u.api, u.when, u.function, u.guarded) for u in found)
+
+
+def test_aliases_of_jax_are_followed() -> None:
+    found = uses(
+        """
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+        from jax.interpreters import xla
+        from numpy import linalg
+        x = jnp.zeros(3).astype
+        y = xla.xe.PjitFunction
+        z = lax.scan
+        w = linalg.norm
+        v = jax.random.KeyArray
+        """
+    )
+    apis = [api for api, *_ in found]
+    assert apis == [
+        "jax.interpreters.xla",  # the import itself
+        "jax.interpreters.xla.xe.PjitFunction",
+        "jax.lax",
+        "jax.lax.scan",
+        "jax.numpy",
+        "jax.numpy.zeros",
+        "jax.random.KeyArray",
+    ]
+
+
+def test_a_name_bound_to_something_else_too_is_not_jax() -> None:
+    assert uses("from jax import config\nfrom absl.flags import config\nconfig.x\n") == [
+        ("jax.config", "import", "", False)
+    ]
+
+
+def test_import_time_and_call_time() -> None:
+    found = uses(
+        """
+        import jax
+
+        @jax.jit
+        def f(x=jax.numpy.float32):
+            return jax.tree_map(x)
+
+        class C:
+            key: jax.random.KeyArray
+            def method(self):
+                def inner():
+                    return jax.lax.cond
+                return inner
+        """
+    )
+    assert found == [
+        ("jax.jit", "import", "", False),
+        ("jax.lax.cond", "call", "lib.mod.C.method", False),
+        ("jax.numpy.float32", "import", "", False),
+        ("jax.random.KeyArray", "import", "", False),
+        ("jax.tree_map", "call", "lib.mod.f", False),
+    ]
+
+
+def test_a_helper_called_at_module_level_runs_at_import() -> None:
+    found = uses("import jax\ndef define(n):\n    return jax.config.define_bool_state(n)\nFLAG = define('x')\n")
+    assert found == [("jax.config.define_bool_state", "import", "lib.mod.define", False)]
+
+
+def test_config_update_uses_the_option() -> None:
+    found = uses("import jax\ndef f():\n    jax.config.update('jax_enable_x64', True)\n")
+    assert ("jax.config.jax_enable_x64", "call", "lib.mod.f", False) in found
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        "try:\n    X = jax.core.Shape\nexcept AttributeError:\n    X = None\n",
+        "try:\n    X = jax.core.Shape\nexcept (ValueError, ImportError):\n    X = None\n",
+        "try:\n    X = jax.core.Shape\nexcept Exception:\n    X = None\n",
+        "try:\n    X = jax.core.Shape\nexcept:\n    X = None\n",
+        "if hasattr(jax.core, 'Shape'):\n    X = jax.core.Shape\n",
+        "if jax.__version_info__ < (0, 4, 29):\n    X = jax.core.Shape\n",
+        "if Version(jax.__version__) < Version('0.4.29'):\n    X = jax.core.Shape\nelse:\n    X = jax.core.Shape\n",
+        "X = jax.core.Shape if hasattr(jax.core, 'Shape') else None\n",
+        # chex 0.1.92's _check_sharding
+        "def f(x):\n    return hasattr(jax.core, 'Shape') and isinstance(x, jax.core.Shape)\n",
+        # the fallback of version-compatible code (jax-md 0.2.29, flax 0.12.12)
+        "try:\n    from jax.extend import Shape\nexcept ImportError:\n    X = jax.core.Shape\n",
+    ],
+)
+def test_each_guard(guard: str) -> None:
+    found = [u for u in uses("import jax\nfrom packaging.version import Version\n" + guard) if u[0] == "jax.core.Shape"]
+    assert found and all(u[3] for u in found), found
+
+
+def test_what_is_no_guard() -> None:
+    found = uses(
+        """
+        import sys, jax
+        try:
+            X = jax.core.Shape
+        except ValueError:
+            pass
+        if sys.version_info >= (3, 11):
+            Y = jax.core.Shape
+        Z = jax.core.Shape and hasattr(jax.core, "Shape")
+        """
+    )
+    assert [u[3] for u in found if u[0] == "jax.core.Shape"] == [False, False, False]
+
+
+def test_type_checking_never_runs() -> None:
+    assert uses("import typing, jax\nif typing.TYPE_CHECKING:\n    X = jax.core.Shape\n") == []
+
+
+def test_annotations_with_and_without_postponed_evaluation() -> None:
+    body = """
+        import jax
+        def f(key: jax.random.KeyArray) -> jax.Array:
+            local: jax.core.Shape = 1
+            return key
+        class C:
+            field: jax.numpy.DeviceArray
+        """
+    assert uses(body) == [
+        ("jax.Array", "import", "", False),
+        ("jax.numpy.DeviceArray", "import", "", False),
+        ("jax.random.KeyArray", "import", "", False),
+    ]  # a local variable's annotation is never evaluated
+    assert uses("from __future__ import annotations\n" + textwrap.dedent(body)) == []
+    assert uses("import jax\ndef f(key: 'jax.random.KeyArray'): pass\n") == []  # a string is not evaluated
+
+
+def test_public_names_of_functions_from_the_packages_reexports() -> None:
+    reexported = {"haiku._src.transform.transform": ["haiku.transform", "haiku.experimental.transform"]}
+    assert library_uses.public_name("haiku._src.transform.transform", reexported) == "haiku.transform"
+    reexported = {"flax.linen.module.Module": ["flax.linen.Module"]}
+    assert library_uses.public_name("flax.linen.module.Module.init", reexported) == "flax.linen.Module.init"
+    assert library_uses.public_name("haiku._src.dot._helper", {}) == "haiku._src.dot._helper"
+
+
+def test_package_code_only() -> None:
+    assert library_uses.package_file("flax/linen/module.py")
+    assert not any(
+        library_uses.package_file(p)
+        for p in ["flax/linen/module_test.py", "tests/test_x.py", "flax/examples/a.py", "docs/conf.py", "setup.py"]
+    )
+
+
+def test_the_jax_requirement_pip_enforces() -> None:
+    fields = {"Requires-Dist": ["jax>=0.4.27", "jaxlib", "jax[cuda]>=0.5; extra == 'gpu'"]}
+    assert library_uses.jax_requirement(fields) == ">=0.4.27"
+    assert library_uses.jax_requirement({"Requires-Dist": ["numpy"]}) is None
+
+
+SYNTHETIC = """
+from jax._src.core import Shape as _Shape, Tracer as Tracer
+from jax._src import deprecations as _deps
+import typing
+if typing.TYPE_CHECKING:
+    from jax._src.core import gone as gone
+_deprecations = {
+    "gone": ("jax.mod.gone was removed in JAX v0.4.36. " "Use jax.other instead.", None),
+    "Shape": (("jax.mod.Shape is deprecated."), _Shape),
+}
+if typing.TYPE_CHECKING:
+    Shape = _Shape
+else:
+    __getattr__ = _deps.deprecation_getattr(__name__, _deprecations)
+def helper(): pass
+temporary = 1
+del temporary
+__all__ = ["Tracer"]
+"""
+
+
+def synthetic_release() -> dict[str, Any]:
+    module = jax_api.read_module(SYNTHETIC.encode(), "jax.mod", False)
+    package = jax_api.read_module(b"from jax import mod as mod\n", "jax", True)
+    package["children"], module["children"] = ["mod"], []
+    return {"modules": {"jax": package, "jax.mod": module}, "config_options": ["jax_x"], "config_members": ["update"]}
+
+
+def test_the_deprecation_table_reader() -> None:
+    release = synthetic_release()
+    module = release["modules"]["jax.mod"]
+    assert module["removed"] == {"gone": "jax.mod.gone was removed in JAX v0.4.36. Use jax.other instead."}
+    assert module["deprecated"] == {"Shape": "jax.mod.Shape is deprecated."}
+    assert "gone" not in module["names"] and "temporary" not in module["names"] and not module["open"]
+    assert module["all"] == ["Tracer"]
+    assert jax_api.lookup(release, "jax.mod.gone") == ("jax.mod.gone", module["removed"]["gone"])
+    assert jax_api.lookup(release, "jax.mod.Shape") == (None, "")  # deprecated: still works
+    assert jax_api.lookup(release, "jax.mod.Tracer.anything") == (None, "")  # past a value: not read
+    assert jax_api.lookup(release, "jax.mod.helper") == (None, "")
+    assert jax_api.lookup(release, "jax.mod.missing.x") == ("jax.mod.missing", "")
+    assert jax_api.lookup(release, "jax.config.jax_x") == (None, "")
+    assert jax_api.lookup(release, "jax.config.define_bool_state") == ("jax.config.define_bool_state", "")
+
+
+def test_a_star_import_from_outside_jax_leaves_a_module_open() -> None:
+    modules = {
+        "jax.a": jax_api.read_module(b"from numpy import *\n", "jax.a", False),
+        "jax.b": jax_api.read_module(b"from jax.c import *\n", "jax.b", False),
+        "jax.c": jax_api.read_module(b"x = 1\n_y = 2\n", "jax.c", False),
+    }
+    jax_api.resolve_stars(modules)
+    assert modules["jax.a"]["open"] and not modules["jax.b"]["open"]
+    assert modules["jax.b"]["names"] == ["x"]
+
+
+def test_config_options_of_each_spelling() -> None:
+    import ast
+
+    source = "enable_x64 = bool_state(name='jax_enable_x64')\nconfig.define_bool_state('jax_old', False, '')\n"
+    source += "flags.DEFINE_bool('jax_flag', False, '')\nx = int_state('jax_int', 1, '')\n"
+    assert jax_api.config_options({"m": ast.parse(source)}) == ["jax_enable_x64", "jax_flag", "jax_int", "jax_old"]
+
+
+def test_what_import_of_the_package_reaches() -> None:
+    """flax 0.6.5: `import flax` runs flax.linen, not flax.training.orbax_utils, whose jax.experimental.maps.Mesh
+    (gone in jax 0.4.11) breaks only its own import; a namespace package's modules are the top (orbax.checkpoint)."""
+    sources = {
+        ("flax", True): "from . import linen\nimport flax.core.scope\n",
+        ("flax.linen", True): "from .module import Module\ndef f():\n    from flax import training\n",
+        ("flax.linen.module", False): "import jax\n",
+        ("flax.core", True): "",
+        ("flax.core.scope", False): "try:\n    from flax.core import frozen\nexcept ImportError:\n    pass\n",
+        ("flax.core.frozen", False): "",
+        ("flax.training", True): "",
+        ("flax.training.orbax_utils", False): "from jax.experimental.maps import Mesh\n",
+        ("orbax.checkpoint", True): "from orbax.checkpoint import utils\n",
+        ("orbax.checkpoint.utils", False): "",
+    }
+    imports = {m: library_uses.imported_at_import(ast.parse(src), m, pkg) for (m, pkg), src in sources.items()}
+    assert library_uses.reached(imports) == {
+        "flax",
+        "flax.linen",
+        "flax.linen.module",
+        "flax.core",
+        "flax.core.scope",
+        "flax.core.frozen",
+        "orbax.checkpoint",
+        "orbax.checkpoint.utils",
+    }
+
+
+def test_specifiers_of_runs() -> None:
+    order = ["0.1", "0.2", "0.3", "0.4", "0.5"]
+    assert api_removals.version_specs(order, {"0.1", "0.2", "0.4"}) == [">=0.1,<0.3", "==0.4"]
+    assert api_removals.version_specs(order, {"0.4", "0.5"}) == [">=0.4,<=0.5"]
+    assert api_removals.jax_spec(order, 2, 4) == ">=0.3"
+    assert api_removals.jax_spec(order, 0, 1) == "<0.3"
+    assert api_removals.jax_spec(order, 1, 2) == ">=0.2,<0.4"
+
+
+def _cache(tmp_path: Path) -> Path:
+    shared = os.environ.get("ENVAUDIT_DERIVE_CACHE")
+    return Path(shared) if shared else tmp_path / "cache"
+
+
+def _committed(package: str, api: str) -> list[dict[str, Any]]:
+    return [u for u in tables.load(tables.REMOVALS)["use"] if u["package"] == package and u["api"] == api]
+
+
+@pytest.mark.realenv
+@pytest.mark.cost(60)
+def test_a_sample_rederived_from_the_real_wheels(tmp_path: Path) -> None:
+    """dm-haiku 0.0.12 against jax 0.4.35 (has jax.interpreters.xla.xe) and 0.4.36 (its deprecation table
+    removes it), and flax 0.7.4 against jax 0.4.23 and 0.4.24 (jax.linear_util), from wheels fetched here."""
+    cache = _cache(tmp_path)
+    jax = {a.version: a for a in jax_api.releases(cache, offline=False)}
+    haiku = next(a for a in library_uses.releases("dm-haiku", cache, False) if a.version == "0.0.12")
+    flax = next(a for a in library_uses.releases("flax", cache, False) if a.version == "0.7.4")
+    haiku_uses = library_uses.uses_of(haiku, cache, False)["uses"]
+    flax_uses = library_uses.uses_of(flax, cache, False)["uses"]
+    xe = [n for n in haiku_uses if n.startswith("jax.interpreters.xla.xe.")]
+    assert xe and all(haiku_uses[n]["import"] for n in xe)
+    before, after = (jax_api.surface_of(jax[v], cache, False) for v in ("0.4.35", "0.4.36"))
+    assert all(jax_api.lookup(before, n) == (None, "") for n in xe)
+    prefix, message = jax_api.lookup(after, xe[0])
+    assert prefix == "jax.interpreters.xla.xe" and "removed in JAX v0.4.36" in message
+    (committed,) = [u for u in _committed("dm-haiku", prefix) if u["jax"] == ">=0.4.36"]
+    assert any(SpecifierSet(s).contains("0.0.12") for s in committed["versions"]) and committed["kind"] == "import"
+    assert flax_uses["jax.linear_util"]["import"]
+    gone, kept = (jax_api.surface_of(jax[v], cache, False) for v in ("0.4.24", "0.4.23"))
+    assert jax_api.lookup(gone, "jax.linear_util")[0] == "jax.linear_util"
+    assert jax_api.lookup(kept, "jax.linear_util") == (None, "")
+    (linear,) = [u for u in _committed("flax", "jax.linear_util") if u["jax"].startswith(">=0.4.24")]
+    assert linear["kind"] == "import" and linear.get("fixed") == "0.7.5"

@@ -39,9 +39,14 @@ def _env(env: Broken, prefix: Path) -> dict[str, str]:
     return shell | {k: v.replace("{stale}", str(prefix / "stale")) for k, v in env.env.items()}
 
 
-def audit(prefix: Path, shell_env: dict[str, str], before: str = "") -> tuple[int, dict[str, Any]]:
-    """The audit run in a shell, after `before` (the fix, pasted as it is)."""
-    script = f'{before}\n"{prefix}/bin/python" -m envaudit {PROBE_ARGS} --format json --output "{prefix}/report.json"'
+def audit(prefix: Path, shell_env: dict[str, str], before: str = "", then: str = "") -> tuple[int, dict[str, Any]]:
+    """The audit run in a shell, after `before` (the fix, pasted as it is); `then`, the user's program, runs next
+    in the same shell (the fix's variables last one shell), its output kept in program.out and program.err."""
+    report = f'"{prefix}/bin/python" -m envaudit {PROBE_ARGS} --format json --output "{prefix}/report.json"'
+    program = f'; code=$?\n"{prefix}/bin/python" -c "{then}" >"{prefix}/program.out" 2>"{prefix}/program.err"; ' + (
+        f'echo $? >"{prefix}/program.rc"; exit $code'
+    )
+    script = f"{before}\n{report}" + (program if then else "")
     done = subprocess.run(["bash", "-c", script], env=shell_env, capture_output=True, text=True, timeout=600)
     assert (prefix / "report.json").exists(), done.stderr[-2000:]
     return done.returncode, json.loads((prefix / "report.json").read_text(encoding="utf-8"))
@@ -49,7 +54,7 @@ def audit(prefix: Path, shell_env: dict[str, str], before: str = "") -> tuple[in
 
 @pytest.mark.parametrize("env", [e.param() for e in BROKEN])
 def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tmp_path: Path) -> None:
-    prefix = copy(built(env), tmp_path)
+    prefix = copy(built(env), tmp_path, damaged=bool(env.damage))
     shell_env = _env(env, prefix)
     if env.damage:
         site = str(next((prefix / "lib").glob("python3*/site-packages")))
@@ -78,21 +83,15 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
     # the variables it runs with
     assert env.maker != "uv" or fix.startswith("uv pip install --python ")  # a uv venv has no pip
 
-    code, after = audit(prefix, shell_env, before=fix)
+    code, after = audit(prefix, shell_env, before=fix, then=env.program)
     assert code == 0, [(f["id"], f["detail"]) for f in after["findings"] if f["severity"] == "fail"]
     assert not [
         f for f in after["findings"] if f["severity"] == "warn" and not f["caused_by"] and env.severity == "warn"
     ]
     assert env.root not in {f["id"] for f in after["findings"]}
     assert after["plan"]["fix"] == "", after["plan"]  # a fixed point: the audit after it prints no new fix
-    ran = subprocess.run(
-        ["bash", "-c", f'{fix}\n"{prefix}/bin/python" -c "{env.program}"'],
-        env=shell_env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert ran.returncode == 0 and ran.stdout.strip().endswith("ok"), ran.stderr[-2000:]
+    ran, out = (prefix / "program.rc").read_text().strip(), (prefix / "program.out").read_text()
+    assert ran == "0" and out.strip().endswith("ok"), (prefix / "program.err").read_text()[-2000:]
 
 
 FIXED_BY_THE_VERB = (  # one of each kind of plan: pip (a library and a jaxlib), uv, a variable to set, one to unset

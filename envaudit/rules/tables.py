@@ -229,11 +229,11 @@ def _breaks(package: str, use: dict[str, Any]) -> str:
 def _removed_api_fix(facts: Facts, name: str, uses: list[dict[str, Any]], everyday: bool) -> Fix:
     """The library at the first release without any of those uses, the installed jax held (a newer library may
     require a newer jax, which pip would install unasked); with no fixed release, jax below the removal."""
+    if not everyday:  # a few functions off the everyday path: a pin to dodge them would cost more than it saves
+        return Fix()  # (and could undo a plan that chose this release for its jax); the detail names them
     if all("fixed" in u for u in uses):
         upgrade = f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"
         return fixes.install(facts, [upgrade], hold=fixes.installed_jax(facts))
-    if not everyday:  # a few functions off the everyday path, and no release without them: not worth an older jax
-        return Fix()
     # no release without the use: the jax releases that have every name this release uses, from the first with
     # the newest it needs (`<X`: jax added it in X) to below the first removal (`>=X`, or `>=X,<Y` for a name jax
     # brought back); none (it needs a name jax removed before adding another): no fix to print

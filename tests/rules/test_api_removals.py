@@ -75,6 +75,9 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
         return
     fixed = f"{use['package']}=={use['fixed']}"
     assert not named(planned(capsys, fixed, f"jax=={without}", f"jaxlib=={without}"), use["api"])
+    if found[0]["severity"] == "warn":  # off the everyday path: the functions are named, no pin is printed
+        assert not found[0]["fix"] and use["functions"][0] in found[0]["detail"], found[0]
+        return
     if not found[0]["caused_by"]:  # a consequence's fix is its root cause's
         asked = requested(found[0]["fix"])
         assert asked.requirements[1:] == (f"jax=={without}", f"jaxlib=={without}"), asked

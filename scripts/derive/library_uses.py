@@ -290,17 +290,21 @@ def uses_in(source: str | bytes, module: str) -> list[Use]:
     return finder.finish()
 
 
+def import_source(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module a `from X import ...` in `module` reads (`from . import a`, `from ..b import c`)."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+    return ".".join([*base, node.module] if node.module else base)
+
+
 def exports(tree: ast.Module, module: str, is_package: bool) -> Iterator[tuple[str, str, str]]:
     """(source module, name, public name) of each `from X import name [as alias]` at module level of a public
     module: how a function defined in a private module is reached."""
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.names[0].name != "*":
-            base = module.split(".") if is_package else module.split(".")[:-1]
-            if node.level:
-                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-                source = ".".join([*base, node.module] if node.module else base)
-            else:
-                source = node.module or ""
+            source = import_source(node, module, is_package)
             for alias in node.names:
                 yield source, alias.name, f"{module}.{alias.asname or alias.name}"
 
@@ -318,12 +322,7 @@ def imported_at_import(tree: ast.Module, module: str, is_package: bool) -> set[s
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = module.split(".") if is_package else module.split(".")[:-1]
-            if node.level:
-                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-                source = ".".join([*base, node.module] if node.module else base)
-            else:
-                source = node.module or ""
+            source = import_source(node, module, is_package)
             found.add(source)
             found.update(f"{source}.{alias.name}" for alias in node.names if alias.name != "*")
         else:

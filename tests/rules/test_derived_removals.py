@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts" / "derive"))
 
 import api_removals  # noqa: E402
+import confirm  # noqa: E402
 import jax_api  # noqa: E402
 import library_uses  # noqa: E402
 
@@ -269,6 +270,26 @@ def test_what_import_of_the_package_reaches() -> None:
         "orbax.checkpoint",
         "orbax.checkpoint.utils",
     }
+
+
+def test_what_a_confirmation_imports_and_expects() -> None:
+    """The package of the use's file (below a namespace package: orbax.checkpoint), or the entry's module; and what
+    the table predicts on each side, another import-time entry of the release included."""
+    uses = {"jax.a": {"import": "orbax/checkpoint/_src/x.py:3"}, "jax.b": {"import": "haiku/_src/t.py:9"}}
+    files = {"orbax/checkpoint/__init__.py", "orbax/checkpoint/_src/x.py", "haiku/__init__.py", "haiku/_src/t.py"}
+    assert confirm.imported_module({"api": "jax.a"}, uses, files) == "orbax.checkpoint"
+    assert confirm.imported_module({"api": "jax.b"}, uses, files) == "haiku"
+    assert confirm.imported_module({"api": "jax.b", "module": "haiku.x"}, uses, files) == "haiku.x"
+    table = [
+        {"package": "p", "kind": "import", "jax": ">=0.5.0", "versions": ["<2"], "api": "jax.gone"},
+        {"package": "p", "kind": "import", "jax": "<0.4.5", "versions": ["<2"], "api": "jax.new"},
+        {"package": "p", "kind": "import", "jax": ">=0.1", "versions": ["<2"], "api": "jax.x", "module": "p.sub"},
+        {"package": "p", "kind": "first call", "jax": ">=0.1", "versions": ["<2"], "api": "jax.y"},
+    ]
+    assert confirm.predicted(table, "p", "1.0", "0.5.0", "p") and not confirm.predicted(table, "p", "1.0", "0.4.9", "p")
+    assert confirm.predicted(table, "p", "1.0", "0.4.4", "p")  # the release needs a name jax added later
+    assert confirm.predicted(table, "p", "1.0", "0.4.9", "p.sub")  # importing p.sub runs what it uses
+    assert not confirm.predicted(table, "p", "2.0", "0.5", "p")
 
 
 def test_specifiers_of_runs() -> None:

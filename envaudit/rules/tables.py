@@ -228,7 +228,8 @@ def _breaks(package: str, use: dict[str, Any]) -> str:
 
 def _removed_api_fix(facts: Facts, name: str, uses: list[dict[str, Any]], everyday: bool) -> Fix:
     """The library at the first release without any of those uses, the installed jax held (a newer library may
-    require a newer jax, which pip would install unasked); with no fixed release, jax below the removal."""
+    require a newer jax, which pip would install unasked); with no fixed release, the jax releases that have every
+    name the release uses; none for a warning."""
     if not everyday:  # a few functions off the everyday path: a pin to dodge them would cost more than it saves
         return Fix()  # (and could undo a plan that chose this release for its jax); the detail names them
     if all("fixed" in u for u in uses):

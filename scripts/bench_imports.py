@@ -24,6 +24,7 @@ def main(argv: list[str]) -> None:
     environ = env(ENVAUDIT_CACHE_DIR=str(cache))
     outside = ["--python", python] if python != sys.executable else []
     audit = [*ENVAUDIT, "--format", "json", *outside]
+    (cache / "prom").mkdir()  # health writes its textfile there; it refuses a directory that is not there
     health = [*ENVAUDIT, "health", "--prometheus-dir", str(cache / "prom"), *outside]
     info = [python, "-c", "import jax; jax.print_environment_info()"]
     print(f"runs each: {runs}; audited: {python}")

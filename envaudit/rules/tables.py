@@ -193,6 +193,12 @@ def _removed_uses(facts: Facts, package: str, any_jax: bool = False) -> list[dic
     ]
 
 
+def removal_start(use: dict[str, Any]) -> str:
+    """X of an entry's `jax` span `>=X` or `>=X,<Y`: the first jax release without the name; "" for a name the
+    library uses before jax added it (`<X`)."""
+    return next((p.removeprefix(">=") for p in str(use["jax"]).split(",") if p.startswith(">=")), "")
+
+
 def removal_packages() -> list[str]:
     """The libraries the table speaks of: each gets its own check, so a rule on one library folds only its own."""
     return list(dict.fromkeys(use["package"] for use in load(REMOVALS)["use"]))
@@ -239,7 +245,7 @@ def _removed_api_fix(facts: Facts, name: str, uses: list[dict[str, Any]], everyd
     # the newest it needs (`<X`: jax added it in X) to below the first removal (`>=X`, or `>=X,<Y` for a name jax
     # brought back); none (it needs a name jax removed before adding another): no fix to print
     every = _removed_uses(facts, name, any_jax=True)
-    lowers = [p.removeprefix(">=") for u in every for p in u["jax"].split(",") if p.startswith(">=")]
+    lowers = [start for u in every if (start := removal_start(u))]
     needs = [u["jax"].removeprefix("<") for u in every if u["jax"].startswith("<")]
     earliest, newest = min(lowers, key=numbers, default=""), max(needs, key=numbers, default="")
     if not earliest or (newest and numbers(newest) >= numbers(earliest)):

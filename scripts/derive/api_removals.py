@@ -184,14 +184,14 @@ def entry(
     calls = sorted({f: w for u in uses for f, w in u["call"].items()}.items())
     any_import = any(by_version[v].data["uses"][n]["import"] for v, ns in affected.items() for n in ns)
     first, last = run
-    lacking = jax_versions[first] if first > 0 else jax_versions[last + 1] if last + 1 < len(jax_versions) else ""
+    lacking = jax_versions[first] if first > 0 else jax_versions[last + 1]  # no run spans every release (derive)
     where = at_import[0] if at_import else calls[0][1]
     when = "at import" if at_import else f"in {calls[0][0]}"
     if first > 0:
         message = next((m for n in affected[last_affected] for v, (p, m) in absent[n].items() if p == prefix and m), "")
         said = f"jax {lacking} lacks it" + (f": '{message}'" if message else "")
     else:
-        said = f"first in jax {lacking}" if lacking else "in no jax release read"
+        said = f"first in jax {lacking}"
     result: dict[str, Any] = {
         "package": project,
         "versions": version_specs(order, set(affected)),

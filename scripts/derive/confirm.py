@@ -29,16 +29,13 @@ import library_uses
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from envaudit.rules.tables import removal_start
+
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "envaudit" / "rules" / "tables" / "api-removals.toml"
 OUTPUT = ROOT / "envaudit" / "rules" / "tables" / "derived" / "confirmed.json"
 UV = (sys.executable, "-m", "uv")
 TIMEOUT_S = 600
-
-
-def removal_start(use: dict[str, Any]) -> str:
-    """X of `>=X` (or `>=X,<Y`): the first jax release without the name; "" for a name not yet added."""
-    return next((p.removeprefix(">=") for p in str(use["jax"]).split(",") if p.startswith(">=")), "")
 
 
 def newest_with_use(use: dict[str, Any], versions: list[str]) -> str:

@@ -42,11 +42,11 @@ def _env(env: Broken, prefix: Path) -> dict[str, str]:
 def audit(prefix: Path, shell_env: dict[str, str], before: str = "", then: str = "") -> tuple[int, dict[str, Any]]:
     """The audit run in a shell, after `before` (the fix, pasted as it is); `then`, the user's program, runs next
     in the same shell (the fix's variables last one shell), its output kept in program.out and program.err."""
-    report = f'"{prefix}/bin/python" -m envaudit {PROBE_ARGS} --format json --output "{prefix}/report.json"'
-    program = f'; code=$?\n"{prefix}/bin/python" -c "{then}" >"{prefix}/program.out" 2>"{prefix}/program.err"; ' + (
-        f'echo $? >"{prefix}/program.rc"; exit $code'
-    )
-    script = f"{before}\n{report}" + (program if then else "")
+    python = f'"{prefix}/bin/python"'
+    script = f'{before}\n{python} -m envaudit {PROBE_ARGS} --format json --output "{prefix}/report.json"'
+    if then:  # the shell still ends with the audit's exit status
+        ran = f'-c "{then}" >"{prefix}/program.out" 2>"{prefix}/program.err"'
+        script += f'\ncode=$?\n{python} {ran}\necho $? >"{prefix}/program.rc"\nexit $code'
     done = subprocess.run(["bash", "-c", script], env=shell_env, capture_output=True, text=True, timeout=600)
     assert (prefix / "report.json").exists(), done.stderr[-2000:]
     return done.returncode, json.loads((prefix / "report.json").read_text(encoding="utf-8"))

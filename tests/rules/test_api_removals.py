@@ -19,8 +19,7 @@ USES = tables.load(tables.REMOVALS)["use"]
 
 
 def _newest_removal(use: dict[str, Any]) -> tuple[int, ...]:
-    lower = next((p.removeprefix(">=") for p in str(use["jax"]).split(",") if p.startswith(">=")), "0")
-    return tables.numbers(lower)
+    return tables.numbers(tables.removal_start(use) or "0")
 
 
 # The derived table has hundreds of entries, read by one code path: each library's newest removal of each kind (at

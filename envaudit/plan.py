@@ -218,6 +218,12 @@ def planned(args: argparse.Namespace) -> Planned:
         requires=gathered.requires if gathered else {},
         origin="plan",
     )
+    if gathered is None or not gathered.requires:  # what the releases declare, where no resolution says it
+        from dataclasses import replace
+
+        from envaudit.rules import declared  # lazily: it loads the tables
+
+        facts = replace(facts, requires=declared.requires(facts, facts.packages))
     if gathered is None:  # arguments only: the fix is what to pin instead, as for files (no environment exists)
         return Planned(facts, fixes.Target(tool="lines", into=ARGUMENTS))
     written = dict(gathered.into)

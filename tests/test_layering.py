@@ -87,6 +87,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "cachedir",
         "fixes",
         "docschema",
+        "markerenv",
     ),
     ("collect", "child"),  # what is measured: facts of the machine, jax's own word, the probes' numbers
     ("rules",),  # what is known: data rules, code checks, release tables

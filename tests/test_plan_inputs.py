@@ -100,9 +100,13 @@ def test_uv_export_and_uv_pip_compile_of_the_project_plan_as_its_lock_does(
     assert pylock["facts"]["packages"] == OLD_JAX_311
     assert compiled["facts"]["packages"] == lock["facts"]["packages"] == positional["facts"]["packages"]
     assert "numpy2-with-jaxlib-before-0426" in ids(pylock) & ids(compiled)
-    assert compiled["plan"]["fix"] == "in old-jax/requirements.txt: scipy<1.13, numpy<2"  # the file the lines are in
+    # the file the lines are in; ml-dtypes 0.7.0 declares numpy>=2.0.0 (its wheel's METADATA, declared-requires.toml),
+    # so numpy<2 moves it too, as the uv.lock's own resolution says
+    lines = "scipy<1.13, numpy<2, ml-dtypes<0.7.0"
+    assert lock["plan"]["fix"].endswith(lines)
+    assert compiled["plan"]["fix"] == f"in old-jax/requirements.txt: {lines}"
     # a pylock.toml does not say what it was made from: the fix says so instead of naming a file
-    assert pylock["plan"]["fix"] == "in the requirements old-jax/pylock.toml was made from: scipy<1.13, numpy<2"
+    assert pylock["plan"]["fix"] == f"in the requirements old-jax/pylock.toml was made from: {lines}"
 
 
 def test_a_pip_report_is_its_environment_with_its_requirements(capsys: pytest.CaptureFixture[str]) -> None:
@@ -128,8 +132,10 @@ def test_a_hand_written_requirements_file_as_pip_reads_it(capsys: pytest.Capture
     audited, an editable project and a pip-freeze line of envaudit itself."""
     _, report = plan(capsys, "-r", "nested/requirements.txt", "--python", "3.11")
     assert report["facts"]["packages"] == {"jax": "0.4.20", "jaxlib": "0.4.20", "numpy": "2.0.2", "scipy": "1.11.4"}
-    # numpy's version is the constraint's: that is the line to change
-    assert report["plan"]["fix"] == "in nested/constraints.txt: numpy<2"
+    # numpy's version is the constraint's: that is the line to change, to what scipy 1.11.4 declares (pip refuses
+    # numpy 2.0.2 beside it), which is below 2 for jaxlib 0.4.20 too
+    assert report["plan"]["fix"] == "in nested/constraints.txt: numpy<1.28.0,>=1.21.6"
+    assert "planned-requirement-refused" in ids(report)
     _, later = plan(capsys, "-r", "nested/requirements.txt", "--python", "3.12")
     assert later["facts"]["packages"]["scipy"] == "1.12.0"
     said = refused(capsys, "-r", "nested/requirements.txt")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.model import Finding, Severity, Subject
-from envaudit.rules import cuda_builds, imports, platforms, tables, xlaflags
+from envaudit.rules import cuda_builds, declared, imports, platforms, tables, xlaflags
 from envaudit.rules import environment as env
 from envaudit.rules.accessors import release
 from envaudit.rules.node import (
@@ -104,6 +104,18 @@ def unsatisfied(facts: Facts) -> list[Occurrence]:
         if not _is_coupling(r)
         and not env.coupled(str(r.get("package")))
         and env.target(str(r.get("requires"))) not in moved
+    ]
+
+
+def refused(facts: Facts) -> list[Occurrence]:
+    """A plan's releases that declare a requirement another pin breaks (the tables', rules/declared.py): pip refuses
+    to install them together. jax's and jaxlib's own are `jax-requirement-unsatisfied`, and a requirement on what
+    their fix moves anyway is left to it."""
+    moved = {env.target(str(r.get("requires"))) for r in env.jax_unmet(facts)}
+    return [
+        Occurrence(env.describe(r, "planned"), fixes.install(facts, [str(r.get("requires"))]))
+        for r in declared.unmet(facts)
+        if not env.coupled(str(r.get("package"))) and env.target(str(r.get("requires"))) not in moved
     ]
 
 
@@ -399,6 +411,17 @@ CHECKS: tuple[Check, ...] = (
         fix="the required version installed",
         references=("https://pip.pypa.io/en/stable/cli/pip_check/",),
         run=unsatisfied,
+    ),
+    Check(
+        id="planned-requirement-refused",
+        severity="fail",
+        title="a planned release declares a requirement that another pin of the plan breaks: pip refuses the install",
+        fix="pin what the release declares it needs (or a release of it that accepts the other pin)",
+        references=(
+            "https://pip.pypa.io/en/stable/topics/dependency-resolution/",
+            "https://packaging.python.org/en/latest/specifications/core-metadata/#requires-dist-multiple-use",
+        ),
+        run=refused,
     ),
     Check(
         id="duplicate-distribution",

@@ -15,7 +15,7 @@ import os
 from envaudit import fixes
 from envaudit.facts import Duplicate, Facts, Unsatisfied
 from envaudit.fixes import Fix
-from envaudit.rules import accessors, tables
+from envaudit.rules import accessors, declared
 from envaudit.rules.occurrence import Occurrence
 from envaudit.scope import PLUGIN
 
@@ -108,7 +108,7 @@ def jax_unmet(facts: Facts) -> list[Unsatisfied]:
     """jax's and jaxlib's unmet requirements but those on each other: pip's, or for a plan, the table's."""
     return [
         r
-        for r in facts.requirements or tables.planned_requirements(facts)
+        for r in facts.requirements or declared.unmet(facts)
         if coupled(str(r.get("package"))) and not coupled(target(str(r.get("requires"))))
     ]
 

@@ -49,6 +49,17 @@ class JaxRequires(_Provenance):  # jax-requires.toml: what each jax and jaxlib r
     release: dict[str, Declared]
 
 
+class DeclaredRun(TypedDict):
+    package: str
+    versions: list[str]  # consecutive releases that declare the same
+    python: str  # their Requires-Python ("" where none)
+    requires: list[str]  # their Requires-Dist on audited packages, markers kept, extras' left out
+
+
+class DeclaredRequires(_Provenance):  # declared-requires.toml: derived from each release's wheel METADATA
+    release: list[DeclaredRun]
+
+
 class _WheelsOptional(TypedDict, total=False):
     yanked: list[str]
 
@@ -128,6 +139,7 @@ class CudaBuilds(_Provenance):  # cuda-builds.toml
 SHAPES: dict[str, Any] = {
     "jax-minimum-jaxlib.toml": MinimumJaxlib,
     "jax-requires.toml": JaxRequires,
+    "declared-requires.toml": DeclaredRequires,
     "jaxlib-wheels.toml": JaxlibWheels,
     "api-removals.toml": ApiRemovals,
     "jax-env.toml": JaxEnv,

@@ -15,14 +15,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from envaudit import fixes
-from envaudit.facts import Facts, Unsatisfied
+from envaudit.facts import Facts
 from envaudit.fixes import Fix
 from envaudit.redact import REDACTED
 from envaudit.rules.accessors import env_flag, release, version_or_none
 from envaudit.rules.occurrence import Occurrence
 from envaudit.rules.tablefiles import TABLES as TABLES  # the tables, loaded and checked by tablefiles
 from envaudit.rules.tablefiles import load as load
-from envaudit.scope import canonicalize_name
 
 TABLE = TABLES / "jax-minimum-jaxlib.toml"
 REQUIRES = TABLES / "jax-requires.toml"
@@ -140,35 +139,6 @@ def cost(facts: Facts, pins: Sequence[str]) -> str:
     if here is not None and here not in found:
         return f"; it cannot install on Python {here}: the jaxlib it pins has wheels for {span} only"
     return f"; it needs {span}"
-
-
-def planned_requirements(facts: Facts) -> list[Unsatisfied]:
-    """What a planned jax and jaxlib declare they need and the plan does not meet, as `pip check` would say it once
-    installed (a live audit reads the installed metadata instead). A requirement on a package the plan does not
-    pin, or with a marker the plan cannot evaluate (no --python), is unknown, not unmet."""
-    from packaging.requirements import Requirement
-
-    jax = facts.packages.get("jax", "")
-    declared = _row(load(REQUIRES)["release"], jax) if _release(jax) else None
-    python = python_of(facts)
-    if facts.origin == "live" or declared is None:
-        return []
-    found: list[Unsatisfied] = []
-    for package in ("jax", "jaxlib"):
-        for text in declared[package] if package in facts.packages else []:
-            req = Requirement(text)
-            if req.marker is not None and (python is None or not req.marker.evaluate({"python_version": python})):
-                continue
-            version = facts.packages.get(canonicalize_name(req.name), "")
-            if _release(version) and not req.specifier.contains(version.split("+")[0], prereleases=True):
-                found.append(
-                    {
-                        "package": package,
-                        "requires": f"{canonicalize_name(req.name)}{req.specifier}",
-                        "installed": version,
-                    }
-                )
-    return found
 
 
 def _removed_uses(facts: Facts, package: str, any_jax: bool = False) -> list[dict[str, Any]]:

@@ -79,6 +79,72 @@ def project_json(name: str, cache: Path, offline: bool) -> dict[str, Any]:
     return result
 
 
+class _Ranges(io.RawIOBase):
+    """A remote file read by HTTP range requests: zipfile reads a wheel's central directory and one member of it
+    without downloading the rest (a TensorFlow wheel is 600 MB; its METADATA a few kB)."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url, self.position = url, 0
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60) as response:
+            self.size = int(response.headers["Content-Length"])
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
+        self.position = base + offset
+        return self.position
+
+    def readinto(self, buffer: Any) -> int:
+        end = min(self.size, self.position + len(buffer))
+        if end <= self.position:
+            return 0
+        request = urllib.request.Request(self.url, headers={"Range": f"bytes={self.position}-{end - 1}"})
+        with urllib.request.urlopen(request, timeout=60) as response:
+            data = response.read()
+        buffer[: len(data)] = data
+        self.position += len(data)
+        return len(data)
+
+
+def wheel_metadata(filename: str, url: str, cache: Path, offline: bool) -> str:
+    """The METADATA of a released wheel, what pip reads of it: ranged out of the remote file once (zipfile checks
+    the member's CRC-32), then kept in the cache under the wheel's name."""
+    path = cache / "metadata" / f"{filename}.METADATA"
+    if not path.exists():
+        if offline:
+            raise SystemExit(f"{filename}: no cached METADATA in {path.parent} (run once without --offline)")
+        with zipfile.ZipFile(io.BufferedReader(_Ranges(url), 1 << 16)) as archive:
+            name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1)
+            data = archive.read(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _write_atomic(path, data)
+    text: str = path.read_text(encoding="utf-8", errors="replace")
+    return text
+
+
+def fields(text: str) -> dict[str, list[str]]:
+    """Core metadata's fields, each as the list of its values (Requires-Dist is what pip enforces)."""
+    message = HeaderParser().parse(io.StringIO(text))
+    found: dict[str, list[str]] = {}
+    for key, value in message.items():
+        found.setdefault(key, []).append(str(value))
+    return found
+
+
+def first_upload(files: list[dict[str, Any]]) -> str:
+    """A release's upload time: its first file's (ISO, UTC)."""
+    return min(str(f["upload_time_iso_8601"]) for f in files)
+
+
 def final(version: str) -> Version | None:
     """A release a table speaks of (a final release), or None for a pre-release, a dev release or no version."""
     try:
@@ -101,7 +167,7 @@ def artefacts(data: dict[str, Any]) -> list[Artefact]:
         picked = (sorted(wheels, key=lambda f: f["filename"]) or sdists or [None])[0]
         if picked is None:
             continue
-        first = min(f["upload_time_iso_8601"] for f in files)
+        first = first_upload(files)
         kind = "wheel" if picked in wheels else "sdist"
         url = urljoin(PYPI.format(name=name), picked["url"])  # a mirror may list it relative to the JSON
         found.append(Artefact(name, version, picked["filename"], url, picked["digests"]["sha256"], first, kind))
@@ -185,11 +251,7 @@ def metadata(path: Path) -> dict[str, list[str]]:
             )
             handle = archive.extractfile(member) if member else None
             text = handle.read().decode("utf-8", "replace") if handle else ""
-    message = HeaderParser().parse(io.StringIO(text))
-    fields: dict[str, list[str]] = {}
-    for key, value in message.items():
-        fields.setdefault(key, []).append(str(value))
-    return fields
+    return fields(text)
 
 
 def load_json(path: Path) -> Any:

@@ -1,0 +1,153 @@
+"""What releases declare they need, for the environments that have no metadata to read yet: a plan, and the state a
+fix would leave.
+
+A live audit reads each installed distribution's Requires-Dist (`pip check`, collect/packages.py). A plan has none,
+and neither has a release a fix installs: they read the tables instead, jax's and jaxlib's read at the jax tags
+(jax-requires.toml) and every other audited project's derived from its wheels' METADATA
+(declared-requires.toml, scripts/derive/declared.py). A requirement's marker is evaluated for the plan's Python on
+its platform (Linux x86_64 unless a pip report says otherwise); a plan that names no Python is evaluated for every
+Python the release admits, and a requirement is unmet only where it is unmet for each of them. A release the tables
+do not list, or a requirement on a package the plan does not pin, is unknown, not unmet.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from envaudit import markerenv
+from envaudit.facts import Facts, Unsatisfied
+from envaudit.rules.accessors import release, version_or_none
+from envaudit.rules.tablefiles import TABLES, load
+from envaudit.rules.tables import REQUIRES
+from envaudit.scope import canonicalize_name
+
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
+
+DECLARED = TABLES / "declared-requires.toml"
+
+
+@functools.cache
+def _index() -> dict[tuple[str, tuple[int, ...]], tuple[str, tuple[str, ...]]]:
+    """(package, release numbers) -> (Requires-Python, requirements), from both tables."""
+    found: dict[tuple[str, tuple[int, ...]], tuple[str, tuple[str, ...]]] = {}
+    for version, row in load(REQUIRES)["release"].items():
+        for package in ("jax", "jaxlib"):
+            found[(package, release(version) or ())] = (row["python"], tuple(row[package]))
+    for row in load(DECLARED)["release"]:
+        for version in row["versions"]:
+            found[(row["package"], release(version) or ())] = (row["python"], tuple(row["requires"]))
+    return found
+
+
+def declaration(package: str, version: str) -> tuple[str, tuple[str, ...]] | None:
+    """What this release declares (its Requires-Python and its requirements on audited packages), or None where
+    the tables do not list it (a pre-release, a nightly, one older or newer than they read)."""
+    parsed = version_or_none(version.split("+")[0])
+    if parsed is None or parsed.is_prerelease or parsed.is_devrelease:
+        return None
+    return _index().get((package, release(version) or ()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _requirement(text: str) -> Requirement:
+    from packaging.requirements import Requirement  # lazily: only a plan or a planned state needs it
+
+    return Requirement(text)
+
+
+def _pythons(python: str | None, spec: str) -> list[str]:
+    """The Pythons a requirement's markers are evaluated for: the plan's, else each one the release admits."""
+    if python is not None:
+        return [python]
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        admitted = SpecifierSet(spec)
+    except InvalidSpecifier:
+        return []
+    return [p for p in markerenv.PYTHONS if admitted.contains(f"{p}.0", prereleases=True)]
+
+
+def _applying(text: str, python: str, platform: Mapping[str, str]) -> str | None:
+    """The requirement as `name<spec>` where its marker holds for this Python and platform, else None."""
+    req = _requirement(text)
+    if req.marker is not None:
+        environment = markerenv.target(python, platform).environment() | {"extra": ""}
+        if not req.marker.evaluate(environment):
+            return None
+    return f"{canonicalize_name(req.name)}{req.specifier}"
+
+
+def _platform(facts: Facts) -> dict[str, str]:
+    recorded = {"platform_system": facts.platform.get("system"), "platform_machine": facts.platform.get("machine")}
+    return {k: str(v) for k, v in recorded.items() if v}
+
+
+def _python(facts: Facts) -> str | None:
+    found = re.match(r"(\d+)\.(\d+)", str(facts.python.get("version") or ""))
+    return f"{found[1]}.{found[2]}" if found else None
+
+
+def applying(facts: Facts, package: str, version: str) -> list[list[str]] | None:
+    """This release's requirements that hold on the facts' Python and platform, one list per Python evaluated (the
+    facts' own, else each one the release admits), or None where the tables do not list it."""
+    declared = declaration(package, version)
+    if declared is None:
+        return None
+    platform = _platform(facts)
+    return [
+        sorted({a for t in declared[1] if (a := _applying(t, p, platform))})
+        for p in _pythons(_python(facts), declared[0])
+    ]
+
+
+def requires(facts: Facts, packages: Mapping[str, str]) -> dict[str, list[str]]:
+    """Each listed release's requirements on the other packages of `packages`, on any Python evaluated: what a fix
+    that moves one must keep true (fixes.dependents), as collect/packages.check says it of an installed set."""
+    found: dict[str, list[str]] = {}
+    for name, version in sorted(packages.items()):
+        each = applying(facts, name, version) or []
+        kept = sorted({r for one in each for r in one if _named(r) in packages and _named(r) != name})
+        if kept:
+            found[name] = kept
+    return found
+
+
+def unmet(facts: Facts) -> list[Unsatisfied]:
+    """What the planned releases declare and the plan does not meet, as `pip check` would say it once installed
+    (pip refuses such a plan when it installs it in one command): on the plan's Python, or on every Python a release
+    admits where the plan names none. Only for a plan of requirements: in an environment pip installs what it is
+    asked beside what is there (and warns), and its metadata answers."""
+    if facts.origin != "plan" or facts.python.get("executable"):
+        return []  # an environment's, or the state a fix leaves in one: pip installs beside what is there, and warns
+    found: list[Unsatisfied] = []
+    for package, version in sorted(facts.packages.items()):
+        each = [_broken(one, facts.packages, package) for one in applying(facts, package, version) or []]
+        if not each:
+            continue
+        for name in sorted(set.intersection(*(set(one) for one in each))):
+            found.append({"package": package, "requires": each[0][name], "installed": facts.packages[name]})
+    return found
+
+
+def _broken(required: list[str], packages: Mapping[str, str], package: str) -> dict[str, str]:
+    """The requirements of `required` that the pinned versions do not meet, by the package each names."""
+    from packaging.specifiers import SpecifierSet
+
+    found = {}
+    for text in required:
+        name = _named(text)
+        pinned = packages.get(name, "").split("+")[0]
+        if name == package or version_or_none(pinned) is None:
+            continue
+        if not SpecifierSet(text[len(name) :]).contains(pinned, prereleases=True):
+            found[name] = text
+    return found
+
+
+def _named(requirement: str) -> str:
+    return canonicalize_name(re.split(r"[<>=!~;\[ (]", requirement, maxsplit=1)[0])

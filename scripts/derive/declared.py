@@ -1,0 +1,149 @@
+"""Derive what the ecosystem's releases declare they need: each release's Requires-Dist on the packages envaudit
+audits, and its Requires-Python, read from the METADATA of one of its wheels; grouped into runs of consecutive
+releases that declare the same, written to envaudit/rules/tables/declared-requires.toml.
+
+A plan has no installed metadata to read: this table is what pip would read once it installs the plan, so a plan
+says what pip would refuse (tensorflow 2.16.1 requires numpy<2.0.0, planned 2.0.0) and what a fix must keep true.
+jax and jaxlib have their own table (jax-requires.toml, read at the tags). Requirements under an extra (`extra ==
+"..."`) are left out: a plan installs no library's extras. Each METADATA is ranged out of the remote wheel once and
+cached (a released file does not change), so a second run reads only the projects' JSON and writes the same bytes.
+
+usage: python scripts/derive/declared.py [--cache DIR] [--offline] [--output FILE]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _wheels
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from envaudit.scope import RELEVANT_NAMES, is_relevant
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE = ROOT / "envaudit" / "rules" / "tables" / "declared-requires.toml"
+SINCE = "2022-01-01"  # by upload time: the releases a plan of today names, and the upstream record's cases
+OWN_TABLE = {"jax", "jaxlib"}  # jax-requires.toml, read at the tags
+NOT_RELEASED_HERE = {"envaudit", "libtpu", "libtpu-nightly"}  # envaudit itself; libtpu declares nothing audited
+WHEEL_READ = "the METADATA of each release's wheel for CPython 3.11 on Linux x86_64, else of a pure one"
+PROJECTS = tuple(sorted(RELEVANT_NAMES - OWN_TABLE - NOT_RELEASED_HERE))
+
+
+def requirements(declared: list[str]) -> list[str]:
+    """The release's requirements on audited packages, normalised (name, specifier, marker), extras' left out."""
+    found = []
+    for text in declared:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue  # pip ignores what it cannot parse too (with a warning)
+        if not is_relevant(canonicalize_name(req.name)) or (req.marker is not None and "extra" in str(req.marker)):
+            continue
+        specifier = ",".join(sorted(str(s) for s in req.specifier))
+        found.append(f"{canonicalize_name(req.name)}{specifier}" + (f"; {req.marker}" if req.marker else ""))
+    return sorted(set(found))
+
+
+def metadata_file(files: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The file of a release whose metadata is read: the wheel pip installs on Linux x86_64 under CPython 3.11
+    (what a plan assumes unless told), else a pure-Python wheel, else any Linux x86_64 wheel, else any wheel."""
+    wheels = sorted((f for f in files if f["filename"].endswith(".whl")), key=lambda f: f["filename"])
+    preferences = (
+        lambda n: "-cp311-" in n and "x86_64" in n and "linux" in n,
+        lambda n: n.endswith("-none-any.whl"),
+        lambda n: "x86_64" in n and "linux" in n,
+        lambda n: True,
+    )
+    return next((f for wanted in preferences for f in wheels if wanted(f["filename"])), None)
+
+
+def declared(project: str, cache: Path, offline: bool) -> list[dict[str, Any]]:
+    """Each final release since SINCE that has a wheel, oldest first: its version, Requires-Python and
+    requirements, from that wheel's METADATA."""
+    data = _wheels.project_json(project, cache, offline)
+    base = _wheels.PYPI.format(name=project)
+    found = []
+    for version, files in data["releases"].items():
+        if _wheels.final(version) is None or not files or _wheels.first_upload(files) < SINCE:
+            continue
+        if (picked := metadata_file(files)) is not None:
+            found.append((version, picked))
+    texts = _wheels.parallel(
+        lambda item: _wheels.wheel_metadata(item[1]["filename"], urljoin(base, item[1]["url"]), cache, offline), found
+    )
+    rows = []
+    for (version, _), text in zip(found, texts, strict=True):
+        read = _wheels.fields(text)
+        python = (read.get("Requires-Python") or [""])[0]
+        rows.append({"version": version, "python": python, "requires": requirements(read.get("Requires-Dist", []))})
+    return sorted(rows, key=lambda r: Version(r["version"]))
+
+
+def runs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive releases that declare the same, as one row listing them."""
+    grouped: list[dict[str, Any]] = []
+    for row in rows:
+        last = grouped[-1] if grouped else None
+        if last and last["python"] == row["python"] and last["requires"] == row["requires"]:
+            last["versions"].append(row["version"])
+        else:
+            grouped.append({"versions": [row["version"]], "python": row["python"], "requires": row["requires"]})
+    return grouped
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _list(items: list[str]) -> str:
+    return "[" + ", ".join(_quoted(i) for i in items) + "]"
+
+
+def render(tables: dict[str, list[dict[str, Any]]], read: str) -> str:
+    lines = [
+        "# What the ecosystem's releases declare they need (Requires-Dist on the packages envaudit audits, and",
+        "# Requires-Python), read from the METADATA of each release's wheel: DERIVED by",
+        "# scripts/derive/declared.py, do not edit by hand. Rows are runs of consecutive releases declaring the same.",
+        "# Requirements under an extra are left out (a plan installs no library's extras); jax and jaxlib are in",
+        "# jax-requires.toml. A release not listed is unknown (older than the first read, newer than the last, or",
+        "# not a final release).",
+        f'source = "{_wheels.PYPI} ({WHEEL_READ})"',
+        f'read = "{read}"',
+    ]
+    for project, rows in sorted(tables.items()):
+        for row in rows:
+            lines += ["", "[[release]]", f'package = "{project}"', f"versions = {_list(row['versions'])}"]
+            lines += [f"python = {_quoted(row['python'])}", f"requires = {_list(row['requires'])}"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--output", type=Path, default=TABLE)
+    options = parser.parse_args(argv)
+    cache = _wheels.cache_of(options.cache)
+    started = time.monotonic()
+    tables = {project: declared(project, cache, options.offline) for project in PROJECTS}
+    newest = max(
+        _wheels.first_upload(files)
+        for project in PROJECTS
+        for files in _wheels.project_json(project, cache, True)["releases"].values()
+        if files
+    )[:10]
+    counted = sum(len(rows) for rows in tables.values())
+    read = f"{newest}, {counted} releases of {sum(1 for r in tables.values() if r)} projects uploaded from {SINCE}"
+    options.output.write_text(render({p: runs(rows) for p, rows in tables.items() if rows}, read))
+    print(f"{read}: {options.output.name} in {time.monotonic() - started:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,147 @@
+"""What planned releases declare they need (declared-requires.toml, rules/declared.py): the table against the real
+METADATA of the wheels installed here, pip's own verdicts measured by scripts/derive/confirm_declared.py replayed
+through `envaudit plan`, markers on a plan with and without a Python, the refusal's fix replanned, and the
+derivation's reading of Requires-Dist."""
+
+from __future__ import annotations
+
+import json
+import sys
+from importlib.metadata import distributions
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.requirements import Requirement
+
+from envaudit.cli import main
+from envaudit.facts import Facts, PythonFacts
+from envaudit.rules import declared
+from envaudit.rules.tablefiles import TABLES
+from envaudit.scope import canonicalize_name, is_relevant
+from tests.planfix import requested
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "derive"))
+
+import declared as derivation  # noqa: E402
+
+CONFIRMED = TABLES / "derived" / "declared-confirmed.json"
+PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def plan(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    main(["plan", *argv, "--format", "json"])
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return report
+
+
+def refusals(report: dict[str, Any]) -> list[str]:
+    """Each refusal's detail, up to what the check adds after it (its fix, said in words)."""
+    return [f["detail"].split(" (the fix: ")[0] for f in report["findings"] if f["id"] == "planned-requirement-refused"]
+
+
+def installed_listed() -> list[tuple[str, str, list[str]]]:
+    """The distributions installed here that the derived table lists at their installed version, with the
+    Requires-Dist their own METADATA declares."""
+    found = []
+    for dist in distributions():
+        name = canonicalize_name(dist.metadata["Name"])
+        if name in ("jax", "jaxlib") or not is_relevant(name):
+            continue
+        if declared.declaration(name, dist.version) is not None:
+            found.append((name, dist.version, list(dist.requires or [])))
+    return sorted(found)
+
+
+def test_the_table_says_what_each_installed_wheel_declares() -> None:
+    """Read from the index, it agrees with the METADATA pip installed here (numpy, scipy, ml-dtypes, opt-einsum,
+    flax...: whichever the table lists at the installed version)."""
+    listed = installed_listed()
+    assert len(listed) >= 3, listed  # jax's own requirements (numpy, scipy, ml-dtypes) are always installed here
+    facts = Facts(packages={}, python=PythonFacts(version=PYTHON), origin="plan")
+    for name, version, requires in listed:
+        own = {
+            f"{canonicalize_name(r.name)}{r.specifier}"
+            for r in map(Requirement, requires)
+            if is_relevant(canonicalize_name(r.name))
+            and (r.marker is None or ("extra" not in str(r.marker) and r.marker.evaluate({"extra": ""})))
+        }
+        table = declared.applying(facts, name, version)
+        assert table is not None and set(table[0]) == own, (name, version)
+
+
+def test_pips_measured_verdicts_are_the_plans(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each pair pip resolved (both sides of a bound, recorded by confirm_declared.py) is refused by `envaudit plan`
+    where pip refused it, and accepted where pip accepted it."""
+    measured = json.loads(CONFIRMED.read_text())
+    firsts = [r["pins"][0] for r in measured["results"]]
+    assert len(set(firsts)) >= 6, "the sample is of at least six projects"
+    assert all(firsts.count(f) == 2 for f in firsts), "each bound is tried on both sides"
+    assert {r["pip_refuses"] for r in measured["results"]} == {True, False}
+    for result in measured["results"]:
+        report = plan(capsys, *result["pins"], "--python", measured["python"])
+        assert bool(refusals(report)) == result["pip_refuses"], (result, refusals(report))
+
+
+def test_a_refusal_names_the_requirement_and_its_fix_replanned_is_accepted(capsys: pytest.CaptureFixture[str]) -> None:
+    pins = ("tensorflow==2.16.1", "numpy==2.0.0", "jax==0.4.30", "jaxlib==0.4.30")
+    report = plan(capsys, *pins)
+    assert refusals(report) == ["tensorflow requires numpy<2.0.0,>=1.23.5, planned: 2.0.0"], refusals(report)
+    assert report["verdict"] == "fail"
+    asked = requested(report["plan"]["fix"])
+    assert asked.requirements == ("numpy<2.0.0,>=1.23.5",), asked
+    fixed = plan(capsys, *pins[:1], "numpy==1.26.4", *pins[2:])
+    assert not refusals(fixed)
+
+
+def test_a_marker_holds_on_the_plans_python_or_on_every_python_the_release_admits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """tensorflow 2.16.1 declares numpy>=1.23.5 up to Python 3.11 and numpy>=1.26.0 from 3.12: numpy 1.24.4 is
+    refused on 3.12 only, so a plan that names no Python is refused only where every Python refuses it."""
+    pins = ("tensorflow==2.16.1", "numpy==1.24.4")
+    assert refusals(plan(capsys, *pins, "--python", "3.12")) == [
+        "tensorflow requires numpy<2.0.0,>=1.26.0, planned: 1.24.4"
+    ]
+    assert not refusals(plan(capsys, *pins, "--python", "3.11"))
+    assert not refusals(plan(capsys, *pins))
+
+
+def test_only_a_plan_is_refused() -> None:
+    """An environment's packages (and the state a fix leaves in one) are pip's to answer for: pip installs beside
+    what is there and warns; only a plan of requirements, which no interpreter holds yet, is refused."""
+    packages = {"tensorflow": "2.16.1", "numpy": "2.0.0"}
+    assert declared.unmet(Facts(packages=packages, origin="plan"))
+    live = PythonFacts(version="3.11.7", executable="/env/bin/python")
+    assert not declared.unmet(Facts(packages=packages, python=live, origin="plan"))
+    assert not declared.unmet(Facts(packages=packages, origin="live"))
+
+
+def test_a_release_not_listed_is_unknown_not_refused() -> None:
+    assert declared.declaration("tensorflow", "2.16.0rc0") is None
+    assert declared.declaration("tensorflow", "99.0.0") is None
+    assert not declared.unmet(Facts(packages={"tensorflow": "99.0.0", "numpy": "2.0.0"}, origin="plan"))
+
+
+def test_the_derivation_keeps_the_audited_requirements_and_drops_the_extras() -> None:
+    found = derivation.requirements(
+        [
+            "numpy<2.0.0,>=1.23.5; python_version <= '3.11'",
+            "jax>=0.4.27",
+            "keras>=3.0.0",  # not audited
+            "tensorflow>=2.15; extra == 'tf'",  # an extra's
+            "not a requirement (",
+        ]
+    )
+    assert found == ["jax>=0.4.27", 'numpy<2.0.0,>=1.23.5; python_version <= "3.11"']
+
+
+def test_the_derivation_groups_only_consecutive_releases_that_declare_the_same() -> None:
+    rows = [
+        {"version": "1.0", "python": ">=3.9", "requires": ["jax>=0.4"]},
+        {"version": "1.1", "python": ">=3.9", "requires": ["jax>=0.4"]},
+        {"version": "1.2", "python": ">=3.10", "requires": ["jax>=0.4"]},
+        {"version": "1.3", "python": ">=3.9", "requires": ["jax>=0.4"]},
+    ]
+    assert [r["versions"] for r in derivation.runs(rows)] == [["1.0", "1.1"], ["1.2"], ["1.3"]]

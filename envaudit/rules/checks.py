@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.model import Finding, Severity, Subject
-from envaudit.rules import cuda_builds, declared, imports, platforms, tables, xlaflags
+from envaudit.rules import cuda_builds, declared, imports, numpy_builds, platforms, tables, xlaflags
 from envaudit.rules import environment as env
 from envaudit.rules.accessors import release
 from envaudit.rules.node import (
@@ -411,6 +411,18 @@ CHECKS: tuple[Check, ...] = (
         fix="the required version installed",
         references=("https://pip.pypa.io/en/stable/cli/pip_check/",),
         run=unsatisfied,
+    ),
+    Check(
+        id="numpy2-with-numpy1-build",
+        severity="fail",
+        title="a release built against NumPy 1 beside NumPy 2: its import fails, although pip accepts them together",
+        fix="upgrade it to the first release built against NumPy 2 (or keep NumPy below 2)",
+        references=(
+            "https://github.com/numpy/numpy/blob/v2.0.0/numpy/core/_multiarray_umath.py#L22",
+            "https://numpy.org/devdocs/dev/depending_on_numpy.html",
+        ),
+        run=numpy_builds.numpy1_builds,
+        explains=("jax:*", "*:crash", "numpy2-module-built-for-numpy1", "imports:*"),
     ),
     Check(
         id="planned-requirement-refused",

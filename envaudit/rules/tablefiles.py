@@ -60,6 +60,19 @@ class DeclaredRequires(_Provenance):  # declared-requires.toml: derived from eac
     release: list[DeclaredRun]
 
 
+class NumpyBuild(TypedDict):
+    package: str
+    versions: list[str]  # consecutive releases built against NumPy 1 on the same Pythons
+    pythons: list[str]  # the Pythons whose wheels were
+    wheels: list[str]  # the Pythons the releases have a CPython wheel for
+    fixed: str  # the first later release built against NumPy 2 for every Python ("" where none is)
+    evidence: str
+
+
+class NumpyBuilds(_Provenance):  # numpy-builds.toml: derived from each release's sdist
+    build: list[NumpyBuild]
+
+
 class _WheelsOptional(TypedDict, total=False):
     yanked: list[str]
 
@@ -140,6 +153,7 @@ SHAPES: dict[str, Any] = {
     "jax-minimum-jaxlib.toml": MinimumJaxlib,
     "jax-requires.toml": JaxRequires,
     "declared-requires.toml": DeclaredRequires,
+    "numpy-builds.toml": NumpyBuilds,
     "jaxlib-wheels.toml": JaxlibWheels,
     "api-removals.toml": ApiRemovals,
     "jax-env.toml": JaxEnv,

@@ -1,0 +1,37 @@
+"""Releases built against NumPy 1 beside NumPy 2 (tables/numpy-builds.toml, derived from each release's sdist by
+scripts/derive/numpy_builds.py): their import fails ("A module that was compiled using NumPy 1.x cannot be run in
+NumPy 2.x"), and pip, which reads no build, installed them together. A plan that names no Python is judged where every
+Python the release has a wheel for was built against NumPy 1.
+"""
+
+from __future__ import annotations
+
+from envaudit import fixes
+from envaudit.facts import Facts
+from envaudit.rules.accessors import release
+from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.tablefiles import TABLES, load
+from envaudit.rules.tables import python_of
+
+BUILDS = TABLES / "numpy-builds.toml"
+
+
+def numpy1_builds(facts: Facts) -> list[Occurrence]:
+    numpy = release(facts.packages.get("numpy", "")) or ()
+    if numpy < (2,):
+        return []
+    python = python_of(facts)
+    found = []
+    for row in load(BUILDS)["build"]:
+        version = facts.packages.get(row["package"], "")
+        if not version or (release(version) or ()) not in {release(v) for v in row["versions"]}:
+            continue
+        if python not in row["pythons"] and (python is not None or row["pythons"] != row["wheels"]):
+            continue
+        said = (
+            f"{row['package']} {version} was built against NumPy 1 ({row['evidence']}), numpy "
+            f"{facts.packages['numpy']} beside it"
+        )
+        pin = f"{row['package']}>={row['fixed']}" if row["fixed"] else "numpy<2"
+        found.append(Occurrence(said, fixes.install(facts, [pin])))
+    return found

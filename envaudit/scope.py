@@ -30,7 +30,7 @@ RELEVANT_NAMES = frozenset(
         "chex",
         "frozendict",
         "envaudit",
-        "tensorstore",  # orbax-checkpoint's, compiled against NumPy (tables/numpy-builds.toml speaks of it)
+        "tensorstore",  # orbax-checkpoint's compiled dependency (declared-requires.toml reads its releases)
         # the libraries whose releases scripts/derive/library_uses.py reads (api-removals.toml speaks of them; a
         # test keeps every package of the tables in scope)
         "equinox",

@@ -48,6 +48,23 @@ def arguments(description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def table_options(doc: str | None, output: Path, argv: list[str] | None) -> argparse.Namespace:
+    """The options of a script that writes one table: the common ones, and --output (default: the table's path)."""
+    parser = arguments(doc.splitlines()[0] if doc else "")
+    parser.add_argument("--output", type=Path, default=output)
+    return parser.parse_args(argv)
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string of the text, as a derived table writes it."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def toml_list(items: list[str]) -> str:
+    """A one-line TOML array of strings."""
+    return "[" + ", ".join(toml_string(i) for i in items) + "]"
+
+
 def cache_of(option: Path | None) -> Path:
     return option if option is not None else default_cache()
 

@@ -99,14 +99,6 @@ def runs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return grouped
 
 
-def _quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _list(items: list[str]) -> str:
-    return "[" + ", ".join(_quoted(i) for i in items) + "]"
-
-
 def render(tables: dict[str, list[dict[str, Any]]], read: str) -> str:
     lines = [
         "# What the ecosystem's releases declare they need (Requires-Dist on the packages envaudit audits, and",
@@ -120,15 +112,16 @@ def render(tables: dict[str, list[dict[str, Any]]], read: str) -> str:
     ]
     for project, rows in sorted(tables.items()):
         for row in rows:
-            lines += ["", "[[release]]", f'package = "{project}"', f"versions = {_list(row['versions'])}"]
-            lines += [f"python = {_quoted(row['python'])}", f"requires = {_list(row['requires'])}"]
+            lines += ["", "[[release]]", f'package = "{project}"', f"versions = {_wheels.toml_list(row['versions'])}"]
+            lines += [
+                f"python = {_wheels.toml_string(row['python'])}",
+                f"requires = {_wheels.toml_list(row['requires'])}",
+            ]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--output", type=Path, default=TABLE)
-    options = parser.parse_args(argv)
+    options = _wheels.table_options(__doc__, TABLE, argv)
     cache = _wheels.cache_of(options.cache)
     started = time.monotonic()
     tables = {project: declared(project, cache, options.offline) for project in PROJECTS}

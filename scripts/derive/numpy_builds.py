@@ -180,10 +180,6 @@ def rows(project: str, releases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
-def _list(items: list[str]) -> str:
-    return "[" + ", ".join(f'"{i}"' for i in items) + "]"
-
-
 def render(found: list[dict[str, Any]], read: str) -> str:
     lines = [
         "# Compiled releases built against NumPy 1 that declare nothing keeping NumPy 2 away: under NumPy 2 their",
@@ -195,16 +191,14 @@ def render(found: list[dict[str, Any]], read: str) -> str:
         f'read = "{read}"',
     ]
     for row in found:
-        lines += ["", "[[build]]", f'package = "{row["package"]}"', f"versions = {_list(row['versions'])}"]
-        lines += [f"pythons = {_list(row['pythons'])}", f"wheels = {_list(row['wheels'])}"]
+        lines += ["", "[[build]]", f'package = "{row["package"]}"', f"versions = {_wheels.toml_list(row['versions'])}"]
+        lines += [f"pythons = {_wheels.toml_list(row['pythons'])}", f"wheels = {_wheels.toml_list(row['wheels'])}"]
         lines += [f'fixed = "{row["fixed"]}"', f'evidence = "{row["evidence"]}"']
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--output", type=Path, default=TABLE)
-    options = parser.parse_args(argv)
+    options = _wheels.table_options(__doc__, TABLE, argv)
     cache = _wheels.cache_of(options.cache)
     started = time.monotonic()
     oldest_supported_is_numpy1(cache, options.offline)

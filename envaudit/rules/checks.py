@@ -97,24 +97,22 @@ def unsatisfied(facts: Facts) -> list[Occurrence]:
     """Every unmet requirement but jax's own (those are `jax-requirement-unsatisfied`, a failure) and those on a
     package jax's own unmet ones move anyway (ml_dtypes too old for jax and for a library: one cause, jax's fix; the
     plan asks again on the state it leaves)."""
-    moved = {env.target(str(r.get("requires"))) for r in env.jax_unmet(facts)}
-    return [
-        Occurrence(env.describe(r), fixes.install(facts, [str(r.get("requires")).split(";")[0].strip()]))
-        for r in facts.requirements
-        if not _is_coupling(r)
-        and not env.coupled(str(r.get("package")))
-        and env.target(str(r.get("requires"))) not in moved
-    ]
+    return _others_unmet(facts, facts.requirements, "installed")
 
 
 def refused(facts: Facts) -> list[Occurrence]:
     """A plan's releases that declare a requirement another pin breaks (the tables', rules/declared.py): pip refuses
-    to install them together. jax's and jaxlib's own are `jax-requirement-unsatisfied`, and a requirement on what
-    their fix moves anyway is left to it."""
+    to install them together. Those `unsatisfied` leaves out are left out here too."""
+    return _others_unmet(facts, declared.unmet(facts), "planned")
+
+
+def _others_unmet(facts: Facts, unmet: list[Unsatisfied], said: str) -> list[Occurrence]:
+    """Each unmet requirement of a package other than jax's own, on a package jax's own unmet ones do not move,
+    fixed by installing what it requires (less its marker)."""
     moved = {env.target(str(r.get("requires"))) for r in env.jax_unmet(facts)}
     return [
-        Occurrence(env.describe(r, "planned"), fixes.install(facts, [str(r.get("requires"))]))
-        for r in declared.unmet(facts)
+        Occurrence(env.describe(r, said), fixes.install(facts, [str(r.get("requires")).split(";")[0].strip()]))
+        for r in unmet
         if not env.coupled(str(r.get("package"))) and env.target(str(r.get("requires"))) not in moved
     ]
 

@@ -1,27 +1,25 @@
-"""What releases declare they need, for the environments that have no metadata to read yet: a plan, and the state a
-fix would leave.
+"""What releases declare they need, for a plan of requirements, which has no installed metadata to read yet.
 
-A live audit reads each installed distribution's Requires-Dist (`pip check`, collect/packages.py). A plan has none,
-and neither has a release a fix installs: they read the tables instead, jax's and jaxlib's read at the jax tags
-(jax-requires.toml) and every other audited project's derived from its wheels' METADATA
-(declared-requires.toml, scripts/derive/declared.py). A requirement's marker is evaluated for the plan's Python on
-its platform (Linux x86_64 unless a pip report says otherwise); a plan that names no Python is evaluated for every
-Python the release admits, and a requirement is unmet only where it is unmet for each of them. A release the tables
-do not list, or a requirement on a package the plan does not pin, is unknown, not unmet.
+A live audit reads each installed distribution's Requires-Dist (`pip check`, collect/packages.py). A plan reads the
+tables instead: jax's and jaxlib's read at the jax tags (jax-requires.toml), every other audited project's derived
+from its wheels' METADATA (declared-requires.toml, scripts/derive/declared.py). A requirement's marker is evaluated
+for the plan's Python on its platform (Linux x86_64 unless a pip report says otherwise); a plan that names no Python
+is evaluated for every Python the release admits, and a requirement is unmet only where it is unmet for each of
+them. A release the tables do not list, or a requirement on a package the plan does not pin, is unknown, not unmet.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from envaudit import markerenv
 from envaudit.facts import Facts, Unsatisfied
+from envaudit.fixes import named
 from envaudit.rules.accessors import release, version_or_none
 from envaudit.rules.tablefiles import TABLES, load
-from envaudit.rules.tables import REQUIRES
+from envaudit.rules.tables import REQUIRES, python_of
 from envaudit.scope import canonicalize_name
 
 if TYPE_CHECKING:
@@ -72,24 +70,19 @@ def _pythons(python: str | None, spec: str) -> list[str]:
     return [p for p in markerenv.PYTHONS if admitted.contains(f"{p}.0", prereleases=True)]
 
 
-def _applying(text: str, python: str, platform: Mapping[str, str]) -> str | None:
-    """The requirement as `name<spec>` where its marker holds for this Python and platform, else None."""
+def _applying(text: str, environment: dict[str, str]) -> str | None:
+    """The requirement as `name<spec>` where its marker holds in this marker environment, else None."""
     req = _requirement(text)
-    if req.marker is not None:
-        environment = markerenv.target(python, platform).environment() | {"extra": ""}
-        if not req.marker.evaluate(environment):
-            return None
+    if req.marker is not None and not req.marker.evaluate(environment):
+        return None
     return f"{canonicalize_name(req.name)}{req.specifier}"
 
 
-def _platform(facts: Facts) -> dict[str, str]:
+def _environment(facts: Facts, python: str) -> dict[str, str]:
+    """The marker environment of this Python on the facts' platform (Linux x86_64 where they record none)."""
     recorded = {"platform_system": facts.platform.get("system"), "platform_machine": facts.platform.get("machine")}
-    return {k: str(v) for k, v in recorded.items() if v}
-
-
-def _python(facts: Facts) -> str | None:
-    found = re.match(r"(\d+)\.(\d+)", str(facts.python.get("version") or ""))
-    return f"{found[1]}.{found[2]}" if found else None
+    platform = {k: str(v) for k, v in recorded.items() if v}
+    return markerenv.target(python, platform).environment() | {"extra": ""}
 
 
 def applying(facts: Facts, package: str, version: str) -> list[list[str]] | None:
@@ -98,11 +91,8 @@ def applying(facts: Facts, package: str, version: str) -> list[list[str]] | None
     declared = declaration(package, version)
     if declared is None:
         return None
-    platform = _platform(facts)
-    return [
-        sorted({a for t in declared[1] if (a := _applying(t, p, platform))})
-        for p in _pythons(_python(facts), declared[0])
-    ]
+    environments = [_environment(facts, p) for p in _pythons(python_of(facts), declared[0])]
+    return [sorted({a for t in declared[1] if (a := _applying(t, e))}) for e in environments]
 
 
 def requires(facts: Facts, packages: Mapping[str, str]) -> dict[str, list[str]]:
@@ -111,7 +101,7 @@ def requires(facts: Facts, packages: Mapping[str, str]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for name, version in sorted(packages.items()):
         each = applying(facts, name, version) or []
-        kept = sorted({r for one in each for r in one if _named(r) in packages and _named(r) != name})
+        kept = sorted({r for one in each for r in one if named(r) in packages and named(r) != name})
         if kept:
             found[name] = kept
     return found
@@ -140,14 +130,10 @@ def _broken(required: list[str], packages: Mapping[str, str], package: str) -> d
 
     found = {}
     for text in required:
-        name = _named(text)
+        name = named(text)
         pinned = packages.get(name, "").split("+")[0]
         if name == package or version_or_none(pinned) is None:
             continue
         if not SpecifierSet(text[len(name) :]).contains(pinned, prereleases=True):
             found[name] = text
     return found
-
-
-def _named(requirement: str) -> str:
-    return canonicalize_name(re.split(r"[<>=!~;\[ (]", requirement, maxsplit=1)[0])

@@ -126,6 +126,8 @@ class _Ranges(io.RawIOBase):
             return 0
         request = urllib.request.Request(self.url, headers={"Range": f"bytes={self.position}-{end - 1}"})
         with urllib.request.urlopen(request, timeout=60) as response:
+            if response.status != 206:  # a server that ignores Range answers with the whole file
+                raise OSError(f"{self.url}: HTTP {response.status} to a range request, not 206")
             data = response.read()
         buffer[: len(data)] = data
         self.position += len(data)

@@ -186,6 +186,8 @@ def test_quick_cannot_see_the_wrong_numbers_that_the_full_audit_computes(runner:
     assert {f["id"]: f["severity"] for f in report["findings"]}["jaxlib-0102-cpu-vmap-matvec-sum"] == "fail"
     (probe,) = [p for p in report["probes"] if p["name"] == "known_regressions"]
     measured = probe["metrics"]["rel_err_jax39103"]
-    stated = re.search(r"is ([0-9.]+) away \(relative\)", " ".join(section().split()))
+    stated = re.search(r"is ([0-9.]+) to ([0-9.]+) away \(relative\)", " ".join(section().split()))
     assert stated and measured > 1e-5
-    assert 0.5 < measured / float(stated[1]) < 2, (measured, stated[1])  # the README's number, as measured here
+    # the README's range, as measured here: which rows come out wrong depends on the CPU (0.0078 and 0.0020 seen)
+    low, high = float(stated[1]), float(stated[2])
+    assert low / 2 < measured < high * 2, (measured, low, high)

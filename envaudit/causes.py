@@ -34,7 +34,9 @@ STATUS_KINDS = ("error", "crash", "timeout")  # probe statuses that are a findin
 
 def not_applicable(results: Sequence[ProbeResult], facts: Facts) -> list[ProbeResult]:
     """A probe that could not run because a distribution it needs is not installed (jax, or its `REQUIRES`) is
-    skipped, not broken: a machine without flax has no flax problem, even when jax fails too."""
+    skipped, not broken: a machine without flax has no flax problem, even when jax fails too. Nor is one that
+    health's bound left out a warning then: it would not have run with any bound (measured: every default `health`
+    of a node without neural-tangents warned that ntk_nt did not fit)."""
     known = probefiles.available()
     found = []
     for result in results:
@@ -42,8 +44,9 @@ def not_applicable(results: Sequence[ProbeResult], facts: Facts) -> list[ProbeRe
         missing = [d for d in probefiles.requires(path) if d not in facts.packages] if path else []
         # jax imported from a checkout has no metadata: its own word that it works outranks the missing metadata
         jax_ran = facts.jax.get("status") == "ok" and result.metrics.get("error_kind") != "import"
-        if result.status in STATUS_KINDS and missing and not (missing == ["jax"] and jax_ran):
-            result = replace(result, status="skip", message=f"{missing[0]} is not installed")
+        unrun = result.status in STATUS_KINDS or result.left_out == "budget"
+        if unrun and missing and not (missing == ["jax"] and jax_ran):
+            result = replace(result, status="skip", message=f"{missing[0]} is not installed", left_out=None)
         found.append(result)
     return found
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from envaudit import audit, causes
+from envaudit import audit, causes, judge
 from envaudit.child import jaxfacts
 from envaudit.formats import markdown, text
 from envaudit.model import Finding, ProbeResult, Report, Subject
@@ -143,3 +143,18 @@ def test_a_root_quotes_what_the_user_saw_not_only_its_rules_symptom() -> None:
     (root,) = [f for f in report.findings if not f.caused_by and f.severity == "fail"]
     assert "probe-flax-dtype-error" in {f.id for f in report.findings if f.caused_by == root.id}
     assert root.detail.endswith("(seen here: ImportError: cannot import name 'linear_util' from 'jax')"), root.detail
+
+
+def test_a_probe_health_left_out_warns_only_where_it_could_have_run() -> None:
+    """Health's bound leaves ntk_nt out (25 s declared): on a node without neural-tangents that is a skip, since no
+    bound would run it (every default health there warned); with neural-tangents it stays the budget warning."""
+    left = ProbeResult("ntk_nt", "skip", {"declared_cost_s": 25.0}, 0.0, "not run: does not fit", left_out="budget")
+    ok = {"status": "ok", "platform": "cpu"}
+    without = facts_from({"jax": ok, "packages": {"jax": "0.10.1", "flax": "0.12.8"}})
+    (skipped,) = causes.not_applicable([left], without)
+    assert (skipped.status, skipped.left_out, skipped.message) == ("skip", None, "neural-tangents is not installed")
+    assert not judge.judge([skipped], without).findings
+    packages = {"jax": "0.10.1", "flax": "0.12.8", "neural-tangents": "0.6.5"}
+    (kept,) = causes.not_applicable([left], facts_from({"jax": ok, "packages": packages}))
+    assert kept.left_out == "budget"
+    assert [f.id for f in judge.judge([kept], without).findings] == ["probe-ntk-nt-not-run"]

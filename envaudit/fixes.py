@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from envaudit.facts import Facts
-from envaudit.scope import PLUGIN, canonicalize_name
+from envaudit.scope import PLUGIN, TPU_PACKAGES, canonicalize_name
 
 # what installs packages from the index into the environment; "lines" for a plan (envaudit/plan.py), whose
 # environment does not exist yet: its fix is the requirement lines to write, in the input files that hold them
@@ -390,7 +390,10 @@ def with_flag(flags: str, entry: str) -> str:
 
 
 def jax_release(facts: Facts, version: str) -> list[str]:
-    """Pins for jax, jaxlib and the GPU plugin at one release, for this platform."""
+    """Pins for jax, jaxlib and the GPU plugin at one release, for this platform; on a TPU host through jax's tpu
+    extra, which moves libtpu to the build released with that jax (tables/tpu-extra.toml)."""
+    if any(name in facts.packages for name in TPU_PACKAGES):
+        return [f"jax[tpu]=={version}", f"jaxlib=={version}"]
     plugin = sorted({m["major"] for name in facts.packages if (m := PLUGIN.match(name)) and m["kind"] == "cuda"})
     if (plugin or facts.nvidia.get("status") == "ok") and facts.nvidia.get("status") != "absent":
         return [f"jax[cuda{plugin[-1] if plugin else '12'}]=={version}", f"jaxlib=={version}"]

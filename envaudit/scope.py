@@ -53,6 +53,7 @@ RELEVANT_NAMES = frozenset(
     }
 )
 # jax's GPU plugins and their PJRT packages, released in lockstep with jaxlib: jax-cuda12-plugin, jax-rocm60-pjrt...
+TPU_PACKAGES = ("libtpu", "libtpu-nightly")  # the wheels that carry libtpu.so (jax/_src/cloud_tpu_init.py)
 PLUGIN = re.compile(r"^jax-(?P<kind>cuda|rocm)(?P<major>\d+)-(plugin|pjrt)$")
 RELEVANT_PATTERN = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|jax-rocm\d+-(plugin|pjrt)|jax-tpu.*|nvidia-.+)$")
 

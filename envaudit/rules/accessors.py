@@ -17,7 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from envaudit.facts import Facts, JaxFacts
 from envaudit.redact import REDACTED
-from envaudit.scope import PLUGIN
+from envaudit.scope import PLUGIN, TPU_PACKAGES
 
 _LABEL = re.compile(r"cuda(?P<cuda>\d+)(?:\.cudnn(?P<cudnn>\d+))?")
 _WHEEL = re.compile(r"^nvidia-(?P<lib>.+?)(-cu(?P<cu>\d+))?$")
@@ -87,7 +87,7 @@ def platform(facts: Facts) -> str | None:
         return "cpu" if facts.nvidia.get("status") == "absent" else "cuda"
     if any(n.startswith("jax-rocm") for n in names) or "+rocm" in jaxlib:
         return "rocm"
-    if "libtpu" in names or "libtpu-nightly" in names:
+    if any(name in names for name in TPU_PACKAGES):
         return "tpu"
     return "cpu" if jaxlib else None
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.model import Finding, Severity, Subject
-from envaudit.rules import cuda_builds, declared, imports, numpy_builds, platforms, tables, xlaflags
+from envaudit.rules import cuda_builds, declared, imports, numpy_builds, platforms, tables, tpu_pins, xlaflags
 from envaudit.rules import environment as env
 from envaudit.rules.accessors import release
 from envaudit.rules.node import (
@@ -372,6 +372,18 @@ CHECKS: tuple[Check, ...] = (
             run=cuda_builds.outside_pin(wheel),
         )
         for wheel in cuda_builds.pinned_wheels()
+    ),
+    Check(
+        id="libtpu-outside-jax-pin",
+        severity="warn",
+        title="libtpu is not the build jax's tpu extra pins for the installed jax",
+        fix="install the libtpu the tpu extra pins (pip install 'jax[tpu]==<installed jax>')",
+        references=(
+            "https://github.com/jax-ml/jax/blob/jax-v0.10.2/setup.py#L26",
+            "https://github.com/jax-ml/jax/issues/20148",
+            "https://github.com/jax-ml/jax/issues/24987",
+        ),
+        run=tpu_pins.outside,
     ),
     Check(
         id="no-jaxlib-wheel-for-python",

@@ -32,7 +32,7 @@ from envaudit.facts import Facts
 from envaudit.fixes import Fix
 from envaudit.rules.accessors import release
 from envaudit.rules.occurrence import Occurrence
-from envaudit.scope import PLUGIN
+from envaudit.scope import PLUGIN, TPU_PACKAGES
 
 VARIABLE = "JAX_PLATFORMS"
 # ok: it starts here; maybe: the facts cannot say; fails: jax raises; skipped: jax passes over it; lost: skipped or
@@ -41,7 +41,6 @@ State = Literal["ok", "maybe", "fails", "skipped", "lost"]
 NAMES = ("cpu", "tpu", "cuda", "rocm", "gpu", "metal", "oneapi")  # the names jax and its plugins give platforms
 CUDA_SKIPPED_SINCE = (0, 4, 31)  # jax PR #22703
 ONEAPI_SINCE = (0, 10, 1)  # "oneapi": "gpu" in _platform_aliases, first at jax-v0.10.1
-TPU_PACKAGES = ("libtpu", "libtpu-nightly")  # jax's import of libtpu, or TPU_LIBRARY_PATH (cloud_tpu_init.py)
 NO_PLUGIN = "no jax {kind} plugin (jax: Backend '{name}' is not in the list of known backends)"
 
 

@@ -129,6 +129,15 @@ class Cuda12Extra(_Span):  # cuda12-extra.toml: what jax[cuda12]==V pins
     release: list[ExtraRelease]
 
 
+class PinRun(TypedDict):
+    versions: list[str]  # consecutive jax releases whose extra pins the same
+    pins: list[str]  # its requirements on the named wheels
+
+
+class TpuExtra(_Span):  # tpu-extra.toml: what jax[tpu]==V pins, derived from each jax wheel's METADATA
+    release: list[PinRun]
+
+
 class Compare(TypedDict):
     jax: str  # specifier of the jax releases that compare this way
     evidence: str
@@ -159,6 +168,7 @@ SHAPES: dict[str, Any] = {
     "jax-env.toml": JaxEnv,
     "cuda12-extra.toml": Cuda12Extra,
     "cuda-builds.toml": CudaBuilds,
+    "tpu-extra.toml": TpuExtra,
 }
 
 

@@ -1,0 +1,90 @@
+"""Replays of the one report made on a real accelerator: a Google TPU v5e host (jax, jaxlib 0.10.2, libtpu 0.0.42.1),
+audited and health-checked by scripts/gpu-check.sh (tests/fixtures/tpu/README.md says how and what it measured).
+
+What the chip measured must stay what envaudit concludes from it: HIGHEST runs clean, the default precision's
+bfloat16 errors by design (a warning, never a failure), and the one real fault: XLA:CPU's jax#39103 on the host's CPU.
+Its plan, pasted, must leave no failure and no further fix: libtpu moves with jax to the build jax's tpu extra pins.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from envaudit import causes, fixes, rules
+from envaudit.facts import Facts
+from envaudit.model import Report
+from tests.conftest import FIXTURES, PYTHON, envaudit_run
+from tests.planfix import requested
+
+TPU = FIXTURES / "tpu"
+NUMERIC = ("conv_chain", "dense_chain", "matmul_precision", "ntk")  # the probes that compute at both precisions
+FLOAT32_BOUND = 1e-5  # the kit's float32 tolerance at HIGHEST
+LIBTPU = [  # libtpu releases on the package index around the pins the plan meets (pip index versions libtpu)
+    "0.0.40", "0.0.41", "0.0.42", "0.0.42.1", "0.0.43.2", "0.0.44",
+]  # fmt: skip
+
+
+def replayed(name: str, tmp_path: Path) -> tuple[int, dict[str, Any]]:
+    path = tmp_path / name
+    path.write_bytes((TPU / name).read_bytes())
+    proc = envaudit_run(PYTHON, "check", str(path), "--format", "json", timeout=120)
+    assert proc.stderr == "", proc.stderr
+    report: dict[str, Any] = json.loads(proc.stdout)
+    return proc.returncode, report
+
+
+@pytest.mark.parametrize("name", ["tpu-v5e-jax0102-audit.json", "tpu-v5e-jax0102-health.json"])
+def test_the_tpu_host_fails_for_the_cpu_bug_alone(name: str, tmp_path: Path) -> None:
+    code, report = replayed(name, tmp_path)
+    assert code == 1 and report["verdict"] == "fail"
+    failed = {f["id"] for f in report["findings"] if f["severity"] == "fail"}
+    assert failed == {"jaxlib-0102-cpu-vmap-matvec-sum"}
+    warned = {f["id"] for f in report["findings"] if f["severity"] == "warn"}
+    assert "tpu-bf16-default-matmul-precision" in warned
+    assert "libtpu-outside-jax-pin" not in warned  # 0.0.42.1 is what jax[tpu]==0.10.2 pins
+    assert "probe-ntk-nt-not-run" not in warned  # health's bound left out a probe that could not run here
+    probes = {p["name"]: p for p in report["probes"]}
+    assert probes["known_regressions"]["status"] == "fail"
+    for probe in NUMERIC:
+        assert probes[probe]["status"] == "pass", probes[probe]
+
+
+def test_the_chip_measured_highest_clean_and_the_default_in_bfloat16() -> None:
+    """The measurements themselves, as the chip gave them: what the replay above rests on."""
+    report = Report.from_dict(json.loads((TPU / "tpu-v5e-jax0102-audit.json").read_text()))
+    assert report.facts.jax["platform"] == "tpu"
+    metrics = {p.probe: p.metrics for p in report.probes}
+    highest = [metrics[p][k] for p in NUMERIC for k in metrics[p] if k in ("rel_err_batched", "rel_err_highest")]
+    default = [metrics[p][k] for p in NUMERIC for k in metrics[p] if k.startswith("rel_err") and k.endswith("default")]
+    assert len(highest) == 3 and all(isinstance(e, float) and e < FLOAT32_BOUND for e in highest)
+    assert len(default) == 4 and all(isinstance(e, float) and 1e-3 < e < 2**-7 for e in default)  # bf16: 7 bits
+    assert all(v == 0.0 for k, v in metrics["determinism"].items() if k.startswith("rerun_rel_diff"))
+
+
+def pip_picks(requirement: str) -> tuple[str, str]:
+    """The newest release pip could install for a pin: an exact one, or a libtpu release the wildcard allows."""
+    req = Requirement(requirement)
+    allowed = [v for v in (*fixes.candidates(str(req.specifier)), *LIBTPU) if req.specifier.contains(v)]
+    assert allowed, requirement
+    return req.name, max(allowed, key=Version)
+
+
+def test_its_plan_pasted_leaves_no_failure_and_no_fix(tmp_path: Path) -> None:
+    _, report = replayed("tpu-v5e-jax0102-audit.json", tmp_path)
+    plan = report["plan"]
+    assert plan["remaining"] == [] and not plan["loop"]
+    asked = requested(plan["fix"])
+    assert sorted(asked.requirements) == ["jax==0.10.1", "jaxlib==0.10.1", "libtpu==0.0.41.*"]
+    facts = Facts.from_dict(report["facts"])
+    moved = dict(pip_picks(r) for r in asked.requirements)
+    after = replace(facts, packages={**facts.packages, **moved}, jax={}, messages=[])
+    left = causes.link(rules.evaluate(after), after)
+    assert [f.id for f in left if f.severity == "fail"] == []
+    assert [(f.id, f.fix) for f in left if f.fix] == []

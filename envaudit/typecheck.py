@@ -15,12 +15,15 @@ import types
 from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hints, is_typeddict
 
 
-def _each(items: Any, hint: Any, where: str, closed: bool) -> str | None:
-    """The first problem among a list's items or an object's values; null only where the type allows None."""
+def _each(items: Any, hint: Any, where: str, closed: bool, opening: str, closing: str) -> str | None:
+    """The first problem among a list's items or an object's values; null only where the type allows None. Each
+    item's place is `where`, then its key between `opening` and `closing` (never a format string: a key, or a
+    place before it, may hold braces)."""
     for key, item in items:
+        here = f"{where}{opening}{key}{closing}"
         if item is None and hint is not Any and type(None) not in get_args(hint):  # Any: whatever, null too
-            return f"{where.format(key)} must not be null"
-        if found := problem(item, hint, where.format(key), closed=closed):
+            return f"{here} must not be null"
+        if found := problem(item, hint, here, closed=closed):
             return found
     return None
 
@@ -49,7 +52,7 @@ def problem(value: object, hint: Any, where: str, *, closed: bool = False) -> st
         if not isinstance(value, dict):
             return f"{where} must be a JSON object"
         if not is_typeddict(hint):
-            return _each(value.items(), args[1], where + ".{}", closed)
+            return _each(value.items(), args[1], where, closed, ".", "")
         declared = hints(hint)
         if closed and (unknown := sorted(str(k) for k in value if k not in declared)):
             return f"{where} has the unknown key(s) {unknown}"
@@ -60,7 +63,7 @@ def problem(value: object, hint: Any, where: str, *, closed: bool = False) -> st
     if kind is list:
         if not isinstance(value, list):
             return f"{where} must be a JSON array"
-        return _each(enumerate(value), args[0], where + "[{}]", closed)
+        return _each(enumerate(value), args[0], where, closed, "[", "]")
     allowed = (int, float) if hint is float else cast(type, hint)
     if not isinstance(value, allowed) or (hint is not bool and isinstance(value, bool)):
         return f"{where} must be of JSON type {JSON_NAMES.get(hint, getattr(hint, '__name__', str(hint)))}"

@@ -28,6 +28,9 @@ def test_a_documents_types_are_checked_from_the_annotations_at_every_depth() -> 
         ),
         ({"env": {"XLA_FLAGS": None}}, "facts.env.XLA_FLAGS must not be null"),
         ({"origin": "somewhere"}, "facts.origin is 'somewhere', not one of live, plan, hook, triage"),
+        # a key with braces is a place, not a format string (hypothesis found {"{": [True]} raising ValueError)
+        ({"requires": {"{": [True]}}, "facts.requires.{[0] must be of JSON type string"),
+        ({"env": {"{}": None}}, "facts.env.{} must not be null"),
     ]
     for fragment, expected in cases:
         with pytest.raises(ReportError) as err:

@@ -88,6 +88,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--platform", choices=PLATFORMS, help="platform jax will run on")
     p.add_argument("--x64", action="store_true", help="jax_enable_x64 will be on")
     p.add_argument(
+        "--os",
+        metavar="SYSTEM",
+        help="the system it will run on, as Python's platform.system() names it (Linux, Darwin, Windows; default: a"
+        " pip report's, else this machine's)",
+    )
+    p.add_argument(
+        "--machine",
+        metavar="ARCH",
+        help="the machine it will run on, as platform.machine() names it (x86_64, aarch64, arm64, AMD64; default: a"
+        " pip report's, else this machine's)",
+    )
+    p.add_argument(
         "--python",
         metavar="X.Y",
         help="the Python version it will run on, e.g. 3.12 (default: a pip report's; markers are evaluated for it on"
@@ -211,7 +223,7 @@ def planned(args: argparse.Namespace) -> Planned:
     facts = Facts(
         packages=dict(sorted(packages.items())),
         python=PythonFacts(version=version) if version else PythonFacts(),
-        platform=_platform(gathered.platform if gathered else {}),
+        platform=_platform(args, gathered.platform if gathered else {}),
         jax=jax,
         nvidia=_nvidia(args),
         env=env,
@@ -273,14 +285,15 @@ def _same(a: str, b: str) -> bool:
     return same_release(a, b)
 
 
-def _platform(recorded: dict[str, str]) -> PlatformFacts:
-    """The system and machine a pip report records (its environment's platform_system and platform_machine)."""
-    found = PlatformFacts()
-    if system := recorded.get("system"):
-        found["system"] = system
-    if machine := recorded.get("machine"):
-        found["machine"] = machine
-    return found
+def _platform(args: argparse.Namespace, recorded: dict[str, str]) -> PlatformFacts:
+    """The system and machine the plan will run on: --os and --machine, else those a pip report records (its
+    environment's platform_system and platform_machine), else this machine's, as a plan assumes jax's defaults (a
+    CPU miscompile measured on x86-64 applies to a plan made on x86-64)."""
+    import platform
+
+    system = args.os or recorded.get("system") or platform.system()
+    machine = args.machine or recorded.get("machine") or platform.machine()
+    return PlatformFacts(system=system, machine=machine)
 
 
 def _classified(args: argparse.Namespace) -> tuple[list[str], list[tuple[Kind, str]]]:

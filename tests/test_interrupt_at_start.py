@@ -64,7 +64,15 @@ def _start(tmp_path: Path, entry: str, stdin: int, **env: str) -> subprocess.Pop
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
+        preexec_fn=_ctrl_c_reaches_it,
     )
+
+
+def _ctrl_c_reaches_it() -> None:
+    """SIGINT at its default in the child, as in a terminal's foreground job: a suite started in the background (a
+    non-interactive shell's `&`) passes SIGINT on ignored, Python then keeps it ignored, and the Ctrl-C sent never
+    arrives (seen: the child read its closed input and answered it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @pytest.mark.slow

@@ -13,8 +13,8 @@ from envaudit.exitcodes import Exit
 from tests.conftest import FIXTURES
 
 CPU = "jax==0.10.1\njaxlib==0.10.1\n"
-WRONG_NUMBERS = "jax==0.10.2\njaxlib==0.10.2\n"  # a warn: rule jaxlib-0102-cpu-vmap-matvec-sum
-COUPLING = "jax==0.4.30\njaxlib==0.4.25\n"  # a fail: jax 0.4.30 requires jaxlib >= 0.4.27
+YANKED = "jax==0.4.0\njaxlib==0.4.0\n"  # a warn: rule jax-040-yanked
+COUPLING = "jax==0.4.30\njaxlib==0.4.23\n"  # a fail: jax 0.4.30 requires jaxlib >= 0.4.27
 
 
 @pytest.fixture(autouse=True)
@@ -54,10 +54,10 @@ def test_files_that_pin_jax_differently_are_each_their_own_plan(capsys: pytest.C
 
 
 def test_strict_fails_on_a_warn_as_the_hook_runs_it(capsys: pytest.CaptureFixture[str]) -> None:
-    wrong = write("requirements.txt", WRONG_NUMBERS)
-    assert main(["plan", "--each", wrong]) == Exit.OK
-    assert main(["plan", "--each", "--strict", wrong]) == Exit.FINDINGS
-    assert "WARN  jaxlib-0102-cpu-vmap-matvec-sum" in capsys.readouterr().out
+    yanked = write("requirements.txt", YANKED)
+    assert main(["plan", "--each", yanked]) == Exit.OK
+    assert main(["plan", "--each", "--strict", yanked]) == Exit.FINDINGS
+    assert "WARN  jax-040-yanked" in capsys.readouterr().out
 
 
 def test_a_file_that_cannot_be_planned_is_one_line_and_the_others_are_still_planned(

@@ -24,6 +24,7 @@ from envaudit.rules.conditions import holds
 from envaudit.rules.signatures import Signature
 
 DATA = Path(__file__).with_name("data")
+REGRESSIONS_PROBE = "known_regressions"  # the probe of upstream wrong-numbers bugs (probes/known_regressions.py)
 
 
 class Example(TypedDict):
@@ -104,13 +105,23 @@ class Rule:
             return fixes.Fix()
         return fixes.Fix(export=exported, target=fixes.target(facts)) if exported else fixes.Fix()
 
+    @property
+    def wrong_numbers(self) -> bool:
+        """Whether its fault is wrong numbers that the known_regressions probe measures: a live audit lets the probe
+        say whether this machine computes them; a plan, where nothing runs, fails on the rule alone."""
+        return any(entry.startswith(f"{REGRESSIONS_PROBE}:") for entry in self.explains)
+
     def finding(self, evidence: list[str], facts: Facts) -> Finding:
         detail = self.symptom + (f" [matched: {'; '.join(dict.fromkeys(evidence))}]" if evidence else "")
         fix = fixes.install(facts, self.pins, installed_only=True) if self.pins else fixes.Fix()
         fix, cost = tables.on_this_python(facts, fix, self.pins)
         # the command alone is the fix, pasteable into any shell; what it does, or what to do without one, is said
         detail += f" (the fix: {self.fix}{cost})" if fix else f" (what to do: {self.fix}{cost})"
-        return Finding(Subject("rule", self.id), self.severity, self.title, detail, fix, self.references, "rule")
+        severity = self.severity
+        if self.wrong_numbers and facts.origin == "plan":  # only a live probe can clear it
+            severity = "fail"
+            detail += " [planned: no probe runs in a plan, so a release that computes wrong numbers here fails it]"
+        return Finding(Subject("rule", self.id), severity, self.title, detail, fix, self.references, "rule")
 
     def seen(self, facts: Facts) -> Finding:
         """Its finding where its message is seen, whatever the facts say of its conditions."""

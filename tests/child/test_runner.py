@@ -198,9 +198,12 @@ def test_a_budgeted_run_takes_what_fits_its_bound_in_order_and_says_what_it_left
 
 
 @pytest.mark.jax
-def test_health_says_which_probes_its_bound_left_out(tmp_path: Path, child_env: dict[str, str]) -> None:
+def test_health_says_which_probes_its_bound_left_out(
+    tmp_path: Path, child_env: dict[str, str], nt_python: Path
+) -> None:
     """A real node check with a bound too small for the costliest probe: the rest run, and that one is a skip
-    that names the bound (and an info finding), never a timeout that would drain the node. Named with --probe,
+    that names the bound (and a warning), never a timeout that would drain the node; where what it needs is
+    installed (neural-tangents: the nt environment), since elsewhere no bound would run it. Named with --probe,
     it runs whatever its cost: the user chose it. A bound that holds no probe at all is a usage error."""
     known = probefiles.available()
     costly = max(known, key=lambda n: probefiles.cost(known[n]))
@@ -209,12 +212,12 @@ def test_health_says_which_probes_its_bound_left_out(tmp_path: Path, child_env: 
     assert probefiles.cost(known[cheap]) <= total * state.BUDGET_SHARE < probefiles.cost(known[costly])
     others = [arg for name in known if name not in (cheap, costly) for arg in ("--skip-probe", name)]
 
-    def health(*argv: str) -> tuple[subprocess.CompletedProcess[str], dict[str, dict]]:  # type: ignore[type-arg]
-        proc = envaudit_run(PYTHON, "health", "--prometheus-dir", str(tmp_path), *argv, env=child_env, timeout=300)
+    def health(*argv: str, python: str = PYTHON) -> tuple[subprocess.CompletedProcess[str], dict[str, dict]]:  # type: ignore[type-arg]
+        proc = envaudit_run(python, "health", "--prometheus-dir", str(tmp_path), *argv, env=child_env, timeout=300)
         report = json.loads((tmp_path / "envaudit-report.json").read_text()) if proc.returncode != 2 else {}
         return proc, report
 
-    proc, report = health(*others, "--total-timeout", str(total))
+    proc, report = health(*others, "--total-timeout", str(total), python=str(nt_python))
     found = {p["name"]: p for p in report["probes"]}
     assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stdout + proc.stderr
     assert found[cheap]["status"] == "pass" and found[costly]["status"] == "skip"

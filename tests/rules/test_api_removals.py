@@ -12,7 +12,7 @@ import pytest
 from envaudit import fixes
 from envaudit.cli import main
 from envaudit.rules import tables
-from tests.conftest import facts_from
+from tests.conftest import BESIDE_MISCOMPILES, facts_from
 from tests.planfix import requested
 
 USES = tables.load(tables.REMOVALS)["use"]
@@ -32,7 +32,7 @@ SAMPLE = [
 
 
 def planned(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, str]]:
-    main(["plan", *pins, "--format", "json"])
+    main(["plan", *pins, *BESIDE_MISCOMPILES, "--format", "json"])
     return list(json.loads(capsys.readouterr().out)["findings"])
 
 

@@ -13,6 +13,7 @@ from envaudit.cli import main
 from envaudit.plan import ARGUMENTS
 from envaudit.rules import tables
 from envaudit.rules.tables import TABLE
+from tests.conftest import BESIDE_MISCOMPILES
 from tests.planfix import requested
 
 with TABLE.open("rb") as _handle:
@@ -20,7 +21,7 @@ with TABLE.open("rb") as _handle:
 
 
 def plan(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, str]]:
-    main(["plan", *pins, "--format", "json"])
+    main(["plan", *pins, *BESIDE_MISCOMPILES, "--format", "json"])
     return [f for f in json.loads(capsys.readouterr().out)["findings"] if f["severity"] == "fail"]
 
 
@@ -102,8 +103,8 @@ def test_a_pin_padded_with_zeros_is_the_release_it_installs(capsys: pytest.Captu
     is neither newer than jax, nor missing from the wheel index, nor another release than its plugin."""
     exact = ["--python", "3.11", f"jax=={jax}", f"jaxlib=={jax}", f"jax-cuda12-plugin=={jax}"]
     padded = ["--python", "3.11", f"jax=={jax}.0", f"jaxlib=={jax}.0", f"jax-cuda12-plugin=={jax}"]
-    main(["plan", *exact, "--format", "json"])
+    main(["plan", *exact, *BESIDE_MISCOMPILES, "--format", "json"])
     expected = {f["id"] for f in json.loads(capsys.readouterr().out)["findings"]}
-    main(["plan", *padded, "--format", "json"])
+    main(["plan", *padded, *BESIDE_MISCOMPILES, "--format", "json"])
     assert {f["id"] for f in json.loads(capsys.readouterr().out)["findings"]} == expected
     assert "jax-jaxlib-coupling" in ids(plan(capsys, "--python", "3.11", f"jax=={jax}", f"jaxlib=={jax}.1"))

@@ -14,7 +14,7 @@ from envaudit import fixes
 from envaudit.cli import main
 from envaudit.plan import ARGUMENTS
 from envaudit.rules import cuda_builds, tables
-from tests.conftest import facts_from
+from tests.conftest import BESIDE_MISCOMPILES, facts_from
 from tests.planfix import requested
 
 CHECK = "cuda-library-older-than-jaxlib-build"
@@ -41,7 +41,7 @@ CASES = [case for release in RELEASES for case in compared(release)]
 
 
 def plan(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, Any]]:
-    main(["plan", *pins, "--compute-capability", "9.0", "--format", "json"])
+    main(["plan", *pins, "--compute-capability", "9.0", *BESIDE_MISCOMPILES, "--format", "json"])
     return list(json.loads(capsys.readouterr().out)["findings"])
 
 

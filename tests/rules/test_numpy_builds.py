@@ -15,6 +15,7 @@ from packaging.version import Version
 
 from envaudit.cli import main
 from envaudit.rules.tablefiles import TABLES
+from tests.conftest import BESIDE_MISCOMPILES
 from tests.planfix import requested
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +27,7 @@ CHECK = "numpy2-with-numpy1-build"
 
 
 def plan(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
-    main(["plan", *argv, "--format", "json"])
+    main(["plan", *argv, *BESIDE_MISCOMPILES, "--format", "json"])
     report: dict[str, Any] = json.loads(capsys.readouterr().out)
     return report
 

@@ -377,7 +377,7 @@ CHECKS: tuple[Check, ...] = (
         id="libtpu-outside-jax-pin",
         severity="warn",
         title="libtpu is not the build jax's tpu extra pins for the installed jax",
-        fix="install the libtpu the tpu extra pins (pip install 'jax[tpu]==<installed jax>')",
+        fix="install the libtpu the installed jax's tpu extra pins, jax and jaxlib held where they are",
         references=(
             "https://github.com/jax-ml/jax/blob/jax-v0.10.2/setup.py#L26",
             "https://github.com/jax-ml/jax/issues/20148",

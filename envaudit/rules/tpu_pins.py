@@ -37,7 +37,7 @@ def _pins() -> dict[str, tuple[Requirement, ...]]:
 def pins(jax: str) -> tuple[str, ...] | None:
     """What `jax[tpu]==jax` requires of libtpu, as written; None for a release the table does not cover."""
     parsed = version_or_none(jax)
-    found = _pins().get(str(parsed.public)) if parsed is not None else None
+    found = _pins().get(parsed.public) if parsed is not None else None
     return tuple(str(r) for r in found) if found is not None else None
 
 
@@ -49,7 +49,7 @@ def outside(facts: Facts) -> list[Occurrence]:
     if parsed is None or parsed.is_prerelease or parsed.is_devrelease:
         return []  # a nightly jax pins a nightly libtpu the table does not hold
     found = []
-    for req in _pins().get(str(parsed.public), ()):
+    for req in _pins().get(parsed.public, ()):
         name = canonicalize_name(req.name)
         installed = facts.packages.get(name, "")
         if version_or_none(installed) is not None and not req.specifier.contains(installed, prereleases=True):

@@ -30,14 +30,15 @@ PLATFORMS = [f"--platform=manylinux_2_{n}_x86_64" for n in (17, 27, 28, 31, 34)]
 PYTHONS = ("3.11", "3.12", "3.13")
 
 
-def chosen(jax: str) -> dict[str, str]:
-    """What pip would install for jax[tpu]==jax on the first Python it installs on: name -> version."""
+def chosen(jax: str) -> tuple[str, dict[str, str]]:
+    """The first Python pip installs jax[tpu]==jax on, and what it would install there: name -> version (the
+    last Python's error where none does)."""
     picked: dict[str, str] = {}
     for python in PYTHONS:
         picked = chosen_on(jax, python)
         if "error" not in picked:
-            return picked | {"python": python}
-    return picked
+            return python, picked
+    return "", picked
 
 
 def chosen_on(jax: str, python: str) -> dict[str, str]:
@@ -62,13 +63,19 @@ def main() -> int:
         if pin is None:
             continue
         jax = row["versions"][-1]  # the newest release of the run
-        picked = chosen(jax)
+        python, picked = chosen(jax)
         libtpu = picked.get("libtpu", "")
         verdict = "confirmed" if libtpu and pin.specifier.contains(libtpu, prereleases=True) else "contradicted"
         if not libtpu and "libtpu-nightly" in picked.get("error", ""):
             verdict = "not on the index"  # 0.4.35-0.5.0 also pin a libtpu-nightly that only Google's index has
         results.append(
-            {"jax": jax, "pin": str(pin), "pip_chose": libtpu or picked.get("error", ""), "verdict": verdict}
+            {
+                "jax": jax,
+                "python": python,
+                "pin": str(pin),
+                "pip_chose": libtpu or picked.get("error", ""),
+                "verdict": verdict,
+            }
         )
         print(f"jax[tpu]=={jax}: table {pin}, pip {libtpu or picked}: {verdict}")
     confirmed = sum(r["verdict"] == "confirmed" for r in results)

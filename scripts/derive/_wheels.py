@@ -65,6 +65,18 @@ def toml_list(items: list[str]) -> str:
     return "[" + ", ".join(toml_string(i) for i in items) + "]"
 
 
+def runs(rows: list[dict[str, Any]], same: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Consecutive releases (rows with a "version", oldest first) whose `same` fields are equal, as one row that
+    lists them under "versions", with those fields."""
+    grouped: list[dict[str, Any]] = []
+    for row in rows:
+        if grouped and all(grouped[-1][key] == row[key] for key in same):
+            grouped[-1]["versions"].append(row["version"])
+        else:
+            grouped.append({"versions": [row["version"]], **{key: row[key] for key in same}})
+    return grouped
+
+
 def cache_of(option: Path | None) -> Path:
     return option if option is not None else default_cache()
 

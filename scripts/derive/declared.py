@@ -35,6 +35,7 @@ OWN_TABLE = {"jax", "jaxlib"}  # jax-requires.toml, read at the tags
 NOT_RELEASED_HERE = {"envaudit", "libtpu", "libtpu-nightly"}  # envaudit itself; libtpu declares nothing audited
 WHEEL_READ = "the METADATA of each release's wheel for CPython 3.11 on Linux x86_64, else of a pure one"
 PROJECTS = tuple(sorted(RELEVANT_NAMES - OWN_TABLE - NOT_RELEASED_HERE))
+SAME = ("python", "requires")  # what a row's releases all declare
 
 
 def requirements(declared: list[str]) -> list[str]:
@@ -87,18 +88,6 @@ def declared(project: str, cache: Path, offline: bool) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: Version(r["version"]))
 
 
-def runs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Consecutive releases that declare the same, as one row listing them."""
-    grouped: list[dict[str, Any]] = []
-    for row in rows:
-        last = grouped[-1] if grouped else None
-        if last and last["python"] == row["python"] and last["requires"] == row["requires"]:
-            last["versions"].append(row["version"])
-        else:
-            grouped.append({"versions": [row["version"]], "python": row["python"], "requires": row["requires"]})
-    return grouped
-
-
 def render(tables: dict[str, list[dict[str, Any]]], read: str) -> str:
     lines = [
         "# What the ecosystem's releases declare they need (Requires-Dist on the packages envaudit audits, and",
@@ -133,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     )[:10]
     counted = sum(len(rows) for rows in tables.values())
     read = f"{newest}, {counted} releases of {sum(1 for r in tables.values() if r)} projects uploaded from {SINCE}"
-    options.output.write_text(render({p: runs(rows) for p, rows in tables.items() if rows}, read))
+    options.output.write_text(render({p: _wheels.runs(rows, SAME) for p, rows in tables.items() if rows}, read))
     print(f"{read}: {options.output.name} in {time.monotonic() - started:.1f}s")
     return 0
 

@@ -68,17 +68,6 @@ def releases(cache: Path, offline: bool) -> list[dict[str, Any]]:
     return sorted((r for r in rows if r["pins"]), key=lambda r: Version(r["version"]))
 
 
-def runs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Consecutive releases that pin the same, as one row listing them."""
-    grouped: list[dict[str, Any]] = []
-    for row in rows:
-        if grouped and grouped[-1]["pins"] == row["pins"]:
-            grouped[-1]["versions"].append(row["version"])
-        else:
-            grouped.append({"versions": [row["version"]], "pins": row["pins"]})
-    return grouped
-
-
 def render(rows: list[dict[str, Any]], read: str) -> str:
     lines = [
         "# What `pip install 'jax[tpu]==V'` installs beside jax V and jaxlib V: the tpu extra's libtpu (libtpu-nightly",
@@ -104,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     data = _wheels.project_json("jax", cache, True)
     newest = max(_wheels.first_upload(data["releases"][r["version"]]) for r in rows)[:10]
     read = f"{newest}, {len(rows)} jax releases"
-    options.output.write_text(render(runs(rows), read))
+    options.output.write_text(render(_wheels.runs(rows, ("pins",)), read))
     print(f"{read}: {options.output.name} in {time.monotonic() - started:.1f}s")
     return 0
 

@@ -30,7 +30,7 @@ from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 UV = (sys.executable, "-m", "uv")
-COUPLING = "jax==0.4.30\njaxlib==0.4.25\n"  # fail: jax 0.4.30 requires jaxlib >= 0.4.27
+COUPLING = "jax==0.4.30\njaxlib==0.4.23\n"  # fail: jax 0.4.30 requires jaxlib >= 0.4.27
 CURRENT = "jax==0.10.1\njaxlib==0.10.1\n"
 WORKFLOW_COMMAND = re.compile(r"^::(error|warning|notice)( [a-z]+=[^:]*)?::[^\r\n]*$")
 

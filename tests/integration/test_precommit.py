@@ -28,8 +28,8 @@ from tests.conftest import ROOT
 pytestmark = [pytest.mark.realenv, pytest.mark.cost(20)]
 
 HOOK_FILES = ("envaudit", "pyproject.toml", "README.md", ".pre-commit-hooks.yaml")  # what `pip install .` needs
-COUPLING = "jax==0.4.30\njaxlib==0.4.25\n"  # fail: jax 0.4.30 requires jaxlib >= 0.4.27
-WRONG_NUMBERS = "jax==0.10.2\njaxlib==0.10.2\n"  # warn: rule jaxlib-0102-cpu-vmap-matvec-sum
+COUPLING = "jax==0.4.30\njaxlib==0.4.23\n"  # fail: jax 0.4.30 requires jaxlib >= 0.4.27
+YANKED = "jax==0.4.0\njaxlib==0.4.0\n"  # warn: rule jax-040-yanked (a release that computes wrong numbers fails a plan)
 CURRENT = "jax==0.10.1\njaxlib==0.10.1\n"
 LEGACY = "jax==0.4.30\njaxlib==0.4.30\n"
 
@@ -137,11 +137,11 @@ def test_files_pinning_different_jax_releases_pass_each_planned_alone(hooked: Ho
     assert "envaudit plan....." in done.stdout and "Passed" in done.stdout
 
 
-def test_a_wrong_numbers_release_fails_strictly_unless_the_config_says_no_strict(hooked: Hooked) -> None:
-    done = _run_all(hooked, _project(hooked, "wrong-numbers", {"requirements.txt": WRONG_NUMBERS}))
+def test_a_warned_release_fails_strictly_unless_the_config_says_no_strict(hooked: Hooked) -> None:
+    done = _run_all(hooked, _project(hooked, "yanked", {"requirements.txt": YANKED}))
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "WARN  jaxlib-0102-cpu-vmap-matvec-sum" in done.stdout
-    lenient = _project(hooked, "wrong-numbers-lenient", {"requirements.txt": WRONG_NUMBERS}, args=["--no-strict"])
+    assert "WARN  jax-040-yanked" in done.stdout
+    lenient = _project(hooked, "yanked-lenient", {"requirements.txt": YANKED}, args=["--no-strict"])
     done = _run_all(hooked, lenient)
     assert done.returncode == 0, done.stdout + done.stderr  # the config's args replace the manifest's --strict
 

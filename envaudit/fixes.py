@@ -295,13 +295,20 @@ def aimed(fix: Fix, target: Target) -> Fix:
 
 
 def _without_extras_of(requirement: str, removed: Sequence[str]) -> str:
-    """The requirement without those of its extras that would install a distribution removed after it."""
+    """The requirement without those of its extras that would install a distribution removed after it: an extra
+    named for an accelerator (cuda12_pip, cuda, rocm, tpu) installs that accelerator's distributions (what each
+    installs at each release: rules/extras.py), so it goes where one of them is removed (jax-cuda12-plugin,
+    jax-rocm7-pjrt, libtpu); jaxlib, which every extra installs, does not count."""
     from packaging.requirements import Requirement
 
     req = Requirement(requirement)
-    exact = [s.version for s in req.specifier if s.operator == "=="]
-    version = exact[0] if exact else "9999"
-    kept = {e for e in req.extras if not set(extras_implied(version, {e})) & (set(removed) - {"jaxlib"})}
+    gone = [name for name in removed if name != "jaxlib"]
+
+    def installs_removed(extra: str) -> bool:
+        named = re.match(r"^(cuda|rocm|tpu)(\d*)", canonicalize_name(extra))
+        return named is not None and any(named[0] in name for name in gone)
+
+    kept = {e for e in req.extras if not installs_removed(e)}
     if kept == req.extras:
         return requirement
     req.extras = kept
@@ -407,21 +414,6 @@ def installed_jax(facts: Facts) -> list[str]:
         for name, version in sorted(facts.packages.items())
         if name in ("jax", "jaxlib") or PLUGIN.match(name)
     ]
-
-
-def extras_implied(version: str, extras: set[str]) -> dict[str, str]:
-    """What `jax[EXTRA]==V` installs beside jax (setup.py at the tags): jaxlib V for any extra; the CUDA plugin and
-    its pjrt at V for cudaNN from 0.4.22 and cudaNN_pip / cudaNN_local from 0.4.30 (before which those installed a
-    single-package CUDA jaxlib, not modelled here)."""
-    from packaging.version import Version
-
-    implied = {"jaxlib": version} if extras else {}
-    for extra in extras:
-        if match := re.match(r"^cuda(\d+)", extra):
-            since = (0, 4, 22) if extra == f"cuda{match[1]}" else (0, 4, 30)
-            if Version(version).release >= since:
-                implied |= {f"jax-cuda{match[1]}-plugin": version, f"jax-cuda{match[1]}-pjrt": version}
-    return implied
 
 
 @dataclass(frozen=True)

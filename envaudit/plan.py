@@ -345,13 +345,19 @@ def _env(assignments: list[str]) -> dict[str, str]:
 
 
 def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: JaxFacts) -> None:
-    """jax[cpu|cudaNN*|tpu]==V pins what `fixes.extras_implied` says it installs; a CUDA extra fixes the platform and
-    the CUDA major."""
-    implied |= fixes.extras_implied(version, extras)
+    """jax[cpu|cuda*|rocm*|tpu]==V pins what its METADATA says it installs (`rules/extras.py`); a CUDA extra fixes
+    the platform, and the CUDA major its plugin or jaxlib build names (jax[cuda]==0.4.20 installs a CUDA 11 jaxlib)."""
+    from envaudit.rules.extras import implied as extras_implied
+
+    installs = extras_implied(version, extras)
+    implied |= installs
+    built = re.search(r"cuda(\d+)", " ".join(f"{name}+{v}" for name, v in sorted(installs.items())))
     for extra in extras:
-        if match := re.match(r"^cuda(\d+)", extra):
+        if extra.startswith("cuda"):
             jax["platform"] = "cuda"
-            jax.setdefault("cuda_version", match[1])
+            named = re.match(r"^cuda(\d+)", extra) or built
+            if named:
+                jax.setdefault("cuda_version", named[1])
         elif extra == "tpu":
             jax["platform"] = "tpu"
         elif extra.startswith("rocm"):

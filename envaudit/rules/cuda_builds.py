@@ -6,8 +6,9 @@ does not fail the import: jax logs "CUDA backend failed to initialize: Found cuB
 built against version 120205, which is newer" and computes on the CPU. Later, jax's CUDA plugin pins its CUDA wheels
 in an extra (`jax-cuda12-plugin[with-cuda]`). pip never sees either, because `pip check` ignores extras, and a later
 install that pins other CUDA wheels (another framework built for CUDA 12.1) moves them under jax. The build
-versions, how each release compares, and the extra's pins are data (`tables/cuda-builds.toml`,
-`tables/cuda12-extra.toml`, read at the tags); this module applies them to the nvidia-* wheels the facts name.
+versions and how each release compares are data read at the tags (`tables/cuda-builds.toml`), the extras' pins
+data derived from the wheels' METADATA (`tables/cuda-extra.toml`); this module applies them to the nvidia-* wheels
+the facts name.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 from envaudit import fixes
 from envaudit.facts import Facts
 from envaudit.rules.accessors import parse_local_label, release, version_or_none
+from envaudit.rules.extras import CUDA_EXTRA
 from envaudit.rules.occurrence import Occurrence
-from envaudit.rules.tables import CUDA12_EXTRA, TABLES, covers, load
+from envaudit.rules.tables import TABLES, load
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -111,42 +113,47 @@ def _refused_fix(facts: Facts, moved: list[str]) -> fixes.Fix:
     return fixes.install(facts, pins, hold=[*fixes.installed_jax(facts), *held])
 
 
-def _outside(facts: Facts) -> list[tuple[str, str, str]]:
-    """(wheel, installed, specifier) for each installed nvidia-* wheel that the installed CUDA 12 plugin's extra
-    pins and that the installed version does not meet; nothing for a plugin release the table does not cover."""
-    plugin, table = facts.packages.get("jax-cuda12-plugin", ""), load(CUDA12_EXTRA)
-    parsed = version_or_none(plugin)
-    if (
-        parsed is None
-        or parsed.is_prerelease
-        or parsed.epoch
-        or release(plugin) != release(facts.packages.get("jaxlib", ""))
-    ):
-        return []  # a nightly (its pins differ), or a plugin jax does not use (plugin-jaxlib-mismatch says so)
-    if not covers(table, plugin):
-        return []
-    row = _row(table["release"], "jax", plugin)
-    found = []
-    for name, specifier in _requirements(tuple(row["pins"])) if row else ():
-        installed = facts.packages.get(name, "")
-        if version_or_none(installed) and not specifier.contains(installed, prereleases=True):
-            found.append((name, installed, str(specifier)))
-    return found
+PLUGINS = ("jax-cuda12-plugin", "jax-cuda13-plugin")
 
 
 @functools.cache
-def _requirements(pins: tuple[str, ...]) -> tuple[tuple[str, SpecifierSet], ...]:
-    """A row's pins parsed once: each of the wheels' checks reads the same row (parsing rows and pins anew took 4.9
-    ms of a 6.4 ms evaluation of the whole knowledge base; 0.5 of 1.6 ms parsed once)."""
+def _plugin_pins() -> dict[tuple[str, tuple[int, ...]], tuple[str, tuple[tuple[str, SpecifierSet], ...]]]:
+    """(plugin, release numbers) -> (where the pins were read, the pins parsed), for every release the table lists:
+    parsed once (parsing rows and pins anew took 4.9 ms of a 6.4 ms evaluation of the whole knowledge base)."""
     from packaging.requirements import Requirement
 
-    return tuple((req.name, req.specifier) for req in map(Requirement, pins))
+    return {
+        (row["name"], numbers): (row["from"], tuple((r.name, r.specifier) for r in map(Requirement, row["pins"])))
+        for row in load(CUDA_EXTRA)["plugin"]
+        for version in row["versions"]
+        if (numbers := release(version))
+    }
+
+
+def _outside(facts: Facts) -> list[tuple[str, str, str, str]]:
+    """(wheel, installed, specifier, where the pin was read) for each installed nvidia-* wheel that an installed
+    CUDA plugin's extra pins and that the installed version does not meet; nothing for a plugin release the table
+    does not list, or one jax does not use."""
+    found = []
+    for plugin in PLUGINS:
+        version = facts.packages.get(plugin, "")
+        parsed = version_or_none(version)
+        if parsed is None or parsed.is_prerelease or parsed.is_devrelease or parsed.epoch:
+            continue  # a nightly: its pins differ
+        if release(version) != release(facts.packages.get("jaxlib", "")):
+            continue  # a plugin jax does not use (plugin-jaxlib-mismatch says so)
+        source, pins = _plugin_pins().get((plugin, release(version) or ()), ("", ()))
+        for name, specifier in pins:
+            installed = facts.packages.get(name, "")
+            if specifier and version_or_none(installed) and not specifier.contains(installed, prereleases=True):
+                found.append((name, installed, str(specifier), f"{source}=={version}"))
+    return found
 
 
 def pinned_wheels() -> list[str]:
-    """The wheels the table pins: each gets its own check, so that a rule on one wheel folds only that one."""
-    rows = load(CUDA12_EXTRA)["release"]
-    return sorted({name for row in rows for name, _ in _requirements(tuple(row["pins"]))})
+    """The wheels the table pins to versions: each gets its own check, so that a rule on one wheel folds only that
+    one (nvidia-nvvm, pinned by name only, cannot be outside its pin)."""
+    return sorted({name for _, pins in _plugin_pins().values() for name, specifier in pins if specifier})
 
 
 def outside_pin(wheel: str) -> Callable[[Facts], list[Occurrence]]:
@@ -154,14 +161,13 @@ def outside_pin(wheel: str) -> Callable[[Facts], list[Occurrence]]:
     jaxlib and the plugins held where they are."""
 
     def run(facts: Facts) -> list[Occurrence]:
-        plugin = facts.packages.get("jax-cuda12-plugin")
         return [
             Occurrence(
-                f"{name} {installed} is outside {name}{spec}, which jax[cuda12]=={plugin} pins (pip check does not "
-                "read an extra's pins)",
+                f"{name} {installed} is outside {name}{spec}, which {source} pins (pip check does not read an "
+                "extra's pins)",
                 fixes.install(facts, [f"{name}{spec}"], hold=fixes.installed_jax(facts)),
             )
-            for name, installed, spec in _outside(facts)
+            for name, installed, spec, source in _outside(facts)
             if name == wheel
         ]
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from envaudit import fixes
 from envaudit.facts import Duplicate, Facts, ImportOutcome, JaxFacts, Unsatisfied
 from envaudit.fixes import Fix
-from envaudit.rules import signatures
+from envaudit.rules import extras, signatures
 from envaudit.rules.accessors import env_flag
 from envaudit.rules.environment import coupled
 from envaudit.rules.tables import REMOVALS, WHEELS, covers, load, numbers, python_of
@@ -127,9 +127,9 @@ def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[s
         wanted[name] = wanted.get(name, SpecifierSet()) & req.specifier
         exact = [s.version for s in req.specifier if s.operator == "=="]
         if exact:
-            implied = {n: SpecifierSet(f"=={v}") for n, v in fixes.extras_implied(exact[0], set(req.extras)).items()}
+            implied = {n: SpecifierSet(f"=={v}") for n, v in extras.implied(exact[0], set(req.extras)).items()}
         else:  # jax[cuda12]>=0.6.0: jaxlib and the plugin of that extra within the same bounds
-            implied = {n: req.specifier for n in fixes.extras_implied("9999", set(req.extras))}
+            implied = {n: req.specifier for n in extras.implied("9999", set(req.extras))}
         for other, spec in implied.items():
             wanted[other] = wanted.get(other, SpecifierSet()) & spec
     found = dict(packages)

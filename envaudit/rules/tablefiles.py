@@ -120,13 +120,21 @@ class JaxEnv(_Span):  # jax-env.toml: the values jax's config.py accepts
     enum: dict[str, EnumVariable]
 
 
-class ExtraRelease(TypedDict):
-    jax: str
-    pins: list[str]
+# name: jax-cuda12-plugin or jax-cuda13-plugin; from: where the pins were read (the plugin's with-cuda extra, or
+# jax's cudaNN one before the plugin had one); versions: consecutive plugin releases whose extra pins the same;
+# pins: its requirements on nvidia-* wheels. The functional form: `from` is a Python keyword.
+PluginRun = TypedDict("PluginRun", {"name": str, "from": str, "versions": list[str], "pins": list[str]})
 
 
-class Cuda12Extra(_Span):  # cuda12-extra.toml: what jax[cuda12]==V pins
-    release: list[ExtraRelease]
+class ExtraRun(TypedDict):
+    name: str  # a jax extra, normalised as pip compares them: cuda12-pip, rocm
+    versions: list[str]  # consecutive jax releases whose extra installs the same
+    installs: list[str]  # its requirements on jaxlib and jax's plugins, the release itself written {V}
+
+
+class CudaExtra(_Span):  # cuda-extra.toml: what jax's accelerator extras install, derived from wheel METADATA
+    plugin: list[PluginRun]
+    extra: list[ExtraRun]
 
 
 class PinRun(TypedDict):
@@ -166,7 +174,7 @@ SHAPES: dict[str, Any] = {
     "jaxlib-wheels.toml": JaxlibWheels,
     "api-removals.toml": ApiRemovals,
     "jax-env.toml": JaxEnv,
-    "cuda12-extra.toml": Cuda12Extra,
+    "cuda-extra.toml": CudaExtra,
     "cuda-builds.toml": CudaBuilds,
     "tpu-extra.toml": TpuExtra,
 }

@@ -28,7 +28,6 @@ REQUIRES = TABLES / "jax-requires.toml"
 WHEELS = TABLES / "jaxlib-wheels.toml"
 REMOVALS = TABLES / "api-removals.toml"
 JAX_ENV = TABLES / "jax-env.toml"
-CUDA12_EXTRA = TABLES / "cuda12-extra.toml"
 
 
 def numbers(version: str) -> tuple[int, ...]:

@@ -11,9 +11,7 @@ usage: python scripts/derive/confirm_tpu_extra.py
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,39 +19,14 @@ from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _resolver  # noqa: E402
 
 from envaudit.rules import tpu_pins  # noqa: E402
 from envaudit.rules.tablefiles import load  # noqa: E402
 
 OUT = ROOT / "envaudit" / "rules" / "tables" / "derived" / "tpu-extra-confirmed.json"
-PLATFORMS = [f"--platform=manylinux_2_{n}_x86_64" for n in (17, 27, 28, 31, 34)] + ["--platform=manylinux2014_x86_64"]
-PYTHONS = ("3.11", "3.12", "3.13")
-
-
-def chosen(jax: str) -> tuple[str, dict[str, str]]:
-    """The first Python pip installs jax[tpu]==jax on, and what it would install there: name -> version (the
-    last Python's error where none does)."""
-    picked: dict[str, str] = {}
-    for python in PYTHONS:
-        picked = chosen_on(jax, python)
-        if "error" not in picked:
-            return python, picked
-    return "", picked
-
-
-def chosen_on(jax: str, python: str) -> dict[str, str]:
-    """What pip would install for jax[tpu]==jax on one Python: name -> version, from its installation report."""
-    target = ["--python-version", python, *PLATFORMS, "--only-binary=:all:"]
-    with tempfile.TemporaryDirectory() as scratch:
-        report = Path(scratch) / "report.json"
-        argv = [sys.executable, "-m", "pip", "install", "-q", "--dry-run", "--ignore-installed", "--target", scratch]
-        done = subprocess.run(
-            [*argv, *target, "--report", str(report), f"jax[tpu]=={jax}"], capture_output=True, text=True
-        )
-        if done.returncode != 0:
-            return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
-        data = json.loads(report.read_text())
-    return {i["metadata"]["name"].lower(): i["metadata"]["version"] for i in data["install"]}
 
 
 def main() -> int:
@@ -63,7 +36,7 @@ def main() -> int:
         if pin is None:
             continue
         jax = row["versions"][-1]  # the newest release of the run
-        python, picked = chosen(jax)
+        python, picked = _resolver.chosen(f"jax[tpu]=={jax}")
         libtpu = picked.get("libtpu", "")
         verdict = "confirmed" if libtpu and pin.specifier.contains(libtpu, prereleases=True) else "contradicted"
         if not libtpu and "libtpu-nightly" in picked.get("error", ""):

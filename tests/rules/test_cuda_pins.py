@@ -1,6 +1,7 @@
-"""jax's own pins on the CUDA wheels (`tables/cuda12-extra.toml`, what `jax[cuda12]==V` installs): every pin of every
-release at its bounds (met: nothing; missed: one warning for that wheel, whose fix re-planned meets it), silence
-where the table cannot speak, and one finding where a rule names the same cause."""
+"""jax's own pins on the CUDA wheels (`tables/cuda-extra.toml`, derived from each plugin release's METADATA: what
+`jax[cuda12]==V` or `jax[cuda13]==V` installs): every pin of every row at its bounds (met: nothing; missed: one
+warning for that wheel, whose fix re-planned meets it), silence where the table cannot speak, and one finding where a
+rule names the same cause."""
 
 from __future__ import annotations
 
@@ -9,27 +10,27 @@ from typing import Any
 
 import pytest
 from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
 
 from envaudit import fixes
 from envaudit.cli import main
 from envaudit.plan import ARGUMENTS
-from envaudit.rules import tables
+from envaudit.rules import extras, tables
 from tests.conftest import BESIDE_MISCOMPILES
 from tests.planfix import requested
 
-ROWS = tables.load(tables.CUDA12_EXTRA)["release"]
-# one plugin release per row: the first the row names (its >= or == bound)
-CASES = [
-    (next(s.version for s in SpecifierSet(row["jax"]) if s.operator in (">=", "==")), pin)
-    for row in ROWS
-    for pin in row["pins"]
-]
+ROWS = tables.load(extras.CUDA_EXTRA)["plugin"]
+# one plugin release per row (the newest it lists: jax 0.7.2's eigh rule would move the oldest cuda13 one), each
+# pin that names a version
+CASES = [(row["name"], row["versions"][-1], pin) for row in ROWS for pin in row["pins"] if Requirement(pin).specifier]
 
 
-def findings(capsys: pytest.CaptureFixture[str], release: str, *pins: str) -> list[dict[str, Any]]:
-    stack = [f"jax=={release}", f"jaxlib=={release}", f"jax-cuda12-plugin=={release}", f"jax-cuda12-pjrt=={release}"]
-    main(["plan", *stack, *pins, *BESIDE_MISCOMPILES, "--format", "json"])
+def stack(plugin: str, release: str) -> list[str]:
+    pjrt = plugin.replace("-plugin", "-pjrt")
+    return [f"jax=={release}", f"jaxlib=={release}", f"{plugin}=={release}", f"{pjrt}=={release}"]
+
+
+def findings(capsys: pytest.CaptureFixture[str], release: str, *pins: str, plugin: str = "jax-cuda12-plugin") -> Any:
+    main(["plan", *stack(plugin, release), *pins, *BESIDE_MISCOMPILES, "--format", "json"])
     return list(json.loads(capsys.readouterr().out)["findings"])
 
 
@@ -44,14 +45,14 @@ def outside(release: str, pin: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize(("release", "pin"), CASES, ids=[f"{r}-{p}" for r, p in CASES])
-def test_each_pin_at_its_bounds(capsys: pytest.CaptureFixture[str], release: str, pin: str) -> None:
+@pytest.mark.parametrize(("plugin", "release", "pin"), CASES, ids=[f"{p}-{r}-{pin}" for p, r, pin in CASES])
+def test_each_pin_at_its_bounds(capsys: pytest.CaptureFixture[str], plugin: str, release: str, pin: str) -> None:
     req = Requirement(pin)
     check = f"{req.name}-outside-jax-pin"
     lowest = next(s.version for s in req.specifier if s.operator == ">=")
-    assert check not in {f["id"] for f in findings(capsys, release, f"{req.name}=={lowest}")}
+    assert check not in {f["id"] for f in findings(capsys, release, f"{req.name}=={lowest}", plugin=plugin)}
     for version in outside(release, pin):
-        found = [f for f in findings(capsys, release, f"{req.name}=={version}") if f["id"] == check]
+        found = [f for f in findings(capsys, release, f"{req.name}=={version}", plugin=plugin) if f["id"] == check]
         assert len(found) == 1, (release, pin, version)
         if found[0]["caused_by"]:
             continue  # a rule on the same wheel is the root: its fix is the one shown
@@ -59,22 +60,17 @@ def test_each_pin_at_its_bounds(capsys: pytest.CaptureFixture[str], release: str
         assert list(asked.files) == [ARGUMENTS] and not (asked.remove or asked.unset or asked.export), asked
         first = Requirement(asked.requirements[0])
         assert first.name == req.name and first.specifier == req.specifier, asked
-        assert set(asked.requirements[1:]) == {
-            f"jax=={release}",
-            f"jaxlib=={release}",
-            f"jax-cuda12-plugin=={release}",
-            f"jax-cuda12-pjrt=={release}",
-        }
+        assert set(asked.requirements[1:]) == set(stack(plugin, release))
         applied = [f"{req.name}=={lowest}"]  # the fix re-planned: the lowest release its pin lets pip install
-        assert check not in {f["id"] for f in findings(capsys, release, *applied)}, (release, pin, version)
+        assert check not in {f["id"] for f in findings(capsys, release, *applied, plugin=plugin)}, (release, version)
 
 
 @pytest.mark.parametrize(
     "stack",
     [
         ["jax==0.6.0", "jaxlib==0.6.0"],  # no plugin: the pins are the plugin extra's
-        ["jax==0.12.0", "jaxlib==0.12.0", "jax-cuda12-plugin==0.12.0"],  # after the table: unknown
-        ["jax==0.4.25", "jaxlib==0.4.25", "jax-cuda12-plugin==0.4.25"],  # before it
+        ["jax==0.99.0", "jaxlib==0.99.0", "jax-cuda12-plugin==0.99.0"],  # after the table: unknown
+        ["jax==0.4.21", "jaxlib==0.4.21", "jax-cuda12-plugin==0.4.21"],  # before the plugin was released
     ],
 )
 def test_where_the_table_cannot_speak_nothing_is_said(capsys: pytest.CaptureFixture[str], stack: list[str]) -> None:

@@ -7,12 +7,11 @@ from dataclasses import replace
 
 import pytest
 from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envaudit import causes, fixes, rules
 from envaudit.facts import Facts
-from envaudit.rules import accessors, engine, tables
+from envaudit.rules import accessors, engine, extras, tables
 from tests.conftest import facts_from
 from tests.planfix import requested
 
@@ -32,17 +31,20 @@ def chosen(requirement: str, end: int) -> tuple[str, str]:
     return req.name, allowed[end]
 
 
-CUDA12_EXTRA = tables.load(tables.CUDA12_EXTRA)["release"]
+PLUGIN_ROWS = tables.load(extras.CUDA_EXTRA)["plugin"]
+PLUGIN_PINS = {(row["name"], version): row["pins"] for row in PLUGIN_ROWS for version in row["versions"]}
 
 
 def extra(requirement: str, version: str, end: int) -> dict[str, str]:
-    """What `jax[cuda12]` at `version` installs beside it, each wheel where `end` says pip could pick it."""
+    """What `jax[cudaNN]` at `version` installs beside it (rules/extras.py, from the release's METADATA), and the
+    nvidia-* wheels its plugin pins, each where `end` says pip could pick it."""
     req = Requirement(requirement)
-    if req.name != "jax" or "cuda12" not in req.extras:
+    if req.name != "jax" or not req.extras:
         return {}
-    rows = [r for r in CUDA12_EXTRA if SpecifierSet(r["jax"]).contains(version)] or [CUDA12_EXTRA[-1]]
-    moved = {n: version for n in ("jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt")}
-    return moved | dict(chosen(pin, end) for pin in rows[0]["pins"])
+    moved = extras.implied(version, set(req.extras))
+    newest = {row["name"]: row["pins"] for row in PLUGIN_ROWS}  # a release after the table: its newest pins
+    pins = [p for name, v in moved.items() for p in PLUGIN_PINS.get((name, v), newest.get(name, ())) if "=" in p]
+    return moved | dict(chosen(pin, end) for pin in pins)
 
 
 def applied(facts: Facts, command: str, end: int) -> Facts:

@@ -100,12 +100,12 @@ def test_every_table_has_its_shape_and_a_wrong_one_is_refused(tmp_path: Path) ->
 
     names = sorted(p.name for p in tablefiles.TABLES.glob("*.toml"))
     assert names == sorted(tablefiles.SHAPES) and all(tablefiles.load(tablefiles.TABLES / n) for n in names)
-    good = (tablefiles.TABLES / "cuda12-extra.toml").read_text()
+    good = (tablefiles.TABLES / "tpu-extra.toml").read_text()
     for bad, said in (
         (good.replace("covers_to", "covers_until"), "unknown key"),
         ("\n".join(line for line in good.splitlines() if not line.startswith("covers_to")), "missing 'covers_to'"),
         (good.replace('covers_from = "', "covers_from = 4 #"), "covers_from must be of JSON type string"),
     ):
-        (tmp_path / "cuda12-extra.toml").write_text(bad)
+        (tmp_path / "tpu-extra.toml").write_text(bad)
         with pytest.raises(tablefiles.TableError, match=said):
-            tablefiles.load.__wrapped__(tmp_path / "cuda12-extra.toml")
+            tablefiles.load.__wrapped__(tmp_path / "tpu-extra.toml")

@@ -1,0 +1,65 @@
+"""What `jax[EXTRA]==V` installs beside jax, as the release's own METADATA says (tables/cuda-extra.toml, derived by
+scripts/derive/cuda_extra.py): the single-package CUDA jaxlib (`jax[cuda12_pip]==0.4.20` installs
+`jaxlib==0.4.20+cuda12.cudnn89` from jax's own index), or jaxlib with the CUDA or ROCm plugin and its pjrt. A plan
+of the extra is modelled as what it installs, so that the build checks apply to it as to an installed stack.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from packaging.requirements import Requirement
+from packaging.version import InvalidVersion, Version
+
+from envaudit.rules.tablefiles import TABLES, load
+from envaudit.scope import canonicalize_name
+
+CUDA_EXTRA = TABLES / "cuda-extra.toml"
+
+
+@functools.cache
+def _rows() -> dict[str, list[tuple[tuple[Version, ...], tuple[str, ...]]]]:
+    """extra -> its runs: (the jax releases, what they install), oldest first."""
+    found: dict[str, list[tuple[tuple[Version, ...], tuple[str, ...]]]] = {}
+    for row in load(CUDA_EXTRA)["extra"]:
+        found.setdefault(row["name"], []).append((tuple(map(Version, row["versions"])), tuple(row["installs"])))
+    return found
+
+
+def _installs(version: Version, extra: str) -> tuple[str, ...] | None:
+    """The extra's requirements at that jax release; a release newer than the table: the newest row's (what the
+    extra installed last, the safest guess of its names); None for an older release or an extra it does not list."""
+    runs = _rows().get(extra)
+    if not runs:
+        return None
+    for versions, installs in runs:
+        if version in versions:
+            return installs
+    newest = runs[-1]
+    return newest[1] if version > newest[0][-1] else None
+
+
+def _pick(text: str, version: str) -> tuple[str, str] | None:
+    """(name, the version pip installs) for one of the table's requirements at a jax release: the one it pins
+    (==, a `.*` pin by its prefix), else the top of its range (<=: pip takes the newest release within it)."""
+    req = Requirement(text.replace("{V}", version))
+    for operator in ("==", "<="):
+        pinned = [s.version.removesuffix(".*") for s in req.specifier if s.operator == operator]
+        if pinned:
+            return canonicalize_name(req.name), pinned[0]
+    return None
+
+
+def implied(version: str, extras: set[str]) -> dict[str, str]:
+    """What jax[EXTRAS]==version installs beside jax: name -> version. jaxlib at the same release for any extra
+    the table does not speak of (tpu, cpu, a release before jax had wheels): every extra of jax installs it."""
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return {}
+    found = {"jaxlib": version} if extras else {}
+    for extra in sorted(canonicalize_name(e) for e in extras):
+        for text in _installs(parsed, extra) or ():
+            if (picked := _pick(text, version)) is not None:
+                found[picked[0]] = picked[1]
+    return found

@@ -13,7 +13,17 @@ from dataclasses import dataclass
 from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.model import Finding, Severity, Subject
-from envaudit.rules import cuda_builds, declared, imports, numpy_builds, platforms, tables, tpu_pins, xlaflags
+from envaudit.rules import (
+    cuda_builds,
+    cuda_minimums,
+    declared,
+    imports,
+    numpy_builds,
+    platforms,
+    tables,
+    tpu_pins,
+    xlaflags,
+)
 from envaudit.rules import environment as env
 from envaudit.rules.accessors import release
 from envaudit.rules.node import (
@@ -40,6 +50,8 @@ PYTHONPATH = "https://docs.python.org/3/using/cmdline.html#envvar-PYTHONPATH"
 PLUGIN_CHECK = "https://github.com/jax-ml/jax/blob/jax-v0.5.3/jaxlib/plugin_support.py"
 JAX_CONFIG = "https://github.com/jax-ml/jax/blob/main/jax/_src/config.py"  # bool_env(), optional_enum_state()
 CUDA_CHECK = "https://github.com/jax-ml/jax/blob/jax-v0.4.23/jax/_src/xla_bridge.py"  # _check_cuda_versions
+CUDA_MINIMUMS = "https://github.com/jax-ml/jax/blob/jax-v0.10.1/jax_plugins/cuda/__init__.py#L148"  # from 0.6.1
+CUDA_MINIMUMS_BEFORE = "https://github.com/jax-ml/jax/blob/jax-v0.4.26/jax/_src/xla_bridge.py#L272"  # single-package
 CUDA_PINS = "https://github.com/jax-ml/jax/blob/main/jax_plugins/cuda/plugin_setup.py"  # the with-cuda extra
 XID = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"
 XLA_BRIDGE = "https://github.com/jax-ml/jax/blob/jax-v0.10.1/jax/_src/xla_bridge.py"  # backends()
@@ -372,6 +384,19 @@ CHECKS: tuple[Check, ...] = (
             run=cuda_builds.outside_pin(wheel),
         )
         for wheel in cuda_builds.pinned_wheels()
+    ),
+    *(
+        Check(
+            id=cuda_minimums.check_id(library),
+            severity="fail",
+            title=f"{library} is below the minimum jax's CUDA check accepts: jax refuses it and computes on the CPU",
+            fix=f"install a {cuda_minimums.wheel_of(library)} release that meets it, jax and its plugins held",
+            references=(CUDA_MINIMUMS, CUDA_MINIMUMS_BEFORE),
+            run=cuda_minimums.below_minimum(library),
+            # jax's own pin on the same wheel, and the GPU jax then leaves unused: one cause, one finding
+            explains=(f"{cuda_minimums.wheel_of(library)}-outside-jax-pin", "gpu-present-jax-on-cpu"),
+        )
+        for library in cuda_minimums.libraries()
     ),
     Check(
         id="libtpu-outside-jax-pin",

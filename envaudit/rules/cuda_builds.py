@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 BUILDS = TABLES / "cuda-builds.toml"
 
 
-def _monolithic(facts: Facts) -> str | None:
+def monolithic(facts: Facts) -> str | None:
     """The installed jaxlib, when it is a single-package CUDA 12 build whose own backend factory runs the check: a
     CUDA plugin beside it replaces that factory (and checked nothing before jax 0.6.1)."""
     jaxlib = facts.packages.get("jaxlib", "")
@@ -60,7 +60,7 @@ def _range(text: str) -> SpecifierSet:
 def _refused(facts: Facts) -> list[tuple[str, str, str]]:
     """(wheel, installed, built) for each nvidia-* wheel older than the build, as the installed jax compares them
     (jax's code compares, jaxlib's build says against what)."""
-    jaxlib = _monolithic(facts)
+    jaxlib = monolithic(facts)
     if jaxlib is None or (facts.origin == "live" and facts.jax.get("platform") in ("gpu", "cuda")):
         return []  # jax runs on the GPU here: the check passed, whatever the wheels say
     table = load(BUILDS)
@@ -147,6 +147,17 @@ def _outside(facts: Facts) -> list[tuple[str, str, str, str]]:
             installed = facts.packages.get(name, "")
             if specifier and version_or_none(installed) and not specifier.contains(installed, prereleases=True):
                 found.append((name, installed, str(specifier), f"{source}=={version}"))
+    return found
+
+
+def plugin_pin(facts: Facts, wheel: str) -> list[str]:
+    """The installed CUDA plugin's pin on that wheel, as a requirement ([] where it pins none): what a fix that
+    moves the wheel must also meet, or the pin check asks for another move after it."""
+    found = []
+    for plugin in PLUGINS:
+        version = facts.packages.get(plugin, "")
+        _, pins = _plugin_pins().get((plugin, release(version) or ()), ("", ()))
+        found += [f"{name}{specifier}" for name, specifier in pins if name == wheel and specifier]
     return found
 
 

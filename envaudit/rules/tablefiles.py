@@ -166,6 +166,29 @@ class CudaBuilds(_Provenance):  # cuda-builds.toml
     build: list[Build]
 
 
+class CheckRun(TypedDict):
+    code: str  # what runs _check_cuda_versions: "jax" (a single-package CUDA jaxlib) or a pjrt plugin
+    versions: list[str]  # consecutive releases of it that check the same
+    file: str  # the file of its wheel that holds the check
+    line: int  # where its first release defines it (0: not defined)
+    runs: bool  # whether the module calls it
+    build: list[str]  # libraries compared only with the build's version, floored
+    minimums: dict[str, int]  # library -> the number below which jax refuses it
+
+
+class LibraryNumbers(TypedDict):
+    name: str  # jax's name of the library (cuBLAS)
+    wheel: str  # the wheel that ships it
+    header: str  # the header read
+    define: str  # the define read
+    values: dict[str, int]  # wheel release -> the number jax compares
+
+
+class CudaMinimums(_Provenance):  # cuda-minimums.toml: derived from the wheels of jax, its pjrt plugins, nvidia-*
+    check: list[CheckRun]
+    library: list[LibraryNumbers]
+
+
 SHAPES: dict[str, Any] = {
     "jax-minimum-jaxlib.toml": MinimumJaxlib,
     "jax-requires.toml": JaxRequires,
@@ -175,6 +198,7 @@ SHAPES: dict[str, Any] = {
     "api-removals.toml": ApiRemovals,
     "jax-env.toml": JaxEnv,
     "cuda-extra.toml": CudaExtra,
+    "cuda-minimums.toml": CudaMinimums,
     "cuda-builds.toml": CudaBuilds,
     "tpu-extra.toml": TpuExtra,
 }

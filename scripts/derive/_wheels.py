@@ -147,19 +147,47 @@ class _Ranges(io.RawIOBase):
 
 
 def wheel_metadata(filename: str, url: str, cache: Path, offline: bool) -> str:
-    """The METADATA of a released wheel, what pip reads of it: ranged out of the remote file once (zipfile checks
-    the member's CRC-32), then kept in the cache under the wheel's name."""
+    """The METADATA of a released wheel, what pip reads of it: ranged out of the remote file once, then kept in the
+    cache under the wheel's name."""
     path = cache / "metadata" / f"{filename}.METADATA"
     if not path.exists():
         if offline:
             raise SystemExit(f"{filename}: no cached METADATA in {path.parent} (run once without --offline)")
-        with zipfile.ZipFile(io.BufferedReader(_Ranges(url), 1 << 16)) as archive:
-            name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1)
-            data = archive.read(name)
+        data = _ranged(url, lambda n: n.endswith(".dist-info/METADATA") and n.count("/") == 1)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, data)
+        _write_atomic(path, data or b"")
     text: str = path.read_text(encoding="utf-8", errors="replace")
     return text
+
+
+def wheel_member(
+    filename: str, url: str, cache: Path, offline: bool, key: str, wanted: Callable[[str], bool]
+) -> bytes | None:
+    """The first member of a released wheel whose name `wanted` accepts, None where none is: ranged out of the
+    remote file once (a CUDA library's wheel is hundreds of MB, a header in it a few kB), then kept in the cache
+    under the wheel's name and `key`, an absent member remembered as absent."""
+    path = cache / "members" / filename / key
+    absent = path.with_name(f"{key}.absent")
+    if path.exists():
+        return path.read_bytes()
+    if absent.exists():
+        return None
+    if offline:
+        raise SystemExit(f"{filename}: no cached {key} in {path.parent} (run once without --offline)")
+    data = _ranged(url, wanted)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if data is None:
+        absent.touch()
+    else:
+        _write_atomic(path, data)
+    return data
+
+
+def _ranged(url: str, wanted: Callable[[str], bool]) -> bytes | None:
+    """One member of a remote wheel, read through its central directory (zipfile checks the member's CRC-32)."""
+    with zipfile.ZipFile(io.BufferedReader(_Ranges(url), 1 << 16)) as archive:
+        name = next((n for n in archive.namelist() if wanted(n)), None)
+        return archive.read(name) if name is not None else None
 
 
 def fields(text: str) -> dict[str, list[str]]:

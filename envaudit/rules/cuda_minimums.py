@@ -1,0 +1,117 @@
+"""CUDA libraries below the minimum jax accepts when its CUDA backend starts: jax refuses them and computes on the CPU.
+
+From jax 0.4.26 jax's `_check_cuda_versions` compares the installed cuBLAS, cuSPARSE, cuPTI, the CUDA runtime (and,
+for a single-package CUDA jaxlib, cuSOLVER and cuDNN) with fixed minimums rather than with the build; the pjrt
+plugin runs it from jax-cuda12-pjrt 0.6.1 (0.4.30 to 0.6.0 define none). A library below its minimum does not fail
+the import: jax raises "Unable to use CUDA because of the following issues with CUDA components: Outdated cuSPARSE
+installation found." inside the backend's start, logs it, and computes on the CPU. Which release checks what, and
+the number each nvidia-* wheel release reports, are data derived from the wheels (`tables/cuda-minimums.toml`);
+this module applies them to the wheels the facts name. A wheel release the table does not list is unknown.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from envaudit import fixes
+from envaudit.facts import Facts
+from envaudit.rules import cuda_builds
+from envaudit.rules.accessors import version_or_none
+from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.tables import TABLES, load
+
+MINIMUMS = TABLES / "cuda-minimums.toml"
+PJRT = ("jax-cuda12-pjrt", "jax-cuda13-pjrt")
+
+
+@functools.cache
+def _checks() -> dict[tuple[str, tuple[int, ...]], dict[str, Any]]:
+    """(code, release numbers) -> its row, for every release the table lists."""
+    return {(row["code"], _numbers(v)): row for row in load(MINIMUMS)["check"] for v in row["versions"]}
+
+
+@functools.cache
+def _libraries() -> dict[str, tuple[str, dict[tuple[int, ...], int], tuple[str, ...]]]:
+    """jax's name of a library -> (its wheel, release numbers -> the number jax compares, releases oldest first)."""
+    found = {}
+    for row in load(MINIMUMS)["library"]:
+        ordered = sorted(row["values"], key=_numbers)
+        found[row["name"]] = (row["wheel"], {_numbers(v): n for v, n in row["values"].items()}, tuple(ordered))
+    return found
+
+
+def _numbers(version: str) -> tuple[int, ...]:
+    parsed = version_or_none(version.split("+")[0])
+    return tuple(parsed.release) if parsed is not None else ()
+
+
+def _checker(facts: Facts) -> dict[str, Any] | None:
+    """The row of the code whose check runs when jax's CUDA backend starts: the pjrt plugin jax loads, else jax's
+    own for a single-package CUDA jaxlib; None where neither is installed or the table lacks the release."""
+    for code in PJRT:
+        if code in facts.packages:
+            return _checks().get((code, _numbers(facts.packages[code])))
+    if cuda_builds.monolithic(facts) is not None:
+        return _checks().get(("jax", _numbers(facts.packages.get("jax", ""))))
+    return None
+
+
+def _below(facts: Facts, library: str) -> tuple[str, str, int, int] | None:
+    """(wheel, installed, its number, the minimum) where the installed wheel of that library is below the minimum
+    the running check asks."""
+    if facts.origin == "live" and facts.jax.get("platform") in ("gpu", "cuda"):
+        return None  # jax runs on the GPU here: the check passed, whatever the wheels say
+    row = _checker(facts)
+    if row is None or not row["runs"] or library not in row["minimums"] or library not in _libraries():
+        return None
+    wheel, numbers, _ = _libraries()[library]
+    installed = facts.packages.get(wheel, "")
+    number = numbers.get(_numbers(installed))
+    if number is None or number >= row["minimums"][library]:
+        return None
+    return wheel, installed, number, row["minimums"][library]
+
+
+def libraries() -> list[str]:
+    """The libraries some release has a minimum for and the table has numbers of: one check each, so that a rule on
+    one library (the CUDA runtime's) names its own in `explains`."""
+    named = {name for row in load(MINIMUMS)["check"] for name in row["minimums"]}
+    return sorted(named & _libraries().keys())
+
+
+def check_id(library: str) -> str:
+    """`cusparse-below-jax-minimum`, from the wheel's name (nvidia-cusparse-cu12)."""
+    wheel = _libraries()[library][0]
+    return f"{wheel.removeprefix('nvidia-').rsplit('-cu', 1)[0]}-below-jax-minimum"
+
+
+def wheel_of(library: str) -> str:
+    return _libraries()[library][0]
+
+
+def below_minimum(library: str) -> Callable[[Facts], list[Occurrence]]:
+    """The check of one library: below the minimum, fixed by the installed plugin's own pin on that wheel (so that
+    the pin check asks nothing after it), else by the oldest wheel release that meets it; jax, jaxlib and the
+    plugins held where they are."""
+
+    def run(facts: Facts) -> list[Occurrence]:
+        found = _below(facts, library)
+        if found is None:
+            return []
+        wheel, installed, number, minimum = found
+        _, numbers, ordered = _libraries()[library]
+        enough = next(v for v in ordered if numbers[_numbers(v)] >= minimum)
+        pins = cuda_builds.plugin_pin(facts, wheel) or [f"{wheel}>={enough}"]  # every plugin pin meets it
+        row = _checker(facts) or {}
+        code = row.get("code", "jax")
+        detail = (
+            f"{wheel} {installed} reports {library} {number}, below the minimum {minimum} that "
+            f"{code} {facts.packages.get(code, '')}'s _check_cuda_versions asks: jax raises 'Unable to use CUDA "
+            f"because of the following issues with CUDA components: Outdated {library} installation found.' when "
+            "its CUDA backend starts, and computes on the CPU"
+        )
+        return [Occurrence(detail, fixes.install(facts, pins, hold=fixes.installed_jax(facts)))]
+
+    return run

@@ -31,6 +31,7 @@ RELEVANT_NAMES = frozenset(
         "frozendict",
         "envaudit",
         "tensorstore",  # orbax-checkpoint's compiled dependency (declared-requires.toml reads its releases)
+        "jax-metal",  # the Metal plugin: its releases pin the jax and jaxlib they work with (declared-requires.toml)
         # the libraries whose releases scripts/derive/library_uses.py reads (api-removals.toml speaks of them; a
         # test keeps every package of the tables in scope)
         "equinox",
@@ -90,6 +91,9 @@ def canonicalize_name(name: str) -> str:
 def is_relevant(name: str) -> bool:
     norm = canonicalize_name(name)
     return norm in RELEVANT_NAMES or bool(RELEVANT_PATTERN.match(norm))
+
+
+PATH_NAMES = frozenset({"LD_LIBRARY_PATH"})  # collected in part: the entries cuda_library_path_entries keeps
 
 
 def cuda_library_path_entries(ld_library_path: str) -> list[str]:

@@ -146,3 +146,12 @@ def test_the_derivation_groups_only_consecutive_releases_that_declare_the_same()
         {"version": "1.3", "python": ">=3.9", "requires": ["jax>=0.4"]},
     ]
     assert [r["versions"] for r in _wheels.runs(rows, derivation.SAME)] == [["1.0", "1.1"], ["1.2"], ["1.3"]]
+
+
+def test_jax_metal_releases_pin_the_jax_they_were_built_for(capsys: pytest.CaptureFixture[str]) -> None:
+    """jax-metal's compatibility is in its wheels' METADATA (0.0.5 pins jax and jaxlib 0.4.20; 0.0.7 asks >=0.4.26):
+    a plan on a Mac that pairs 0.0.5 with jax 0.4.26 is refused by pip, one that pairs 0.0.7 is not."""
+    mac = ("--os", "Darwin", "--machine", "arm64")
+    old = refusals(plan(capsys, "jax-metal==0.0.5", "jax==0.4.26", "jaxlib==0.4.26", *mac))
+    assert old and all("jax-metal requires jax" in said for said in old), old
+    assert not refusals(plan(capsys, "jax-metal==0.0.7", "jax==0.4.26", "jaxlib==0.4.26", *mac))

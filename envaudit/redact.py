@@ -44,7 +44,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
-from envaudit.scope import cuda_library_path_entries, selected
+from envaudit.scope import PATH_NAMES, cuda_library_path_entries, selected
 
 REDACTED = "<redacted>"
 SECRET_WORDS = (
@@ -251,9 +251,10 @@ def redact_xla_flags(value: str) -> str:
 def select_env(environ: Mapping[str, str]) -> dict[str, str]:
     """The relevant subset of an environment mapping, with possible secrets redacted (pure)."""
     chosen = {k: redact(k, v) for k, v in environ.items() if selected(k)}
-    cuda_paths = cuda_library_path_entries(environ.get("LD_LIBRARY_PATH", ""))
-    if cuda_paths:
-        chosen["LD_LIBRARY_PATH"] = os.pathsep.join(cuda_paths)
+    for name in PATH_NAMES:
+        cuda_paths = cuda_library_path_entries(environ.get(name, ""))
+        if cuda_paths:
+            chosen[name] = os.pathsep.join(cuda_paths)
     return dict(sorted(chosen.items()))
 
 

@@ -10,7 +10,7 @@ import pytest
 from envaudit import rules
 from envaudit.collect import collect
 from envaudit.rules import engine
-from envaudit.scope import ENV_NAMES, ENV_PREFIXES
+from envaudit.scope import ENV_NAMES, ENV_PREFIXES, PATH_NAMES
 from tests.conftest import ROOT, facts_from
 
 RULES = engine.load_rules()
@@ -55,7 +55,7 @@ def _env_vars(when: Any) -> set[str]:
 def test_rules_only_name_collected_environment_variables() -> None:
     for rule in RULES:
         for var in _env_vars(rule.when):
-            assert var in ENV_NAMES or var.startswith(ENV_PREFIXES), (rule.id, var)
+            assert var in ENV_NAMES | PATH_NAMES or var.startswith(ENV_PREFIXES), (rule.id, var)
 
 
 SEED_002 = {

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import tarfile
+import time
 import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
@@ -53,6 +54,24 @@ def table_options(doc: str | None, output: Path, argv: list[str] | None) -> argp
     parser = arguments(doc.splitlines()[0] if doc else "")
     parser.add_argument("--output", type=Path, default=output)
     return parser.parse_args(argv)
+
+
+def start_table(doc: str | None, output: Path, argv: list[str] | None) -> tuple[argparse.Namespace, Path, float]:
+    """A table script's start: its options, its download cache, and when it began (write_table says how long)."""
+    options = table_options(doc, output, argv)
+    return options, cache_of(options.cache), time.monotonic()
+
+
+def write_table(options: argparse.Namespace, text: str, read: str, started: float) -> None:
+    """The table written where --output says, and a line that says what was read and how long it took."""
+    options.output.write_text(text)
+    print(f"{read}: {options.output.name} in {time.monotonic() - started:.1f}s")
+
+
+def newest_upload(project: str, versions: Iterable[str], cache: Path) -> str:
+    """The date of the newest first upload among these releases (from the cached PyPI JSON): a table's `read`."""
+    data = project_json(project, cache, True)
+    return max(first_upload(data["releases"][v]) for v in versions)[:10]
 
 
 def toml_string(text: str) -> str:

@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _wheels
-from declared import metadata_file
+from declared import release_metadata
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -83,21 +81,6 @@ def nvidia_pins(declared: list[str], extra: str) -> list[str]:
     )
 
 
-def _metadata(project: str, cache: Path, offline: bool) -> dict[str, dict[str, list[str]]]:
-    """Each final release of the project that has a wheel: its METADATA's fields."""
-    data = _wheels.project_json(project, cache, offline)
-    base = _wheels.PYPI.format(name=project)
-    found = [
-        (version, picked)
-        for version, files in data["releases"].items()
-        if _wheels.final(version) is not None and files and (picked := metadata_file(files)) is not None
-    ]
-    texts = _wheels.parallel(
-        lambda item: _wheels.wheel_metadata(item[1]["filename"], urljoin(base, item[1]["url"]), cache, offline), found
-    )
-    return {version: _wheels.fields(text) for (version, _), text in zip(found, texts, strict=True)}
-
-
 def _extras(fields: dict[str, list[str]]) -> list[str]:
     return sorted({canonicalize_name(e) for e in fields.get("Provides-Extra", [])})
 
@@ -106,7 +89,7 @@ def plugin_rows(jax: dict[str, dict[str, list[str]]], cache: Path, offline: bool
     """One row per plugin release with pins: the plugin's own CUDA extra, else jax's extra at that release."""
     rows = []
     for plugin, extra in PLUGINS.items():
-        for version, fields in _metadata(plugin, cache, offline).items():
+        for version, fields in release_metadata(plugin, cache, offline).items():
             pins, source = nvidia_pins(fields.get("Requires-Dist", []), PLUGIN_EXTRA), f"{plugin}[{PLUGIN_EXTRA}]"
             if not pins and version in jax:
                 pins, source = nvidia_pins(jax[version].get("Requires-Dist", []), extra), f"jax[{extra}]"
@@ -130,7 +113,7 @@ def extra_rows(jax: dict[str, dict[str, list[str]]], cache: Path, offline: bool)
             if JAX_EXTRA.match(extra) and (reqs := _installed_by(fields, extra)):
                 found.append((extra, version, reqs))
     plugins = {canonicalize_name(r.name) for _, _, reqs in found for r in reqs if r.name.endswith("-plugin")}
-    metadata = {plugin: _metadata(plugin, cache, offline) for plugin in sorted(plugins)}
+    metadata = {plugin: release_metadata(plugin, cache, offline) for plugin in sorted(plugins)}
     rows = []
     for extra, version, reqs in found:
         texts = set()
@@ -191,17 +174,13 @@ def render(plugins: list[dict[str, Any]], extras: list[dict[str, Any]], read: st
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = _wheels.table_options(__doc__, TABLE, argv)
-    cache = _wheels.cache_of(options.cache)
-    started = time.monotonic()
-    jax = _metadata("jax", cache, options.offline)
+    options, cache, started = _wheels.start_table(__doc__, TABLE, argv)
+    jax = release_metadata("jax", cache, options.offline)
     plugins = _grouped(plugin_rows(jax, cache, options.offline), "plugin", ("from", "pins"))
     extras = _grouped(extra_rows(jax, cache, options.offline), "extra", ("installs",))
-    data = _wheels.project_json("jax", cache, True)
-    newest = max(_wheels.first_upload(data["releases"][v]) for v in jax)[:10]
+    newest = _wheels.newest_upload("jax", jax, cache)
     read = f"{newest}, {len(jax)} jax releases, {sum(len(r['versions']) for r in plugins)} plugin releases"
-    options.output.write_text(render(plugins, extras, read))
-    print(f"{read}: {options.output.name} in {time.monotonic() - started:.1f}s")
+    _wheels.write_table(options, render(plugins, extras, read), read, started)
     return 0
 
 

@@ -26,7 +26,6 @@ import ast
 import functools
 import re
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -209,9 +208,7 @@ def render(checks_: list[dict[str, Any]], libraries: list[dict[str, Any]], read:
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = _wheels.table_options(__doc__, TABLE, argv)
-    cache = _wheels.cache_of(options.cache)
-    started = time.monotonic()
+    options, cache, started = _wheels.start_table(__doc__, TABLE, argv)
     rows = check_rows(cache, options.offline)
     grouped: list[dict[str, Any]] = []
     for code in CODE:
@@ -224,8 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = {code: sum(r["code"] == code for r in rows) for code in CODE}
     read = ", ".join(f"{n} {code} releases" for code, n in counts.items())
     read += f", {sum(len(r['values']) for r in libraries)} library wheel releases"
-    options.output.write_text(render(grouped, libraries, read))
-    print(f"{read}: {options.output.name} in {time.monotonic() - started:.1f}s")
+    _wheels.write_table(options, render(grouped, libraries, read), read, started)
     return 0
 
 

@@ -14,7 +14,6 @@ usage: python scripts/derive/declared.py [--cache DIR] [--offline] [--output FIL
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
@@ -66,23 +65,28 @@ def metadata_file(files: list[dict[str, Any]]) -> dict[str, Any] | None:
     return next((f for wanted in preferences for f in wheels if wanted(f["filename"])), None)
 
 
-def declared(project: str, cache: Path, offline: bool) -> list[dict[str, Any]]:
-    """Each final release since SINCE that has a wheel, oldest first: its version, Requires-Python and
-    requirements, from that wheel's METADATA."""
+def release_metadata(project: str, cache: Path, offline: bool, since: str = "") -> dict[str, dict[str, list[str]]]:
+    """Each final release (first uploaded on or after `since`) that has a wheel: its METADATA's fields, read from
+    the wheel metadata_file picks."""
     data = _wheels.project_json(project, cache, offline)
     base = _wheels.PYPI.format(name=project)
-    found = []
-    for version, files in data["releases"].items():
-        if _wheels.final(version) is None or not files or _wheels.first_upload(files) < SINCE:
-            continue
-        if (picked := metadata_file(files)) is not None:
-            found.append((version, picked))
+    found = [
+        (version, picked)
+        for version, files in data["releases"].items()
+        if _wheels.final(version) is not None and files and _wheels.first_upload(files) >= since
+        if (picked := metadata_file(files)) is not None
+    ]
     texts = _wheels.parallel(
         lambda item: _wheels.wheel_metadata(item[1]["filename"], urljoin(base, item[1]["url"]), cache, offline), found
     )
+    return {version: _wheels.fields(text) for (version, _), text in zip(found, texts, strict=True)}
+
+
+def declared(project: str, cache: Path, offline: bool) -> list[dict[str, Any]]:
+    """Each final release since SINCE that has a wheel, oldest first: its version, Requires-Python and
+    requirements, from that wheel's METADATA."""
     rows = []
-    for (version, _), text in zip(found, texts, strict=True):
-        read = _wheels.fields(text)
+    for version, read in release_metadata(project, cache, offline, SINCE).items():
         python = (read.get("Requires-Python") or [""])[0]
         rows.append({"version": version, "python": python, "requires": requirements(read.get("Requires-Dist", []))})
     return sorted(rows, key=lambda r: Version(r["version"]))
@@ -110,9 +114,7 @@ def render(tables: dict[str, list[dict[str, Any]]], read: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = _wheels.table_options(__doc__, TABLE, argv)
-    cache = _wheels.cache_of(options.cache)
-    started = time.monotonic()
+    options, cache, started = _wheels.start_table(__doc__, TABLE, argv)
     tables = {project: declared(project, cache, options.offline) for project in PROJECTS}
     newest = max(
         _wheels.first_upload(files)
@@ -122,8 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     )[:10]
     counted = sum(len(rows) for rows in tables.values())
     read = f"{newest}, {counted} releases of {sum(1 for r in tables.values() if r)} projects uploaded from {SINCE}"
-    options.output.write_text(render({p: _wheels.runs(rows, SAME) for p, rows in tables.items() if rows}, read))
-    print(f"{read}: {options.output.name} in {time.monotonic() - started:.1f}s")
+    _wheels.write_table(
+        options, render({p: _wheels.runs(rows, SAME) for p, rows in tables.items() if rows}, read), read, started
+    )
     return 0
 
 

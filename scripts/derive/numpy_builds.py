@@ -199,9 +199,7 @@ def render(found: list[dict[str, Any]], read: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = _wheels.table_options(__doc__, TABLE, argv)
-    cache = _wheels.cache_of(options.cache)
-    started = time.monotonic()
+    options, cache, started = _wheels.start_table(__doc__, TABLE, argv)
     oldest_supported_is_numpy1(cache, options.offline)
     data = _wheels.project_json("numpy", cache, options.offline)
     numpy = [(Version(v), _wheels.first_upload(f)) for v, f in data["releases"].items() if f]

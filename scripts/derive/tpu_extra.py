@@ -14,15 +14,13 @@ usage: python scripts/derive/tpu_extra.py [--cache DIR] [--offline] [--output FI
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _wheels
-from declared import metadata_file
+from declared import release_metadata
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
@@ -51,19 +49,9 @@ def pins(declared: list[str]) -> list[str]:
 def releases(cache: Path, offline: bool) -> list[dict[str, Any]]:
     """Each final jax release with a wheel, oldest first, with its tpu extra's pins (none: the extra pins no
     libtpu, or the release has no such extra)."""
-    data = _wheels.project_json("jax", cache, offline)
-    base = _wheels.PYPI.format(name="jax")
-    found = [
-        (version, picked)
-        for version, files in data["releases"].items()
-        if _wheels.final(version) is not None and files and (picked := metadata_file(files)) is not None
-    ]
-    texts = _wheels.parallel(
-        lambda item: _wheels.wheel_metadata(item[1]["filename"], urljoin(base, item[1]["url"]), cache, offline), found
-    )
     rows = [
-        {"version": version, "pins": pins(_wheels.fields(text).get("Requires-Dist", []))}
-        for (version, _), text in zip(found, texts, strict=True)
+        {"version": version, "pins": pins(fields.get("Requires-Dist", []))}
+        for version, fields in release_metadata("jax", cache, offline).items()
     ]
     return sorted((r for r in rows if r["pins"]), key=lambda r: Version(r["version"]))
 
@@ -86,15 +74,11 @@ def render(rows: list[dict[str, Any]], read: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = _wheels.table_options(__doc__, TABLE, argv)
-    cache = _wheels.cache_of(options.cache)
-    started = time.monotonic()
+    options, cache, started = _wheels.start_table(__doc__, TABLE, argv)
     rows = releases(cache, options.offline)
-    data = _wheels.project_json("jax", cache, True)
-    newest = max(_wheels.first_upload(data["releases"][r["version"]]) for r in rows)[:10]
+    newest = _wheels.newest_upload("jax", [r["version"] for r in rows], cache)
     read = f"{newest}, {len(rows)} jax releases"
-    options.output.write_text(render(_wheels.runs(rows, ("pins",)), read))
-    print(f"{read}: {options.output.name} in {time.monotonic() - started:.1f}s")
+    _wheels.write_table(options, render(_wheels.runs(rows, ("pins",)), read), read, started)
     return 0
 
 

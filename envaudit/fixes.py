@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -294,21 +294,26 @@ def aimed(fix: Fix, target: Target) -> Fix:
     return replace(fix, target=target) if fix and not fix.saved else fix
 
 
+ExtraModel = Callable[[str, set[str]], Mapping[str, str]]  # jax release, extras -> what jax[EXTRAS]==V installs
+_EXTRA_MODEL: list[ExtraModel] = []  # rules/extras.py registers its table's answer (the rules are a layer above)
+
+
+def register_extra_model(model: ExtraModel) -> None:
+    """What jax[EXTRAS]==V installs beside jax, for `_without_extras_of`: set once, by rules/extras.py."""
+    _EXTRA_MODEL[:] = [model]
+
+
 def _without_extras_of(requirement: str, removed: Sequence[str]) -> str:
-    """The requirement without those of its extras that would install a distribution removed after it: an extra
-    named for an accelerator (cuda12_pip, cuda, rocm, tpu) installs that accelerator's distributions (what each
-    installs at each release: rules/extras.py), so it goes where one of them is removed (jax-cuda12-plugin,
-    jax-rocm7-pjrt, libtpu); jaxlib, which every extra installs, does not count."""
+    """The requirement without those of its extras that would install a distribution removed after it (what each
+    extra installs at each release: the registered model, rules/extras.py); jaxlib, which every extra installs, does
+    not count. Without a model every extra is kept."""
     from packaging.requirements import Requirement
 
     req = Requirement(requirement)
-    gone = [name for name in removed if name != "jaxlib"]
-
-    def installs_removed(extra: str) -> bool:
-        named = re.match(r"^(cuda|rocm|tpu)(\d*)", canonicalize_name(extra))
-        return named is not None and any(named[0] in name for name in gone)
-
-    kept = {e for e in req.extras if not installs_removed(e)}
+    gone = {name for name in removed if name != "jaxlib"}
+    exact = [s.version for s in req.specifier if s.operator == "=="]
+    version = exact[0] if exact else "9999"  # a range: what the extra installs at its newest release
+    kept = {e for e in req.extras if not _EXTRA_MODEL or not set(_EXTRA_MODEL[0](version, {e})) & gone}
     if kept == req.extras:
         return requirement
     req.extras = kept

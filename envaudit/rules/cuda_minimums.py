@@ -23,7 +23,9 @@ from envaudit.rules.occurrence import Occurrence
 from envaudit.rules.tables import TABLES, load
 
 MINIMUMS = TABLES / "cuda-minimums.toml"
-PJRT = ("jax-cuda12-pjrt", "jax-cuda13-pjrt")
+# The pjrt plugin whose check compares the -cu12 wheels the table has numbers of. The CUDA 13 plugin loads the
+# CUDA 13 wheels (nvidia/cu13), whose numbers (13.x) meet every minimum its check asks (CUDA 12.1-era numbers).
+PJRT = "jax-cuda12-pjrt"
 
 
 @functools.cache
@@ -48,21 +50,32 @@ def _numbers(version: str) -> tuple[int, ...]:
 
 
 def _checker(facts: Facts) -> dict[str, Any] | None:
-    """The row of the code whose check runs when jax's CUDA backend starts: the pjrt plugin jax loads, else jax's
-    own for a single-package CUDA jaxlib; None where neither is installed or the table lacks the release."""
-    for code in PJRT:
-        if code in facts.packages:
-            return _checks().get((code, _numbers(facts.packages[code])))
+    """The row of the code whose check runs when jax's CUDA backend starts: the CUDA 12 pjrt plugin jax loads (one
+    of jaxlib's release: jax skips another), else jax's own for a single-package CUDA jaxlib; None where neither
+    runs or the table lacks the release."""
+    if PJRT in facts.packages:
+        release = _numbers(facts.packages[PJRT])
+        return _checks().get((PJRT, release)) if release == _numbers(facts.packages.get("jaxlib", "")) else None
     if cuda_builds.monolithic(facts) is not None:
         return _checks().get(("jax", _numbers(facts.packages.get("jax", ""))))
     return None
 
 
+def _skipped(facts: Facts) -> bool:
+    """Whether jax starts no CUDA check here: JAX_SKIP_CUDA_CONSTRAINTS_CHECK set (any non-empty value: the code
+    tests os.getenv), or JAX_PLATFORMS naming platforms without CUDA (jax does not start the CUDA backend at all)."""
+    if facts.env.get("JAX_SKIP_CUDA_CONSTRAINTS_CHECK"):
+        return True
+    platforms = facts.env.get("JAX_PLATFORMS", "")
+    named = {p.strip() for p in platforms.split(",") if p.strip()}
+    return bool(named) and not named & {"cuda", "gpu"}
+
+
 def _below(facts: Facts, library: str) -> tuple[str, str, int, int] | None:
     """(wheel, installed, its number, the minimum) where the installed wheel of that library is below the minimum
     the running check asks."""
-    if facts.origin == "live" and facts.jax.get("platform") in ("gpu", "cuda"):
-        return None  # jax runs on the GPU here: the check passed, whatever the wheels say
+    if (facts.origin == "live" and facts.jax.get("platform") in ("gpu", "cuda")) or _skipped(facts):
+        return None  # jax runs on the GPU here (the check passed, whatever the wheels say), or runs no check
     row = _checker(facts)
     if row is None or not row["runs"] or library not in row["minimums"] or library not in _libraries():
         return None
@@ -75,10 +88,18 @@ def _below(facts: Facts, library: str) -> tuple[str, str, int, int] | None:
 
 
 def libraries() -> list[str]:
-    """The libraries some release has a minimum for and the table has numbers of: one check each, so that a rule on
-    one library (the CUDA runtime's) names its own in `explains`."""
-    named = {name for row in load(MINIMUMS)["check"] for name in row["minimums"]}
-    return sorted(named & _libraries().keys())
+    """The libraries some release has a minimum for that a wheel release the table lists is below: one check each,
+    so that a rule on one library (the CUDA runtime's) names its own in `explains`. cuPTI (every CUDA 12 wheel says
+    API 18 or more) and cuSOLVER (11.4.2 or more) have minimums no wheel fails: no check."""
+    lowest = {name: min(numbers.values()) for name, (_, numbers, _) in _libraries().items() if numbers}
+    return sorted(
+        {
+            name
+            for row in load(MINIMUMS)["check"]
+            for name, minimum in row["minimums"].items()
+            if lowest.get(name, minimum) < minimum
+        }
+    )
 
 
 def check_id(library: str) -> str:
@@ -104,13 +125,18 @@ def below_minimum(library: str) -> Callable[[Facts], list[Occurrence]]:
         _, numbers, ordered = _libraries()[library]
         enough = next(v for v in ordered if numbers[_numbers(v)] >= minimum)
         pins = cuda_builds.plugin_pin(facts, wheel) or [f"{wheel}>={enough}"]  # every plugin pin meets it
-        row = _checker(facts) or {}
-        code = row.get("code", "jax")
+        code = (_checker(facts) or {}).get("code", "jax")
+        said = (
+            f"'Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda12.initialize()' with "
+            f"'RuntimeError: Outdated {library} installation found.'"
+            if code == PJRT
+            else f"'CUDA backend failed to initialize: Unable to use CUDA because of the following issues with CUDA "
+            f"components: Outdated {library} installation found.'"
+        )
         detail = (
-            f"{wheel} {installed} reports {library} {number}, below the minimum {minimum} that "
-            f"{code} {facts.packages.get(code, '')}'s _check_cuda_versions asks: jax raises 'Unable to use CUDA "
-            f"because of the following issues with CUDA components: Outdated {library} installation found.' when "
-            "its CUDA backend starts, and computes on the CPU"
+            f"{wheel} {installed} reports {library} {number}, below the minimum {minimum} that {code} "
+            f"{facts.packages.get(code, '')}'s _check_cuda_versions asks: jax logs {said} when its CUDA backend "
+            "starts, and computes on the CPU"
         )
         return [Occurrence(detail, fixes.install(facts, pins, hold=fixes.installed_jax(facts)))]
 

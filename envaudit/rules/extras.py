@@ -11,6 +11,7 @@ import functools
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
+from envaudit import fixes
 from envaudit.rules.tablefiles import TABLES, load
 from envaudit.scope import canonicalize_name
 
@@ -26,17 +27,22 @@ def _rows() -> dict[str, list[tuple[tuple[Version, ...], tuple[str, ...]]]]:
     return found
 
 
+@functools.cache
+def _covers_to() -> Version:
+    return Version(load(CUDA_EXTRA)["covers_to"])
+
+
 def _installs(version: Version, extra: str) -> tuple[str, ...] | None:
-    """The extra's requirements at that jax release; a release newer than the table: the newest row's (what the
-    extra installed last, the safest guess of its names); None for an older release or an extra it does not list."""
+    """The extra's requirements at that jax release; a release newer than the whole table: the extra's newest row
+    (what it installed last, the safest guess of its names); None for a release the table covers that has no such
+    extra (jax 0.6.0 has no cuda12_pip: pip installs jax alone), an older release, or an extra it does not list."""
     runs = _rows().get(extra)
     if not runs:
         return None
     for versions, installs in runs:
         if version in versions:
             return installs
-    newest = runs[-1]
-    return newest[1] if version > newest[0][-1] else None
+    return runs[-1][1] if version > _covers_to() else None
 
 
 def _pick(text: str, version: str) -> tuple[str, str] | None:
@@ -63,3 +69,6 @@ def implied(version: str, extras: set[str]) -> dict[str, str]:
             if (picked := _pick(text, version)) is not None:
                 found[picked[0]] = picked[1]
     return found
+
+
+fixes.register_extra_model(implied)  # so that a fix merged with a later one knows what an extra would reinstall

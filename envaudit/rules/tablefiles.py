@@ -172,7 +172,7 @@ class CheckRun(TypedDict):
     file: str  # the file of its wheel that holds the check
     line: int  # where its first release defines it (0: not defined)
     runs: bool  # whether the module calls it
-    build: list[str]  # libraries compared only with the build's version, floored
+    build: list[str]  # libraries compared only with the build's version (cuda-builds.toml; void from jax 0.4.26)
     minimums: dict[str, int]  # library -> the number below which jax refuses it
 
 

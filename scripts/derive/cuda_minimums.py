@@ -4,8 +4,9 @@
   for a single-package CUDA jaxlib; `jax_plugins/xla_cudaNN/__init__.py` of each jax-cuda12-pjrt and
   jax-cuda13-pjrt release for the plugins), read with `ast` from the wheel: each `_version_check("cuBLAS", ...)`
   it makes (a commented-out one is not code), its absolute `min_supported_version`, the libraries it compares only
-  with the build's own version floored by `scale_for_comparison` (cuFFT, and cuDNN from jax 0.4.30: an unscaled
-  installed version against a scaled build version, which any installed release passes), and whether the module
+  with the build's own version (to jax 0.4.25 every library, a real comparison that tables/cuda-builds.toml reads;
+  from 0.4.26 cuFFT, and cuDNN in the plugin, the build's version floored by `scale_for_comparison` against an
+  unscaled installed version, which any installed release passes), and whether the module
   calls the check at all (jax-cuda12-pjrt 0.4.30 to 0.6.0 defines nothing of it; 0.6.1 restored it);
 - `library`: for each nvidia-*-cu12 wheel release of a library some release has an absolute minimum for, the
   number jax compares, read from the header the wheel ships (`CUBLAS_VERSION` in cublas_api.h, `CUPTI_API_VERSION`
@@ -187,7 +188,8 @@ def render(checks_: list[dict[str, Any]], libraries: list[dict[str, Any]], read:
         "# scripts/derive/cuda_minimums.py, do not edit by hand. [[check]]: what each release of the code that runs",
         "# _check_cuda_versions compares (jax's xla_bridge.py for a single-package CUDA jaxlib, the pjrt plugin's",
         "# __init__.py otherwise): `minimums` the absolute minimums, `build` the libraries compared only with the",
-        "# build's version floored (which any installed release passes), `runs` whether the module calls the check.",
+        "# build's own version (to jax 0.4.25 a real check: tables/cuda-builds.toml; from 0.4.26 the build's version",
+        "# floored against an unscaled installed one, which any release passes), `runs` whether the module calls it.",
         "# [[library]]: per wheel release, the number jax compares for it, from the header the wheel ships.",
         'source = "the wheels on https://pypi.org/ of jax, jax-cuda12-pjrt, jax-cuda13-pjrt and nvidia-*-cu12"',
         f'read = "{read}"',

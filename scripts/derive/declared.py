@@ -32,7 +32,7 @@ TABLE = ROOT / "envaudit" / "rules" / "tables" / "declared-requires.toml"
 SINCE = "2022-01-01"  # by upload time: the releases a plan of today names, and the upstream record's cases
 OWN_TABLE = {"jax", "jaxlib"}  # jax-requires.toml, read at the tags
 NOT_RELEASED_HERE = {"envaudit", "libtpu", "libtpu-nightly"}  # envaudit itself; libtpu declares nothing audited
-WHEEL_READ = "the METADATA of each release's wheel for CPython 3.11 on Linux x86_64, else of a pure one"
+WHEEL_READ = "the METADATA of each release's wheel for CPython 3.11 on Linux x86_64, else of a pure one, else of any"
 PROJECTS = tuple(sorted(RELEVANT_NAMES - OWN_TABLE - NOT_RELEASED_HERE))
 SAME = ("python", "requires")  # what a row's releases all declare
 

@@ -192,3 +192,40 @@ def test_where_the_table_cannot_speak_nothing_is_said() -> None:
         jax={"status": "ok", "platform": "gpu"},
     )
     assert not check(live)
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"JAX_SKIP_CUDA_CONSTRAINTS_CHECK": "1"},  # every release honours it (os.getenv)
+        {"JAX_PLATFORMS": "cpu"},  # jax does not start the CUDA backend
+    ],
+)
+def test_no_refusal_where_jax_runs_no_check(env: dict[str, str]) -> None:
+    check = cuda_minimums.below_minimum("cuSPARSE")
+    packages = {"jax": "0.7.0", "jaxlib": "0.7.0", "jax-cuda12-plugin": "0.7.0", "jax-cuda12-pjrt": "0.7.0"}
+    below = {**packages, "nvidia-cusparse-cu12": "12.0.2.55"}
+    assert check(Facts(packages=below, origin="plan"))
+    assert not check(Facts(packages=below, origin="plan", env=env))
+    assert check(Facts(packages=below, origin="plan", env={"JAX_PLATFORMS": "cuda,cpu"}))
+
+
+def test_only_the_plugin_jax_loads_compares_the_cu12_wheels(capsys: pytest.CaptureFixture[str]) -> None:
+    """The CUDA 13 plugin loads the CUDA 13 wheels, not a -cu12 one left beside it; a CUDA 12 pjrt of another
+    release than jaxlib is skipped by jax (review: both failed)."""
+    cuda13 = ["jax==0.9.0", "jaxlib==0.9.0", "jax-cuda13-plugin==0.9.0", "jax-cuda13-pjrt==0.9.0"]
+    assert "cublas-below-jax-minimum" not in {
+        f["id"] for f in plan(*cuda13, "nvidia-cublas-cu12==12.0.2.224", capsys=capsys)
+    }
+    check = cuda_minimums.below_minimum("cuBLAS")
+    skewed = {"jax": "0.7.1", "jaxlib": "0.7.1", "jax-cuda12-pjrt": "0.7.0", "nvidia-cublas-cu12": "12.0.2.224"}
+    assert not check(Facts(packages=skewed, origin="plan"))
+
+
+def test_a_minimum_no_wheel_release_fails_has_no_check() -> None:
+    """Every CUDA 12 cuPTI wheel reports API 18 or more, every cuSOLVER one 11402 or more: their minimums (18, 11400)
+    can refuse none, so no check is listed for them; cuSPARSE's can, and is."""
+    numbers = {row["name"]: row["values"] for row in TABLE["library"]}
+    assert min(numbers["cuPTI"].values()) >= 18 and min(numbers["cuSOLVER"].values()) >= 11400
+    assert "cuSPARSE" in cuda_minimums.libraries()
+    assert not {"cuPTI", "cuSOLVER"} & set(cuda_minimums.libraries())

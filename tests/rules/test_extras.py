@@ -14,6 +14,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from envaudit import fixes
 from envaudit.cli import main
 from envaudit.rules import extras
 from tests.conftest import BESIDE_MISCOMPILES
@@ -147,3 +148,27 @@ def test_pip_chose_what_the_table_plans_wherever_it_could_install_the_extra() ->
         picked = dict(item.split(" ") for item in run["pip_chose"].split(", "))
         planned = extras.implied(run["jax"], {run["extra"]})
         assert planned and confirmation.verdict(planned, picked, pins) == [], run
+
+
+def test_a_release_the_table_covers_without_the_extra_installs_no_plugin() -> None:
+    """jax 0.6.0 has no cuda12_pip extra and 0.4.30 no cuda11_pip (pip installs jax alone, with a warning): only a
+    release newer than the whole table takes the extra's newest row (review: both were modelled as plugins)."""
+    assert extras.implied("0.6.0", {"cuda12_pip"}) == {"jaxlib": "0.6.0"}
+    assert extras.implied("0.4.30", {"cuda11_pip"}) == {"jaxlib": "0.4.30"}
+
+
+@pytest.mark.parametrize(
+    ("requirement", "removed", "kept"),
+    [
+        ("jax[cuda12_pip]==0.4.20", "jax-cuda12-plugin", "jax[cuda12_pip]==0.4.20"),  # installs a +cuda jaxlib
+        ("jax[cuda12]==0.6.0", "jax-cuda12-plugin", "jax==0.6.0"),
+        ("jax[cuda]==0.4.34", "jax-cuda13-plugin", "jax[cuda]==0.4.34"),  # its plugin is the CUDA 12 one
+        ("jax[cuda]==0.4.34", "jax-cuda12-plugin", "jax==0.4.34"),
+        ("jax[cuda12]==0.6.0", "nvidia-cuda-runtime-cu12", "jax[cuda12]==0.6.0"),  # not what the extra names
+    ],
+)
+def test_a_later_removal_drops_only_an_extra_that_would_reinstall_it(requirement: str, removed: str, kept: str) -> None:
+    """Two fixes pasted in order: an extra that would install what the later one removes goes, others stay (review:
+    the lexical rule dropped cuda12_pip's +cuda jaxlib with the plugin)."""
+    combined = fixes.Fix(install=(requirement,)).then(fixes.Fix(uninstall=(removed,)))
+    assert combined.install == (kept,)

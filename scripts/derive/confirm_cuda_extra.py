@@ -31,14 +31,23 @@ from envaudit.rules import extras  # noqa: E402
 from envaudit.rules.tablefiles import load  # noqa: E402
 
 OUT = ROOT / "envaudit" / "rules" / "tables" / "derived" / "cuda-extra-confirmed.json"
-EXTRAS = ("cuda12", "cuda13", "cuda12-pip", "cuda")
+EXTRAS = ("cuda12", "cuda13", "cuda12-pip", "cuda", "cuda12-local", "cuda13-local", "rocm", "rocm7-local")
 
 
 def plugin_pins() -> dict[tuple[str, str], list[str]]:
     return {(row["name"], v): row["pins"] for row in load(extras.CUDA_EXTRA)["plugin"] for v in row["versions"]}
 
 
-def verdict(planned: dict[str, str], picked: dict[str, str], pins: dict[tuple[str, str], list[str]]) -> list[str]:
+def with_cuda(extra: str, jax: str) -> set[str]:
+    """The plugins jax[EXTRA]==V installs with their CUDA extra (whose nvidia-* pins then apply), from the table."""
+    rows = [r for r in load(extras.CUDA_EXTRA)["extra"] if r["name"] == extra and jax in r["versions"]]
+    texts = [text for row in rows for text in row["installs"] if "[with-cuda]" in text]
+    return {Requirement(text.replace("{V}", jax)).name for text in texts}
+
+
+def verdict(
+    planned: dict[str, str], picked: dict[str, str], pins: dict[tuple[str, str], list[str]], with_cuda: set[str]
+) -> list[str]:
     """What pip chose that the table does not say: [] where it agrees."""
     wrong = [
         f"{name} {picked.get(name)} (table {version})"
@@ -46,6 +55,8 @@ def verdict(planned: dict[str, str], picked: dict[str, str], pins: dict[tuple[st
         if Version(picked.get(name, "0")) != Version(version)
     ]
     for plugin, version in planned.items():
+        if plugin not in with_cuda:
+            continue  # a -local extra installs the plugin without its CUDA wheels: its pins do not apply
         for pin in pins.get((plugin, version), ()):
             req = Requirement(pin)
             chose = picked.get(req.name)
@@ -67,7 +78,7 @@ def main() -> int:
             absent = re.search(r"No matching distribution found for (jax[a-z0-9-]*)", picked["error"])
             said, wrong = picked["error"], ["not on the index" if absent else "pip could not install it"]
         else:
-            wrong = verdict(planned, picked, pins)
+            wrong = verdict(planned, picked, pins, with_cuda(row["name"], jax))
             said = ", ".join(f"{n} {v}" for n, v in sorted(picked.items()) if n.startswith(("jax", "nvidia-")))
         kind = "confirmed" if not wrong else "not on the index" if wrong == ["not on the index"] else "contradicted"
         results.append({"extra": row["name"], "jax": jax, "python": python, "pip_chose": said, "verdict": kind})

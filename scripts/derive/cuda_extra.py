@@ -104,6 +104,19 @@ def chosen(req: Requirement, released: list[str]) -> str | None:
     return max(allowed, key=Version) if allowed else None
 
 
+def for_the_plan(project: str, cache: Path, offline: bool) -> set[str]:
+    """The releases with a wheel for what a plan assumes unless told (CPython 3.11 on Linux x86_64): pip on that
+    Python passes over one without (jax-rocm7-plugin 0.10.1.post1 has a cp312 wheel only; pip takes 0.10.1)."""
+    data = _wheels.project_json(project, cache, offline)
+    return {
+        version
+        for version, files in data["releases"].items()
+        if any(
+            ("-cp311-" in f["filename"] or "-py3-none-" in f["filename"]) and "x86_64" in f["filename"] for f in files
+        )
+    }
+
+
 def extra_rows(jax: dict[str, dict[str, list[str]]], cache: Path, offline: bool) -> list[dict[str, Any]]:
     """One row per jax release and accelerator extra: what it installs of jaxlib and jax's plugins, with what the
     plugin release pip picks requires of jax's own distributions in turn (its pjrt, at the same release)."""
@@ -119,7 +132,9 @@ def extra_rows(jax: dict[str, dict[str, list[str]]], cache: Path, offline: bool)
         texts = set()
         for req in reqs:
             released = metadata.get(canonicalize_name(req.name), {})
-            picked = chosen(req, list(released))
+            installable = for_the_plan(canonicalize_name(req.name), cache, True) if released else set()
+            # a release without a CPython 3.11 wheel only where none has one (jax 0.11 on: Python 3.12 and newer)
+            picked = chosen(req, [v for v in released if v in installable]) or chosen(req, list(released))
             if picked is None:  # jaxlib, or a plugin release the index does not have: as declared
                 texts.add(_text(req, version))
                 continue

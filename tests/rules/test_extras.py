@@ -147,7 +147,8 @@ def test_pip_chose_what_the_table_plans_wherever_it_could_install_the_extra() ->
             continue
         picked = dict(item.split(" ") for item in run["pip_chose"].split(", "))
         planned = extras.implied(run["jax"], {run["extra"]})
-        assert planned and confirmation.verdict(planned, picked, pins) == [], run
+        with_cuda = confirmation.with_cuda(run["extra"], run["jax"])
+        assert planned and confirmation.verdict(planned, picked, pins, with_cuda) == [], run
 
 
 def test_a_release_the_table_covers_without_the_extra_installs_no_plugin() -> None:

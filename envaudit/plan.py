@@ -29,7 +29,7 @@ from envaudit.facts import GPU, Facts, JaxFacts, NvidiaFacts, PlatformFacts, Pyt
 from envaudit.planinputs import Kind, PlanError, kind
 from envaudit.redact import select_env
 from envaudit.rules.accessors import env_flag
-from envaudit.scope import canonicalize_name
+from envaudit.scope import PLUGIN, canonicalize_name
 
 if TYPE_CHECKING:
     from envaudit.planinputs.gather import Gathered
@@ -347,17 +347,20 @@ def _env(assignments: list[str]) -> dict[str, str]:
 def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: JaxFacts) -> None:
     """jax[cpu|cuda*|rocm*|tpu]==V pins what its METADATA says it installs (`rules/extras.py`); a CUDA extra fixes
     the platform, and the CUDA major its plugin or jaxlib build names (jax[cuda]==0.4.20 installs a CUDA 11 jaxlib)."""
+    from envaudit.rules.accessors import parse_local_label
     from envaudit.rules.extras import implied as extras_implied
 
     installs = extras_implied(version, extras)
     implied |= installs
-    built = re.search(r"cuda(\d+)", " ".join(f"{name}+{v}" for name, v in sorted(installs.items())))
+    plugins = [m["major"] for name in installs if (m := PLUGIN.match(name)) and m["kind"] == "cuda"]
+    label, _ = parse_local_label(installs.get("jaxlib", ""))  # a single-package jaxlib's +cuda11.cudnn86
+    built = plugins[0] if plugins else label.text.split(".")[0] if label else None
     for extra in extras:
         if extra.startswith("cuda"):
             jax["platform"] = "cuda"
-            named = re.match(r"^cuda(\d+)", extra) or built
+            named = match[1] if (match := re.match(r"^cuda(\d+)", extra)) else built
             if named:
-                jax.setdefault("cuda_version", named[1])
+                jax.setdefault("cuda_version", named)
         elif extra == "tpu":
             jax["platform"] = "tpu"
         elif extra.startswith("rocm"):

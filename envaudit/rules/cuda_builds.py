@@ -130,35 +130,38 @@ def _plugin_pins() -> dict[tuple[str, tuple[int, ...]], tuple[str, tuple[tuple[s
     }
 
 
-def _outside(facts: Facts) -> list[tuple[str, str, str, str]]:
-    """(wheel, installed, specifier, where the pin was read) for each installed nvidia-* wheel that an installed
-    CUDA plugin's extra pins and that the installed version does not meet; nothing for a plugin release the table
-    does not list, or one jax does not use."""
+def _pins_in_use(facts: Facts) -> list[tuple[str, tuple[tuple[str, SpecifierSet], ...]]]:
+    """(where its pins were read, its pins) for each installed CUDA plugin jax uses whose release the table lists:
+    not a nightly (its pins differ), nor a plugin of another release than jaxlib (plugin-jaxlib-mismatch says so)."""
     found = []
     for plugin in PLUGINS:
         version = facts.packages.get(plugin, "")
         parsed = version_or_none(version)
         if parsed is None or parsed.is_prerelease or parsed.is_devrelease or parsed.epoch:
-            continue  # a nightly: its pins differ
+            continue
         if release(version) != release(facts.packages.get("jaxlib", "")):
-            continue  # a plugin jax does not use (plugin-jaxlib-mismatch says so)
+            continue
         source, pins = _plugin_pins().get((plugin, release(version) or ()), ("", ()))
+        found.append((f"{source}=={version}", pins))
+    return found
+
+
+def _outside(facts: Facts) -> list[tuple[str, str, str, str]]:
+    """(wheel, installed, specifier, where the pin was read) for each installed nvidia-* wheel that an installed
+    CUDA plugin's extra pins and that the installed version does not meet."""
+    found = []
+    for source, pins in _pins_in_use(facts):
         for name, specifier in pins:
             installed = facts.packages.get(name, "")
             if specifier and version_or_none(installed) and not specifier.contains(installed, prereleases=True):
-                found.append((name, installed, str(specifier), f"{source}=={version}"))
+                found.append((name, installed, str(specifier), source))
     return found
 
 
 def plugin_pin(facts: Facts, wheel: str) -> list[str]:
     """The installed CUDA plugin's pin on that wheel, as a requirement ([] where it pins none): what a fix that
     moves the wheel must also meet, or the pin check asks for another move after it."""
-    found = []
-    for plugin in PLUGINS:
-        version = facts.packages.get(plugin, "")
-        _, pins = _plugin_pins().get((plugin, release(version) or ()), ("", ()))
-        found += [f"{name}{specifier}" for name, specifier in pins if name == wheel and specifier]
-    return found
+    return [f"{name}{spec}" for _, pins in _pins_in_use(facts) for name, spec in pins if name == wheel and spec]
 
 
 def pinned_wheels() -> list[str]:

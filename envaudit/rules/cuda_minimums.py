@@ -17,8 +17,8 @@ from typing import Any
 
 from envaudit import fixes
 from envaudit.facts import Facts
-from envaudit.rules import cuda_builds
-from envaudit.rules.accessors import version_or_none
+from envaudit.rules import cuda_builds, platforms
+from envaudit.rules.accessors import release
 from envaudit.rules.occurrence import Occurrence
 from envaudit.rules.tables import TABLES, load
 
@@ -45,8 +45,8 @@ def _libraries() -> dict[str, tuple[str, dict[tuple[int, ...], int], tuple[str, 
 
 
 def _numbers(version: str) -> tuple[int, ...]:
-    parsed = version_or_none(version.split("+")[0])
-    return tuple(parsed.release) if parsed is not None else ()
+    """A release's numbers as the table's keys have them (accessors.release; () for no version)."""
+    return release(version) or ()
 
 
 def _checker(facts: Facts) -> dict[str, Any] | None:
@@ -63,17 +63,17 @@ def _checker(facts: Facts) -> dict[str, Any] | None:
 
 def _skipped(facts: Facts) -> bool:
     """Whether jax starts no CUDA check here: JAX_SKIP_CUDA_CONSTRAINTS_CHECK set (any non-empty value: the code
-    tests os.getenv), or JAX_PLATFORMS naming platforms without CUDA (jax does not start the CUDA backend at all)."""
+    tests os.getenv), or JAX_PLATFORMS naming no platform that is CUDA (as jax expands its aliases: `gpu` is one):
+    jax does not start the CUDA backend at all."""
     if facts.env.get("JAX_SKIP_CUDA_CONSTRAINTS_CHECK"):
         return True
-    platforms = facts.env.get("JAX_PLATFORMS", "")
-    named = {p.strip() for p in platforms.split(",") if p.strip()}
-    return bool(named) and not named & {"cuda", "gpu"}
+    value, jax = facts.env.get(platforms.VARIABLE, ""), facts.packages.get("jax", "")
+    return bool(value) and "cuda" not in {m for name in value.split(",") for m in platforms.expand(name, jax)}
 
 
-def _below(facts: Facts, library: str) -> tuple[str, str, int, int] | None:
-    """(wheel, installed, its number, the minimum) where the installed wheel of that library is below the minimum
-    the running check asks."""
+def _below(facts: Facts, library: str) -> tuple[str, str, int, int, str] | None:
+    """(wheel, installed, its number, the minimum, the code whose check asks it) where the installed wheel of that
+    library is below the minimum the running check asks."""
     if (facts.origin == "live" and facts.jax.get("platform") in ("gpu", "cuda")) or _skipped(facts):
         return None  # jax runs on the GPU here (the check passed, whatever the wheels say), or runs no check
     row = _checker(facts)
@@ -84,7 +84,7 @@ def _below(facts: Facts, library: str) -> tuple[str, str, int, int] | None:
     number = numbers.get(_numbers(installed))
     if number is None or number >= row["minimums"][library]:
         return None
-    return wheel, installed, number, row["minimums"][library]
+    return wheel, installed, number, row["minimums"][library], row["code"]
 
 
 def libraries() -> list[str]:
@@ -121,11 +121,10 @@ def below_minimum(library: str) -> Callable[[Facts], list[Occurrence]]:
         found = _below(facts, library)
         if found is None:
             return []
-        wheel, installed, number, minimum = found
+        wheel, installed, number, minimum, code = found
         _, numbers, ordered = _libraries()[library]
         enough = next(v for v in ordered if numbers[_numbers(v)] >= minimum)
         pins = cuda_builds.plugin_pin(facts, wheel) or [f"{wheel}>={enough}"]  # every plugin pin meets it
-        code = (_checker(facts) or {}).get("code", "jax")
         said = (
             f"'Jax plugin configuration error: Exception when calling jax_plugins.xla_cuda12.initialize()' with "
             f"'RuntimeError: Outdated {library} installation found.'"

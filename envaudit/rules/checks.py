@@ -14,6 +14,7 @@ from envaudit import fixes
 from envaudit.facts import Facts, Unsatisfied
 from envaudit.model import Finding, Severity, Subject
 from envaudit.rules import (
+    cuda_archs,
     cuda_builds,
     cuda_minimums,
     declared,
@@ -397,6 +398,22 @@ CHECKS: tuple[Check, ...] = (
             explains=(f"{cuda_minimums.wheel_of(library)}-outside-jax-pin", "gpu-present-jax-on-cpu"),
         )
         for library in cuda_minimums.libraries()
+    ),
+    Check(
+        id="gpu-architecture-not-in-jax-build",
+        severity="fail",
+        title="a GPU here that the jax CUDA build carries no code for: jax lists it and dies on its first kernel",
+        fix="install the jax CUDA release the detail names, built with code for every GPU here (or compute on the "
+        "CPU where none is)",
+        references=(
+            "https://github.com/jax-ml/jax/blob/jax-v0.10.2/.bazelrc#L195",  # the capabilities of each CUDA build
+            "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility",
+            "https://threedots.ovh/blog/2022/04/cuda-on-nvidia-jetson-just-not-the-same/",  # Tegra's exception
+            "https://github.com/jax-ml/jax/issues/22723",
+            "https://github.com/jax-ml/jax/issues/40487",
+            "https://github.com/jax-ml/jax/issues/14546",
+        ),
+        run=cuda_archs.missing,
     ),
     Check(
         id="libtpu-outside-jax-pin",

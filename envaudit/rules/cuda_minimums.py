@@ -65,10 +65,7 @@ def _skipped(facts: Facts) -> bool:
     """Whether jax starts no CUDA check here: JAX_SKIP_CUDA_CONSTRAINTS_CHECK set (any non-empty value: the code
     tests os.getenv), or JAX_PLATFORMS naming no platform that is CUDA (as jax expands its aliases: `gpu` is one):
     jax does not start the CUDA backend at all."""
-    if facts.env.get("JAX_SKIP_CUDA_CONSTRAINTS_CHECK"):
-        return True
-    value, jax = facts.env.get(platforms.VARIABLE, ""), facts.packages.get("jax", "")
-    return bool(value) and "cuda" not in {m for name in value.split(",") for m in platforms.expand(name, jax)}
+    return bool(facts.env.get("JAX_SKIP_CUDA_CONSTRAINTS_CHECK")) or platforms.without_cuda(facts)
 
 
 def _below(facts: Facts, library: str) -> tuple[str, str, int, int, str] | None:

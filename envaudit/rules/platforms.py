@@ -52,6 +52,13 @@ def expand(name: str, jax: str) -> list[str]:
     return ["cuda", "rocm", *(["oneapi"] if found is not None and found >= ONEAPI_SINCE else [])]
 
 
+def without_cuda(facts: Facts) -> bool:
+    """JAX_PLATFORMS set and naming no platform that is CUDA (as jax expands its aliases: `gpu` is one): jax does not
+    start its CUDA backend at all."""
+    value, jax = facts.env.get(VARIABLE, ""), facts.packages.get("jax", "")
+    return bool(value) and "cuda" not in {m for name in value.split(",") for m in expand(name, jax)}
+
+
 def _plugin(facts: Facts, kind: str) -> bool:
     """A jax plugin (or PJRT package) for `kind` installed, or a jaxlib with it built in (0.4.23+cuda12.cudnn89)."""
     built_in = f"+{kind}" in facts.packages.get("jaxlib", "")

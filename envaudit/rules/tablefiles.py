@@ -189,6 +189,18 @@ class CudaMinimums(_Provenance):  # cuda-minimums.toml: derived from the wheels 
     library: list[LibraryNumbers]
 
 
+class ArchBuild(TypedDict):
+    package: str  # jaxlib (its single-package +cuda builds) or a CUDA plugin
+    versions: list[str]  # consecutive releases that carry the same code
+    sass: list[int]  # a cubin for each capability XY
+    ptx: list[int]  # PTX for each capability XY
+    read_from: str  # "wheel" (its fatbinaries) or ".bazelrc" (at its tag)
+
+
+class CudaArchs(_Provenance):  # cuda-archs.toml: derived from the plugins' wheels and .bazelrc at jaxlib's tags
+    build: list[ArchBuild]
+
+
 SHAPES: dict[str, Any] = {
     "jax-minimum-jaxlib.toml": MinimumJaxlib,
     "jax-requires.toml": JaxRequires,
@@ -199,6 +211,7 @@ SHAPES: dict[str, Any] = {
     "jax-env.toml": JaxEnv,
     "cuda-extra.toml": CudaExtra,
     "cuda-minimums.toml": CudaMinimums,
+    "cuda-archs.toml": CudaArchs,
     "cuda-builds.toml": CudaBuilds,
     "tpu-extra.toml": TpuExtra,
 }

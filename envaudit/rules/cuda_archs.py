@@ -1,0 +1,135 @@
+"""A GPU that the installed (or planned) jax CUDA build carries no code for: its kernels cannot run there at all.
+
+Every jax CUDA build ships its own GPU kernels (jaxlib's LU pivots, PRNG and sorting kernels, XLA's autotuning
+buffer kernels) as cubins for some architectures and PTX for some. Which ones is data derived from the releases
+(`tables/cuda-archs.toml`: the plugins' wheels, jaxlib's single-package builds from .bazelrc at their tags). The
+CUDA rules are NVIDIA's: a cubin for X.y runs on a discrete GPU of capability X.z with z >= y, PTX for XY on any GPU
+of capability XY or newer (compiled by the driver at load). On an integrated Tegra GPU (Jetson) no cubin but its own
+runs: an sm_80 cubin does not run on Orin (8.7). Where nothing fits, jax imports and lists the GPU, then dies on
+its first kernel: "Could not create RepeatBufferKernel: ... no kernel image is available for execution on the
+device" (jax#22723, Jetson Orin with jax-cuda12-plugin 0.4.30; jax#40487 with 0.11.1), or a custom call fails
+with the same words (jax#14546, Xavier, jaxlib's PRNG kernel). A release the table lacks is unknown: no finding.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from envaudit import fixes
+from envaudit.facts import Facts
+from envaudit.rules import platforms
+from envaudit.rules.accessors import parse_local_label, release
+from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.tables import TABLES, load
+
+ARCHS = TABLES / "cuda-archs.toml"
+# Integrated (Tegra) GPUs: TX1/Nano 5.3, TX2 6.2, Xavier 7.2, Orin 8.7, Thor 10.1 (CUDA 12.x; 11.0 from CUDA 13).
+# https://developer.nvidia.com/cuda-gpus lists them as Jetson; that a discrete GPU's cubin of the same major does
+# not run on them: jax#14546 (sm_70 on Xavier), jax#22723 and jax#40487 (sm_80 on Orin), and jax adding sm_101
+# (cuda_v12) and sm_110 (cuda_v13) to its builds for Thor at jax-v0.10.2 beside the sm_100 it had.
+INTEGRATED = frozenset({53, 62, 72, 87, 101, 110})
+PLUGINS = ("jax-cuda13-plugin", "jax-cuda12-plugin")
+
+
+@functools.cache
+def _builds() -> dict[tuple[str, tuple[int, ...]], dict[str, Any]]:
+    """(package, release numbers) -> its row, for every release the table lists."""
+    return {
+        (row["package"], numbers): row
+        for row in load(ARCHS)["build"]
+        for version in row["versions"]
+        if (numbers := release(version))
+    }
+
+
+def capability(text: str) -> int | None:
+    """8.7 -> 87 (NVML's and jax's X.Y); None for what is not one."""
+    major, _, minor = text.partition(".")
+    return int(major) * 10 + int(minor) if major.isdigit() and minor.isdigit() and len(minor) == 1 else None
+
+
+def runs(row: dict[str, Any], cc: int) -> bool:
+    """Whether a build carries code a GPU of capability `cc` (XY) can run: PTX at or below it, or a cubin of its own
+    major at or below its minor (on an integrated GPU: exactly its own)."""
+    if any(ptx <= cc for ptx in row["ptx"]):
+        return True
+    if cc in INTEGRATED:
+        return cc in row["sass"]
+    return any(sass // 10 == cc // 10 and sass <= cc for sass in row["sass"])
+
+
+def build(facts: Facts) -> tuple[str, str, dict[str, Any]] | None:
+    """(package, version, its row) of the CUDA build jax loads: a CUDA plugin of jaxlib's release (CUDA 13's first,
+    as jax tries it first), else a single-package CUDA jaxlib (+cudaNN label); None where none is, or unknown."""
+    jaxlib = facts.packages.get("jaxlib", "")
+    for plugin in PLUGINS:
+        version = facts.packages.get(plugin, "")
+        if version and release(version) == release(jaxlib):
+            row = _builds().get((plugin, release(version) or ()))
+            return (plugin, version, row) if row is not None else None
+    cuda, _ = parse_local_label(jaxlib)
+    if cuda is None or any(n.startswith("jax-cuda") for n in facts.packages):
+        return None
+    row = _builds().get(("jaxlib", release(jaxlib) or ()))
+    return ("jaxlib", jaxlib, row) if row is not None else None
+
+
+def _gpus(facts: Facts) -> list[tuple[str, int]]:
+    """(how to name it, capability) of each GPU the facts name, NVML's and jax's, once each."""
+    named = [(g.get("name") or "GPU", g.get("compute_capability")) for g in facts.nvidia.get("gpus") or []]
+    named += [(d.get("device_kind") or "GPU", d.get("compute_capability")) for d in facts.jax.get("devices") or []]
+    found: dict[tuple[str, int], None] = {}
+    for name, text in named:
+        cc = capability(str(text or ""))
+        if cc is not None:
+            found[(f"{name} (compute capability {cc // 10}.{cc % 10})", cc)] = None
+    return list(found)
+
+
+def targets(row: dict[str, Any]) -> str:
+    sass = ", ".join(f"sm_{a}" for a in row["sass"]) or "no cubin"
+    ptx = ", ".join(f"compute_{a}" for a in row["ptx"]) or "none"
+    return f"cubins for {sass} and PTX for {ptx}"
+
+
+def _fix(facts: Facts, ccs: list[int]) -> tuple[str, fixes.Fix]:
+    """The newest plugin release on PyPI whose code runs on every GPU here (jax[cuda13] before jax[cuda12], as the
+    newest CUDA is jax's default), jax with it; none where no plugin release does."""
+    for plugin in PLUGINS:
+        fitting = [
+            version
+            for (package, _), row in _builds().items()
+            if package == plugin and all(runs(row, cc) for cc in ccs)
+            for version in row["versions"]
+        ]
+        if fitting:
+            newest = max(fitting, key=lambda v: release(v) or ())
+            extra = plugin.removeprefix("jax-").removesuffix("-plugin")
+            return f"jax[{extra}]=={newest}", fixes.install(facts, [f"jax[{extra}]=={newest}"])
+    return "", fixes.Fix()
+
+
+def missing(facts: Facts) -> list[Occurrence]:
+    """One occurrence where some GPU here runs none of the code the CUDA build jax loads carries."""
+    found = build(facts)
+    if found is None or platforms.without_cuda(facts):
+        return []
+    package, version, row = found
+    unfit = [(name, cc) for name, cc in _gpus(facts) if not runs(row, cc)]
+    if not unfit:
+        return []
+    pin, fix = _fix(facts, [cc for _, cc in _gpus(facts)])
+    named = "; ".join(name for name, _ in unfit)
+    detail = (
+        f"{named}: {package} {version} carries {targets(row)} ({row['read_from']}), none of which this GPU can run,"
+        " so jax lists it and dies on its first kernel with 'no kernel image is available for execution on the "
+        "device'"
+        + (
+            f"; {pin} is the newest release with code for every GPU here"
+            if pin
+            else "; no jax CUDA plugin on PyPI carries code for it: compute on the CPU, or build jaxlib and its plugin"
+            " from source for this GPU (build/build.py --cuda_compute_capabilities=sm_XY)"
+        )
+    )
+    return [Occurrence(detail, fix)]

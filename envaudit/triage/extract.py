@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from envaudit.scope import canonicalize_name, is_relevant
+from envaudit.rules import extras as extras_model
+from envaudit.scope import PLUGIN, canonicalize_name, is_relevant
 from envaudit.triage import gpus
 
 MAX_BYTES, MAX_LINES, MAX_LINE = 4_000_000, 100_000, 1_000
@@ -59,7 +60,9 @@ CUDA = re.compile(
 CUDNN = re.compile(r"(?<![\w-])cuDNN\s*+(?:version\s*+)?+[:=]?+\s*+v?+(\d++\.\d++(?:\.\d++)?+)(?![\d.])", re.IGNORECASE)
 # The GPU's name ends where a run of spaces starts (so that each run is read once), before its On/Off column.
 GPU_ROW = re.compile(r"^\|\s*+\d++\s++((?:NVIDIA|Tesla|Quadro|GeForce)\b[^|]*?)(?<!\s)\s++(?:On|Off|WDDM|TCC)\s*+\|")
-PIN = re.compile(rf"(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*+)(?:\[[^\]]*+\])?+\s*+==\s*+{VERSION}")  # pip freeze, prose
+PIN = re.compile(
+    rf"(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*+)(?:\[([^\]]{{0,40}}+)\])?+\s*+==\s*+{VERSION}"
+)  # pip freeze
 COLUMNS = re.compile(
     rf"^\s*+([A-Za-z0-9][A-Za-z0-9._-]*+)\s++{VERSION}(?:\s++\S++){{0,3}}+\s*+$"
 )  # pip list, conda list
@@ -121,7 +124,7 @@ PROSE_NAMES = "|".join(
 # "jax 0.4.32", "bumping JAX to 0.4.32", "JAX version 0.4.29", "upgraded to optax 0.2.3", "jax v0.4.12"; a version
 # followed by "+" or after ">=", "at least" is a requirement the text states, not the installed one.
 PROSE = re.compile(
-    rf"(?<![\w./-])({PROSE_NAMES})(?![\w]|-(?!\d))[`'\"]?+(?:-(?=\d))?+(?:\s++(?:version|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"]*+{VERSION}"
+    rf"(?<![\w./-])({PROSE_NAMES})(?:\[([\w,-]{{1,40}}+)\])?+(?![\w]|-(?!\d))[`'\"]?+(?:-(?=\d))?+(?:\s++(?:version|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"]*+{VERSION}"
     r"(\+|\s++or\s++(?:newer|later|higher|above))?+",
     re.IGNORECASE,
 )
@@ -181,14 +184,20 @@ def lines(raw: bytes) -> tuple[list[str], bool]:
     return clean[:MAX_LINES], cut
 
 
-def _package(name: str, version: str, number: int, line: str) -> list[Seen]:
-    """A package's version, and the platform a CUDA jaxlib build or libtpu says jax runs on."""
+def _package(name: str, version: str, number: int, line: str, extras: str = "") -> list[Seen]:
+    """A package's version, and the platform a CUDA jaxlib build or libtpu says jax runs on; for jax with extras
+    (`jax[cuda12]==0.11.1`, "jax[cuda12] 0.11.1"), the jaxlib and plugins pip installs with it (rules/extras.py),
+    not the CUDA wheels, whose versions pip chooses within pins."""
     name = canonicalize_name(name)
     if not is_relevant(name) and name not in DOWNSTREAM.values():
         return []
     implied = "cuda" if name == "jaxlib" and "+cuda" in version else "tpu" if name.startswith("libtpu") else None
-    return [Seen(f"package {name}", version, number, line)] + (
-        [Seen("platform", implied, number, line)] if implied else []
+    named = {e.strip() for e in extras.split(",") if e.strip()} if name == "jax" else set()
+    installs = [(n, v) for n, v in extras_model.implied(version, named).items() if n == "jaxlib" or PLUGIN.match(n)]
+    return (
+        [Seen(f"package {name}", version, number, line)]
+        + ([Seen("platform", implied, number, line)] if implied else [])
+        + [s for n, v in installs for s in _package(n, v, number, line)]
     )
 
 
@@ -211,7 +220,7 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
         return [s for n, v in pairs for s in _package(n, v, number, short)]
     if match := SATISFIED.search(line):
         return _package(match[1], match[2], number, short)
-    found = [s for n, v in PIN.findall(line) for s in _package(n, v, number, short)]
+    found = [s for n, e, v in PIN.findall(line) for s in _package(n, v, number, short, e)]
     found += [s for n, v, *_ in wheels for s in _package(n, v, number, short)]
     owner = re.search(r"\b(jaxlib|jax|flax|neural_tangents)(?:\.__version__|/__init__\.py)", previous)
     if (match := DUNDER.match(line)) and owner:
@@ -223,7 +232,7 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
     """Versions written in sentences; a stated minimum is a requirement (`requires NAME`), not an environment."""
     found = [Seen(f"requires {_name(n)}", f">={v}", number, short) for n, v in AT_LEAST.findall(line)]
     for match in PROSE.finditer(line):
-        name, version, minimum = match.groups()
+        name, extra, version, minimum = match.groups()
         if RELEASE.search(_before(line, match.start())):
             continue
         if REQUIRES.search(_before(line, match.start())):  # "equinox 0.10.4 requires jax 0.4.13"
@@ -232,7 +241,7 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
         if minimum:
             found.append(Seen(f"requires {_name(name)}", f">={version}", number, short))
             continue
-        found += _package(_name(name), version, number, short)
+        found += _package(_name(name), version, number, short, extra or "")
         end = match.end()
         while also := ALSO.match(line, end):  # "0.4.23.dev20240125 & 0.4.23.dev20240522": another environment
             found += _package(_name(name), also[1], number, short)
@@ -277,7 +286,7 @@ def _machine(number: int, line: str, previous: str, wheels: list[tuple[str, ...]
     if match := GPU_ROW.match(line):
         found.append(Seen("gpu", match[1].strip(), number, short))
     elif (match := gpus.NAMES.search(line)) and re.search(
-        r"GPU|NVIDIA|RTX|Tesla|accelerator", f"{previous} {line}", re.I
+        r"GPU|NVIDIA|RTX|Tesla|Jetson|accelerator", f"{previous} {line}", re.I
     ):
         found.append(Seen("gpu", match[1], number, short))
     platform = None

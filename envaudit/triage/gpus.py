@@ -54,6 +54,15 @@ CAPABILITIES = (
     ("GTX 1080", "6.1"),
     ("GTX 1070", "6.1"),
     ("K80", "3.7"),
+    ("K40", "3.5"),
+    ("M40", "5.2"),
+    ("GTX 750", "5.0"),
+    # Jetson's integrated GPUs: every Orin (AGX, NX, Nano) 8.7, every Xavier 7.2
+    ("Orin", "8.7"),
+    ("Xavier", "7.2"),
+    ("Jetson TX2", "6.2"),
+    ("Jetson TX1", "5.3"),
+    ("Jetson Nano", "5.3"),
 )
 # any of the names, as a word (a space in one may be left out: "RTX4090"), longest first
 NAMES = re.compile(
@@ -67,4 +76,4 @@ def capability(name: str) -> str | None:
     """The compute capability of the GPU a name (an nvidia-smi row, or prose) names, if the table has it."""
     found = NAMES.search(name)
     key = found[1].upper().replace(" ", "") if found else ""
-    return next((cc for n, cc in CAPABILITIES if n.replace(" ", "") == key), None)
+    return next((cc for n, cc in CAPABILITIES if n.replace(" ", "").upper() == key), None)

@@ -53,6 +53,18 @@ def test_versions_in_prose_and_downstream_packages_are_read() -> None:
     assert facts(triage(text)) == {"package jax": "0.4.32", "package optax": "0.2.3", "package equinox": "0.10.4"}
 
 
+@pytest.mark.parametrize("said", ["jax[cuda12] 0.11.1", "jax[cuda12]==0.11.1"])
+def test_jax_with_an_extra_states_what_pip_installs_with_it(said: str) -> None:
+    """jax#40487's title: the extra names the plugin jax runs on, a Jetson its GPU, and the build has no code for
+    it (the check derived from the plugin's wheel)."""
+    text = f"no kernel image on Jetson Orin (sm_87) with {said} aarch64 wheels\n".encode()
+    result = triage(text)
+    stated = facts(result)
+    assert stated["package jax-cuda12-plugin"] == stated["package jaxlib"] == "0.11.1" and stated["gpu"] == "Orin"
+    assert "gpu-architecture-not-in-jax-build" in roots(result)
+    assert "package jax-cuda12-plugin" not in facts(triage(b"no kernel image on Jetson Orin with jax 0.11.1\n"))
+
+
 @pytest.mark.parametrize("minimum", ["Jax 0.4.4+", "jax>=0.4.4", "jax 0.4.4 or newer", "jax at least 0.4.4"])
 def test_a_stated_minimum_is_a_requirement_not_a_second_environment(minimum: str) -> None:
     text = f"The README says {minimum} is enough, but with jax 0.4.6 and equinox 0.10.4 it fails.\n".encode()

@@ -229,7 +229,7 @@ NT_PYTHON = ROOT / ".venv-nt" / "bin" / "python"
 @pytest.fixture(scope="session")
 def nt_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The second environment, where neural-tangents 0.6.5 imports (jax 0.4.25, numpy 1.26, TensorFlow); built by
-    scripts/make-nt-env.sh on first use (about 90 s, from PyPI) and kept, git-ignored, for later runs."""
+    scripts/make-nt-env.sh on first use (about 15 s with uv, from PyPI) and kept, git-ignored, for later runs."""
     import subprocess
 
     home = NT_PYTHON.parent.parent

@@ -1,6 +1,6 @@
 """CUDA wheels that do not fit the jaxlib or plugin installed: older than a build's, or outside jax's own pins.
 
-jaxlib 0.4.17-0.4.25 shipped for CUDA 12 as one package (`jaxlib==0.4.23+cuda12.cudnn89`, installed by
+jaxlib 0.4.17-0.4.25 shipped for CUDA 12 and CUDA 11.8 as one package (`jaxlib==0.4.23+cuda12.cudnn89`, installed by
 `jax[cuda12_pip]`), and its jax compared each loaded CUDA library with the version the build used. An older one
 does not fail the import: jax logs "CUDA backend failed to initialize: Found cuBLAS version 120103, but JAX was
 built against version 120205, which is newer" and computes on the CPU. Later, jax's CUDA plugin pins its CUDA wheels
@@ -30,14 +30,26 @@ if TYPE_CHECKING:
 BUILDS = TABLES / "cuda-builds.toml"
 
 
-def monolithic(facts: Facts) -> str | None:
-    """The installed jaxlib, when it is a single-package CUDA 12 build whose own backend factory runs the check: a
-    CUDA plugin beside it replaces that factory (and checked nothing before jax 0.6.1)."""
+def monolithic(facts: Facts, majors: tuple[str, ...] = ("12",)) -> str | None:
+    """The installed jaxlib, when it is a single-package CUDA build of one of these majors whose own backend factory
+    runs the check: a CUDA plugin beside it replaces that factory (and checked nothing before jax 0.6.1)."""
     jaxlib = facts.packages.get("jaxlib", "")
     cuda, _ = parse_local_label(jaxlib)
-    if cuda is None or cuda.text.split(".")[0] != "12" or any(n.startswith("jax-cuda") for n in facts.packages):
+    if cuda is None or _major(jaxlib) not in majors or any(n.startswith("jax-cuda") for n in facts.packages):
         return None
     return jaxlib
+
+
+def _major(jaxlib: str) -> str:
+    """The CUDA major of a single-package CUDA jaxlib's label (`0.4.23+cuda11.cudnn86`: "11"); "" for none."""
+    cuda, _ = parse_local_label(jaxlib)
+    return cuda.text.split(".")[0] if cuda is not None else ""
+
+
+def _build(jaxlib: str) -> dict[str, Any] | None:
+    """The table's build row of a single-package CUDA jaxlib: its release and its CUDA major."""
+    major = _major(jaxlib)
+    return _row([r for r in load(BUILDS)["build"] if r["cuda"].split(".")[0] == major], "jaxlib", jaxlib)
 
 
 def _row(rows: list[dict[str, Any]], key: str, version: str) -> dict[str, Any] | None:
@@ -60,12 +72,11 @@ def _range(text: str) -> SpecifierSet:
 def _refused(facts: Facts) -> list[tuple[str, str, str]]:
     """(wheel, installed, built) for each nvidia-* wheel older than the build, as the installed jax compares them
     (jax's code compares, jaxlib's build says against what)."""
-    jaxlib = monolithic(facts)
+    jaxlib = monolithic(facts, ("11", "12"))
     if jaxlib is None or (facts.origin == "live" and facts.jax.get("platform") in ("gpu", "cuda")):
         return []  # jax runs on the GPU here: the check passed, whatever the wheels say
-    table = load(BUILDS)
-    compare = _row(table["compare"], "jax", facts.packages.get("jax", ""))
-    build = _row(table["build"], "jaxlib", jaxlib)
+    compare = _row(load(BUILDS)["compare"], "jax", facts.packages.get("jax", ""))
+    build = _build(jaxlib)
     if compare is None or build is None:
         return []  # jax from 0.4.26 compares with fixed minimums (other rules); a release the table lacks: unknown
     found = []
@@ -101,13 +112,14 @@ def _refused_fix(facts: Facts, moved: list[str]) -> fixes.Fix:
     """jax's own pins for those wheels (its cuda12_pip extra); jax, jaxlib and the other CUDA wheels held where they
     are, so that pip moves nothing that jaxlib was built against to make room (a newer torch would bring cuDNN 9,
     which this cuDNN 8.9 build cannot load): if nothing fits, pip says so and changes nothing."""
-    build = _row(load(BUILDS)["build"], "jaxlib", facts.packages.get("jaxlib", ""))
+    jaxlib = facts.packages.get("jaxlib", "")
+    build = _build(jaxlib)
     if build is None or not moved:
         return fixes.Fix()
     held = [
         f"{name}=={version}"
         for name, version in sorted(facts.packages.items())
-        if name.startswith("nvidia-") and name.endswith("-cu12") and name not in moved
+        if name.startswith("nvidia-") and name.endswith(f"-cu{_major(jaxlib)}") and name not in moved
     ]
     pins = [f"{wheel}>={build['pins'][wheel]}" for wheel in moved]
     return fixes.install(facts, pins, hold=[*fixes.installed_jax(facts), *held])

@@ -157,7 +157,7 @@ class Build(TypedDict):
     cuda: str
     evidence: str
     built: dict[str, str]  # wheel -> the version the build used
-    pins: dict[str, str]  # wheel -> jax's cuda12_pip pin
+    pins: dict[str, str]  # wheel -> jax's cuda12_pip / cuda11_pip pin
 
 
 class CudaBuilds(_Provenance):  # cuda-builds.toml

@@ -5,6 +5,7 @@ and the cases where jax's check does not run (a CUDA plugin replaces it; jax alr
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from envaudit import fixes
 from envaudit.cli import main
 from envaudit.plan import ARGUMENTS
 from envaudit.rules import cuda_builds, tables
-from tests.conftest import BESIDE_MISCOMPILES, facts_from
+from tests.conftest import BESIDE_MISCOMPILES, ROOT, facts_from
 from tests.planfix import requested
 
 CHECK = "cuda-library-older-than-jaxlib-build"
@@ -22,22 +23,27 @@ TABLE = tables.load(cuda_builds.BUILDS)
 RELEASES = ("0.4.17", "0.4.18", "0.4.19", "0.4.20", "0.4.21", "0.4.22", "0.4.23", "0.4.24", "0.4.25")
 
 
+LABELS = {"12": "+cuda12.cudnn89", "11": "+cuda11.cudnn86"}  # the single-package builds of each CUDA major
+
+
 def row(rows: list[dict[str, Any]], key: str, version: str) -> dict[str, Any]:
     [found] = [r for r in rows if SpecifierSet(r[key]).contains(version)]
     return found
 
 
-def compared(release: str) -> list[tuple[str, str, str, str]]:
-    """(release, wheel, built as compared, jax's pin) for each library jax `release` compares with its own jaxlib."""
-    build = row(TABLE["build"], "jaxlib", release)
+def compared(release: str, major: str) -> list[tuple[str, str, str, str]]:
+    """(jaxlib, wheel, built as compared, jax's pin) for each library jax `release` compares with its own jaxlib of
+    that CUDA major."""
+    build = row([r for r in TABLE["build"] if r["cuda"].startswith(f"{major}.")], "jaxlib", release)
     components = row(TABLE["compare"], "jax", release)["components"]
     return [
-        (release, wheel, ".".join(build["built"][wheel].split(".")[:count]), build["pins"][wheel])
+        (release + LABELS[major], wheel, ".".join(build["built"][wheel].split(".")[:count]), build["pins"][wheel])
         for wheel, count in components.items()
+        if wheel.endswith(f"-cu{major}")
     ]
 
 
-CASES = [case for release in RELEASES for case in compared(release)]
+CASES = [case for release in RELEASES for major in LABELS for case in compared(release, major)]
 
 
 def plan(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, Any]]:
@@ -57,7 +63,7 @@ def below(version: str) -> str:
 def test_each_library_at_its_build_version(
     capsys: pytest.CaptureFixture[str], jaxlib: str, wheel: str, built: str, pin: str
 ) -> None:
-    pins = [f"jax=={jaxlib}", f"jaxlib=={jaxlib}+cuda12.cudnn89"]
+    pins = [f"jax=={jaxlib.split('+')[0]}", f"jaxlib=={jaxlib}"]
     assert CHECK not in {f["id"] for f in plan(capsys, *pins, f"{wheel}=={built}")}
     assert CHECK not in {f["id"] for f in plan(capsys, *pins, f"{wheel}=={pin}")}
     found = [f for f in plan(capsys, *pins, f"{wheel}=={below(built)}") if f["id"] == CHECK]
@@ -113,7 +119,17 @@ def test_the_reported_case_jax_19121(capsys: pytest.CaptureFixture[str]) -> None
     assert [f["id"] for f in fails] == [CHECK] and "cuBLAS" in fails[0]["detail"]
 
 
-OUTSIDE = ["0.4.16+cuda12.cudnn89", "0.4.26+cuda12.cudnn89", "0.4.23+cuda11.cudnn86", "0.4.23"]
+def test_torch_113s_cublas_under_a_cuda11_build(capsys: pytest.CaptureFixture[str]) -> None:
+    """torch 1.13 pins nvidia-cublas-cu11==11.10.3.66 (CUDA 11.7's); jax[cuda11_pip] 0.4.23 was built with CUDA 11.8's
+    cuBLAS 11.11: jax refuses it. The fix is the extra's own pin, the CUDA 12 wheels never asked for."""
+    found = plan(capsys, "jax[cuda11_pip]==0.4.23", "nvidia-cublas-cu11==11.10.3.66")
+    [failing] = [f for f in found if f["id"] == CHECK]
+    assert "nvidia-cublas-cu11 11.10.3.66" in failing["detail"] and "11.11" in failing["detail"]
+    asked = requested(failing["fix"])
+    assert "nvidia-cublas-cu11>=11.11" in asked.requirements and not [r for r in asked.requirements if "-cu12" in r]
+
+
+OUTSIDE = ["0.4.16+cuda12.cudnn89", "0.4.26+cuda12.cudnn89", "0.4.16+cuda11.cudnn86", "0.4.23"]
 
 
 @pytest.mark.parametrize("jaxlib", OUTSIDE)
@@ -159,3 +175,34 @@ def test_no_jax_or_a_jax_that_is_no_version_is_unknown(monkeypatch: pytest.Monke
         facts = facts_from({"packages": stack | ({"jax": jax} if jax is not None else {})})
         assert cuda_builds.refused(facts) == []
     assert cuda_builds.refused(facts_from({"packages": stack | {"jax": "0.4.23"}}))  # the strict stand-in works
+
+
+@pytest.mark.realenv
+@pytest.mark.cost(10)
+def test_the_cuda11_pins_are_what_the_released_jax_wheels_declare(tmp_path: Path) -> None:
+    """The CUDA 11 rows' versions are jax's own cuda11_pip pins: read again from the METADATA of the jax 0.4.17 and
+    0.4.25 wheels on the index here (ranged out of the remote wheel), each the row's major.minor."""
+    import os
+    import sys
+    from urllib.parse import urljoin
+
+    from packaging.requirements import Requirement
+
+    sys.path.insert(0, str(ROOT / "scripts" / "derive"))
+    import _wheels
+    from declared import metadata_file
+
+    cache = Path(os.environ.get("ENVAUDIT_DERIVE_CACHE") or tmp_path / "cache")
+    data = _wheels.project_json("jax", cache, False)
+    for release in ("0.4.17", "0.4.25"):
+        picked = metadata_file(data["releases"][release])
+        assert picked is not None
+        url = urljoin(_wheels.PYPI.format(name="jax"), picked["url"])
+        declared = _wheels.fields(_wheels.wheel_metadata(picked["filename"], url, cache, False))["Requires-Dist"]
+        pins = {
+            r.name: next(s.version for s in r.specifier if s.operator == ">=")
+            for r in map(Requirement, declared)
+            if r.marker is not None and r.marker.evaluate({"extra": "cuda11-pip"}) and r.name.startswith("nvidia-")
+        }
+        build = row([r for r in TABLE["build"] if r["cuda"].startswith("11.")], "jaxlib", release)
+        assert {wheel: pins[wheel] for wheel in build["pins"]} == build["pins"], (release, pins)

@@ -81,7 +81,8 @@ def test_broken_environment_has_one_root_cause_and_its_fix_works(env: Broken, tm
     assert not any("cuda" in part for part in installs)  # a machine without a GPU gets CPU wheels
     assert str(prefix / "bin" / "python") in fix or fix.startswith(("export ", "unset "))  # this environment, or
     # the variables it runs with
-    assert env.maker != "uv" or fix.startswith("uv pip install --python ")  # a uv venv has no pip
+    assert env.maker != "uv" or (installs and all(p.startswith("uv pip install --python ") for p in installs))  # a uv
+    # venv has no pip: every install is uv's (after the variables the fix exports, if any)
 
     code, after = audit(prefix, shell_env, before=fix, then=env.program)
     assert code == 0, [(f["id"], f["detail"]) for f in after["findings"] if f["severity"] == "fail"]

@@ -350,7 +350,7 @@ CHECKS: tuple[Check, ...] = (
         fix="install the CUDA wheels jax's cuda12_pip extra pins",
         references=(CUDA_CHECK, "https://github.com/jax-ml/jax/issues/19121"),
         run=cuda_builds.refused,
-        explains=("gpu-present-jax-on-cpu",),
+        explains=("gpu-present-jax-on-cpu", "cuda-backend-failed-jax-on-cpu"),
         signatures=(
             Signature(
                 "Loaded runtime CuDNN library: {cudnn} but source was compiled with: {built}.  CuDNN library needs "
@@ -395,7 +395,11 @@ CHECKS: tuple[Check, ...] = (
             references=(CUDA_MINIMUMS, CUDA_MINIMUMS_BEFORE),
             run=cuda_minimums.below_minimum(library),
             # jax's own pin on the same wheel, and the GPU jax then leaves unused: one cause, one finding
-            explains=(f"{cuda_minimums.wheel_of(library)}-outside-jax-pin", "gpu-present-jax-on-cpu"),
+            explains=(
+                f"{cuda_minimums.wheel_of(library)}-outside-jax-pin",
+                "gpu-present-jax-on-cpu",
+                "cuda-backend-failed-jax-on-cpu",
+            ),
         )
         for library in cuda_minimums.libraries()
     ),

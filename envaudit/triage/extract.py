@@ -25,6 +25,7 @@ ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)
 # sentence's next word (`0.4.30.Then`), a wildcard (`0.9.x`) or a file's suffix (`.dist-info`) is no part of it
 VERSION = (
     r"v?+(\d++(?:\.\d++)++(?:[.-]?+(?:a|b|rc|dev|post)\d*+)*+(?:\+[A-Za-z0-9]++(?:\.[A-Za-z0-9]++)*+)?+)(?!\.[xX*])"
+    r"(?![eE][-+]?\d)"  # a number printed in scientific notation (`scipy: 7.61985302416047e-24`) is no version
 )
 SPACE = r"[\s`'\":=]*+"  # what may stand between a name and its version, taken at once
 
@@ -80,6 +81,12 @@ SATISFIED = re.compile(
     rf"Requirement already satisfied: ([A-Za-z0-9._-]++)[^\s(]*+ in [^()]*+(?:\([^()]*+\)[^()]*+)*?"
     rf"\({VERSION}\)\s*+$"
 )
+# jax's issue template asks "What jax/jaxlib version are you using?"; an answer of versions alone, "0.4.14",
+# "0.4.20/0.4.20" or "jax/jaxlib v0.3.25", is jax's then jaxlib's (one version: both)
+TEMPLATE_QUESTION = re.compile(r"What jax/jaxlib version", re.IGNORECASE)
+TEMPLATE_ANSWER = re.compile(
+    rf"^\W*+(?:jax\s*+/\s*+jaxlib\s++)?+{VERSION}(?:\s*+[/,]\s*+{VERSION})?+\s*+$", re.IGNORECASE
+)
 DUNDER = re.compile(r"^\W*(?:\d+\s+)?(?:__version__\s*=\s*)?'?(\d+\.\d+\.\d+[^'\s]*)'?\s*$")  # jax.__version__
 NAMED = re.compile(
     rf"\b(flax|jax|jaxlib|optax|chex|orbax|neural[-_]tangents|tensorflow)\b{SPACE}(?:version{SPACE})?+"
@@ -124,7 +131,7 @@ PROSE_NAMES = "|".join(
 # "jax 0.4.32", "bumping JAX to 0.4.32", "JAX version 0.4.29", "upgraded to optax 0.2.3", "jax v0.4.12"; a version
 # followed by "+" or after ">=", "at least" is a requirement the text states, not the installed one.
 PROSE = re.compile(
-    rf"(?<![\w./-])({PROSE_NAMES})(?:\[([\w,-]{{1,40}}+)\])?+(?![\w]|-(?!\d))[`'\"]?+(?:-(?=\d))?+(?:\s++(?:version|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"]*+{VERSION}"
+    rf"(?<![\w./-])({PROSE_NAMES})(?:\[([\w,-]{{1,40}}+)\])?+(?![\w]|-(?!\d))[`'\"]?+(?:-(?=\d))?+(?:\s++(?:version|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"(]*+{VERSION}"
     r"(\+|\s++or\s++(?:newer|later|higher|above))?+",
     re.IGNORECASE,
 )
@@ -191,6 +198,8 @@ def _package(name: str, version: str, number: int, line: str, extras: str = "") 
     name = canonicalize_name(name)
     if not is_relevant(name) and name not in DOWNSTREAM.values():
         return []
+    if not any(int(n) for n in re.findall(r"\d+", version.split("+")[0].split("dev")[0])):
+        return []  # "jax: 0.0" is a printed value: no package is at release 0.0
     implied = "cuda" if name == "jaxlib" and "+cuda" in version else "tpu" if name.startswith("libtpu") else None
     named = {e.strip() for e in extras.split(",") if e.strip()} if name == "jax" else set()
     installs = [(n, v) for n, v in extras_model.implied(version, named).items() if n == "jaxlib" or PLUGIN.match(n)]
@@ -220,6 +229,8 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
         return [s for n, v in pairs for s in _package(n, v, number, short)]
     if match := SATISFIED.search(line):
         return _package(match[1], match[2], number, short)
+    if TEMPLATE_QUESTION.search(previous) and (match := TEMPLATE_ANSWER.match(line)):
+        return _package("jax", match[1], number, short) + _package("jaxlib", match[2] or match[1], number, short)
     found = [s for n, e, v in PIN.findall(line) for s in _package(n, v, number, short, e)]
     found += [s for n, v, *_ in wheels for s in _package(n, v, number, short)]
     owner = re.search(r"\b(jaxlib|jax|flax|neural_tangents)(?:\.__version__|/__init__\.py)", previous)

@@ -65,6 +65,31 @@ def test_jax_with_an_extra_states_what_pip_installs_with_it(said: str) -> None:
     assert "package jax-cuda12-plugin" not in facts(triage(b"no kernel image on Jetson Orin with jax 0.11.1\n"))
 
 
+def test_printed_numbers_are_not_versions_and_the_templates_answer_is() -> None:
+    """A program's output ("scipy: 7.6e-24", "jax: 0.0") states no version; the answer under jax's issue template
+    question is jax's (and jaxlib's) version, and a version in parentheses after a name is that name's."""
+    printed = b"print('scipy:', stats.norm.sf(value))\n```\nscipy: 7.61985302416047e-24\njax: 0.0\n```\n"
+    assert not {k for k in facts(triage(printed + b"import jax\n")) if k.startswith("package")}
+    template = b"import jax\n### What jax/jaxlib version are you using?\n\n0.4.20/0.4.19\n"
+    assert facts(triage(template)) == {"package jax": "0.4.20", "package jaxlib": "0.4.19"}
+    assert facts(triage(b"the newest version of jax (0.3.7) removed some classes\n")) == {"package jax": "0.3.7"}
+
+
+def test_a_cuda_plugin_that_failed_to_start_is_a_failure_not_a_missing_build() -> None:
+    """jax says "a CUDA-enabled jaxlib is not installed" after its CUDA plugin failed to initialize too: the plugin's
+    own error in the text makes it the failure it is, with jax's words folded under it."""
+    text = (
+        b'  File "/env/lib/python3.11/site-packages/jax_plugins/xla_cuda12/__init__.py", line 139, in _version_check\n'
+        b"RuntimeError: Unable to load cuSPARSE. Is it installed?\n"
+        b"WARNING: An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. "
+        b"Falling back to cpu.\n"
+    )
+    result = triage(text)
+    assert result.verdict == "fail" and roots(result) == {"cuda-backend-failed-jax-on-cpu"}
+    alone = b"WARNING: An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. "
+    assert roots(triage(alone + b"Falling back to cpu.\n")) == {"gpu-present-jax-on-cpu"}
+
+
 @pytest.mark.parametrize("minimum", ["Jax 0.4.4+", "jax>=0.4.4", "jax 0.4.4 or newer", "jax at least 0.4.4"])
 def test_a_stated_minimum_is_a_requirement_not_a_second_environment(minimum: str) -> None:
     text = f"The README says {minimum} is enough, but with jax 0.4.6 and equinox 0.10.4 it fails.\n".encode()

@@ -18,10 +18,10 @@ from typing import Any
 
 from envaudit import fixes
 from envaudit.facts import Facts
-from envaudit.rules import platforms
-from envaudit.rules.accessors import parse_local_label, release
+from envaudit.rules import accessors, cuda_builds, extras, platforms, tables
+from envaudit.rules.accessors import release, version_or_none
 from envaudit.rules.occurrence import Occurrence
-from envaudit.rules.tables import TABLES, load
+from envaudit.rules.tablefiles import TABLES, load
 
 ARCHS = TABLES / "cuda-archs.toml"
 # Integrated (Tegra) GPUs: TX1/Nano 5.3, TX2 6.2, Xavier 7.2, Orin 8.7, Thor 10.1 (CUDA 12.x; 11.0 from CUDA 13).
@@ -59,6 +59,15 @@ def runs(row: dict[str, Any], cc: int) -> bool:
     return any(sass // 10 == cc // 10 and sass <= cc for sass in row["sass"])
 
 
+def _row(package: str, version: str) -> dict[str, Any] | None:
+    """The table's row of a release as PyPI (or jax's index) published it: a final release, its local label aside;
+    a dev, post or source build of the same numbers may carry other code (a Jetson build for sm_87): unknown."""
+    parsed = version_or_none(version)
+    if parsed is None or parsed.is_devrelease or parsed.is_prerelease or parsed.is_postrelease or parsed.epoch:
+        return None
+    return _builds().get((package, release(version) or ()))
+
+
 def build(facts: Facts) -> tuple[str, str, dict[str, Any]] | None:
     """(package, version, its row) of the CUDA build jax loads: a CUDA plugin of jaxlib's release (CUDA 13's first,
     as jax tries it first), else a single-package CUDA jaxlib (+cudaNN label); None where none is, or unknown."""
@@ -66,12 +75,11 @@ def build(facts: Facts) -> tuple[str, str, dict[str, Any]] | None:
     for plugin in PLUGINS:
         version = facts.packages.get(plugin, "")
         if version and release(version) == release(jaxlib):
-            row = _builds().get((plugin, release(version) or ()))
+            row = _row(plugin, version)
             return (plugin, version, row) if row is not None else None
-    cuda, _ = parse_local_label(jaxlib)
-    if cuda is None or any(n.startswith("jax-cuda") for n in facts.packages):
+    if cuda_builds.monolithic(facts, ("11", "12")) is None:
         return None
-    row = _builds().get(("jaxlib", release(jaxlib) or ()))
+    row = _row("jaxlib", jaxlib)
     return ("jaxlib", jaxlib, row) if row is not None else None
 
 
@@ -94,27 +102,32 @@ def targets(row: dict[str, Any]) -> str:
 
 
 def _fix(facts: Facts, ccs: list[int]) -> tuple[str, fixes.Fix]:
-    """The newest plugin release on PyPI whose code runs on every GPU here (jax[cuda13] before jax[cuda12], as the
-    newest CUDA is jax's default), jax with it; none where no plugin release does."""
+    """The newest jax release whose CUDA extra installs a plugin with code for every GPU here (jax[cuda13] before
+    jax[cuda12], as the newest CUDA is jax's default) and whose jaxlib has a wheel for this Python where the tables
+    can say; none where no release does."""
     for plugin in PLUGINS:
+        extra = plugin.removeprefix("jax-").removesuffix("-plugin")
         fitting = [
-            version
-            for (package, _), row in _builds().items()
-            if package == plugin and all(runs(row, cc) for cc in ccs)
-            for version in row["versions"]
+            pin
+            for version in reversed(extras.releases(extra))
+            if (row := _row(plugin, version)) is not None and all(runs(row, cc) for cc in ccs)
+            if tables.installs_here(facts, [pin := f"jax[{extra}]=={version}"]) is not False
         ]
         if fitting:
-            newest = max(fitting, key=lambda v: release(v) or ())
-            extra = plugin.removeprefix("jax-").removesuffix("-plugin")
-            return f"jax[{extra}]=={newest}", fixes.install(facts, [f"jax[{extra}]=={newest}"])
+            return fitting[0], fixes.install(facts, [fitting[0]])
     return "", fixes.Fix()
+
+
+def _ran_on_the_gpu(facts: Facts) -> bool:
+    """Whether jax computed on the GPU here (its first computation, on the CUDA backend): the build's code ran."""
+    return accessors.jax_computed(facts) and facts.jax.get("platform") in ("gpu", "cuda")
 
 
 def missing(facts: Facts) -> list[Occurrence]:
     """One occurrence where some GPU here runs none of the code the CUDA build jax loads carries."""
     found = build(facts)
-    if found is None or platforms.without_cuda(facts):
-        return []
+    if found is None or platforms.without_cuda(facts) or _ran_on_the_gpu(facts):
+        return []  # no build known, no CUDA backend started, or jax computed on the GPU here: its code ran
     package, version, row = found
     unfit = [(name, cc) for name, cc in _gpus(facts) if not runs(row, cc)]
     if not unfit:

@@ -45,6 +45,11 @@ def _installs(version: Version, extra: str) -> tuple[str, ...] | None:
     return runs[-1][1] if version > _covers_to() else None
 
 
+def releases(extra: str) -> list[str]:
+    """The jax releases the table says have this extra, oldest first: what a fix may pin it at."""
+    return [str(v) for versions, _ in _rows().get(canonicalize_name(extra), []) for v in versions]
+
+
 def _pick(text: str, version: str) -> tuple[str, str] | None:
     """(name, the version pip installs) for one of the table's requirements at a jax release: the one it pins
     (==, a `.*` pin by its prefix), else the top of its range (<=: pip takes the newest release within it)."""

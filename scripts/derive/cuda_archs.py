@@ -9,7 +9,8 @@ from the setting their wheels were built with, the CUDA compute capabilities in 
 with --jax-git. From jaxlib 0.3.10 build/build.py leaves the list to .bazelrc ("which is used for wheel builds");
 older tags let build.py's own default override it, and are not read. Where a plugin release has a tag, the script
 compares its tag's .bazelrc with its wheel and prints the comparison: the wheel is the measurement that confirms
-the reading; so is the aarch64 wheel of each plugin's newest release against its x86_64 one.
+the reading; so are the aarch64 wheel of each plugin's newest release against its x86_64 one, and three pjrt wheels
+(XLA, whose own kernels, such as the autotuner's RepeatBufferKernel, are built with the same setting).
 
 The fatbinary layout read here (magic 0xBA55ED50, then entries of kind 1 = PTX, 2 = ELF cubin, each naming its
 architecture as XY) is the one cuobjdump lists; nothing is executed. Each wheel is downloaded once and only its
@@ -123,6 +124,22 @@ def aarch64_agrees(plugin: str, version: str, cache: Path, offline: bool) -> boo
     return wheel_targets(wheel, cache, offline) == wheel_targets(x86, cache, offline)
 
 
+def pjrt_sample(plugins: list[dict[str, Any]], cache: Path, offline: bool) -> list[tuple[dict[str, Any], Any]]:
+    """(plugin row, its pjrt wheel) for the oldest and newest cuda12 and the newest cuda13 release that has a pjrt
+    wheel (100-200 MB each: XLA itself, with its own kernels)."""
+    picked = []
+    for plugin, ends in (("jax-cuda12-plugin", (0, -1)), ("jax-cuda13-plugin", (-1,))):
+        wheels = released(plugin.replace("-plugin", "-pjrt"), cache, offline)
+        rows = [r for r in plugins if r["package"] == plugin and r["version"] in wheels]
+        picked += [(rows[end], wheels[rows[end]["version"]]) for end in ends if rows]
+    return picked
+
+
+def pjrt_agrees(row: dict[str, Any], wheel: dict[str, Any], cache: Path, offline: bool) -> bool:
+    """Whether the pjrt wheel of the plugin's release carries the plugin's targets."""
+    return wheel_targets(wheel, cache, offline) == {"sass": row["sass"], "ptx": row["ptx"]}
+
+
 def setting(text: str, config: str) -> dict[str, list[int]] | None:
     """The targets a .bazelrc's CUDA config builds for: sm_XY is a cubin only, compute_XY a cubin and PTX
     (XLA's and TensorFlow's cuda_configure: "'compute_xy' refers to both PTX and SASS, 'sm_xy' refers to SASS
@@ -226,13 +243,18 @@ def main(argv: list[str] | None = None) -> int:
         if c["bazelrc"] != c["wheel"]:
             print(f"{c['package']} {c['version']}: .bazelrc says {c['bazelrc']}, the wheel carries {c['wheel']}")
     print(f".bazelrc at the tag against the wheel: {agree} of {len(checked)} plugin releases agree")
+    pjrt = [
+        pjrt_agrees(row, wheel, cache, options.offline) for row, wheel in pjrt_sample(plugins, cache, options.offline)
+    ]
+    print(f"the pjrt wheel (XLA's own kernels) carries what the plugin does: {pjrt}")
     newest = [(p, max((r["version"] for r in plugins if r["package"] == p), key=Version)) for p in PLUGINS]
     arm = [aarch64_agrees(p, v, cache, options.offline) for p, v in newest]
     print(f"the aarch64 wheel carries what the x86_64 one does: {dict(zip(newest, arm, strict=True))}")
     read = (
         f"{len(plugins)} plugin wheels, {len(jaxlibs)} jaxlib tags; .bazelrc agrees with the wheel for {agree} of "
         f"{len(checked)} plugin releases with a tag, the aarch64 wheel with the x86_64 one for "
-        f"{sum(a is True for a in arm)} of {len(newest)} newest releases"
+        f"{sum(a is True for a in arm)} of {len(newest)} newest releases, the pjrt wheel with the plugin for "
+        f"{sum(pjrt)} of {len(pjrt)} (the oldest and newest cuda12, the newest cuda13)"
     )
     _wheels.write_table(options, render(grouped, read), read, started)
     return 0

@@ -6,18 +6,18 @@ wheel, and plans on GPUs a build has no code for (real reports: jax#22723, jax#4
 from __future__ import annotations
 
 import json
-import os
 import struct
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from envaudit.cli import main
-from envaudit.facts import GPU, Facts
+from envaudit.facts import GPU, Facts, JaxFacts
 from envaudit.rules import cuda_archs, tables
-from tests.conftest import BESIDE_MISCOMPILES
+from tests.conftest import BESIDE_MISCOMPILES, derive_cache
 from tests.planfix import requested
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,10 +110,17 @@ def test_each_build_runs_where_it_has_code_and_not_below_it() -> None:
         assert found and f"sm_{build['sass'][0]}" in found[0].detail, build
 
 
-def test_a_release_the_table_lacks_and_a_cpu_only_jax_say_nothing() -> None:
-    assert not cuda_archs.missing(facts_of("jax-cuda12-plugin", "0.4.30.1", "3.7"))
-    assert cuda_archs.missing(facts_of("jax-cuda12-plugin", "0.4.30", "3.7"))
-    assert not cuda_archs.missing(facts_of("jax-cuda12-plugin", "0.4.30", "3.7", env={"JAX_PLATFORMS": "cpu"}))
+def test_a_build_the_table_cannot_speak_for_and_a_jax_seen_on_the_gpu_say_nothing() -> None:
+    """A release the table lacks, a dev or local build of a listed one (a Jetson build from source carries PyPI's
+    numbers and its own code), jax kept off CUDA, and jax that computed on that GPU here: nothing."""
+    assert cuda_archs.missing(facts_of("jax-cuda12-plugin", "0.4.30", "8.7"))
+    assert not cuda_archs.missing(facts_of("jax-cuda12-plugin", "0.4.30.1", "8.7"))
+    assert not cuda_archs.missing(facts_of("jax-cuda12-plugin", "0.4.30.dev20240601", "8.7"))
+    assert not cuda_archs.missing(facts_of("jax-cuda12-plugin", "0.4.30", "8.7", env={"JAX_PLATFORMS": "cpu"}))
+    computed: JaxFacts = {"status": "ok", "platform": "gpu", "backend": "cuda"}
+    assert not cuda_archs.missing(replace(facts_of("jax-cuda12-plugin", "0.4.30", "8.7"), origin="live", jax=computed))
+    fell_back: JaxFacts = {"status": "ok", "platform": "cpu", "backend": "cpu"}
+    assert cuda_archs.missing(replace(facts_of("jax-cuda12-plugin", "0.4.30", "8.7"), origin="live", jax=fell_back))
 
 
 def plan(*arguments: str, capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
@@ -150,12 +157,16 @@ def test_a_gpu_below_an_old_build_is_fixed_by_the_newest_release_that_has_its_co
     assert "gpu-architecture-not-in-jax-build" not in {f["id"] for f in after}
 
 
-def test_the_hand_rules_on_the_same_fault_are_the_one_root(capsys: pytest.CaptureFixture[str]) -> None:
-    """A V100 (7.0) under the CUDA 13 plugin: cuda13-compute-capability-below-75 (the install guide) and the derived
-    check say one cause."""
+def test_the_hand_rules_on_the_same_fault_fold_under_the_derived_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    """A V100 (7.0) under the CUDA 13 plugin: cuda13-compute-capability-below-75 (the install guide) says the same
+    cause as the derived check, which has the release to move to; that plan is clean of both."""
     found = plan("jax[cuda13]==0.8.0", "--compute-capability", "7.0", capsys=capsys)
-    derived = next(f for f in found if f["id"] == "gpu-architecture-not-in-jax-build")
-    assert derived["caused_by"] == "cuda13-compute-capability-below-75"
+    guide = next(f for f in found if f["id"] == "cuda13-compute-capability-below-75")
+    assert guide["caused_by"] == "gpu-architecture-not-in-jax-build"
+    (root,) = [f for f in roots(found) if f["id"] == "gpu-architecture-not-in-jax-build"]
+    (pin,) = [r for r in requested(root["fix"]).requirements if r.startswith("jax[cuda12]==")]
+    after = plan(pin, "--compute-capability", "7.0", capsys=capsys)
+    assert not {"gpu-architecture-not-in-jax-build", "cuda13-compute-capability-below-75"} & {f["id"] for f in after}
 
 
 @pytest.mark.parametrize("cc", ["8.6", "10.0", "9.0"])
@@ -165,17 +176,12 @@ def test_gpus_a_build_has_code_for_are_not_failed(cc: str, capsys: pytest.Captur
     assert "gpu-architecture-not-in-jax-build" not in {f["id"] for f in found}
 
 
-def _cache(tmp_path: Path) -> Path:
-    shared = os.environ.get("ENVAUDIT_DERIVE_CACHE")
-    return Path(shared) if shared else tmp_path / "cache"
-
-
 @pytest.mark.realenv
 @pytest.mark.cost(15)
 def test_a_sample_rederived_from_a_real_wheel(tmp_path: Path) -> None:
     """jax-cuda13-plugin 0.10.2 (the first with sm_110, for Thor), read from its wheel on the index here, against
     the committed table."""
-    cache = _cache(tmp_path)
+    cache = derive_cache(tmp_path)
     wheels = derivation.released("jax-cuda13-plugin", cache, False)
     found = derivation.wheel_targets(wheels["0.10.2"], cache, False)
     (committed,) = [b for b in TABLE["build"] if b["package"] == "jax-cuda13-plugin" and "0.10.2" in b["versions"]]

@@ -310,7 +310,7 @@ CHECKS: tuple[Check, ...] = (
         fix="pip install the plugin and pjrt at the jaxlib version",
         references=(JEP_9419, "https://github.com/jax-ml/jax/issues/24901", PLUGIN_CHECK),
         run=plugins,
-        explains=("jax:*",),
+        explains=("jax:*", "cuda-backend-failed-jax-on-cpu"),  # jax skips the plugin: on the CPU beside the GPU
         signatures=(
             Signature(
                 "JAX plugin {package} version {version} is installed, but it is not compatible with the installed "
@@ -347,7 +347,7 @@ CHECKS: tuple[Check, ...] = (
         title=(
             "a CUDA library is older than the one this jaxlib was built against: jax refuses it and computes on the CPU"
         ),
-        fix="install the CUDA wheels jax's cuda12_pip extra pins",
+        fix="install the CUDA wheels jax's CUDA extra pins for the build (cuda12_pip, cuda11_pip)",
         references=(CUDA_CHECK, "https://github.com/jax-ml/jax/issues/19121"),
         run=cuda_builds.refused,
         explains=("gpu-present-jax-on-cpu", "cuda-backend-failed-jax-on-cpu"),
@@ -418,6 +418,9 @@ CHECKS: tuple[Check, ...] = (
             "https://github.com/jax-ml/jax/issues/14546",
         ),
         run=cuda_archs.missing,
+        # jax dies on its first kernel (the child's computation, the probes); the install guide's rules on the same
+        # GPUs say what this computes, without the release that has the code: one cause, this fix
+        explains=("jax-broken", "jax:*", "cuda13-compute-capability-below-75", "cuda12-kepler-gpu"),
     ),
     Check(
         id="libtpu-outside-jax-pin",

@@ -84,6 +84,8 @@ def _env(facts: Facts, want: Mapping[str, Mapping[str, Any]], evidence: list[str
             ok = value is not None
         elif "equals" in test:
             ok = value == test["equals"]
+        elif "not_in" in test:  # unset, or none of these values (CUDA_VISIBLE_DEVICES not hiding every GPU)
+            ok = value not in test["not_in"]
         else:
             ok = value is not None and str(test["contains"]) in value
         if ok:
@@ -228,7 +230,7 @@ CONDITIONS: dict[str, Condition] = {
     ),
     "machine": Condition(lambda f, want, ev: _scalar(accessors.machine(f), want, "machine", ev)),
     "jax_computed": Condition(lambda f, want, ev: _scalar(accessors.jax_computed(f), [want], "jax seen computing", ev)),
-    "env": Condition(_env, _tests("contains", "equals", "unset", "set")),
+    "env": Condition(_env, _tests("contains", "equals", "not_in", "unset", "set")),
     "xla_flags": Condition(_xla_flags, _tests("not_equals", "lacks_item")),
     "any": Condition(lambda f, subs, ev: _any([holds(s, f, ev) for s in subs]), _subconditions),
 }

@@ -120,7 +120,7 @@ def test_evidence_names_the_matching_facts() -> None:
         ({**BASE, "references": ["http://insecure"], "when": {"x64": True}}, "https"),
         ({**BASE, "severity": "fatal", "when": {"x64": True}}, "severity"),
         ({**BASE, "colour": 1, "when": {"x64": True}}, "unknown key"),
-        ({**BASE, "when": {"env": {"XLA_FLAGS": {"equal": "x"}}}}, "contains/equals/unset/set"),
+        ({**BASE, "when": {"env": {"XLA_FLAGS": {"equal": "x"}}}}, "contains/equals/not_in/unset/set"),
         ({k: v for k, v in BASE.items() if k != "fix"} | {"when": {"x64": True}}, "missing 'fix'"),
         ({**BASE, "title": 3, "when": {"x64": True}}, "title must be of JSON type string"),
         ({**BASE, "when": {"x64": True}, "examples": [{"match": True, "fact": {}}]}, r"examples\[0\] has the unknown"),

@@ -10,7 +10,7 @@ untrusted: it is read bounded (bytes, lines, line length), terminal escapes and 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from envaudit.rules import extras as extras_model
@@ -137,6 +137,9 @@ PROSE = re.compile(
 )
 # a second version of the same name: another environment ("0.4.30 & 0.4.31", "from 0.4.23 to 0.4.25")
 ALSO = re.compile(rf"\s*+(?:&|/|->|→|\bor\b|\band\b|\bto\b|\bvs\.?+)\s*+{VERSION}", re.IGNORECASE)
+# an installer's move in parentheses, "Updating jax (0.4.23 -> 0.4.30)" (poetry): its lines are no environment,
+# and their before/after pairs over two lines would mix one package's old release with another's new one
+UPDATING = re.compile(r"\s*+(?:->|→)")
 REQUIRES = re.compile(r"\b(?:requires?|needs?|depends\s++on)\s*+$", re.IGNORECASE)  # a requirement, stated
 # a version the text names as a release, not as what is installed: "removed in JAX v0.4.36", "since jax 0.4.14"
 RELEASE = re.compile(
@@ -179,6 +182,7 @@ class Seen:
     value: str
     line: int  # 1-based
     text: str  # the line, cleaned and cut
+    implied: bool = False  # not stated but what a stated install brings (jax[cuda12]==V: its jaxlib and plugin)
 
 
 def lines(raw: bytes) -> tuple[list[str], bool]:
@@ -198,7 +202,7 @@ def _package(name: str, version: str, number: int, line: str, extras: str = "") 
     name = canonicalize_name(name)
     if not is_relevant(name) and name not in DOWNSTREAM.values():
         return []
-    if not any(int(n) for n in re.findall(r"\d+", version.split("+")[0].split("dev")[0])):
+    if not any(int(n) for n in re.findall(r"\d+", (re.match(r"v?(\d+(?:\.\d+)*)", version) or ["", ""])[1])):
         return []  # "jax: 0.0" is a printed value: no package is at release 0.0
     implied = "cuda" if name == "jaxlib" and "+cuda" in version else "tpu" if name.startswith("libtpu") else None
     named = {e.strip() for e in extras.split(",") if e.strip()} if name == "jax" else set()
@@ -206,7 +210,7 @@ def _package(name: str, version: str, number: int, line: str, extras: str = "") 
     return (
         [Seen(f"package {name}", version, number, line)]
         + ([Seen("platform", implied, number, line)] if implied else [])
-        + [s for n, v in installs for s in _package(n, v, number, line)]
+        + [replace(s, implied=True) for n, v in installs for s in _package(n, v, number, line)]
     )
 
 
@@ -230,7 +234,8 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
     if match := SATISFIED.search(line):
         return _package(match[1], match[2], number, short)
     if TEMPLATE_QUESTION.search(previous) and (match := TEMPLATE_ANSWER.match(line)):
-        return _package("jax", match[1], number, short) + _package("jaxlib", match[2] or match[1], number, short)
+        jax, jaxlib = match[1].split("+")[0], match[2] or match[1]  # a +cuda label is jaxlib's, never jax's
+        return _package("jax", jax, number, short) + _package("jaxlib", jaxlib, number, short)
     found = [s for n, e, v in PIN.findall(line) for s in _package(n, v, number, short, e)]
     found += [s for n, v, *_ in wheels for s in _package(n, v, number, short)]
     owner = re.search(r"\b(jaxlib|jax|flax|neural_tangents)(?:\.__version__|/__init__\.py)", previous)
@@ -244,7 +249,8 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
     found = [Seen(f"requires {_name(n)}", f">={v}", number, short) for n, v in AT_LEAST.findall(line)]
     for match in PROSE.finditer(line):
         name, extra, version, minimum = match.groups()
-        if RELEASE.search(_before(line, match.start())):
+        moved = "(" in line[match.start() : match.start(3)] and UPDATING.match(line, match.end())
+        if RELEASE.search(_before(line, match.start())) or moved:
             continue
         if REQUIRES.search(_before(line, match.start())):  # "equinox 0.10.4 requires jax 0.4.13"
             found.append(Seen(f"requires {_name(name)}", version, number, short))
@@ -396,6 +402,13 @@ def environments(found: list[Seen]) -> Shown:
             inherited = False
             continue
         before = current.get(item.fact)
+        if item.implied or (isinstance(before, Seen) and before.implied):
+            # what an extra brings never starts an environment, nor replaces what a text states; a stated value, or
+            # the next implied one, replaces it
+            if before is None or (isinstance(before, Seen) and before.implied):
+                size += 1 if before is None else 0
+                current[item.fact] = item
+            continue
         if isinstance(before, Seen) and _same(before.value, item.value):
             if len(item.value) > len(before.value):
                 current[item.fact] = item  # the more precise

@@ -57,9 +57,15 @@ CAPABILITIES = (
     ("K40", "3.5"),
     ("M40", "5.2"),
     ("GTX 750", "5.0"),
-    # Jetson's integrated GPUs: every Orin (AGX, NX, Nano) 8.7, every Xavier 7.2
-    ("Orin", "8.7"),
-    ("Xavier", "7.2"),
+    # Jetson's integrated GPUs: every Orin (AGX, NX, Nano) 8.7, every Xavier 7.2; named with their family, so that
+    # a person called Xavier is no GPU
+    ("Jetson Orin", "8.7"),
+    ("AGX Orin", "8.7"),
+    ("Orin Nano", "8.7"),
+    ("Orin NX", "8.7"),
+    ("Jetson Xavier", "7.2"),
+    ("AGX Xavier", "7.2"),
+    ("Xavier NX", "7.2"),
     ("Jetson TX2", "6.2"),
     ("Jetson TX1", "5.3"),
     ("Jetson Nano", "5.3"),

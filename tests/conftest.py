@@ -259,3 +259,10 @@ def nt065(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
     )
     return target
+
+
+def derive_cache(tmp_path: Path) -> Path:
+    """Where a test that re-derives from real wheels keeps its downloads: ENVAUDIT_DERIVE_CACHE where set (one cache
+    shared with scripts/derive), else a fresh one under the test's own directory."""
+    shared = os.environ.get("ENVAUDIT_DERIVE_CACHE")
+    return Path(shared) if shared else tmp_path / "cache"

@@ -15,7 +15,7 @@ from envaudit import fixes
 from envaudit.cli import main
 from envaudit.plan import ARGUMENTS
 from envaudit.rules import cuda_builds, tables
-from tests.conftest import BESIDE_MISCOMPILES, ROOT, facts_from
+from tests.conftest import BESIDE_MISCOMPILES, ROOT, derive_cache, facts_from
 from tests.planfix import requested
 
 CHECK = "cuda-library-older-than-jaxlib-build"
@@ -182,7 +182,6 @@ def test_no_jax_or_a_jax_that_is_no_version_is_unknown(monkeypatch: pytest.Monke
 def test_the_cuda11_pins_are_what_the_released_jax_wheels_declare(tmp_path: Path) -> None:
     """The CUDA 11 rows' versions are jax's own cuda11_pip pins: read again from the METADATA of the jax 0.4.17 and
     0.4.25 wheels on the index here (ranged out of the remote wheel), each the row's major.minor."""
-    import os
     import sys
     from urllib.parse import urljoin
 
@@ -192,7 +191,7 @@ def test_the_cuda11_pins_are_what_the_released_jax_wheels_declare(tmp_path: Path
     import _wheels
     from declared import metadata_file
 
-    cache = Path(os.environ.get("ENVAUDIT_DERIVE_CACHE") or tmp_path / "cache")
+    cache = derive_cache(tmp_path)
     data = _wheels.project_json("jax", cache, False)
     for release in ("0.4.17", "0.4.25"):
         picked = metadata_file(data["releases"][release])

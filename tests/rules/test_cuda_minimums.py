@@ -6,7 +6,6 @@ real wheels, and a plan below a minimum failing with one root and a fix that lea
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from packaging.version import Version
 from envaudit.cli import main
 from envaudit.facts import Facts
 from envaudit.rules import cuda_minimums, extras, tables
-from tests.conftest import BESIDE_MISCOMPILES
+from tests.conftest import BESIDE_MISCOMPILES, derive_cache
 from tests.planfix import requested
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,17 +66,12 @@ def test_a_header_define_is_expanded_as_the_compiler_would() -> None:
     assert derivation.header_value("", "CUDART_VERSION") is None
 
 
-def _cache(tmp_path: Path) -> Path:
-    shared = os.environ.get("ENVAUDIT_DERIVE_CACHE")
-    return Path(shared) if shared else tmp_path / "cache"
-
-
 @pytest.mark.realenv
 @pytest.mark.cost(30)
 def test_a_sample_rederived_from_the_real_wheels(tmp_path: Path) -> None:
     """jax-cuda12-pjrt 0.6.0 (no check) and 0.6.1 (restored), and the cuSPARSE and cuPTI wheels each side of the
     minimum, ranged out of the wheels on the index here and compared with the committed table."""
-    cache = _cache(tmp_path)
+    cache = derive_cache(tmp_path)
     pjrt = derivation.released("jax-cuda12-pjrt", cache, False)
     for version in ("0.6.0", "0.6.1"):
         (row,) = [r for r in TABLE["check"] if r["code"] == "jax-cuda12-pjrt" and version in r["versions"]]

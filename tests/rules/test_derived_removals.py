@@ -5,7 +5,6 @@ tables), and, with the network, a sample re-derived from the real wheels against
 from __future__ import annotations
 
 import ast
-import os
 import sys
 import textwrap
 from pathlib import Path
@@ -23,6 +22,7 @@ import jax_api  # noqa: E402
 import library_uses  # noqa: E402
 
 from envaudit.rules import tables  # noqa: E402
+from tests.conftest import derive_cache  # noqa: E402
 
 
 def uses(source: str, module: str = "lib.mod") -> list[tuple[str, str, str, bool]]:
@@ -301,11 +301,6 @@ def test_specifiers_of_runs() -> None:
     assert api_removals.jax_spec(order, 1, 2) == ">=0.2,<0.4"
 
 
-def _cache(tmp_path: Path) -> Path:
-    shared = os.environ.get("ENVAUDIT_DERIVE_CACHE")
-    return Path(shared) if shared else tmp_path / "cache"
-
-
 def _committed(package: str, api: str) -> list[dict[str, Any]]:
     return [u for u in tables.load(tables.REMOVALS)["use"] if u["package"] == package and u["api"] == api]
 
@@ -315,7 +310,7 @@ def _committed(package: str, api: str) -> list[dict[str, Any]]:
 def test_a_sample_rederived_from_the_real_wheels(tmp_path: Path) -> None:
     """dm-haiku 0.0.12 against jax 0.4.35 (has jax.interpreters.xla.xe) and 0.4.36 (its deprecation table
     removes it), and flax 0.7.4 against jax 0.4.23 and 0.4.24 (jax.linear_util), from wheels fetched here."""
-    cache = _cache(tmp_path)
+    cache = derive_cache(tmp_path)
     jax = {a.version: a for a in jax_api.releases(cache, offline=False)}
     haiku = next(a for a in library_uses.releases("dm-haiku", cache, False) if a.version == "0.0.12")
     flax = next(a for a in library_uses.releases("flax", cache, False) if a.version == "0.7.4")

@@ -20,16 +20,17 @@ python=${PYTHON:-python3}
 
 "$python" -m venv "$dir"
 "$dir/bin/python" -m pip install --quiet --upgrade pip
-# uv, where the interpreter has it (the test extra installs it), puts the same wheels from the package index in
-# place in 14 s here against pip's 100 s, which the test suite waits for; pip otherwise. The venv has its pip either way.
-if "$python" -m uv --version >/dev/null 2>&1; then
-    install=("$python" -m uv pip install --quiet --python "$dir/bin/python")
-else
-    install=("$dir/bin/python" -m pip install --quiet)
-fi
-"${install[@]}" \
-    "jax==0.4.25" "jaxlib==0.4.25" "numpy==1.26.4" "ml-dtypes==0.3.2" \
-    "neural-tangents==0.6.5" "frozendict==2.5.1" "tf2jax==0.3.6" "tensorflow-cpu==2.16.2" \
-    "flax==0.8.4" "chex==0.1.86" "optax==0.2.2" "orbax-checkpoint==0.5.18" \
+packages=(
+    "jax==0.4.25" "jaxlib==0.4.25" "numpy==1.26.4" "ml-dtypes==0.3.2"
+    "neural-tangents==0.6.5" "frozendict==2.5.1" "tf2jax==0.3.6" "tensorflow-cpu==2.16.2"
+    "flax==0.8.4" "chex==0.1.86" "optax==0.2.2" "orbax-checkpoint==0.5.18"
     packaging psutil nvidia-ml-py pytest
+)
+# uv, where the interpreter has it (the test extra installs it), puts the same pins in place from the package index
+# in 14 s here against pip's 100 s, which the test suite waits for. uv reads neither pip.conf nor PIP_* variables:
+# where it cannot install them (an index only pip is configured for), pip does. The venv has its pip either way.
+if ! { "$python" -m uv --version >/dev/null 2>&1 &&
+    "$python" -m uv pip install --quiet --python "$dir/bin/python" "${packages[@]}"; }; then
+    "$dir/bin/python" -m pip install --quiet "${packages[@]}"
+fi
 "$dir/bin/python" -c 'import jax, neural_tangents, flax; print("jax", jax.__version__, "neural-tangents", neural_tangents.__version__, "flax", flax.__version__)'

@@ -56,13 +56,6 @@ BROKEN = (
         "numpy2-with-jaxlib-before-0426",
         outside=True,
     ),
-    # an old flax kept while jax moved on: pip is satisfied (flax 0.8.5 requires jax>=0.4.27), Module.init raises
-    Broken(
-        "flax085-jax0101",
-        (("flax==0.8.5", "jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS),),
-        "flax-trace-level-jax-0436",
-        FLAX_PROGRAM,
-    ),
     # jax upgraded alone (--no-deps, or a second pip install): jaxlib stays behind its minimum
     Broken(
         "jax0430-jaxlib0425",
@@ -103,14 +96,6 @@ BROKEN = (
         (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS), ("--no-deps", "ml-dtypes==0.4.1")),
         "jax-requirement-unsatisfied",
     ),
-    # the release pip picks on Python 3.11 today: XLA:CPU gets a vmapped matvec + sum wrong (jax#39103); the version
-    # rule warns, the known_regressions probe measures it here, so the finding fails, and 0.10.1 is right
-    Broken(
-        "jaxlib-0102-cpu-regression",
-        (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),),
-        "jaxlib-0102-cpu-vmap-matvec-sum",
-        REGRESSION_PROGRAM,
-    ),
     # a jax upgrade under an orbax that pip keeps (it declares jax>=0.5.0): jax 0.7.0 renamed DeviceLocalLayout, and
     # orbax-checkpoint 0.11.16 names it in an annotation read at import; the fix must not move jax back or forward
     Broken(
@@ -119,7 +104,10 @@ BROKEN = (
         "removed-jax-api-in-orbax-checkpoint",
         "import orbax.checkpoint; print('ok')",
     ),
-    # the same regression in a uv venv, as uv users make one: there is no pip in it, so the fix must be uv's
+    # the release pip and uv pick on Python 3.11 today: XLA:CPU gets a vmapped matvec + sum wrong (jax#39103); the
+    # version rule warns, the known_regressions probe measures it here, so the finding fails, and 0.10.1 is right. In a
+    # uv venv, as uv users make one: there is no pip in it, so the fix must be uv's (a pip venv's fix of a jaxlib:
+    # numpy2-jax0425, jax0430-jaxlib0425)
     Broken(
         "uv-jaxlib-0102",
         (("jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),),
@@ -166,8 +154,9 @@ BROKEN = (
         REGRESSION_PROGRAM,
         also=("jaxlib-0102-cpu-vmap-matvec-sum",),
     ),
-    # the same kind in a uv venv: flax 0.8.5 beside jax 0.10.2 (uv is satisfied: flax declares jax>=0.4.27); flax's
-    # fix and the regression's must be one uv command, with no pip in sight
+    # an old flax kept while jax moved on, in a uv venv: flax 0.8.5 beside jax 0.10.2 (uv is satisfied: flax declares
+    # jax>=0.4.27), Module.init raises; flax's fix and the regression's must be one uv command, with no pip in sight (a
+    # pip venv's fix of a library: chex0182-jax0102, orbax01116-jax070, tfp0250-jax0101)
     Broken(
         "uv-flax085-jax0102",
         (("flax==0.8.5", "jax==0.10.2", "jaxlib==0.10.2", *ENVAUDIT_DEPS),),

@@ -127,7 +127,7 @@ def test_envaudit_fix_yes_applies_the_plan_and_ends_clean(env: Broken, tmp_path:
 def test_envaudit_fix_restores_the_snapshot_when_the_fix_makes_things_worse(tmp_path: Path) -> None:
     """The jaxlib 0.10.2 regression, whose plan moves jax to 0.10.1, where an injected fault makes `import jax`
     raise: the audit after it is worse (jax imported before, not after), so the snapshot is put back."""
-    (env,) = [e for e in BROKEN if e.name == "jaxlib-0102-cpu-regression"]
+    (env,) = [e for e in BROKEN if e.name == "uv-jaxlib-0102"]
     prefix = copy(built(env), tmp_path)
     shell_env = _env(env, prefix) | {"PYTHONPATH": str(ROOT / "tests" / "faults" / "jax_0101_refused")}
     python = str(prefix / "bin" / "python")
@@ -152,7 +152,7 @@ def test_envaudit_fix_restores_the_snapshot_when_the_fix_makes_things_worse(tmp_
 
 
 def test_envaudit_fix_dry_run_changes_nothing(tmp_path: Path) -> None:
-    (env,) = [e for e in BROKEN if e.name == "jaxlib-0102-cpu-regression"]
+    (env,) = [e for e in BROKEN if e.name == "uv-jaxlib-0102"]
     prefix = copy(built(env), tmp_path)
     before = sorted(p.name for p in next((prefix / "lib").glob("python3*/site-packages")).iterdir())
     done = subprocess.run(

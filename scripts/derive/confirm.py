@@ -14,6 +14,7 @@ usage: python scripts/derive/confirm.py [--cache DIR] [--only PROJECT ...] [--pe
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,7 @@ TABLE = ROOT / "envaudit" / "rules" / "tables" / "api-removals.toml"
 OUTPUT = ROOT / "envaudit" / "rules" / "tables" / "derived" / "confirmed.json"
 UV = (sys.executable, "-m", "uv")
 TIMEOUT_S = 600
+EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit): ")  # the line a traceback ends its exception with
 
 
 def newest_with_use(use: dict[str, Any], versions: list[str]) -> str:
@@ -70,8 +72,9 @@ def predicted(table: list[dict[str, Any]], package: str, version: str, jax: str,
     )
 
 
-def attempt(packages: list[str], module: str, workdir: Path) -> tuple[str, str]:
-    """("installed-and-imported" | "raised" | "not-installable", what it said) in a fresh venv."""
+def attempt(packages: list[str], module: str, workdir: Path, program: str = "") -> tuple[str, str]:
+    """("imported" | "raised" | "not-installable", what it said) in a fresh venv: `import module`, or the program
+    given (which ends without an error where nothing it calls raises)."""
     venv = workdir / "venv"
     subprocess.run([*UV, "venv", "-q", "--python", sys.executable, str(venv)], check=True, timeout=TIMEOUT_S)
     python = str(venv / "bin" / "python")
@@ -85,14 +88,15 @@ def attempt(packages: list[str], module: str, workdir: Path) -> tuple[str, str]:
         said = install.stderr.replace(str(venv), "VENV").strip().splitlines()
         return "not-installable", said[-1] if said else ""
     done = subprocess.run(
-        [python, "-c", f"import {module}"],
+        [python, "-c", program or f"import {module}"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"JAX_PLATFORMS": "cpu"},
     )
     lines = done.stderr.replace(str(venv), "VENV").strip().splitlines()  # no path of this machine in the output
-    return ("imported", "") if done.returncode == 0 else ("raised", lines[-1] if lines else f"exit {done.returncode}")
+    raised = [line for line in lines if EXCEPTION.match(line)] or lines  # not jax's traceback-filtering notice
+    return ("imported", "") if done.returncode == 0 else ("raised", raised[-1] if raised else f"exit {done.returncode}")
 
 
 def confirm(

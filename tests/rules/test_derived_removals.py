@@ -5,6 +5,7 @@ tables), and, with the network, a sample re-derived from the real wheels against
 from __future__ import annotations
 
 import ast
+import json
 import sys
 import textwrap
 from pathlib import Path
@@ -18,6 +19,7 @@ sys.path.insert(0, str(ROOT / "scripts" / "derive"))
 
 import api_removals  # noqa: E402
 import confirm  # noqa: E402
+import confirm_calls  # noqa: E402
 import jax_api  # noqa: E402
 import library_uses  # noqa: E402
 
@@ -330,3 +332,25 @@ def test_a_sample_rederived_from_the_real_wheels(tmp_path: Path) -> None:
     assert jax_api.lookup(kept, "jax.linear_util") == (None, "")
     (linear,) = [u for u in _committed("flax", "jax.linear_util") if u["jax"].startswith(">=0.4.24")]
     assert linear["kind"] == "import" and linear.get("fixed") == "0.7.5"
+
+
+def test_each_library_of_the_table_has_a_boundary_confirmed_by_measurement_or_says_why_not() -> None:
+    """derived/confirmed.json (an import on both sides) and derived/confirmed-calls.json (a call on both sides, for
+    the libraries whose entries are all call-time): each confirms an entry the committed table has, none was
+    contradicted, and a library with neither is one confirm_calls.py names with its reason."""
+    derived = ROOT / "envaudit" / "rules" / "tables" / "derived"
+    imports = json.loads((derived / "confirmed.json").read_text(encoding="utf-8"))
+    calls = json.loads((derived / "confirmed-calls.json").read_text(encoding="utf-8"))
+    table = tables.load(tables.REMOVALS)["use"]
+    for result in [*imports, *calls]:
+        assert result["verdict"] in ("confirmed", "confirmed-other-name"), result
+        assert any(
+            u["package"] == result["package"]
+            and u["api"] == result["api"]
+            and SpecifierSet(u["jax"]).contains(result["jax_without"])
+            and not SpecifierSet(u["jax"]).contains(result["jax_with"])
+            and any(SpecifierSet(s).contains(result["version"]) for s in u["versions"])
+            for u in table
+        ), result
+    measured = {r["package"] for r in [*imports, *calls]}
+    assert {u["package"] for u in table} - measured == set(confirm_calls.NOT_CONFIRMED)

@@ -1,0 +1,145 @@
+"""Confirm call-time boundaries of api-removals.toml by measurement, for the libraries whose entries are all
+call-time (an import cannot show them): one boundary each, the library release installed from the package index
+beside the first jax release without the name and beside the one before it, in fresh uv venvs on this Python, and a
+short program calling a public path that reaches the entry's function. The call must raise with the jax release
+without the name and run with the one before. The programs are written here, one per library: what reaches a
+function is not derivable, so each names the entry it confirms, and the entry must be in the committed table.
+
+Output: envaudit/rules/tables/derived/confirmed-calls.json, each boundary with both sides' outcome and the last line
+of the failing side's error. The error is quoted as measured: where it names another removed jax name than the
+entry's (reached first on the same path), the boundary holds but the entry is not the name jax raises on, and the
+result says so ("confirmed-other-name"). Exit 1 when a side contradicts the table.
+
+usage: python scripts/derive/confirm_calls.py [--only PROJECT ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _wheels
+from confirm import attempt
+from packaging.specifiers import SpecifierSet
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE = ROOT / "envaudit" / "rules" / "tables" / "api-removals.toml"
+OUTPUT = ROOT / "envaudit" / "rules" / "tables" / "derived" / "confirmed-calls.json"
+# package -> (its release, the entry's api, jax without it, jax before, a program reaching the entry's function)
+CALLS: dict[str, tuple[str, str, str, str, str]] = {
+    "rlax": (
+        "0.1.6",
+        "jax.tree_flatten",
+        "0.6.0",
+        "0.5.3",
+        "import jax.numpy as jnp, rlax; rlax.tree_split_leaves({'a': jnp.ones((2, 3))})",
+    ),
+    "diffrax": (  # an implicit Runge-Kutta solver reaches _filter_maybe_cond, which calls _is_jaxpr
+        "0.6.1",
+        "jax.core.Jaxpr",
+        "0.6.0",
+        "0.5.3",
+        "import jax.numpy as jnp, diffrax, optimistix as optx; "
+        "solver = diffrax.Kvaerno3(root_finder=optx.Chord(rtol=1e-5, atol=1e-5)); "
+        "diffrax.diffeqsolve(diffrax.ODETerm(lambda t, y, a: -y), solver, 0.0, 1.0, 0.1, jnp.ones(2))",
+    ),
+    "distrax": (  # a Lambda bijector's log-determinant inspects the function's jaxpr
+        "0.1.5",
+        "jax.core.Var",
+        "0.6.0",
+        "0.5.3",
+        "import jax.numpy as jnp, distrax; distrax.Lambda(lambda x: 2.0 * x).forward_and_log_det(jnp.ones(2))",
+    ),
+    "treescope": (
+        "0.1.9",
+        "jax.sharding.PositionalSharding",
+        "0.7.0",
+        "0.6.2",
+        "import jax.numpy as jnp, treescope; treescope.ArrayAutovisualizer()(jnp.arange(6.0).reshape(2, 3), None)",
+    ),
+    "penzai": (
+        "0.1.5",
+        "jax.sharding.PositionalSharding",
+        "0.7.0",
+        "0.6.2",
+        "import jax.numpy as jnp; from penzai.treescope.arrayviz.array_autovisualizer import ArrayAutovisualizer; "
+        "ArrayAutovisualizer()(jnp.arange(6.0).reshape(2, 3), None)",
+    ),
+}
+NOT_CONFIRMED = {
+    "evosax": "its entries are reached only through Brax or Gymnax environments (BraxProblem, "
+    "GymnaxProblem) or a pretrained model (EvoTF_ES): not run here"
+}
+
+
+def entry(table: list[dict[str, Any]], package: str, version: str, api: str, without: str) -> dict[str, Any] | None:
+    """The committed entry the boundary confirms: the release, the api, a call-time kind, jax without it."""
+    return next(
+        (
+            u
+            for u in table
+            if u["package"] == package
+            and u["api"] == api
+            and u["kind"] != "import"
+            and SpecifierSet(u["jax"]).contains(without)
+            and any(SpecifierSet(s).contains(version) for s in u["versions"])
+        ),
+        None,
+    )
+
+
+def confirm(package: str, table: list[dict[str, Any]]) -> dict[str, Any]:
+    version, api, without, before, program = CALLS[package]
+    if entry(table, package, version, api, without) is None:
+        raise SystemExit(f"{package} {version}: the table has no call-time entry for {api} at jax {without}")
+    sides = {}
+    for jax in (without, before):
+        with tempfile.TemporaryDirectory(prefix="envaudit-confirm-") as tmp:
+            pins = [f"{package}=={version}", f"jax=={jax}", f"jaxlib=={jax}"]
+            status, said = attempt(pins, package, Path(tmp), program)
+        sides[jax] = {"status": "ran" if status == "imported" else status, "said": said}
+    raised, ran = sides[without]["status"] == "raised", sides[before]["status"] == "ran"
+    named = api.rsplit(".", 1)[-1] in sides[without]["said"]
+    verdict = "contradicted" if not (raised and ran) else "confirmed" if named else "confirmed-other-name"
+    return {
+        "package": package,
+        "version": version,
+        "api": api,
+        "jax_without": without,
+        "jax_with": before,
+        "program": program,
+        "sides": sides,
+        "verdict": verdict,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--only", nargs="*", default=None, help="these libraries only")
+    options = parser.parse_args(argv)
+    table = tomllib.loads(TABLE.read_text(encoding="utf-8"))["use"]
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    found = []
+    for package in options.only or list(CALLS):
+        result = confirm(package, table) | {"python": python}
+        print(f"{package} {result['version']} {result['api']}: {result['verdict']}: {result['sides']}", flush=True)
+        found.append(result)
+    for package, why in NOT_CONFIRMED.items():
+        print(f"{package}: not confirmed: {why}")
+    kept = [
+        r
+        for r in (_wheels.load_json(OUTPUT) if OUTPUT.exists() else [])
+        if r["package"] not in {f["package"] for f in found}
+    ]
+    _wheels.dump_json(OUTPUT, sorted([*kept, *found], key=lambda r: r["package"]))
+    return 1 if any(r["verdict"] == "contradicted" for r in found) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

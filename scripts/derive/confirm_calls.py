@@ -63,9 +63,9 @@ CALLS: dict[str, tuple[str, str, str, str, str]] = {
         "0.6.2",
         "import jax.numpy as jnp, treescope; treescope.ArrayAutovisualizer()(jnp.arange(6.0).reshape(2, 3), None)",
     ),
-    "penzai": (
+    "penzai": (  # the array summary reached first: jax.sharding.GSPMDSharding, under a hasattr of the array
         "0.1.5",
-        "jax.sharding.PositionalSharding",
+        "jax.sharding.GSPMDSharding",
         "0.7.0",
         "0.6.2",
         "import jax.numpy as jnp; from penzai.treescope.arrayviz.array_autovisualizer import ArrayAutovisualizer; "

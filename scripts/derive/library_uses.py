@@ -19,7 +19,7 @@ import ast
 import re
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _wheels
 
-FORMAT = 8  # of the cached results: bumped when what is read changes
+FORMAT = 10  # of the cached results: bumped when what is read changes
 SINCE = "2023-01-01"
 OLDER_SINCE = "2022-01-01"  # the libraries whose 2022 releases have known cases
 OLDER = ("flax", "chex", "optax", "dm-haiku", "tensorflow-probability", "neural-tangents")
@@ -85,13 +85,32 @@ def _catches_guard(handler: ast.ExceptHandler) -> bool:
     return any((k.attr if isinstance(k, ast.Attribute) else getattr(k, "id", "")) in GUARD_EXCEPTIONS for k in kinds)
 
 
-def guard_test(test: ast.expr) -> bool:
-    """An `if` test that makes its branches conditional on what jax has: hasattr(...), a 3-argument getattr, or a
-    version (jax.__version__, jax.version, __version_info__, packaging's Version); sys.version_info is Python's."""
+class _AnyObject:
+    """What `guard_test` takes for a fallback: any object's hasattr counts."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+ANY_OBJECT: Container[str] = _AnyObject()
+
+
+def guard_test(test: ast.expr, jax_names: Container[str]) -> bool:
+    """An `if` test that makes its branches conditional on what jax has: hasattr(...) or a 3-argument getattr of jax
+    or one of its modules (a name of `jax_names`, the file's aliases of jax, or an attribute of one), or a version
+    (jax.__version__, jax.version, __version_info__, packaging's Version); sys.version_info is Python's. A hasattr of
+    anything else (penzai 0.1.5's `hasattr(array, "sharding")`) says nothing of the names jax has: measured, its
+    branch's jax.sharding.GSPMDSharding raises with jax 0.7.0 (its else is a fallback: ANY_OBJECT, in conditional)."""
     for node in ast.walk(test):
         called = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else ""
-        if called == "hasattr" or (called == "getattr" and isinstance(node, ast.Call) and len(node.args) == 3):
-            return True
+        if (
+            isinstance(node, ast.Call)
+            and node.args
+            and (called == "hasattr" or (called == "getattr" and len(node.args) == 3))
+        ):
+            found = chain(node.args[0])
+            if found is not None and found[0] in jax_names:
+                return True
         text = ast.unparse(node) if isinstance(node, ast.Attribute | ast.Name) else ""
         if text and VERSION_WORD.search(text) and not any(text.startswith(p) for p in PYTHON_VERSION):
             return True
@@ -238,16 +257,21 @@ class _Finder:
             for part in orelse:
                 self.visit(part, ctx)
             return
-        branch = replace(ctx, guarded=ctx.guarded or guard_test(node.test))
-        parts: list[ast.AST] = [*node.body, *node.orelse] if isinstance(node, ast.If) else [node.body, node.orelse]
-        for branch_node in parts:
+        branch = replace(ctx, guarded=ctx.guarded or guard_test(node.test, self.aliases))
+        # the else of a hasattr of anything is a fallback for what lacks the attribute (equinox 0.13.8's
+        # `if hasattr(aval, "to_tangent_aval"): ... else: jax.core.raise_to_shaped(aval)` runs only on old jax)
+        fallback = replace(branch, guarded=branch.guarded or guard_test(node.test, ANY_OBJECT))
+        body, orelse = (node.body, node.orelse) if isinstance(node, ast.If) else ([node.body], [node.orelse])
+        for branch_node in body:
             self.visit(branch_node, branch)
+        for branch_node in orelse:
+            self.visit(branch_node, fallback)
 
     def conjunction(self, node: ast.BoolOp, ctx: Context) -> None:
         """`hasattr(jax, "a") and jax.a.b`: what follows a guard test in an `and` runs only where jax has it."""
         for value in node.values:
             self.visit(value, ctx)
-            if guard_test(value):
+            if guard_test(value, self.aliases):
                 ctx = replace(ctx, guarded=True)
 
     def imported(self, node: ast.Import | ast.ImportFrom, ctx: Context) -> None:

@@ -116,6 +116,9 @@ def test_config_update_uses_the_option() -> None:
         "def f(x):\n    return hasattr(jax.core, 'Shape') and isinstance(x, jax.core.Shape)\n",
         # the fallback of version-compatible code (jax-md 0.2.29, flax 0.12.12)
         "try:\n    from jax.extend import Shape\nexcept ImportError:\n    X = jax.core.Shape\n",
+        # the fallback for an object without the attribute (equinox 0.13.8's _none_to_zero: old jax's avals)
+        "def f(aval):\n    if hasattr(aval, 'to_tangent_aval'):\n        return aval\n    else:\n"
+        "        return jax.core.Shape(aval)\n",
     ],
 )
 def test_each_guard(guard: str) -> None:
@@ -134,9 +137,12 @@ def test_what_is_no_guard() -> None:
         if sys.version_info >= (3, 11):
             Y = jax.core.Shape
         Z = jax.core.Shape and hasattr(jax.core, "Shape")
+        def f(array):  # penzai 0.1.5: a hasattr of the array, not of jax (measured: raises with jax 0.7.0)
+            if hasattr(array, "sharding") and hasattr(array.sharding, "_device_assignment"):
+                return jax.core.Shape
         """
     )
-    assert [u[3] for u in found if u[0] == "jax.core.Shape"] == [False, False, False]
+    assert [u[3] for u in found if u[0] == "jax.core.Shape"] == [False, False, False, False]
 
 
 def test_type_checking_never_runs() -> None:

@@ -34,9 +34,8 @@ def monolithic(facts: Facts, majors: tuple[str, ...] = ("12",)) -> str | None:
     """The installed jaxlib, when it is a single-package CUDA build of one of these majors whose own backend factory
     runs the check: a CUDA plugin beside it replaces that factory (and checked nothing before jax 0.6.1)."""
     jaxlib = facts.packages.get("jaxlib", "")
-    cuda, _ = parse_local_label(jaxlib)
-    if cuda is None or _major(jaxlib) not in majors or any(n.startswith("jax-cuda") for n in facts.packages):
-        return None
+    if _major(jaxlib) not in majors or any(n.startswith("jax-cuda") for n in facts.packages):
+        return None  # no +cuda label ("" is no major), another major, or a plugin beside it
     return jaxlib
 
 

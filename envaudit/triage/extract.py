@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from envaudit.rules import extras as extras_model
+from envaudit.rules.accessors import release
 from envaudit.scope import PLUGIN, canonicalize_name, is_relevant
 from envaudit.triage import gpus
 
@@ -202,7 +203,7 @@ def _package(name: str, version: str, number: int, line: str, extras: str = "") 
     name = canonicalize_name(name)
     if not is_relevant(name) and name not in DOWNSTREAM.values():
         return []
-    if not any(int(n) for n in re.findall(r"\d+", (re.match(r"v?(\d+(?:\.\d+)*)", version) or ["", ""])[1])):
+    if release(version) == (0,):
         return []  # "jax: 0.0" is a printed value: no package is at release 0.0
     implied = "cuda" if name == "jaxlib" and "+cuda" in version else "tpu" if name.startswith("libtpu") else None
     named = {e.strip() for e in extras.split(",") if e.strip()} if name == "jax" else set()

@@ -41,6 +41,8 @@ import _wheels
 from cuda_minimums import released as released
 from packaging.version import Version
 
+from envaudit.scope import PLUGIN
+
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "envaudit" / "rules" / "tables" / "cuda-archs.toml"
 PLUGINS = ("jax-cuda12-plugin", "jax-cuda13-plugin")
@@ -196,7 +198,10 @@ def compared(git: Path, plugins: list[dict[str, Any]]) -> list[dict[str, Any]]:
         text = bazelrc(git, f"jax-v{row['version']}")
         if text is None:
             continue
-        config = f"cuda_v{row['package'].split('cuda')[1].split('-')[0]}"
+        named = PLUGIN.match(row["package"])
+        if named is None:
+            continue
+        config = f"cuda_v{named['major']}"
         said = setting(text, config)
         wheel = {"sass": row["sass"], "ptx": row["ptx"]}
         found.append({"package": row["package"], "version": row["version"], "bazelrc": said, "wheel": wheel})

@@ -31,7 +31,7 @@ def main_entry() -> None:
             command_line()
         except KeyboardInterrupt:  # once cli.main runs it answers one itself: this is the time before
             sys.stderr.write("envaudit: interrupted\n")
-            from envaudit.exitcodes import Exit
+            from envaudit.model.exitcodes import Exit
 
             sys.exit(Exit.INTERNAL)
     finally:

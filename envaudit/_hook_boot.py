@@ -80,7 +80,7 @@ def on_failure(exc: BaseException) -> None:
         return
     _state["fired"] = True
     try:
-        from envaudit.hook import explain_failure
+        from envaudit.commands.hook import explain_failure
 
         sys.stderr.write(explain_failure(exc))
     except Exception as inner:
@@ -94,13 +94,13 @@ def on_import(module: ModuleType) -> None:
     from envaudit import EnvAuditWarning
 
     try:
-        from envaudit import cachedir
-        from envaudit.cachedir import fingerprint
+        from envaudit.files import cachedir
+        from envaudit.files.cachedir import fingerprint
 
         name = f"hook-{fingerprint()}.json"
         cached = cachedir.read_json(name)
         if not valid(cached):
-            from envaudit.hook import cacheable, evaluate_now
+            from envaudit.commands.hook import cacheable, evaluate_now
 
             jax = sys.modules.get("jax")
             cached = evaluate_now(getattr(jax, "config", None))

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from envaudit.formats import render  # noqa: E402
-from envaudit.model import Report  # noqa: E402
+from envaudit.model.report import Report  # noqa: E402
 from tests.golden import FORMATS, README_REPORT, REPORTS, path, readme_sample  # noqa: E402
 
 README = ROOT / "README.md"

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from envaudit.facts import Facts
-from envaudit.fixes import Fix
-from envaudit.model import Finding, ProbeResult, Report, Subject
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix
+from envaudit.model.report import Finding, ProbeResult, Report, Subject
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -77,7 +77,7 @@ CHECKED: set[tuple[str, str]] = set()  # (command, interpreter) found to be a co
 def _every_fix_is_a_command() -> Iterator[None]:
     """Every fix of every report the suite assembles (each finding's and the plan's) is a command a shell runs as it
     is (tests/shell.py): the report that holds one that is not fails the test that made it, with the command."""
-    from envaudit import audit
+    from envaudit.commands import audit
     from tests.shell import problems
 
     original = audit.assemble

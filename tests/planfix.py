@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from envaudit.scope import canonicalize_name
+from envaudit.model.scope import canonicalize_name
 
 NAME = r"[A-Za-z_][A-Za-z0-9_]*"  # a variable's name
 QUOTED = r"""[A-Za-z0-9_@%+=:,./-]+|'[^']*'(?:"'"'[^']*')*"""  # what shlex.quote writes: safe as it is, or quoted

@@ -22,11 +22,11 @@ from typing import Any
 
 import jsonschema
 
-from envaudit import docschema
-from envaudit.facts import ReportError
-from envaudit.model import Report
-from envaudit.triage import Triage
-from envaudit.triage.schema import TRIAGE
+from envaudit.commands.triage import Triage
+from envaudit.commands.triage.schema import TRIAGE
+from envaudit.model import schema as docschema
+from envaudit.model.facts import ReportError
+from envaudit.model.report import Report
 
 SHAPES = {docschema.REPORT.name: docschema.REPORT, TRIAGE.name: TRIAGE}
 MAX_FILE = 8 << 20  # a report of 15,000 packages is about 1 MB

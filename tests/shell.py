@@ -15,7 +15,7 @@ import subprocess
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from envaudit.facts import Facts
+from envaudit.model.facts import Facts
 
 STARTS = ("unset", "export", "uv", "conda")
 WRITTEN = re.compile(r"(?:^|; )in [^:;]+: ")  # a part that names an input file and its lines

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from envaudit import audit, causes, judge
+from envaudit import judge
 from envaudit.child import jaxfacts
+from envaudit.commands import audit
 from envaudit.formats import markdown, text
-from envaudit.model import Finding, ProbeResult, Report, Subject
+from envaudit.judge import causes
+from envaudit.model.report import Finding, ProbeResult, Report, Subject
 from envaudit.rules import explains
 from tests.conftest import ROOT, facts_from
 from tests.golden import ERRORS, STALE

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from envaudit.cli import main
-from envaudit.exitcodes import Exit
+from envaudit.model.exitcodes import Exit
 from tests.conftest import PYTHON, ROOT, envaudit_run
 
 
@@ -180,10 +180,10 @@ def test_the_command_line_loads_no_knowledge_base_before_the_probe_child_starts(
         "envaudit.rules.checks",
         "envaudit.rules.engine",
         "envaudit.judge",
-        "envaudit.compare",
-        "envaudit.triage",
+        "envaudit.commands.compare",
+        "envaudit.commands.triage",
         "envaudit.collect.outside",
-        "envaudit.reportfile",
+        "envaudit.files.reportfile",
     )
     loaded = modules_after("import envaudit.cli", child_env)
     assert not [m for m in late if m in loaded]
@@ -282,8 +282,9 @@ def test_a_closed_pipe_is_quiet(child_env: dict[str, str]) -> None:
 def test_every_verb_offers_the_formats_its_renderers_have() -> None:
     """The parser names the formats of triage and compare without importing them: the same names all the same,
     each accepted on its verb's command line."""
-    from envaudit import cli_parser, compare
-    from envaudit.triage import reply
+    from envaudit.cli import parser as cli_parser
+    from envaudit.commands import compare
+    from envaudit.commands.triage import reply
 
     assert set(cli_parser.TRIAGE_FORMATS) == set(reply.RENDERERS)
     assert set(cli_parser.COMPARE_FORMATS) == set(compare.RENDERERS)

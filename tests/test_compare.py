@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from envaudit.cli import main
-from envaudit.compare import RENDERERS, Comparison, Drift, compare
-from envaudit.facts import Facts
-from envaudit.model import ProbeResult, Report
+from envaudit.commands.compare import RENDERERS, Comparison, Drift, compare
+from envaudit.model.facts import Facts
+from envaudit.model.report import ProbeResult, Report
 from tests.conftest import facts_from
 
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from envaudit import devices
 from envaudit.collect.nvml import get_nvidia
-from envaudit.facts import GPU, Facts
+from envaudit.model import devices
+from envaudit.model.facts import GPU, Facts
 from tests.conftest import FIXTURES, facts_from
 from tests.fakes.fake_pynvml import make_fake_pynvml
 

@@ -6,8 +6,8 @@ from typing import Any, get_args
 
 import pytest
 
-from envaudit.facts import Facts, JaxStatus, NvidiaStatus, ReportError
-from envaudit.typecheck import problem
+from envaudit.model.facts import Facts, JaxStatus, NvidiaStatus, ReportError
+from envaudit.model.typecheck import problem
 from tests.conftest import facts_from
 
 
@@ -62,7 +62,7 @@ def test_every_status_the_types_name_loads_and_round_trips() -> None:
 def test_a_bug_report_of_envaudit_0_2_reads_as_a_bug_report_not_a_plan() -> None:
     """0.2.0's triage wrote jax.status "planned" like a plan: read as a plan, a pasted macOS report would be told it
     cannot install (a plan's no-wheel check) and get a plan's defaults. The report's mode says which it was."""
-    from envaudit.model import Report
+    from envaudit.model.report import Report
 
     report = {
         "schema": "envaudit/report/v1",

@@ -3,7 +3,7 @@ break moved with them (the real environments of tests/realenv prove the commands
 
 from __future__ import annotations
 
-from envaudit import fixes
+from envaudit.model import fixes
 from tests.conftest import facts_from
 
 NUMPY2 = {

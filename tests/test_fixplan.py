@@ -16,9 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envaudit import audit, causes, fixes, fixplan, rules
-from envaudit.facts import Facts
-from envaudit.model import Report
+from envaudit import rules
+from envaudit.commands import audit
+from envaudit.judge import causes, fixplan
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
+from envaudit.model.report import Report
 from envaudit.rules import engine, installing
 from envaudit.rules.tables import numbers
 from tests.conftest import ROOT, facts_from

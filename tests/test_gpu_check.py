@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from envaudit.model import Report
+from envaudit.model.report import Report
 from tests.conftest import PYTHON, ROOT
 
 

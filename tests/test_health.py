@@ -12,12 +12,22 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from envaudit import audit
 from envaudit.cli import Terminated, main
-from envaudit.cli_parser import UsageError, build_parser
+from envaudit.cli.parser import build_parser
+from envaudit.commands import audit
+from envaudit.commands.health import (
+    DEFAULT_TOTAL_S,
+    MAX_LINE,
+    PROM_NAME,
+    REPORT_NAME,
+    fit,
+    health_line,
+    save,
+    status_text,
+)
 from envaudit.formats import render
-from envaudit.health import DEFAULT_TOTAL_S, MAX_LINE, PROM_NAME, REPORT_NAME, fit, health_line, save, status_text
-from envaudit.model import Finding, ProbeResult, Report, Subject
+from envaudit.model.exitcodes import UsageError
+from envaudit.model.report import Finding, ProbeResult, Report, Subject
 from tests.conftest import PYTHON, ROOT, envaudit_run, sample_report
 
 
@@ -253,7 +263,7 @@ def test_a_status_file_that_cannot_be_written_is_said_and_the_verdict_stands(
     monkeypatch.setattr(audit, "run_audit", lambda **_: failing)
     status = tmp_path / "health.status"
     status.mkdir()  # checked before the audit; made a directory after it, as a disk that fills meanwhile
-    monkeypatch.setattr("envaudit.health.check_status_file", lambda _: None)
+    monkeypatch.setattr("envaudit.commands.health.check_status_file", lambda _: None)
 
     assert main(["health", "--prometheus-dir", str(tmp_path), "--status-file", str(status)]) == 1
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from envaudit.hook import PTH_LINE, PTH_NAME
+from envaudit.commands.hook import PTH_LINE, PTH_NAME
 from tests.conftest import ROOT, envaudit_run
 
 PARENT_SITE = sysconfig.get_paths()["purelib"]
@@ -197,7 +197,7 @@ def test_an_import_error_whose_message_names_its_cause_is_explained_by_that_rule
 
 def test_one_cached_verdict_whichever_name_started_the_interpreter(venv: Path, tmp_path: Path) -> None:
     """bin/python and bin/python3 are one environment: `envaudit hook status` run by either sees one cache."""
-    code = "from envaudit.cachedir import fingerprint; print(fingerprint())"
+    code = "from envaudit.files.cachedir import fingerprint; print(fingerprint())"
     prints = {
         subprocess.run([str(venv.with_name(name)), "-c", code], capture_output=True, text=True, check=True).stdout
         for name in ("python", "python3")

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from envaudit.cli import main
-from envaudit.exitcodes import Exit
 from envaudit.formats import prometheus
-from envaudit.model import Report
+from envaudit.model.exitcodes import Exit
+from envaudit.model.report import Report
 from tests.conftest import FIXTURES
 
 H200 = FIXTURES / "replay" / "h200-default-settings.json"  # an 8-GPU H200 at default settings: TF32 warns
@@ -133,7 +133,7 @@ def test_a_pyproject_without_the_table_is_not_read(_in_a_project: Path, capsys: 
 
 
 def test_health_says_nothing_of_an_ignored_finding(capsys: pytest.CaptureFixture[str]) -> None:
-    from envaudit import health
+    from envaudit.commands import health
 
     report = Report.from_dict(json.loads(H200.read_text()))
     assert "1 warn" in health.health_line(report)

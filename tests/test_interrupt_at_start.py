@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from envaudit.exitcodes import Exit
+from envaudit.model.exitcodes import Exit
 from tests.conftest import PYTHON, ROOT
 
 # Standard library only, run at the interpreter's start (before envaudit): it says when envaudit's first module is
@@ -77,7 +77,7 @@ def _ctrl_c_reaches_it() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", ENTRIES)
-@pytest.mark.parametrize("module", ["envaudit.cli", "argparse", "envaudit.audit", "envaudit.cli_parser"])
+@pytest.mark.parametrize("module", ["envaudit.cli", "argparse", "envaudit.commands.audit", "envaudit.cli.parser"])
 @pytest.mark.parametrize("in_exec", [False, True], ids=["plain", "in a string exec"])
 def test_an_interrupt_inside_each_import_is_one_line_and_exit_3(
     tmp_path: Path, entry: str, module: str, in_exec: bool

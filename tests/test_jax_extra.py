@@ -20,8 +20,8 @@ from typing import Any
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from envaudit import probefiles
-from envaudit.facts import Facts, JaxFacts, PlatformFacts
+from envaudit.files import probefiles
+from envaudit.model.facts import Facts, JaxFacts, PlatformFacts
 from envaudit.rules import engine
 from envaudit.rules.engine import Rule
 from tests.conftest import ROOT

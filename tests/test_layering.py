@@ -69,55 +69,41 @@ def test_envaudit_has_no_import_circle() -> None:
     assert _circle(graph) == []
 
 
-# Bottom to top. A module is placed by its first name under envaudit (envaudit.rules.node -> "rules").
+# The folders of envaudit/ are its layers, bottom to top: a module's layer is the folder it is in
+# (envaudit.rules.node -> "rules"). Folders side by side in one tuple are one layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    (  # the vocabulary: facts, the report model, and what reads, writes and names them
-        "envaudit",
-        "exitcodes",
-        "typecheck",
-        "facts",
-        "model",
-        "scope",
-        "redact",
-        "devices",
-        "probefiles",
-        "safedir",
-        "safewrite",
-        "reportfile",
-        "cachedir",
-        "fixes",
-        "docschema",
-        "markerenv",
-    ),
+    ("model",),  # the vocabulary: facts, the report, fix values, the schema, exit codes, what is audited
+    ("files",),  # what envaudit reads and writes on disk: safe writers, saved reports, its cache, the probe files
     ("collect", "child"),  # what is measured: facts of the machine, jax's own word, the probes' numbers
-    ("rules",),  # what is known: data rules, code checks, release tables
-    ("judge", "causes", "ignoring", "fixplan"),  # what the measurements mean here, which finding causes which, what
-    # the user chose to ignore, the fix plan
+    ("rules",),  # what is known: data rules, code checks, release tables, jax's packaging
+    ("judge",),  # what the measurements mean here, which finding causes which, what is ignored, the one plan
     ("formats",),  # a report rendered
-    (  # the verbs, and the command line that chooses one
-        "audit",
-        "plan",
-        "planinputs",
-        "triage",
-        "compare",
-        "health",
-        "repair",
-        "hook",
-        "_hook_boot",
-        "verbs",
-        "config",
-        "terminal",
-        "cli_parser",
-        "cli",
-        "__main__",
-    ),
+    ("commands",),  # one module or package per verb
+    ("cli",),  # the command line: the verbs by name, their parsers, the exit
 )
-ONLY = {"formats": LAYERS[0]}  # a format is a function of a report alone: none of the stages that made it
+ONLY = {"formats": ("model",)}  # a format is a function of a report alone: none of the stages that made it
+# The package's root holds no layer of its own: its __init__ (the version and the hook's warning class, below
+# everything) and the two entry points that outside files name (`python -m envaudit`; the .pth line of an enabled
+# import hook imports envaudit._hook_boot, so that name is a contract with every environment that enabled it).
+ROOT_MODULES = {"envaudit": 0, "envaudit.__main__": len(LAYERS), "envaudit._hook_boot": len(LAYERS)}
 
 
 def _layer(module: str) -> str:
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 else parts[0]
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and module not in ROOT_MODULES) else module
+
+
+def _rank(unit: str) -> int | None:
+    if unit in ROOT_MODULES:
+        return ROOT_MODULES[unit]
+    return next((i for i, layer in enumerate(LAYERS) for name in layer if name == unit), None)
+
+
+def test_every_folder_is_a_layer_and_the_root_holds_only_entry_points() -> None:
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders == {name for layer in LAYERS for name in layer}
+    modules = {f"envaudit.{p.stem}" if p.stem != "__init__" else "envaudit" for p in PACKAGE.glob("*.py")}
+    assert modules == set(ROOT_MODULES)
 
 
 def _uses() -> dict[str, set[str]]:
@@ -138,7 +124,6 @@ def _uses() -> dict[str, set[str]]:
 
 
 def _against_layers(uses: dict[str, set[str]]) -> list[str]:
-    rank = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
     wrong = []
     for module, used in sorted(uses.items()):
         here = _layer(module)
@@ -146,9 +131,10 @@ def _against_layers(uses: dict[str, set[str]]) -> list[str]:
             there = _layer(target)
             if there == here:
                 continue
-            if there not in rank or here not in rank:
+            low, high = _rank(there), _rank(here)
+            if low is None or high is None:
                 wrong.append(f"{module} or {target} is in no layer")
-            elif rank[there] > rank[here] or (here in ONLY and there not in ONLY[here]):
+            elif low > high or (here in ONLY and there not in ONLY[here] and there != "envaudit"):
                 wrong.append(f"{module} imports {target}")
     return wrong
 
@@ -158,9 +144,9 @@ def test_the_layer_check_finds_an_import_upward() -> None:
         "envaudit.judge.x imports envaudit.formats.text"
     ]
     assert _against_layers({"envaudit.formats.text": {"envaudit.rules.node"}}) != []
-    assert _against_layers({"envaudit.rules.x": {"envaudit.facts"}, "envaudit.newthing": set()}) == []
-    assert _against_layers({"envaudit.newthing": {"envaudit.facts"}}) == [
-        "envaudit.newthing or envaudit.facts is in no layer"
+    assert _against_layers({"envaudit.rules.x": {"envaudit.model.facts"}, "envaudit.newthing": set()}) == []
+    assert _against_layers({"envaudit.newthing": {"envaudit.model.facts"}}) == [
+        "envaudit.newthing or envaudit.model.facts is in no layer"
     ]
 
 

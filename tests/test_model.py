@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from envaudit.facts import ReportError
-from envaudit.model import SCHEMA, ProbeResult, Report
+from envaudit.model.facts import ReportError
+from envaudit.model.report import SCHEMA, ProbeResult, Report
 from tests.conftest import sample_report
 
 
@@ -123,7 +123,7 @@ def test_a_run_of_several_precisions_keeps_its_precision_through_a_report() -> N
     ],
 )
 def test_a_saved_name_of_any_shape_keeps_its_probe_id_and_name(name: str, probe: str, finding_id: str) -> None:
-    from envaudit.model import Subject
+    from envaudit.model.report import Subject
 
     result = ProbeResult.from_dict({"name": name, "status": "crash"})
     assert (result.probe, Subject.probe(result.run, "crash").id) == (probe, finding_id)

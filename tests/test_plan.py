@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from envaudit.cli import build_parser, main
-from envaudit.exitcodes import Exit
-from envaudit.facts import Facts
-from envaudit.plan import PlanError, facts_from_args, pin
+from envaudit.commands.plan import PlanError, facts_from_args, pin
+from envaudit.model.exitcodes import Exit
+from envaudit.model.facts import Facts
 from envaudit.rules import accessors
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from envaudit.cli import main
-from envaudit.exitcodes import Exit
+from envaudit.model.exitcodes import Exit
 from tests.conftest import FIXTURES
 
 CPU = "jax==0.10.1\njaxlib==0.10.1\n"

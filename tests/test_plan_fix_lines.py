@@ -10,12 +10,13 @@ from dataclasses import replace
 import pytest
 from packaging.requirements import Requirement
 
-from envaudit import audit, fixes
 from envaudit.cli import build_parser
-from envaudit.facts import Facts
-from envaudit.fixes import Fix, Target
-from envaudit.plan import ARGUMENTS, planned
-from envaudit.scope import canonicalize_name
+from envaudit.commands import audit
+from envaudit.commands.plan import ARGUMENTS, planned
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix, Target
+from envaudit.model.scope import canonicalize_name
 from tests.conftest import FIXTURES
 from tests.planfix import requested
 from tests.shell import problems, written

@@ -15,7 +15,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from envaudit.cli import main
-from envaudit.scope import canonicalize_name
+from envaudit.model.scope import canonicalize_name
 
 pytestmark = [pytest.mark.realenv, pytest.mark.cost(10)]  # 8.4 s here, caches warm
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from envaudit.planinputs import PlanError, markers, requirements
+from envaudit.commands.plan.inputs import PlanError, markers, requirements
 from tests.conftest import FIXTURES
 
 INPUTS = FIXTURES / "plan-inputs"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from envaudit import fixes
-from envaudit.fixes import Fix, Target
+from envaudit.model import fixes
+from envaudit.model.fixes import Fix, Target
 from tests.planfix import Requested, requested
 
 LINES = Target(tool="lines", written=(("numpy", "requirements.txt"),), into="pyproject.toml")

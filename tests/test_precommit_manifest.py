@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
-from envaudit.cli_parser import build_parser
-from envaudit.planinputs import kind
+from envaudit.cli.parser import build_parser
+from envaudit.commands.plan.inputs import kind
 from tests.conftest import ROOT
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from envaudit import probefiles
+from envaudit.files import probefiles
 from tests.conftest import PYTHON, ROOT, envaudit_run
 
 FAULTS = ROOT / "tests" / "faults"

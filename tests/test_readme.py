@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from envaudit.exitcodes import Exit
+from envaudit.model.exitcodes import Exit
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text()
@@ -46,7 +46,7 @@ def test_the_fast_loop_names_every_slow_marker() -> None:
 
 def test_every_probe_is_in_the_readmes_probe_table() -> None:
     """A probe is added by its file alone; the README's table of what each compares must name it."""
-    from envaudit import probefiles
+    from envaudit.files import probefiles
 
     listed = set(re.findall(r"^\| `(\w+)` \|", README[README.index("| probe | what it compares |") :], re.MULTILINE))
     assert set(probefiles.available()) <= listed, set(probefiles.available()) - listed

@@ -25,7 +25,7 @@ import pytest
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from envaudit.cli import main
-from envaudit.exitcodes import Exit
+from envaudit.model.exitcodes import Exit
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")

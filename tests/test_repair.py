@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from envaudit import repair
-from envaudit.fixes import Fix
-from envaudit.repair import Installed
+from envaudit.commands import fix as repair
+from envaudit.commands.fix import Installed
+from envaudit.model.fixes import Fix
 from tests.conftest import ROOT, facts_from
 
 

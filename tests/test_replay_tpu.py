@@ -17,9 +17,11 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from envaudit import causes, fixes, rules
-from envaudit.facts import Facts
-from envaudit.model import Report
+from envaudit import rules
+from envaudit.judge import causes
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
+from envaudit.model.report import Report
 from tests.conftest import FIXTURES, PYTHON, envaudit_run
 from tests.planfix import requested
 

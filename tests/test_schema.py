@@ -26,13 +26,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envaudit import docschema, facts, model, typecheck
 from envaudit.cli import main
-from envaudit.cli_parser import SCHEMAS
-from envaudit.exitcodes import Exit
-from envaudit.model import Report
-from envaudit.triage import TriageError, triage
-from envaudit.triage.schema import TRIAGE
+from envaudit.commands.triage import TriageError, triage
+from envaudit.commands.triage.schema import TRIAGE
+from envaudit.commands.verbs import SCHEMAS
+from envaudit.model import facts, typecheck
+from envaudit.model import report as model
+from envaudit.model import schema as docschema
+from envaudit.model.exitcodes import Exit
+from envaudit.model.report import Report
 from tests import schemacheck
 from tests.conftest import FIXTURES, PYTHON, ROOT, sample_report
 

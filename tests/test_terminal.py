@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from envaudit import terminal
+from envaudit.commands import terminal
 from envaudit.formats import text
 from tests.conftest import FIXTURES, ROOT
 

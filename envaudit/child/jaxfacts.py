@@ -14,9 +14,9 @@ import signal
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from envaudit import typecheck
-from envaudit.facts import JaxFacts
-from envaudit.redact import scrub, scrub_all
+from envaudit.model import typecheck
+from envaudit.model.facts import JaxFacts
+from envaudit.model.redact import scrub, scrub_all
 
 ORDER = ("environment_info", "first_use", "devices", "imported", "import", "start")  # the stages, latest first
 DOING = {

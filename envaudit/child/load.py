@@ -21,7 +21,7 @@ from pathlib import Path
 
 import psutil
 
-from envaudit.model import JSONDict
+from envaudit.model.report import JSONDict
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 USER_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # the unit of /proc/stat

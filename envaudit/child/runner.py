@@ -25,9 +25,9 @@ from envaudit.child._main import decode
 from envaudit.child.bounded import reap, watchdog
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
-from envaudit.facts import JaxFacts
-from envaudit.model import JSONDict
-from envaudit.redact import scrub
+from envaudit.model.facts import JaxFacts
+from envaudit.model.redact import scrub
+from envaudit.model.report import JSONDict
 
 CHILD = Path(__file__).with_name("_main.py")
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from envaudit import cachedir, probefiles
 from envaudit.child import jaxfacts
-from envaudit.facts import DeviceMemory, JaxFacts, ReportError
-from envaudit.model import JSONDict, LeftOut, ProbeResult, ProbeRun
-from envaudit.redact import scrub, scrub_all
+from envaudit.files import cachedir, probefiles
+from envaudit.model.facts import DeviceMemory, JaxFacts, ReportError
+from envaudit.model.redact import scrub, scrub_all
+from envaudit.model.report import JSONDict, LeftOut, ProbeResult, ProbeRun
 
 COMPILATION_CACHE = "jax-compilation-cache"  # in envaudit's cache directory
 MAX_FACT_EVENTS = 64  # a child reports one fact per stage (five stages): more is a flood
@@ -34,7 +34,7 @@ FACTS_STAGE = " jax facts"  # what a child does before its first task when it re
 
 @dataclass(frozen=True)
 class Progress:
-    """What a run is doing now, for the CLI's progress line (envaudit/terminal.py renders it): the jax child
+    """What a run is doing now, for the CLI's progress line (envaudit/commands/terminal.py renders it): the jax child
     starting (`jax`), a task starting (`start`) or done (`done`, with its status and time). `index` counts from 1
     among the run's `total` tasks."""
 

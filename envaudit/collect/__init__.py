@@ -1,6 +1,6 @@
 """Fact collection: cheap, never raising, and without importing the audited stack into this process.
 
-Each collector returns plain JSON-serialisable data of its type in `envaudit/facts.py`; a collector that fails
+Each collector returns plain JSON-serialisable data of its type in `envaudit/model/facts.py`; a collector that fails
 reports `status: absent|error` with a message. `snapshot` is the one place a `Facts` of this machine is put
 together (for the audit, and for the import hook, which has no jax child); `collect` decides what a mode runs.
 """
@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from envaudit.facts import Facts, JaxFacts, Origin
+from envaudit.model.facts import Facts, JaxFacts, Origin
 
 T = TypeVar("T")
 

@@ -21,7 +21,7 @@ from importlib import metadata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # for mypy alone: the interpreter that runs this file has no envaudit
-    from envaudit.facts import Environment, PythonFacts
+    from envaudit.model.facts import Environment, PythonFacts
 
 MINIMUM_JAXLIB = re.compile(r"^_minimum_jaxlib_version\s*=\s*['\"]([^'\"]+)['\"]", re.MULTILINE)
 

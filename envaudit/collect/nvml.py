@@ -29,10 +29,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from envaudit import typecheck
 from envaudit.child._jaxfacts import decode_cuda
 from envaudit.child._main import decode
-from envaudit.facts import GPU, NvidiaFacts, NvidiaStatus
+from envaudit.model import typecheck
+from envaudit.model.facts import GPU, NvidiaFacts, NvidiaStatus
 
 if TYPE_CHECKING:  # the child that asks NVML imports this module: what only the asking side uses is imported there
     from envaudit.child.bounded import Finished
@@ -275,7 +275,7 @@ def said(done: Finished, seconds: float) -> NvidiaFacts:
     while asking is status "crash" (check `nvml-crashed`); before it, or any other end without an answer, "error"
     with its `returncode`; NVML asked and still running at the deadline, "timeout" (check `nvml-hung`)."""
     from envaudit.child.jaxfacts import signal_name
-    from envaudit.redact import scrub
+    from envaudit.model.redact import scrub
 
     asked, answer = False, None
     for line in done.stdout.splitlines():

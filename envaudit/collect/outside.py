@@ -15,12 +15,12 @@ import os
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
-from envaudit import typecheck
 from envaudit.child import bounded
 from envaudit.collect import packages
-from envaudit.exitcodes import BadInput
-from envaudit.facts import PythonFacts
-from envaudit.redact import scrub, scrub_all
+from envaudit.model import typecheck
+from envaudit.model.exitcodes import BadInput
+from envaudit.model.facts import PythonFacts
+from envaudit.model.redact import scrub, scrub_all
 
 SCRIPT = Path(__file__).with_name("_interpreter.py")
 CANDIDATES = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")  # venv and conda layouts

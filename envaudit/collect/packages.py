@@ -20,11 +20,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from envaudit import cachedir
 from envaudit.collect import _interpreter
-from envaudit.facts import Duplicate, Unsatisfied
-from envaudit.redact import scrub  # a direct URL requirement may carry a token
-from envaudit.scope import canonicalize_name, is_relevant
+from envaudit.files import cachedir
+from envaudit.model.facts import Duplicate, Unsatisfied
+from envaudit.model.redact import scrub  # a direct URL requirement may carry a token
+from envaudit.model.scope import canonicalize_name, is_relevant
 
 # get_packages(): versions, unmet requirements, duplicates, requirements on each other, installers
 Installed = tuple[dict[str, str], list[Unsatisfied], list[Duplicate], dict[str, list[str]], dict[str, str]]
@@ -74,7 +74,7 @@ def check(
     dists: Iterable[Dist], markers: dict[str, Any] | None = None
 ) -> tuple[list[Unsatisfied], dict[str, list[str]]]:
     """What `unsatisfied` says, and each relevant distribution's requirements (markers evaluated here) on the
-    other relevant ones: what a fix that moves one package must keep true (`envaudit/fixes.py`). `markers`: the
+    other relevant ones: what a fix that moves one package must keep true (`envaudit/model/fixes.py`). `markers`: the
     audited interpreter's (another one's, with --python); this one's by default."""
     first: dict[str, Dist] = {}
     for dist in dists:

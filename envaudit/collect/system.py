@@ -11,8 +11,8 @@ import platform as _platform
 from pathlib import Path
 
 from envaudit.collect import _interpreter, toolkit
-from envaudit.facts import PlatformFacts, PythonFacts
-from envaudit.redact import select_env
+from envaudit.model.facts import PlatformFacts, PythonFacts
+from envaudit.model.redact import select_env
 
 
 def parse_cpu_model(cpuinfo: str) -> str | None:

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from envaudit.collect import within
-from envaudit.facts import Ptxas, ReportError
+from envaudit.model.facts import Ptxas, ReportError
 
 MAX_BYTES = 1 << 20  # a version file is a few KiB: anything larger is not one
 LOOKUP_S = 2.0  # looking through PATH takes milliseconds; a hung network file system takes for ever
@@ -40,7 +40,7 @@ def first_on_path(path: str) -> Path | None:
 
 def _read_small(path: Path) -> str | None:
     """A regular file's text, or None: no symlink and no device even opened, no block on a FIFO, bounded."""
-    from envaudit.reportfile import read_bounded
+    from envaudit.files.reportfile import read_bounded
 
     try:
         raw = read_bounded(path, MAX_BYTES + 1, "a version file", follow=False)

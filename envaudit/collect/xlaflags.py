@@ -58,10 +58,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from envaudit import cachedir
 from envaudit.collect import within
-from envaudit.facts import PythonFacts, ReportError, XlaFlag, XlaFlagsFacts
-from envaudit.redact import redact, redact_xla_flags
+from envaudit.files import cachedir
+from envaudit.model.facts import PythonFacts, ReportError, XlaFlag, XlaFlagsFacts
+from envaudit.model.redact import redact, redact_xla_flags
 
 VARIABLE = "XLA_FLAGS"
 WHITESPACE = " \t\r\n"  # kWS in parse_flags_from_env.cc
@@ -343,7 +343,7 @@ def defined_flags(objects: Sequence[Path]) -> Defined | None:
 
 def _record(dist_info: Path) -> list[Path]:
     """The files a distribution's RECORD lists, resolved against its site directory."""
-    from envaudit.reportfile import read_bounded
+    from envaudit.files.reportfile import read_bounded
 
     try:
         text = read_bounded(dist_info / "RECORD", MAX_RECORD, "a RECORD file").decode("utf-8", "replace")

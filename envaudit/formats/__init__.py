@@ -14,7 +14,7 @@ from typing import Generic, TypeVar
 from envaudit.formats import github, json_format, markdown, prometheus, text
 from envaudit.formats.json_format import as_json
 from envaudit.formats.style import PLAIN, Style
-from envaudit.model import Report
+from envaudit.model.report import Report
 
 __all__ = ["FORMATS", "PLAIN", "Renderers", "Style", "as_json", "render"]
 

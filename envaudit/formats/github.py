@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from envaudit.formats import summary
 from envaudit.formats.style import PLAIN, Style
-from envaudit.model import Finding, Report
+from envaudit.model.report import Finding, Report
 
 COMMAND = {"fail": "error", "warn": "warning", "info": "notice"}
 

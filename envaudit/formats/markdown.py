@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from envaudit.formats import sharing, summary
 from envaudit.formats.style import PLAIN, Style
-from envaudit.model import Finding, Report
+from envaudit.model.report import Finding, Report
 
 URL = re.compile(r"https?://[^\s<>`|]+")
 

@@ -17,10 +17,10 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
-from envaudit.devices import other_jobs
 from envaudit.formats import families
 from envaudit.formats.style import PLAIN, Style
-from envaudit.model import PROBE_STATUSES, SEVERITIES, VERDICTS, Report
+from envaudit.model.devices import other_jobs
+from envaudit.model.report import PROBE_STATUSES, SEVERITIES, VERDICTS, Report
 
 
 def _escape(value: object) -> str:
@@ -92,7 +92,9 @@ def textfile(report: Report, last_success: float | None) -> str:
     that did not (a completed report is its own last success, whatever is given)."""
     w = _Writer()
     facts = report.facts
-    counted = [f for f in report.findings if f.counts]  # an ignored finding raises no alert (envaudit/ignoring.py)
+    counted = [
+        f for f in report.findings if f.counts
+    ]  # an ignored finding raises no alert (envaudit/judge/ignoring.py)
     occurrences = Counter((f.id, f.severity, f.source) for f in counted)  # a series may appear only once
     w.family(
         "envaudit_info",

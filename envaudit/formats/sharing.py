@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from envaudit.model import JSONDict, Report
+from envaudit.model.report import JSONDict, Report
 
 HOME = re.compile(r"(?<![\w.-])(?:/home/[^/\s'\"]+|/Users/[^/\s'\"]+|/root)(?=/|\b|$)")
 UNAME_NODE = re.compile(r"node='[^']*'")

@@ -1,5 +1,5 @@
 """How a human format is laid out for where it goes: colour, the width to wrap to, and whether every detail is
-shown. The CLI decides it (envaudit/terminal.py: a terminal's width and colour, the full report in a file); a
+shown. The CLI decides it (envaudit/commands/terminal.py: a terminal's width and colour, the full report in a file); a
 format never looks at the terminal itself, and the machine formats (JSON, Prometheus) ignore it."""
 
 from __future__ import annotations

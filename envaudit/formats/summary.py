@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from envaudit.facts import Facts
-from envaudit.model import Finding, Report
+from envaudit.model.facts import Facts
+from envaudit.model.report import Finding, Report
 
 GIB = 1024**3
 _SPACES = str.maketrans({"\n": " ", "\r": " ", "\t": " "})
@@ -108,9 +108,9 @@ def counts(report: Report) -> str:
 
 
 def roots(report: Report, *, ignored: bool = False) -> list[tuple[Finding, list[Finding]]]:
-    """Each root-cause finding with the findings it causes, in report order (envaudit/causes.py); a consequence
+    """Each root-cause finding with the findings it causes, in report order (envaudit/judge/causes.py); a consequence
     whose root is missing (a hand-edited report) stands as a root of its own. `ignored`: those the user ignores
-    (envaudit/ignoring.py), else those that count."""
+    (envaudit/judge/ignoring.py), else those that count."""
     shown = [f for f in report.findings if f.counts != ignored]
     ids = {f.id for f in shown}
     tops = [f for f in shown if not f.caused_by or f.caused_by not in ids]

@@ -3,7 +3,7 @@
 Prose is wrapped with a hanging indent under its label (stdlib textwrap, at whitespace only: a URL or a version is
 never split); a command is never wrapped, so that it can be copied and pasted whole, and stands on a line of its
 own after `fix:`. `Style.verbose` False is a terminal's short view: each finding's title and fix, its detail and
-references behind `-v`. The CLI decides the style (envaudit/terminal.py); this module never looks at the terminal.
+references behind `-v`. The CLI decides the style (commands/terminal.py); this module never looks at the terminal.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import textwrap
 
 from envaudit.formats import summary
 from envaudit.formats.style import MIN_WIDTH, PLAIN, Style
-from envaudit.model import Finding, Report
+from envaudit.model.report import Finding, Report
 
 COLORS = {
     "fail": "\033[31;1m",
@@ -77,7 +77,7 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
     word = report.verdict.upper()
     out.para(f"{word}{summary.scope(report)}", "verdict: ", "  ")
     out.out[0] = out.out[0].replace(word, _paint(word, report.verdict, color), 1)  # the first word after the lead
-    out.command(" | ".join(head), "")  # one line, as triage reads a pasted report (envaudit/triage/own.py)
+    out.command(" | ".join(head), "")  # one line, as triage reads a pasted report (envaudit/commands/triage/own.py)
     rows = [
         ("python", summary.python_line(facts)),
         ("platform", summary.platform_line(facts)),

@@ -18,11 +18,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from envaudit import devices, fixes
-from envaudit.facts import Facts
-from envaudit.fixes import Fix
 from envaudit.judge import assess, peers, table
-from envaudit.model import SEVERITIES, Finding, ProbeResult, Subject
+from envaudit.model import devices, fixes
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix
+from envaudit.model.report import SEVERITIES, Finding, ProbeResult, Subject
 from envaudit.rules.node import starved
 
 # what to do where no command can fix it: said in the finding's detail, never printed as a fix (no command is one)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from envaudit.facts import Facts
 from envaudit.judge import classes, table
-from envaudit.model import SEVERITIES, Evidence, ProbeResult, ProbeRun, Severity
+from envaudit.model.facts import Facts
+from envaudit.model.report import SEVERITIES, Evidence, ProbeResult, ProbeRun, Severity
 from envaudit.rules import engine, explains
 
 DTYPES = ("float32", "float64")

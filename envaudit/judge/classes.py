@@ -12,7 +12,7 @@ select-and-scatter, GEMMs, convolutions" unless --xla_gpu_exclude_nondeterminist
 
 from __future__ import annotations
 
-from envaudit.facts import Facts
+from envaudit.model.facts import Facts
 from envaudit.rules import accessors
 
 # Settings of jax_default_matmul_precision (lower-cased) under which float32 matmuls are float32 on every platform.

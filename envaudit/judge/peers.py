@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from envaudit import devices
-from envaudit.facts import Facts
 from envaudit.judge import assess, classes, table
-from envaudit.model import JSONDict, ProbeResult, ProbeRun, Severity
+from envaudit.model import devices
+from envaudit.model.facts import Facts
+from envaudit.model.report import JSONDict, ProbeResult, ProbeRun, Severity
 
 
 @dataclass(frozen=True)

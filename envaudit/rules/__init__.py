@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from envaudit.facts import Facts
-from envaudit.fixes import Fix
-from envaudit.model import SEVERITIES, Finding
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix
+from envaudit.model.report import SEVERITIES, Finding
 
 
 @dataclass(frozen=True)

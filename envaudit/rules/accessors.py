@@ -15,9 +15,9 @@ from typing import Literal
 
 from packaging.version import InvalidVersion, Version
 
-from envaudit.facts import Facts, JaxFacts
-from envaudit.redact import REDACTED
-from envaudit.scope import PLUGIN, TPU_PACKAGES
+from envaudit.model.facts import Facts, JaxFacts
+from envaudit.model.redact import REDACTED
+from envaudit.model.scope import PLUGIN, TPU_PACKAGES
 
 _LABEL = re.compile(r"cuda(?P<cuda>\d+)(?:\.cudnn(?P<cudnn>\d+))?")
 _WHEEL = re.compile(r"^nvidia-(?P<lib>.+?)(-cu(?P<cu>\d+))?$")

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from envaudit import fixes
-from envaudit.facts import Facts, Unsatisfied
-from envaudit.model import Finding, Severity, Subject
+from envaudit.model import fixes
+from envaudit.model.facts import Facts, Unsatisfied
+from envaudit.model.report import Finding, Severity, Subject
+from envaudit.model.scope import PLUGIN
 from envaudit.rules import (
     cuda_archs,
     cuda_builds,
@@ -40,7 +41,6 @@ from envaudit.rules.node import (
 )
 from envaudit.rules.occurrence import Occurrence
 from envaudit.rules.signatures import Signature
-from envaudit.scope import PLUGIN
 
 JEP_9419 = "https://docs.jax.dev/en/latest/jep/9419-jax-versioning.html"
 INSTALL = "https://docs.jax.dev/en/latest/installation.html"
@@ -74,7 +74,7 @@ class Check:
     run: Callable[[Facts], list[Occurrence]]  # each occurrence, with its own fix where it has one; empty: passes
     transient: bool = False  # the state of a moment (a GPU's counters, a hung driver), not of the environment
     board: bool = False  # a GPU board's health: `health` judges it, the import hook leaves it alone
-    explains: tuple[str, ...] = ()  # what its fault makes fail too (envaudit/causes.py): "probe:kind" or an id
+    explains: tuple[str, ...] = ()  # what its fault makes fail too (envaudit/judge/causes.py): "probe:kind" or an id
     signatures: tuple[Signature, ...] = ()  # the messages users see when it bites (rules/signatures.py)
 
     def findings(self, facts: Facts) -> list[Finding]:

@@ -16,8 +16,8 @@ from typing import Any
 from packaging.specifiers import Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envaudit.facts import Facts
-from envaudit.redact import REDACTED
+from envaudit.model.facts import Facts
+from envaudit.model.redact import REDACTED
 from envaudit.rules import accessors
 
 Verdict = bool | None  # True holds, False does not, None unknown

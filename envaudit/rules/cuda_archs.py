@@ -16,8 +16,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from envaudit import fixes
-from envaudit.facts import Facts
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
 from envaudit.rules import accessors, cuda_builds, extras, platforms, tables
 from envaudit.rules.accessors import release, version_or_none
 from envaudit.rules.occurrence import Occurrence

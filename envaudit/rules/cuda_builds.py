@@ -17,8 +17,8 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from envaudit import fixes
-from envaudit.facts import Facts
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
 from envaudit.rules.accessors import parse_local_label, release, version_or_none
 from envaudit.rules.extras import CUDA_EXTRA
 from envaudit.rules.occurrence import Occurrence

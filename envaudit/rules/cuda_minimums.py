@@ -15,8 +15,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from envaudit import fixes
-from envaudit.facts import Facts
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
 from envaudit.rules import cuda_builds, platforms
 from envaudit.rules.accessors import release
 from envaudit.rules.occurrence import Occurrence

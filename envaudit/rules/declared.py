@@ -14,13 +14,13 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from envaudit import markerenv
-from envaudit.facts import Facts, Unsatisfied
-from envaudit.fixes import named
+from envaudit.model import markerenv
+from envaudit.model.facts import Facts, Unsatisfied
+from envaudit.model.fixes import named
+from envaudit.model.scope import canonicalize_name
 from envaudit.rules.accessors import release, version_or_none
 from envaudit.rules.tablefiles import TABLES, load
 from envaudit.rules.tables import REQUIRES, python_of
-from envaudit.scope import canonicalize_name
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement

@@ -15,10 +15,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypedDict
 
-from envaudit import cachedir, fixes, typecheck
-from envaudit.facts import Facts
-from envaudit.model import Finding, Severity, Subject
-from envaudit.redact import REDACTED
+from envaudit.files import cachedir
+from envaudit.model import fixes, typecheck
+from envaudit.model.facts import Facts
+from envaudit.model.redact import REDACTED
+from envaudit.model.report import Finding, Severity, Subject
 from envaudit.rules import conditions, tables
 from envaudit.rules.conditions import holds
 from envaudit.rules.signatures import Signature
@@ -86,7 +87,9 @@ class Rule:
     examples: tuple[Mapping[str, Any], ...]
     notes: str = ""
     explains: tuple[str, ...] = ()  # "probe:kind", "probe:metric" (either may be "*") or a finding id: what it causes
-    pins: tuple[str, ...] = ()  # the fix as requirements: installed by the audited interpreter (envaudit/fixes.py)
+    pins: tuple[
+        str, ...
+    ] = ()  # the fix as requirements: installed by the audited interpreter (envaudit/model/fixes.py)
     workaround: tuple[tuple[str, str], ...] = ()  # variables that avoid it where no release can (RuleFile)
     signatures: tuple[Signature, ...] = ()  # the messages users see when it bites
 

@@ -4,20 +4,20 @@ A jax that fails to import is often not broken itself: an older copy earlier on 
 refuses to uninstall it, being outside the environment), JAX_PLATFORMS asks for a platform this machine lacks
 (rules/platforms.py), jaxlib is of another release, or one of jax's own requirements is unmet. Each
 is a finding of its own, registered in `checks.CHECKS` with what it `explains`, so the failures it causes fold
-under it (envaudit/causes.py), and each fix names the real cause and is built for this environment
-(envaudit/fixes.py): reinstalling jax never helps against a variable.
+under it (envaudit/judge/causes.py), and each fix names the real cause and is built for this environment
+(envaudit/model/fixes.py): reinstalling jax never helps against a variable.
 """
 
 from __future__ import annotations
 
 import os
 
-from envaudit import fixes
-from envaudit.facts import Duplicate, Facts, Unsatisfied
-from envaudit.fixes import Fix
+from envaudit.model import fixes
+from envaudit.model.facts import Duplicate, Facts, Unsatisfied
+from envaudit.model.fixes import Fix
+from envaudit.model.scope import PLUGIN
 from envaudit.rules import accessors, declared
 from envaudit.rules.occurrence import Occurrence
-from envaudit.scope import PLUGIN
 
 COUPLED = ("jax", "jaxlib")
 

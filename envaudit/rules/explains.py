@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from envaudit import probefiles
+from envaudit.files import probefiles
 
 
 @dataclass(frozen=True)

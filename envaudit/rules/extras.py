@@ -11,9 +11,9 @@ import functools
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-from envaudit import fixes
+from envaudit.model import fixes
+from envaudit.model.scope import canonicalize_name
 from envaudit.rules.tablefiles import TABLES, load
-from envaudit.scope import canonicalize_name
 
 CUDA_EXTRA = TABLES / "cuda-extra.toml"
 

@@ -4,7 +4,7 @@ A library that does not import with the installed jax is a failure, whatever its
 clean beside dm-haiku 0.0.12 and jax 0.10.1, and `import haiku` raises. Each distribution that failed is one
 occurrence, about that distribution (its finding is `import-fails-<distribution>`), with the exception as the user
 sees it and the library's line that raised it; a rule that explains it (a derived removed-API use, the NumPy ABI)
-names it with "@<distribution>:error" and folds it under itself (envaudit/causes.py). A library that imported is
+names it with "@<distribution>:error" and folds it under itself (envaudit/judge/causes.py). A library that imported is
 evidence too: it clears a static suspicion that its import breaks (`imported`).
 
 No command is offered of its own: which release of a library works with which jax is the derived tables' and the
@@ -13,8 +13,8 @@ rules' to say; where none does, the detail says what to do.
 
 from __future__ import annotations
 
-from envaudit.facts import Facts, ImportOutcome
-from envaudit.model import Subject
+from envaudit.model.facts import Facts, ImportOutcome
+from envaudit.model.report import Subject
 from envaudit.rules.occurrence import Occurrence
 
 CHECK = "import-fails"  # the check's id (rules/checks.py)

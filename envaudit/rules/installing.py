@@ -1,7 +1,7 @@
 """The state a fix leaves: the facts after its variables are set and its requirements installed, as far as the
 known releases say (a plan of what the installer would do, never a measurement).
 
-`envaudit/fixplan.py` computes each finding's fix on the state the fixes before it leave, so this is where a fix
+`envaudit/judge/fixplan.py` computes each finding's fix on the state the fixes before it leave, so this is where a fix
 is applied to facts. The installer is modelled as pip resolves a requirement set: an installed version that meets
 every requirement on its name stays; otherwise the newest release that meets them all, among the releases a table
 lists for that package (jax's and jaxlib's for this Python, `rules/tables/jaxlib-wheels.toml`; the library
@@ -19,14 +19,14 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING
 
-from envaudit import fixes
-from envaudit.facts import Duplicate, Facts, ImportOutcome, JaxFacts, Unsatisfied
-from envaudit.fixes import Fix
+from envaudit.model import fixes
+from envaudit.model.facts import Duplicate, Facts, ImportOutcome, JaxFacts, Unsatisfied
+from envaudit.model.fixes import Fix
+from envaudit.model.scope import canonicalize_name
 from envaudit.rules import extras, signatures
 from envaudit.rules.accessors import env_flag
 from envaudit.rules.environment import coupled
 from envaudit.rules.tables import REMOVALS, WHEELS, covers, load, numbers, python_of
-from envaudit.scope import canonicalize_name
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from envaudit.devices import other_jobs
-from envaudit.facts import GPU, Facts, Process
+from envaudit.model.devices import other_jobs
+from envaudit.model.facts import GPU, Facts, Process
 from envaudit.rules.occurrence import Occurrence
 
 BUSY = 0.02  # a timed-out child that used less than this share of a CPU was blocked (a driver call): hung

@@ -6,8 +6,8 @@ Python the release has a wheel for was built against NumPy 1.
 
 from __future__ import annotations
 
-from envaudit import fixes
-from envaudit.facts import Facts
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
 from envaudit.rules.accessors import release
 from envaudit.rules.occurrence import Occurrence
 from envaudit.rules.tablefiles import TABLES, load

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from envaudit.fixes import Fix
-from envaudit.model import Severity
+from envaudit.model.fixes import Fix
+from envaudit.model.report import Severity
 
 
 @dataclass(frozen=True)

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from envaudit import fixes
-from envaudit.facts import Facts
-from envaudit.fixes import Fix
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix
+from envaudit.model.scope import PLUGIN, TPU_PACKAGES
 from envaudit.rules.accessors import release
 from envaudit.rules.occurrence import Occurrence
-from envaudit.scope import PLUGIN, TPU_PACKAGES
 
 VARIABLE = "JAX_PLATFORMS"
 # ok: it starts here; maybe: the facts cannot say; fails: jax raises; skipped: jax passes over it; lost: skipped or

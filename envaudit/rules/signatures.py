@@ -33,9 +33,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from envaudit.facts import Facts, Message
-from envaudit.model import Finding
-from envaudit.scope import canonicalize_name
+from envaudit.model.facts import Facts, Message
+from envaudit.model.report import Finding
+from envaudit.model.scope import canonicalize_name
 
 # a release as PEP 440 writes it: pre/dev/post parts and a local label (`0.4.23.dev20240125`, `2.0.0rc2`,
 # `0.4.7+cuda11.cudnn82`), so that a sentence's next word (`0.4.30.Then`) is not part of it
@@ -253,7 +253,7 @@ STACK = re.compile(r"^(jax|jaxlib|jax-(cuda|rocm)\d+-(plugin|pjrt)|nvidia-.+|lib
 def holds_after(message: Message, moved: set[str]) -> bool:
     """Whether a message a report quotes still holds once these packages moved: unless one of them is what it is
     about (a package it names, its rule's pins, jax's stack), the environment would print it again."""
-    from envaudit.fixes import named
+    from envaudit.model.fixes import named
 
     matches = in_text(message["text"])
     if matches and any(STACK.match(name) for name in moved):

@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, TypedDict
 
-from envaudit import typecheck
+from envaudit.model import typecheck
 
 TABLES = Path(__file__).with_name("tables")
 

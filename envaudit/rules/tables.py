@@ -14,10 +14,10 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from envaudit import fixes
-from envaudit.facts import Facts
-from envaudit.fixes import Fix
-from envaudit.redact import REDACTED
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix
+from envaudit.model.redact import REDACTED
 from envaudit.rules.accessors import env_flag, release, version_or_none
 from envaudit.rules.occurrence import Occurrence
 from envaudit.rules.tablefiles import TABLES as TABLES  # the tables, loaded and checked by tablefiles
@@ -183,7 +183,7 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
         said = "; ".join(f"uses {u['api']} ({_breaks(package, u)}: {u['evidence']})" for u in uses)
         detail = f"{package} {facts.packages[package]} with jax {facts.packages.get('jax')}: {said}"
         # at import, or on the everyday path (Module.init): a failure; only where a few functions call it, a warning
-        # (a probe or an import that shows the user's path broken makes it a failure: envaudit/causes.py)
+        # (a probe or an import that shows the user's path broken makes it a failure: envaudit/judge/causes.py)
         everyday = any(u["kind"] == "import" or "standard_path" in u or not u.get("functions") for u in uses)
         fix = _removed_api_fix(facts, package, uses, everyday)
         return [Occurrence(detail, fix, None if everyday else "warn")]

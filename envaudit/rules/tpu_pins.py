@@ -15,8 +15,8 @@ import functools
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from envaudit import fixes
-from envaudit.facts import Facts
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
 from envaudit.rules.accessors import version_or_none
 from envaudit.rules.occurrence import Occurrence
 from envaudit.rules.tablefiles import TABLES, load

@@ -11,10 +11,10 @@ flags could not be read is unknown. Where jax ran here, XLA accepted its flags, 
 
 from __future__ import annotations
 
-from envaudit import fixes
-from envaudit.facts import Facts, XlaFlag
-from envaudit.fixes import Fix
-from envaudit.redact import REDACTED
+from envaudit.model import fixes
+from envaudit.model.facts import Facts, XlaFlag
+from envaudit.model.fixes import Fix
+from envaudit.model.redact import REDACTED
 from envaudit.rules.occurrence import Occurrence
 
 VARIABLE = "XLA_FLAGS"

@@ -24,7 +24,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from envaudit.facts import Facts, PythonFacts
+from envaudit.model.facts import Facts, PythonFacts
 from envaudit.rules import declared
 from envaudit.rules.tablefiles import load
 

@@ -41,7 +41,7 @@ import _wheels
 from cuda_minimums import released as released
 from packaging.version import Version
 
-from envaudit.scope import PLUGIN
+from envaudit.model.scope import PLUGIN
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "envaudit" / "rules" / "tables" / "cuda-archs.toml"

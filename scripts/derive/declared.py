@@ -25,7 +25,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from envaudit.scope import RELEVANT_NAMES, is_relevant
+from envaudit.model.scope import RELEVANT_NAMES, is_relevant
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "envaudit" / "rules" / "tables" / "declared-requires.toml"

@@ -32,8 +32,8 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from envaudit import markerenv
-from envaudit.facts import Facts, PythonFacts
+from envaudit.model import markerenv
+from envaudit.model.facts import Facts, PythonFacts
 from envaudit.rules import declared
 
 ROOT = Path(__file__).resolve().parents[2]

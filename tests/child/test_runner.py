@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from envaudit import probefiles
 from envaudit.child import state
-from envaudit.model import ProbeRun
+from envaudit.files import probefiles
+from envaudit.model.report import ProbeRun
 from tests.conftest import PYTHON, envaudit_run
 
 TASK = state.Task(ProbeRun("x"), "float32", Path("x.py"))
@@ -34,7 +34,7 @@ def test_probe_summaries(name: str) -> None:
 RUNNER = """
 import sys
 from pathlib import Path
-from envaudit import probefiles
+from envaudit.files import probefiles
 from envaudit.child import runner, state
 probefiles.probes_dir = lambda: Path(sys.argv[1])  # a directory of test probes instead of the shipped ones
 outcome = runner.run(state.Options(("odd",), timeout=5, total=30, facts=False))
@@ -89,7 +89,7 @@ INTERRUPTED = """
 import signal, sys
 from pathlib import Path
 import psutil
-from envaudit import probefiles
+from envaudit.files import probefiles
 from envaudit.child import runner, state
 probefiles.probes_dir = lambda: Path(sys.argv[1])
 def interrupt(signum, frame):
@@ -135,7 +135,7 @@ def test_devices_are_numbered_in_bus_order_unless_indices_were_chosen(visible: s
 ENVIRONMENT = """
 import json, os, sys
 from pathlib import Path
-from envaudit import probefiles
+from envaudit.files import probefiles
 from envaudit.child import runner, state
 probefiles.probes_dir = lambda: Path(sys.argv[1])
 outcome = runner.run(state.Options(("env",), timeout=60, total=60, cache=False))

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from envaudit import fixes
 from envaudit.collect import _interpreter
 from envaudit.collect.outside import facts as outside_facts
+from envaudit.model import fixes
 from tests.conftest import facts_from
 
 INTERPRETER = Path(_interpreter.__file__)

@@ -14,7 +14,6 @@ from typing import Any, cast
 import pynvml
 import pytest
 
-from envaudit import typecheck
 from envaudit.collect import nvml as collector
 from envaudit.collect.nvml import (
     CLOCK_EVENT_REASONS,
@@ -26,7 +25,8 @@ from envaudit.collect.nvml import (
     decode_text,
     get_nvidia,
 )
-from envaudit.facts import NvidiaFacts
+from envaudit.model import typecheck
+from envaudit.model.facts import NvidiaFacts
 from tests.fakes.fake_pynvml import (
     DEVICE_FUNCTIONS,
     FIXTURE_KEYS,

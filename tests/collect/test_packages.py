@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from envaudit import scope
 from envaudit.collect._interpreter import minimum_jaxlib
 from envaudit.collect.packages import Dist, get_packages, select, unsatisfied
+from envaudit.model import scope
 from envaudit.rules import tables
 
 

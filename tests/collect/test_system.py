@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from envaudit import redact
 from envaudit.collect import system
+from envaudit.model import redact
 
 X86 = """processor\t: 0
 vendor_id\t: AuthenticAMD

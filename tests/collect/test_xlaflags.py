@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from envaudit.collect import xlaflags
-from envaudit.facts import PythonFacts
+from envaudit.model.facts import PythonFacts
 
 MARKS = b"XLA_FLAGS\x00external/xla/xla/parse_flags_from_env.cc\x00"
 TYPES = {"bool": 8, "int32": 5, "int64": 3, "string": 9}

@@ -18,7 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from envaudit.formats import families, render
 from envaudit.judge import table
-from envaudit.model import ProbeResult
+from envaudit.model.report import ProbeResult
 from tests.conftest import ROOT, sample_report
 
 REPORTS = [

@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from envaudit.fixes import Fix
 from envaudit.formats import FORMATS, markdown, prometheus, render
 from envaudit.formats.style import Style
-from envaudit.model import Finding, ProbeResult, Report, Subject
+from envaudit.model.fixes import Fix
+from envaudit.model.report import Finding, ProbeResult, Report, Subject
 from tests.conftest import sample_report
 
 ANSI = "\033["
@@ -173,7 +173,7 @@ def test_a_devices_infinite_error_is_exported_as_infinity_and_each_device_once()
 
 
 def test_quick_mode_never_says_ok_about_what_it_did_not_look_at() -> None:
-    from envaudit import audit
+    from envaudit.commands import audit
     from envaudit.formats import markdown, text
     from tests.conftest import facts_from
 

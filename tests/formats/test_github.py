@@ -7,9 +7,9 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from envaudit.fixes import Fix
 from envaudit.formats import github
-from envaudit.model import Finding, Report, Subject
+from envaudit.model.fixes import Fix
+from envaudit.model.report import Finding, Report, Subject
 from tests.conftest import sample_report
 
 COMMAND = re.compile(r"^::(?P<name>[a-z-]+)(?: (?P<props>[^:]*))?::(?P<data>.*)$")

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from envaudit.formats import render
-from envaudit.model import Report
+from envaudit.model.report import Report
 from tests.conftest import ROOT
 from tests.golden import FORMATS, README_REPORT, REPORTS, path, readme_sample
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from envaudit.facts import Facts
 from envaudit.formats import markdown
 from envaudit.formats.style import Style
-from envaudit.model import Report
+from envaudit.model.facts import Facts
+from envaudit.model.report import Report
 from tests.conftest import sample_report
 
 PREFIX = "/home/alice/projects/venv"

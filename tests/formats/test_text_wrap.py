@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from envaudit.fixes import Fix
 from envaudit.formats import text
 from envaudit.formats.style import MIN_WIDTH, Style
-from envaudit.model import Finding, Report, Subject
+from envaudit.model.fixes import Fix
+from envaudit.model.report import Finding, Report, Subject
 from tests.conftest import FIXTURES, sample_report
 
 H200 = FIXTURES / "replay" / "h200-default-settings.json"

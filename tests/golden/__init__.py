@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from envaudit.model import ProbeResult, Report
+from envaudit.model.report import ProbeResult, Report
 
 HERE = Path(__file__).resolve().parent
 README_REPORT = HERE / "readme-audit.json"
@@ -56,7 +56,7 @@ ERRORS = [
 
 def stale_pythonpath() -> Report:
     """A stale jax on PYTHONPATH: one root cause, its consequences folded under it."""
-    from envaudit import audit
+    from envaudit.commands import audit
     from tests.conftest import facts_from
 
     report = audit.judged(facts_from(STALE), ERRORS, mode="audit")

@@ -16,7 +16,7 @@ import pytest
 import yaml  # type: ignore[import-untyped, unused-ignore]
 from prometheus_client.parser import text_string_to_metric_families
 
-from envaudit import reportfile
+from envaudit.files import reportfile
 from envaudit.formats import prometheus, render
 from tests.conftest import FIXTURES, PYTHON, ROOT, envaudit_run, sample_report
 from tests.integration import _support

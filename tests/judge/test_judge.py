@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from envaudit import judge
-from envaudit.facts import Facts
-from envaudit.model import ProbeResult
+from envaudit.model.facts import Facts
+from envaudit.model.report import ProbeResult
 from tests.conftest import facts_from
 from tests.replay import audit_on_cpu
 

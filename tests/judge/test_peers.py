@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from envaudit import judge
-from envaudit.facts import GPU, Facts
-from envaudit.model import ProbeResult
+from envaudit.model.facts import GPU, Facts
+from envaudit.model.report import ProbeResult
 from tests.judge.test_judge import MACHINES, gpu
 from tests.test_devices import node
 

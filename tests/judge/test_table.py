@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from envaudit import judge, probefiles
+from envaudit import judge
+from envaudit.files import probefiles
 from envaudit.judge import table
-from envaudit.model import ProbeResult
+from envaudit.model.report import ProbeResult
 from envaudit.rules import checks, engine
 from tests.conftest import ROOT
 from tests.judge.test_judge import MACHINES

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envaudit import probefiles
+from envaudit.files import probefiles
 from tests.conftest import ROOT
 
 KIT = ROOT / "probes" / "_kit.py"

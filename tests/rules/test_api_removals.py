@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from envaudit import fixes
 from envaudit.cli import main
+from envaudit.model import fixes
 from envaudit.rules import tables
 from tests.conftest import BESIDE_MISCOMPILES, facts_from
 from tests.planfix import requested

@@ -10,7 +10,7 @@ import tomllib
 import pytest
 
 from envaudit.cli import main
-from envaudit.plan import ARGUMENTS
+from envaudit.commands.plan import ARGUMENTS
 from envaudit.rules import tables
 from envaudit.rules.tables import TABLE
 from tests.conftest import BESIDE_MISCOMPILES

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from envaudit.cli import main
-from envaudit.facts import GPU, Facts, JaxFacts
+from envaudit.model.facts import GPU, Facts, JaxFacts
 from envaudit.rules import cuda_archs, tables
 from tests.conftest import BESIDE_MISCOMPILES, derive_cache
 from tests.planfix import requested

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from envaudit import causes, rules
+from envaudit import rules
+from envaudit.judge import causes
 from tests.conftest import facts_from
 
 STACK = {"jax": "0.6.1", "jaxlib": "0.6.1", "jax-cuda12-plugin": "0.6.1", "jax-cuda12-pjrt": "0.6.1"}

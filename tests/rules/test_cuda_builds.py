@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from packaging.specifiers import SpecifierSet
 
-from envaudit import fixes
 from envaudit.cli import main
-from envaudit.plan import ARGUMENTS
+from envaudit.commands.plan import ARGUMENTS
+from envaudit.model import fixes
 from envaudit.rules import cuda_builds, tables
 from tests.conftest import BESIDE_MISCOMPILES, ROOT, derive_cache, facts_from
 from tests.planfix import requested
@@ -154,7 +154,7 @@ def test_a_live_jax_on_the_gpu_passed_the_check_whatever_the_wheels_say() -> Non
 
 def test_a_live_jax_fallen_back_to_the_cpu_is_one_failure_with_its_cause() -> None:
     """The fallback warning (gpu-present-jax-on-cpu) is a consequence, folded under the refused library."""
-    from envaudit import causes
+    from envaudit.judge import causes
     from envaudit.rules import evaluate
 
     facts = facts_from({"packages": STACK, "nvidia": GPU, "env": {}, "jax": {"status": "ok", "platform": "cpu"}})

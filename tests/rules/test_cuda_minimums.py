@@ -15,7 +15,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from envaudit.cli import main
-from envaudit.facts import Facts
+from envaudit.model.facts import Facts
 from envaudit.rules import cuda_minimums, extras, tables
 from tests.conftest import BESIDE_MISCOMPILES, derive_cache
 from tests.planfix import requested

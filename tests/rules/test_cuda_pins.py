@@ -12,9 +12,9 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from envaudit import fixes
 from envaudit.cli import main
-from envaudit.plan import ARGUMENTS
+from envaudit.commands.plan import ARGUMENTS
+from envaudit.model import fixes
 from envaudit.rules import extras, tables
 from tests.conftest import BESIDE_MISCOMPILES
 from tests.planfix import requested

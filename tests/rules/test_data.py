@@ -9,8 +9,8 @@ import pytest
 
 from envaudit import rules
 from envaudit.collect import collect
+from envaudit.model.scope import ENV_NAMES, ENV_PREFIXES, PATH_NAMES
 from envaudit.rules import engine
-from envaudit.scope import ENV_NAMES, ENV_PREFIXES, PATH_NAMES
 from tests.conftest import ROOT, facts_from
 
 RULES = engine.load_rules()

@@ -15,10 +15,10 @@ import pytest
 from packaging.requirements import Requirement
 
 from envaudit.cli import main
-from envaudit.facts import Facts, PythonFacts
+from envaudit.model.facts import Facts, PythonFacts
+from envaudit.model.scope import canonicalize_name, is_relevant
 from envaudit.rules import declared
 from envaudit.rules.tablefiles import TABLES
-from envaudit.scope import canonicalize_name, is_relevant
 from tests.planfix import requested
 
 ROOT = Path(__file__).resolve().parents[2]

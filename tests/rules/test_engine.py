@@ -97,7 +97,7 @@ def test_any_and_env() -> None:
 
 
 def test_a_workaround_flag_survives_redaction_so_the_rule_sees_it() -> None:
-    from envaudit.redact import select_env
+    from envaudit.model.redact import select_env
 
     for flag in ("--xla_disable_hlo_passes=algsimp,onednn-matmul-rewriter", "--xla_cpu_experimental_ynn_fusion_type="):
         assert select_env({"XLA_FLAGS": flag}) == {"XLA_FLAGS": flag}

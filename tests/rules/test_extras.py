@@ -14,8 +14,8 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from envaudit import fixes
 from envaudit.cli import main
+from envaudit.model import fixes
 from envaudit.rules import extras
 from tests.conftest import BESIDE_MISCOMPILES
 

@@ -9,8 +9,10 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from envaudit import causes, fixes, rules
-from envaudit.facts import Facts
+from envaudit import rules
+from envaudit.judge import causes
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
 from envaudit.rules import accessors, engine, extras, tables
 from tests.conftest import facts_from
 from tests.planfix import requested

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envaudit import audit
+from envaudit.commands import audit
 from envaudit.rules import tables
 from tests.conftest import facts_from
 from tests.planfix import requested

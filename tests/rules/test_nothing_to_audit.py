@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envaudit import audit
+from envaudit.commands import audit
 from tests.conftest import facts_from
 
 PYTHON = "/srv/tools/bin/python"

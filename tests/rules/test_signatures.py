@@ -10,7 +10,7 @@ import tomllib
 import pytest
 
 from envaudit import rules
-from envaudit.facts import Facts
+from envaudit.model.facts import Facts
 from envaudit.rules import engine, signatures
 from envaudit.rules.signatures import Compiled, Signature, SignatureError
 from tests.conftest import ROOT

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from envaudit import fixes, rules
+from envaudit import rules
+from envaudit.model import fixes
 from envaudit.rules import tpu_pins
 from envaudit.rules.tablefiles import TABLES, load
 from tests.conftest import facts_from

@@ -112,7 +112,7 @@ def test_what_the_facts_cannot_say_is_no_finding() -> None:
 
 def test_the_failure_it_causes_folds_under_it() -> None:
     """The jax child ended with XLA's own words: one root, jax-broken its consequence, no reinstall printed."""
-    from envaudit import causes
+    from envaudit.judge import causes
 
     variable = UNKNOWN["shown"]
     jax = {

@@ -107,7 +107,7 @@ def test_bounded_run_keeps_the_limit_and_kills_what_the_child_started() -> None:
 PROBE_RUN = """
 import json, sys
 from pathlib import Path
-from envaudit import probefiles
+from envaudit.files import probefiles
 from envaudit.child import runner, state
 probefiles.probes_dir = lambda: Path(sys.argv[1])
 options = state.Options(("blocked",), timeout=2, total=4, facts=False, python=sys.argv[2])

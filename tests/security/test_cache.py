@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from envaudit import cachedir
 from envaudit.child import state
+from envaudit.files import cachedir
 from tests.conftest import PYTHON, ROOT
 
 NOBODY = 65534
-WHERE = "from envaudit import cachedir; print(cachedir.cache_dir())"
+WHERE = "from envaudit.files import cachedir; print(cachedir.cache_dir())"
 
 
 def run(code: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
@@ -65,7 +65,7 @@ def test_a_private_temporary_cache_is_made_when_there_is_no_home(tmp_path: Path)
 def test_a_home_that_is_not_a_directory_of_ours_creates_nothing(tmp_path: Path, home: str) -> None:
     value = str(tmp_path / "nonexistent") if home == "nonexistent" else home
     proc = run(
-        "from envaudit import cachedir; cachedir.write_text('x.json', '{}')",
+        "from envaudit.files import cachedir; cachedir.write_text('x.json', '{}')",
         tmp_path,
         HOME=value,
         TMPDIR=str(tmp_path / "tmp"),
@@ -202,6 +202,8 @@ def test_a_cache_in_a_directory_another_user_owns_is_not_read(tmp_path: Path) ->
     ours = theirs / f"envaudit-{os.geteuid()}"
     ours.mkdir(mode=0o700)
     (ours / "x.json").write_text("[1]")
-    code = "from envaudit import cachedir; print(cachedir.read_json('x.json'), cachedir.write_text('y.json', '{}'))"
+    code = (
+        "from envaudit.files import cachedir; print(cachedir.read_json('x.json'), cachedir.write_text('y.json', '{}'))"
+    )
     proc = run(code, tmp_path, HOME=str(tmp_path / "nonexistent"), TMPDIR=str(theirs))
     assert proc.stdout.split() == ["None", "False"], proc.stdout + proc.stderr

@@ -51,7 +51,7 @@ def test_escalating_envaudits_own_category_still_fails_the_import(venv: Path, nt
 def fingerprint(venv: Path, cache: Path, **env: str) -> str:
     environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "ENVAUDIT_HOOK")}
     proc = subprocess.run(
-        [str(venv), "-c", "from envaudit.cachedir import fingerprint; print(fingerprint())"],
+        [str(venv), "-c", "from envaudit.files.cachedir import fingerprint; print(fingerprint())"],
         env={**environ, "ENVAUDIT_CACHE_DIR": str(cache), **env},
         capture_output=True,
         text=True,

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from envaudit.cli import main
-from envaudit.exitcodes import Exit
+from envaudit.model.exitcodes import Exit
 from tests.conftest import PYTHON, envaudit_run
 
 BASE: dict[str, Any] = {

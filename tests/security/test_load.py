@@ -19,15 +19,15 @@ import pytest
 
 from envaudit import judge
 from envaudit.child import load
-from envaudit.facts import GPU
-from envaudit.model import ProbeResult
+from envaudit.model.facts import GPU
+from envaudit.model.report import ProbeResult
 from tests.conftest import PYTHON, ROOT, envaudit_run
 from tests.judge.test_judge import MACHINES
 
 RUN = """
 import json, sys
 from pathlib import Path
-from envaudit import probefiles
+from envaudit.files import probefiles
 from envaudit.child import runner, state
 probefiles.probes_dir = lambda: Path(sys.argv[1])
 outcome = runner.run(state.Options(tuple(sys.argv[2].split(",")), timeout=2, total=float(sys.argv[3]), facts=False))

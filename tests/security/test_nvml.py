@@ -20,7 +20,7 @@ import psutil
 import pytest
 
 from envaudit.collect import nvml
-from envaudit.exitcodes import Exit
+from envaudit.model.exitcodes import Exit
 from envaudit.rules import checks
 from tests.conftest import PYTHON, ROOT, envaudit_run, facts_from
 from tests.fakes.fake_pynvml import FIXTURE_VARIABLE

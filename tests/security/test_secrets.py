@@ -12,8 +12,8 @@ import pytest
 
 from envaudit.child.jaxfacts import parse
 from envaudit.child.state import Task, parse_result
-from envaudit.model import ProbeRun
-from envaudit.redact import REDACTED, scrub, select_env
+from envaudit.model.redact import REDACTED, scrub, select_env
+from envaudit.model.report import ProbeRun
 from tests.conftest import PYTHON, envaudit_run
 
 TASK = Task(ProbeRun("p"), "float32", Path("p.py"))

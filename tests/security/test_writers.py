@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from envaudit import safewrite
+from envaudit.files import safewrite
 from tests.conftest import PYTHON, envaudit_run
 
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to run an unprivileged attacker and mknod")

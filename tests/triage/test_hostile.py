@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from envaudit.triage import TriageError, reply, triage
-from envaudit.triage.extract import MAX_BYTES, MAX_LINES
+from envaudit.commands.triage import TriageError, reply, triage
+from envaudit.commands.triage.extract import MAX_BYTES, MAX_LINES
 from tests.conftest import PYTHON, ROOT
 
 ENV_INFO = b"jax:    0.4.25\njaxlib: 0.4.25\nnumpy:  2.0.2\npython: 3.11.8 (main)\n"
@@ -82,7 +82,7 @@ def test_no_line_makes_a_pattern_backtrack() -> None:
     milliseconds (the bound below only keeps a regression from hanging the suite)."""
     text = "\n".join(ADVERSARIAL * 200).encode()
     code = (
-        "import sys; from envaudit.triage import extract; "
+        "import sys; from envaudit.commands.triage import extract; "
         "print(len(extract.seen(extract.lines(sys.stdin.buffer.read())[0])))"
     )
     proc = subprocess.run(

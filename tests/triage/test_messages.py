@@ -9,10 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from envaudit import audit
-from envaudit.facts import Facts
+from envaudit.commands import audit
+from envaudit.commands.triage import TriageError, reply, triage
 from envaudit.formats import FORMATS
-from envaudit.triage import TriageError, reply, triage
+from envaudit.model.facts import Facts
 
 
 def facts(result: object, number: int = 0) -> dict[str, str]:
@@ -163,7 +163,7 @@ def test_a_text_that_states_no_version_is_rendered_in_every_format(text: bytes, 
 
 
 def test_a_report_is_looked_for_once_however_many_lines_look_like_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    from envaudit.triage import own
+    from envaudit.commands.triage import own
 
     tried: list[int] = []
     parse = own._json
@@ -233,7 +233,7 @@ def test_prose_reads_the_installed_versions_only(
 
 
 def test_a_report_with_more_facts_than_are_read_is_read_up_to_the_bound_and_says_where() -> None:
-    from envaudit.triage import extract
+    from envaudit.commands.triage import extract
 
     many = replace(BROKEN, packages={**BROKEN.packages, **{f"lib{i:05d}": f"1.{i}" for i in range(3000)}})
     report = audit.assemble(many, mode="audit", host_info={"hostname": "node"})

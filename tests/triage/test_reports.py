@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from envaudit.scope import is_relevant
-from envaudit.triage import triage
+from envaudit.commands.triage import triage
+from envaudit.model.scope import is_relevant
 from tests.conftest import FIXTURES
 
 HERE = FIXTURES / "triage"

@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 import pytest
 
-from envaudit.triage import extract, reply, triage
-from envaudit.triage.extract import MAX_BYTES
+from envaudit.commands.triage import extract, reply, triage
+from envaudit.commands.triage.extract import MAX_BYTES
 from tests.conftest import PYTHON, ROOT
 
 PROMISED_S = 30  # README: any text within the 4 MB cap is triaged in under 30 s (the old code took minutes)

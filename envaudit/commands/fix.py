@@ -1,0 +1,228 @@
+"""`envaudit fix`: the report's one plan applied to the audited environment with its own installer, checked by a
+new audit, and undone when it made things worse.
+
+The plan is the one the report prints (`fixplan`): nothing is run that the user could not read first (`--dry-run`
+prints it and stops; without `--yes` a terminal asks). Before anything changes, every distribution of the audited
+interpreter (name, version, installer) is written to a snapshot file that is kept (the user removes it). The plan's
+command runs in bash, as the user would paste it; its variables (an `export XLA_FLAGS=...`) hold for the new audit
+here and are said, since they last one shell. The audit after it is compared with the one before: more failing root
+causes, or jax imported before and not after, and the snapshot is restored (what moved installed at its version
+again, what appeared removed, each by the installer that had installed it). What changed is said either way. The
+command runs in a session of its own: interrupted (Ctrl-C, SIGTERM, its bound), bash and the installer are killed
+together and the way back is printed (`envaudit fix --restore SNAPSHOT`, which puts any snapshot back). Exit 0
+when the environment audits without a failure afterwards, 1 when not, 2 on bad usage (no confirmation from a
+non-terminal, a snapshot path that cannot be written or read).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from envaudit.child.state import Options
+from envaudit.commands import audit
+from envaudit.files import safewrite
+from envaudit.model import fixes
+from envaudit.model.exitcodes import BadInput, Exit
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix
+from envaudit.model.report import Report
+
+APPLY_TIMEOUT_S = 3600.0  # an installer downloading gigabytes of CUDA wheels; a hung one still ends
+SNAPSHOT_BYTES = 16 * 1024 * 1024  # a snapshot of ten thousand distributions is under 1 MiB
+
+
+class RepairError(BadInput):
+    """No confirmation, or a snapshot that cannot be written: nothing was changed; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Installed:
+    """One distribution of the audited interpreter, as a snapshot keeps it."""
+
+    name: str
+    version: str
+    installer: str
+
+
+def distributions(python: str, timeout: float) -> dict[str, Installed]:
+    """Every distribution the interpreter sees (the first copy on its path), by canonical name."""
+    from envaudit.collect import outside
+    from envaudit.model.scope import canonicalize_name
+
+    found: dict[str, Installed] = {}
+    for d in outside.describe(python, timeout)["distributions"]:
+        name = canonicalize_name(str(d["name"]))
+        found.setdefault(name, Installed(name, str(d["version"]), str(d.get("installer") or "")))
+    return found
+
+
+def changes(before: dict[str, Installed], after: dict[str, Installed]) -> list[str]:
+    """What moved, as people read it: `jax 0.10.2 -> 0.10.1`, `jax-cuda12-plugin 0.10.1 removed`, `x 1.0 added`."""
+    kept = sorted(before.keys() & after.keys())
+    said = [f"{n} {before[n].version} -> {after[n].version}" for n in kept if before[n].version != after[n].version]
+    said += [f"{n} {before[n].version} removed" for n in sorted(before.keys() - after.keys())]
+    said += [f"{n} {after[n].version} added" for n in sorted(after.keys() - before.keys())]
+    return said
+
+
+def restoring(before: dict[str, Installed], after: dict[str, Installed], facts: Facts) -> Fix:
+    """The fix that puts the snapshot back: what moved or went installed at its version, what appeared removed,
+    each by the installer the snapshot says installed it (conda's by conda: the audit's facts name only the
+    audited packages, and not those the fix removed)."""
+    moved = [f"{n}=={d.version}" for n, d in sorted(before.items()) if after.get(n, d).version != d.version]
+    moved += [f"{n}=={d.version}" for n, d in sorted(before.items()) if n not in after]
+    by_conda = {n for n, d in (*before.items(), *after.items()) if d.installer == "conda"}
+    target = replace(fixes.target(facts), conda=frozenset(by_conda))
+    return Fix(install=tuple(moved), uninstall=tuple(sorted(after.keys() - before.keys())), target=target)
+
+
+def read_snapshot(path: Path) -> tuple[str, dict[str, Installed]]:
+    """A snapshot `fix` wrote: the interpreter and its distributions (bad input: one line, exit 2)."""
+    from envaudit.files import reportfile
+
+    raw = reportfile.read_bounded(path, SNAPSHOT_BYTES, "a snapshot")
+    try:
+        data = json.loads(raw)
+        python = data["python"]
+        found = {d["name"]: Installed(d["name"], d["version"], d.get("installer", "")) for d in data["distributions"]}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise RepairError(f"{path}: not a snapshot written by envaudit fix") from None
+    if not isinstance(python, str) or not all(isinstance(d.version, str) for d in found.values()):
+        raise RepairError(f"{path}: not a snapshot written by envaudit fix")
+    return python, found
+
+
+def worse(before: Report, after: Report) -> str:
+    """Why the audit after the fix is worse than the one before ("" where it is not)."""
+    roots = [len([f for f in r.findings if f.severity == "fail" and not f.caused_by]) for r in (before, after)]
+    if roots[1] > roots[0]:
+        return f"{roots[1]} failing root causes after it, {roots[0]} before"
+    if before.facts.jax.get("status") == "ok" and after.facts.jax.get("status") != "ok":
+        return f"jax imported before it and not after ({after.facts.jax.get('message')})"
+    return ""
+
+
+def snapshot_path(given: Path | None) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return given if given is not None else Path(f"envaudit-snapshot-{stamp}.json")
+
+
+def run(
+    *,
+    python: str | None,
+    probes: Options,
+    timeout: float,
+    dry_run: bool,
+    yes: bool,
+    snapshot: Path | None,
+    say: Callable[[str], None],
+    ask: Callable[[str], bool] | None,
+) -> int:
+    """The verb: audit, plan, confirm, snapshot, apply, audit again, restore if worse. `ask` is the terminal's
+    prompt (None: stdin is no terminal)."""
+    if not dry_run and not yes and ask is None:  # refused before minutes of auditing, nothing changed
+        raise RepairError("fix changes the environment: confirm with --yes, or --dry-run (stdin is not a terminal)")
+    interpreter = python or sys.executable
+    before = audit.run_audit(quick=False, timeout=timeout, probes=probes, python=python)
+    command = before.plan.fix.command
+    say(f"envaudit fix: {before.verdict.upper()} in {interpreter}")
+    if not command:
+        still = [f.id for f in before.findings if f.severity == "fail" and not f.caused_by]
+        say("nothing to run" + (f": no command fixes {', '.join(still)}" if still else ": nothing to fix"))
+        return Exit.FINDINGS if still else Exit.OK
+    say(f"the plan: {command}")
+    if before.plan.remaining:
+        say(f"still failing after it: {', '.join(before.plan.remaining)}")
+    if dry_run:  # nothing changed: the environment afterwards is the one audited
+        return Exit.FINDINGS if before.verdict == "fail" else Exit.OK
+    if not yes and ask is not None and not ask("run it? [y/N] "):
+        say("nothing changed")
+        return Exit.FINDINGS if before.verdict == "fail" else Exit.OK
+    fix = before.plan.fix
+    for name in fix.unset:  # what the command does to its own shell, done first here: the snapshot, the installer and
+        os.environ.pop(name, None)  # the audit after it see the environment as the user's next shell will
+    os.environ.update(dict(fix.export))
+    saved = distributions(interpreter, timeout)  # the environment's own (a PYTHONPATH copy unset is none of them)
+    path = snapshot_path(snapshot)
+    document = {"python": interpreter, "distributions": [vars(d) for d in saved.values()]}
+    safewrite.write(path, json.dumps(document, indent=1) + "\n")
+    say(f"snapshot of {len(saved)} distributions: {path} (kept: remove it when you no longer need it)")
+    back = f"envaudit fix --restore {shlex.quote(str(path))}" + (
+        f" --python {shlex.quote(interpreter)}" if python else ""
+    )
+    try:
+        code = shell(command)
+    except BaseException:  # Ctrl-C, SIGTERM, the bound: the installer's group is gone, the way back is said
+        say(f"interrupted: the environment may be half changed; to put the snapshot back: {back}")
+        raise
+    # audited as another interpreter, whatever this one is: this process's own path still holds what was unset
+    after = audit.run_audit(quick=False, timeout=timeout, probes=probes, python=interpreter)
+    now = distributions(interpreter, timeout)
+    moved = changes(saved, now)
+    say(f"changed: {'; '.join(moved) if moved else 'no distribution'}" + _status(code))
+    why = worse(before, after)
+    if why:
+        say(f"worse: {why}; restoring the snapshot")
+        return _restore(saved, now, after.facts, interpreter, timeout, say)
+    if code != 0:
+        say(f"the command failed; to put the snapshot back: {back}")
+    if fix.export or fix.unset:
+        variables = " && ".join([*(f"unset {n}" for n in fix.unset), *(c for c in _exports(fix))])
+        say(f"set in the shell that runs your program (they last one shell): {variables}")
+    say(f"envaudit fix: {after.verdict.upper()} after it")
+    return Exit.FINDINGS if after.verdict == "fail" else Exit.OK
+
+
+def restore(path: Path, *, timeout: float, say: Callable[[str], None]) -> int:
+    """`fix --restore SNAPSHOT`: the distributions put back as the snapshot has them (its interpreter's)."""
+    from envaudit.collect import collect
+
+    interpreter, saved = read_snapshot(path)
+    now = distributions(interpreter, timeout)
+    return _restore(saved, now, collect(timeout=timeout, python=interpreter), interpreter, timeout, say)
+
+
+def _restore(
+    saved: dict[str, Installed],
+    now: dict[str, Installed],
+    facts: Facts,
+    interpreter: str,
+    timeout: float,
+    say: Callable[[str], None],
+) -> int:
+    undo = restoring(saved, now, facts)
+    say(f"restoring: {undo.command or 'nothing moved'}")
+    code = shell(undo.command) if undo else 0
+    left = changes(saved, distributions(interpreter, timeout))
+    say("restored" if not left else f"restored but for: {'; '.join(left)}" + _status(code))
+    return Exit.FINDINGS
+
+
+def shell(command: str) -> int:
+    """The command run in bash in a session of its own, to its end or the bound; on any interruption, bash and
+    whatever it started (the installer) are killed together."""
+    from envaudit.child.bounded import kill_group
+
+    proc = subprocess.Popen(["bash", "-c", command], start_new_session=True)
+    try:
+        return proc.wait(timeout=APPLY_TIMEOUT_S)
+    except BaseException:
+        kill_group(proc)
+        proc.wait()
+        raise
+
+
+def _exports(fix: Fix) -> list[str]:
+    return [Fix(export=((n, v),)).command for n, v in fix.export]
+
+
+def _status(code: int) -> str:
+    return "" if code == 0 else f" (the command exited {code})"

@@ -1,0 +1,134 @@
+"""`envaudit health`: the full audit tuned for a node check, answering in one line of at most 80 characters.
+
+node-problem-detector cuts a plugin's output at 80 characters, Slurm's HealthCheckProgram is killed after 60 s and
+LBNL NHC's watchdog stops its checks after 30 s (TIMEOUT in its `nhc` driver), so the probes run under a total bound
+inside the shortest of them, the line names the worst finding first, and the full JSON report and the Prometheus
+textfile are written beside each other (atomically) for `check`, `compare` and node_exporter; the status file
+(`--status-file`) holds the exit code, the time and the line for the readers that only read (node-problem-detector's
+plugin, NHC's check_envaudit). The exit code is the contract's: 0 OK, 1 problem, 2 bad usage, 3 could not audit.
+
+A run that does not complete (bad usage found after the arguments, an internal error, SIGTERM) says so where those
+readers look: the status file gets its exit code, and the textfile the verdict `error`, with the last success
+carried from the JSON report beside it, which such a run never replaces: that report is always the last audit
+that completed, so its time is the last success (no number is read back from the textfile).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+
+from envaudit import __version__
+from envaudit.files import cachedir, safewrite
+from envaudit.formats import prometheus, render
+from envaudit.model.facts import Facts, ReportError
+from envaudit.model.report import Report
+
+MAX_LINE = 80
+PROM_NAME = "envaudit.prom"
+REPORT_NAME = "envaudit-report.json"
+DEFAULT_TIMEOUT_S = 15.0  # per probe, and for the jax child
+# All probes, the jax child's start included. Measured end to end on a 2-core CPU (`python -m envaudit health`):
+# 2.3 s healthy with a warm cache; 20.2 s when a probe hangs (the bound spent, the rest not run); 15.3 s when
+# `import jax` hangs (the jax child's own bound is the per-probe one): inside NHC's 30 s watchdog and Slurm's 60 s.
+# 60 % of it (child/state.BUDGET_SHARE) holds every default probe's declared cost (3.0 s together) but ntk_nt's 25 s.
+DEFAULT_TOTAL_S = 20.0
+
+
+def fit(text: str, width: int = MAX_LINE) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 3].rstrip() + "..."
+
+
+def health_line(report: Report) -> str:
+    """One line, worst first: what a node-problem-detector condition or a Slurm drain reason shows."""
+    if report.verdict == "error":
+        return fit("envaudit ERROR: the audit could not complete")
+    # the board to pull first: a device that computes wrong numbers is the most precise finding a node check has
+    fails = sorted(
+        (f for f in report.findings if f.severity == "fail" and not f.caused_by and f.counts),
+        key=lambda f: f.subject.kind != "device",
+    )  # root causes: their consequences are not news
+    if fails:
+        more = f" (+{len(fails) - 1} more)" if len(fails) > 1 else ""
+        head = f"envaudit FAIL{more} {fails[0].id}: "
+        return fit(head + fails[0].title)
+    warns = sum(f.severity == "warn" and not f.caused_by and f.counts for f in report.findings)
+    passed = sum(p.status == "pass" for p in report.probes)
+    return fit(f"envaudit OK: 0 fail, {warns} warn; {passed}/{len(report.probes)} probes pass")
+
+
+def check_directory(prometheus_dir: Path | None) -> None:
+    """Refuse a bad --prometheus-dir before minutes of probing, not after."""
+    if prometheus_dir is not None and not prometheus_dir.is_dir():
+        raise safewrite.OutputError(f"--prometheus-dir {prometheus_dir} is not a directory")
+
+
+def check_status_file(status_file: Path | None) -> None:
+    """Refuse a --status-file that cannot be one before probing: its directory must exist, and it is no directory."""
+    if status_file is None:
+        return
+    if status_file.is_dir():
+        raise safewrite.OutputError(f"--status-file {status_file} is a directory")
+    if not status_file.parent.is_dir():
+        raise safewrite.OutputError(f"--status-file {status_file}: directory {status_file.parent} does not exist")
+
+
+def status_text(code: int, line: str, when: float) -> str:
+    """The status file: line 1 "<exit code> <unix time>", line 2 the one line, without control characters, as
+    scripts/k8s/envaudit-npd-plugin.sh and scripts/nhc/envaudit.nhc read it."""
+    shown = "".join(" " if ord(ch) < 32 or ord(ch) == 127 else ch for ch in line)
+    return f"{int(code)} {int(when)}\n{fit(shown)}\n"
+
+
+def save(report: Report, prometheus_dir: Path | None, status_file: Path | None = None, code: int = 0) -> None:
+    """The textfile metrics and the JSON report, beside each other, then the status file with the exit code `code`
+    (OutputError naming each one that could not be written); without a directory, the report alone, in the cache,
+    best-effort (an unwritable cache must not turn a node's verdict into "could not audit")."""
+    failed = []
+    if prometheus_dir is None:
+        cachedir.write_text(REPORT_NAME, render(report, "json"))
+    else:
+        # The textfile first: it is what node_exporter serves, so a report that cannot be written must not leave
+        # the last run's verdict scraped. Each file is tried whatever happened to the other; every failure is said.
+        for name, fmt in ((PROM_NAME, "prometheus"), (REPORT_NAME, "json")):
+            try:
+                check_directory(prometheus_dir)
+                safewrite.write(prometheus_dir / name, render(report, fmt))
+            except safewrite.OutputError as exc:
+                failed.append(str(exc))
+    if status_file is not None:
+        try:
+            safewrite.write(status_file, status_text(code, health_line(report), time.time()))
+        except safewrite.OutputError as exc:
+            failed.append(str(exc))
+    if failed:
+        raise safewrite.OutputError("; ".join(dict.fromkeys(failed)))
+
+
+def last_success(prometheus_dir: Path) -> float | None:
+    """When the last audit that completed was made: the JSON report beside the textfile (only a completed run
+    writes it), read bounded and validated; None when there is none that can be read."""
+    from envaudit.files import reportfile  # a run that completes never reads it: the command line loads it late
+
+    try:
+        kept = reportfile.read_report(prometheus_dir / REPORT_NAME)
+    except (ReportError, OSError):
+        return None
+    return kept.created_timestamp() if kept.complete and kept.created_timestamp() > 0 else None
+
+
+def save_unfinished(
+    prometheus_dir: Path | None, status_file: Path | None, code: int, why: str, duration_s: float, created: str
+) -> None:
+    """What a run that did not complete leaves, best-effort (its own error is what the caller says): the status
+    file with `code` and why, and a textfile whose verdict is error and whose last success is the kept report's.
+    The JSON report beside it is left as it is: the last audit that completed."""
+    report = Report(Facts(), created=created, envaudit_version=__version__, complete=False, duration_s=duration_s)
+    if prometheus_dir is not None:
+        with contextlib.suppress(safewrite.OutputError):
+            safewrite.write(prometheus_dir / PROM_NAME, prometheus.textfile(report, last_success(prometheus_dir)))
+    if status_file is not None:
+        with contextlib.suppress(safewrite.OutputError):
+            safewrite.write(status_file, status_text(code, f"envaudit ERROR: {why}", time.time()))

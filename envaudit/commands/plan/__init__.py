@@ -1,0 +1,385 @@
+"""`envaudit plan`: evaluate pinned requirements before anything is installed, without network.
+
+The plan is turned into an ordinary facts snapshot (`origin: plan`), so the same rules evaluate a plan and a
+live machine. What pins imply is derived, not guessed: `jax[cuda12]==V` means jaxlib V on CUDA 12; a jaxlib local
+label (`+cuda102`) says its CUDA. What the plan does not say is jax's default, as a fresh process has it: x64 off,
+the default matmul precision, no environment variable set but those given with `--env` (which set x64 and the
+precision as jax reads them). Anything that cannot be evaluated exactly is a PlanError: exit 2, one line.
+
+The pins are `==` arguments and what the input files say (`inputs/`): requirements files (`-r`, or a `*.txt`
+argument), a pyproject.toml (with the uv.lock beside it, where there is one), a uv.lock, a pylock.toml and
+pip's installation report (`--pip-report`), which resolve what is not pinned. A plan's fix is written as the
+requirement lines to change (`fixes.Target` "lines"), in the input files that decide each version or in the
+plan's arguments, not as an install into an environment that does not exist yet. `--each` plans each file alone
+(what pre-commit passes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from packaging.version import InvalidVersion, Version
+
+from envaudit.commands.plan.inputs import Kind, PlanError, kind
+from envaudit.model import fixes
+from envaudit.model.facts import GPU, Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
+from envaudit.model.redact import select_env
+from envaudit.model.scope import PLUGIN, canonicalize_name
+from envaudit.rules.accessors import env_flag
+
+if TYPE_CHECKING:
+    from envaudit.commands.plan.inputs.gather import Gathered
+
+PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+ARGUMENTS = "the plan's arguments"  # where the fix of a distribution pinned by an argument is written
+
+__all__ = ["PlanError", "Planned", "add_arguments", "facts_from_args", "pin", "planned", "separately"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "requirements",
+        nargs="*",
+        metavar="REQUIREMENT|FILE",
+        help="pinned requirements (jax==0.4.25), or files: requirements *.txt; pyproject.toml ([project] dependencies,"
+        " and the uv.lock beside it where there is one, which resolves what they leave unpinned); uv.lock;"
+        " pylock.toml or pylock.NAME.toml. A plan of files is fixed by the requirement lines to write in them",
+    )
+    p.add_argument(
+        "-r",
+        "--requirement",
+        dest="requirement_files",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a requirements file, as pip reads it (its -r/-c includes, markers, --hash; repeatable; - reads stdin)",
+    )
+    p.add_argument(
+        "--pip-report",
+        metavar="FILE",
+        help="pip's installation report (pip install --dry-run --ignore-installed --report FILE ...): what it"
+        " resolves, for its environment's Python and platform",
+    )
+    p.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an extra of a pyproject.toml, uv.lock or pylock.toml to install too (repeatable; default: none)",
+    )
+    p.add_argument("--all-extras", action="store_true", help="every extra of those files")
+    p.add_argument(
+        "--group",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a dependency group (PEP 735) to install too (repeatable; default: none, and a pylock.toml's"
+        " default-groups; uv sync adds dev unless told not to: name it here)",
+    )
+    p.add_argument("--driver", help="NVIDIA driver version, e.g. 535.104.05")
+    p.add_argument("--cuda", help="CUDA toolkit version the jax build uses, e.g. 12.4")
+    p.add_argument("--cudnn", help="cuDNN version, e.g. 9.1.0")
+    p.add_argument("--compute-capability", dest="compute_capability", help="GPU compute capability X.Y")
+    p.add_argument("--gpus", help="number of GPUs")
+    p.add_argument("--platform", choices=PLATFORMS, help="platform jax will run on")
+    p.add_argument("--x64", action="store_true", help="jax_enable_x64 will be on")
+    p.add_argument(
+        "--os",
+        metavar="SYSTEM",
+        help="the system it will run on, as Python's platform.system() names it (Linux, Darwin, Windows; default: a"
+        " pip report's, else this machine's)",
+    )
+    p.add_argument(
+        "--machine",
+        metavar="ARCH",
+        help="the machine it will run on, as platform.machine() names it (x86_64, aarch64, arm64, AMD64; default: a"
+        " pip report's, else this machine's)",
+    )
+    p.add_argument(
+        "--python",
+        metavar="X.Y",
+        help="the Python version it will run on, e.g. 3.12 (default: a pip report's; markers are evaluated for it on"
+        " Linux x86_64)",
+    )
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable it will run with (repeatable); none is set otherwise",
+    )
+    p.add_argument(
+        "--each",
+        action="store_true",
+        help="plan each input file as an environment of its own, one report after another under its name (pre-commit"
+        " passes every changed file at once); a pyproject.toml and the uv.lock beside it are one plan. The exit code"
+        " is the worst plan's",
+    )
+
+
+def _version(flag: str, text: str | None) -> str | None:
+    if text is None:
+        return None
+    try:
+        if not text.isascii():  # Python's int() reads Arabic-Indic digits, which no real version has
+            raise InvalidVersion(text)
+        Version(text)
+    except (InvalidVersion, ValueError):
+        raise PlanError(f"{flag} {text!r} is not a version number") from None
+    return text
+
+
+def pin(text: str) -> tuple[str, str, set[str]] | None:
+    """(normalized name, exact version, extras) of a requirement pinned with ==; None for a direct reference
+    (`NAME @ URL`, what `pip freeze` says of a local install) to a distribution the plan does not evaluate."""
+    from packaging.requirements import InvalidRequirement, Requirement  # lazily: costly, and only plan needs it
+
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        raise PlanError(f"cannot parse requirement {text!r}: {str(exc).splitlines()[0]}") from None
+    if req.url:
+        from envaudit.commands.plan.inputs.gather import evaluated
+        from envaudit.commands.plan.inputs.requirements import wheel_version
+
+        if not evaluated(req.name):
+            return None
+        if not (version := wheel_version(req.url)):
+            raise PlanError(f"{text!r} is a direct reference that states no version: write {req.name}==X.Y.Z")
+        return canonicalize_name(req.name), version, {e.lower() for e in req.extras}
+    specs = list(req.specifier)
+    if len(specs) != 1 or specs[0].operator not in ("==", "===") or "*" in specs[0].version:
+        raise PlanError(f"{text!r} is not pinned: plan evaluates exact versions (write {req.name}==X.Y.Z)")
+    try:
+        if not specs[0].version.isascii():
+            raise InvalidVersion(specs[0].version)
+        Version(specs[0].version)
+    except (InvalidVersion, ValueError):
+        raise PlanError(f"{text!r}: {specs[0].version!r} is not a version number") from None
+    return canonicalize_name(req.name), specs[0].version, {e.lower() for e in req.extras}
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A plan's facts, and the target its fix is written for: the requirement lines to write, in the input files
+    (or the arguments) that decide each version."""
+
+    facts: Facts
+    target: fixes.Target | None = None
+
+
+def facts_from_args(args: argparse.Namespace) -> Facts:
+    return planned(args).facts
+
+
+def planned(args: argparse.Namespace) -> Planned:
+    """The facts the arguments and input files state, and where their fix is written."""
+    texts, inputs = _classified(args)
+    if not texts and not inputs:
+        raise PlanError("nothing to plan: give pinned requirements, input files, -r FILE or --pip-report FILE")
+    python = _python(args.python) if args.python else ""
+    gathered = _gathered(args, inputs, python) if inputs else None
+    packages: dict[str, str] = {}
+    env = _env(args.env)
+    precision = env.get("JAX_DEFAULT_MATMUL_PRECISION")
+    jax: JaxFacts = {
+        "status": "unknown",
+        "x64": bool(args.x64 or env_flag(env.get("JAX_ENABLE_X64"))),
+        "default_matmul_precision": precision.lower() if precision else None,
+    }
+    implied: dict[str, str] = {}
+    for text in texts:
+        if (pinned := pin(text)) is None:
+            continue
+        name, version, extras = pinned
+        if name in packages and packages[name] != version:
+            raise PlanError(f"{name} is pinned twice, to {packages[name]} and {version}")
+        packages[name] = version
+        if name == "jax":
+            _jax_extras(version, extras, implied, jax)
+    from_arguments = set(packages)
+    for name, found in (gathered.pins if gathered else {}).items():
+        if name in packages and not _same(packages[name], found.version):
+            raise PlanError(
+                f"{name} is pinned twice, to {packages[name]} ({ARGUMENTS}) and {found.version} ({found.source})"
+            )
+        packages.setdefault(name, found.version)
+        if name == "jax" and found.extras:
+            _jax_extras(found.version, set(found.extras), implied, jax)
+    for name, version in implied.items():  # after every explicit pin, so that argument order does not matter
+        if packages.setdefault(name, version) != version:
+            raise PlanError(f"{name} is pinned to {packages[name]}, but the jax extra implies {version}")
+    if args.platform:
+        jax["platform"] = args.platform
+    if cuda := _version("--cuda", args.cuda):
+        jax["cuda_version"] = cuda
+    if cudnn := _version("--cudnn", args.cudnn):
+        jax["cudnn_version"] = cudnn
+    version = python or (gathered.python if gathered else "")
+    facts = Facts(
+        packages=dict(sorted(packages.items())),
+        python=PythonFacts(version=version) if version else PythonFacts(),
+        platform=_platform(args, gathered.platform if gathered else {}),
+        jax=jax,
+        nvidia=_nvidia(args),
+        env=env,
+        requires=gathered.requires if gathered else {},
+        origin="plan",
+    )
+    if gathered is None or not gathered.requires:  # what the releases declare, where no resolution says it
+        from dataclasses import replace
+
+        from envaudit.rules import declared  # lazily: it loads the tables
+
+        facts = replace(facts, requires=declared.requires(facts, facts.packages))
+    if gathered is None:  # arguments only: the fix is what to pin instead, as for files (no environment exists)
+        return Planned(facts, fixes.Target(tool="lines", into=ARGUMENTS))
+    written = dict(gathered.into)
+    for name in packages.keys() - written.keys():  # an argument's, or what a file's jax[EXTRA] implies
+        written[name] = ARGUMENTS if name in from_arguments else written.get("jax", gathered.default)
+    return Planned(facts, fixes.Target(tool="lines", written=tuple(sorted(written.items())), into=gathered.default))
+
+
+EACH_FORMATS = ("text", "markdown", "github")  # one report after another stays readable, as one JSON document would not
+
+
+def separately(args: argparse.Namespace) -> list[tuple[str, argparse.Namespace]]:
+    """--each: the arguments of one plan per input file, with its name, in the order given. Each file is the
+    environment it installs (requirements-cpu.txt and requirements-cuda.txt pin jax differently, and are both
+    right); a file named twice is planned once, and a uv.lock whose pyproject.toml is named too is part of that
+    file's plan, which reads it."""
+    texts, inputs = _classified(args)
+    if texts:
+        raise PlanError(f"--each plans files one by one: {texts[0]!r} is not a file a plan reads")
+    if args.pip_report:
+        raise PlanError("--each plans files one by one: a --pip-report is one environment's, so plan it without --each")
+    if args.format not in EACH_FORMATS:
+        raise PlanError(
+            f"--each writes one report per file: --format {args.format} is one document (text, markdown, github)"
+        )
+    if args.output is not None:
+        raise PlanError("--each writes one report per file to standard output: --output takes one report")
+    if not inputs:
+        raise PlanError("nothing to plan: --each plans the input files named")
+    projects = {os.path.dirname(os.path.realpath(path)) for named, path in inputs if named == "pyproject"}
+    seen: set[str] = set()
+    plans: list[tuple[str, argparse.Namespace]] = []
+    for named, path in inputs:
+        real = os.path.realpath(path) if path != "-" else path
+        if real in seen or (named == "uv.lock" and os.path.dirname(real) in projects):
+            continue
+        seen.add(real)
+        alone = [path] if named == "requirements" else []  # -r FILE: a requirements file of any name
+        files = {"requirement_files": alone, "requirements": [] if alone else [path], "each": False}
+        plans.append((path, argparse.Namespace(**{**vars(args), **files})))
+    return plans
+
+
+def _same(a: str, b: str) -> bool:
+    from envaudit.commands.plan.inputs.gather import same_release  # lazily: it loads packaging
+
+    return same_release(a, b)
+
+
+def _platform(args: argparse.Namespace, recorded: dict[str, str]) -> PlatformFacts:
+    """The system and machine the plan will run on: --os and --machine, else those a pip report records (its
+    environment's platform_system and platform_machine), else this machine's, as a plan assumes jax's defaults (a
+    CPU miscompile measured on x86-64 applies to a plan made on x86-64)."""
+    import platform
+
+    system = args.os or recorded.get("system") or platform.system()
+    machine = args.machine or recorded.get("machine") or platform.machine()
+    return PlatformFacts(system=system, machine=machine)
+
+
+def _classified(args: argparse.Namespace) -> tuple[list[str], list[tuple[Kind, str]]]:
+    """The positional arguments told apart: requirements (a `NAME @ URL` that `$(pip freeze)` split in three words
+    joined again) and input files, recognised by their names. The inputs in order: -r's files, the positional
+    files, --pip-report's (the first requirements file or pyproject.toml is where an unnamed requirement goes)."""
+    words = list(args.requirements)
+    texts: list[str] = []
+    inputs: list[tuple[Kind, str]] = [("requirements", f) for f in args.requirement_files]
+    while words:
+        word = words.pop(0)
+        if len(words) >= 2 and words[0] == "@":
+            texts.append(f"{word} @ {words[1]}")
+            del words[:2]
+        elif named := kind(word):
+            inputs.append((named, word))
+        elif os.path.isfile(word) and re.fullmatch(r"[A-Za-z0-9._-]+", os.path.basename(word)):
+            raise PlanError(f"{word} is a file envaudit cannot tell the kind of: a requirements file is -r {word}")
+        else:
+            texts.append(word)
+    if args.pip_report:
+        inputs.append(("pip-report", args.pip_report))
+    return texts, inputs
+
+
+def _gathered(args: argparse.Namespace, inputs: list[tuple[Kind, str]], python: str) -> Gathered:
+    from envaudit.commands.plan.inputs.gather import Request, gather  # lazily: it loads packaging
+
+    request = Request(tuple(inputs), tuple(args.extra), args.all_extras, tuple(args.group), python)
+    return gather(request)
+
+
+def _python(text: str) -> str:
+    if not re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,3}(\.[0-9]{1,3})?", text):
+        raise PlanError(f"--python {text!r} is not a Python version X.Y (e.g. 3.12)")
+    return text
+
+
+def _env(assignments: list[str]) -> dict[str, str]:
+    """--env NAME=VALUE, each as the audit would record it: only the variables of the audited scope, with a value
+    that may be a secret redacted (select_env, the audit's own selection)."""
+    found: dict[str, str] = {}
+    for text in assignments:
+        name, sep, value = text.partition("=")
+        if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,127}", name):
+            raise PlanError(f"--env {text!r} is not of the form NAME=VALUE")
+        found[name] = value
+    return select_env(found)
+
+
+def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: JaxFacts) -> None:
+    """jax[cpu|cuda*|rocm*|tpu]==V pins what its METADATA says it installs (`rules/extras.py`); a CUDA extra fixes
+    the platform, and the CUDA major its plugin or jaxlib build names (jax[cuda]==0.4.20 installs a CUDA 11 jaxlib)."""
+    from envaudit.rules.accessors import parse_local_label
+    from envaudit.rules.extras import implied as extras_implied
+
+    installs = extras_implied(version, extras)
+    implied |= installs
+    plugins = [m["major"] for name in installs if (m := PLUGIN.match(name)) and m["kind"] == "cuda"]
+    label, _ = parse_local_label(installs.get("jaxlib", ""))  # a single-package jaxlib's +cuda11.cudnn86
+    built = plugins[0] if plugins else label.text.split(".")[0] if label else None
+    for extra in extras:
+        if extra.startswith("cuda"):
+            jax["platform"] = "cuda"
+            named = match[1] if (match := re.match(r"^cuda(\d+)", extra)) else built
+            if named:
+                jax.setdefault("cuda_version", named)
+        elif extra == "tpu":
+            jax["platform"] = "tpu"
+        elif extra.startswith("rocm"):
+            jax["platform"] = "rocm"
+        elif extra == "cpu":
+            jax.setdefault("platform", "cpu")
+
+
+def _nvidia(args: argparse.Namespace) -> NvidiaFacts:
+    driver = _version("--driver", args.driver)
+    cc = args.compute_capability
+    if cc is not None and not re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,2}", cc):  # ASCII digits only
+        raise PlanError(f"--compute-capability {cc!r} is not of the form X.Y (e.g. 8.0)")
+    count: int | None = None
+    if args.gpus is not None:
+        if not re.fullmatch(r"[0-9]{1,4}", args.gpus):
+            raise PlanError(f"--gpus {args.gpus!r} is not a number of GPUs")
+        count = int(args.gpus)
+    if driver is None and cc is None and count is None:
+        return {"status": "unknown", "message": "the plan declares no NVIDIA facts"}
+    gpus: list[GPU] = [{"index": i, "compute_capability": cc} for i in range(count if count is not None else 1)]
+    return {"status": "ok", "driver_version": driver, "gpus": gpus, "gpus_exact": count is not None}

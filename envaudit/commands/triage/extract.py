@@ -1,0 +1,448 @@
+"""Facts from the text of a bug report, each with the line it came from: what a maintainer reads off a paste.
+
+Reports carry their environment as pasted text: `jax.print_environment_info()` (jax, jaxlib, numpy, python, the
+devices, uname, then an `nvidia-smi` table), `pip list`, `pip freeze`, `pip show`, `conda list`, or flax's
+template lines. Each recognised line gives a `Seen` (fact, value, line number, the line): nothing is used that
+cannot be shown with its source. Only the audited stack's packages are read (envaudit/model/scope.py). The text is
+untrusted: it is read bounded (bytes, lines, line length), terminal escapes and control characters removed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from envaudit.commands.triage import gpus
+from envaudit.model.scope import PLUGIN, canonicalize_name, is_relevant
+from envaudit.rules import extras as extras_model
+from envaudit.rules.accessors import release
+
+MAX_BYTES, MAX_LINES, MAX_LINE = 4_000_000, 100_000, 1_000
+ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")
+# Possessive (Python 3.11): each part of a version matched once and never given back, so no line of untrusted text
+# makes a pattern backtrack (a nested quantifier took seconds per 30 characters, doubling with each one).
+# PEP 440's pre/dev/post parts and a local label (`0.4.23.dev20240125`, `0.4.7+cuda11.cudnn82`, `2.0.0rc2`): a
+# sentence's next word (`0.4.30.Then`), a wildcard (`0.9.x`) or a file's suffix (`.dist-info`) is no part of it
+VERSION = (
+    r"v?+(\d++(?:\.\d++)++(?:[.-]?+(?:a|b|rc|dev|post)\d*+)*+(?:\+[A-Za-z0-9]++(?:\.[A-Za-z0-9]++)*+)?+)(?!\.[xX*])"
+    r"(?![eE][-+]?\d)"  # a number printed in scientific notation (`scipy: 7.61985302416047e-24`) is no version
+)
+SPACE = r"[\s`'\":=]*+"  # what may stand between a name and its version, taken at once
+
+ENV_INFO = re.compile(rf"^\s*+(jax|jaxlib|numpy|scipy)\s*+:\s++{VERSION}\s*+$")  # jax.print_environment_info()
+PYTHON = re.compile(
+    r"^\W*python\W*:\s+(\d+\.\d+\.\d+)"  # print_environment_info, `python`: 3.11.11
+    r"|\bpython\s++(?:version\s*+)?+(?:\([^)]{0,100}+\))?+\s*+(?:is\s++)?+[:=]?+\s*+[`'\"]*+v?+(3\.\d+(?:\.\d+)?)\b"
+    r"|^Python (\d+\.\d+\.\d+) [|(]",
+    re.IGNORECASE,
+)  # the interpreter's banner
+PYTHON_PATH = re.compile(r"[/\\]lib[/\\]python(\d\.\d+)[/\\](?:site|dist)-packages|[/\\]Python(\d)(\d+)[/\\]lib[/\\]")
+DEVICES = re.compile(
+    r"jax\.devices\s*\([^)]*\)\s*:\s*\[\s*([A-Za-z]+?)(?:Device)?\(|^\s*\[(Tpu|Cuda|Gpu|Cpu)Device\(", re.IGNORECASE
+)
+ACCELERATOR = re.compile(r"^\W*(TPU|GPU|CPU|cuda)\b", re.IGNORECASE)  # after "Which accelerator(s)...?", or .platform
+UNAME = re.compile(r"uname_result\(system='(\w+)'")
+MACHINE = re.compile(r"uname_result\(.*?\bmachine='(\w+)'")
+SYSTEM = re.compile(
+    r"\b(Windows)\s*(?:10|11|PC|machine|laptop|Server)\b|\bon (?:a )?(Windows)\b"
+    r"|\b[A-Z]:\\(?:Users|Program)"
+    r"|win_amd64|\b(Ubuntu|Debian|CentOS|RHEL|Fedora|Rocky|Linux)\b|\] on (linux|darwin|win32)\b"
+    r"|\b(mac ?OS|Darwin|Sonoma|Ventura|Monterey|Catalina|Big Sur|MacBook|Apple M\d)\b|(/Users/)\w",
+    re.IGNORECASE,
+)
+# Runs of spaces taken at once: "python", "CUDA" or "driver version" followed by a line of spaces took 7 s a line
+# when the spaces could be shared out between the quantifiers around an optional word in every way.
+SMI = re.compile(r"Driver Version:\s*+(\d++(?:\.\d++)++)\s++CUDA Version:\s*+(\d++\.\d++)")
+DRIVER = re.compile(r"(?:nvidia[- ]?driver|driver version)\s*+[:=]?+\s*+(\d{3}\.\d+(?:\.\d+)?)", re.IGNORECASE)
+# "CUDA 12.4", "CUDA version: 11.8", flax's template "CUDA version (if applicable): 11.8"
+CUDA = re.compile(
+    r"\bCUDA\s*+(?:version)?+\s*+(?:\([^()\n]{0,40}+\))?+\s*+[:=]?+\s*+(\d{1,2}\.\d)(?![\d])", re.IGNORECASE
+)
+CUDNN = re.compile(r"(?<![\w-])cuDNN\s*+(?:version\s*+)?+[:=]?+\s*+v?+(\d++\.\d++(?:\.\d++)?+)(?![\d.])", re.IGNORECASE)
+# The GPU's name ends where a run of spaces starts (so that each run is read once), before its On/Off column.
+GPU_ROW = re.compile(r"^\|\s*+\d++\s++((?:NVIDIA|Tesla|Quadro|GeForce)\b[^|]*?)(?<!\s)\s++(?:On|Off|WDDM|TCC)\s*+\|")
+PIN = re.compile(
+    rf"(?<![\w.-])([A-Za-z0-9][A-Za-z0-9._-]*+)(?:\[([^\]]{{0,40}}+)\])?+\s*+==\s*+{VERSION}"
+)  # pip freeze
+COLUMNS = re.compile(
+    rf"^\s*+([A-Za-z0-9][A-Za-z0-9._-]*+)\s++{VERSION}(?:\s++\S++){{0,3}}+\s*+$"
+)  # pip list, conda list
+SHOW = re.compile(r"^\s*(Name|Version)\s*:\s*(\S+)\s*$")  # pip show
+# A wheel's file name, name-version-python-abi-platform.whl (https://packaging.python.org/en/latest/specifications/
+# binary-distribution-format/), matched from where a name starts, never inside one, and possessive: each run of
+# name characters is read once. `\b` let it start after every dot of `a.a.a...` and give back each time, which
+# is quadratic in a line's length (a megabyte of such lines took 34 s); the last field is read up to its own end.
+WHEEL = re.compile(
+    r"(?<![A-Za-z0-9_.])\.*+([A-Za-z0-9][A-Za-z0-9_.]*+)-(\d[^-\s/]*+)-(?:cp(\d)(\d++)|py\d)[^\s-]*+"
+    r"-[^\s-]++-[^\s-]*?\.whl"
+)
+INSTALLED = re.compile(r"Successfully installed (.*)$")
+SATISFIED = re.compile(
+    rf"Requirement already satisfied: ([A-Za-z0-9._-]++)[^\s(]*+ in [^()]*+(?:\([^()]*+\)[^()]*+)*?"
+    rf"\({VERSION}\)\s*+$"
+)
+# jax's issue template asks "What jax/jaxlib version are you using?"; an answer of versions alone, "0.4.14",
+# "0.4.20/0.4.20" or "jax/jaxlib v0.3.25", is jax's then jaxlib's (one version: both)
+TEMPLATE_QUESTION = re.compile(r"What jax/jaxlib version", re.IGNORECASE)
+TEMPLATE_ANSWER = re.compile(
+    rf"^\W*+(?:jax\s*+/\s*+jaxlib\s++)?+{VERSION}(?:\s*+[/,]\s*+{VERSION})?+\s*+$", re.IGNORECASE
+)
+DUNDER = re.compile(r"^\W*(?:\d+\s+)?(?:__version__\s*=\s*)?'?(\d+\.\d+\.\d+[^'\s]*)'?\s*$")  # jax.__version__
+NAMED = re.compile(
+    rf"\b(flax|jax|jaxlib|optax|chex|orbax|neural[-_]tangents|tensorflow)\b{SPACE}(?:version{SPACE})?+"
+    rf"(?:is{SPACE})?+{VERSION}",
+    re.IGNORECASE,
+)
+# Libraries built on jax (and the frameworks installed beside it) whose versions a report states: read by triage,
+# not audited (scope.py); the names prose uses for them.
+DOWNSTREAM = {
+    "equinox": "equinox",
+    "haiku": "dm-haiku",
+    "dm-haiku": "dm-haiku",
+    "orbax": "orbax-checkpoint",
+    "diffrax": "diffrax",
+    "numpyro": "numpyro",
+    "lineax": "lineax",
+    "optimistix": "optimistix",
+    "jraph": "jraph",
+    "distrax": "distrax",
+    "rlax": "rlax",
+    "jaxtyping": "jaxtyping",
+    "blackjax": "blackjax",
+    "tensorflow-probability": "tensorflow-probability",
+    "tfp": "tensorflow-probability",
+    "tensorstore": "tensorstore",
+    "torch": "torch",
+    "pytorch": "torch",
+    "keras": "keras",
+    "trax": "trax",
+    "objax": "objax",
+    "brax": "brax",
+    "dm-acme": "dm-acme",
+    "alphafold": "alphafold",
+    "colabfold": "colabfold",
+}
+PROSE_NAMES = "|".join(
+    sorted(
+        {*DOWNSTREAM, "jax", "jaxlib", "flax", "optax", "chex", "numpy", "scipy", "neural-tangents", "tensorflow"},
+        key=len,
+    )[::-1]
+)
+# "jax 0.4.32", "bumping JAX to 0.4.32", "JAX version 0.4.29", "upgraded to optax 0.2.3", "jax v0.4.12"; a version
+# followed by "+" or after ">=", "at least" is a requirement the text states, not the installed one.
+PROSE = re.compile(
+    rf"(?<![\w./-])({PROSE_NAMES})(?:\[([\w,-]{{1,40}}+)\])?+(?![\w]|-(?!\d))[`'\"]?+(?:-(?=\d))?+(?:\s++(?:version|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"(]*+{VERSION}"
+    r"(\+|\s++or\s++(?:newer|later|higher|above))?+",
+    re.IGNORECASE,
+)
+# a second version of the same name: another environment ("0.4.30 & 0.4.31", "from 0.4.23 to 0.4.25")
+ALSO = re.compile(rf"\s*+(?:&|/|->|→|\bor\b|\band\b|\bto\b|\bvs\.?+)\s*+{VERSION}", re.IGNORECASE)
+# an installer's move in parentheses, "Updating jax (0.4.23 -> 0.4.30)" (poetry): its lines are no environment,
+# and their before/after pairs over two lines would mix one package's old release with another's new one
+UPDATING = re.compile(r"\s*+(?:->|→)")
+REQUIRES = re.compile(r"\b(?:requires?|needs?|depends\s++on)\s*+$", re.IGNORECASE)  # a requirement, stated
+# a version the text names as a release, not as what is installed: "removed in JAX v0.4.36", "since jax 0.4.14"
+RELEASE = re.compile(
+    r"\b(?:removed|deprecated|added|introduced|fixed|released|since|until|as\s++of|starting(?:\s++with)?+)"
+    r"(?:\s++in)?+\s*+$",
+    re.IGNORECASE,
+)
+AT_LEAST = re.compile(
+    rf"(?<![\w./-])({PROSE_NAMES})(?![\w-])\s*+(?:>=|≥|>|at\s++least|minimum(?:\s++version)?+)\s*+{VERSION}",
+    re.IGNORECASE,
+)
+# "nvidia-cudnn-cu12: 9.10.0.56", "`jaxlib`=0.4.30": any audited package, named then its version after a colon
+STATED = re.compile(rf"(?<![\w./-])([A-Za-z][A-Za-z0-9_.-]*+)[`'\"]?+\s*+[:=]\s*+[`'\"]?+{VERSION}")
+MINIMUM = re.compile(r"\d\+|\bor\s+(?:newer|later|higher|above)\b|>=|\bat\s+least\b", re.IGNORECASE)
+TEMPLATE = re.compile(r"flax,\s*jax,\s*jaxlib versions[^:]*:\s*(.*)$", re.IGNORECASE)
+X64 = re.compile(r"(?:jax_enable_x64\W+|JAX_ENABLE_X64\s*=\s*)(True|False|1|0|true|false)\b")
+SYSTEMS = {"windows": "Windows", "darwin": "Darwin", "linux": "Linux"}
+NEARBY = 2  # lines after the one that started an environment whose facts belong to it
+# What one text is read for, at most: a before/after report shows two or three environments, each of tens of
+# facts. Every rule judges each environment, so these two bound triage's time; past either the reading stops,
+# and the reply says where (`Unread`).
+MAX_ENVIRONMENTS, MAX_FACTS = 16, 1_000
+PLATFORMS = {"cuda": "cuda", "gpu": "cuda", "tpu": "tpu", "cpu": "cpu", "metal": "metal", "rocm": "rocm"}
+
+
+# jax's code or its traceback: a report about jax, whatever it states of its versions
+JAX_USE = re.compile(
+    r"^\s*+(?:>>>\s*+)?+(?:import|from)\s++(?:jax|jaxlib|flax|neural_tangents|equinox|optax|haiku)\b"
+    r"|\bjax\.(?:numpy|lax|jit|grad|vmap|random|devices|config)\b|[/\\](?:jax|jaxlib|flax)[/\\]_?src[/\\]"
+)
+
+
+def mentions_jax(text_lines: list[str]) -> bool:
+    return any(JAX_USE.search(line) for line in text_lines)
+
+
+@dataclass(frozen=True)
+class Seen:
+    fact: str  # "package jax", "python", "system", "platform", "driver", "cuda", "gpu", "x64"
+    value: str
+    line: int  # 1-based
+    text: str  # the line, cleaned and cut
+    implied: bool = False  # not stated but what a stated install brings (jax[cuda12]==V: its jaxlib and plugin)
+
+
+def lines(raw: bytes) -> tuple[list[str], bool]:
+    """The text's lines, bounded and cleaned; and whether anything was cut."""
+    cut = len(raw) > MAX_BYTES
+    text = ESCAPES.sub("", raw[:MAX_BYTES].decode("utf-8", errors="replace"))
+    found = text.splitlines()
+    cut = cut or len(found) > MAX_LINES or any(len(line) > MAX_LINE for line in found)
+    clean = ["".join(ch if ch.isprintable() or ch == "\t" else " " for ch in line[:MAX_LINE]) for line in found]
+    return clean[:MAX_LINES], cut
+
+
+def _package(name: str, version: str, number: int, line: str, extras: str = "") -> list[Seen]:
+    """A package's version, and the platform a CUDA jaxlib build or libtpu says jax runs on; for jax with extras
+    (`jax[cuda12]==0.11.1`, "jax[cuda12] 0.11.1"), the jaxlib and plugins pip installs with it (rules/extras.py),
+    not the CUDA wheels, whose versions pip chooses within pins."""
+    name = canonicalize_name(name)
+    if not is_relevant(name) and name not in DOWNSTREAM.values():
+        return []
+    if release(version) == (0,):
+        return []  # "jax: 0.0" is a printed value: no package is at release 0.0
+    implied = "cuda" if name == "jaxlib" and "+cuda" in version else "tpu" if name.startswith("libtpu") else None
+    named = {e.strip() for e in extras.split(",") if e.strip()} if name == "jax" else set()
+    installs = [(n, v) for n, v in extras_model.implied(version, named).items() if n == "jaxlib" or PLUGIN.match(n)]
+    return (
+        [Seen(f"package {name}", version, number, line)]
+        + ([Seen("platform", implied, number, line)] if implied else [])
+        + [replace(s, implied=True) for n, v in installs for s in _package(n, v, number, line)]
+    )
+
+
+def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...]]) -> list[Seen]:
+    """Package versions: the templates, pins, pip list/show/install output, wheel names (the line's `WHEEL`
+    matches), version lines."""
+    short = line.strip()[:200]
+    if match := TEMPLATE.search(line):  # "Flax, jax, jaxlib versions (...): 0.7.5, 0.4.23, 0.4.23", or named
+        named = NAMED.findall(match[1])
+        if named:
+            return [s for n, v in named for s in _package(n, v, number, short)]
+        ordered = zip(("flax", "jax", "jaxlib"), re.findall(VERSION, match[1]), strict=False)  # the template's order
+        return [s for n, v in ordered for s in _package(n, v, number, short)]
+    for pattern in (ENV_INFO, COLUMNS):
+        if (match := pattern.match(line)) and not (pattern is COLUMNS and MINIMUM.search(line)):
+            found = _package(match[1], match[2], number, short)
+            return _distinct(found + _prose(number, line, short)) if pattern is COLUMNS else found
+    if match := INSTALLED.search(line):
+        pairs = [token.rsplit("-", 1) for token in match[1].split() if "-" in token]
+        return [s for n, v in pairs for s in _package(n, v, number, short)]
+    if match := SATISFIED.search(line):
+        return _package(match[1], match[2], number, short)
+    if TEMPLATE_QUESTION.search(previous) and (match := TEMPLATE_ANSWER.match(line)):
+        jax, jaxlib = match[1].split("+")[0], match[2] or match[1]  # a +cuda label is jaxlib's, never jax's
+        return _package("jax", jax, number, short) + _package("jaxlib", jaxlib, number, short)
+    found = [s for n, e, v in PIN.findall(line) for s in _package(n, v, number, short, e)]
+    found += [s for n, v, *_ in wheels for s in _package(n, v, number, short)]
+    owner = re.search(r"\b(jaxlib|jax|flax|neural_tangents)(?:\.__version__|/__init__\.py)", previous)
+    if (match := DUNDER.match(line)) and owner:
+        found += _package(owner[1], match[1], number, short)
+    return found or _prose(number, line, short)
+
+
+def _prose(number: int, line: str, short: str) -> list[Seen]:
+    """Versions written in sentences; a stated minimum is a requirement (`requires NAME`), not an environment."""
+    found = [Seen(f"requires {_name(n)}", f">={v}", number, short) for n, v in AT_LEAST.findall(line)]
+    for match in PROSE.finditer(line):
+        name, extra, version, minimum = match.groups()
+        moved = "(" in line[match.start() : match.start(3)] and UPDATING.match(line, match.end())
+        if RELEASE.search(_before(line, match.start())) or moved:
+            continue
+        if REQUIRES.search(_before(line, match.start())):  # "equinox 0.10.4 requires jax 0.4.13"
+            found.append(Seen(f"requires {_name(name)}", version, number, short))
+            continue
+        if minimum:
+            found.append(Seen(f"requires {_name(name)}", f">={version}", number, short))
+            continue
+        found += _package(_name(name), version, number, short, extra or "")
+        end = match.end()
+        while also := ALSO.match(line, end):  # "0.4.23.dev20240125 & 0.4.23.dev20240522": another environment
+            found += _package(_name(name), also[1], number, short)
+            end = also.end()
+    for stated in STATED.finditer(line):  # "equinox requires jax: 0.4.13" states a requirement
+        required = REQUIRES.search(_before(line, stated.start()))
+        name, version = stated.groups()
+        found += (
+            [Seen(f"requires {_name(name)}", version, number, short)]
+            if required
+            else _package(name, version, number, short)
+        )
+    return _distinct(found)
+
+
+def _before(line: str, at: int) -> str:
+    """The words just before a name: what says whether its version is a release or a requirement (REQUIRES and
+    RELEASE are anchored at its end, so a few words are enough)."""
+    return line[max(0, at - 40) : at]
+
+
+def _distinct(found: list[Seen]) -> list[Seen]:
+    return list({(s.fact, s.value): s for s in found}.values())
+
+
+def _name(name: str) -> str:
+    """A name as prose writes it, as its distribution's ("haiku": dm-haiku)."""
+    return DOWNSTREAM.get(canonicalize_name(name), canonicalize_name(name))
+
+
+def _machine(number: int, line: str, previous: str, wheels: list[tuple[str, ...]]) -> list[Seen]:
+    """Python, OS, platform, driver, CUDA, GPUs, x64 (a CPython wheel's tag, from the line's `WHEEL` matches)."""
+    found, short = [], line.strip()[:200]
+    if smi := SMI.search(line):
+        found += [Seen("driver", smi[1], number, short), Seen("cuda", smi[2], number, short)]
+    elif match := DRIVER.search(line):
+        found.append(Seen("driver", match[1], number, short))
+    if not smi and (match := CUDA.search(line)) and "cuda_dnn" not in line:
+        found.append(Seen("cuda", match[1], number, short))
+    if match := CUDNN.search(line):  # "cuDNN 8.9.7", "CuDNN v8.5"; not a requirement (">= 8.2")
+        found.append(Seen("cudnn", match[1], number, short))
+    if match := GPU_ROW.match(line):
+        found.append(Seen("gpu", match[1].strip(), number, short))
+    elif (match := gpus.NAMES.search(line)) and re.search(
+        r"GPU|NVIDIA|RTX|Tesla|Jetson|accelerator", f"{previous} {line}", re.I
+    ):
+        found.append(Seen("gpu", match[1], number, short))
+    platform = None
+    if match := DEVICES.search(line):
+        platform = PLATFORMS.get((match[1] or match[2]).lower())
+    elif re.search(r"accelerator|\.platform\b|get_backend", previous, re.I) and (match := ACCELERATOR.match(line)):
+        platform = PLATFORMS[match[1].lower()]
+    found += [Seen("platform", platform, number, short)] if platform else []
+    if match := UNAME.search(line):
+        found.append(Seen("system", SYSTEMS.get(match[1].lower(), match[1]), number, short))
+        found += [Seen("machine", m[1], number, short)] if (m := MACHINE.search(line)) else []
+    elif match := SYSTEM.search(line):
+        groups = [g for g in match.groups()]
+        said = (
+            "Windows"
+            if groups[0] or groups[1] or "\\" in match[0] or "win_amd64" in match[0]
+            else ("Linux" if groups[2] or groups[3] in ("linux",) else "Windows" if groups[3] == "win32" else "Darwin")
+        )
+        found.append(Seen("system", said, number, short))
+    if match := PYTHON.search(line):
+        found.append(Seen("python", match[1] or match[2] or match[3], number, short))
+    elif match := PYTHON_PATH.search(line):
+        found.append(Seen("python", match[1] or f"{match[2]}.{match[3]}", number, short))
+    elif wheels:
+        _, _, major, minor = wheels[0]
+        found += [Seen("python", f"{major}.{minor}", number, short)] if major else []
+    if match := X64.search(line):
+        found.append(Seen("x64", "on" if match[1].lower() in ("true", "1") else "off", number, short))
+    return found
+
+
+def seen(text_lines: list[str]) -> list[Seen]:
+    found, pending, previous = [], {}, ""
+    for number, line in enumerate(text_lines, 1):
+        if match := SHOW.match(line):  # pip show: Name: then Version:
+            if match[1] == "Name":
+                pending["name"] = match[2]
+            elif "name" in pending:
+                found += _package(pending.pop("name"), match[2], number, line.strip()[:200])
+        else:
+            wheels = WHEEL.findall(line)  # once for the line: both readers use its matches
+            found += _versions(number, line, previous, wheels) + _machine(number, line, previous, wheels)
+        previous = line if line.strip() else previous
+    return found
+
+
+Env = dict[str, Seen | list[Seen]]  # an environment: each fact's Seen, the GPUs' a list
+
+
+@dataclass(frozen=True)
+class Unread:
+    """Where the reading of a text's facts stopped: the fact on `line` would have made more than `limit`
+    environments or facts in one environment (`bound`); it and every fact after it are not used."""
+
+    line: int
+    bound: Literal["environments", "facts"]
+    limit: int
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The environments a text shows, and where their reading stopped, if it did."""
+
+    environments: list[Env]
+    unread: Unread | None
+
+
+def _values(env: Env) -> dict[str, str | tuple[str, ...]]:
+    return {k: tuple(g.value for g in v) if isinstance(v, list) else v.value for k, v in env.items()}
+
+
+def _same(a: str, b: str) -> bool:
+    """3.10 and 3.10.12 say the same thing, one less precisely; so do 0.1.69 and 0.1.69+cuda101 (its build)."""
+    return a == b or any(x.startswith(y + sep) for x, y in ((a, b), (b, a)) for sep in ".+")
+
+
+def environments(found: list[Seen]) -> Shown:
+    """The environments a text shows: a fact said again with another value starts the next one (a before/after
+    report), which keeps what it does not restate; the facts of the next few lines are that environment's (its
+    jaxlib after its jax). GPUs are a list; a next environment's own rows replace it. At most MAX_ENVIRONMENTS,
+    each of at most MAX_FACTS facts (a GPU is one): the fact that would pass either bound stops the reading."""
+    envs: list[Env] = [{}]
+    # whether the current environment's GPU list is the previous one's; its first line; how many facts it holds
+    inherited, started, size = False, 0, 0
+    for item in found:
+        current = envs[-1]
+        if item.fact == "gpu":
+            gpus = current.get("gpu")
+            listed = gpus if isinstance(gpus, list) else []
+            fresh = inherited or not listed  # then this row replaces the list
+            grown = size + 1 - (len(listed) if fresh else 0)
+            if grown > MAX_FACTS:
+                return _shown(envs, Unread(item.line, "facts", MAX_FACTS))
+            size = grown
+            current["gpu"] = [item] if fresh else [*listed, item]
+            inherited = False
+            continue
+        before = current.get(item.fact)
+        if item.implied or (isinstance(before, Seen) and before.implied):
+            # what an extra brings never starts an environment, nor replaces what a text states; a stated value, or
+            # the next implied one, replaces it
+            if before is None or (isinstance(before, Seen) and before.implied):
+                size += 1 if before is None else 0
+                current[item.fact] = item
+            continue
+        if isinstance(before, Seen) and _same(before.value, item.value):
+            if len(item.value) > len(before.value):
+                current[item.fact] = item  # the more precise
+            continue  # said again, the same
+        if isinstance(before, Seen) and (item.line - started > NEARBY or item.line == before.line):
+            if len(envs) == MAX_ENVIRONMENTS:
+                return _shown(envs, Unread(item.line, "environments", MAX_ENVIRONMENTS))
+            current = dict(current)
+            envs.append(current)
+            inherited, started = True, item.line
+        elif before is None and size == MAX_FACTS:
+            return _shown(envs, Unread(item.line, "facts", MAX_FACTS))
+        size += 1 if before is None else 0
+        current[item.fact] = item
+    return _shown(envs, None)
+
+
+def _shown(envs: list[Env], unread: Unread | None) -> Shown:
+    """A fact stated once, after the first environment, holds for the earlier ones (unless the environments that
+    state it disagree); then "X works, Y fails, X again" is two environments. Each environment's values are
+    computed once, and each fact is looked up once per environment."""
+    disputed: set[str] = set()
+    agreed: dict[str, str | tuple[str, ...]] = {}
+    for values in map(_values, envs):
+        for key, value in values.items():
+            if agreed.setdefault(key, value) != value:
+                disputed.add(key)
+    nearest: Env = {}  # each fact as the nearest later environment that states it says it
+    for env in reversed(envs):
+        env.update({key: value for key, value in nearest.items() if key not in env and key not in disputed})
+        nearest.update(env)
+    unique: dict[frozenset[tuple[str, str | tuple[str, ...]]], Env] = {}
+    for env in envs:
+        if env:
+            unique.setdefault(frozenset(_values(env).items()), env)
+    return Shown(list(unique.values()), unread)

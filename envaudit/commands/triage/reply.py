@@ -1,0 +1,107 @@
+"""What a maintainer would reply to a bug report, as text for a terminal or Markdown to paste into the thread.
+
+Per environment the text shows: the facts used, each with its line; the known problems (root causes, with their
+references and fixes; consequences folded); what the text did not say that would matter; the rules that could
+apply if it did. Every value from the text goes through `summary.clean` (and `markdown._cell` / `_code`), so a
+crafted paste cannot end a table or a code span, or move a terminal's cursor.
+"""
+
+from __future__ import annotations
+
+from envaudit.commands.triage import Environment, Triage
+from envaudit.commands.triage.extract import Unread
+from envaudit.formats import PLAIN, Renderers, Style, as_json, summary
+from envaudit.formats.markdown import _cell, _code, _reference
+
+
+def _in_cell(text: str) -> str:
+    """Code in a table cell: GitHub splits cells at a pipe even inside a code span, unless it is escaped."""
+    return _code(text).replace("|", "\\|")
+
+
+def _span(env: Environment) -> str:
+    lines = [s.line for s in env.seen] or [m["line"] for m in env.report.facts.messages]
+    if not lines:
+        return "no versions stated"
+    return f"lines {min(lines)}-{max(lines)}" if len(set(lines)) > 1 else f"line {lines[0]}"
+
+
+def _stopped(unread: Unread) -> str:
+    """Where the reading stopped, and why, from the typed value."""
+    bound = "environments" if unread.bound == "environments" else "facts in one environment"
+    return f"reading stopped at line {unread.line}, which would make more than {unread.limit} {bound}"
+
+
+def text(result: Triage, *, style: Style = PLAIN) -> str:
+    del style  # the verdict and each fact's line are said in words
+    c = summary.clean
+    many = len(result.environments) > 1
+    cut = " (the text was cut: too large)" if result.truncated else ""
+    cut += f" ({_stopped(result.unread)})" if result.unread else ""
+    out = [
+        f"envaudit triage: {len(result.environments)} environment{'s' if many else ''} | "
+        f"verdict: {result.verdict.upper()}{cut}"
+    ]
+    for n, env in enumerate(result.environments, 1):
+        out += ["", f"Environment {n} ({_span(env)})" if many else f"Environment ({_span(env)})", "  facts used"]
+        out += [
+            f"    {c(s.fact.removeprefix('package ')):<18} {c(s.value):<22} line {s.line}: {c(s.text)}"
+            for s in env.seen
+        ]
+        roots = [(f, caused) for f, caused in summary.roots(env.report) if f.id != "jax-not-imported"]
+        out += ["  known problems" if roots else "  known problems: none for these facts"]
+        for f, caused in roots:
+            out += [f"    {f.severity.upper():<5} {c(f.id)}: {c(f.title)}", f"          {c(f.detail)}"]
+            out += [f"          fix: {c(f.fix)}"] + [f"          see: {c(r)}" for r in f.references]
+            out += (
+                [f"          (with {len(caused)} consequence(s): {', '.join(g.id for g in caused)})"] if caused else []
+            )
+        if env.missing:
+            out += ["  not stated, and it would matter"] + [f"    - {m}" for m in env.missing]
+        if env.possible:
+            out += ["  could apply, if what is not stated allows it"]
+            out += [f"    - {c(rule)}: {c(title)}" for rule, title in env.possible]
+    if result.requirements:
+        out += ["", "Requirements the text states (not what is installed)"]
+        out += [
+            f"    {c(s.fact.removeprefix('requires '))} {c(s.value)}  line {s.line}: {c(s.text)}"
+            for s in result.requirements
+        ]
+    return "\n".join(out) + "\n"
+
+
+def markdown(result: Triage, *, style: Style = PLAIN) -> str:
+    del style  # Markdown is never coloured
+    many = len(result.environments) > 1
+    out = [f"From the environment{'s' if many else ''} in this report (checked with `envaudit triage`):"]
+    out += [f"_Only part of this text was checked: {_stopped(result.unread)}._"] if result.unread else []
+    for n, env in enumerate(result.environments, 1):
+        out += [
+            "",
+            f"**Environment {n}** ({_span(env)})" if many else f"**Environment** ({_span(env)})",
+            "",
+            "| fact | value | from |",
+            "|---|---|---|",
+        ]
+        out += [
+            f"| {_cell(s.fact.removeprefix('package '))} | {_in_cell(s.value)} | line {s.line}: {_in_cell(s.text)} |"
+            for s in env.seen
+        ]
+        roots = [(f, caused) for f, caused in summary.roots(env.report) if f.id != "jax-not-imported"]
+        out += ["", "Known problems:" if roots else "No known problem for these versions."]
+        for f, _ in roots:
+            refs = " ".join(map(_reference, f.references))
+            out.append(
+                f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}. Fix: {_code(f.fix)} {refs}".rstrip()
+            )
+        if env.missing:
+            out += ["", "Could you also tell us " + "; ".join(_cell(m) for m in env.missing) + "?"]
+        if env.possible:
+            out += ["", "That would decide: " + ", ".join(_code(rule) for rule, _ in env.possible) + "."]
+    if result.requirements:
+        stated = (f"{_code(s.fact.removeprefix('requires ') + s.value)} (line {s.line})" for s in result.requirements)
+        out += ["", "Requirements the text states, not what is installed: " + ", ".join(stated) + "."]
+    return "\n".join(out) + "\n"
+
+
+RENDERERS: Renderers[Triage] = Renderers(text=text, markdown=markdown, json=as_json)

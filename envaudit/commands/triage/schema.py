@@ -1,0 +1,60 @@
+"""The JSON document `envaudit triage --format json` writes (schema `envaudit/triage/v1`), declared as types.
+
+`Triage.to_dict` builds it from the triage's values: each environment's facts used (`extract.Seen`, written by
+`vars()`), its findings and evaluated facts as a report writes them (`model.FindingDocument`, `facts.FactsDocument`),
+what the text did not say, the rules that could apply; where the reading stopped (`extract.Unread`). The types here
+are that document's declaration, from which `docschema` generates its JSON Schema (`envaudit schema triage`); their
+fields are documented by the same-named fields of the dataclasses they are written from. Nothing reads a triage
+back, so its own objects are closed: a key written that is not declared here fails the tests that validate every
+triage they render against this schema, instead of being published undescribed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+from envaudit.commands.triage import Environment, Triage
+from envaudit.commands.triage.extract import Seen, Unread
+from envaudit.model import schema as docschema
+from envaudit.model.facts import FactsDocument
+from envaudit.model.report import FindingDocument, Severity
+
+SCHEMA = "envaudit/triage/v1"  # as Triage.to_dict writes it
+Verdict = Literal[Severity, "ok"]  # Triage.verdict: the worst severity found, else ok
+
+
+class Possible(TypedDict):
+    id: str  # the rule's id (`envaudit rules ID` shows it)
+    title: str
+
+
+class EnvironmentDocument(TypedDict):
+    """One environment the text shows, judged as a plan is."""
+
+    facts: list[Seen]  # every fact used, with its line
+    findings: list[FindingDocument]  # the known problems, as a report writes its findings
+    missing: list[str]
+    possible: list[Possible]
+    evaluated: FactsDocument  # the facts evaluated: what the text says and nothing assumed
+
+
+class TriageDocument(TypedDict):
+    """The environments a pasted bug report shows, each judged by the knowledge base."""
+
+    schema: str
+    verdict: Verdict
+    truncated: bool
+    unread: Unread | None
+    environments: list[EnvironmentDocument]
+    requirements: list[Seen]
+
+
+TRIAGE = docschema.Shape(
+    name=SCHEMA,
+    root=TriageDocument,
+    title=f"envaudit triage ({SCHEMA})",
+    refined={(TriageDocument, "schema"): docschema.One(SCHEMA)},
+    present=docschema.REPORT.present,  # the evaluated facts are a report's facts
+    closed=frozenset({TriageDocument, EnvironmentDocument, Possible, Seen, Unread}),
+    documented_by={TriageDocument: Triage, EnvironmentDocument: Environment},
+)

@@ -1,0 +1,82 @@
+"""Which probes exist and where: the standalone programs of `probes/`, shipped in the wheel as `envaudit/_probes`.
+
+A probe is found by its file alone (any `probes/NAME.py` not starting with `_`), so adding one is adding its file.
+Its summary is the first line of its docstring, read without importing it (importing a probe imports jax). Probes
+share one kit (`probes/_kit.py`); `script` inlines it, so the program attached to a bug report is one file.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+
+def probes_dir() -> Path:
+    """Probes ship inside the wheel as envaudit/_probes; in a checkout that is a link to the top-level probes/."""
+    package = Path(__file__).resolve().parent.parent  # envaudit/
+    shipped = Path(__file__).parent.parent / "_probes"
+    return shipped if shipped.is_dir() else package.parent / "probes"
+
+
+def available() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(probes_dir().glob("*.py")) if not p.name.startswith("_")}
+
+
+def _constant(path: Path, name: str) -> object:
+    """A module-level constant of the probe file, read without importing it (None when it has none)."""
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                return None
+    return None
+
+
+def cost(path: Path) -> float:
+    """The probe's declared cost (`COST_S`, seconds on a 2-core CPU with a cold compilation cache); 1 s when it
+    declares none."""
+    value = _constant(path, "COST_S")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 1.0
+
+
+def requires(path: Path) -> tuple[str, ...]:
+    """The distributions the probe needs (jax, and its `REQUIRES`): without one of them it cannot apply."""
+    value = _constant(path, "REQUIRES")
+    named = tuple(str(v) for v in value) if isinstance(value, tuple | list) else ()
+    return ("jax", *named)
+
+
+def summary(path: Path) -> str:
+    docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    return docstring.splitlines()[0] if docstring else ""
+
+
+KIT_IMPORT = "import _kit as kit\n"
+
+
+def script(path: Path) -> str:
+    """The probe as one standalone program: its `import _kit as kit` replaced by the kit's code and a `kit`
+    namespace of the kit's public names (made before the probe's own definitions, whose `main` differs)."""
+    source = path.read_text(encoding="utf-8")
+    kit_path = path.with_name("_kit.py")
+    kit = kit_path.read_text(encoding="utf-8")
+    tree = ast.parse(kit)
+    body_start = tree.body[1].lineno if ast.get_docstring(tree) else tree.body[0].lineno
+    lines = [
+        line
+        for line in kit.splitlines(keepends=True)[body_start - 1 :]
+        if line != "from __future__ import annotations\n"
+    ]
+    names = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            names.append(node.targets[0].id)
+    names = [n for n in names if not n.startswith("_")]
+    shim = "kit = types.SimpleNamespace(" + ", ".join(f"{n}={n}" for n in names) + ")\n"
+    inlined = (
+        "# ---- envaudit's probe kit (probes/_kit.py), inlined ----\nimport types\n" + "".join(lines) + "\n" + shim
+    )
+    return source.replace(KIT_IMPORT, inlined + "# ---- the probe ----\n", 1)

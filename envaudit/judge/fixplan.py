@@ -1,0 +1,145 @@
+"""One plan for a report's fixes: each computed on the state the ones before it leave, until none is left.
+
+A fix computed alone on the environment as it is can contradict another one of the same report (a library's fix
+holds the jaxlib that a regression's fix moves away from), or loop (neural-tangents 0.6.5 wants jax 0.4.25, whose
+oneDNN miscompile wants jax 0.4.29, which neural-tangents 0.6.5 cannot import with). So the report's fixes are
+planned together: the first root cause's fix is applied to the facts (`rules/installing.py`: what the installer
+would leave), the knowledge base evaluates the state it leaves, the next root's fix is computed there, and so on,
+until no root cause with a fix is left. Where a fix leads back to a state already planned, the rule's measured
+workaround (`workaround` in its file: variables, not releases) is the other way; the search keeps the state with
+the fewest failures, then the fewest fixes left, then the fewest steps (breadth first: each root cause's fix is
+tried at each state, so the shortest plan that ends clean is found first). The plan says what stays wrong: failures
+no step fixes, and whether the known releases held no clean state at all (`Plan.loop`). What the user ignores
+(envaudit/judge/ignoring.py) is no failure in any state, so no step is taken for it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from envaudit import rules
+from envaudit.judge import causes, ignoring
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix, Plan, Step
+from envaudit.model.report import SEVERITIES, Finding
+from envaudit.rules import installing
+
+MAX_STEPS = 8  # a report has a handful of root causes; more steps than this is a plan that does not converge
+MAX_STATES = 24  # states expanded (each child evaluated, about 2 ms): the search's bound, whatever the report
+
+
+@dataclass(frozen=True)
+class _Node:
+    steps: tuple[Step, ...]
+    state: Facts
+    findings: tuple[Finding, ...]  # the state's findings, consequences linked to their roots
+    path: frozenset[tuple[object, ...]] = frozenset()  # the states on the way here (a way back to one is a loop)
+
+    def roots(self) -> list[Finding]:
+        return [f for f in self.findings if not f.caused_by]
+
+    def score(self) -> tuple[int, int, int]:
+        """Fewest failures, then fewest fixes still to print, then fewest steps."""
+        roots = self.roots()
+        return sum(f.severity == "fail" for f in roots), sum(bool(f.remedy) for f in roots), len(self.steps)
+
+
+def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | None = None) -> Plan:
+    """The plan for a report of these facts and findings. The findings of its probes are the first state's: the
+    states after it are judged by the knowledge base, which is what a plan can know, and what the probes found
+    with no rule to explain it (a wrong answer, a device) is carried along until a step of its own fixes it."""
+    ignore = ignore or {}
+    findings = ignoring.counted(findings, ignore)
+    measured = tuple(f for f in findings if not f.caused_by and f.subject.kind not in ("rule", "check"))
+    start = _Node((), facts, tuple(findings))
+    best, looped = start, False
+    seen = {installing.key(facts)}
+    queue, explored = deque([start]), 0
+    while queue and explored < MAX_STATES and best.score()[:2] != (0, 0):
+        node = queue.popleft()  # breadth first: the plan with the fewest steps that ends clean
+        explored += 1
+        if node.score() < best.score():
+            best = node
+        if len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
+            children, back = _children(node, seen, measured, ignore)
+            looped = looped or back
+            queue.extend(children)
+            best = min([best, *children], key=_Node.score)
+    if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
+        best = min([best, _greedy(best, measured, ignore)], key=_Node.score)
+    steps, reached = _one_command(facts, best)
+    done = {s.finding for s in steps}
+    left = [f for f in _judged(reached, ignore) if not f.caused_by]  # what the one command leaves
+    left += [f for f in measured if f.id not in done]
+    failing = tuple(dict.fromkeys(f.id for f in left if f.severity == "fail"))
+    return Plan(steps=steps, remaining=failing, loop=looped and bool(failing))
+
+
+def outcome(facts: Facts, steps: Sequence[Step]) -> Facts:
+    """The state the plan's one command leaves (jax replanned where a step is a cause of its failure)."""
+    jax_cause = any(causes.explains_jax(s.finding) for s in steps)
+    return installing.after(facts, Plan(tuple(steps)).fix, jax_cause=jax_cause)
+
+
+def _greedy(node: _Node, measured: Sequence[Finding], ignore: ignoring.Ignores) -> _Node:
+    """From `node`, the best state one step away, again and again, until none is new: one path (what the
+    breadth-first search could not reach within its bound), each step chosen among every root's ways."""
+    best = node
+    while len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
+        children, _ = _children(node, {installing.key(node.state), *node.path}, measured, ignore)
+        if not children:
+            break
+        node = min(children, key=_Node.score)
+        best = min([best, node], key=_Node.score)
+    return best
+
+
+def _one_command(facts: Facts, best: _Node) -> tuple[tuple[Step, ...], Facts]:
+    """The steps, with the last one pinning what the combined command would leave elsewhere than the steps did (a
+    later range can let an earlier exact pin go: jaxlib==0.7.2, then jaxlib>=0.8.1 leaves the installed 0.10.2,
+    where the steps gave 0.8.1), so the one command is made to reach the state that was judged; and the state the
+    one command leaves."""
+    if not best.steps:
+        return (), facts
+    reached = outcome(facts, best.steps)
+    apart = sorted(n for n, v in best.state.packages.items() if reached.packages.get(n) != v)
+    if not apart:
+        return best.steps, reached
+    *before, last = best.steps
+    pinned = tuple(f"{n}=={best.state.packages[n]}" for n in apart)
+    steps = (*before, Step(last.finding, replace(last.fix, install=(*last.fix.install, *pinned)), last.also))
+    return steps, outcome(facts, steps)
+
+
+def _children(
+    node: _Node, seen: set[tuple[object, ...]], measured: Sequence[Finding], ignore: ignoring.Ignores
+) -> tuple[list[_Node], bool]:
+    """The states each root cause leads to, worst first, by each of its ways (its fix, then the rule's
+    workaround); and whether a way led back to a state already planned (a loop)."""
+    back, found = False, []
+    path = node.path | {installing.key(node.state)}
+    for root in sorted(node.roots(), key=lambda f: SEVERITIES.index(f.severity)):
+        for way in _ways(root, node.state):
+            state = installing.after(node.state, way, jax_cause=causes.explains_jax(root.id))
+            key = installing.key(state)
+            back = back or key in path  # back to a state on the way here; another order reaching it is no loop
+            if key in seen:
+                continue
+            seen.add(key)
+            done = {s.finding for s in node.steps} | {root.id}
+            carried = [f for f in measured if f.id not in done]
+            judged = [*_judged(state, ignore), *carried]
+            gone = {f.id for f in node.roots() if f.remedy} - {f.id for f in judged} - {root.id}
+            step = Step(root.id, way, also=tuple(sorted(gone)))
+            found.append(_Node((*node.steps, step), state, tuple(judged), path))
+    return found, back
+
+
+def _ways(root: Finding, state: Facts) -> list[Fix]:
+    return [way for way in (root.remedy, rules.workaround(root.id, state)) if way and not way.saved]
+
+
+def _judged(state: Facts, ignore: ignoring.Ignores) -> list[Finding]:
+    return ignoring.counted(causes.link(rules.evaluate(state), state), ignore)

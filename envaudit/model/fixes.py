@@ -1,0 +1,460 @@
+"""Fixes as values, rendered last into one shell command for the environment's own installer.
+
+A printed fix is a claim, and a generic one is often false: `pip install 'numpy<2'` beside ml_dtypes 0.6 (which
+requires NumPy 2) leaves ml_dtypes broken; `pip install jax[cuda12]` on a machine without a GPU installs CUDA
+wheels for nothing; a `pip` on PATH may belong to another environment; a uv venv has no pip at all, and a conda
+environment's NumPy is conda's. So a fix is a `Fix` value built from the facts, and what installs it is the
+environment's (`Target`):
+- it installs into the audited interpreter's environment: `<python> -m pip install`, `uv pip install --python
+  <python>` where uv made it, `conda install -p <prefix>` for what conda installed there, `<python> -m ensurepip`
+  first where nothing else can install;
+- it drops every pin the installed set already satisfies (a fix never recommends what is installed);
+- it moves, too, each installed package whose own requirement the pins would break (its `facts.requires`), below
+  (or above) the version installed, so that the installer finds one that fits instead of leaving it broken;
+- jax's own packages are pinned for the platform: jax and jaxlib on a machine without an NVIDIA driver (whatever
+  plugin is installed: it is what to remove there), the CUDA plugin of the installed major (or CUDA 12) where there
+  is one;
+- a fix that moves something beside jax holds what must not move (`hold`: the installed jax, jaxlib, plugins, the
+  CUDA wheels a jaxlib was built with), named although met, so that the installer fits the rest to them;
+- a single-package CUDA jaxlib (`+cuda12`, 0.4.29 and before) comes from jax's own index, which the command names.
+A fix has parts (variables to unset or set, requirements to install or hold, releases to reinstall as they are,
+distributions to remove), so that several of them combine into one plan (`Fix.then`, `envaudit/judge/fixplan.py`); its
+`command` is one shell line and nothing else (no `# comment`: an interactive zsh, macOS's default, takes it for
+arguments), so that pasting it into a shell runs exactly the fix (tests/realenv applies the printed text to copies
+of real broken environments and audits them again).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from envaudit.model.facts import Facts
+from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name
+
+# what installs packages from the index into the environment; "lines" for a plan (commands/plan/), whose
+# environment does not exist yet: its fix is the requirement lines to write, in the input files that hold them
+Tool = Literal["pip", "uv", "lines"]
+
+# jax's index of its single-package CUDA jaxlibs (docs/installation.md at jax-v0.4.23: pip install --upgrade
+# "jax[cuda12_pip]" -f https://storage.googleapis.com/jax-releases/jax_cuda_releases.html)
+CUDA_RELEASES = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
+
+
+def parse(pin: str) -> tuple[str, str]:
+    from packaging.requirements import Requirement
+
+    req = Requirement(pin)
+    return canonicalize_name(req.name), str(req.specifier)
+
+
+def valid(pin: str) -> bool:
+    from packaging.requirements import InvalidRequirement
+
+    try:
+        parse(pin)
+    except InvalidRequirement:
+        return False
+    return True
+
+
+def satisfied(facts: Facts, pin: str) -> bool:
+    """The installed set already meets this requirement (a name alone: it is installed). One with extras
+    (`jax[cuda12]`) never is: the extras' packages are what it asks for."""
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+
+    name, spec = parse(pin)
+    installed = facts.packages.get(name)
+    extras = Requirement(pin).extras
+    return not extras and installed is not None and SpecifierSet(spec).contains(installed, prereleases=True)
+
+
+def candidates(spec: str) -> list[str]:
+    """Versions that stand for what a specifier allows: those it names, in both directions of each bound."""
+    from packaging.specifiers import SpecifierSet
+
+    named = [s.version.removesuffix(".*") for s in SpecifierSet(spec)]
+    return named + [f"{v}.post0" for v in named] + [_below(v) for v in named]
+
+
+def named(requirement: str) -> str:
+    """The distribution a requirement names ('jaxlib<=0.4.30,>=0.4.27' -> 'jaxlib'; "" where it names none)."""
+    found = re.match(r"[A-Za-z0-9._-]+", requirement)
+    return canonicalize_name(found[0]) if found else ""
+
+
+def _below(version: str) -> str:
+    """A version just below `version` that keeps its components: 2 -> 1.999, 0.6.0 -> 0.5.999."""
+    parts = [int(p) if p.isdigit() else 0 for p in version.split(".")[:3]]
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] > 0:
+            return ".".join(map(str, [*parts[:i], parts[i] - 1, *([999] * (len(parts) - i - 1 or 1))]))
+    return "0"
+
+
+def _fits(pin_spec: str, requirement_spec: str) -> bool:
+    """Some version allowed by the pin is also allowed by the requirement (tested on the bounds both name)."""
+    from packaging.specifiers import SpecifierSet
+
+    pin, req = SpecifierSet(pin_spec), SpecifierSet(requirement_spec)
+    return any(
+        pin.contains(v, prereleases=True) and req.contains(v, prereleases=True)
+        for v in candidates(pin_spec) + candidates(requirement_spec)
+    )
+
+
+def dependents(facts: Facts, pins: Sequence[str]) -> list[str]:
+    """Pins for the installed packages that the given pins would break, each moved away from its installed version
+    the way the pinned package moves (ml-dtypes 0.6.0 requires numpy>=2: 'numpy<2' adds 'ml-dtypes<0.6.0')."""
+    from packaging.version import Version
+
+    moving = dict(parse(p) for p in pins)
+    found = []
+    for name, requires in sorted(facts.requires.items()):
+        if name in moving or name not in facts.packages:
+            continue
+        for requirement in requires:
+            target, spec = parse(requirement)
+            if target in moving and not _fits(moving[target], spec):
+                installed = facts.packages.get(target, "0")
+                down = all(Version(v) < Version(installed) for v in candidates(moving[target]) if v != installed)
+                found.append(f"{name}{'<' if down else '>'}{Version(facts.packages[name]).public}")  # no +local
+                break
+    return found
+
+
+def python(facts: Facts) -> str:
+    """The audited interpreter, quoted for a shell ("python" when the facts do not say)."""
+    return shlex.quote(str(facts.python.get("executable") or "python"))
+
+
+@dataclass(frozen=True)
+class Target:
+    """How packages are installed into the audited environment: by its interpreter's pip, by uv (a uv venv has no
+    pip), with pip brought in first by ensurepip where nothing else can install, and by conda for the
+    distributions conda installed there (their INSTALLER file says `conda`)."""
+
+    python: str = "python"  # the audited interpreter, quoted for a shell
+    tool: Tool = "pip"
+    pip: bool = True  # pip is importable there (False: ensurepip first, where the tool is pip)
+    prefix: str = ""  # the conda environment's prefix, quoted, where conda made it
+    conda: frozenset[str] = frozenset()  # the distributions conda installed, which conda must move
+    written: tuple[tuple[str, str], ...] = ()  # lines: each distribution's input file (canonical name, file)
+    into: str = ""  # lines: the file of a distribution no input names
+
+    def file_of(self, name: str) -> str:
+        """lines: the input file a distribution's requirement line is written in."""
+        return dict(self.written).get(name, self.into)
+
+    def removals(self, names: Sequence[str]) -> list[str]:
+        """The commands that uninstall these distributions (conda's by conda, the rest by the tool)."""
+        by_conda = [n for n in names if self.prefix and n in self.conda]
+        rest = [n for n in names if n not in by_conda]
+        found = [" ".join(["conda", "remove", "-y", "-p", self.prefix, *_quoted(by_conda)])] if by_conda else []
+        if rest and self.tool == "uv":
+            found.append(" ".join(["uv", "pip", "uninstall", "--python", self.python, *_quoted(rest)]))
+        elif rest:
+            bootstrap = [f"{self.python} -m ensurepip"] if not self.pip else []
+            found += [*bootstrap, " ".join([self.python, "-m", "pip", "uninstall", "-y", *_quoted(rest)])]
+        return found
+
+    def commands(self, requirements: Sequence[str], options: Sequence[str] = (), hold: Sequence[str] = ()) -> list[str]:
+        """The commands that install these requirements: conda's packages by conda, the rest by the tool, which is
+        also given what to hold (met requirements, named so that it moves nothing else; never conda's to do)."""
+        by_conda = [r for r in requirements if self.prefix and parse(r)[0] in self.conda and "[" not in r]
+        rest = [r for r in requirements if r not in by_conda]
+        rest += [h for h in hold if h not in rest] if rest else []
+        found = []
+        if by_conda:
+            conda_options = ["--force-reinstall"] if "--force-reinstall" in options else []
+            found.append(" ".join(["conda", "install", "-y", "-p", self.prefix, *conda_options, *_quoted(by_conda)]))
+        if rest:
+            links = ["-f", CUDA_RELEASES] if any(re.match(r"jaxlib==[^+]+\+cuda", p) for p in rest) else []
+            if self.tool == "uv":
+                uv_options = ["--reinstall" if o == "--force-reinstall" else o for o in options]
+                found.append(
+                    " ".join(["uv", "pip", "install", "--python", self.python, *uv_options, *_quoted(rest), *links])
+                )
+            else:
+                bootstrap = [f"{self.python} -m ensurepip"] if not self.pip else []
+                found += [*bootstrap, " ".join([self.python, "-m", "pip", "install", *options, *_quoted(rest), *links])]
+        return found
+
+
+def _quoted(words: Sequence[str]) -> list[str]:
+    return [shlex.quote(w) for w in words]
+
+
+def target(facts: Facts) -> Target:
+    """The installer of the audited environment, from what made it (`python.environment`), whether its pip imports
+    and each distribution's INSTALLER."""
+    environment = facts.python.get("environment")
+    pip = facts.python.get("pip")  # pixi: see pixi_managed (its conda packages are its lock file's, not conda's)
+    by_uv = [name for name, tool in facts.installers.items() if tool == "uv"]
+    uv = environment == "uv" or (pip is False and bool(by_uv))
+    conda = environment == "conda" or (facts.python.get("conda") is True and environment != "pixi")
+    prefix = str(facts.python.get("prefix") or "") if conda else ""
+    return Target(
+        python=python(facts),
+        tool="uv" if uv else "pip",
+        pip=pip is not False,
+        prefix=shlex.quote(prefix) if prefix else "",
+        conda=frozenset(name for name, tool in facts.installers.items() if tool == "conda") if prefix else frozenset(),
+    )
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A fix as values: what it unsets and exports, installs (and holds where it is), reinstalls as it is, and
+    removes. Rendered by `command`, for its `target`."""
+
+    install: tuple[str, ...] = ()  # requirements not yet met, and those of the packages they would break
+    hold: tuple[str, ...] = ()  # installed packages named at their version, so that the installer fits the rest
+    reinstall: tuple[str, ...] = ()  # exact pins whose files are installed again, nothing else moved
+    uninstall: tuple[str, ...] = ()  # distributions to remove
+    unset: tuple[str, ...] = ()  # environment variables to unset
+    export: tuple[tuple[str, str], ...] = ()  # environment variables to set (for this shell: said in the detail)
+    target: Target = field(default_factory=Target)
+    saved: str = ""  # the command a saved report printed, read back as it was
+
+    def __bool__(self) -> bool:
+        return bool(self.install or self.reinstall or self.uninstall or self.unset or self.export or self.saved)
+
+    @property
+    def command(self) -> str:
+        """One shell line: the variables first (a PYTHONPATH copy would otherwise be what the installer sees),
+        then the installs; "" when there is nothing to do."""
+        if self.saved:
+            return self.saved
+        if self.target.tool == "lines":
+            return _lines(self)
+        parts = [f"unset {' '.join(self.unset)}"] if self.unset else []
+        parts += [f"export {name}={shlex.quote(value)}" for name, value in self.export]
+        if self.uninstall:
+            parts += self.target.removals(self.uninstall)
+        if self.install:
+            parts += self.target.commands(self.install, hold=[h for h in self.hold if h not in self.install])
+        if self.reinstall:
+            parts += self.target.commands(self.reinstall, ["--force-reinstall", "--no-deps"])
+        return " && ".join(parts)
+
+    def then(self, later: Fix) -> Fix:
+        """This fix followed by one computed on the state it leaves: a requirement of the later one replaces this
+        one's on the same distribution (its extras kept), a later variable replaces an earlier one."""
+        uninstall = tuple(dict.fromkeys(n for n in (*self.uninstall, *later.uninstall)))
+        installed = {parse(r)[0] for r in later.install}
+        install = tuple(
+            _without_extras_of(r, later.uninstall)  # jax[cuda12]==V would install the plugin removed after it
+            for r in _merged(self.install, later.install)
+            if parse(r)[0] not in later.uninstall
+        )
+        uninstall = tuple(n for n in uninstall if n not in installed)
+        # a reinstall of what a later step installs or removes would undo the later step
+        reinstall = tuple(
+            r for r in _merged(self.reinstall, later.reinstall) if parse(r)[0] not in installed | set(later.uninstall)
+        )
+        moved = {parse(r)[0] for r in install} | set(uninstall)
+        hold = tuple(h for h in _merged(self.hold, later.hold) if parse(h)[0] not in moved)
+        exported = dict(self.export) | dict(later.export)
+        unset = tuple(dict.fromkeys(n for n in (*self.unset, *later.unset) if n not in dict(later.export)))
+        return replace(
+            later if later else self,  # the later one's target, unless it is empty (no target of its own)
+            install=install,
+            hold=hold,
+            reinstall=reinstall,
+            uninstall=uninstall,
+            unset=unset,
+            export=tuple((n, v) for n, v in exported.items() if n not in later.unset),
+        )
+
+
+def _lines(fix: Fix) -> str:
+    """A plan's fix as what to write before installing: the variables as a shell sets them (where the program will
+    run), then per input file the requirement lines it should hold (what is held named too, so that a resolution
+    keeps it) and the distributions it should not name ("no NAME"). One line: "; " between its parts, ", " between
+    a file's lines (str(Requirement) writes a specifier's commas without a space)."""
+    parts = [f"unset {' '.join(fix.unset)}"] if fix.unset else []
+    parts += [f"export {name}={shlex.quote(value)}" for name, value in fix.export]
+    by_file: dict[str, list[str]] = {}
+    held = [h for h in fix.hold if h not in fix.install] if fix.install else []
+    for requirement in dict.fromkeys((*fix.install, *held, *fix.reinstall)):
+        by_file.setdefault(fix.target.file_of(parse(requirement)[0]), []).append(requirement)
+    for name in fix.uninstall:
+        by_file.setdefault(fix.target.file_of(name), []).append(f"no {name}")
+    parts += [f"in {file}: {', '.join(lines)}" for file, lines in by_file.items()]
+    return "; ".join(parts)
+
+
+def aimed(fix: Fix, target: Target) -> Fix:
+    """The fix for another target (a plan's: the lines to write), its values unchanged; a saved command stays."""
+    return replace(fix, target=target) if fix and not fix.saved else fix
+
+
+ExtraModel = Callable[[str, set[str]], Mapping[str, str]]  # jax release, extras -> what jax[EXTRAS]==V installs
+_EXTRA_MODEL: list[ExtraModel] = []  # rules/extras.py registers its table's answer (the rules are a layer above)
+
+
+def register_extra_model(model: ExtraModel) -> None:
+    """What jax[EXTRAS]==V installs beside jax, for `_without_extras_of`: set once, by rules/extras.py."""
+    _EXTRA_MODEL[:] = [model]
+
+
+def _without_extras_of(requirement: str, removed: Sequence[str]) -> str:
+    """The requirement without those of its extras that would install a distribution removed after it (what each
+    extra installs at each release: the registered model, rules/extras.py); jaxlib, which every extra installs, does
+    not count. Without a model every extra is kept."""
+    from packaging.requirements import Requirement
+
+    req = Requirement(requirement)
+    gone = {name for name in removed if name != "jaxlib"}
+    exact = [s.version for s in req.specifier if s.operator == "=="]
+    version = exact[0] if exact else "9999"  # a range: what the extra installs at its newest release
+    kept = {e for e in req.extras if not _EXTRA_MODEL or not set(_EXTRA_MODEL[0](version, {e})) & gone}
+    if kept == req.extras:
+        return requirement
+    req.extras = kept
+    return str(req)
+
+
+def _merged(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:
+    """Requirements by distribution, a later one replacing an earlier one, with the extras of both."""
+    from packaging.requirements import Requirement
+
+    found: dict[str, str] = {}
+    for text in (*earlier, *later):
+        name = parse(text)[0]
+        if name in found:
+            extras = Requirement(found[name]).extras | Requirement(text).extras
+            req = Requirement(text)
+            req.extras = extras
+            text = str(req)
+            del found[name]  # in the order of the later one
+        found[name] = text
+    return tuple(found.values())
+
+
+def pixi_managed(facts: Facts, names: Sequence[str]) -> bool:
+    """Whether a fix would move a conda package of a pixi environment: pixi re-syncs the environment to its lock
+    file (and conda may not be installed), so no command run into it lasts; pixi.toml is where such a change goes."""
+    tools = facts.installers
+    return facts.python.get("environment") == "pixi" and any(tools.get(parse(n)[0]) == "conda" for n in names)
+
+
+def install(facts: Facts, pins: Sequence[str], *, installed_only: bool = False, hold: Sequence[str] = ()) -> Fix:
+    """The pins not yet met and the packages they would break, for this environment's installer (an empty fix when
+    every pin is already met). `installed_only`: the pins constrain what is installed and add nothing (a rule's
+    set that keeps neural-tangents importable pins flax only where flax is there). `hold`: installed packages to
+    keep as they are, named although met, so that the installer picks a release of the rest that fits them."""
+    from packaging.requirements import InvalidRequirement
+    from packaging.version import InvalidVersion
+
+    try:
+        needed = [
+            p
+            for p in dict.fromkeys(pins)
+            if not satisfied(facts, p) and (not installed_only or parse(p)[0] in facts.packages)
+        ]
+        needed += dependents(facts, needed)
+    except (InvalidRequirement, InvalidVersion, ValueError):  # not versions (a hand-edited report): no command
+        return Fix()
+    if not needed or pixi_managed(facts, needed):
+        return Fix()
+    return Fix(install=tuple(needed), hold=tuple(p for p in hold if p not in needed), target=target(facts))
+
+
+def reinstall(facts: Facts, pins: Sequence[str]) -> Fix:
+    """These exact releases installed again as they are (a truncated library), nothing else moved."""
+    return Fix(reinstall=tuple(pins), target=target(facts))
+
+
+def uninstall(facts: Facts, names: Sequence[str]) -> Fix:
+    """These installed distributions removed (those not installed left out)."""
+    if pixi_managed(facts, names):
+        return Fix()
+    return Fix(uninstall=tuple(n for n in names if n in facts.packages), target=target(facts))
+
+
+def unset(facts: Facts, *names: str) -> Fix:
+    return Fix(unset=names, target=target(facts))
+
+
+def export(facts: Facts, name: str, value: str) -> Fix:
+    return Fix(export=((name, value),), target=target(facts))
+
+
+def with_flag(flags: str, entry: str) -> str:
+    """XLA_FLAGS with one more entry (`--name=item`): an item added to the value of a flag already set, as a
+    comma-separated list (`--xla_disable_hlo_passes=a,b`: a second entry of the same flag would replace the first)."""
+    name, _, item = entry.partition("=")
+    tokens = flags.split()
+    for i, token in enumerate(tokens):
+        flag, _, value = token.partition("=")
+        if flag == name:
+            if item in value.split(","):
+                return flags
+            tokens[i] = f"{flag}={value},{item}" if value and item else entry
+            return " ".join(tokens)
+    return " ".join([*tokens, entry])
+
+
+def jax_release(facts: Facts, version: str) -> list[str]:
+    """Pins for jax, jaxlib and the GPU plugin at one release, for this platform; on a TPU host through jax's tpu
+    extra, which moves libtpu to the build released with that jax (tables/tpu-extra.toml)."""
+    if any(name in facts.packages for name in TPU_PACKAGES):
+        return [f"jax[tpu]=={version}", f"jaxlib=={version}"]
+    plugin = sorted({m["major"] for name in facts.packages if (m := PLUGIN.match(name)) and m["kind"] == "cuda"})
+    if (plugin or facts.nvidia.get("status") == "ok") and facts.nvidia.get("status") != "absent":
+        return [f"jax[cuda{plugin[-1] if plugin else '12'}]=={version}", f"jaxlib=={version}"]
+    return [f"jax=={version}", f"jaxlib=={version}"]
+
+
+def installed_jax(facts: Facts) -> list[str]:
+    """The installed jax, jaxlib and plugins, each pinned at its version: what a library fix must not move."""
+    return [
+        f"{name}=={version}"
+        for name, version in sorted(facts.packages.items())
+        if name in ("jax", "jaxlib") or PLUGIN.match(name)
+    ]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One finding's part of a plan: its fix, computed on the state the steps before it leave."""
+
+    finding: str  # the id of the finding it fixes
+    fix: Fix
+    also: tuple[str, ...] = ()  # the findings with a fix of their own that this step fixes too (theirs is not run)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A report's fixes as one plan (`judge/fixplan.py`): its steps in order and what stays wrong after them."""
+
+    steps: tuple[Step, ...] = ()
+    remaining: tuple[str, ...] = ()  # the ids of the failures no step fixes (no command, or no release that helps)
+    loop: bool = False  # the known releases hold no state without a failure: the plan is the least bad one found
+
+    @property
+    def fix(self) -> Fix:
+        """Every step's fix as one: pasted in order, the steps' commands do what this one does."""
+        combined = Fix()
+        for step in self.steps:
+            combined = combined.then(step.fix)
+        return combined
+
+    def aimed(self, target: Target) -> Plan:
+        """The same plan, each step's fix for another target (`aimed`)."""
+        return replace(self, steps=tuple(replace(s, fix=aimed(s.fix, target)) for s in self.steps))
+
+    def part(self, finding: str) -> Fix:
+        """The finding's own part of the plan (empty where it has none)."""
+        return next((s.fix for s in self.steps if s.finding == finding), Fix())
+
+    def fixed_by(self, finding: str) -> str:
+        """The finding whose step fixes this one too, where that is how the plan fixes it ("" otherwise)."""
+        mine = any(s.finding == finding for s in self.steps)
+        return "" if mine else next((s.finding for s in self.steps if finding in s.also), "")

@@ -80,7 +80,7 @@ def on_failure(exc: BaseException) -> None:
         return
     _state["fired"] = True
     try:
-        from envaudit.commands.hook import explain_failure
+        from envaudit.judge.hook import explain_failure
 
         sys.stderr.write(explain_failure(exc))
     except Exception as inner:
@@ -100,7 +100,7 @@ def on_import(module: ModuleType) -> None:
         name = f"hook-{fingerprint()}.json"
         cached = cachedir.read_json(name)
         if not valid(cached):
-            from envaudit.commands.hook import cacheable, evaluate_now
+            from envaudit.judge.hook import cacheable, evaluate_now
 
             jax = sys.modules.get("jax")
             cached = evaluate_now(getattr(jax, "config", None))

@@ -77,10 +77,10 @@ CHECKED: set[tuple[str, str]] = set()  # (command, interpreter) found to be a co
 def _every_fix_is_a_command() -> Iterator[None]:
     """Every fix of every report the suite assembles (each finding's and the plan's) is a command a shell runs as it
     is (tests/shell.py): the report that holds one that is not fails the test that made it, with the command."""
-    from envaudit.commands import audit
+    from envaudit.judge import assemble
     from tests.shell import problems
 
-    original = audit.assemble
+    original = assemble.assemble
 
     def checked(*args: Any, **kwargs: Any) -> Report:
         report = original(*args, **kwargs)
@@ -92,11 +92,11 @@ def _every_fix_is_a_command() -> Iterator[None]:
             CHECKED.add((command, python))
         return report
 
-    audit.assemble = checked
+    assemble.assemble = checked
     try:
         yield
     finally:
-        audit.assemble = original
+        assemble.assemble = original
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -72,11 +72,11 @@ def as_gpu_node(report: dict[str, Any], node: str = "h200", gpus: int = 8) -> di
 
 def judged_there(report: dict[str, Any]) -> dict[str, Any]:
     """The report as the node itself would have saved it: its findings and verdict from its own facts."""
-    from envaudit.commands import audit
+    from envaudit.judge import assemble
     from envaudit.model.report import Report
 
     saved = Report.from_dict(report)
-    return audit.judged(saved.facts, saved.probes, mode="audit", saved=saved).to_dict()
+    return assemble.judged(saved.facts, saved.probes, mode="audit", saved=saved).to_dict()
 
 
 def write_fixture() -> Path:

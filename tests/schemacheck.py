@@ -22,8 +22,8 @@ from typing import Any
 
 import jsonschema
 
-from envaudit.commands.triage import Triage
 from envaudit.commands.triage.schema import TRIAGE
+from envaudit.commands.triage.triaged import Triage
 from envaudit.model import schema as docschema
 from envaudit.model.facts import ReportError
 from envaudit.model.report import Report

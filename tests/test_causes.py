@@ -12,9 +12,8 @@ import pytest
 
 from envaudit import judge
 from envaudit.child import jaxfacts
-from envaudit.commands import audit
 from envaudit.formats import markdown, text
-from envaudit.judge import causes
+from envaudit.judge import assemble, causes
 from envaudit.model.report import Finding, ProbeResult, Report, Subject
 from envaudit.rules import explains
 from tests.conftest import ROOT, facts_from
@@ -22,7 +21,7 @@ from tests.golden import ERRORS, STALE
 
 
 def stale_report() -> Report:
-    return audit.judged(facts_from(STALE), ERRORS, mode="audit")
+    return assemble.judged(facts_from(STALE), ERRORS, mode="audit")
 
 
 def test_a_stale_jax_on_pythonpath_is_the_one_root_of_every_failure() -> None:
@@ -37,7 +36,7 @@ def test_a_stale_jax_on_pythonpath_is_the_one_root_of_every_failure() -> None:
         "probe-ntk-error",
     }
     assert all(f.caused_by == "pythonpath-shadows" for f in rest)
-    assert report.verdict == "fail" and audit.exit_code(report, strict=False) == 1  # the meaning is unchanged
+    assert report.verdict == "fail" and assemble.exit_code(report, strict=False) == 1  # the meaning is unchanged
 
 
 def test_a_root_takes_the_worst_severity_of_what_it_causes() -> None:
@@ -84,10 +83,10 @@ def test_human_formats_show_the_root_and_fold_its_consequences() -> None:
 
 def test_a_probe_for_a_package_that_is_not_installed_is_a_skip_even_when_jax_fails() -> None:
     flax = ProbeResult("flax_dtype", "error", {"error_kind": "exception"}, 0.1, "AttributeError: partially init")
-    without = audit.judged(facts_from(STALE), [flax], mode="audit")
+    without = assemble.judged(facts_from(STALE), [flax], mode="audit")
     assert without.probes[0].status == "skip" and without.probes[0].message == "flax is not installed"
     assert "probe-flax-dtype-error" not in {f.id for f in without.findings}
-    with_flax = audit.judged(
+    with_flax = assemble.judged(
         facts_from({**STALE, "packages": {**STALE["packages"], "flax": "0.12.8"}}), [flax], mode="audit"
     )
     assert with_flax.probes[0].status == "error"
@@ -141,7 +140,7 @@ def test_a_root_quotes_what_the_user_saw_not_only_its_rules_symptom() -> None:
     facts = facts_from({"packages": {"flax": "0.7.4", "jax": "0.4.25", "jaxlib": "0.4.25"}, "jax": {"status": "ok"}})
     said = "Traceback (most recent call last):\n  ...\nImportError: cannot import name 'linear_util' from 'jax'\n"
     flax = ProbeResult("flax_dtype", "error", {"error_kind": "import"}, 0.2, said)
-    report = audit.judged(facts, [flax], mode="audit")
+    report = assemble.judged(facts, [flax], mode="audit")
     (root,) = [f for f in report.findings if not f.caused_by and f.severity == "fail"]
     assert "probe-flax-dtype-error" in {f.id for f in report.findings if f.caused_by == root.id}
     assert root.detail.endswith("(seen here: ImportError: cannot import name 'linear_util' from 'jax')"), root.detail

@@ -180,8 +180,8 @@ def test_the_command_line_loads_no_knowledge_base_before_the_probe_child_starts(
         "envaudit.rules.checks",
         "envaudit.rules.engine",
         "envaudit.judge",
-        "envaudit.commands.compare",
-        "envaudit.commands.triage",
+        "envaudit.commands.compare.drift",
+        "envaudit.commands.triage.triaged",
         "envaudit.collect.outside",
         "envaudit.files.reportfile",
     )
@@ -282,12 +282,13 @@ def test_a_closed_pipe_is_quiet(child_env: dict[str, str]) -> None:
 def test_every_verb_offers_the_formats_its_renderers_have() -> None:
     """The parser names the formats of triage and compare without importing them: the same names all the same,
     each accepted on its verb's command line."""
-    from envaudit.cli import parser as cli_parser
-    from envaudit.commands import compare
+    from envaudit.cli import build_parser
+    from envaudit.commands import compare, triage
+    from envaudit.commands.compare import drift
     from envaudit.commands.triage import reply
 
-    assert set(cli_parser.TRIAGE_FORMATS) == set(reply.RENDERERS)
-    assert set(cli_parser.COMPARE_FORMATS) == set(compare.RENDERERS)
-    parser = cli_parser.build_parser()
-    for argv, renderers in ((["triage", "-"], reply.RENDERERS), (["compare", "r.json"], compare.RENDERERS)):
+    assert set(triage.FORMATS) == set(reply.RENDERERS)
+    assert set(compare.FORMATS) == set(drift.RENDERERS)
+    parser = build_parser()
+    for argv, renderers in ((["triage", "-"], reply.RENDERERS), (["compare", "r.json"], drift.RENDERERS)):
         assert all(parser.parse_args([*argv, "--format", fmt]).format == fmt for fmt in renderers)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from envaudit.cli import main
-from envaudit.commands.compare import RENDERERS, Comparison, Drift, compare
+from envaudit.commands.compare.drift import RENDERERS, Comparison, Drift, compare
 from envaudit.model.facts import Facts
 from envaudit.model.report import ProbeResult, Report
 from tests.conftest import facts_from

@@ -17,8 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envaudit import rules
-from envaudit.commands import audit
-from envaudit.judge import causes, fixplan
+from envaudit.judge import assemble, causes, fixplan
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.report import Report
@@ -41,7 +40,7 @@ GPU = {
 
 
 def planned(doc: dict[str, Any]) -> Report:
-    return audit.assemble(facts_from(doc), mode="audit")
+    return assemble.assemble(facts_from(doc), mode="audit")
 
 
 def after(report: Report) -> list[Any]:
@@ -169,7 +168,7 @@ def test_every_rule_example_planned_reaches_what_its_plan_claims() -> None:
     for rule in engine.load_rules():
         for example in rule.examples:
             if example["match"]:
-                report = audit.assemble(facts_from(example["facts"]), mode="audit")
+                report = assemble.assemble(facts_from(example["facts"]), mode="audit")
                 assert_fixed_point(report)
                 planned_any += bool(report.plan.steps)
                 if rule.pins and report.plan.steps:
@@ -182,7 +181,7 @@ REPLAYS = sorted((ROOT / "tests" / "fixtures" / "replay").glob("*.json"))
 
 @pytest.mark.parametrize("path", REPLAYS, ids=lambda p: p.stem)
 def test_every_replayed_report_reaches_what_its_plan_claims(path: Path) -> None:
-    report = audit.recheck(Report.from_dict(json.loads(path.read_text(encoding="utf-8"))))
+    report = assemble.recheck(Report.from_dict(json.loads(path.read_text(encoding="utf-8"))))
     assert_fixed_point(report)
     for finding in report.findings:
         assert not problems(finding.fix, report.facts), (finding.id, finding.fix)

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from envaudit.cli import Terminated, main
-from envaudit.cli.parser import build_parser
+from envaudit.cli import build_parser, main
 from envaudit.commands import audit
 from envaudit.commands.health import (
     DEFAULT_TOTAL_S,
@@ -26,7 +25,7 @@ from envaudit.commands.health import (
     status_text,
 )
 from envaudit.formats import render
-from envaudit.model.exitcodes import UsageError
+from envaudit.model.exitcodes import Terminated, UsageError
 from envaudit.model.report import Finding, ProbeResult, Report, Subject
 from tests.conftest import PYTHON, ROOT, envaudit_run, sample_report
 

@@ -13,14 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from envaudit.cli import build_parser, main
-from envaudit.commands.plan import PlanError, facts_from_args, pin
+from envaudit.commands import plan
+from envaudit.commands.plan import PlanError, pin
 from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import Facts
 from envaudit.rules import accessors
 
 
 def plan_facts(*argv: str) -> Facts:
-    return facts_from_args(build_parser().parse_args(["plan", *argv]))
+    return plan.planned(plan.parse(build_parser().parse_args(["plan", *argv]))).facts
 
 
 def test_pins_and_what_they_imply() -> None:

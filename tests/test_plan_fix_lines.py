@@ -4,15 +4,14 @@ lines to what a requirements file takes, while an audit's fix stays held to what
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import replace
 
 import pytest
 from packaging.requirements import Requirement
 
 from envaudit.cli import build_parser
-from envaudit.commands import audit
-from envaudit.commands.plan import ARGUMENTS, planned
+from envaudit.commands.plan import ARGUMENTS, PlanOptions, parse, planned
+from envaudit.judge import assemble
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Target
@@ -25,8 +24,8 @@ INPUTS = FIXTURES / "plan-inputs"
 PLAN = Facts(origin="plan")
 
 
-def args(*argv: str) -> argparse.Namespace:
-    return build_parser().parse_args(["plan", *argv])
+def args(*argv: str) -> PlanOptions:
+    return parse(build_parser().parse_args(["plan", *argv]))
 
 
 def lines_by_file(fix: str) -> dict[str, set[str]]:
@@ -47,8 +46,8 @@ def test_a_plan_of_files_is_the_plan_of_its_pins_written_as_lines() -> None:
     assert of_files.facts == of_pins.facts
     assert of_files.target is not None and of_files.target.tool == "lines"
     assert of_pins.target == Target(tool="lines", into=ARGUMENTS)  # no environment either: lines, not a command
-    by_files = audit.assemble(of_files.facts, mode="plan", target=of_files.target).plan
-    by_pins = audit.assemble(of_pins.facts, mode="plan", target=of_pins.target).plan
+    by_files = assemble.assemble(of_files.facts, mode="plan", target=of_files.target).plan
+    by_pins = assemble.assemble(of_pins.facts, mode="plan", target=of_pins.target).plan
     assert [s.finding for s in by_files.steps] == [s.finding for s in by_pins.steps] != []
     assert [(s.fix.install, s.fix.hold) for s in by_files.steps] == [(s.fix.install, s.fix.hold) for s in by_pins.steps]
     files, pins = requested(by_files.fix.command), requested(by_pins.fix.command)
@@ -62,7 +61,7 @@ def test_each_line_goes_to_the_file_that_names_its_distribution() -> None:
     plugins = ("jax-cuda12-plugin==0.10.2", "jax-cuda12-pjrt==0.10.2")
     made = planned(args("-r", "jaxlib-0102/requirements.in", *plugins, "--driver", "580.65.06"))
     assert made.target is not None
-    fix = audit.assemble(made.facts, mode="plan", target=made.target).plan.fix
+    fix = assemble.assemble(made.facts, mode="plan", target=made.target).plan.fix
     found = lines_by_file(fix.command)
     assert {canonicalize_name(Requirement(r).name) for r in found["jaxlib-0102/requirements.in"]} == {"jax", "jaxlib"}
     assert {canonicalize_name(Requirement(r).name) for r in found[ARGUMENTS]} == {p.split("==")[0] for p in plugins}

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml  # type: ignore[import-untyped, unused-ignore]
 
-from envaudit.cli.parser import build_parser
+from envaudit.cli import build_parser
 from envaudit.commands.plan.inputs import kind
 from tests.conftest import ROOT
 

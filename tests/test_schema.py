@@ -27,9 +27,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envaudit.cli import main
-from envaudit.commands.triage import TriageError, triage
+from envaudit.commands.schema import SCHEMAS
 from envaudit.commands.triage.schema import TRIAGE
-from envaudit.commands.verbs import SCHEMAS
+from envaudit.commands.triage.triaged import TriageError, triage
 from envaudit.model import facts, typecheck
 from envaudit.model import report as model
 from envaudit.model import schema as docschema

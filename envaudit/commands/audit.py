@@ -1,94 +1,171 @@
-"""Assembling a report: collect -> evaluate -> probe, for a live audit, a re-check of a saved report and a plan.
+"""`envaudit [audit]`: collect -> evaluate -> probe, and the report written; the pieces the other verbs that audit
+(`health`, `fix`) and that write a report (`check`, `plan`) share with it.
 
-Every path ends in `assemble`, so the verdict of a live audit, of `check` and of `plan` is computed by the same
-code from facts, and the exit code follows from the verdict alone (`exit_code`).
+The judge loads while the child imports jax (`run_audit`), so this module imports the stages after `collect`
+where they are used: the verdict is `judge.assemble`'s, whichever verb collected the facts.
 """
 
 from __future__ import annotations
 
-import socket
+import argparse
+import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from envaudit import __version__
-from envaudit.child import runner
-from envaudit.child.state import Options
+from envaudit.child import runner, state
 from envaudit.collect import collect
-from envaudit.model.exitcodes import Exit
-from envaudit.model.facts import Facts
-from envaudit.model.fixes import Fix, Plan, Target, aimed
-from envaudit.model.report import Finding, ProbeResult, Report
+from envaudit.commands import options, terminal
+from envaudit.commands.options import Command, Judging, Output, Probing
+from envaudit.files import probefiles, safewrite
+from envaudit.model.exitcodes import UsageError
+
+if TYPE_CHECKING:
+    from envaudit.model.facts import Facts
+    from envaudit.model.report import Report
 
 
-def now_iso() -> str:
-    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+@dataclass(frozen=True)
+class AuditOptions:
+    quick: bool = False
+    probing: Probing = field(default_factory=Probing)
+    output: Output = field(default_factory=Output)
+    judging: Judging = field(default_factory=Judging)
 
 
-def host() -> dict[str, str]:
-    return {"hostname": socket.gethostname()}
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quick", action="store_true", help="no probes, no jax import: facts and rules only")
+    options.add_probing(p)
+    options.add_output(p)
 
 
-def assemble(
-    facts: Facts,
-    *,
-    mode: str,
-    probes: Sequence[ProbeResult] = (),
-    probe_findings: Sequence[Finding] = (),
-    created: str | None = None,
-    host_info: dict[str, str] | None = None,
-    complete: bool = True,
-    ignore: Mapping[str, str] | None = None,
-    target: Target | None = None,
-) -> Report:
-    """`ignore`: the rules the user ignores, with their reasons (envaudit/judge/ignoring.py): shown, never counted.
-    `target`: what the fixes are rendered for where it is not the facts' installer (a plan read from files: the
-    requirement lines to write, `fixes.Target` "lines"); the plan itself is computed the same way."""
-    from envaudit import judge, rules
-    from envaudit.judge import causes, fixplan, ignoring
-
-    # one finding per root cause (a probe's evidence joins its rule's), consequences linked to their root
-    linked = causes.link(judge.merge(rules.evaluate(facts), probe_findings), facts, probes)
-    findings = ignoring.mark(linked, ignore or {})
-    plan = fixplan.plan(facts, findings, ignore)
-    if target is not None:
-        plan = plan.aimed(target)
-        findings = [replace(f, remedy=aimed(f.remedy, target)) for f in findings]
-    return Report(
-        facts=facts,
-        findings=tuple(_planned(f, plan) for f in findings),
-        plan=plan,
-        probes=tuple(probes),
-        created=created or now_iso(),
-        host=host() if host_info is None else host_info,
-        envaudit_version=__version__,
-        mode=mode,
-        complete=complete,
+def parse(parsed: argparse.Namespace) -> AuditOptions:
+    return AuditOptions(
+        quick=parsed.quick,
+        probing=options.probing(parsed),
+        output=options.output(parsed),
+        judging=options.judging(parsed),
     )
 
 
-def _planned(finding: Finding, plan: Plan) -> Finding:
-    """A finding with its part of the plan as its fix: computed on the state the steps before it leave, or none
-    where another step fixes it too (its own would contradict the plan), said in its detail."""
-    if finding.caused_by or not finding.remedy or finding.remedy.saved:
-        return finding
-    if by := plan.fixed_by(finding.id):
-        return replace(finding, remedy=Fix(), caveat=f"{finding.caveat} (the plan's fix of {by} fixes it too)")
-    if plan.loop and finding.id in plan.remaining and not plan.part(finding.id):
-        loops = (
-            " (its own fix leads back to a state the plan was in: no known release fixes it without breaking another)"
+def run(o: AuditOptions) -> int:
+    report = audited(o.probing, o.output.quiet, o.judging, quick=o.quick)
+    return emit(known_devices(report, o.probing), o.output, o.judging)
+
+
+COMMAND = Command("audit", "collect facts, evaluate rules, run probes (the default)", add_arguments, parse, run)
+
+
+def emit(report: Report, output: Output, judging: Judging) -> int:
+    """The report in its format, to stdout or --output; the exit code its verdict gives."""
+    from envaudit.formats import render
+    from envaudit.judge.assemble import exit_code
+
+    style = terminal.style(
+        sys.stdout,
+        os.environ,
+        to_file=output.output is not None,
+        mode=output.color,
+        verbose=output.verbose,
+        show_host=output.show_host,
+    )
+    text = render(report, judging.format, style=style)
+    if output.output is not None:
+        safewrite.write(output.output, text)
+        if not output.quiet:
+            print(f"envaudit: {report.verdict}: report written to {output.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return exit_code(report, strict=judging.strict)
+
+
+def audited(probing: Probing, quiet: bool, judging: Judging, *, quick: bool, budget: bool = False) -> Report:
+    """The audit, its progress on a terminal's stderr from the first second (-q: none), the line erased after."""
+    line = terminal.Line(sys.stderr, os.environ, shown=not quiet)
+    try:
+        line.say("collecting facts")
+        bounds = bounded(probing, line, quick=quick, budget=budget)
+        return run_audit(
+            quick=quick, timeout=bounds.timeout, probes=bounds.probes, python=bounds.python, ignore=judging.ignored
         )
-        return replace(finding, remedy=Fix(), caveat=f"{finding.caveat}{loops}")
-    return replace(finding, remedy=plan.part(finding.id) or finding.remedy)
+    finally:
+        line.clear()
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The probes' request (None with --quick), the audited interpreter and the bound of each stage."""
+
+    probes: state.Options | None
+    python: str | None
+    timeout: float
+
+
+def probe_request(probing: Probing, line: terminal.Line | None = None, *, budget: bool = False) -> state.Options:
+    """The probe child's request. `budget`: run what fits the total bound (health; probes named with --probe
+    always run: the user chose them)."""
+    known = probefiles.available()
+    if probing.total_timeout < state.JAX_START_S:  # every child starts jax first: a hang could not be told from it
+        raise UsageError(
+            f"--total-timeout {probing.total_timeout:g} is less than jax's start ({state.JAX_START_S:g} s declared)"
+        )
+    for name in [*probing.probe, *probing.skip_probe]:
+        if name not in known:
+            raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")
+    names = tuple(dict.fromkeys(n for n in (probing.probe or tuple(known)) if n not in probing.skip_probe))
+    request = state.Options(
+        names,
+        probing.precision,
+        probing.timeout,
+        probing.total_timeout,
+        probing.cache,
+        progress=line if line is not None and line.shown else None,
+        devices=probing.device,
+        budget=budget and not probing.probe,
+    )
+    if request.budget and names and not state.plan(request)[0]:
+        raise UsageError(f"--total-timeout {probing.total_timeout:g} holds none of the probes' declared costs")
+    return request
+
+
+def bounded(probing: Probing, line: terminal.Line | None = None, *, quick: bool, budget: bool = False) -> Bounds:
+    """Every stage under one total bound: the time --python's interpreter takes to answer is spent from
+    --total-timeout, and no stage waits longer than what is left of it."""
+    started = time.monotonic()
+    probes = None if quick else probe_request(probing, line, budget=budget)
+    python = interpreter(probing.python, min(probing.timeout, probing.total_timeout))
+    left = max(probing.total_timeout - (time.monotonic() - started), 0.0)
+    return Bounds(None if probes is None else replace(probes, total=left), python, min(probing.timeout, left))
+
+
+def interpreter(python: str | None, timeout: float) -> str | None:
+    """--python's interpreter, checked before minutes of probing: it must answer as a Python does, in time."""
+    if python is None:
+        return None
+    from envaudit.collect import outside
+
+    resolved = outside.resolve(python)
+    outside.describe(resolved, timeout)
+    return resolved
+
+
+def known_devices(report: Report, probing: Probing) -> Report:
+    """--device names jax devices, which only the audited jax can list: one it does not have is bad usage."""
+    present = [d.get("id") for d in report.facts.jax.get("devices") or [] if isinstance(d, dict)]
+    missing = [n for n in probing.device if n not in present]
+    if missing and present:
+        shown = ", ".join(map(str, present))
+        raise UsageError(f"no jax device {', '.join(map(str, missing))} here (--device; the devices: {shown})")
+    return report
 
 
 def _host_facts(timeout: float, python: str | None) -> Facts:
     """Every fact but jax's (no jax import here), collected while the child imports jax; the modules that judge
     them are imported here too, for the same reason: the child starts before they load."""
-    from envaudit.judge import causes  # noqa: F401
+    from envaudit.judge import assemble  # noqa: F401
     from envaudit.rules import checks, engine  # noqa: F401
 
     facts = collect(timeout=timeout, python=python)
@@ -100,7 +177,7 @@ def run_audit(
     *,
     quick: bool,
     timeout: float,
-    probes: Options | None = None,
+    probes: state.Options | None = None,
     python: str | None = None,
     ignore: Mapping[str, str] | None = None,
 ) -> Report:
@@ -112,59 +189,22 @@ def run_audit(
     says how long it took (`duration_s`: from here to the assembled report)."""
     started = time.monotonic()
     if quick:
-        return _timed(assemble(collect(timeout=timeout, python=python), mode="quick", ignore=ignore), started)
-    child = replace(probes or Options(timeout=timeout, total=timeout), python=python or sys.executable, facts=True)
+        facts = collect(timeout=timeout, python=python)
+        from envaudit.judge.assemble import assemble
+
+        return _timed(assemble(facts, mode="quick", ignore=ignore), started)
+    child = replace(
+        probes or state.Options(timeout=timeout, total=timeout), python=python or sys.executable, facts=True
+    )
     with ThreadPoolExecutor(max_workers=1) as pool:
         host_facts = pool.submit(_host_facts, timeout, python)
         outcome = runner.run(child)
         facts = host_facts.result()
     assert outcome.jax is not None  # run() always finishes the facts it was asked for (child.facts)
-    facts = replace(facts, jax=outcome.jax)
-    return _timed(judged(facts, outcome.results, mode="audit", ignore=ignore), started)
+    from envaudit.judge.assemble import judged
+
+    return _timed(judged(replace(facts, jax=outcome.jax), outcome.results, mode="audit", ignore=ignore), started)
 
 
 def _timed(report: Report, started: float) -> Report:
     return replace(report, duration_s=time.monotonic() - started)
-
-
-def judged(
-    facts: Facts,
-    results: Sequence[ProbeResult],
-    *,
-    mode: str,
-    saved: Report | None = None,
-    ignore: Mapping[str, str] | None = None,
-) -> Report:
-    """The report of these facts and probe results as today's rules and judge see them (`saved`: the report
-    they come from, whose time, host and completeness are kept)."""
-    from envaudit import judge
-    from envaudit.judge import causes
-
-    verdict = judge.judge(causes.not_applicable(results, facts), facts)
-    if saved is None:
-        return assemble(facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings, ignore=ignore)
-    again = assemble(
-        facts,
-        mode=mode,
-        probes=verdict.results,
-        probe_findings=verdict.findings,
-        created=saved.created,
-        host_info=saved.host,
-        complete=saved.complete,
-        ignore=ignore,
-    )
-    return replace(again, duration_s=saved.duration_s)  # how long that audit took, as its time and host are kept
-
-
-def recheck(saved: Report, ignore: Mapping[str, str] | None = None) -> Report:
-    """Today's rules and judge on a saved report's facts and probe metrics: the probe findings it was saved with
-    are replaced by today's judgement of the same measurements (a saved "error" report stays one)."""
-    return judged(saved.facts, saved.probes, mode="check", saved=saved, ignore=ignore)
-
-
-def exit_code(report: Report, *, strict: bool) -> Exit:
-    if report.verdict == "error":
-        return Exit.INTERNAL
-    if report.verdict == "fail" or (strict and report.verdict == "warn"):
-        return Exit.FINDINGS
-    return Exit.OK

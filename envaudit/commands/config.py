@@ -93,17 +93,25 @@ def ignore_argument(text: str) -> tuple[str, str]:
     return rule.strip(), reason.strip()
 
 
-def resolve(args: argparse.Namespace, formats: tuple[str, ...], cwd: Path) -> Settings:
+@dataclass(frozen=True)
+class Given:
+    """What the command line says of the settings (None: not said there)."""
+
+    format: str | None = None
+    strict: bool | None = None
+    ignore: tuple[tuple[str, str], ...] = ()
+
+
+def resolve(given: Given, formats: tuple[str, ...], cwd: Path) -> Settings:
     """The settings of this run: the project's file, then the command line (its --format, --strict, --ignore)."""
     source = find(cwd)
     settings = load(source) if source is not None else Settings()
     if settings.format is not None and settings.format not in formats:
         raise ConfigError(f"{source}: [tool.envaudit].format is {settings.format!r}, not one of {', '.join(formats)}")
-    ignore = settings.ignore | dict(getattr(args, "ignore", None) or [])
+    ignore = settings.ignore | dict(given.ignore)
     _known(ignore, source)
-    strict = settings.strict if getattr(args, "strict", None) is None else bool(args.strict)
-    fmt = getattr(args, "format", None) or settings.format
-    return Settings(ignore=ignore, strict=strict, format=fmt, source=source)
+    strict = settings.strict if given.strict is None else given.strict
+    return Settings(ignore=ignore, strict=strict, format=given.format or settings.format, source=source)
 
 
 def _known(ignore: dict[str, str], source: Path | None) -> None:

@@ -16,18 +16,20 @@ non-terminal, a snapshot path that cannot be written or read).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from envaudit.child.state import Options
-from envaudit.commands import audit
+from envaudit.commands import audit, options
+from envaudit.commands.options import Command, Probing
 from envaudit.files import safewrite
 from envaudit.model import fixes
 from envaudit.model.exitcodes import BadInput, Exit
@@ -226,3 +228,59 @@ def _exports(fix: Fix) -> list[str]:
 
 def _status(code: int) -> str:
     return "" if code == 0 else f" (the command exited {code})"
+
+
+@dataclass(frozen=True)
+class FixOptions:
+    dry_run: bool = False
+    yes: bool = False
+    snapshot: Path | None = None
+    restore: Path | None = None
+    probing: Probing = field(default_factory=Probing)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
+    p.add_argument("--yes", action="store_true", help="apply it without asking")
+    p.add_argument(
+        "--snapshot", type=Path, help="where to keep the distributions as they were (default: ./envaudit-snapshot-*)"
+    )
+    p.add_argument("--restore", type=Path, metavar="SNAPSHOT", help="put a snapshot's distributions back instead")
+    options.add_probing(p)
+
+
+def parse(parsed: argparse.Namespace) -> FixOptions:
+    return FixOptions(parsed.dry_run, parsed.yes, parsed.snapshot, parsed.restore, options.probing(parsed))
+
+
+def _say(line: str) -> None:
+    print(line, flush=True)
+
+
+def _confirm(question: str) -> bool:
+    try:
+        return input(question).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def main(o: FixOptions) -> int:
+    if o.restore is not None:
+        return restore(o.restore, timeout=o.probing.timeout, say=_say)
+    bounds = audit.bounded(o.probing, quick=False)
+    assert bounds.probes is not None  # fix always probes: the audit after it must see what the one before saw
+    return run(
+        python=bounds.python,
+        probes=bounds.probes,
+        timeout=bounds.timeout,
+        dry_run=o.dry_run,
+        yes=o.yes,
+        snapshot=o.snapshot,
+        say=_say,
+        ask=_confirm if sys.stdin.isatty() else None,
+    )
+
+
+COMMAND = Command(
+    "fix", "apply the report's one plan with the environment's installer, then audit again", add_arguments, parse, main
+)

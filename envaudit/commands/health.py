@@ -15,13 +15,19 @@ that completed, so its time is the last success (no number is read back from the
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from envaudit import __version__
+from envaudit.commands import options
+from envaudit.commands.options import Command, Judging, Probing
 from envaudit.files import cachedir, safewrite
 from envaudit.formats import prometheus, render
+from envaudit.model.exitcodes import BadInput, Exit, Terminated
 from envaudit.model.facts import Facts, ReportError
 from envaudit.model.report import Report
 
@@ -132,3 +138,71 @@ def save_unfinished(
     if status_file is not None:
         with contextlib.suppress(safewrite.OutputError):
             safewrite.write(status_file, status_text(code, f"envaudit ERROR: {why}", time.time()))
+
+
+@dataclass(frozen=True)
+class HealthOptions:
+    prometheus_dir: Path | None = None
+    status_file: Path | None = None
+    quiet: bool = False
+    probing: Probing = field(default_factory=lambda: Probing(timeout=DEFAULT_TIMEOUT_S, total_timeout=DEFAULT_TOTAL_S))
+    judging: Judging = field(default_factory=Judging)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prometheus-dir", type=Path, help="write envaudit.prom and envaudit-report.json there")
+    p.add_argument(
+        "--status-file",
+        type=Path,
+        metavar="PATH",
+        help="write PATH atomically after each run: '<exit code> <unix time>', then the one line "
+        "(read by scripts/k8s/envaudit-npd-plugin.sh and scripts/nhc/envaudit.nhc)",
+    )
+    options.add_judging(p)
+    options.add_quiet(p)
+    options.add_probing(p, timeout=DEFAULT_TIMEOUT_S, total=DEFAULT_TOTAL_S)
+
+
+def parse(parsed: argparse.Namespace) -> HealthOptions:
+    return HealthOptions(
+        parsed.prometheus_dir, parsed.status_file, parsed.quiet, options.probing(parsed), options.judging(parsed)
+    )
+
+
+def run(o: HealthOptions) -> int:
+    """The audit, its line printed first, then the files; a run that does not complete says so in them too."""
+    from envaudit.commands import audit
+    from envaudit.judge.assemble import exit_code, now_iso
+
+    check_directory(o.prometheus_dir)
+    check_status_file(o.status_file)
+    started = time.monotonic()
+    try:
+        report = audit.known_devices(audit.audited(o.probing, o.quiet, o.judging, quick=False, budget=True), o.probing)
+    except BaseException as exc:  # no verdict: said where the node's readers look, then as for any verb (cli)
+        code = Exit.USAGE if isinstance(exc, BadInput) else Exit.INTERNAL
+        save_unfinished(o.prometheus_dir, o.status_file, code, why(exc), time.monotonic() - started, now_iso())
+        raise
+    print(health_line(report), flush=True)  # the verdict first, whatever happens to the files
+    code = exit_code(report, strict=o.judging.strict)
+    try:
+        save(report, o.prometheus_dir, o.status_file, code)
+    except safewrite.OutputError as exc:  # a scheduler acts on the exit code: it must stay the verdict's
+        print(f"envaudit: error: {exc} (the verdict above stands)", file=sys.stderr)
+    return code
+
+
+def why(exc: BaseException) -> str:
+    """Why a run did not complete, in the words the command line says it."""
+    if isinstance(exc, BadInput):
+        return str(exc)
+    if isinstance(exc, Terminated):
+        return "terminated (SIGTERM): the audit did not complete"
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+COMMAND = Command(
+    "health", "node health check: the audit in one line of at most 80 characters", add_arguments, parse, run
+)

@@ -8,13 +8,16 @@ any failure of its own in one line instead of site.py's traceback.
 
 from __future__ import annotations
 
+import argparse
 import site
 import sysconfig
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Literal, cast
 
+from envaudit.commands.options import Command
 from envaudit.files import cachedir, safewrite
-from envaudit.rules.checks import BOARD, TRANSIENT
+from envaudit.model.exitcodes import Exit, UsageError
 
 PTH_NAME = "envaudit-hook.pth"
 _BOOT = """if not getattr(sys, "_envaudit_hook_seen", False):
@@ -116,45 +119,39 @@ def _where(python: str) -> tuple[list[Path], str]:
     return [Path(purelib), Path(user)], str(key)
 
 
-def evaluate_now(jax_config: Any, failure: BaseException | None = None) -> list[dict[str, str]]:
-    """The cold path: static facts (no jax child, no probe), jax's x64 flag and matmul precision as imported (or
-    the exception its import raised), and every fail/warn root cause as a small dict for the cache."""
-    from envaudit import rules
-    from envaudit.collect import snapshot
-    from envaudit.judge import causes
-    from envaudit.model.facts import JaxFacts
-
-    jax_facts = JaxFacts(status="unknown")  # no child ran: what the rules know of jax is what its config says
-    if failure is not None:  # what the audit's jax child would report: jax-broken, and the rules that explain it
-        jax_facts = {"status": "import_error", "stage": "import", "message": f"{type(failure).__name__}: {failure}"}
-    elif jax_config is not None:
-        jax_facts["x64"] = bool(getattr(jax_config, "jax_enable_x64", False))
-        precision = getattr(jax_config, "jax_default_matmul_precision", None)
-        jax_facts["default_matmul_precision"] = None if precision is None else str(precision)
-    facts = snapshot(jax_facts, nvml_s=5.0, origin="hook")
-    return [
-        {
-            "id": f.id,
-            "severity": f.severity,
-            "title": f.title,
-            "fix": f.fix,
-            "detail": f.detail if f.subject.kind == "check" else "",
-        }
-        for f in causes.link(rules.evaluate(facts), facts)
-        if f.severity in ("fail", "warn")
-        and not f.caused_by
-        and f.id not in BOARD  # a GPU's health is `health`'s to judge
-    ]
+Action = Literal["enable", "disable", "status"]
 
 
-def explain_failure(failure: BaseException) -> str:
-    """The lines the hook prints when importing jax (or flax) raised: each root cause, as its warnings read."""
-    return "".join(
-        f"envaudit: [{f['id']}] {f['title']}{': ' + f['detail'] if f['detail'] else ''}. Fix: {f['fix']}\n"
-        for f in evaluate_now(None, failure)
-    )
+@dataclass(frozen=True)
+class HookOptions:
+    action: Action
+    user: bool = False
+    python: str | None = None
 
 
-def cacheable(found: list[dict[str, str]]) -> list[dict[str, str]]:
-    """What the hook may remember for this environment: not a moment's state (a driver that hung just now)."""
-    return [f for f in found if f["id"] not in TRANSIENT]
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=["enable", "disable", "status"])
+    p.add_argument("--user", action="store_true", help="enable in the user site-packages instead")
+    p.add_argument("--python", metavar="PATH", help="status: of this interpreter's environment instead")
+
+
+def parse(parsed: argparse.Namespace) -> HookOptions:
+    return HookOptions(cast(Action, parsed.action), parsed.user, parsed.python)
+
+
+def run(o: HookOptions) -> int:
+    if o.python and o.action != "status":
+        raise UsageError("--python is for `hook status`: enable or disable the hook with that interpreter itself")
+    if o.action == "enable":
+        print(f"envaudit hook enabled: {enable(o.user)}")
+    elif o.action == "disable":
+        removed = disable()
+        print("envaudit hook disabled: " + (", ".join(map(str, removed)) if removed else "it was not enabled"))
+    else:
+        from envaudit.collect import outside
+
+        print("\n".join(status(outside.resolve(o.python) if o.python else None)))
+    return Exit.OK
+
+
+COMMAND = Command("hook", "opt-in warning when jax is imported into a known-bad environment", add_arguments, parse, run)

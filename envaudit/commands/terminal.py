@@ -13,7 +13,6 @@ printed; on a `dumb` terminal, which cannot erase a line, one line per step.
 
 from __future__ import annotations
 
-import argparse
 import shutil
 from collections.abc import Mapping
 from typing import TextIO
@@ -40,14 +39,19 @@ def color(mode: str, stream: TextIO, environ: Mapping[str, str]) -> bool:
     return _tty(stream)
 
 
-def style(args: argparse.Namespace, stream: TextIO, environ: Mapping[str, str]) -> Style:
+def style(
+    stream: TextIO,
+    environ: Mapping[str, str],
+    *,
+    to_file: bool = False,
+    mode: str = "auto",
+    verbose: bool = False,
+    show_host: bool = False,
+) -> Style:
     """The text format's style for this run's output: a file written with --output is a file, whatever stdout is."""
-    to_file = getattr(args, "output", None) is not None
     tty = _tty(stream) and not to_file
     width = shutil.get_terminal_size((NOT_A_TERMINAL, 24)).columns if tty else NOT_A_TERMINAL
-    mode = "never" if to_file else getattr(args, "color", "auto")
-    verbose = bool(getattr(args, "verbose", False)) or not tty
-    return Style(color(mode, stream, environ), width, verbose, show_host=bool(getattr(args, "show_host", False)))
+    return Style(color("never" if to_file else mode, stream, environ), width, verbose or not tty, show_host=show_host)
 
 
 def describe(event: Progress) -> str:

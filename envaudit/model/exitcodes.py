@@ -15,6 +15,10 @@ class UsageError(BadInput):
     """Bad usage: a command's arguments, or argparse's complaint, in one line."""
 
 
+class Terminated(BaseException):
+    """SIGTERM (Slurm and Kubernetes stop a check so): unwinds like Ctrl-C, so the runner kills its child."""
+
+
 class Exit(IntEnum):
     OK = 0  # no finding of severity fail (with --strict: no warn either)
     FINDINGS = 1  # at least one fail finding

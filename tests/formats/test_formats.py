@@ -173,11 +173,11 @@ def test_a_devices_infinite_error_is_exported_as_infinity_and_each_device_once()
 
 
 def test_quick_mode_never_says_ok_about_what_it_did_not_look_at() -> None:
-    from envaudit.commands import audit
     from envaudit.formats import markdown, text
+    from envaudit.judge import assemble
     from tests.conftest import facts_from
 
-    quick = audit.assemble(
+    quick = assemble.assemble(
         facts_from({"jax": {"status": "skipped", "message": "--quick does not start jax"}}), mode="quick"
     )
     assert "verdict: OK (jax not imported: quick mode)" in text.render(quick).splitlines()[0]

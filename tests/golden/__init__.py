@@ -56,10 +56,10 @@ ERRORS = [
 
 def stale_pythonpath() -> Report:
     """A stale jax on PYTHONPATH: one root cause, its consequences folded under it."""
-    from envaudit.commands import audit
+    from envaudit.judge import assemble
     from tests.conftest import facts_from
 
-    report = audit.judged(facts_from(STALE), ERRORS, mode="audit")
+    report = assemble.judged(facts_from(STALE), ERRORS, mode="audit")
     return replace(report, created="2026-12-01T09:00:00Z", host={"hostname": "node01"})
 
 

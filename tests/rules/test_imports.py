@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envaudit.commands import audit
+from envaudit.judge import assemble
 from envaudit.rules import tables
 from tests.conftest import facts_from
 from tests.planfix import requested
@@ -26,7 +26,7 @@ def facts(packages: dict[str, str], *imports: dict[str, Any]) -> Any:
 
 
 def report(packages: dict[str, str], *imports: dict[str, Any]) -> Any:
-    return audit.assemble(facts(packages, *imports), mode="audit")
+    return assemble.assemble(facts(packages, *imports), mode="audit")
 
 
 def test_each_distribution_that_raises_is_its_own_failure_with_the_exception_as_the_user_sees_it() -> None:

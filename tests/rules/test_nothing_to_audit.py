@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from envaudit.commands import audit
+from envaudit.judge import assemble
 from tests.conftest import facts_from
 
 PYTHON = "/srv/tools/bin/python"
@@ -21,7 +21,7 @@ WITHOUT_JAX: dict[str, Any] = {
 
 
 def test_no_jax_is_a_warn_without_a_command_and_says_both_ways_on() -> None:
-    report = audit.assemble(facts_from(WITHOUT_JAX), mode="audit")
+    report = assemble.assemble(facts_from(WITHOUT_JAX), mode="audit")
     (found,) = report.findings
     assert (found.id, found.severity, report.verdict) == ("nothing-to-audit", "warn", "warn")
     assert not found.remedy and found.fix == "" and not report.plan.fix  # advice is never pasted
@@ -32,5 +32,5 @@ def test_no_jax_is_a_warn_without_a_command_and_says_both_ways_on() -> None:
 
 def test_an_environment_with_jax_has_something_to_audit() -> None:
     with_jax = WITHOUT_JAX | {"packages": WITHOUT_JAX["packages"] | {"jax": "0.10.1", "jaxlib": "0.10.1"}}
-    report = audit.assemble(facts_from(with_jax), mode="audit")
+    report = assemble.assemble(facts_from(with_jax), mode="audit")
     assert "nothing-to-audit" not in {f.id for f in report.findings}

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from envaudit.commands.triage import TriageError, reply, triage
+from envaudit.commands.triage import reply
 from envaudit.commands.triage.extract import MAX_BYTES, MAX_LINES
+from envaudit.commands.triage.triaged import TriageError, triage
 from tests.conftest import PYTHON, ROOT
 
 ENV_INFO = b"jax:    0.4.25\njaxlib: 0.4.25\nnumpy:  2.0.2\npython: 3.11.8 (main)\n"

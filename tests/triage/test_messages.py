@@ -9,9 +9,10 @@ from dataclasses import replace
 
 import pytest
 
-from envaudit.commands import audit
-from envaudit.commands.triage import TriageError, reply, triage
+from envaudit.commands.triage import reply
+from envaudit.commands.triage.triaged import TriageError, triage
 from envaudit.formats import FORMATS
+from envaudit.judge import assemble
 from envaudit.model.facts import Facts
 
 
@@ -143,7 +144,7 @@ BROKEN = Facts(
 
 @pytest.mark.parametrize("form", ["text", "markdown", "json"])
 def test_envaudits_own_report_is_read_as_its_facts_not_its_fixes(form: str) -> None:
-    report = audit.assemble(BROKEN, mode="audit", host_info={"hostname": "node"})
+    report = assemble.assemble(BROKEN, mode="audit", host_info={"hostname": "node"})
     assert report.verdict == "fail" and any(f.fix for f in report.findings)  # its fix names other versions
     result = triage(("Here is what envaudit said:\n\n" + FORMATS.render(report, form)).encode())
     assert len(result.environments) == 1 and result.verdict == "fail"
@@ -184,7 +185,7 @@ def test_a_quoted_report_header_without_its_facts_leaves_the_text_read_as_any_ot
 
 
 def test_a_markdown_report_cut_in_its_json_is_read_from_its_table_not_its_fix_commands() -> None:
-    report = audit.assemble(BROKEN, mode="audit", host_info={"hostname": "node"})
+    report = assemble.assemble(BROKEN, mode="audit", host_info={"hostname": "node"})
     markdown = FORMATS.render(report, "markdown")
     cut = markdown[: markdown.index('"facts"')]
     result = triage(cut.encode())
@@ -236,7 +237,7 @@ def test_a_report_with_more_facts_than_are_read_is_read_up_to_the_bound_and_says
     from envaudit.commands.triage import extract
 
     many = replace(BROKEN, packages={**BROKEN.packages, **{f"lib{i:05d}": f"1.{i}" for i in range(3000)}})
-    report = audit.assemble(many, mode="audit", host_info={"hostname": "node"})
+    report = assemble.assemble(many, mode="audit", host_info={"hostname": "node"})
     result = triage(FORMATS.render(report, "json").encode())
     assert result.unread == extract.Unread(1, "facts", extract.MAX_FACTS)
     assert len(result.environments[0].seen) == extract.MAX_FACTS

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from envaudit.commands.triage import triage
+from envaudit.commands.triage.triaged import triage
 from envaudit.model.scope import is_relevant
 from tests.conftest import FIXTURES
 

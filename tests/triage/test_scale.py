@@ -12,8 +12,9 @@ from collections.abc import Callable
 
 import pytest
 
-from envaudit.commands.triage import extract, reply, triage
+from envaudit.commands.triage import extract, reply
 from envaudit.commands.triage.extract import MAX_BYTES
+from envaudit.commands.triage.triaged import triage
 from tests.conftest import PYTHON, ROOT
 
 PROMISED_S = 30  # README: any text within the 4 MB cap is triaged in under 30 s (the old code took minutes)

@@ -19,13 +19,17 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
+from envaudit.commands import options
+from envaudit.commands.options import Command, Judging, Output
 from envaudit.commands.plan.inputs import Kind, PlanError, kind
 from envaudit.model import fixes
+from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import GPU, Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
 from envaudit.model.redact import select_env
 from envaudit.model.scope import PLUGIN, canonicalize_name
@@ -37,7 +41,33 @@ if TYPE_CHECKING:
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 ARGUMENTS = "the plan's arguments"  # where the fix of a distribution pinned by an argument is written
 
-__all__ = ["PlanError", "Planned", "add_arguments", "facts_from_args", "pin", "planned", "separately"]
+__all__ = ["COMMAND", "PlanError", "PlanOptions", "Planned", "add_arguments", "pin", "planned", "separately"]
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """What a plan states: requirements and input files, the machine it will run on, how its report is written."""
+
+    requirements: tuple[str, ...] = ()  # pinned requirements and input files, as given
+    requirement_files: tuple[str, ...] = ()  # -r
+    pip_report: str | None = None
+    extra: tuple[str, ...] = ()
+    all_extras: bool = False
+    group: tuple[str, ...] = ()
+    driver: str | None = None
+    cuda: str | None = None
+    cudnn: str | None = None
+    compute_capability: str | None = None
+    gpus: str | None = None
+    platform: str | None = None
+    x64: bool = False
+    os: str | None = None
+    machine: str | None = None
+    python: str | None = None
+    env: tuple[str, ...] = ()
+    each: bool = False
+    output: Output = field(default_factory=Output)
+    judging: Judging = field(default_factory=Judging)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -119,6 +149,66 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         " passes every changed file at once); a pyproject.toml and the uv.lock beside it are one plan. The exit code"
         " is the worst plan's",
     )
+    options.add_output(p)
+
+
+def parse(parsed: argparse.Namespace) -> PlanOptions:
+    return PlanOptions(
+        requirements=tuple(parsed.requirements),
+        requirement_files=tuple(parsed.requirement_files),
+        pip_report=parsed.pip_report,
+        extra=tuple(parsed.extra),
+        all_extras=parsed.all_extras,
+        group=tuple(parsed.group),
+        driver=parsed.driver,
+        cuda=parsed.cuda,
+        cudnn=parsed.cudnn,
+        compute_capability=parsed.compute_capability,
+        gpus=parsed.gpus,
+        platform=parsed.platform,
+        x64=parsed.x64,
+        os=parsed.os,
+        machine=parsed.machine,
+        python=parsed.python,
+        env=tuple(parsed.env),
+        each=parsed.each,
+        output=options.output(parsed),
+        judging=options.judging(parsed),
+    )
+
+
+def run(o: PlanOptions) -> int:
+    from envaudit.commands.audit import emit
+    from envaudit.judge.assemble import assemble
+
+    if o.each:
+        return _each(o)
+    made = planned(o)
+    return emit(assemble(made.facts, mode="plan", ignore=o.judging.ignored, target=made.target), o.output, o.judging)
+
+
+def _each(o: PlanOptions) -> int:
+    """--each: each file's report under a line naming it; a file that cannot be planned is its one line on stderr
+    (exit 2), and the files after it are still planned. The exit code is the worst plan's."""
+    from envaudit.commands.audit import emit
+    from envaudit.formats.summary import clean
+    from envaudit.judge.assemble import assemble
+
+    code: int = Exit.OK
+    for number, (name, one) in enumerate(separately(o)):
+        gap = "\n" if number else ""
+        sys.stdout.write(f"{gap}plan of {clean(name)}:\n\n")  # a file name can hold a terminal's escapes
+        sys.stdout.flush()  # before an error line on stderr, which pre-commit shows in the same stream
+        try:
+            made = planned(one)
+        except PlanError as exc:
+            print(f"envaudit: error: {exc}", file=sys.stderr, flush=True)
+            code = max(code, Exit.USAGE)
+            continue
+        report = assemble(made.facts, mode="plan", ignore=o.judging.ignored, target=made.target)
+        code = max(code, emit(report, one.output, one.judging))
+        sys.stdout.flush()
+    return code
 
 
 def _version(flag: str, text: str | None) -> str | None:
@@ -172,23 +262,19 @@ class Planned:
     target: fixes.Target | None = None
 
 
-def facts_from_args(args: argparse.Namespace) -> Facts:
-    return planned(args).facts
-
-
-def planned(args: argparse.Namespace) -> Planned:
+def planned(o: PlanOptions) -> Planned:
     """The facts the arguments and input files state, and where their fix is written."""
-    texts, inputs = _classified(args)
+    texts, inputs = _classified(o)
     if not texts and not inputs:
         raise PlanError("nothing to plan: give pinned requirements, input files, -r FILE or --pip-report FILE")
-    python = _python(args.python) if args.python else ""
-    gathered = _gathered(args, inputs, python) if inputs else None
+    python = _python(o.python) if o.python else ""
+    gathered = _gathered(o, inputs, python) if inputs else None
     packages: dict[str, str] = {}
-    env = _env(args.env)
+    env = _env(o.env)
     precision = env.get("JAX_DEFAULT_MATMUL_PRECISION")
     jax: JaxFacts = {
         "status": "unknown",
-        "x64": bool(args.x64 or env_flag(env.get("JAX_ENABLE_X64"))),
+        "x64": bool(o.x64 or env_flag(env.get("JAX_ENABLE_X64"))),
         "default_matmul_precision": precision.lower() if precision else None,
     }
     implied: dict[str, str] = {}
@@ -213,26 +299,24 @@ def planned(args: argparse.Namespace) -> Planned:
     for name, version in implied.items():  # after every explicit pin, so that argument order does not matter
         if packages.setdefault(name, version) != version:
             raise PlanError(f"{name} is pinned to {packages[name]}, but the jax extra implies {version}")
-    if args.platform:
-        jax["platform"] = args.platform
-    if cuda := _version("--cuda", args.cuda):
+    if o.platform:
+        jax["platform"] = o.platform
+    if cuda := _version("--cuda", o.cuda):
         jax["cuda_version"] = cuda
-    if cudnn := _version("--cudnn", args.cudnn):
+    if cudnn := _version("--cudnn", o.cudnn):
         jax["cudnn_version"] = cudnn
     version = python or (gathered.python if gathered else "")
     facts = Facts(
         packages=dict(sorted(packages.items())),
         python=PythonFacts(version=version) if version else PythonFacts(),
-        platform=_platform(args, gathered.platform if gathered else {}),
+        platform=_platform(o, gathered.platform if gathered else {}),
         jax=jax,
-        nvidia=_nvidia(args),
+        nvidia=_nvidia(o),
         env=env,
         requires=gathered.requires if gathered else {},
         origin="plan",
     )
     if gathered is None or not gathered.requires:  # what the releases declare, where no resolution says it
-        from dataclasses import replace
-
         from envaudit.rules import declared  # lazily: it loads the tables
 
         facts = replace(facts, requires=declared.requires(facts, facts.packages))
@@ -247,35 +331,35 @@ def planned(args: argparse.Namespace) -> Planned:
 EACH_FORMATS = ("text", "markdown", "github")  # one report after another stays readable, as one JSON document would not
 
 
-def separately(args: argparse.Namespace) -> list[tuple[str, argparse.Namespace]]:
+def separately(o: PlanOptions) -> list[tuple[str, PlanOptions]]:
     """--each: the arguments of one plan per input file, with its name, in the order given. Each file is the
     environment it installs (requirements-cpu.txt and requirements-cuda.txt pin jax differently, and are both
     right); a file named twice is planned once, and a uv.lock whose pyproject.toml is named too is part of that
     file's plan, which reads it."""
-    texts, inputs = _classified(args)
+    texts, inputs = _classified(o)
     if texts:
         raise PlanError(f"--each plans files one by one: {texts[0]!r} is not a file a plan reads")
-    if args.pip_report:
+    if o.pip_report:
         raise PlanError("--each plans files one by one: a --pip-report is one environment's, so plan it without --each")
-    if args.format not in EACH_FORMATS:
+    if o.judging.format not in EACH_FORMATS:
         raise PlanError(
-            f"--each writes one report per file: --format {args.format} is one document (text, markdown, github)"
+            f"--each writes one report per file: --format {o.judging.format} is one document (text, markdown, github)"
         )
-    if args.output is not None:
+    if o.output.output is not None:
         raise PlanError("--each writes one report per file to standard output: --output takes one report")
     if not inputs:
         raise PlanError("nothing to plan: --each plans the input files named")
     projects = {os.path.dirname(os.path.realpath(path)) for named, path in inputs if named == "pyproject"}
     seen: set[str] = set()
-    plans: list[tuple[str, argparse.Namespace]] = []
+    plans: list[tuple[str, PlanOptions]] = []
     for named, path in inputs:
         real = os.path.realpath(path) if path != "-" else path
         if real in seen or (named == "uv.lock" and os.path.dirname(real) in projects):
             continue
         seen.add(real)
         alone = [path] if named == "requirements" else []  # -r FILE: a requirements file of any name
-        files = {"requirement_files": alone, "requirements": [] if alone else [path], "each": False}
-        plans.append((path, argparse.Namespace(**{**vars(args), **files})))
+        one = replace(o, requirement_files=tuple(alone), requirements=() if alone else (path,), each=False)
+        plans.append((path, one))
     return plans
 
 
@@ -285,24 +369,24 @@ def _same(a: str, b: str) -> bool:
     return same_release(a, b)
 
 
-def _platform(args: argparse.Namespace, recorded: dict[str, str]) -> PlatformFacts:
+def _platform(o: PlanOptions, recorded: dict[str, str]) -> PlatformFacts:
     """The system and machine the plan will run on: --os and --machine, else those a pip report records (its
     environment's platform_system and platform_machine), else this machine's, as a plan assumes jax's defaults (a
     CPU miscompile measured on x86-64 applies to a plan made on x86-64)."""
     import platform
 
-    system = args.os or recorded.get("system") or platform.system()
-    machine = args.machine or recorded.get("machine") or platform.machine()
+    system = o.os or recorded.get("system") or platform.system()
+    machine = o.machine or recorded.get("machine") or platform.machine()
     return PlatformFacts(system=system, machine=machine)
 
 
-def _classified(args: argparse.Namespace) -> tuple[list[str], list[tuple[Kind, str]]]:
+def _classified(o: PlanOptions) -> tuple[list[str], list[tuple[Kind, str]]]:
     """The positional arguments told apart: requirements (a `NAME @ URL` that `$(pip freeze)` split in three words
     joined again) and input files, recognised by their names. The inputs in order: -r's files, the positional
     files, --pip-report's (the first requirements file or pyproject.toml is where an unnamed requirement goes)."""
-    words = list(args.requirements)
+    words = list(o.requirements)
     texts: list[str] = []
-    inputs: list[tuple[Kind, str]] = [("requirements", f) for f in args.requirement_files]
+    inputs: list[tuple[Kind, str]] = [("requirements", f) for f in o.requirement_files]
     while words:
         word = words.pop(0)
         if len(words) >= 2 and words[0] == "@":
@@ -314,15 +398,15 @@ def _classified(args: argparse.Namespace) -> tuple[list[str], list[tuple[Kind, s
             raise PlanError(f"{word} is a file envaudit cannot tell the kind of: a requirements file is -r {word}")
         else:
             texts.append(word)
-    if args.pip_report:
-        inputs.append(("pip-report", args.pip_report))
+    if o.pip_report:
+        inputs.append(("pip-report", o.pip_report))
     return texts, inputs
 
 
-def _gathered(args: argparse.Namespace, inputs: list[tuple[Kind, str]], python: str) -> Gathered:
+def _gathered(o: PlanOptions, inputs: list[tuple[Kind, str]], python: str) -> Gathered:
     from envaudit.commands.plan.inputs.gather import Request, gather  # lazily: it loads packaging
 
-    request = Request(tuple(inputs), tuple(args.extra), args.all_extras, tuple(args.group), python)
+    request = Request(tuple(inputs), tuple(o.extra), o.all_extras, tuple(o.group), python)
     return gather(request)
 
 
@@ -332,7 +416,7 @@ def _python(text: str) -> str:
     return text
 
 
-def _env(assignments: list[str]) -> dict[str, str]:
+def _env(assignments: tuple[str, ...]) -> dict[str, str]:
     """--env NAME=VALUE, each as the audit would record it: only the variables of the audited scope, with a value
     that may be a secret redacted (select_env, the audit's own selection)."""
     found: dict[str, str] = {}
@@ -369,17 +453,27 @@ def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: Ja
             jax.setdefault("platform", "cpu")
 
 
-def _nvidia(args: argparse.Namespace) -> NvidiaFacts:
-    driver = _version("--driver", args.driver)
-    cc = args.compute_capability
+def _nvidia(o: PlanOptions) -> NvidiaFacts:
+    driver = _version("--driver", o.driver)
+    cc = o.compute_capability
     if cc is not None and not re.fullmatch(r"[0-9]{1,2}\.[0-9]{1,2}", cc):  # ASCII digits only
         raise PlanError(f"--compute-capability {cc!r} is not of the form X.Y (e.g. 8.0)")
     count: int | None = None
-    if args.gpus is not None:
-        if not re.fullmatch(r"[0-9]{1,4}", args.gpus):
-            raise PlanError(f"--gpus {args.gpus!r} is not a number of GPUs")
-        count = int(args.gpus)
+    if o.gpus is not None:
+        if not re.fullmatch(r"[0-9]{1,4}", o.gpus):
+            raise PlanError(f"--gpus {o.gpus!r} is not a number of GPUs")
+        count = int(o.gpus)
     if driver is None and cc is None and count is None:
         return {"status": "unknown", "message": "the plan declares no NVIDIA facts"}
     gpus: list[GPU] = [{"index": i, "compute_capability": cc} for i in range(count if count is not None else 1)]
     return {"status": "ok", "driver_version": driver, "gpus": gpus, "gpus_exact": count is not None}
+
+
+COMMAND = Command(
+    "plan",
+    "what-if before installing: pinned requirements, requirements files, pyproject.toml, uv.lock, pylock.toml or"
+    " a pip report",
+    add_arguments,
+    parse,
+    run,
+)

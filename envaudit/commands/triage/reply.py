@@ -8,8 +8,8 @@ crafted paste cannot end a table or a code span, or move a terminal's cursor.
 
 from __future__ import annotations
 
-from envaudit.commands.triage import Environment, Triage
 from envaudit.commands.triage.extract import Unread
+from envaudit.commands.triage.triaged import Environment, Triage
 from envaudit.formats import PLAIN, Renderers, Style, as_json, summary
 from envaudit.formats.markdown import _cell, _code, _reference
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from envaudit.commands.triage import Environment, Triage
 from envaudit.commands.triage.extract import Seen, Unread
+from envaudit.commands.triage.triaged import Environment, Triage
 from envaudit.model import schema as docschema
 from envaudit.model.facts import FactsDocument
 from envaudit.model.report import FindingDocument, Severity

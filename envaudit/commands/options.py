@@ -1,0 +1,199 @@
+"""What every verb is, and the option groups several verbs share, each read once into a typed value.
+
+A verb is a `Command`: its name and help, the arguments it adds to its parser, `options` (the one place its
+`argparse.Namespace` is read, into a frozen dataclass of its own) and `run(options) -> exit code`. The command line
+(envaudit/cli/) is a dict of them. A verb's module imports only what its parser needs; its work is imported inside
+`run`, so that the audit's jax child starts before the rules and the judge load.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Generic, Literal, TypeVar, cast
+
+from envaudit.commands import config, terminal
+from envaudit.formats import FORMATS
+
+Options = TypeVar("Options")
+Color = Literal["auto", "always", "never"]
+Precision = Literal["auto", "float32", "float64", "both"]
+
+
+@dataclass(frozen=True)
+class Command(Generic[Options]):
+    """One verb of the command line."""
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    options: Callable[[argparse.Namespace], Options]  # the parsed arguments, read into the verb's own options
+    run: Callable[[Options], int]
+    description: str = ""
+
+    def __call__(self, parsed: argparse.Namespace) -> int:
+        return self.run(self.options(parsed))
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where and how a report is written (--format is `Judging`'s, as [tool.envaudit] may set it)."""
+
+    output: Path | None = None  # written there atomically instead of stdout
+    color: Color = "auto"
+    verbose: bool = False
+    show_host: bool = False
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How a verb that judges counts findings: its format, strictness and ignored rules, the project's
+    [tool.envaudit] under the command line's (envaudit/commands/config.py)."""
+
+    format: str = "text"
+    strict: bool = False
+    ignore: tuple[tuple[str, str], ...] = ()  # (rule id, reason)
+    source: Path | None = None  # the pyproject.toml read, if any
+
+    @property
+    def ignored(self) -> dict[str, str]:
+        return dict(self.ignore)
+
+
+@dataclass(frozen=True)
+class Probing:
+    """Which probes run, under which bounds, in which interpreter."""
+
+    probe: tuple[str, ...] = ()
+    skip_probe: tuple[str, ...] = ()
+    timeout: float = 120.0  # per probe, and for the jax child
+    total_timeout: float = 600.0
+    precision: Precision = "auto"
+    cache: bool = True
+    device: tuple[int, ...] = ()
+    python: str | None = None  # --python: the audited interpreter or environment, when not this one
+
+
+def add_quiet(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress and no notes on stderr, errors only")
+
+
+def add_output(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--format", choices=sorted(FORMATS), help="output format (default: [tool.envaudit] format, else text)"
+    )
+    p.add_argument("--output", type=Path, help="write the report to PATH atomically instead of stdout")
+    p.add_argument(
+        "--color",
+        choices=terminal.COLOR_CHOICES,
+        default="auto",
+        help="colour the text report (auto: on a terminal, unless NO_COLOR or TERM=dumb; FORCE_COLOR forces it)",
+    )
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="on a terminal, every finding's detail and references too"
+    )
+    p.add_argument(
+        "--show-host",
+        action="store_true",
+        help="Markdown: keep the host name and the home and environment paths (left out for pasting in public)",
+    )
+    add_quiet(p)
+    add_judging(p)
+
+
+def add_judging(p: argparse.ArgumentParser) -> None:
+    """What every verb that judges takes, beside [tool.envaudit] in pyproject.toml (envaudit/commands/config.py)."""
+    p.add_argument(
+        "--strict",
+        action=argparse.BooleanOptionalAction,
+        help="exit 1 on warn findings too (default: [tool.envaudit] strict, else off)",
+    )
+    p.add_argument(
+        "--ignore",
+        action="append",
+        type=config.ignore_argument,
+        metavar="RULE[:REASON]",
+        help="show this rule's findings as ignored and count none of them (repeatable; `envaudit rules` lists ids)",
+    )
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return value
+
+
+def _device(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or len(text) > 6:
+        raise argparse.ArgumentTypeError(f"expected a jax device id (0, 1, ...), not {text!r}")
+    return int(text)
+
+
+def add_probing(p: argparse.ArgumentParser, timeout: float = 120.0, total: float = 600.0) -> None:
+    p.add_argument("--probe", action="append", default=[], metavar="NAME", help="run only these probes")
+    p.add_argument("--skip-probe", action="append", default=[], metavar="NAME", help="do not run this probe")
+    p.add_argument("--timeout", type=_positive, default=timeout, help="seconds per probe and for the jax child")
+    p.add_argument("--total-timeout", type=_positive, default=total, help="seconds for all probes together")
+    p.add_argument(
+        "--precision",
+        choices=["auto", "float32", "float64", "both"],
+        default="auto",
+        help="probe precision (default: what the jax configuration gives)",
+    )
+    p.add_argument("--no-cache", action="store_true", help="do not use jax's persistent compilation cache")
+    p.add_argument(
+        "--device",
+        action="append",
+        type=_device,
+        default=[],
+        metavar="N",
+        help="compare only these jax devices (repeatable; default: every local device)",
+    )
+    p.add_argument(
+        "--python", metavar="PATH", help="audit this interpreter's environment (or a virtualenv / conda directory)"
+    )
+
+
+def output(parsed: argparse.Namespace) -> Output:
+    return Output(
+        output=parsed.output,
+        color=cast(Color, parsed.color),
+        verbose=parsed.verbose,
+        show_host=parsed.show_host,
+        quiet=parsed.quiet,
+    )
+
+
+def judging(parsed: argparse.Namespace, formats: tuple[str, ...] = tuple(FORMATS)) -> Judging:
+    """The judging options of this run: the project's [tool.envaudit] (the nearest pyproject.toml that has one,
+    from the working directory up), then the command line's --format, --strict and --ignore."""
+    given = config.Given(
+        format=getattr(parsed, "format", None), strict=parsed.strict, ignore=tuple(parsed.ignore or ())
+    )
+    settings = config.resolve(given, formats, Path.cwd())
+    return Judging(
+        format=settings.format or "text",
+        strict=settings.strict,
+        ignore=tuple(settings.ignore.items()),
+        source=settings.source,
+    )
+
+
+def probing(parsed: argparse.Namespace) -> Probing:
+    return Probing(
+        probe=tuple(parsed.probe),
+        skip_probe=tuple(parsed.skip_probe),
+        timeout=parsed.timeout,
+        total_timeout=parsed.total_timeout,
+        precision=cast(Precision, parsed.precision),
+        cache=not parsed.no_cache,
+        device=tuple(dict.fromkeys(parsed.device)),
+        python=parsed.python,
+    )

@@ -1,0 +1,43 @@
+"""`envaudit probes [NAME] [--script]`: the probes listed, one shown, or one printed as a standalone program."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from envaudit.commands.options import Command
+from envaudit.files import probefiles
+from envaudit.model.exitcodes import Exit, UsageError
+
+
+@dataclass(frozen=True)
+class ProbesOptions:
+    name: str | None = None
+    script: bool = False
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", nargs="?")
+    p.add_argument("--script", action="store_true", help="print the probe as a program runnable with plain python")
+
+
+def parse(parsed: argparse.Namespace) -> ProbesOptions:
+    return ProbesOptions(parsed.name, parsed.script)
+
+
+def run(o: ProbesOptions) -> int:
+    known = probefiles.available()
+    if o.name is None:
+        for probe, path in known.items():
+            print(f"{probe:<18}{probefiles.summary(path)}")
+        return Exit.OK
+    if o.name not in known:
+        raise UsageError(f"no probe {o.name!r}; `envaudit probes` lists them")
+    path = known[o.name]
+    print(probefiles.script(path) if o.script else f"{o.name}: {probefiles.summary(path)}\n  file: {path}")
+    return Exit.OK
+
+
+COMMAND = Command(
+    "probes", "list the probes; NAME --script prints a standalone repro program", add_arguments, parse, run
+)

@@ -1,0 +1,213 @@
+"""`envaudit triage FILE|-`: the environment pasted in a bug report, judged as `plan` judges pins.
+
+Maintainers of jax, flax and neural-tangents ask the same questions in every thread ("which versions?", then
+"that combination is known broken"). Triage reads the pasted text (`extract`), turns each environment it shows
+into facts (a plan's: what the text says, nothing assumed, so a rule on anything unsaid is unknown, never a
+match), evaluates the knowledge base on them through `assemble.assemble` (the same verdict code as every verb), and
+says what the text did not say that would matter. Every fact used is shown with the line it came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+from envaudit.commands.triage import extract, own
+from envaudit.commands.triage.extract import Seen, Unread
+from envaudit.commands.triage.gpus import capability
+from envaudit.model.exitcodes import BadInput
+from envaudit.model.facts import Facts, JaxFacts, Message, NvidiaFacts, PlatformFacts, PythonFacts
+from envaudit.model.report import SEVERITIES, Report
+from envaudit.rules.conditions import GPU_CONDITIONS
+
+
+class TriageError(BadInput, ValueError):
+    """A text with no environment in it; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Environment:
+    seen: tuple[Seen, ...]  # every fact used, with its line
+    report: Report
+    missing: tuple[str, ...]  # what the text did not say that would matter here
+    possible: tuple[tuple[str, str], ...]  # (rule id, title): would apply if an unsaid fact allows it
+
+
+@dataclass(frozen=True)
+class Triage:
+    environments: tuple[Environment, ...]
+    truncated: bool  # the text was longer than the bytes, lines or line length read
+    unread: Unread | None  # where the reading of facts stopped: more environments or facts than are read
+    requirements: tuple[Seen, ...] = ()  # minimums the text states ("jax 0.4.4+"): not what is installed
+
+    @property
+    def verdict(self) -> str:
+        found = {f.severity for e in self.environments for f in e.report.findings}
+        return next((s for s in SEVERITIES if s in found), "ok")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "envaudit/triage/v1",
+            "verdict": self.verdict,
+            "truncated": self.truncated,
+            "unread": vars(self.unread) if self.unread else None,
+            "environments": [_env_dict(e) for e in self.environments],
+            "requirements": [vars(s) for s in self.requirements],
+        }
+
+
+def _env_dict(env: Environment) -> dict[str, Any]:
+    return {
+        "facts": [vars(s) for s in env.seen],
+        "findings": [f.to_dict() for f in env.report.findings],
+        "missing": list(env.missing),
+        "possible": [{"id": i, "title": t} for i, t in env.possible],
+        "evaluated": env.report.facts.to_dict(),
+    }
+
+
+def _value(env: dict[str, Seen | list[Seen]], fact: str) -> str | None:
+    item = env.get(fact)
+    return item.value if isinstance(item, Seen) else None
+
+
+def facts_of(env: dict[str, Seen | list[Seen]]) -> Facts:
+    packages = {
+        k.removeprefix("package "): v.value for k, v in env.items() if k.startswith("package ") and isinstance(v, Seen)
+    }
+    jax = JaxFacts(status="unknown", message="from the text of a bug report")
+    if (platform := _value(env, "platform")) is not None:
+        jax["platform"] = platform
+    if (x64 := _value(env, "x64")) is not None:
+        jax["x64"] = x64 == "on"
+    if (cudnn := _value(env, "cudnn")) is not None:
+        jax["cudnn_version"] = cudnn
+    listed = env.get("gpu")
+    gpus = listed if isinstance(listed, list) else []
+    driver, cuda = _value(env, "driver"), _value(env, "cuda")
+    nvidia = NvidiaFacts(status="unknown", message="the text does not say")
+    if driver or gpus:
+        nvidia = {
+            "status": "ok",
+            "driver_version": driver,
+            "cuda_driver_version": cuda,
+            "gpus_exact": bool(gpus),
+            "gpus": [
+                {"index": i, "name": g.value, "compute_capability": capability(g.value)} for i, g in enumerate(gpus)
+            ],
+        }
+    python = PythonFacts(version=v) if (v := _value(env, "python")) else PythonFacts()
+    system = PlatformFacts(system=s) if (s := _value(env, "system")) else PlatformFacts()
+    if machine := _value(env, "machine"):
+        system["machine"] = machine
+    return Facts(
+        packages=dict(sorted(packages.items())), python=python, platform=system, nvidia=nvidia, jax=jax, origin="triage"
+    )
+
+
+def missing(facts: Facts) -> list[str]:
+    """What a maintainer would ask for next, given what the text says."""
+    p, asked = facts.packages, []
+    gpu = facts.jax.get("platform") == "cuda" or facts.nvidia.get("gpus") or any("cuda" in n for n in p)
+    needs = [
+        ("jax" not in p, "the jax version (pip show jax)"),
+        ("jax" in p and "jaxlib" not in p, "the jaxlib version (pip show jaxlib)"),
+        (not facts.python, "the Python version"),
+        ("numpy" not in p, "the NumPy version"),
+        ("platform" not in facts.jax, "the devices jax sees (python -c 'import jax; jax.print_environment_info()')"),
+        (bool(gpu) and not facts.nvidia.get("driver_version"), "the NVIDIA driver and CUDA versions (nvidia-smi)"),
+        (bool(gpu) and not facts.nvidia.get("gpus"), "the GPU model (nvidia-smi)"),
+        (("flax" in p or "neural-tangents" in p) and "x64" not in facts.jax, "whether jax_enable_x64 is on"),
+    ]
+    asked += [what for needed, what in needs if needed]
+    return asked
+
+
+def possible(facts: Facts) -> list[tuple[str, str]]:
+    """Rules whose package condition holds on the text's versions but whose other conditions it does not decide."""
+    from envaudit.rules import conditions, engine
+
+    off_gpu = facts.jax.get("platform") not in (None, "cuda")  # then a rule on CUDA facts cannot apply
+    return [
+        (rule.id, rule.title)
+        for rule in engine.load_rules()
+        if rule.evaluate(facts)[0] is None
+        and "packages" in rule.when
+        and not (off_gpu and set(rule.when) & GPU_CONDITIONS)
+        and conditions.holds({"packages": rule.when["packages"]}, facts, []) is True
+    ]
+
+
+def triage(raw: bytes) -> Triage:
+    from envaudit.judge import assemble
+    from envaudit.rules import signatures
+
+    text_lines, truncated = extract.lines(raw)
+    if (written := own.read(text_lines)) is not None:
+        environment, unread = _own(written, text_lines)
+        return Triage((environment,), truncated, unread)
+    matches = signatures.catalogue().scan(text_lines)
+    found = extract.seen(text_lines) + [Seen(f, v, m.line, m.text[:200]) for m in matches for f, v in m.facts]
+    found.sort(key=lambda s: s.line)  # stable: a line's own facts before its message's
+    stated = tuple(s for s in found if s.fact.startswith("requires "))
+    shown = extract.environments([s for s in found if not s.fact.startswith("requires ")])
+    environments = shown.environments
+    if not environments and (matches or stated or extract.mentions_jax(text_lines)):
+        environments = [{}]  # an error, or jax's code, and no versions: answered, with what to state
+    if not environments:
+        raise TriageError(
+            "no environment in this text (expected jax.print_environment_info() output, pip list or "
+            "pip freeze lines, conda list, flax's 'Flax, jax, jaxlib versions' line, versions in prose, or an "
+            "error message jax, XLA or NumPy prints)"
+        )
+    # each message once (a log repeats them), the first that the rules read (signatures.MAX_MESSAGES)
+    longest: dict[int, str] = {}  # per line, the longest text matched there (it holds the shorter ones)
+    for m in matches:
+        longest[m.line] = max(longest.get(m.line, ""), m.text, key=len)
+    first: dict[str, Message] = {}  # each text at the first line it is on
+    for line, text in sorted(longest.items()):
+        first.setdefault(text, Message(line=line, text=text))
+    messages = list(first.values())[: signatures.MAX_MESSAGES]
+    result = []
+    for env in environments:
+        facts = replace(facts_of(env), messages=messages)
+        report = assemble.assemble(facts, mode="triage", host_info={"hostname": "bug report"})
+        seen = sorted((s for v in env.values() for s in (v if isinstance(v, list) else [v])), key=lambda s: s.line)
+        result.append(Environment(tuple(seen), report, tuple(missing(facts)), tuple(possible(facts))))
+    return Triage(tuple(result), truncated, shown.unread, stated)
+
+
+def _own(found: own.Own, text_lines: list[str]) -> tuple[Environment, Unread | None]:
+    """envaudit's own report, judged again by today's knowledge: its facts, and its probes' findings as they were;
+    at most MAX_FACTS of them, as for any text (past that, where the reading stopped)."""
+    from envaudit.judge import assemble
+
+    facts, unread = found.report.facts, None
+    said = [("python", v)] if (v := facts.python.get("version")) else []
+    said += [("system", v)] if (v := facts.platform.get("system")) else []
+    said += [(f"package {name}", version) for name, version in facts.packages.items()]
+    if len(said) > extract.MAX_FACTS:
+        kept = dict(said[: extract.MAX_FACTS])
+        packages = {n: v for n, v in facts.packages.items() if f"package {n}" in kept}
+        facts = replace(facts, packages=packages)
+        said, unread = list(kept.items()), Unread(found.line, "facts", extract.MAX_FACTS)
+    probed = [replace(f, caused_by="") for f in found.report.findings if f.source == "probe"]
+    report = assemble.assemble(
+        facts, mode="triage", probes=found.report.probes, probe_findings=probed, host_info={"hostname": "bug report"}
+    )
+    seen, at = [], found.line
+    for fact, value in said:  # in the report's order: each looked for from where the one before it was
+        at, line = _where(text_lines, found.line, at, fact, value)
+        seen.append(Seen(fact, value, at, line))
+    return Environment(tuple(seen), report, tuple(missing(facts)), tuple(possible(facts))), unread
+
+
+def _where(text_lines: list[str], start: int, at: int, fact: str, value: str) -> tuple[int, str]:
+    """The line that states this value (of this package), looked for from line `at` on, then from the report's
+    `start`: (its number, the line); the report's first line where none does."""
+    name = fact.removeprefix("package ")
+    for number in (*range(at, len(text_lines) + 1), *range(start, at)):
+        line = text_lines[number - 1]
+        if value in line and (name in line or fact in ("python", "system")):
+            return number, line.strip()[:200]
+    return start, text_lines[start - 1].strip()[:200]

@@ -1,0 +1,118 @@
+"""A report assembled from facts and probe results: the rules evaluated, the probes judged, one finding per root
+cause, what the user ignores marked, the one plan computed, each finding given its part of it.
+
+Every verb ends here (a live audit, `check` of a saved report, `plan`, `fix`, `health`), so the same facts give the
+same verdict whichever verb collected them, and the exit code follows from the verdict alone (`exit_code`).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from envaudit import __version__, judge, rules
+from envaudit.judge import causes, fixplan, ignoring
+from envaudit.model.exitcodes import Exit
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix, Plan, Target, aimed
+from envaudit.model.report import Finding, ProbeResult, Report
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def host() -> dict[str, str]:
+    return {"hostname": socket.gethostname()}
+
+
+def assemble(
+    facts: Facts,
+    *,
+    mode: str,
+    probes: Sequence[ProbeResult] = (),
+    probe_findings: Sequence[Finding] = (),
+    created: str | None = None,
+    host_info: dict[str, str] | None = None,
+    complete: bool = True,
+    ignore: Mapping[str, str] | None = None,
+    target: Target | None = None,
+) -> Report:
+    """`ignore`: the rules the user ignores, with their reasons (envaudit/judge/ignoring.py): shown, never counted.
+    `target`: what the fixes are rendered for where it is not the facts' installer (a plan read from files: the
+    requirement lines to write, `fixes.Target` "lines"); the plan itself is computed the same way."""
+    # one finding per root cause (a probe's evidence joins its rule's), consequences linked to their root
+    linked = causes.link(judge.merge(rules.evaluate(facts), probe_findings), facts, probes)
+    findings = ignoring.mark(linked, ignore or {})
+    plan = fixplan.plan(facts, findings, ignore)
+    if target is not None:
+        plan = plan.aimed(target)
+        findings = [replace(f, remedy=aimed(f.remedy, target)) for f in findings]
+    return Report(
+        facts=facts,
+        findings=tuple(_planned(f, plan) for f in findings),
+        plan=plan,
+        probes=tuple(probes),
+        created=created or now_iso(),
+        host=host() if host_info is None else host_info,
+        envaudit_version=__version__,
+        mode=mode,
+        complete=complete,
+    )
+
+
+def _planned(finding: Finding, plan: Plan) -> Finding:
+    """A finding with its part of the plan as its fix: computed on the state the steps before it leave, or none
+    where another step fixes it too (its own would contradict the plan), said in its detail."""
+    if finding.caused_by or not finding.remedy or finding.remedy.saved:
+        return finding
+    if by := plan.fixed_by(finding.id):
+        return replace(finding, remedy=Fix(), caveat=f"{finding.caveat} (the plan's fix of {by} fixes it too)")
+    if plan.loop and finding.id in plan.remaining and not plan.part(finding.id):
+        loops = (
+            " (its own fix leads back to a state the plan was in: no known release fixes it without breaking another)"
+        )
+        return replace(finding, remedy=Fix(), caveat=f"{finding.caveat}{loops}")
+    return replace(finding, remedy=plan.part(finding.id) or finding.remedy)
+
+
+def judged(
+    facts: Facts,
+    results: Sequence[ProbeResult],
+    *,
+    mode: str,
+    saved: Report | None = None,
+    ignore: Mapping[str, str] | None = None,
+) -> Report:
+    """The report of these facts and probe results as today's rules and judge see them (`saved`: the report
+    they come from, whose time, host and completeness are kept)."""
+    verdict = judge.judge(causes.not_applicable(results, facts), facts)
+    if saved is None:
+        return assemble(facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings, ignore=ignore)
+    again = assemble(
+        facts,
+        mode=mode,
+        probes=verdict.results,
+        probe_findings=verdict.findings,
+        created=saved.created,
+        host_info=saved.host,
+        complete=saved.complete,
+        ignore=ignore,
+    )
+    return replace(again, duration_s=saved.duration_s)  # how long that audit took, as its time and host are kept
+
+
+def recheck(saved: Report, ignore: Mapping[str, str] | None = None) -> Report:
+    """Today's rules and judge on a saved report's facts and probe metrics: the probe findings it was saved with
+    are replaced by today's judgement of the same measurements (a saved "error" report stays one)."""
+    return judged(saved.facts, saved.probes, mode="check", saved=saved, ignore=ignore)
+
+
+def exit_code(report: Report, *, strict: bool) -> Exit:
+    if report.verdict == "error":
+        return Exit.INTERNAL
+    if report.verdict == "fail" or (strict and report.verdict == "warn"):
+        return Exit.FINDINGS
+    return Exit.OK

@@ -29,7 +29,7 @@ def rules_table(readme: str) -> str:
     """The README's table of rules and checks, from the catalogue (tests/rules/test_data.py holds them equal)."""
     from envaudit import rules
 
-    rows = "\n".join(f"| `{e.id}` | {e.severity} | {e.kind} | {e.title} |" for e in rules.catalogue())
+    rows = "\n".join(f"| `{e.id}` | {e.severity} | {e.listed_as} | {e.title} |" for e in rules.catalogue())
     start = readme.index(TABLE_HEAD) + len(TABLE_HEAD)
     return readme[:start] + rows + readme[readme.index("\n\n", start) :]
 

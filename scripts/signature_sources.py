@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from envaudit.rules import signatures  # noqa: E402
+from envaudit.rules.registry import registry  # noqa: E402
 
 OUT = ROOT / "tests" / "fixtures" / "signatures" / "sources.toml"
 URL = re.compile(r"^https://github\.com/([^/]+/[^/]+)/blob/([^/]+)/(.+?)(?:#L(\d+))?$")
@@ -61,7 +61,7 @@ def main(argv: list[str]) -> int:
     ]
     missing = []
     before = _derived_before()
-    for url in sorted({c.signature.source for c in signatures.catalogue().compiled}):
+    for url in sorted({c.signature.source for c in registry().signatures.compiled}):
         found = URL.match(url)
         if found is not None and found[4] is not None and found[1] in mirrors:
             lines = excerpt(mirrors[found[1]], found[2], found[3], int(found[4]))

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -52,7 +53,8 @@ def test_a_root_takes_the_worst_severity_of_what_it_causes() -> None:
 
 
 def test_findings_that_name_each_other_are_never_lost(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(causes, "_declared", lambda: {"a": explains.parse(("b",)), "b": explains.parse(("a",))})
+    declared = {"a": explains.parse(("b",)), "b": explains.parse(("a",))}
+    monkeypatch.setattr(causes, "registry", lambda: SimpleNamespace(declared=declared))
     linked = causes.link(
         [Finding(Subject("check", "a"), "fail", "t"), Finding(Subject("check", "b"), "warn", "t")], facts_from({})
     )

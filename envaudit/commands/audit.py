@@ -166,10 +166,10 @@ def _host_facts(timeout: float, python: str | None) -> Facts:
     """Every fact but jax's (no jax import here), collected while the child imports jax; the modules that judge
     them are imported here too, for the same reason: the child starts before they load."""
     from envaudit.judge import assemble  # noqa: F401
-    from envaudit.rules import checks, engine  # noqa: F401
+    from envaudit.rules.registry import registry
 
     facts = collect(timeout=timeout, python=python)
-    engine.load_rules()  # read once (cached) while jax still imports, not after the probes
+    _ = registry().signatures  # the rules read and the signatures compiled while jax still imports (cached)
     return facts
 
 

@@ -29,13 +29,13 @@ def run(o: RulesOptions) -> int:
     if o.id is None:
         width = max(len(e.id) for e in entries)
         for e in entries:
-            print(f"{e.id.ljust(width)}  {e.severity:<4}  {e.kind:<5}  {e.title}")
+            print(f"{e.id.ljust(width)}  {e.severity:<4}  {e.listed_as:<5}  {e.title}")
         return Exit.OK
     match = [e for e in entries if e.id == o.id]
     if not match:
         raise UsageError(f"no rule {o.id!r}; `envaudit rules` lists them")
     e = match[0]
-    print(f"{e.id} ({e.severity}, {e.kind})\n  {e.title}")
+    print(f"{e.id} ({e.severity}, {e.listed_as})\n  {e.title}")
     if e.symptom:
         print(f"  symptom: {e.symptom}")
     print(f"  fix: {e.fix}")

@@ -22,7 +22,7 @@ from envaudit.judge import assess, peers, table
 from envaudit.model import devices, fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
-from envaudit.model.report import SEVERITIES, Finding, ProbeResult, Subject
+from envaudit.model.report import SEVERITIES, Clause, Finding, ProbeResult, Subject
 from envaudit.rules.node import starved
 
 # what to do where no command can fix it: said in the finding's detail, never printed as a fix (no command is one)
@@ -246,11 +246,21 @@ def _explained(subject: Subject, problems: list[assess.Problem], facts: Facts) -
             GENERIC_REFS,
             "probe",
             measured=measured,
-            caveat=f"{_possibly(problems)} (the fix: {DEFAULT_PRECISION_FIX})",
+            clauses=(Clause("note", (f"{_possibly(problems)} (the fix: {DEFAULT_PRECISION_FIX})",)),),
         )
     title = KIND_TITLES[problems[0].kind].format(name=problems[0].result.label)
     todo = f" (what to do: {GENERIC_FIX.format(name=problems[0].result.probe)})"  # said after what was measured
-    return Finding(subject, severity, title, "", Fix(), GENERIC_REFS, "probe", measured=measured, caveat=todo)
+    return Finding(
+        subject,
+        severity,
+        title,
+        "",
+        Fix(),
+        GENERIC_REFS,
+        "probe",
+        measured=measured,
+        clauses=(Clause("note", (todo,)),),
+    )
 
 
 def slow(result: ProbeResult, facts: Facts) -> bool:

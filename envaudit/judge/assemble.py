@@ -17,7 +17,7 @@ from envaudit.judge import causes, fixplan, ignoring
 from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Plan, Target, aimed
-from envaudit.model.report import Finding, ProbeResult, Report
+from envaudit.model.report import Clause, Finding, ProbeResult, Report
 
 
 def now_iso() -> str:
@@ -69,12 +69,9 @@ def _planned(finding: Finding, plan: Plan) -> Finding:
     if finding.caused_by or not finding.remedy or finding.remedy.saved:
         return finding
     if by := plan.fixed_by(finding.id):
-        return replace(finding, remedy=Fix(), caveat=f"{finding.caveat} (the plan's fix of {by} fixes it too)")
+        return replace(finding, remedy=Fix()).said(Clause("fixed_by", (by,)))
     if plan.loop and finding.id in plan.remaining and not plan.part(finding.id):
-        loops = (
-            " (its own fix leads back to a state the plan was in: no known release fixes it without breaking another)"
-        )
-        return replace(finding, remedy=Fix(), caveat=f"{finding.caveat}{loops}")
+        return replace(finding, remedy=Fix()).said(Clause("loops"))
     return replace(finding, remedy=plan.part(finding.id) or finding.remedy)
 
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from envaudit.judge import classes, table
 from envaudit.model.facts import Facts
 from envaudit.model.report import SEVERITIES, Evidence, ProbeResult, ProbeRun, Severity
-from envaudit.rules import engine, explains
+from envaudit.rules import engine
+from envaudit.rules.registry import registry
 
 DTYPES = ("float32", "float64")
 # The severity of documented behaviour when no rule explains it; with a rule, the rule's (never a failure).
@@ -46,9 +47,7 @@ class Problem:
 def causes(probe: str, kind: str, facts: Facts, metric: str = "") -> list[tuple[engine.Rule, bool]]:
     """The rules naming this problem in `explains` ("probe:kind", or "probe:metric" for one metric) whose condition
     is not false here, each with whether it holds (True) or is unknown on these facts; those that hold first."""
-    named = [
-        r for r in engine.load_rules() if any(e.names_problem(probe, kind, metric) for e in explains.parse(r.explains))
-    ]
+    named = registry().explaining(probe, kind, metric)
     verdicts = [(rule, rule.evaluate(facts)[0]) for rule in named]
     return [(r, True) for r, v in verdicts if v is True] + [(r, False) for r, v in verdicts if v is None]
 

@@ -17,16 +17,16 @@ A finding present in the report is one whose condition held, so naming is enough
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import replace
 
 from envaudit.files import probefiles
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
-from envaudit.model.report import SEVERITIES, Finding, ProbeResult, Severity, Subject
-from envaudit.rules import explains, imports
+from envaudit.model.report import SEVERITIES, Clause, Finding, ProbeResult, Severity, Subject
+from envaudit.rules import imports, messages
 from envaudit.rules.explains import Names
+from envaudit.rules.registry import registry
 
 JAX_BROKEN = "jax-broken"
 STATUS_KINDS = ("error", "crash", "timeout")  # probe statuses that are a finding of their own (Subject.problem)
@@ -61,19 +61,10 @@ def _subject(finding: Finding, facts: Facts) -> tuple[str, str] | None:
     return None
 
 
-@functools.cache
-def _declared() -> dict[str, tuple[Names, ...]]:
-    """Each rule's and check's `explains`, by id, as the values they name."""
-    from envaudit.rules import checks, engine
-
-    causes = [(r.id, r.explains) for r in engine.load_rules()] + [(c.id, c.explains) for c in checks.CHECKS]
-    return {cause: explains.parse(entries) for cause, entries in causes}
-
-
 def explains_jax(cause: str) -> bool:
     """Whether a rule or check declares itself a cause of jax's failure (`jax:*`, or jax-broken): fixing it may fix
     what the audit measured of jax."""
-    return any(e.names_finding(JAX_BROKEN) or e.subject == "jax" for e in _declared().get(cause, ()))
+    return any(e.names_finding(JAX_BROKEN) or e.subject == "jax" for e in registry().declared.get(cause, ()))
 
 
 def _names_import(entry: Names, distribution: str, finding_id: str) -> bool:
@@ -97,11 +88,9 @@ def seen(found: Finding, facts: Facts, results: Sequence[ProbeResult]) -> str:
     """What this audit saw of a consequence, as it was printed: the exception jax's child or a probe ended with (the
     line a signature matched, else its last line, as Python prints it last), "" for a consequence that is no error
     seen here."""
-    from envaudit.rules import signatures
-
     message = ""
     if found.subject == Subject("check", JAX_BROKEN) and facts.origin in ("live", "hook"):
-        if named := signatures.from_jax(facts):  # the line that names the cause, rather than the last
+        if named := messages.from_jax(facts):  # the line that names the cause, rather than the last
             return named[0].text[:SEEN_CHARS]
         message = str(facts.jax.get("message") or "")
     elif found.subject.kind == "probe" and found.subject.problem in STATUS_KINDS:
@@ -117,12 +106,10 @@ def link(findings: Sequence[Finding], facts: Facts, results: Sequence[ProbeResul
     consequences. A finding's first cause is the worst finding that names it (ties: report order). A root's detail
     quotes what the audit saw of its consequences (`results`: the probes' own messages), which is what the user saw:
     a rule's symptom is one release's words."""
-    from envaudit.rules import signatures
-
-    declared = dict(_declared())
-    for named in signatures.named_by_jax(facts):  # jax's own message names its cause: a stronger link than any guess
+    declared = dict(registry().declared)
+    for named in messages.named_by_jax(facts):  # jax's own message names its cause: a stronger link than any guess
         declared[named] = (*declared.get(named, ()), Names(subject="jax", kind="*"))
-    for distribution, owners in signatures.named_by_imports(facts).items():  # so does a library's import error,
+    for distribution, owners in messages.named_by_imports(facts).items():  # so does a library's import error,
         failed = imports.finding_id(distribution)  # unless a rule declares itself that import's cause: then that
         known = [  # rule is the cause of the message's rule too (one root cause)
             rule
@@ -163,8 +150,8 @@ def link(findings: Sequence[Finding], facts: Facts, results: Sequence[ProbeResul
         folded.add(top.id)
         consequences = [f for f in findings if f.id != top.id and roots[f.id] == top.id]
         quoted = list(dict.fromkeys(filter(None, (seen(f, facts, results) for f in consequences))))
-        said = f" (seen here: {'; '.join(quoted[:2])})" if quoted else ""
-        linked.append(replace(top, severity=worst[top.id], caused_by="", caveat=top.caveat + said))
+        said = (Clause("seen", tuple(quoted[:2])),) if quoted else ()
+        linked.append(replace(top, severity=worst[top.id], caused_by="").said(*said))
         # its own fix would act on a symptom: the root's fixes it (every format says so where it shows the consequence)
         linked += [replace(f, caused_by=top.id, remedy=Fix()) for f in consequences]
     return linked

@@ -12,7 +12,7 @@ from envaudit import rules
 from envaudit.collect import snapshot
 from envaudit.judge import causes
 from envaudit.model.facts import JaxFacts
-from envaudit.rules.checks import BOARD, TRANSIENT
+from envaudit.rules.registry import registry
 
 
 def evaluate_now(jax_config: Any, failure: BaseException | None = None) -> list[dict[str, str]]:
@@ -37,7 +37,7 @@ def evaluate_now(jax_config: Any, failure: BaseException | None = None) -> list[
         for f in causes.link(rules.evaluate(facts), facts)
         if f.severity in ("fail", "warn")
         and not f.caused_by
-        and f.id not in BOARD  # a GPU's health is `health`'s to judge
+        and f.id not in registry().board  # a GPU's health is `health`'s to judge
     ]
 
 
@@ -51,4 +51,4 @@ def explain_failure(failure: BaseException) -> str:
 
 def cacheable(found: list[dict[str, str]]) -> list[dict[str, str]]:
     """What the hook may remember for this environment: not a moment's state (a driver that hung just now)."""
-    return [f for f in found if f["id"] not in TRANSIENT]
+    return [f for f in found if f["id"] not in registry().transient]

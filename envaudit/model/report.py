@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal, TypedDict, TypeVar, cast, get_args
 
@@ -183,20 +183,63 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Advice:
+    """What a rule or check says to do, and what its fix costs: rendered "(the fix: ...)" where it has a command
+    on this machine, else "(what to do: ...)"."""
+
+    text: str  # the cause's own fix, in words
+    pins: tuple[str, ...] = ()  # the requirements its fix installs, which the jaxlib wheel table prices
+    cost: str = ""  # what they cost in Pythons ("; it needs Python 3.10 to 3.13"), set where they are priced
+    command: bool = False  # whether the fix has a command here (decided where it is priced)
+
+
+# The clauses later stages add to a finding, rendered after its words and what probes measured, in order:
+# message: the lines of a report that show its message; seen: what this audit saw of its consequences;
+# fixed_by: the finding whose step of the plan fixes it too; loops: its own fix leads back to an earlier state;
+# note: the judge's own words on a probe's finding (a possible cause, what to do).
+ClauseKind = Literal["message", "seen", "fixed_by", "loops", "note"]
+
+
+@dataclass(frozen=True)
+class Clause:
+    kind: ClauseKind
+    values: tuple[str, ...] = ()
+
+    def render(self) -> str:
+        if self.kind == "message":
+            return f" (its message, seen: {'; '.join(self.values)})"
+        if self.kind == "seen":
+            return f" (seen here: {'; '.join(self.values)})"
+        if self.kind == "fixed_by":
+            return f" (the plan's fix of {self.values[0]} fixes it too)"
+        if self.kind == "loops":
+            return (
+                " (its own fix leads back to a state the plan was in: no known release fixes it without breaking"
+                " another)"
+            )
+        return "".join(self.values)
+
+
+UNPROBED = " [planned: no probe runs in a plan, so a release that computes wrong numbers here fails it]"
+
+
+@dataclass(frozen=True)
 class Finding:
     subject: Subject
     severity: Severity
     title: str
-    words: str = ""  # its own words: what was found and why; `detail` adds what probes measured
+    words: str = ""  # its own words: what was found and why; `detail` adds the rest
     remedy: Fix = field(default_factory=Fix)  # its part of the fix, as values; `fix` is its command
     references: tuple[str, ...] = ()
     source: Literal["rule", "probe"] = "rule"  # code checks are rules too (docs/architecture.md: rule|probe)
     caused_by: str = ""  # the id of the root-cause finding this one is a consequence of (envaudit/judge/causes.py)
     measured: tuple[Evidence, ...] = ()  # what probes measured for it; shown after its words
-    caveat: str = ""  # said after the evidence: a cause it may have that the facts cannot check
+    clauses: tuple[Clause, ...] = ()  # what later stages add, shown after the evidence
     ignored: str | None = (
         None  # the reason the user ignored it ("" none given); None: it counts (envaudit/judge/ignoring.py)
     )
+    advice: Advice | None = None  # its cause's advice, shown after its words
+    unprobed: bool = False  # a plan's rule of wrong numbers that only a probe could clear
 
     @property
     def id(self) -> str:
@@ -207,15 +250,27 @@ class Finding:
         """Its command: one shell line, or "" where there is none (what to do is then said in its detail)."""
         return self.remedy.command
 
+    def said(self, *clauses: Clause) -> Finding:
+        """The same finding with these clauses added after the ones it has."""
+        return replace(self, clauses=self.clauses + clauses)
+
     @property
     def detail(self) -> str:
-        """The detail as a report shows it: its own words, then what the probes measured, if they did."""
+        """The detail as a report shows it, rendered here and nowhere else: its own words, its cause's advice, then
+        what the probes measured, then what later stages said of it."""
+        words = self.words
+        if self.advice is not None:
+            said = "the fix" if self.advice.command else "what to do"
+            words += f" ({said}: {self.advice.text}{self.advice.cost})"
+        if self.unprobed:
+            words += UNPROBED
+        after = "".join(c.render() for c in self.clauses)
         if not self.measured:
-            return self.words + self.caveat
+            return words + after
         values = ", ".join(f"{e.run.label} {e.metric}={e.value}" for e in self.measured)
         bounds = "; ".join(dict.fromkeys(e.bound for e in self.measured))  # several probes, each bound said once
         evidence = f"[measured: {values}; {bounds}]"
-        return (f"{self.words} {evidence}" if self.words else evidence) + self.caveat
+        return (f"{words} {evidence}" if words else evidence) + after
 
     def to_dict(self) -> JSONDict:
         return {

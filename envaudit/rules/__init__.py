@@ -1,9 +1,9 @@
 """The knowledge base: data rules (`data/*.toml`) and code checks, evaluated as one pure function of facts.
 
-A new rule is one TOML file in `data/`; a new code check is one entry in `checks.CHECKS`. Nothing else changes.
-The package imports its evaluators where they are called, so that a module that needs only the accessors or the
-node counters (a plan's parser, the Prometheus format) does not load the whole knowledge base before an audit has
-started its jax child.
+A new rule is one TOML file in `data/`; a new code check is its function and its `Check` declared beside it, and
+one line in `registry.CHECKS`. The package imports its evaluators where they are called, so that a module that
+needs only the accessors or the node counters (a plan's parser, the Prometheus format) does not load the whole
+knowledge base before an audit has started its jax child.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from envaudit.model.report import SEVERITIES, Finding
 
 @dataclass(frozen=True)
 class Entry:
-    """One line of the catalogue `envaudit rules` prints: a data rule or a code check."""
+    """One line of the catalogue `envaudit rules` prints: a data rule, a code check, or a retired id."""
 
     id: str
     severity: str
@@ -28,30 +28,38 @@ class Entry:
     symptom: str = ""
     notes: str = ""  # what was verified where (a rule's `notes`)
     pins: tuple[str, ...] = ()
+    lifecycle: str = "active"  # or "retired": known, listed, never found
+
+    @property
+    def listed_as(self) -> str:
+        """What `envaudit rules` and the README's table call it: rule, check, or retired."""
+        return self.kind if self.lifecycle == "active" else "retired"
 
 
 def evaluate(facts: Facts) -> list[Finding]:
     """All findings for a snapshot, worst first (stable within a severity)."""
-    from envaudit.rules import checks, engine, signatures
+    from envaudit.rules import messages
+    from envaudit.rules.registry import registry
 
-    found = signatures.apply(engine.evaluate(facts) + checks.evaluate(facts), facts)
+    found = messages.apply(registry().evaluate(facts), facts)
     return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
 
 
 def catalogue() -> list[Entry]:
-    from envaudit.rules import checks, engine
+    """Every id the registry knows, retired ones included (`envaudit rules` shows them as such)."""
+    from envaudit.rules.registry import registry
 
     entries = [
-        Entry(r.id, r.severity, r.title, r.fix, r.references, "rule", r.symptom, r.notes, r.pins)
-        for r in engine.load_rules()
+        Entry(c.id, c.severity, c.title, c.fix, c.references, c.kind, c.symptom, c.notes, c.pins, c.lifecycle)
+        for c in registry().causes
     ]
-    entries += [Entry(c.id, c.severity, c.title, c.fix, c.references, "check") for c in checks.CHECKS]
     return sorted(entries, key=lambda e: e.id)
 
 
 def workaround(finding: str, facts: Facts) -> Fix:
     """The workaround of the rule a finding is of, as a fix for these facts (empty: none, or not a rule's)."""
     from envaudit.rules import engine
+    from envaudit.rules.registry import registry
 
-    rule = next((r for r in engine.load_rules() if r.id == finding), None)
-    return rule.around(facts) if rule is not None else Fix()
+    rule = registry().get(finding)
+    return rule.around(facts) if isinstance(rule, engine.Rule) else Fix()

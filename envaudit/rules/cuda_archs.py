@@ -20,7 +20,7 @@ from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.rules import accessors, cuda_builds, extras, platforms, tables
 from envaudit.rules.accessors import release, version_or_none
-from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.tablefiles import TABLES, load
 
 ARCHS = TABLES / "cuda-archs.toml"
@@ -146,3 +146,25 @@ def missing(facts: Facts) -> list[Occurrence]:
         )
     )
     return [Occurrence(detail, fix)]
+
+
+# The checks this module finds, each declared beside its function (rules/registry.py lists them)
+GPU_ARCHITECTURE_NOT_IN_JAX_BUILD = Check(
+    id="gpu-architecture-not-in-jax-build",
+    severity="fail",
+    title="a GPU here that the jax CUDA build carries no code for: jax lists it and dies on its first kernel",
+    fix="install the jax CUDA release the detail names, built with code for every GPU here (or compute on the "
+    "CPU where none is)",
+    references=(
+        "https://github.com/jax-ml/jax/blob/jax-v0.10.2/.bazelrc#L195",  # the capabilities of each CUDA build
+        "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility",
+        "https://threedots.ovh/blog/2022/04/cuda-on-nvidia-jetson-just-not-the-same/",  # Tegra's exception
+        "https://github.com/jax-ml/jax/issues/22723",
+        "https://github.com/jax-ml/jax/issues/40487",
+        "https://github.com/jax-ml/jax/issues/14546",
+    ),
+    run=missing,
+    # jax dies on its first kernel (the child's computation, the probes); the install guide's rules on the same
+    # GPUs say what this computes, without the release that has the code: one cause, this fix
+    explains=("jax-broken", "jax:*", "cuda13-compute-capability-below-75", "cuda12-kepler-gpu"),
+)

@@ -20,8 +20,10 @@ from typing import TYPE_CHECKING, Any
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.rules.accessors import parse_local_label, release, version_or_none
+from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.extras import CUDA_EXTRA
-from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.references import CUDA_CHECK, CUDA_PINS, XLA_0419, XLA_AT_JAX
+from envaudit.rules.signatures import Signature
 from envaudit.rules.tables import TABLES, load
 
 if TYPE_CHECKING:
@@ -197,3 +199,51 @@ def outside_pin(wheel: str) -> Callable[[Facts], list[Occurrence]]:
         ]
 
     return run
+
+
+# The checks this module finds, each declared beside its function (rules/registry.py lists them)
+CUDA_LIBRARY_OLDER_THAN_JAXLIB_BUILD = Check(
+    id="cuda-library-older-than-jaxlib-build",
+    severity="fail",
+    title=(
+        "a CUDA library is older than the one this jaxlib was built against: jax refuses it and computes on the CPU"
+    ),
+    fix="install the CUDA wheels jax's CUDA extra pins for the build (cuda12_pip, cuda11_pip)",
+    references=(CUDA_CHECK, "https://github.com/jax-ml/jax/issues/19121"),
+    run=refused,
+    explains=("gpu-present-jax-on-cpu", "cuda-backend-failed-jax-on-cpu"),
+    signatures=(
+        Signature(
+            "Loaded runtime CuDNN library: {cudnn} but source was compiled with: {built}.  CuDNN library needs "
+            "to have matching major version and equal or higher minor version.",
+            XLA_AT_JAX.format(XLA_0419, "stream_executor/cuda/cuda_dnn.cc", 440),
+        ),
+        Signature(
+            "Loaded runtime CuDNN library: {cudnn} but source was compiled with: {built}.  CuDNN library major "
+            "and minor version needs to match or have higher minor version",
+            "https://github.com/tensorflow/tensorflow/blob/011a5fda98834803bc103084d86335f9645a473a/"
+            "tensorflow/stream_executor/cuda/cuda_dnn.cc",  # TensorFlow's, before XLA's own
+        ),
+        Signature(
+            "Found {name} version {number}, but JAX was built against version {number}, which is newer.",
+            "https://github.com/jax-ml/jax/blob/jax-v0.4.17/jax/_src/xla_bridge.py#L198",  # to jax-v0.4.25
+        ),
+        Signature(
+            "Outdated {name} installation found.\nVersion JAX was built against: {number}\n"
+            "Minimum supported: {number}\nInstalled version: {number}",
+            "https://github.com/jax-ml/jax/blob/jax-v0.4.26/jax/_src/xla_bridge.py#L293",  # jax_plugins/cuda
+            # /__init__.py from jax-v0.6.1 (#L106), unchanged to jax-v0.11.0
+        ),
+    ),
+)
+OUTSIDE_PIN: tuple[Check, ...] = tuple(
+    Check(
+        id=f"{wheel}-outside-jax-pin",
+        severity="warn",
+        title=f"{wheel} is outside the version jax's CUDA plugin pins for it",
+        fix="install the version the plugin's CUDA extra pins",
+        references=(CUDA_PINS,),
+        run=outside_pin(wheel),
+    )
+    for wheel in pinned_wheels()
+)

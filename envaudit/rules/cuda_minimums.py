@@ -19,7 +19,8 @@ from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.rules import cuda_builds, platforms
 from envaudit.rules.accessors import release
-from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.check import Check, Occurrence
+from envaudit.rules.references import CUDA_MINIMUMS, CUDA_MINIMUMS_BEFORE
 from envaudit.rules.tables import TABLES, load
 
 MINIMUMS = TABLES / "cuda-minimums.toml"
@@ -137,3 +138,23 @@ def below_minimum(library: str) -> Callable[[Facts], list[Occurrence]]:
         return [Occurrence(detail, fixes.install(facts, pins, hold=fixes.installed_jax(facts)))]
 
     return run
+
+
+# The checks this module finds, each declared beside its function (rules/registry.py lists them)
+BELOW_MINIMUM: tuple[Check, ...] = tuple(
+    Check(
+        id=check_id(library),
+        severity="fail",
+        title=f"{library} is below the minimum jax's CUDA check accepts: jax refuses it and computes on the CPU",
+        fix=f"install a {wheel_of(library)} release that meets it, jax and its plugins held",
+        references=(CUDA_MINIMUMS, CUDA_MINIMUMS_BEFORE),
+        run=below_minimum(library),
+        # jax's own pin on the same wheel, and the GPU jax then leaves unused: one cause, one finding
+        explains=(
+            f"{wheel_of(library)}-outside-jax-pin",
+            "gpu-present-jax-on-cpu",
+            "cuda-backend-failed-jax-on-cpu",
+        ),
+    )
+    for library in libraries()
+)

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, Literal, TypedDict
 
 from envaudit.files import cachedir
 from envaudit.model import fixes, typecheck
 from envaudit.model.facts import Facts
 from envaudit.model.redact import REDACTED
-from envaudit.model.report import Finding, Severity, Subject
-from envaudit.rules import conditions, tables
+from envaudit.model.report import Advice, Finding, Severity, Subject
+from envaudit.rules import conditions
+from envaudit.rules.check import Lifecycle
 from envaudit.rules.conditions import holds
 from envaudit.rules.signatures import Signature
 
@@ -92,6 +93,10 @@ class Rule:
     ] = ()  # the fix as requirements: installed by the audited interpreter (envaudit/model/fixes.py)
     workaround: tuple[tuple[str, str], ...] = ()  # variables that avoid it where no release can (RuleFile)
     signatures: tuple[Signature, ...] = ()  # the messages users see when it bites
+    lifecycle: Lifecycle = "active"
+    kind: Literal["rule"] = "rule"
+    transient: bool = False  # a check's; a rule is about the environment
+    board: bool = False
 
     def evaluate(self, facts: Facts) -> tuple[Verdict, list[str]]:
         """Whether its conditions hold on the facts; unknown for a rule without any (only its messages show it)."""
@@ -114,17 +119,26 @@ class Rule:
         say whether this machine computes them; a plan, where nothing runs, fails on the rule alone."""
         return any(entry.startswith(f"{REGRESSIONS_PROBE}:") for entry in self.explains)
 
+    def findings(self, facts: Facts) -> list[Finding]:
+        """Its finding where its conditions hold on the facts, with what matched."""
+        verdict, evidence = self.evaluate(facts)
+        return [self.finding(evidence, facts)] if verdict else []
+
     def finding(self, evidence: list[str], facts: Facts) -> Finding:
-        detail = self.symptom + (f" [matched: {'; '.join(dict.fromkeys(evidence))}]" if evidence else "")
-        fix = fixes.install(facts, self.pins, installed_only=True) if self.pins else fixes.Fix()
-        fix, cost = tables.on_this_python(facts, fix, self.pins)
+        words = self.symptom + (f" [matched: {'; '.join(dict.fromkeys(evidence))}]" if evidence else "")
         # the command alone is the fix, pasteable into any shell; what it does, or what to do without one, is said
-        detail += f" (the fix: {self.fix}{cost})" if fix else f" (what to do: {self.fix}{cost})"
-        severity = self.severity
-        if self.wrong_numbers and facts.origin == "plan":  # only a live probe can clear it
-            severity = "fail"
-            detail += " [planned: no probe runs in a plan, so a release that computes wrong numbers here fails it]"
-        return Finding(Subject("rule", self.id), severity, self.title, detail, fix, self.references, "rule")
+        fix = fixes.install(facts, self.pins, installed_only=True) if self.pins else fixes.Fix()
+        unprobed = self.wrong_numbers and facts.origin == "plan"  # only a live probe can clear it
+        return Finding(
+            Subject("rule", self.id),
+            "fail" if unprobed else self.severity,
+            self.title,
+            words,
+            fix,
+            self.references,
+            advice=Advice(self.fix, self.pins),
+            unprobed=unprobed,
+        )
 
     def seen(self, facts: Facts) -> Finding:
         """Its finding where its message is seen, whatever the facts say of its conditions."""
@@ -206,12 +220,3 @@ def load_rules(directory: Path = DATA) -> tuple[Rule, ...]:
             raise RuleError(f"{file_name}: id {rule.id!r} differs from the file name")
         rules.append(rule)
     return tuple(rules)
-
-
-def evaluate(facts: Facts, rules: Iterable[Rule] | None = None) -> list[Finding]:
-    findings = []
-    for rule in load_rules() if rules is None else rules:
-        verdict, evidence = rule.evaluate(facts)
-        if verdict:
-            findings.append(rule.finding(evidence, facts))
-    return findings

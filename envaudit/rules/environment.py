@@ -16,8 +16,9 @@ from envaudit.model import fixes
 from envaudit.model.facts import Duplicate, Facts, Unsatisfied
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import PLUGIN
-from envaudit.rules import accessors, declared
-from envaudit.rules.occurrence import Occurrence
+from envaudit.rules import accessors, declared, tables
+from envaudit.rules.check import Check, Occurrence
+from envaudit.rules.references import PYTHONPATH
 
 COUPLED = ("jax", "jaxlib")
 
@@ -157,3 +158,63 @@ def broken_fix(facts: Facts) -> Fix:
         return fixes.install(facts, ["jax"])
     plugins = [f"{name}=={v}" for name, v in sorted(facts.packages.items()) if PLUGIN.match(name)]
     return fixes.reinstall(facts, [f"jax=={version}", f"jaxlib=={version}", *plugins])
+
+
+# The checks this module finds, each declared beside its function (rules/registry.py lists them)
+# what the libraries' tables say of the jax that another copy shadows: gone with the copy
+SHADOWED_JAX = tuple(f"removed-jax-api-in-{name}" for name in tables.removal_packages())
+PYTHONPATH_SHADOWS = Check(
+    id="pythonpath-shadows",
+    severity="fail",
+    title="PYTHONPATH puts another copy of an audited package before the environment's",
+    fix="remove that directory from PYTHONPATH (pip cannot uninstall what lies outside the environment)",
+    references=(PYTHONPATH,),
+    run=pythonpath_shadows,
+    explains=(
+        "duplicate-distribution",
+        "jax-jaxlib-coupling",
+        "plugin-jaxlib-mismatch",
+        "requirement-unsatisfied",
+        "jax-requirement-unsatisfied",
+        "jax:*",
+        *SHADOWED_JAX,
+    ),
+)
+USER_SITE_SHADOWS = Check(
+    id="user-site-shadows",
+    severity="fail",
+    title="the user site-packages holds another version of an audited package",
+    fix="set PYTHONNOUSERSITE=1, or uninstall the user site's copy (python -m pip uninstall NAME)",
+    references=("https://docs.python.org/3/library/site.html#site.ENABLE_USER_SITE",),
+    run=user_site_shadows,
+    explains=(
+        "duplicate-distribution",
+        "jax-jaxlib-coupling",
+        "plugin-jaxlib-mismatch",
+        "requirement-unsatisfied",
+        "jax-requirement-unsatisfied",
+        "jax:*",
+        *SHADOWED_JAX,
+    ),
+)
+JAX_REQUIREMENT_UNSATISFIED = Check(
+    id="jax-requirement-unsatisfied",
+    severity="fail",
+    title="jax or jaxlib declares a requirement not met: jax may not import",
+    fix="install what jax and jaxlib declare they need",
+    references=("https://pip.pypa.io/en/stable/cli/pip_check/",),
+    run=jax_requirements,
+    explains=("jax:*",),
+)
+CUDA_PLUGIN_WITHOUT_DRIVER = Check(
+    id="cuda-plugin-without-driver",
+    severity="warn",
+    title="a jax CUDA plugin is installed on a machine without an NVIDIA driver: jax warns at every import and "
+    "computes on the CPU",
+    fix="remove the plugin and its PJRT package (or install the NVIDIA driver, where the machine has a GPU)",
+    references=(
+        "https://github.com/jax-ml/jax/blob/jax-v0.10.1/jax/_src/xla_bridge.py",
+        "https://docs.jax.dev/en/latest/installation.html",
+    ),
+    run=plugin_without_driver,
+)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from envaudit.model.facts import Facts, ImportOutcome
 from envaudit.model.report import Subject
-from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.check import Check, Occurrence
+from envaudit.rules.references import JEP_9419
 
 CHECK = "import-fails"  # the check's id (rules/checks.py)
 ADVICE = (
@@ -92,3 +93,14 @@ def finding_id(distribution: str) -> str:
 def messages(facts: Facts) -> list[str]:
     """The exceptions the imports raised, as messages the signatures read (a rule whose message it is fires)."""
     return [str(o.get("error")) for o in outcomes(facts) if o.get("status") == "error" and o.get("error")]
+
+
+# The checks this module finds, each declared beside its function (rules/registry.py lists them)
+IMPORT_FAILS = Check(
+    id=CHECK,
+    severity="fail",
+    title="an installed library that depends on jax raises when it is imported",
+    fix="the release of it, or of jax, that the detail names",
+    references=("https://docs.python.org/3/reference/import.html", JEP_9419),
+    run=failures,
+)

@@ -23,7 +23,7 @@ from envaudit.model import fixes
 from envaudit.model.facts import Duplicate, Facts, ImportOutcome, JaxFacts, Unsatisfied
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import canonicalize_name
-from envaudit.rules import extras, signatures
+from envaudit.rules import extras, messages
 from envaudit.rules.accessors import env_flag
 from envaudit.rules.environment import coupled
 from envaudit.rules.tables import REMOVALS, WHEELS, covers, load, numbers, python_of
@@ -37,7 +37,7 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
     audit measured of jax (an import that failed) holds until the fix moves what jax imports, reinstalls it, or
     fixes a cause of jax's failure (`jax_cause`: a variable that made it fail); a variable set for another reason
     changes nothing of it. A message a bug report quotes holds until the fix moves what it is about, or sets a
-    variable (`signatures.holds_after`)."""
+    variable (`messages.holds_after`)."""
     env = {k: v for k, v in facts.env.items() if k not in fix.unset} | dict(fix.export)
     python = facts.python.copy()
     if "PYTHONPATH" in fix.unset or "PYTHONPATH" in dict(fix.export):
@@ -62,7 +62,7 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
         jax=_planned_jax(facts.jax, env) if replanned else _unmoved_imports(facts.jax, moved),
         origin="plan" if replanned else facts.origin,
         # what a bug report quotes was printed by the environment before the fix: once it changed, not after
-        messages=[] if env != facts.env else [m for m in facts.messages if signatures.holds_after(m, moved)],
+        messages=[] if env != facts.env else [m for m in facts.messages if messages.holds_after(m, moved)],
     )
 
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from envaudit.model.devices import other_jobs
 from envaudit.model.facts import GPU, Facts, Process
-from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.check import Check, Occurrence
+from envaudit.rules.references import MEM_ERRORS, XID
 
 BUSY = 0.02  # a timed-out child that used less than this share of a CPU was blocked (a driver call): hung
 SPARE = 0.5  # CPUs the machine left idle meanwhile, below which the child was starved by other work
@@ -99,3 +100,77 @@ def _jobs(running: list[Process]) -> str | None:
     used = sum(u for p in running if isinstance(u := p.get("used_memory_bytes"), int))
     pids = ", ".join(str(p.get("pid")) for p in running[:5]) + (", ..." if len(running) > 5 else "")
     return f"{len(running)} other compute process(es) (pid {pids}; {used / 2**30:.1f} GiB)"
+
+
+# The checks this module finds, each declared beside its function (rules/registry.py lists them)
+NVML_HUNG = Check(
+    id="nvml-hung",
+    severity="fail",
+    title="the NVIDIA driver does not answer (NVML hangs)",
+    fix="drain the node; look for Xid errors in the kernel log (dmesg | grep -i xid; Xid 79: a GPU has fallen off "
+    "the bus) and reset or power-cycle the GPU",
+    references=(XID,),
+    run=nvml_hung,
+    transient=True,
+)
+NVML_CRASHED = Check(
+    id="nvml-crashed",
+    severity="fail",
+    title="the NVIDIA driver's management library crashes (asking NVML killed the process)",
+    fix="drain the node; run nvidia-smi, which uses the same library: if it crashes too, look for Xid errors in "
+    "the kernel log (dmesg | grep -i xid) and reinstall the driver or power-cycle the node; if it does not, "
+    "reinstall nvidia-ml-py (the pynvml envaudit asks NVML through)",
+    references=(XID,),
+    run=nvml_crashed,
+    transient=True,
+)
+GPU_UNCORRECTED_ECC = Check(
+    id="gpu-uncorrected-ecc",
+    severity="fail",
+    title="a GPU reports uncorrected ECC memory errors",
+    fix="drain the node, reset the GPU (nvidia-smi -r -i N) and replace it if errors recur",
+    references=(MEM_ERRORS,),
+    run=per_gpu(ecc),
+    transient=True,
+    board=True,
+)
+GPU_REMAP_FAILURE = Check(
+    id="gpu-remap-failure",
+    severity="fail",
+    title="a GPU failed to remap a faulty memory row",
+    fix="drain the node and return the GPU (RMA): row remapping failed",
+    references=(MEM_ERRORS,),
+    run=per_gpu(remap_failed),
+    transient=True,
+    board=True,
+)
+GPU_RESET_PENDING = Check(
+    id="gpu-reset-pending",
+    severity="warn",
+    title="a GPU needs a reset to retire or remap memory",
+    fix="drain the node and reset the GPU (nvidia-smi -r -i N) when idle",
+    references=(MEM_ERRORS,),
+    run=per_gpu(reset_pending),
+    transient=True,
+    board=True,
+)
+GPU_CLOCKS_SLOWDOWN = Check(
+    id="gpu-clocks-slowdown",
+    severity="warn",
+    title="a GPU's clocks are held down by a hardware or thermal slowdown",
+    fix="check cooling and power; nvidia-smi -q -d PERFORMANCE shows the active reasons",
+    references=("https://docs.nvidia.com/deploy/nvml-api/group__nvmlClocksEventReasons.html",),
+    run=per_gpu(slowdown),
+    transient=True,
+    board=True,
+)
+GPU_BUSY = Check(
+    id="gpu-busy",
+    severity="info",
+    title="a GPU runs other jobs' compute processes: the probes share it, and their times with it",
+    fix="audit the node while it is idle (a Slurm epilog, or drained), if a probe timed out or was slow",
+    references=("https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html",),
+    run=gpu_busy,
+    transient=True,
+    board=True,
+)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.rules.accessors import release
-from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.tablefiles import TABLES, load
 from envaudit.rules.tables import python_of
 
@@ -35,3 +35,18 @@ def numpy1_builds(facts: Facts) -> list[Occurrence]:
         pin = f"{row['package']}>={row['fixed']}" if row["fixed"] else "numpy<2"
         found.append(Occurrence(said, fixes.install(facts, [pin])))
     return found
+
+
+# The checks this module finds, each declared beside its function (rules/registry.py lists them)
+NUMPY2_WITH_NUMPY1_BUILD = Check(
+    id="numpy2-with-numpy1-build",
+    severity="fail",
+    title="a release built against NumPy 1 beside NumPy 2: its import fails, although pip accepts them together",
+    fix="upgrade it to the first release built against NumPy 2 (or keep NumPy below 2)",
+    references=(
+        "https://github.com/numpy/numpy/blob/v2.0.0/numpy/core/_multiarray_umath.py#L22",
+        "https://numpy.org/devdocs/dev/depending_on_numpy.html",
+    ),
+    run=numpy1_builds,
+    explains=("jax:*", "*:crash", "numpy2-module-built-for-numpy1", "imports:*"),
+)

@@ -32,7 +32,9 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import PLUGIN, TPU_PACKAGES
 from envaudit.rules.accessors import release
-from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.check import Check, Occurrence
+from envaudit.rules.references import INSTALL, XLA_BRIDGE
+from envaudit.rules.signatures import Signature
 
 VARIABLE = "JAX_PLATFORMS"
 # ok: it starts here; maybe: the facts cannot say; fails: jax raises; skipped: jax passes over it; lost: skipped or
@@ -149,3 +151,27 @@ def _fix(facts: Facts, names: list[str], failing: list[str]) -> Fix:
         return fixes.install(facts, fixes.jax_release(facts, facts.packages["jax"]))
     kept = list(dict.fromkeys(platform for name in names for platform in usable(facts, name)))
     return fixes.export(facts, VARIABLE, ",".join(kept)) if kept else fixes.unset(facts, VARIABLE)
+
+
+# The checks this module finds, each declared beside its function (rules/registry.py lists them)
+JAX_PLATFORMS_UNAVAILABLE = Check(
+    id="jax-platforms-unavailable",
+    severity="fail",
+    title="JAX_PLATFORMS names a platform this machine does not have: jax fails at its first use",
+    fix="export JAX_PLATFORMS with only the platforms this machine has, or unset it (or install the platform's plugin)",
+    references=(INSTALL, XLA_BRIDGE, "https://github.com/jax-ml/jax/pull/22703"),
+    run=unavailable,
+    explains=("jax:*",),
+    signatures=(  # raised, with this advice, only where JAX_PLATFORMS is set (jax-v0.4.13 to jax-v0.11.0)
+        Signature(
+            "Unable to initialize backend '{name}': {any} (set JAX_PLATFORMS='' to automatically choose an "
+            "available backend)",
+            "https://github.com/jax-ml/jax/blob/jax-v0.11.0/jax/_src/xla_bridge.py#L833",  # the advice: #L839
+        ),
+        Signature(  # logged at info where it is not raised: jax tried a backend it does not have, as it does
+            "Unable to initialize backend '{name}': {any}",
+            "https://github.com/jax-ml/jax/blob/jax-v0.3.14/jax/_src/lib/xla_bridge.py#L328",
+            fires=False,
+        ),
+    ),
+)

@@ -27,13 +27,12 @@ needles), and a match spans at most `WINDOW` lines.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Protocol
 
-from envaudit.model.facts import Facts, Message
+from envaudit.model.facts import Facts
 from envaudit.model.report import Finding
 from envaudit.model.scope import canonicalize_name
 
@@ -200,108 +199,3 @@ class Catalogue:
 
     def _candidates(self, line: str) -> list[tuple[int, Compiled]]:
         return [(n, c) for needle, group in self.by_needle.items() if needle in line for n, c in group]
-
-
-@functools.cache
-def catalogue() -> Catalogue:
-    """The knowledge base's signatures: the data rules' and the checks'."""
-    from envaudit.rules import checks, engine
-
-    return Catalogue([*engine.load_rules(), *checks.CHECKS])
-
-
-JAX_FAILED = ("import_error", "crash", "timeout", "error")  # how a jax child ends with a message worth reading
-MAX_MESSAGES = 50  # messages of a report read: each evaluation reads them again (a plan evaluates many times)
-
-
-@functools.lru_cache(maxsize=256)
-def in_text(text: str, first: int = 1) -> tuple[Match, ...]:
-    """The matches in one message (`first`: the number of its first line). Cached: every evaluation of a plan, each
-    link of its causes and each quote reads the same few messages again."""
-    return tuple(catalogue().scan(text.splitlines(), first))
-
-
-def from_jax(facts: Facts) -> list[Match]:
-    """The signatures in the exception jax's child or the hook saw (its last lines; a match's line is 0: it is no
-    bug report's line)."""
-    if facts.jax.get("status") not in JAX_FAILED or not (said := facts.jax.get("message")):
-        return []
-    return [replace(m, line=0) for m in in_text("\n".join(str(said).splitlines()[-200:]))]
-
-
-def from_imports(facts: Facts) -> list[Match]:
-    """The signatures in the exceptions the libraries' imports raised (facts.jax.imports; line 0, as jax's)."""
-    from envaudit.rules import imports
-
-    return [replace(m, line=0) for text in imports.messages(facts) for m in in_text(text)]
-
-
-def messages(facts: Facts) -> list[Match]:
-    """The signatures the facts' messages show: jax's exception (`from_jax`), the libraries' imports'
-    (`from_imports`), and the messages a bug report quotes (`Facts.messages`, each at its line)."""
-    found = from_jax(facts) + from_imports(facts)
-    for message in facts.messages[:MAX_MESSAGES]:
-        found += in_text(message["text"], message["line"])
-    return found
-
-
-# what a fix may move that a message is about, beside the packages it names and its rule pins: jax's own packages
-# and the CUDA wheels (a CUDA library's message is about the stack jax loads)
-STACK = re.compile(r"^(jax|jaxlib|jax-(cuda|rocm)\d+-(plugin|pjrt)|nvidia-.+|libtpu.*)$")
-
-
-def holds_after(message: Message, moved: set[str]) -> bool:
-    """Whether a message a report quotes still holds once these packages moved: unless one of them is what it is
-    about (a package it names, its rule's pins, jax's stack), the environment would print it again."""
-    from envaudit.model.fixes import named
-
-    matches = in_text(message["text"])
-    if matches and any(STACK.match(name) for name in moved):
-        return False
-    for match in matches:
-        pins = getattr(catalogue().owners[match.owner], "pins", ())
-        about = {f.removeprefix("package ") for f, _ in match.facts if f.startswith("package ")}
-        if moved & (about | {named(p) for p in pins}):
-            return False
-    return True
-
-
-def named_by_imports(facts: Facts) -> dict[str, set[str]]:
-    """Each distribution whose import raised -> the rules and checks its exception names as the cause."""
-    from envaudit.rules import imports
-
-    found: dict[str, set[str]] = {}
-    for outcome in imports.outcomes(facts):
-        if outcome.get("status") == "error" and (said := outcome.get("error")):
-            owners = {m.owner for m in in_text(said) if m.signature.fires}
-            found.setdefault(str(outcome.get("distribution")), set()).update(owners)
-    return found
-
-
-def named_by_jax(facts: Facts) -> set[str]:
-    """The rules and checks that jax's own error message names as its cause."""
-    return {m.owner for m in from_jax(facts) if m.signature.fires}
-
-
-def apply(found: list[Finding], facts: Facts) -> list[Finding]:
-    """The findings with what the messages show: a finding whose message is seen quotes it; a rule or check whose
-    firing message is seen and that did not fire on the facts is a finding, at its severity."""
-    seen: dict[str, list[Match]] = {}
-    for match in messages(facts):
-        seen.setdefault(match.owner, []).append(match)
-    if not seen:
-        return found
-    quoted = {owner: [m for m in matches if m.line] for owner, matches in seen.items()}  # jax's: causes.seen
-    owners = catalogue().owners
-    fired = {f.id for f in found}
-    found = found + [
-        owners[owner].seen(facts)
-        for owner, matches in seen.items()
-        if owner not in fired and any(m.signature.fires for m in matches)
-    ]
-    return [replace(f, caveat=f.caveat + _quote(quoted[f.id])) if quoted.get(f.id) else f for f in found]
-
-
-def _quote(matches: list[Match]) -> str:
-    said = [f"line {m.line}: '{m.text[:QUOTED]}'" for m in matches[:2]]
-    return f" (its message, seen: {'; '.join(dict.fromkeys(said))})"

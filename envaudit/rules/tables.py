@@ -19,7 +19,8 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.redact import REDACTED
 from envaudit.rules.accessors import env_flag, release, version_or_none
-from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.check import Check, Occurrence
+from envaudit.rules.references import JAX_CONFIG, JEP_9419
 from envaudit.rules.tablefiles import TABLES as TABLES  # the tables, loaded and checked by tablefiles
 from envaudit.rules.tablefiles import load as load
 
@@ -251,3 +252,37 @@ def invalid_env(facts: Facts) -> list[Occurrence]:
             fix = fixes.export(facts, name, meant) if meant in _accepted(enum, jax) else fixes.unset(facts, name)
             found.append(Occurrence(f"{name}={value!r}: {said}", fix))
     return found
+
+
+# The checks this module finds, each declared beside its function (rules/registry.py lists them)
+JAX_ENV_INVALID = Check(
+    id="jax-env-invalid",
+    severity="fail",
+    title="a JAX_* variable has a value jax refuses: `import jax` raises ValueError",
+    fix="the value jax accepts (JAX_DEFAULT_MATMUL_PRECISION=float32, in lower case), or the variable unset "
+    "(JAX_ENABLE_X64 takes 1 or 0)",
+    references=(JAX_CONFIG,),
+    run=invalid_env,
+    explains=("jax-broken", "jax:*"),
+)
+NO_JAXLIB_WHEEL_FOR_PYTHON = Check(
+    id="no-jaxlib-wheel-for-python",
+    severity="warn",
+    title="the planned jaxlib has no wheel for the planned Python: pip cannot install it",
+    fix="pin a jaxlib released for that Python (or plan another Python)",
+    references=("https://pypi.org/project/jaxlib/#files",),
+    run=no_wheel,
+)
+REMOVED_API: tuple[Check, ...] = tuple(
+    Check(
+        id=f"removed-jax-api-in-{name}",
+        severity="fail",
+        title=f"{name} uses a jax API that the installed jax does not have (a warning where only functions "
+        "off the everyday path call it)",
+        fix="upgrade it to a release that no longer uses it, or keep jax below the removal",
+        references=("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md", JEP_9419),
+        run=removed_api_uses(name),
+        explains=(f"@{name}:error", "jax-api-missing"),  # a probe that imports it ends in its error
+    )
+    for name in removal_packages()
+)

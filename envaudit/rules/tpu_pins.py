@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.rules.accessors import version_or_none
-from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.tablefiles import TABLES, load
 
 TPU_EXTRA = TABLES / "tpu-extra.toml"
@@ -61,3 +61,18 @@ def outside(facts: Facts) -> list[Occurrence]:
                 )
             )
     return found
+
+
+# The checks this module finds, each declared beside its function (rules/registry.py lists them)
+LIBTPU_OUTSIDE_JAX_PIN = Check(
+    id="libtpu-outside-jax-pin",
+    severity="warn",
+    title="libtpu is not the build jax's tpu extra pins for the installed jax",
+    fix="install the libtpu the installed jax's tpu extra pins, jax and jaxlib held where they are",
+    references=(
+        "https://github.com/jax-ml/jax/blob/jax-v0.10.2/setup.py#L26",
+        "https://github.com/jax-ml/jax/issues/20148",
+        "https://github.com/jax-ml/jax/issues/24987",
+    ),
+    run=outside,
+)

@@ -15,7 +15,9 @@ from envaudit.model import fixes
 from envaudit.model.facts import Facts, XlaFlag
 from envaudit.model.fixes import Fix
 from envaudit.model.redact import REDACTED
-from envaudit.rules.occurrence import Occurrence
+from envaudit.rules.check import Check, Occurrence
+from envaudit.rules.references import PARSE_FLAGS, TSL_FLAGS, XLA_0414, XLA_AT_JAX
+from envaudit.rules.signatures import Signature
 
 VARIABLE = "XLA_FLAGS"
 
@@ -80,3 +82,19 @@ def refused(facts: Facts) -> list[Occurrence]:
     if not fix:
         said += "; a value it keeps is hidden in this report, so no command can print it"
     return [Occurrence(said, fix)]
+
+
+# The checks this module finds, each declared beside its function (rules/registry.py lists them)
+XLA_FLAGS_INVALID = Check(
+    id="xla-flags-invalid",
+    severity="fail",
+    title="XLA_FLAGS holds an argument XLA refuses: jax ends at its first use",
+    fix="export XLA_FLAGS without the arguments named, or unset it",
+    references=(PARSE_FLAGS, TSL_FLAGS),
+    run=refused,
+    explains=("jax-broken", "jax:*"),
+    signatures=(
+        Signature("Unknown flag in XLA_FLAGS: {any}", XLA_AT_JAX.format(XLA_0414, "parse_flags_from_env.cc", 210)),
+        Signature("Unknown flags in XLA_FLAGS: {any}", XLA_AT_JAX.format(XLA_0414, "parse_flags_from_env.cc", 210)),
+    ),
+)

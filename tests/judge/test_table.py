@@ -17,7 +17,8 @@ from envaudit import judge
 from envaudit.files import probefiles
 from envaudit.judge import table
 from envaudit.model.report import ProbeResult
-from envaudit.rules import checks, engine
+from envaudit.rules import engine
+from envaudit.rules.registry import CHECKS
 from tests.conftest import ROOT
 from tests.judge.test_judge import MACHINES
 
@@ -65,11 +66,11 @@ def test_every_explains_entry_names_a_probe_and_a_kind_or_a_judged_metric() -> N
     the id of a check or rule that exists, or of a check's finding about one thing (import-fails-jax)."""
     probes, kinds = {*probefiles.available(), "*", "jax"}, {*table.KINDS, *table.STATUSES, "*"}  # jax: jax-broken
     probes |= {f"@{d}" for path in probefiles.available().values() for d in probefiles.requires(path)}
-    ids = {c.id for c in checks.CHECKS} | {r.id for r in engine.load_rules()}
+    ids = {c.id for c in CHECKS} | {r.id for r in engine.load_rules()}
     for rule in engine.load_rules():
         for entry in rule.explains:
             if ":" not in entry:  # a finding's id: a rule's, a check's, or one of a check's per thing (`<check>-<it>`)
-                assert entry in ids or any(entry.startswith(f"{c.id}-") for c in checks.CHECKS), (rule.id, entry)
+                assert entry in ids or any(entry.startswith(f"{c.id}-") for c in CHECKS), (rule.id, entry)
                 continue
             probe, _, what = entry.partition(":")
             assert probe in probes and (what in kinds or table.kind(what) != table.REPORT), (rule.id, entry)

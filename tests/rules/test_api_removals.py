@@ -106,13 +106,13 @@ def test_another_librarys_removed_api_is_its_own_root_cause(capsys: pytest.Captu
 def test_a_call_time_break_off_the_everyday_path_is_a_warning_that_names_its_functions() -> None:
     """optax 0.2.2 under jax 0.6.0: only optax.scale_by_distance_over_gradients reaches the removed jax.tree_map
     (read at the tag); a standard training step runs, so it is a warn that names the function, not a file:line."""
-    from envaudit.rules import checks
+    from envaudit.rules.registry import registry
 
     facts = facts_from({"packages": {"optax": "0.2.2", "jax": "0.6.0", "jaxlib": "0.6.0"}})
-    (found,) = [f for f in checks.evaluate(facts) if f.id == "removed-jax-api-in-optax"]
+    (found,) = [f for f in registry().evaluate_checks(facts) if f.id == "removed-jax-api-in-optax"]
     assert found.severity == "warn" and "first call of optax.scale_by_distance_over_gradients" in found.detail
     flax = facts_from({"packages": {"flax": "0.12.6", "jax": "0.11.0", "jaxlib": "0.11.0"}})
-    (broken,) = [f for f in checks.evaluate(flax) if f.id == "removed-jax-api-in-flax"]
+    (broken,) = [f for f in registry().evaluate_checks(flax) if f.id == "removed-jax-api-in-flax"]
     assert broken.severity == "fail" and "flax.linen.Module.init included" in broken.detail  # the everyday path
 
 

@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 
-from envaudit.rules import checks
+from envaudit.rules.registry import CHECKS, registry
 from tests.conftest import facts_from
 
-CHECK_IDS = {c.id for c in checks.CHECKS}
+CHECK_IDS = {c.id for c in CHECKS}
 
 
 def ids(fragment: dict[str, Any]) -> set[str]:
-    return {f.id for f in checks.evaluate(facts_from(fragment))}
+    return {f.id for f in registry().evaluate_checks(facts_from(fragment))}
 
 
 def test_jax_jaxlib_coupling_vs_other_requirements() -> None:
@@ -30,7 +30,7 @@ def test_plugin_must_equal_jaxlib() -> None:
     same = {"packages": {"jaxlib": "0.9.0.1", "jax-cuda12-plugin": "0.9.0.1", "jax-cuda12-pjrt": "0.9.0.1"}}
     assert ids(same) == set()
     newer = {"packages": {"jaxlib": "0.9.0.1", "jax-cuda12-plugin": "0.9.2", "jax-cuda12-pjrt": "0.9.2"}}
-    (found,) = checks.evaluate(facts_from(newer))  # one cause, one finding: both left apart from jaxlib
+    (found,) = registry().evaluate_checks(facts_from(newer))  # one cause, one finding: both left apart from jaxlib
     assert found.id == "plugin-jaxlib-mismatch"
     assert found.fix == "python -m pip install jax-cuda12-pjrt==0.9.0.1 jax-cuda12-plugin==0.9.0.1"
     assert found.detail.startswith("jax-cuda12-pjrt 0.9.2, jax-cuda12-plugin 0.9.2 beside jaxlib 0.9.0.1")
@@ -38,7 +38,7 @@ def test_plugin_must_equal_jaxlib() -> None:
 
 @pytest.mark.parametrize("status", ["import_error", "crash", "timeout", "error"])
 def test_broken_jax_is_a_fail(status: str) -> None:
-    found = checks.evaluate(facts_from({"jax": {"status": status, "stage": "devices", "message": "boom"}}))
+    found = registry().evaluate_checks(facts_from({"jax": {"status": status, "stage": "devices", "message": "boom"}}))
     assert [(f.id, f.severity) for f in found] == [("jax-broken", "fail")]
     assert "boom" in found[0].detail
 
@@ -68,7 +68,7 @@ def test_gpu_health_counters() -> None:
         },
         {"index": 3, "name": "A100", "uuid": "GPU-3", "compute_processes": []},
     ]
-    found = checks.evaluate(facts_from({"nvidia": {"status": "ok", "gpus": gpus}}))
+    found = registry().evaluate_checks(facts_from({"nvidia": {"status": "ok", "gpus": gpus}}))
     got = {(f.id, str(i)) for f in found for i in range(4) if f.detail.startswith(f"GPU {i} ")}
     assert got == {
         ("gpu-uncorrected-ecc", "0"),
@@ -80,11 +80,12 @@ def test_gpu_health_counters() -> None:
     busy = next(f for f in found if f.id == "gpu-busy")
     assert "2 other compute process(es) (pid 4242, 7; 3.0 GiB)" in busy.detail
     ours = facts_from({"nvidia": {"status": "ok", "gpus": gpus}, "jax": {"child_pids": [4242, 7]}})
-    assert "gpu-busy" not in {f.id for f in checks.evaluate(ours)}  # envaudit's own probe children: not a job
+    found = registry().evaluate_checks(ours)
+    assert "gpu-busy" not in {f.id for f in found}  # envaudit's own probe children: not a job
 
 
 def test_every_check_has_an_https_reference_and_a_fix() -> None:
-    for check in checks.CHECKS:
+    for check in CHECKS:
         assert check.references and all(r.startswith("https://") for r in check.references)
         assert check.fix and check.severity in ("fail", "warn", "info")
-    assert len(CHECK_IDS) == len(checks.CHECKS)
+    assert len(CHECK_IDS) == len(CHECKS)

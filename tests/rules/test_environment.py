@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from envaudit.rules import checks
+from envaudit.rules.registry import registry
 from tests.conftest import ROOT, facts_from
 
 STALE = {
@@ -20,7 +20,7 @@ STALE = {
 
 
 def found(fragment: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    return {f.id: (f.detail, f.fix) for f in checks.evaluate(facts_from(fragment))}
+    return {f.id: (f.detail, f.fix) for f in registry().evaluate_checks(facts_from(fragment))}
 
 
 def test_pythonpath_shadowing_names_the_variable_and_keeps_the_other_entries() -> None:

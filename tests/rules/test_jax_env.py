@@ -123,15 +123,16 @@ def test_import_jax_raises_what_the_check_says(name: str, value: str) -> None:
 def test_the_fix_the_check_prints_leaves_a_value_jax_accepts(setting: str) -> None:
     """The fix is a command (an export of the value meant, or an unset): the state it leaves has nothing left to fix
     for the variable, on the first release the table covers and on a current one."""
-    from envaudit.rules import checks, installing
+    from envaudit.rules import installing
+    from envaudit.rules.registry import registry
 
     name, value = setting.split("=")
     for jax in (PRECISION_FIRST, "0.11.0"):
         facts = facts_from({"packages": {"jax": jax, "jaxlib": jax}, "env": {name: value}})
-        (found,) = [f for f in checks.evaluate(facts) if f.id == "jax-env-invalid"]
+        (found,) = [f for f in registry().evaluate_checks(facts) if f.id == "jax-env-invalid"]
         after = installing.after(facts, found.remedy)
         assert found.fix.split()[0] in ("unset", "export") and name in found.fix, found.fix
-        assert "jax-env-invalid" not in {f.id for f in checks.evaluate(after)}, (jax, found.fix)
+        assert "jax-env-invalid" not in {f.id for f in registry().evaluate_checks(after)}, (jax, found.fix)
     if value == "FLOAT32":
         assert found.fix == f"export {name}=float32"  # the value meant, in the case jax reads
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from envaudit.rules import checks
+from envaudit.rules.registry import registry
 from tests.conftest import facts_from
 
 JAX = {"jax": "0.10.1", "jaxlib": "0.10.1"}
@@ -20,7 +20,7 @@ ID = "jax-platforms-unavailable"
 
 def found(fragment: dict[str, Any], platforms: str) -> tuple[str, str] | None:
     facts = facts_from({**fragment, "env": {**fragment.get("env", {}), "JAX_PLATFORMS": platforms}})
-    return next(((f.detail, f.fix) for f in checks.evaluate(facts) if f.id == ID), None)
+    return next(((f.detail, f.fix) for f in registry().evaluate_checks(facts) if f.id == ID), None)
 
 
 @pytest.mark.parametrize(

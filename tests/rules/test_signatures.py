@@ -11,11 +11,12 @@ import pytest
 
 from envaudit import rules
 from envaudit.model.facts import Facts
-from envaudit.rules import engine, signatures
+from envaudit.rules import engine, messages, signatures
+from envaudit.rules.registry import registry
 from envaudit.rules.signatures import Compiled, Signature, SignatureError
 from tests.conftest import ROOT
 
-CATALOGUE = signatures.catalogue()
+CATALOGUE = registry().signatures
 SEEN = tomllib.loads((ROOT / "tests" / "fixtures" / "signatures" / "seen.toml").read_text())["seen"]
 SAMPLE = {  # a value of each placeholder's kind; versions differ per slot, so that each fact is told apart
     "package": "jax_cuda12_plugin",
@@ -46,10 +47,10 @@ def render(compiled: Compiled) -> tuple[str, list[tuple[str, str]], str]:
 
 
 def test_there_are_signatures_of_rules_and_of_checks() -> None:
-    from envaudit.rules import checks
+    from envaudit.rules.registry import CHECKS
 
     owners = {c.owner for c in CATALOGUE.compiled}
-    assert owners & {r.id for r in engine.load_rules()} and owners & {c.id for c in checks.CHECKS}
+    assert owners & {r.id for r in engine.load_rules()} and owners & {c.id for c in CHECKS}
     assert all(c.signature.source.startswith("https://") for c in CATALOGUE.compiled)
 
 
@@ -94,7 +95,7 @@ def test_a_signature_that_fires_makes_its_finding_with_the_quoted_line_and_one_t
     assert "line 7: 'An NVIDIA GPU may be present" in found["gpu-present-jax-on-cpu"].detail
     quiet = Facts(messages=[{"line": 2, "text": "No GPU/TPU found, falling back to CPU."}], origin="triage")
     assert "gpu-present-jax-on-cpu" not in {f.id for f in rules.evaluate(quiet)}
-    assert [m.facts for m in signatures.messages(quiet)] == [[("platform", "cpu")]]
+    assert [m.facts for m in messages.messages(quiet)] == [[("platform", "cpu")]]
 
 
 def test_a_rule_only_its_messages_show_never_fires_from_facts_alone() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from envaudit.rules import checks
+from envaudit.rules.registry import registry
 from tests.conftest import ROOT, facts_from
 
 JAX = {"jax": "0.10.1", "jaxlib": "0.10.1"}
@@ -31,7 +31,7 @@ def xla(variable: str, *entries: dict[str, Any], **more: Any) -> dict[str, Any]:
 
 
 def found(fragment: dict[str, Any]) -> dict[str, tuple[str, str]]:
-    return {f.id: (f.detail, f.fix) for f in checks.evaluate(facts_from({"packages": JAX, **fragment}))}
+    return {f.id: (f.detail, f.fix) for f in registry().evaluate_checks(facts_from({"packages": JAX, **fragment}))}
 
 
 UNKNOWN = entry("--xla_no_such_flag=<redacted>", "xla_no_such_flag", False)
@@ -124,7 +124,7 @@ def test_the_failure_it_causes_folds_under_it() -> None:
     facts = facts_from(
         {"packages": JAX, "env": {"XLA_FLAGS": variable}, "xla_flags": xla(variable, UNKNOWN), "jax": jax}
     )
-    linked = causes.link(checks.evaluate(facts), facts)
+    linked = causes.link(registry().evaluate_checks(facts), facts)
     roots = [f.id for f in linked if not f.caused_by and f.severity == "fail"]
     assert roots == ["xla-flags-invalid"]
     assert {f.id: f.caused_by for f in linked}["jax-broken"] == "xla-flags-invalid"

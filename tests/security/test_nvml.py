@@ -21,7 +21,7 @@ import pytest
 
 from envaudit.collect import nvml
 from envaudit.model.exitcodes import Exit
-from envaudit.rules import checks
+from envaudit.rules.registry import registry
 from tests.conftest import PYTHON, ROOT, envaudit_run, facts_from
 from tests.fakes.fake_pynvml import FIXTURE_VARIABLE
 from tests.test_hook import CHAIN, import_jax, make_venv
@@ -183,12 +183,12 @@ def test_an_interpreter_that_cannot_start_is_an_error() -> None:
 
 def test_a_crashed_nvml_is_a_fail_finding_and_an_error_is_not() -> None:
     crashed = facts_from({"nvidia": {"status": "crash", "signal": "SIGSEGV", "message": "killed by SIGSEGV"}})
-    found = {f.id: f for f in checks.evaluate(crashed)}
+    found = {f.id: f for f in registry().evaluate_checks(crashed)}
     assert found["nvml-crashed"].severity == "fail" and found["nvml-crashed"].detail.startswith(
         "killed by SIGSEGV (what to do: drain the node"
     )
     said = facts_from({"nvidia": {"status": "error", "message": "pynvml raised SystemExit: 3"}})
-    assert not {"nvml-crashed", "nvml-hung"} & {f.id for f in checks.evaluate(said)}
+    assert not {"nvml-crashed", "nvml-hung"} & {f.id for f in registry().evaluate_checks(said)}
 
 
 @pytest.mark.slow

@@ -125,12 +125,13 @@ def missing(facts: Facts) -> list[str]:
 
 def possible(facts: Facts) -> list[tuple[str, str]]:
     """Rules whose package condition holds on the text's versions but whose other conditions it does not decide."""
-    from envaudit.rules import conditions, engine
+    from envaudit.rules import conditions
+    from envaudit.rules.registry import registry
 
     off_gpu = facts.jax.get("platform") not in (None, "cuda")  # then a rule on CUDA facts cannot apply
     return [
         (rule.id, rule.title)
-        for rule in engine.load_rules()
+        for rule in registry().rules
         if rule.evaluate(facts)[0] is None
         and "packages" in rule.when
         and not (off_gpu and set(rule.when) & GPU_CONDITIONS)
@@ -140,13 +141,14 @@ def possible(facts: Facts) -> list[tuple[str, str]]:
 
 def triage(raw: bytes) -> Triage:
     from envaudit.judge import assemble
-    from envaudit.rules import signatures
+    from envaudit.rules import messages as read
+    from envaudit.rules.registry import registry
 
     text_lines, truncated = extract.lines(raw)
     if (written := own.read(text_lines)) is not None:
         environment, unread = _own(written, text_lines)
         return Triage((environment,), truncated, unread)
-    matches = signatures.catalogue().scan(text_lines)
+    matches = registry().signatures.scan(text_lines)
     found = extract.seen(text_lines) + [Seen(f, v, m.line, m.text[:200]) for m in matches for f, v in m.facts]
     found.sort(key=lambda s: s.line)  # stable: a line's own facts before its message's
     stated = tuple(s for s in found if s.fact.startswith("requires "))
@@ -160,14 +162,14 @@ def triage(raw: bytes) -> Triage:
             "pip freeze lines, conda list, flax's 'Flax, jax, jaxlib versions' line, versions in prose, or an "
             "error message jax, XLA or NumPy prints)"
         )
-    # each message once (a log repeats them), the first that the rules read (signatures.MAX_MESSAGES)
+    # each message once (a log repeats them), the first that the rules read (messages.MAX_MESSAGES)
     longest: dict[int, str] = {}  # per line, the longest text matched there (it holds the shorter ones)
     for m in matches:
         longest[m.line] = max(longest.get(m.line, ""), m.text, key=len)
     first: dict[str, Message] = {}  # each text at the first line it is on
     for line, text in sorted(longest.items()):
         first.setdefault(text, Message(line=line, text=text))
-    messages = list(first.values())[: signatures.MAX_MESSAGES]
+    messages = list(first.values())[: read.MAX_MESSAGES]
     result = []
     for env in environments:
         facts = replace(facts_of(env), messages=messages)

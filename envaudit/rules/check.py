@@ -1,0 +1,78 @@
+"""A code check: what data cannot say (version couplings, what `pip check` would say, how the jax child ended, a
+GPU's counters), declared beside the function that finds it, with the same metadata as a data rule.
+
+A check's function returns each occurrence of its problem, carrying its own words and its own fix: the fix is
+computed from the same values it found, where it found them, so nothing downstream reads a sentence back to recover
+a package name or a version. The registry (`rules/registry.py`) lists every check, one line each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix
+from envaudit.model.report import Advice, Finding, Severity, Subject
+from envaudit.rules.signatures import Signature
+
+# active: evaluated; retired: an id no longer found, kept so that a saved report, an --ignore or a [tool.envaudit]
+# that names it still reads (rules/registry.py lists the retired ids with what replaced them)
+Lifecycle = Literal["active", "retired"]
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    detail: str  # what was found, for people
+    fix: Fix = field(default_factory=Fix)  # what fixes this occurrence here; empty where no command can (the check's
+    # own words then say what to do, in the detail)
+    severity: Severity | None = None  # where this occurrence is less (or more) than the check's own: its severity
+    about: str = ""  # what this occurrence is about where a check has one finding for each (a distribution): its
+    # finding is then `<check>-<about>`, which a cause names by "@<about>:error"
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    severity: Severity
+    title: str
+    fix: str
+    references: tuple[str, ...]
+    run: Callable[[Facts], list[Occurrence]]  # each occurrence, with its own fix where it has one; empty: passes
+    transient: bool = False  # the state of a moment (a GPU's counters, a hung driver), not of the environment
+    board: bool = False  # a GPU board's health: `health` judges it, the import hook leaves it alone
+    explains: tuple[str, ...] = ()  # what its fault makes fail too (envaudit/judge/causes.py): "probe:kind" or an id
+    signatures: tuple[Signature, ...] = ()  # the messages users see when it bites (rules/signatures.py)
+    lifecycle: Lifecycle = "active"
+    kind: Literal["check"] = "check"
+    symptom: str = ""  # a data rule's; a check says what it found in each occurrence
+    notes: str = ""
+    pins: tuple[str, ...] = ()  # a data rule's; a check's fix is each occurrence's
+
+    def findings(self, facts: Facts) -> list[Finding]:
+        """One finding per occurrence: a command, or none (advice is said in the detail, never run)."""
+        found = []
+        for occurrence in self.run(facts):
+            subject = Subject("check", self.id, occurrence.about)
+            advice = Advice(self.fix, occurrence.fix.install)
+            severity = occurrence.severity or self.severity
+            found.append(
+                Finding(
+                    subject, severity, self.title, occurrence.detail, occurrence.fix, self.references, advice=advice
+                )
+            )
+        return found
+
+    def seen(self, facts: Facts) -> Finding:
+        """Its finding where its message is seen, whatever the facts say: what to do, no command (the facts that
+        would choose one are the message's, not the environment's)."""
+        subject = Subject("check", self.id)
+        return Finding(
+            subject,
+            self.severity,
+            self.title,
+            "its message is seen",
+            references=self.references,
+            advice=Advice(self.fix),
+        )

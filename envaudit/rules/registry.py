@@ -1,0 +1,225 @@
+"""One registry of causes, as ruff keeps its rules: every data rule (`data/*.toml`, one file each) and every code
+check (declared beside its function, listed here, one line each), behind one `Cause` protocol.
+
+The registry answers by id, says which rules explain a probe's problem and what each cause declares it explains,
+holds the compiled signatures of all of them, lists them for `envaudit rules` and evaluates them on facts. A retired
+id stays known (a saved report, an `--ignore` or a `[tool.envaudit]` that names it still reads), is listed as
+retired with what replaced it, and never fires.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal, Protocol
+
+from envaudit.model.facts import Facts
+from envaudit.model.report import Finding, Severity
+from envaudit.rules import (
+    checks,
+    cuda_archs,
+    cuda_builds,
+    cuda_minimums,
+    engine,
+    environment,
+    explains,
+    imports,
+    node,
+    numpy_builds,
+    platforms,
+    tables,
+    tpu_pins,
+    xlaflags,
+)
+from envaudit.rules.check import Check, Lifecycle
+from envaudit.rules.explains import Names
+from envaudit.rules.signatures import Catalogue, Signature
+
+# Every code check, in the order their findings are listed within a severity: one line a check (or a family of
+# them, one per wheel, library or package a table names).
+CHECKS: tuple[Check, ...] = (
+    environment.PYTHONPATH_SHADOWS,
+    environment.USER_SITE_SHADOWS,
+    platforms.JAX_PLATFORMS_UNAVAILABLE,
+    xlaflags.XLA_FLAGS_INVALID,
+    tables.JAX_ENV_INVALID,
+    checks.JAX_JAXLIB_COUPLING,
+    environment.JAX_REQUIREMENT_UNSATISFIED,
+    checks.PLUGIN_JAXLIB_MISMATCH,
+    environment.CUDA_PLUGIN_WITHOUT_DRIVER,
+    cuda_builds.CUDA_LIBRARY_OLDER_THAN_JAXLIB_BUILD,
+    *cuda_builds.OUTSIDE_PIN,
+    *cuda_minimums.BELOW_MINIMUM,
+    cuda_archs.GPU_ARCHITECTURE_NOT_IN_JAX_BUILD,
+    tpu_pins.LIBTPU_OUTSIDE_JAX_PIN,
+    tables.NO_JAXLIB_WHEEL_FOR_PYTHON,
+    *tables.REMOVED_API,
+    imports.IMPORT_FAILS,
+    checks.REQUIREMENT_UNSATISFIED,
+    numpy_builds.NUMPY2_WITH_NUMPY1_BUILD,
+    checks.PLANNED_REQUIREMENT_REFUSED,
+    checks.DUPLICATE_DISTRIBUTION,
+    checks.JAX_SLOW,
+    checks.JAX_BROKEN,
+    checks.NOTHING_TO_AUDIT,
+    checks.JAX_NOT_IMPORTED,
+    node.NVML_HUNG,
+    node.NVML_CRASHED,
+    node.GPU_UNCORRECTED_ECC,
+    node.GPU_REMAP_FAILURE,
+    node.GPU_RESET_PENDING,
+    node.GPU_CLOCKS_SLOWDOWN,
+    node.GPU_BUSY,
+)
+
+
+class Cause(Protocol):
+    """What a data rule and a code check both are: an id with its metadata, what it explains, the messages users
+    see when it bites, and its findings on facts."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def severity(self) -> Severity: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def fix(self) -> str: ...
+    @property
+    def references(self) -> tuple[str, ...]: ...
+    @property
+    def kind(self) -> Literal["rule", "check"]: ...
+    @property
+    def lifecycle(self) -> Lifecycle: ...
+    @property
+    def explains(self) -> tuple[str, ...]: ...
+    @property
+    def signatures(self) -> tuple[Signature, ...]: ...
+    @property
+    def symptom(self) -> str: ...
+    @property
+    def notes(self) -> str: ...
+    @property
+    def pins(self) -> tuple[str, ...]: ...
+    @property
+    def transient(self) -> bool: ...
+    @property
+    def board(self) -> bool: ...
+    def findings(self, facts: Facts) -> list[Finding]: ...
+    def seen(self, facts: Facts) -> Finding: ...
+
+
+@dataclass(frozen=True)
+class Retired:
+    """An id no longer found: what replaced it and why. It satisfies `Cause` and never fires."""
+
+    id: str
+    replaced_by: tuple[str, ...]
+    why: str
+    kind: Literal["rule", "check"] = "rule"
+    lifecycle: Lifecycle = "retired"
+    severity: Severity = "info"
+    fix: str = ""
+    references: tuple[str, ...] = ()
+    explains: tuple[str, ...] = ()
+    signatures: tuple[Signature, ...] = ()
+    symptom: str = ""
+    notes: str = ""
+    pins: tuple[str, ...] = ()
+    transient: bool = False
+    board: bool = False
+
+    @property
+    def title(self) -> str:
+        return f"retired: {self.why}; see {', '.join(self.replaced_by)}"
+
+    def findings(self, facts: Facts) -> list[Finding]:
+        return []
+
+    def seen(self, facts: Facts) -> Finding:  # it carries no signature, so nothing is ever seen of it
+        raise LookupError(f"{self.id} is retired")
+
+
+RETIRED: tuple[Retired, ...] = (
+    Retired(
+        "cuda12-compute-capability-below-52",
+        ("cuda12-kepler-gpu", "gpu-architecture-not-in-jax-build"),
+        "the builds carry sm_50 code from jaxlib 0.4.21 (tables/cuda-archs.toml), against the install guide's 5.2",
+    ),
+    Retired(
+        "cudnn-below-91-jax-0431",
+        ("cudnn-below-91-jaxlib-0429", "cudnn9-with-cudnn89-build"),
+        "the cuDNN 9.1 minimum holds from jaxlib 0.4.29, the first cuDNN 9.1 build",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Registry:
+    causes: tuple[Cause, ...]  # every data rule, then every check, then the retired ids
+
+    @functools.cached_property
+    def by_id(self) -> dict[str, Cause]:
+        return {c.id: c for c in self.causes}
+
+    @functools.cached_property
+    def active(self) -> tuple[Cause, ...]:
+        return tuple(c for c in self.causes if c.lifecycle == "active")
+
+    @functools.cached_property
+    def rules(self) -> tuple[engine.Rule, ...]:
+        return tuple(c for c in self.active if isinstance(c, engine.Rule))
+
+    @functools.cached_property
+    def declared(self) -> dict[str, tuple[Names, ...]]:
+        """What each cause declares it explains, by id, as the values it names."""
+        return {c.id: explains.parse(c.explains) for c in self.active}
+
+    @functools.cached_property
+    def transient(self) -> frozenset[str]:
+        """The causes of a moment's state (never cached by the hook): true now, maybe not later."""
+        return frozenset(c.id for c in self.active if c.transient)
+
+    @functools.cached_property
+    def board(self) -> frozenset[str]:
+        """The causes that are a GPU board's health, for `health` to judge (the import hook leaves them alone)."""
+        return frozenset(c.id for c in self.active if c.board)
+
+    @functools.cached_property
+    def signatures(self) -> Catalogue:
+        """Every message the causes carry, compiled once."""
+        return Catalogue(self.active)
+
+    def get(self, cause_id: str) -> Cause | None:
+        return self.by_id.get(cause_id)
+
+    def explaining(self, probe: str, kind: str, metric: str = "") -> list[engine.Rule]:
+        """The data rules whose `explains` names this problem of a probe ("probe:kind", or "probe:metric")."""
+        return [r for r in self.rules if any(e.names_problem(probe, kind, metric) for e in self.declared[r.id])]
+
+    def evaluate(self, facts: Facts, causes: Sequence[Cause] | None = None) -> list[Finding]:
+        """The findings of the active causes (or of these) on the facts, each fix priced for this Python."""
+        return [priced(f, facts) for c in (self.active if causes is None else causes) for f in c.findings(facts)]
+
+    def evaluate_checks(self, facts: Facts) -> list[Finding]:
+        """The code checks' findings alone (what the checks' own tests read)."""
+        return self.evaluate(facts, [c for c in CHECKS if c.lifecycle == "active"])
+
+    def seen(self, cause_id: str, facts: Facts) -> Finding:
+        """A cause's finding where its firing message is seen, whatever the facts say."""
+        return priced(self.by_id[cause_id].seen(facts), facts)
+
+
+def priced(finding: Finding, facts: Facts) -> Finding:
+    """A finding's fix as this Python can take it (none where the jaxlib it pins has no wheel for it: pip would
+    refuse the command), and its advice saying what it costs in Pythons."""
+    if finding.advice is None:
+        return finding
+    fix, cost = tables.on_this_python(facts, finding.remedy, finding.advice.pins)
+    return replace(finding, remedy=fix, advice=replace(finding.advice, cost=cost, command=bool(fix)))
+
+
+@functools.cache
+def registry() -> Registry:
+    return Registry((*engine.load_rules(), *CHECKS, *RETIRED))

@@ -1,7 +1,7 @@
 """Benchmark: the full audit (default probes) against `python -c "import jax; jax.print_environment_info()"`,
 with a cold jax compilation cache (emptied before every audit run) and with a warm one.
 
-Targets (issue: probes): ratio <= 3.0 cold, <= 2.0 warm.   usage: python scripts/bench_audit.py [RUNS]
+Targets (issue: probes): ratio <= 3.0 cold, <= 2.0 warm.   usage: python -m scripts.bench_audit [RUNS]
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _bench import ENVAUDIT, JAX_INFO, compare, env, report
+from scripts._bench import ENVAUDIT, JAX_INFO, compare, env, report
 
 
 def main() -> None:

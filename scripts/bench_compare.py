@@ -1,7 +1,7 @@
 """Benchmark: `envaudit compare` over 100 and 1,000 generated node reports (real audit JSON, varied host names,
 one planted drift), alternated in one run. Prints both medians, their ratio (start-up included) and the marginal
 cost per report, (t1000 - t100) / 900, which is what linear means here.
-Target (issue: cluster health): 1,000 reports in <= 2 s.   usage: python scripts/bench_compare.py [RUNS]
+Target (issue: cluster health): 1,000 reports in <= 2 s.   usage: python -m scripts.bench_compare [RUNS]
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _bench import ENVAUDIT, compare, env, report
+from scripts._bench import ENVAUDIT, compare, env, report
 
 
 def fleet(directory: Path, count: int, template: dict[str, object]) -> Path:

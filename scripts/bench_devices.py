@@ -3,7 +3,7 @@
 compilation cache; and `health` (all its default probes) on a simulated 8-device node against one device.
 
 Target (issue: every device probed): each extra device adds <= 10 % on this CPU.
-usage: python scripts/bench_devices.py [RUNS] [N]
+usage: python -m scripts.bench_devices [RUNS] [N]
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _bench import ENVAUDIT, compare, env, report
+from scripts._bench import ENVAUDIT, compare, env, report
 
 PER_DEVICE = ["--probe", "dense_chain", "--probe", "conv_chain", "--probe", "ntk"]
 

@@ -4,7 +4,7 @@ Both venvs chain to this interpreter's site-packages (same jax). Warm: the hook'
 case. Cold: the cache is emptied before each hooked run, the first import after an install.
 Target (issue: hook): warm ratio <= 1.03 over >= 20 runs each. Every Python start of the environment also runs the
 hook's .pth line: `python -c pass` is timed the same way (target: under 2 ms more, i.e. the hook imports nothing
-costly at start-up).   usage: python scripts/bench_hook.py [RUNS]
+costly at start-up).   usage: python -m scripts.bench_hook [RUNS]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-from _bench import ROOT, compare, env, report
+from scripts._bench import ROOT, compare, env, report
 
 
 def venv(where: Path, hook: bool) -> Path:

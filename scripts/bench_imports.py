@@ -3,7 +3,7 @@
 `python -c "import jax; jax.print_environment_info()"` (warm compilation cache).
 
 Targets (issue 23): the full audit <= 2.0x jax.print_environment_info() warm, the imports probe included.
-usage: python scripts/bench_imports.py [RUNS] [--python PATH]   (PATH: another environment's interpreter, audited
+usage: python -m scripts.bench_imports [RUNS] [--python PATH]   (PATH: another environment's interpreter, audited
 with --python; its jax.print_environment_info() is run there)
 """
 
@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _bench import ENVAUDIT, compare, env, report
+from scripts._bench import ENVAUDIT, compare, env, report
 
 
 def main(argv: list[str]) -> None:

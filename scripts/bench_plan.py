@@ -1,14 +1,14 @@
 """Benchmark: `envaudit plan` on the seed-002 environment, median wall time (target <= 0.3 s), and its ratio to
 `python -c pass` measured alongside, which shows how much of it is the interpreter's own start-up.
 
-usage: python scripts/bench_plan.py [RUNS]
+usage: python -m scripts.bench_plan [RUNS]
 """
 
 from __future__ import annotations
 
 import sys
 
-from _bench import ENVAUDIT, compare, env, report
+from scripts._bench import ENVAUDIT, compare, env, report
 
 PLAN = [
     *ENVAUDIT,

@@ -7,7 +7,7 @@ the worst error over seeds 0 .. RUNS-1 is printed with the margin to the class b
 above 1 means a healthy machine of that class passes with room; the float32 column (no rounding) shows the margin
 above float32 rounding that lets the CPU's float32 class catch TF32-like rounding.
 
-Usage: python scripts/bench_precision_classes.py [--python PYTHON] [--runs 20] [--nt]
+Usage: python -m scripts.bench_precision_classes [--python PYTHON] [--runs 20] [--nt]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from bench_sensitivity import spawn  # its --child mode runs probes in-process, a JSON line each
+from scripts.bench_sensitivity import spawn  # its --child mode runs probes in-process, a JSON line each
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBES = ("dense_chain", "conv_chain", "ntk", "matmul_precision")

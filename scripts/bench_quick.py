@@ -1,13 +1,13 @@
 """Benchmark: `envaudit --quick --format json` against `python -c "import jax; jax.print_environment_info()"`.
 
-Target (issue: foundation): ratio of medians <= 0.25.   usage: python scripts/bench_quick.py [RUNS]
+Target (issue: foundation): ratio of medians <= 0.25.   usage: python -m scripts.bench_quick [RUNS]
 """
 
 from __future__ import annotations
 
 import sys
 
-from _bench import ENVAUDIT, JAX_INFO, compare, env, report
+from scripts._bench import ENVAUDIT, JAX_INFO, compare, env, report
 
 
 def main() -> None:

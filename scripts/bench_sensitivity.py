@@ -6,7 +6,7 @@ process for each delta from 1e-3 down to 1e-8, and the smallest delta at which t
 larger delta failing too -- is reported. Healthy runs use seeds 0 .. RUNS-1 (different inputs and weights each)
 with no fault; any failure there is a false alarm. The worst healthy metric/threshold ratio shows the margin.
 
-Usage: python scripts/bench_sensitivity.py [--python PYTHON] [--runs 20] [--nt]
+Usage: python -m scripts.bench_sensitivity [--python PYTHON] [--runs 20] [--nt]
 (``--nt`` adds ntk_nt, which needs an interpreter where neural-tangents imports: --python .venv-nt/bin/python.)
 """
 

@@ -3,7 +3,7 @@ alternated in one run (whole process, start-up included). Targets (issue 27): a 
 text within the 4 MB cap in under 30 s. Before the fix: 100 environments (3 KB) took 23 s and 300 (10 KB) more
 than 120 s; 1 MB of `a.a.a...` lines 34 s; a line of spaces after "python" 7 s.
 
-usage: python scripts/bench_triage.py [RUNS]
+usage: python -m scripts.bench_triage [RUNS]
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _bench import ENVAUDIT, ROOT, compare, env, report
+from scripts._bench import ENVAUDIT, ROOT, compare, env, report
 
 MB = 1_000_000
 NORMAL = ROOT / "tests" / "fixtures" / "triage" / "05-print-env-10-gpus-after-upgrade.txt"

@@ -1,7 +1,7 @@
 """Rewrite the golden renderings (tests/golden/), the README's table of rules and, with --readme, its sample audit.
 
-python scripts/golden.py            # after a deliberate format change; review the diff
-python scripts/golden.py --readme   # also: a real audit here, kept as tests/golden/readme-audit.json
+python -m scripts.golden            # after a deliberate format change; review the diff
+python -m scripts.golden --readme   # also: a real audit here, kept as tests/golden/readme-audit.json
 """
 
 from __future__ import annotations
@@ -12,12 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from envaudit.formats import render
+from envaudit.model.report import Report
+from tests.golden import FORMATS, README_REPORT, REPORTS, path, readme_sample
 
-from envaudit.formats import render  # noqa: E402
-from envaudit.model.report import Report  # noqa: E402
-from tests.golden import FORMATS, README_REPORT, REPORTS, path, readme_sample  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 README = ROOT / "README.md"
 

@@ -7,7 +7,7 @@ expectation lists triage read with the value stated (a fact is matched by its na
 is prose (the maintainer's diagnosis), so whether a named root is the right one is for a reader: the script prints
 both side by side.
 
-usage: python scripts/score_triage.py [SET_DIR] [--verbose]
+usage: python -m scripts.score_triage [SET_DIR] [--verbose]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ A source URL is https://github.com/OWNER/REPO/blob/REF/PATH#LN. The mirrors are 
 repository, given as OWNER/REPO=GIT_DIR (XLA's commits may be read from a fork that shares its history). A source
 with no mirror given, or no line, is listed as not derived, with the reason.
 
-usage: python scripts/signature_sources.py OWNER/REPO=GIT_DIR [...]
+usage: python -m scripts.signature_sources OWNER/REPO=GIT_DIR [...]
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ import tomllib
 from datetime import date
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from envaudit.rules.registry import registry
 
-from envaudit.rules.registry import registry  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 OUT = ROOT / "tests" / "fixtures" / "signatures" / "sources.toml"
 URL = re.compile(r"^https://github\.com/([^/]+/[^/]+)/blob/([^/]+)/(.+?)(?:#L(\d+))?$")

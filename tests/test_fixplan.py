@@ -22,7 +22,7 @@ from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.report import Report
 from envaudit.rules import engine, installing
-from envaudit.rules.tables import numbers
+from envaudit.rules.releases import numbers
 from tests.conftest import ROOT, facts_from
 from tests.golden import STALE
 from tests.planfix import requested

@@ -12,6 +12,7 @@ select-and-scatter, GEMMs, convolutions" unless --xla_gpu_exclude_nondeterminist
 
 from __future__ import annotations
 
+from envaudit.model import versions
 from envaudit.model.facts import Facts
 from envaudit.rules import accessors
 
@@ -56,7 +57,7 @@ def precision_class(facts: Facts, dtype: str) -> str:
         return "bf16" if setting in ("default", "bfloat16") else "tf32"  # HIGH: three bfloat16 passes
     if platform == "cuda":
         caps = accessors.compute_capabilities(facts)
-        known = [accessors.version_or_none(c) for c in caps or []]
+        known = [versions.version_or_none(c) for c in caps or []]
         if known and all(v is not None and v.major < 8 for v in known):
             return "float32"  # no TF32 tensor cores before Ampere: DEFAULT is float32 there
     return "tf32"  # NVIDIA >= 8.0, an unknown compute capability, ROCm, or an unknown platform with a GPU

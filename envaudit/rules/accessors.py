@@ -8,16 +8,16 @@ plugin name) yields a `Partial` version, and conditions on it are unknown unless
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
 from envaudit.model.facts import Facts, JaxFacts
 from envaudit.model.redact import REDACTED
 from envaudit.model.scope import PLUGIN, TPU_PACKAGES
+from envaudit.rules.jax_env import env_flag
 
 _LABEL = re.compile(r"cuda(?P<cuda>\d+)(?:\.cudnn(?P<cudnn>\d+))?")
 _WHEEL = re.compile(r"^nvidia-(?P<lib>.+?)(-cu(?P<cu>\d+))?$")
@@ -150,23 +150,6 @@ def compute_capabilities(facts: Facts) -> list[str] | None:
     return sorted(set(caps)) or None
 
 
-@functools.cache
-def _truth_words() -> tuple[frozenset[str], frozenset[str]]:
-    """jax's bool_env() words, from the table read at the tags (rules/tables/jax-env.toml), read once."""
-    from envaudit.rules.tablefiles import TABLES, load
-
-    words = load(TABLES / "jax-env.toml")["bool"]
-    return frozenset(words["true"]), frozenset(words["false"])
-
-
-def env_flag(value: str | None) -> bool | None:
-    """As jax's bool_env() reads it: lower-cased, not stripped; None when unset or refused ("", " true")."""
-    if value is None:
-        return None
-    word, (true, false) = value.lower(), _truth_words()
-    return True if word in true else False if word in false else None
-
-
 def x64(facts: Facts) -> bool | None:
     reported = _jax(facts).get("x64")
     return reported if isinstance(reported, bool) else env_flag(facts.env.get("JAX_ENABLE_X64"))
@@ -234,22 +217,3 @@ def cpu_fast_math_unsafe(facts: Facts) -> bool | None:
     flags = xla_flags(facts)
     honoured = (flags.get(f"--xla_cpu_fast_math_honor_{kind}", "true") in ("true", "1") for kind in ("nans", "infs"))
     return flags.get("--xla_cpu_enable_fast_math") in ("true", "1") and not all(honoured)
-
-
-def version_or_none(text: str) -> Version | None:
-    try:
-        return Version(text)
-    except (InvalidVersion, ValueError):  # ValueError: a component beyond Python's 4300-digit int conversion
-        return None
-
-
-def release(text: str) -> tuple[int, ...] | None:
-    """A version's release numbers, as jax's own version checks compare them (0.4.25+cuda12 -> (0, 4, 25)), with
-    trailing zeros cut as PEP 440 compares them: a pin `jaxlib==0.4.30.0` installs 0.4.30, which says "0.4.30"."""
-    version = version_or_none(text)
-    if version is None:
-        return None
-    found = version.release
-    while len(found) > 1 and found[-1] == 0:
-        found = found[:-1]
-    return found

@@ -10,9 +10,9 @@ from __future__ import annotations
 from envaudit.model import fixes
 from envaudit.model.facts import Facts, Unsatisfied
 from envaudit.model.scope import PLUGIN
-from envaudit.rules import declared, tables
+from envaudit.model.versions import release
+from envaudit.rules import declared, jax_pins
 from envaudit.rules import environment as env
-from envaudit.rules.accessors import release
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.node import starved
 from envaudit.rules.references import INSTALL, JAX_LIB, JEP_9419, PLUGIN_CHECK, XLA_0419, XLA_AT_JAX
@@ -26,7 +26,7 @@ def _is_coupling(req: Unsatisfied) -> bool:
 def coupling(facts: Facts) -> list[Occurrence]:
     """jax's own pins as pip reads them, or, where pip has none to read (a plan; jax < 0.4.30, whose metadata does
     not pin jaxlib), the check jax makes at import from its table: one finding either way."""
-    said = [env.describe(r) for r in facts.requirements if _is_coupling(r)] or tables.import_coupling(facts)
+    said = [env.describe(r) for r in facts.requirements if _is_coupling(r)] or jax_pins.import_coupling(facts)
     return [Occurrence(detail, env.coupling_fix(facts)) for detail in said]
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from packaging.specifiers import Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from envaudit.model import versions
 from envaudit.model.facts import Facts
 from envaudit.model.redact import REDACTED
 from envaudit.rules import accessors
@@ -59,7 +60,7 @@ def _packages(facts: Facts, want: Mapping[str, str], evidence: list[str]) -> Ver
     results: list[Verdict] = []
     for name, spec in want.items():
         version = facts.packages.get(name)
-        parsed = accessors.version_or_none(version) if version else None
+        parsed = versions.version_or_none(version) if version else None
         if version is None:
             results.append(False)
         elif parsed is None:

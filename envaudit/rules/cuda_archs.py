@@ -14,16 +14,29 @@ with the same words (jax#14546, Xavier, jaxlib's PRNG kernel). A release the tab
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TypedDict
 
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
-from envaudit.rules import accessors, cuda_builds, extras, platforms, tables
-from envaudit.rules.accessors import release, version_or_none
+from envaudit.model.versions import release, version_or_none
+from envaudit.rules import accessors, cuda_builds, extras, platforms, wheels
 from envaudit.rules.check import Check, Occurrence
-from envaudit.rules.tablefiles import TABLES, load
+from envaudit.rules.table import Provenance, Table
 
-ARCHS = TABLES / "cuda-archs.toml"
+
+class ArchBuild(TypedDict):
+    package: str  # jaxlib (its single-package +cuda builds) or a CUDA plugin
+    versions: list[str]  # consecutive releases that carry the same code
+    sass: list[int]  # a cubin for each capability XY
+    ptx: list[int]  # PTX for each capability XY
+    read_from: str  # "wheel" (its fatbinaries) or ".bazelrc" (at its tag)
+
+
+class CudaArchs(Provenance):  # cuda-archs.toml: derived from the plugins' wheels and .bazelrc at jaxlib's tags
+    build: list[ArchBuild]
+
+
+ARCHS = Table("cuda-archs.toml", CudaArchs)
 # Integrated (Tegra) GPUs: TX1/Nano 5.3, TX2 6.2, Xavier 7.2, Orin 8.7, Thor 10.1 (CUDA 12.x; 11.0 from CUDA 13).
 # https://developer.nvidia.com/cuda-gpus lists them as Jetson; that a discrete GPU's cubin of the same major does
 # not run on them: jax#14546 (sm_70 on Xavier), jax#22723 and jax#40487 (sm_80 on Orin), and jax adding sm_101
@@ -33,11 +46,11 @@ PLUGINS = ("jax-cuda13-plugin", "jax-cuda12-plugin")
 
 
 @functools.cache
-def _builds() -> dict[tuple[str, tuple[int, ...]], dict[str, Any]]:
+def _builds() -> dict[tuple[str, tuple[int, ...]], ArchBuild]:
     """(package, release numbers) -> its row, for every release the table lists."""
     return {
         (row["package"], numbers): row
-        for row in load(ARCHS)["build"]
+        for row in ARCHS.load()["build"]
         for version in row["versions"]
         if (numbers := release(version))
     }
@@ -49,7 +62,7 @@ def capability(text: str) -> int | None:
     return int(major) * 10 + int(minor) if major.isdigit() and minor.isdigit() and len(minor) == 1 else None
 
 
-def runs(row: dict[str, Any], cc: int) -> bool:
+def runs(row: ArchBuild, cc: int) -> bool:
     """Whether a build carries code a GPU of capability `cc` (XY) can run: PTX at or below it, or a cubin of its own
     major at or below its minor (on an integrated GPU: exactly its own)."""
     if any(ptx <= cc for ptx in row["ptx"]):
@@ -59,7 +72,7 @@ def runs(row: dict[str, Any], cc: int) -> bool:
     return any(sass // 10 == cc // 10 and sass <= cc for sass in row["sass"])
 
 
-def _row(package: str, version: str) -> dict[str, Any] | None:
+def _row(package: str, version: str) -> ArchBuild | None:
     """The table's row of a release as PyPI (or jax's index) published it: a final release, its local label aside;
     a dev, post or source build of the same numbers may carry other code (a Jetson build for sm_87): unknown."""
     parsed = version_or_none(version)
@@ -68,7 +81,7 @@ def _row(package: str, version: str) -> dict[str, Any] | None:
     return _builds().get((package, release(version) or ()))
 
 
-def build(facts: Facts) -> tuple[str, str, dict[str, Any]] | None:
+def build(facts: Facts) -> tuple[str, str, ArchBuild] | None:
     """(package, version, its row) of the CUDA build jax loads: a CUDA plugin of jaxlib's release (CUDA 13's first,
     as jax tries it first), else a single-package CUDA jaxlib (+cudaNN label); None where none is, or unknown."""
     jaxlib = facts.packages.get("jaxlib", "")
@@ -95,7 +108,7 @@ def _gpus(facts: Facts) -> list[tuple[str, int]]:
     return list(found)
 
 
-def targets(row: dict[str, Any]) -> str:
+def targets(row: ArchBuild) -> str:
     sass = ", ".join(f"sm_{a}" for a in row["sass"]) or "no cubin"
     ptx = ", ".join(f"compute_{a}" for a in row["ptx"]) or "none"
     return f"cubins for {sass} and PTX for {ptx}"
@@ -111,7 +124,7 @@ def _fix(facts: Facts, ccs: list[int]) -> tuple[str, fixes.Fix]:
             pin
             for version in reversed(extras.releases(extra))
             if (row := _row(plugin, version)) is not None and all(runs(row, cc) for cc in ccs)
-            if tables.installs_here(facts, [pin := f"jax[{extra}]=={version}"]) is not False
+            if wheels.installs_here(facts, [pin := f"jax[{extra}]=={version}"]) is not False
         ]
         if fitting:
             return fitting[0], fixes.install(facts, [fitting[0]])

@@ -14,22 +14,45 @@ the facts name.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
-from envaudit.rules.accessors import parse_local_label, release, version_or_none
+from envaudit.model.versions import public, release, version_or_none
+from envaudit.rules.accessors import parse_local_label
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.extras import CUDA_EXTRA
 from envaudit.rules.references import CUDA_CHECK, CUDA_PINS, XLA_0419, XLA_AT_JAX
 from envaudit.rules.signatures import Signature
-from envaudit.rules.tables import TABLES, load
+from envaudit.rules.table import Provenance, Table
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
-BUILDS = TABLES / "cuda-builds.toml"
+
+class Compare(TypedDict):
+    jax: str  # specifier of the jax releases that compare this way
+    evidence: str
+    components: dict[str, int]  # wheel -> how many version components are compared
+
+
+class Build(TypedDict):
+    jaxlib: str
+    cuda: str
+    evidence: str
+    built: dict[str, str]  # wheel -> the version the build used
+    pins: dict[str, str]  # wheel -> jax's cuda12_pip / cuda11_pip pin
+
+
+class CudaBuilds(Provenance):  # cuda-builds.toml
+    names: dict[str, str]  # wheel -> the library's name in jax's message
+    compare: list[Compare]
+    build: list[Build]
+
+
+BUILDS = Table("cuda-builds.toml", CudaBuilds)
+Row = TypeVar("Row", Build, Compare)
 
 
 def monolithic(facts: Facts, majors: tuple[str, ...] = ("12",)) -> str | None:
@@ -47,19 +70,19 @@ def _major(jaxlib: str) -> str:
     return cuda.text.split(".")[0] if cuda is not None else ""
 
 
-def _build(jaxlib: str) -> dict[str, Any] | None:
+def _build(jaxlib: str) -> Build | None:
     """The table's build row of a single-package CUDA jaxlib: its release and its CUDA major."""
     major = _major(jaxlib)
-    return _row([r for r in load(BUILDS)["build"] if r["cuda"].split(".")[0] == major], "jaxlib", jaxlib)
+    return _row([r for r in BUILDS.load()["build"] if r["cuda"].split(".")[0] == major], lambda r: r["jaxlib"], jaxlib)
 
 
-def _row(rows: list[dict[str, Any]], key: str, version: str) -> dict[str, Any] | None:
+def _row(rows: Sequence[Row], key: Callable[[Row], str], version: str) -> Row | None:
     """The row whose range holds this version; None for no version or one that is not (packaging 22-24 raise
     for those inside `contains`)."""
-    public = version.split("+")[0]
-    if version_or_none(public) is None:
+    bare = public(version)
+    if version_or_none(bare) is None:
         return None
-    return next((row for row in rows if _range(row[key]).contains(public, prereleases=True)), None)
+    return next((row for row in rows if _range(key(row)).contains(bare, prereleases=True)), None)
 
 
 @functools.cache
@@ -76,7 +99,7 @@ def _refused(facts: Facts) -> list[tuple[str, str, str]]:
     jaxlib = monolithic(facts, ("11", "12"))
     if jaxlib is None or (facts.origin == "live" and facts.jax.get("platform") in ("gpu", "cuda")):
         return []  # jax runs on the GPU here: the check passed, whatever the wheels say
-    compare = _row(load(BUILDS)["compare"], "jax", facts.packages.get("jax", ""))
+    compare = _row(BUILDS.load()["compare"], lambda r: r["jax"], facts.packages.get("jax", ""))
     build = _build(jaxlib)
     if compare is None or build is None:
         return []  # jax from 0.4.26 compares with fixed minimums (other rules); a release the table lacks: unknown
@@ -97,7 +120,7 @@ def refused(facts: Facts) -> list[Occurrence]:
     found = _refused(facts)
     if not found:
         return []
-    names = load(BUILDS)["names"]
+    names = BUILDS.load()["names"]
     said = ", ".join(
         f"{wheel} {version} ({names[wheel]} older than the build's {built})" for wheel, version, built in found
     )
@@ -137,7 +160,7 @@ def _plugin_pins() -> dict[tuple[str, tuple[int, ...]], tuple[str, tuple[tuple[s
 
     return {
         (row["name"], numbers): (row["from"], tuple((r.name, r.specifier) for r in map(Requirement, row["pins"])))
-        for row in load(CUDA_EXTRA)["plugin"]
+        for row in CUDA_EXTRA.load()["plugin"]
         for version in row["versions"]
         if (numbers := release(version))
     }

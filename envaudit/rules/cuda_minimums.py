@@ -13,44 +13,68 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict
 
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
+from envaudit.model.versions import release
 from envaudit.rules import cuda_builds, platforms
-from envaudit.rules.accessors import release
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import CUDA_MINIMUMS, CUDA_MINIMUMS_BEFORE
-from envaudit.rules.tables import TABLES, load
+from envaudit.rules.table import Provenance, Table
 
-MINIMUMS = TABLES / "cuda-minimums.toml"
+
+class CheckRun(TypedDict):
+    code: str  # what runs _check_cuda_versions: "jax" (a single-package CUDA jaxlib) or a pjrt plugin
+    versions: list[str]  # consecutive releases of it that check the same
+    file: str  # the file of its wheel that holds the check
+    line: int  # where its first release defines it (0: not defined)
+    runs: bool  # whether the module calls it
+    build: list[str]  # libraries compared only with the build's version (cuda-builds.toml; void from jax 0.4.26)
+    minimums: dict[str, int]  # library -> the number below which jax refuses it
+
+
+class LibraryNumbers(TypedDict):
+    name: str  # jax's name of the library (cuBLAS)
+    wheel: str  # the wheel that ships it
+    header: str  # the header read
+    define: str  # the define read
+    values: dict[str, int]  # wheel release -> the number jax compares
+
+
+class CudaMinimums(Provenance):  # cuda-minimums.toml: derived from the wheels of jax, its pjrt plugins, nvidia-*
+    check: list[CheckRun]
+    library: list[LibraryNumbers]
+
+
+MINIMUMS = Table("cuda-minimums.toml", CudaMinimums)
 # The pjrt plugin whose check compares the -cu12 wheels the table has numbers of. The CUDA 13 plugin loads the
 # CUDA 13 wheels (nvidia/cu13), whose numbers (13.x) meet every minimum its check asks (CUDA 12.1-era numbers).
 PJRT = "jax-cuda12-pjrt"
 
 
 @functools.cache
-def _checks() -> dict[tuple[str, tuple[int, ...]], dict[str, Any]]:
+def _checks() -> dict[tuple[str, tuple[int, ...]], CheckRun]:
     """(code, release numbers) -> its row, for every release the table lists."""
-    return {(row["code"], _numbers(v)): row for row in load(MINIMUMS)["check"] for v in row["versions"]}
+    return {(row["code"], _numbers(v)): row for row in MINIMUMS.load()["check"] for v in row["versions"]}
 
 
 @functools.cache
 def _libraries() -> dict[str, tuple[str, dict[tuple[int, ...], int], tuple[str, ...]]]:
     """jax's name of a library -> (its wheel, release numbers -> the number jax compares, releases oldest first)."""
     found = {}
-    for row in load(MINIMUMS)["library"]:
+    for row in MINIMUMS.load()["library"]:
         ordered = sorted(row["values"], key=_numbers)
         found[row["name"]] = (row["wheel"], {_numbers(v): n for v, n in row["values"].items()}, tuple(ordered))
     return found
 
 
 def _numbers(version: str) -> tuple[int, ...]:
-    """A release's numbers as the table's keys have them (accessors.release; () for no version)."""
+    """A release's numbers as the table's keys have them (versions.release; () for no version)."""
     return release(version) or ()
 
 
-def _checker(facts: Facts) -> dict[str, Any] | None:
+def _checker(facts: Facts) -> CheckRun | None:
     """The row of the code whose check runs when jax's CUDA backend starts: the CUDA 12 pjrt plugin jax loads (one
     of jaxlib's release: jax skips another), else jax's own for a single-package CUDA jaxlib; None where neither
     runs or the table lacks the release."""
@@ -93,7 +117,7 @@ def libraries() -> list[str]:
     return sorted(
         {
             name
-            for row in load(MINIMUMS)["check"]
+            for row in MINIMUMS.load()["check"]
             for name, minimum in row["minimums"].items()
             if lowest.get(name, minimum) < minimum
         }

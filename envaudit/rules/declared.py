@@ -12,39 +12,52 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from envaudit.model import markerenv
 from envaudit.model.facts import Facts, Unsatisfied
 from envaudit.model.fixes import named
 from envaudit.model.scope import canonicalize_name
-from envaudit.rules.accessors import release, version_or_none
-from envaudit.rules.tablefiles import TABLES, load
-from envaudit.rules.tables import REQUIRES, python_of
+from envaudit.model.versions import public, release, version_or_none
+from envaudit.rules.jax_pins import REQUIRES
+from envaudit.rules.table import Provenance, Table
+from envaudit.rules.wheels import python_of
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
-DECLARED = TABLES / "declared-requires.toml"
+
+class DeclaredRun(TypedDict):
+    package: str
+    versions: list[str]  # consecutive releases that declare the same
+    python: str  # their Requires-Python ("" where none)
+    requires: list[str]  # their Requires-Dist on audited packages, markers kept, extras' left out
+
+
+class DeclaredRequires(Provenance):  # declared-requires.toml: derived from each release's wheel METADATA
+    release: list[DeclaredRun]
+
+
+DECLARED = Table("declared-requires.toml", DeclaredRequires)
 
 
 @functools.cache
 def _index() -> dict[tuple[str, tuple[int, ...]], tuple[str, tuple[str, ...]]]:
     """(package, release numbers) -> (Requires-Python, requirements), from both tables."""
     found: dict[tuple[str, tuple[int, ...]], tuple[str, tuple[str, ...]]] = {}
-    for version, row in load(REQUIRES)["release"].items():
-        for package in ("jax", "jaxlib"):
-            found[(package, release(version) or ())] = (row["python"], tuple(row[package]))
-    for row in load(DECLARED)["release"]:
-        for version in row["versions"]:
-            found[(row["package"], release(version) or ())] = (row["python"], tuple(row["requires"]))
+    for version, declared in REQUIRES.load()["release"].items():
+        found[("jax", release(version) or ())] = (declared["python"], tuple(declared["jax"]))
+        found[("jaxlib", release(version) or ())] = (declared["python"], tuple(declared["jaxlib"]))
+    for run in DECLARED.load()["release"]:
+        for version in run["versions"]:
+            found[(run["package"], release(version) or ())] = (run["python"], tuple(run["requires"]))
     return found
 
 
 def declaration(package: str, version: str) -> tuple[str, tuple[str, ...]] | None:
     """What this release declares (its Requires-Python and its requirements on audited packages), or None where
     the tables do not list it (a pre-release, a nightly, one older or newer than they read)."""
-    parsed = version_or_none(version.split("+")[0])
+    parsed = version_or_none(public(version))
     if parsed is None or parsed.is_prerelease or parsed.is_devrelease:
         return None
     return _index().get((package, release(version) or ()))
@@ -131,7 +144,7 @@ def _broken(required: list[str], packages: Mapping[str, str], package: str) -> d
     found = {}
     for text in required:
         name = named(text)
-        pinned = packages.get(name, "").split("+")[0]
+        pinned = public(packages.get(name, ""))
         if name == package or version_or_none(pinned) is None:
             continue
         if not SpecifierSet(text[len(name) :]).contains(pinned, prereleases=True):

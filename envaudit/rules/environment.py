@@ -16,7 +16,7 @@ from envaudit.model import fixes
 from envaudit.model.facts import Duplicate, Facts, Unsatisfied
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import PLUGIN
-from envaudit.rules import accessors, declared, tables
+from envaudit.rules import accessors, api_removals, declared
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import PYTHONPATH
 
@@ -162,7 +162,7 @@ def broken_fix(facts: Facts) -> Fix:
 
 # The checks this module finds, each declared beside its function (rules/registry.py lists them)
 # what the libraries' tables say of the jax that another copy shadows: gone with the copy
-SHADOWED_JAX = tuple(f"removed-jax-api-in-{name}" for name in tables.removal_packages())
+SHADOWED_JAX = tuple(f"removed-jax-api-in-{name}" for name in api_removals.removal_packages())
 PYTHONPATH_SHADOWS = Check(
     id="pythonpath-shadows",
     severity="fail",

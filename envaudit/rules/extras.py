@@ -7,29 +7,47 @@ of the extra is modelled as what it installs, so that the build checks apply to 
 from __future__ import annotations
 
 import functools
+from typing import TypedDict
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
 from envaudit.model import fixes
 from envaudit.model.scope import canonicalize_name
-from envaudit.rules.tablefiles import TABLES, load
+from envaudit.rules.table import Span, Table
 
-CUDA_EXTRA = TABLES / "cuda-extra.toml"
+# name: jax-cuda12-plugin or jax-cuda13-plugin; from: where the pins were read (the plugin's with-cuda extra, or
+# jax's cudaNN one before the plugin had one); versions: consecutive plugin releases whose extra pins the same;
+# pins: its requirements on nvidia-* wheels. The functional form: `from` is a Python keyword.
+PluginRun = TypedDict("PluginRun", {"name": str, "from": str, "versions": list[str], "pins": list[str]})
+
+
+class ExtraRun(TypedDict):
+    name: str  # a jax extra, normalised as pip compares them: cuda12-pip, rocm
+    versions: list[str]  # consecutive jax releases whose extra installs the same
+    installs: list[str]  # its requirements on jaxlib and jax's plugins, the release itself written {V}
+
+
+class CudaExtra(Span):  # cuda-extra.toml: what jax's accelerator extras install, derived from wheel METADATA
+    plugin: list[PluginRun]
+    extra: list[ExtraRun]
+
+
+CUDA_EXTRA = Table("cuda-extra.toml", CudaExtra)
 
 
 @functools.cache
 def _rows() -> dict[str, list[tuple[tuple[Version, ...], tuple[str, ...]]]]:
     """extra -> its runs: (the jax releases, what they install), oldest first."""
     found: dict[str, list[tuple[tuple[Version, ...], tuple[str, ...]]]] = {}
-    for row in load(CUDA_EXTRA)["extra"]:
+    for row in CUDA_EXTRA.load()["extra"]:
         found.setdefault(row["name"], []).append((tuple(map(Version, row["versions"])), tuple(row["installs"])))
     return found
 
 
 @functools.cache
 def _covers_to() -> Version:
-    return Version(load(CUDA_EXTRA)["covers_to"])
+    return Version(CUDA_EXTRA.load()["covers_to"])
 
 
 def _installs(version: Version, extra: str) -> tuple[str, ...] | None:

@@ -24,9 +24,11 @@ from envaudit.model.facts import Duplicate, Facts, ImportOutcome, JaxFacts, Unsa
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import canonicalize_name
 from envaudit.rules import extras, messages
-from envaudit.rules.accessors import env_flag
+from envaudit.rules.api_removals import REMOVALS
 from envaudit.rules.environment import coupled
-from envaudit.rules.tables import REMOVALS, WHEELS, covers, load, numbers, python_of
+from envaudit.rules.jax_env import env_flag
+from envaudit.rules.releases import covers, numbers
+from envaudit.rules.wheels import WHEELS, python_of
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -152,14 +154,14 @@ def _choose(name: str, spec: SpecifierSet, python: str | None) -> str | None:
         return max(known, key=numbers)
     named = [v for v in fixes.candidates(str(spec)) if spec.contains(v, prereleases=True)]
     if _wheels_known(name, python):  # what the table covers and does not list has no wheel here
-        named = [v for v in named if not covers(load(WHEELS), v)]
+        named = [v for v in named if not covers(WHEELS.load(), v)]
     return max(named, key=numbers) if named else None
 
 
 def _wheels_known(name: str, python: str | None) -> bool:
     """Whether the wheel table lists this jax package's releases for this Python (so what it lacks does not
     install)."""
-    return coupled(name) and python in load(WHEELS)["versions"]
+    return coupled(name) and python in WHEELS.load()["versions"]
 
 
 @cache
@@ -167,12 +169,12 @@ def releases(name: str, python: str | None) -> tuple[str, ...]:
     """The releases a table lists for a distribution: jax's packages' for this Python (every Python's, when the
     facts do not say which), the library releases the API-removal table names."""
     if coupled(name):
-        table = load(WHEELS)
+        table = WHEELS.load()
         by_python = table["versions"]
         lists: Iterable[list[str]] = [by_python[python]] if python in by_python else by_python.values()
         return tuple(dict.fromkeys(v for found in lists for v in found))
     found = []
-    for use in load(REMOVALS)["use"]:
+    for use in REMOVALS.load()["use"]:
         if use["package"] == name:
             found += [use["fixed"]] if "fixed" in use else []
     return tuple(dict.fromkeys(found))

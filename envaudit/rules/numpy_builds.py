@@ -6,14 +6,30 @@ Python the release has a wheel for was built against NumPy 1.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
-from envaudit.rules.accessors import release
+from envaudit.model.versions import release
 from envaudit.rules.check import Check, Occurrence
-from envaudit.rules.tablefiles import TABLES, load
-from envaudit.rules.tables import python_of
+from envaudit.rules.table import Provenance, Table
+from envaudit.rules.wheels import python_of
 
-BUILDS = TABLES / "numpy-builds.toml"
+
+class NumpyBuild(TypedDict):
+    package: str
+    versions: list[str]  # consecutive releases built against NumPy 1 on the same Pythons
+    pythons: list[str]  # the Pythons whose wheels were
+    wheels: list[str]  # the Pythons the releases have a CPython wheel for
+    fixed: str  # the first later release built against NumPy 2 for every Python ("" where none is)
+    evidence: str
+
+
+class NumpyBuilds(Provenance):  # numpy-builds.toml: derived from each release's sdist
+    build: list[NumpyBuild]
+
+
+BUILDS = Table("numpy-builds.toml", NumpyBuilds)
 
 
 def numpy1_builds(facts: Facts) -> list[Occurrence]:
@@ -22,7 +38,7 @@ def numpy1_builds(facts: Facts) -> list[Occurrence]:
         return []
     python = python_of(facts)
     found = []
-    for row in load(BUILDS)["build"]:
+    for row in BUILDS.load()["build"]:
         version = facts.packages.get(row["package"], "")
         if not version or (release(version) or ()) not in {release(v) for v in row["versions"]}:
             continue

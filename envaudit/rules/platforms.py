@@ -31,7 +31,7 @@ from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import PLUGIN, TPU_PACKAGES
-from envaudit.rules.accessors import release
+from envaudit.model.versions import release
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import INSTALL, XLA_BRIDGE
 from envaudit.rules.signatures import Signature

@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 from envaudit.model.facts import Facts
 from envaudit.model.report import Finding, Severity
 from envaudit.rules import (
+    api_removals,
     checks,
     cuda_archs,
     cuda_builds,
@@ -25,11 +26,12 @@ from envaudit.rules import (
     environment,
     explains,
     imports,
+    jax_env,
     node,
     numpy_builds,
     platforms,
-    tables,
     tpu_pins,
+    wheels,
     xlaflags,
 )
 from envaudit.rules.check import Check, Lifecycle
@@ -43,7 +45,7 @@ CHECKS: tuple[Check, ...] = (
     environment.USER_SITE_SHADOWS,
     platforms.JAX_PLATFORMS_UNAVAILABLE,
     xlaflags.XLA_FLAGS_INVALID,
-    tables.JAX_ENV_INVALID,
+    jax_env.JAX_ENV_INVALID,
     checks.JAX_JAXLIB_COUPLING,
     environment.JAX_REQUIREMENT_UNSATISFIED,
     checks.PLUGIN_JAXLIB_MISMATCH,
@@ -53,8 +55,8 @@ CHECKS: tuple[Check, ...] = (
     *cuda_minimums.BELOW_MINIMUM,
     cuda_archs.GPU_ARCHITECTURE_NOT_IN_JAX_BUILD,
     tpu_pins.LIBTPU_OUTSIDE_JAX_PIN,
-    tables.NO_JAXLIB_WHEEL_FOR_PYTHON,
-    *tables.REMOVED_API,
+    wheels.NO_JAXLIB_WHEEL_FOR_PYTHON,
+    *api_removals.REMOVED_API,
     imports.IMPORT_FAILS,
     checks.REQUIREMENT_UNSATISFIED,
     numpy_builds.NUMPY2_WITH_NUMPY1_BUILD,
@@ -216,7 +218,7 @@ def priced(finding: Finding, facts: Facts) -> Finding:
     refuse the command), and its advice saying what it costs in Pythons."""
     if finding.advice is None:
         return finding
-    fix, cost = tables.on_this_python(facts, finding.remedy, finding.advice.pins)
+    fix, cost = wheels.on_this_python(facts, finding.remedy, finding.advice.pins)
     return replace(finding, remedy=fix, advice=replace(finding.advice, cost=cost, command=bool(fix)))
 
 

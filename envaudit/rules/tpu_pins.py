@@ -11,17 +11,28 @@ another framework's libtpu, "module 'libtpu' has no attribute 'get_library_path'
 from __future__ import annotations
 
 import functools
+from typing import TypedDict
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
-from envaudit.rules.accessors import version_or_none
+from envaudit.model.versions import version_or_none
 from envaudit.rules.check import Check, Occurrence
-from envaudit.rules.tablefiles import TABLES, load
+from envaudit.rules.table import Span, Table
 
-TPU_EXTRA = TABLES / "tpu-extra.toml"
+
+class PinRun(TypedDict):
+    versions: list[str]  # consecutive jax releases whose extra pins the same
+    pins: list[str]  # its requirements on the named wheels
+
+
+class TpuExtra(Span):  # tpu-extra.toml: what jax[tpu]==V pins, derived from each jax wheel's METADATA
+    release: list[PinRun]
+
+
+TPU_EXTRA = Table("tpu-extra.toml", TpuExtra)
 
 
 @functools.cache
@@ -29,7 +40,7 @@ def _pins() -> dict[str, tuple[Requirement, ...]]:
     """Each covered jax release's tpu-extra requirements, parsed once."""
     return {
         version: tuple(Requirement(pin) for pin in row["pins"])
-        for row in load(TPU_EXTRA)["release"]
+        for row in TPU_EXTRA.load()["release"]
         for version in row["versions"]
     }
 

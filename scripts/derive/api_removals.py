@@ -10,12 +10,11 @@ the last affected one. The hand-read table that came before (tables/derived/hand
 entry; what it knows that the derivation does not reach (releases before the ones read, `standard_path`, functions
 reached through calls) is merged in, and the entries it has that the derivation misses are kept as they were.
 
-usage: python scripts/derive/api_removals.py [--cache DIR] [--offline] [--read DATE]
+usage: python -m scripts.derive.api_removals [--cache DIR] [--offline] [--read DATE]
 """
 
 from __future__ import annotations
 
-import sys
 import time
 import tomllib
 from collections import defaultdict
@@ -24,18 +23,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
-import jax_api
-import library_uses
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from envaudit.rules.api_removals import REMOVALS
+from envaudit.rules.table import TABLES
+from scripts.derive import _wheels, jax_api, library_uses
+
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = ROOT / "envaudit" / "rules" / "tables" / "api-removals.toml"
-HAND = ROOT / "envaudit" / "rules" / "tables" / "derived" / "hand-read.toml"
-COMPARISON = ROOT / "envaudit" / "rules" / "tables" / "derived" / "hand-read-comparison.json"
+TABLE = REMOVALS.path
+HAND = TABLES / "derived" / "hand-read.toml"
+COMPARISON = TABLES / "derived" / "hand-read-comparison.json"
 OLDEST_JAX = "0.4.1"  # older jax releases are not paired
 MAX_FUNCTIONS = 8
 # the hand-read entries whose `api` is prose: the derived names it speaks of

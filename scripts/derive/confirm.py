@@ -8,7 +8,7 @@ Python) is passed over for the next entry. What is imported is the module the en
 level. The outcomes go to envaudit/rules/tables/derived/confirmed.json, with the exception text of the failing
 side; a boundary that the measurement contradicts is reported and makes the script exit 1.
 
-usage: python scripts/derive/confirm.py [--cache DIR] [--only PROJECT ...] [--per-library N]
+usage: python -m scripts.derive.confirm [--cache DIR] [--only PROJECT ...] [--per-library N]
 """
 
 from __future__ import annotations
@@ -18,35 +18,31 @@ import re
 import subprocess
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
-import jax_api
-import library_uses
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from envaudit.rules.tables import removal_start
+from envaudit.rules.api_removals import REMOVALS, Use, removal_start
+from envaudit.rules.table import TABLES
+from scripts.derive import _wheels, jax_api, library_uses
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = ROOT / "envaudit" / "rules" / "tables" / "api-removals.toml"
-OUTPUT = ROOT / "envaudit" / "rules" / "tables" / "derived" / "confirmed.json"
+TABLE = REMOVALS.path
+OUTPUT = TABLES / "derived" / "confirmed.json"
 UV = (sys.executable, "-m", "uv")
 TIMEOUT_S = 600
 EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit): ")  # the line a traceback ends its exception with
 
 
-def newest_with_use(use: dict[str, Any], versions: list[str]) -> str:
+def newest_with_use(use: Use, versions: list[str]) -> str:
     """The newest release read that the entry's `versions` name."""
     inside = [v for v in versions if any(SpecifierSet(s).contains(v, prereleases=True) for s in use["versions"])]
     return max(inside, key=Version, default="")
 
 
-def imported_module(use: dict[str, Any], uses: dict[str, Any], files: set[str]) -> str:
+def imported_module(use: Use, uses: dict[str, Any], files: set[str]) -> str:
     """The module the entry names, else the package of the file the use is in (from the release's uses): its top
     level, or below a namespace package (orbax/ has no __init__.py: orbax.checkpoint)."""
     if "module" in use:
@@ -59,7 +55,7 @@ def imported_module(use: dict[str, Any], uses: dict[str, Any], files: set[str]) 
     return ""
 
 
-def predicted(table: list[dict[str, Any]], package: str, version: str, jax: str, module: str) -> bool:
+def predicted(table: list[Use], package: str, version: str, jax: str, module: str) -> bool:
     """Whether the table says `import module` raises with this jax: an import-time entry of the release that the
     package's top level reaches (no `module`), or that names this very module."""
     return any(
@@ -99,9 +95,7 @@ def attempt(packages: list[str], module: str, workdir: Path, program: str = "") 
     return ("imported", "") if done.returncode == 0 else ("raised", raised[-1] if raised else f"exit {done.returncode}")
 
 
-def confirm(
-    table: list[dict[str, Any]], use: dict[str, Any], version: str, module: str, jax_versions: list[str]
-) -> dict[str, Any] | None:
+def confirm(table: list[Use], use: Use, version: str, module: str, jax_versions: list[str]) -> dict[str, Any] | None:
     """Both sides of one boundary, each against what the table predicts there (the jax before may lack another
     name the release uses: then the table says so too); None when either side does not install here."""
     without = removal_start(use)
@@ -137,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-library", type=int, default=1, help="boundaries to confirm per library")
     options = parser.parse_args(argv)
     cache = _wheels.cache_of(options.cache)
-    table = tomllib.loads(TABLE.read_text(encoding="utf-8"))["use"]
+    table = REMOVALS.read(TABLE)["use"]
     jax_versions = [a.version for a in jax_api.releases(cache, options.offline)]
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     found: list[dict[str, Any]] = []

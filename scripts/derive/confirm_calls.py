@@ -10,7 +10,7 @@ of the failing side's error. The error is quoted as measured: where it names ano
 entry's (reached first on the same path), the boundary holds but the entry is not the name jax raises on, and the
 result says so ("confirmed-other-name"). Exit 1 when a side contradicts the table.
 
-usage: python scripts/derive/confirm_calls.py [--only PROJECT ...]
+usage: python -m scripts.derive.confirm_calls [--only PROJECT ...]
 """
 
 from __future__ import annotations
@@ -22,15 +22,16 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
-from confirm import attempt
 from packaging.specifiers import SpecifierSet
 
+from envaudit.rules.api_removals import REMOVALS
+from envaudit.rules.table import TABLES
+from scripts.derive import _wheels
+from scripts.derive.confirm import attempt
+
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = ROOT / "envaudit" / "rules" / "tables" / "api-removals.toml"
-OUTPUT = ROOT / "envaudit" / "rules" / "tables" / "derived" / "confirmed-calls.json"
+TABLE = REMOVALS.path
+OUTPUT = TABLES / "derived" / "confirmed-calls.json"
 # package -> (its release, the entry's api, jax without it, jax before, a program reaching the entry's function)
 CALLS: dict[str, tuple[str, str, str, str, str]] = {
     "rlax": (

@@ -7,40 +7,33 @@ chose. Written to envaudit/rules/tables/derived/cuda-extra-confirmed.json. The s
 https://storage.googleapis.com/jax-releases/jax_cuda_releases.html`), as are some plugin releases (jax 0.7.1's cuda13
 extra pins jax-cuda13-plugin 0.7.1, which PyPI does not have): said, not counted as contradicted.
 
-usage: python scripts/derive/confirm_cuda_extra.py
+usage: python -m scripts.derive.confirm_cuda_extra
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from envaudit.rules import extras
+from envaudit.rules.table import TABLES
+from scripts.derive import _resolver
 
-import _resolver  # noqa: E402
-
-from envaudit.rules import extras  # noqa: E402
-from envaudit.rules.tablefiles import load  # noqa: E402
-
-OUT = ROOT / "envaudit" / "rules" / "tables" / "derived" / "cuda-extra-confirmed.json"
+OUT = TABLES / "derived" / "cuda-extra-confirmed.json"
 EXTRAS = ("cuda12", "cuda13", "cuda12-pip", "cuda", "cuda12-local", "cuda13-local", "rocm", "rocm7-local")
 
 
 def plugin_pins() -> dict[tuple[str, str], list[str]]:
-    return {(row["name"], v): row["pins"] for row in load(extras.CUDA_EXTRA)["plugin"] for v in row["versions"]}
+    return {(row["name"], v): row["pins"] for row in extras.CUDA_EXTRA.load()["plugin"] for v in row["versions"]}
 
 
 def with_cuda(extra: str, jax: str) -> set[str]:
     """The plugins jax[EXTRA]==V installs with their CUDA extra (whose nvidia-* pins then apply), from the table."""
-    rows = [r for r in load(extras.CUDA_EXTRA)["extra"] if r["name"] == extra and jax in r["versions"]]
+    rows = [r for r in extras.CUDA_EXTRA.load()["extra"] if r["name"] == extra and jax in r["versions"]]
     texts = [text for row in rows for text in row["installs"] if "[with-cuda]" in text]
     return {Requirement(text.replace("{V}", jax)).name for text in texts}
 
@@ -68,7 +61,7 @@ def verdict(
 def main() -> int:
     pins = plugin_pins()
     results: list[dict[str, Any]] = []
-    for row in load(extras.CUDA_EXTRA)["extra"]:
+    for row in extras.CUDA_EXTRA.load()["extra"]:
         if row["name"] not in EXTRAS:
             continue
         jax = row["versions"][-1]  # the newest release of the run

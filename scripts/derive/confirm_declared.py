@@ -7,7 +7,7 @@ pip resolves for CPython 3.11 on Linux x86_64 (`pip install --dry-run --ignore-i
 verdict goes to tables/derived/declared-confirmed.json beside the table's (a bound whose either side pip cannot
 install here is left out), and a contradiction makes the script exit 1.
 
-usage: python scripts/derive/confirm_declared.py [--cache DIR] [--only PROJECT ...]
+usage: python -m scripts.derive.confirm_declared [--cache DIR] [--only PROJECT ...]
 """
 
 from __future__ import annotations
@@ -17,19 +17,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envaudit.model.facts import Facts, PythonFacts
 from envaudit.rules import declared
-from envaudit.rules.tablefiles import load
+from envaudit.rules.table import TABLES
+from scripts.derive import _wheels
 
 ROOT = Path(__file__).resolve().parents[2]
-OUTPUT = ROOT / "envaudit" / "rules" / "tables" / "derived" / "declared-confirmed.json"
+OUTPUT = TABLES / "derived" / "declared-confirmed.json"
 SAMPLE = ("tensorflow", "flax", "optax", "chex", "orbax-checkpoint", "equinox", "neural-tangents", "scipy")
 PYTHON = "3.11"
 TIMEOUT_S = 600
@@ -41,7 +39,7 @@ def newest_bounded(project: str) -> tuple[str, Requirement] | None:
     there."""
     rows = [
         r
-        for r in load(declared.DECLARED)["release"]
+        for r in declared.DECLARED.load()["release"]
         if r["package"] == project and SpecifierSet(r["python"]).contains(f"{PYTHON}.0")
     ]
     if not rows:

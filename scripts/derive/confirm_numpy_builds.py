@@ -3,7 +3,7 @@ beside NumPy 2 in fresh uv venvs (Python 3.11, wheels from the package index) an
 NumPy's message, the second import. Written to tables/derived/numpy-builds-confirmed.json; a contradiction makes the
 script exit 1.
 
-usage: python scripts/derive/confirm_numpy_builds.py
+usage: python -m scripts.derive.confirm_numpy_builds
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
 from packaging.version import Version
 
-from envaudit.rules.tablefiles import TABLES, load
+from envaudit.rules import numpy_builds
+from envaudit.rules.table import TABLES
+from scripts.derive import _wheels
 
 OUTPUT = TABLES / "derived" / "numpy-builds-confirmed.json"
 NUMPY = "2.0.2"
@@ -44,7 +43,7 @@ def imports(package: str, version: str) -> tuple[bool, str]:
 
 def main() -> int:
     results: list[dict[str, Any]] = []
-    for row in load(TABLES / "numpy-builds.toml")["build"]:
+    for row in numpy_builds.BUILDS.load()["build"]:
         if PYTHON not in row["pythons"]:
             continue
         sides = [(max(row["versions"], key=Version), False)] + ([(row["fixed"], True)] if row["fixed"] else [])

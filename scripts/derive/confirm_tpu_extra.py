@@ -5,33 +5,26 @@ envaudit/rules/tables/derived/tpu-extra-confirmed.json. jax 0.4.35 to 0.5.0 also
 Google's index has (`-f https://storage.googleapis.com/jax-releases/libtpu_releases.html`): said, not counted as
 contradicted.
 
-usage: python scripts/derive/confirm_tpu_extra.py
+usage: python -m scripts.derive.confirm_tpu_extra
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 from packaging.requirements import Requirement
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from envaudit.rules import tpu_pins
+from envaudit.rules.table import TABLES
+from scripts.derive import _resolver
 
-import _resolver  # noqa: E402
-
-from envaudit.rules import tpu_pins  # noqa: E402
-from envaudit.rules.tablefiles import load  # noqa: E402
-
-OUT = ROOT / "envaudit" / "rules" / "tables" / "derived" / "tpu-extra-confirmed.json"
+OUT = TABLES / "derived" / "tpu-extra-confirmed.json"
 
 
 def main() -> int:
     results: list[dict[str, Any]] = []
-    for row in load(tpu_pins.TPU_EXTRA)["release"]:
+    for row in tpu_pins.TPU_EXTRA.load()["release"]:
         pin = next((Requirement(p) for p in row["pins"] if Requirement(p).name == "libtpu"), None)
         if pin is None:
             continue

@@ -16,7 +16,7 @@ The fatbinary layout read here (magic 0xBA55ED50, then entries of kind 1 = PTX, 
 architecture as XY) is the one cuobjdump lists; nothing is executed. Each wheel is downloaded once and only its
 result is kept in the cache (derived/cuda-archs/), so a second run writes the same bytes.
 
-usage: python scripts/derive/cuda_archs.py --jax-git DIR [--cache DIR] [--offline] [--output FILE]
+usage: python -m scripts.derive.cuda_archs --jax-git DIR [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import io
 import re
 import struct
 import subprocess
-import sys
 import time
 import tomllib
 import urllib.request
@@ -35,19 +34,19 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
-from cuda_minimums import released as released
 from packaging.version import Version
 
 from envaudit.model.scope import PLUGIN
+from envaudit.rules.cuda_archs import ARCHS
+from envaudit.rules.extras import CUDA_EXTRA
+from scripts.derive import _wheels
+from scripts.derive.cuda_minimums import released as released
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = ROOT / "envaudit" / "rules" / "tables" / "cuda-archs.toml"
+TABLE = ARCHS.path
 PLUGINS = ("jax-cuda12-plugin", "jax-cuda13-plugin")
 FIRST_JAXLIB = Version("0.3.10")  # build.py's own default overrides .bazelrc before it
-EXTRAS = ROOT / "envaudit" / "rules" / "tables" / "cuda-extra.toml"
+EXTRAS = CUDA_EXTRA.path
 MAGIC = b"\x50\xed\x55\xba"  # 0xBA55ED50, little-endian
 KINDS = {1: "ptx", 2: "sass"}
 # `--repo_env HERMETIC_CUDA_COMPUTE_CAPABILITIES="sm_50,..."` (from 0.4.32), `--action_env

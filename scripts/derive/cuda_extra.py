@@ -15,26 +15,25 @@ pip check does not read an extra's requirements: the `<wheel>-outside-jax-pin` c
 gets). Written to envaudit/rules/tables/cuda-extra.toml; each METADATA is ranged out of the remote wheel once and
 cached, so a second run writes the same bytes.
 
-usage: python scripts/derive/cuda_extra.py [--cache DIR] [--offline] [--output FILE]
+usage: python -m scripts.derive.cuda_extra [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
-from declared import release_metadata
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from envaudit.rules.extras import CUDA_EXTRA
+from scripts.derive import _wheels
+from scripts.derive.declared import release_metadata
+
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = ROOT / "envaudit" / "rules" / "tables" / "cuda-extra.toml"
+TABLE = CUDA_EXTRA.path
 PLUGINS = {"jax-cuda12-plugin": "cuda12", "jax-cuda13-plugin": "cuda13"}  # plugin -> jax's extra that installs it
 PLUGIN_EXTRA = "with-cuda"
 JAX_EXTRA = re.compile(r"^(cuda|rocm)")  # the accelerator extras a plan models (tpu: tpu_extra.py)

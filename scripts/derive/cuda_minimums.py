@@ -18,7 +18,7 @@ The minimums are all CUDA 12-era numbers (CUDA 12.1, cuBLAS 12.1, cuPTI API 18),
 only the -cu12 wheels are read. Written to envaudit/rules/tables/cuda-minimums.toml; every member is ranged out of
 the remote wheel once and cached, so a second run writes the same bytes.
 
-usage: python scripts/derive/cuda_minimums.py [--cache DIR] [--offline] [--output FILE]
+usage: python -m scripts.derive.cuda_minimums [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
@@ -26,19 +26,18 @@ from __future__ import annotations
 import ast
 import functools
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
 from packaging.version import Version
 
+from envaudit.rules.cuda_minimums import MINIMUMS
+from scripts.derive import _wheels
+
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = ROOT / "envaudit" / "rules" / "tables" / "cuda-minimums.toml"
+TABLE = MINIMUMS.path
 FIRST_JAX = Version("0.4.16")  # the first jax with a CUDA 12 jaxlib (cuda-extra.toml covers from here)
 CHECK = "_check_cuda_versions"
 CODE = {  # who runs the check -> the file of its wheel that holds it

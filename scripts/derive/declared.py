@@ -8,27 +8,25 @@ jax and jaxlib have their own table (jax-requires.toml, read at the tags). Requi
 "..."`) are left out: a plan installs no library's extras. Each METADATA is ranged out of the remote wheel once and
 cached (a released file does not change), so a second run reads only the projects' JSON and writes the same bytes.
 
-usage: python scripts/derive/declared.py [--cache DIR] [--offline] [--output FILE]
+usage: python -m scripts.derive.declared [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from envaudit.model.scope import RELEVANT_NAMES, is_relevant
+from envaudit.rules.declared import DECLARED
+from scripts.derive import _wheels
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = ROOT / "envaudit" / "rules" / "tables" / "declared-requires.toml"
+TABLE = DECLARED.path
 SINCE = "2022-01-01"  # by upload time: the releases a plan of today names, and the upstream record's cases
 OWN_TABLE = {"jax", "jaxlib"}  # jax-requires.toml, read at the tags
 NOT_RELEASED_HERE = {"envaudit", "libtpu", "libtpu-nightly"}  # envaudit itself; libtpu declares nothing audited

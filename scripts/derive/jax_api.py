@@ -12,7 +12,7 @@ surface cannot be read to the end (a star import from outside jax, a `__getattr_
 Each release's surface is kept in the cache (derived/jax/VERSION.json); `lookup` answers whether a dotted name is
 there, as `import`/attribute access would find it.
 
-usage: python scripts/derive/jax_api.py [--cache DIR] [--offline]
+usage: python -m scripts.derive.jax_api [--cache DIR] [--offline]
 """
 
 from __future__ import annotations
@@ -20,15 +20,13 @@ from __future__ import annotations
 import ast
 import contextlib
 import re
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
 from packaging.version import Version
+
+from scripts.derive import _wheels
 
 FIRST = "0.3.0"
 FORMAT = 4  # of the cached surfaces: bumped when what is read changes, so that the cache is re-read

@@ -10,23 +10,20 @@ A use is `jax.a.b` off any alias of jax (`import jax`, `import jax.numpy as jnp`
 `jax.config.update("x", ...)`, which uses the option jax.config.x. Tests, examples, docs and benchmarks are not
 package code and are skipped. Each release's result is kept in the cache (derived/uses/PROJECT/VERSION.json).
 
-usage: python scripts/derive/library_uses.py [--cache DIR] [--offline] [--only PROJECT ...]
+usage: python -m scripts.derive.library_uses [--cache DIR] [--offline] [--only PROJECT ...]
 """
 
 from __future__ import annotations
 
 import ast
 import re
-import sys
 import time
 from collections.abc import Container, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
+from scripts.derive import _wheels
 
 FORMAT = 10  # of the cached results: bumped when what is read changes
 SINCE = "2023-01-01"

@@ -11,13 +11,12 @@ wheel's METADATA is read to check that). Only the releases whose declared Requir
 jaxlib and TensorFlow publish no sdist: not derivable here (jaxlib < 0.4.26 has a measured rule of its own;
 TensorFlow declares numpy<2 up to 2.17).
 
-usage: python scripts/derive/numpy_builds.py [--cache DIR] [--offline] [--output FILE]
+usage: python -m scripts.derive.numpy_builds [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
 
 import re
-import sys
 import tarfile
 import time
 import tomllib
@@ -25,9 +24,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
@@ -35,9 +31,11 @@ from packaging.version import Version
 from envaudit.model import markerenv
 from envaudit.model.facts import Facts, PythonFacts
 from envaudit.rules import declared
+from envaudit.rules.numpy_builds import BUILDS
+from scripts.derive import _wheels
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = ROOT / "envaudit" / "rules" / "tables" / "numpy-builds.toml"
+TABLE = BUILDS.path
 # the audited projects with compiled wheels and sdists whose build reads its NumPy from [build-system] requires.
 # Not tensorstore: its Bazel build takes NumPy elsewhere (0.1.61, predicted NumPy 1 from its pyproject.toml, imports
 # under NumPy 2.0.2 when measured with confirm_numpy_builds.py)

@@ -8,25 +8,24 @@ TPU host's jax fix read. jax publishes a pure wheel from 0.4.16; older releases 
 (their setup.py pins libtpu-nightly builds from Google's own index, which a plan cannot install from PyPI anyway).
 Each METADATA is ranged out of the remote wheel once and cached, so a second run writes the same bytes.
 
-usage: python scripts/derive/tpu_extra.py [--cache DIR] [--offline] [--output FILE]
+usage: python -m scripts.derive.tpu_extra [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _wheels
-from declared import release_metadata
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from envaudit.rules.tpu_pins import TPU_EXTRA
+from scripts.derive import _wheels
+from scripts.derive.declared import release_metadata
+
 ROOT = Path(__file__).resolve().parents[2]
-TABLE = ROOT / "envaudit" / "rules" / "tables" / "tpu-extra.toml"
+TABLE = TPU_EXTRA.path
 EXTRA = "tpu"
 TPU_PACKAGES = ("libtpu", "libtpu-nightly")
 

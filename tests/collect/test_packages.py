@@ -7,7 +7,7 @@ import sys
 from envaudit.collect._interpreter import minimum_jaxlib
 from envaudit.collect.packages import Dist, get_packages, select, unsatisfied
 from envaudit.model import scope
-from envaudit.rules import tables
+from envaudit.rules import api_removals
 
 
 def d(name: str, version: str, *requires: str, location: str = "/site") -> Dist:
@@ -25,7 +25,7 @@ def test_relevant_names_and_families() -> None:
 
 def test_every_library_the_derived_tables_speak_of_is_collected() -> None:
     """A table entry about a distribution outside the audited scope could never fire (its version is not read)."""
-    for name in tables.removal_packages():
+    for name in api_removals.removal_packages():
         assert scope.is_relevant(name), name
 
 

@@ -1,6 +1,6 @@
 """Text and Markdown against their golden files, and the README's sample against the report it shows.
 
-A failure here after a deliberate format change: run `python scripts/golden.py` and review the diff."""
+A failure here after a deliberate format change: run `python -m scripts.golden` and review the diff."""
 
 from __future__ import annotations
 

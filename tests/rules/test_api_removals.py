@@ -11,15 +11,16 @@ import pytest
 
 from envaudit.cli import main
 from envaudit.model import fixes
-from envaudit.rules import tables
+from envaudit.rules import api_removals, releases
+from envaudit.rules.api_removals import Use
 from tests.conftest import BESIDE_MISCOMPILES, facts_from
 from tests.planfix import requested
 
-USES = tables.load(tables.REMOVALS)["use"]
+USES = api_removals.REMOVALS.load()["use"]
 
 
-def _newest_removal(use: dict[str, Any]) -> tuple[int, ...]:
-    return tables.numbers(tables.removal_start(use) or "0")
+def _newest_removal(use: Use) -> tuple[int, ...]:
+    return releases.numbers(api_removals.removal_start(use) or "0")
 
 
 # The derived table has hundreds of entries, read by one code path: each library's newest removal of each kind (at
@@ -82,7 +83,7 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
         assert asked.requirements[1:] == (f"jax=={without}", f"jaxlib=={without}"), asked
         assert not (asked.remove or asked.unset or asked.export), asked
         name, _, version = asked.requirements[0].partition(">=")
-        assert name == use["package"] and tables.numbers(version) >= tables.numbers(use["fixed"])
+        assert name == use["package"] and releases.numbers(version) >= releases.numbers(use["fixed"])
 
 
 def test_an_old_flax_is_one_root_cause_with_the_rule_that_names_it(capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,9 +118,8 @@ def test_a_call_time_break_off_the_everyday_path_is_a_warning_that_names_its_fun
 
 
 def test_every_call_time_use_says_which_public_functions_reach_it() -> None:
-    from envaudit.rules import tables
 
-    uses = tables.load(tables.REMOVALS)["use"]
+    uses = api_removals.REMOVALS.load()["use"]
     assert all(u.get("functions") for u in uses if u["kind"] == "first call"), [
         (u["package"], u["api"]) for u in uses if u["kind"] == "first call" and not u.get("functions")
     ]

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 
 import pytest
 
 from envaudit.cli import main
 from envaudit.commands.plan import ARGUMENTS
-from envaudit.rules import tables
-from envaudit.rules.tables import TABLE
+from envaudit.rules import releases
+from envaudit.rules.jax_pins import MINIMUM_JAXLIB as TABLE
 from tests.conftest import BESIDE_MISCOMPILES
 from tests.planfix import requested
 
-with TABLE.open("rb") as _handle:
-    MINIMUM: dict[str, str] = tomllib.load(_handle)["minimum_jaxlib"]
+MINIMUM: dict[str, str] = TABLE.load()["minimum_jaxlib"]
 
 
 def plan(capsys: pytest.CaptureFixture[str], *pins: str) -> list[dict[str, str]]:
@@ -45,8 +43,8 @@ def below(version: str) -> str | None:
 
 def earlier(version: str) -> str | None:
     """The table's release just below an x.y.0 one (0.6.0 -> 0.5.3), where `below` has none to offer."""
-    older = [v for v in [*MINIMUM, *MINIMUM.values()] if tables.numbers(v) < tables.numbers(version)]
-    return max(older, key=tables.numbers, default=None)
+    older = [v for v in [*MINIMUM, *MINIMUM.values()] if releases.numbers(v) < releases.numbers(version)]
+    return max(older, key=releases.numbers, default=None)
 
 
 def replanned(capsys: pytest.CaptureFixture[str], pins: list[str], fix: str) -> list[dict[str, str]]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import struct
-import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,16 +15,16 @@ import pytest
 
 from envaudit.cli import main
 from envaudit.model.facts import GPU, Facts, JaxFacts
-from envaudit.rules import cuda_archs, tables
+from envaudit.rules import cuda_archs
+from envaudit.rules.cuda_archs import ArchBuild
+from scripts.derive import cuda_archs as derivation
 from tests.conftest import BESIDE_MISCOMPILES, derive_cache
 from tests.planfix import requested
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "derive"))
 
-import cuda_archs as derivation  # noqa: E402
 
-TABLE = tables.load(cuda_archs.ARCHS)
+TABLE = cuda_archs.ARCHS.load()
 
 
 def fatbin(entries: list[tuple[int, int]]) -> bytes:
@@ -62,8 +61,8 @@ def test_bazelrc_settings_read_as_the_cuda_configure_rule_reads_them() -> None:
     assert derivation.setting(split, "cuda") is None
 
 
-def row(sass: list[int], ptx: list[int]) -> dict[str, Any]:
-    return {"sass": sass, "ptx": ptx}
+def row(sass: list[int], ptx: list[int]) -> ArchBuild:
+    return {"package": "jaxlib", "versions": [], "sass": sass, "ptx": ptx, "read_from": "wheel"}
 
 
 def test_nvidias_compatibility_rules() -> None:

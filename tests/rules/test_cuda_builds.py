@@ -5,6 +5,7 @@ and the cases where jax's check does not run (a CUDA plugin replaces it; jax alr
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,28 +15,29 @@ from packaging.specifiers import SpecifierSet
 from envaudit.cli import main
 from envaudit.commands.plan import ARGUMENTS
 from envaudit.model import fixes
-from envaudit.rules import cuda_builds, tables
-from tests.conftest import BESIDE_MISCOMPILES, ROOT, derive_cache, facts_from
+from envaudit.rules import cuda_builds
+from envaudit.rules.cuda_builds import Row
+from tests.conftest import BESIDE_MISCOMPILES, derive_cache, facts_from
 from tests.planfix import requested
 
 CHECK = "cuda-library-older-than-jaxlib-build"
-TABLE = tables.load(cuda_builds.BUILDS)
+TABLE = cuda_builds.BUILDS.load()
 RELEASES = ("0.4.17", "0.4.18", "0.4.19", "0.4.20", "0.4.21", "0.4.22", "0.4.23", "0.4.24", "0.4.25")
 
 
 LABELS = {"12": "+cuda12.cudnn89", "11": "+cuda11.cudnn86"}  # the single-package builds of each CUDA major
 
 
-def row(rows: list[dict[str, Any]], key: str, version: str) -> dict[str, Any]:
-    [found] = [r for r in rows if SpecifierSet(r[key]).contains(version)]
+def row(rows: Sequence[Row], key: Callable[[Row], str], version: str) -> Row:
+    [found] = [r for r in rows if SpecifierSet(key(r)).contains(version)]
     return found
 
 
 def compared(release: str, major: str) -> list[tuple[str, str, str, str]]:
     """(jaxlib, wheel, built as compared, jax's pin) for each library jax `release` compares with its own jaxlib of
     that CUDA major."""
-    build = row([r for r in TABLE["build"] if r["cuda"].startswith(f"{major}.")], "jaxlib", release)
-    components = row(TABLE["compare"], "jax", release)["components"]
+    build = row([r for r in TABLE["build"] if r["cuda"].startswith(f"{major}.")], lambda r: r["jaxlib"], release)
+    components = row(TABLE["compare"], lambda r: r["jax"], release)["components"]
     return [
         (release + LABELS[major], wheel, ".".join(build["built"][wheel].split(".")[:count]), build["pins"][wheel])
         for wheel, count in components.items()
@@ -182,14 +184,12 @@ def test_no_jax_or_a_jax_that_is_no_version_is_unknown(monkeypatch: pytest.Monke
 def test_the_cuda11_pins_are_what_the_released_jax_wheels_declare(tmp_path: Path) -> None:
     """The CUDA 11 rows' versions are jax's own cuda11_pip pins: read again from the METADATA of the jax 0.4.17 and
     0.4.25 wheels on the index here (ranged out of the remote wheel), each the row's major.minor."""
-    import sys
     from urllib.parse import urljoin
 
     from packaging.requirements import Requirement
 
-    sys.path.insert(0, str(ROOT / "scripts" / "derive"))
-    import _wheels
-    from declared import metadata_file
+    from scripts.derive import _wheels
+    from scripts.derive.declared import metadata_file
 
     cache = derive_cache(tmp_path)
     data = _wheels.project_json("jax", cache, False)
@@ -203,5 +203,5 @@ def test_the_cuda11_pins_are_what_the_released_jax_wheels_declare(tmp_path: Path
             for r in map(Requirement, declared)
             if r.marker is not None and r.marker.evaluate({"extra": "cuda11-pip"}) and r.name.startswith("nvidia-")
         }
-        build = row([r for r in TABLE["build"] if r["cuda"].startswith("11.")], "jaxlib", release)
+        build = row([r for r in TABLE["build"] if r["cuda"].startswith("11.")], lambda r: r["jaxlib"], release)
         assert {wheel: pins[wheel] for wheel in build["pins"]} == build["pins"], (release, pins)

@@ -6,7 +6,6 @@ real wheels, and a plan below a minimum failing with one root and a fix that lea
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,16 +15,15 @@ from packaging.version import Version
 
 from envaudit.cli import main
 from envaudit.model.facts import Facts
-from envaudit.rules import cuda_minimums, extras, tables
+from envaudit.rules import cuda_minimums, extras
+from scripts.derive import cuda_minimums as derivation
 from tests.conftest import BESIDE_MISCOMPILES, derive_cache
 from tests.planfix import requested
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "derive"))
 
-import cuda_minimums as derivation  # noqa: E402
 
-TABLE = tables.load(cuda_minimums.MINIMUMS)
+TABLE = cuda_minimums.MINIMUMS.load()
 
 CHECKING = b"""
 def _check_cuda_versions(raise_on_first_error=False):
@@ -108,7 +106,7 @@ def test_every_plugin_pin_meets_the_minimum_its_release_checks() -> None:
     leave the refusal it fixes."""
     libraries = {row["wheel"]: row for row in TABLE["library"]}
     checked = 0
-    for plugin in tables.load(extras.CUDA_EXTRA)["plugin"]:
+    for plugin in extras.CUDA_EXTRA.load()["plugin"]:
         pjrt = plugin["name"].replace("-plugin", "-pjrt")
         for version in plugin["versions"]:
             row = next((r for r in TABLE["check"] if r["code"] == pjrt and version in r["versions"]), None)

@@ -15,11 +15,11 @@ from packaging.version import Version
 from envaudit.cli import main
 from envaudit.commands.plan import ARGUMENTS
 from envaudit.model import fixes
-from envaudit.rules import extras, tables
+from envaudit.rules import extras
 from tests.conftest import BESIDE_MISCOMPILES
 from tests.planfix import requested
 
-ROWS = tables.load(extras.CUDA_EXTRA)["plugin"]
+ROWS = extras.CUDA_EXTRA.load()["plugin"]
 
 
 def _cases() -> list[tuple[str, str, str]]:

@@ -18,14 +18,13 @@ from envaudit.cli import main
 from envaudit.model.facts import Facts, PythonFacts
 from envaudit.model.scope import canonicalize_name, is_relevant
 from envaudit.rules import declared
-from envaudit.rules.tablefiles import TABLES
+from envaudit.rules.table import TABLES
+from scripts.derive import _wheels
+from scripts.derive import declared as derivation
 from tests.planfix import requested
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "derive"))
 
-import _wheels  # noqa: E402
-import declared as derivation  # noqa: E402
 
 CONFIRMED = TABLES / "derived" / "declared-confirmed.json"
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"

@@ -6,25 +6,18 @@ from __future__ import annotations
 
 import ast
 import json
-import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from packaging.specifiers import SpecifierSet
 
+from envaudit.rules.api_removals import REMOVALS, Use
+from scripts.derive import api_removals, confirm, confirm_calls, jax_api, library_uses
+from tests.conftest import derive_cache
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "derive"))
-
-import api_removals  # noqa: E402
-import confirm  # noqa: E402
-import confirm_calls  # noqa: E402
-import jax_api  # noqa: E402
-import library_uses  # noqa: E402
-
-from envaudit.rules import tables  # noqa: E402
-from tests.conftest import derive_cache  # noqa: E402
 
 
 def uses(source: str, module: str = "lib.mod") -> list[tuple[str, str, str, bool]]:
@@ -280,19 +273,24 @@ def test_what_import_of_the_package_reaches() -> None:
     }
 
 
+def entry(**fields: Any) -> Use:
+    """An entry of the table with only the fields a test reads (the rest as the table never has them)."""
+    return cast(Use, fields)
+
+
 def test_what_a_confirmation_imports_and_expects() -> None:
     """The package of the use's file (below a namespace package: orbax.checkpoint), or the entry's module; and what
     the table predicts on each side, another import-time entry of the release included."""
     uses = {"jax.a": {"import": "orbax/checkpoint/_src/x.py:3"}, "jax.b": {"import": "haiku/_src/t.py:9"}}
     files = {"orbax/checkpoint/__init__.py", "orbax/checkpoint/_src/x.py", "haiku/__init__.py", "haiku/_src/t.py"}
-    assert confirm.imported_module({"api": "jax.a"}, uses, files) == "orbax.checkpoint"
-    assert confirm.imported_module({"api": "jax.b"}, uses, files) == "haiku"
-    assert confirm.imported_module({"api": "jax.b", "module": "haiku.x"}, uses, files) == "haiku.x"
+    assert confirm.imported_module(entry(**{"api": "jax.a"}), uses, files) == "orbax.checkpoint"
+    assert confirm.imported_module(entry(**{"api": "jax.b"}), uses, files) == "haiku"
+    assert confirm.imported_module(entry(**{"api": "jax.b", "module": "haiku.x"}), uses, files) == "haiku.x"
     table = [
-        {"package": "p", "kind": "import", "jax": ">=0.5.0", "versions": ["<2"], "api": "jax.gone"},
-        {"package": "p", "kind": "import", "jax": "<0.4.5", "versions": ["<2"], "api": "jax.new"},
-        {"package": "p", "kind": "import", "jax": ">=0.1", "versions": ["<2"], "api": "jax.x", "module": "p.sub"},
-        {"package": "p", "kind": "first call", "jax": ">=0.1", "versions": ["<2"], "api": "jax.y"},
+        entry(package="p", kind="import", jax=">=0.5.0", versions=["<2"], api="jax.gone"),
+        entry(package="p", kind="import", jax="<0.4.5", versions=["<2"], api="jax.new"),
+        entry(package="p", kind="import", jax=">=0.1", versions=["<2"], api="jax.x", module="p.sub"),
+        entry(package="p", kind="first call", jax=">=0.1", versions=["<2"], api="jax.y"),
     ]
     assert confirm.predicted(table, "p", "1.0", "0.5.0", "p") and not confirm.predicted(table, "p", "1.0", "0.4.9", "p")
     assert confirm.predicted(table, "p", "1.0", "0.4.4", "p")  # the release needs a name jax added later
@@ -309,8 +307,8 @@ def test_specifiers_of_runs() -> None:
     assert api_removals.jax_spec(order, 1, 2) == ">=0.2,<0.4"
 
 
-def _committed(package: str, api: str) -> list[dict[str, Any]]:
-    return [u for u in tables.load(tables.REMOVALS)["use"] if u["package"] == package and u["api"] == api]
+def _committed(package: str, api: str) -> list[Use]:
+    return [u for u in REMOVALS.load()["use"] if u["package"] == package and u["api"] == api]
 
 
 @pytest.mark.realenv
@@ -347,7 +345,7 @@ def test_each_library_of_the_table_has_a_boundary_confirmed_by_measurement_or_sa
     derived = ROOT / "envaudit" / "rules" / "tables" / "derived"
     imports = json.loads((derived / "confirmed.json").read_text(encoding="utf-8"))
     calls = json.loads((derived / "confirmed-calls.json").read_text(encoding="utf-8"))
-    table = tables.load(tables.REMOVALS)["use"]
+    table = REMOVALS.load()["use"]
     for result in [*imports, *calls]:
         assert result["verdict"] in ("confirmed", "confirmed-other-name"), result
         assert any(

@@ -5,7 +5,6 @@ an extra modelled as what it installs, so that the checks of an installed stack 
 from __future__ import annotations
 
 import json
-import sys
 from importlib.metadata import distribution
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,10 @@ from packaging.utils import canonicalize_name
 from envaudit.cli import main
 from envaudit.model import fixes
 from envaudit.rules import extras
+from scripts.derive import cuda_extra as derivation
 from tests.conftest import BESIDE_MISCOMPILES
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "derive"))
-
-import cuda_extra as derivation  # noqa: E402
 
 
 def test_the_derivation_reads_each_extra_as_pip_does() -> None:
@@ -137,7 +134,7 @@ def test_pip_chose_what_the_table_plans_wherever_it_could_install_the_extra() ->
     """scripts/derive/confirm_cuda_extra.py's measurement (pip's resolver on jax[EXTRA]==V), against today's table:
     each confirmed run's jaxlib, plugin and pjrt are the releases extras.implied plans, its nvidia wheels inside the
     pins of the plugin release it chose."""
-    import confirm_cuda_extra as confirmation
+    from scripts.derive import confirm_cuda_extra as confirmation
 
     measured = json.loads((ROOT / "envaudit/rules/tables/derived/cuda-extra-confirmed.json").read_text())
     assert measured["confirmed"] >= 20 and all(r["verdict"] != "contradicted" for r in measured["runs"])

@@ -13,7 +13,7 @@ from envaudit import rules
 from envaudit.judge import causes
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
-from envaudit.rules import accessors, engine, extras, tables
+from envaudit.rules import accessors, engine, extras, wheels
 from tests.conftest import facts_from
 from tests.planfix import requested
 
@@ -33,7 +33,7 @@ def chosen(requirement: str, end: int) -> tuple[str, str]:
     return req.name, allowed[end]
 
 
-PLUGIN_ROWS = tables.load(extras.CUDA_EXTRA)["plugin"]
+PLUGIN_ROWS = extras.CUDA_EXTRA.load()["plugin"]
 PLUGIN_PINS = {(row["name"], version): row["pins"] for row in PLUGIN_ROWS for version in row["versions"]}
 
 
@@ -78,6 +78,6 @@ def test_each_pinned_fix_leaves_no_failure_and_installs_somewhere(rule: engine.R
             assert left == [], (rule.id, finding.fix, fixed.packages, left)
             if accessors.platform(facts) == "cuda":  # a fix on a GPU machine must not leave jax on the CPU
                 assert accessors.platform(fixed) == "cuda", (rule.id, finding.fix, fixed.packages)
-        pythons = tables.pythons(rule.pins)
-        here = tables.python_of(facts)
+        pythons = wheels.pythons(rule.pins)
+        here = wheels.python_of(facts)
         assert pythons is None or (pythons and (here is None or here in pythons)), (rule.id, pythons, here)

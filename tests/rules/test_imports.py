@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from envaudit.judge import assemble
-from envaudit.rules import tables
+from envaudit.rules import api_removals, releases
 from tests.conftest import facts_from
 from tests.planfix import requested
 
@@ -68,7 +68,7 @@ def test_a_library_whose_import_the_derived_table_explains_is_one_root_with_the_
     assert "jax.interpreters.xla.xe" in roots[0].detail
     assert {f.id: f.caused_by for f in found.findings}["import-fails-dm-haiku"] == "removed-jax-api-in-dm-haiku"
     upgrade = requested(found.plan.fix.command).requirements[0]
-    assert upgrade.startswith("dm-haiku>=") and tables.numbers(upgrade.partition(">=")[2]) >= (0, 0, 15)
+    assert upgrade.startswith("dm-haiku>=") and releases.numbers(upgrade.partition(">=")[2]) >= (0, 0, 15)
 
 
 def test_jax_0420_beside_scipy_117_is_the_tril_rule_and_its_plan_ends_clean() -> None:
@@ -90,11 +90,13 @@ def test_an_import_failure_that_nothing_moved_stays_in_the_plan() -> None:
 
 def test_a_library_that_imported_clears_the_suspicion_that_its_import_breaks() -> None:
     packages = {"jax": "0.4.24", "jaxlib": "0.4.24", "chex": "0.1.82"}  # the table: chex 0.1.82 uses KeyArray
-    suspected = tables.removed_api_uses("chex")(facts(packages))
+    suspected = api_removals.removed_api_uses("chex")(facts(packages))
     assert suspected and "import chex fails" in suspected[0].detail
-    cleared = tables.removed_api_uses("chex")(facts(packages, outcome("chex", "chex", version="0.1.82")))
+    cleared = api_removals.removed_api_uses("chex")(facts(packages, outcome("chex", "chex", version="0.1.82")))
     assert not any("import chex fails" in o.detail for o in cleared)  # what only a call reaches stays
-    failed = tables.removed_api_uses("chex")(facts(packages, outcome("chex", "chex", "error", "AttributeError: x")))
+    failed = api_removals.removed_api_uses("chex")(
+        facts(packages, outcome("chex", "chex", "error", "AttributeError: x"))
+    )
     assert failed and "import chex fails" in failed[0].detail
 
 

@@ -13,10 +13,10 @@ import sys
 import pytest
 
 from envaudit.cli import main
-from envaudit.rules import tables
+from envaudit.rules import jax_env
 from tests.conftest import facts_from
 
-TABLE = tables.load(tables.JAX_ENV)
+TABLE = jax_env.JAX_ENV.load()
 PRECISION = TABLE["enum"]["JAX_DEFAULT_MATMUL_PRECISION"]
 ALL_VALUES = sorted({*PRECISION["legacy"], *(v for values in PRECISION["since"].values() for v in values)})
 NOT_VALUES = ["", "HIGHEST", "Float32", "tf32", " float32", "bfloat16_3x"]
@@ -60,8 +60,8 @@ def test_what_the_table_cannot_say_is_unknown(capsys: pytest.CaptureFixture[str]
     assert "jax-env-invalid" not in plan_only(capsys, "numpy==1.26.4", "JAX_ENABLE_X64=")
     assert "jax-env-invalid" not in plan(capsys, "0.12.0", "JAX_DEFAULT_MATMUL_PRECISION=F8E4M3_F8E4M3_F32")
     imported = {"packages": {"jax": "0.10.1"}, "jax": {"status": "ok", "x64": True}, "env": {"JAX_ENABLE_X64": " 1"}}
-    assert tables.invalid_env(facts_from(imported)) == []
-    assert tables.invalid_env(facts_from({**imported, "jax": {"status": "import_error"}}))
+    assert jax_env.invalid_env(facts_from(imported)) == []
+    assert jax_env.invalid_env(facts_from({**imported, "jax": {"status": "import_error"}}))
 
 
 def plan_only(capsys: pytest.CaptureFixture[str], pin: str, *env: str) -> set[str]:
@@ -91,7 +91,7 @@ def test_the_table_is_what_the_installed_jax_accepts() -> None:
     found = json.loads(done.stdout)
     for value in values:
         facts = facts_from({"packages": {"jax": found["jax"]}, "env": {"JAX_DEFAULT_MATMUL_PRECISION": value}})
-        assert (tables.invalid_env(facts) == []) == found["ok"][value], value
+        assert (jax_env.invalid_env(facts) == []) == found["ok"][value], value
 
 
 @pytest.mark.jax
@@ -111,7 +111,7 @@ def test_import_jax_raises_what_the_check_says(name: str, value: str) -> None:
         env={**os.environ, "JAX_PLATFORMS": "cpu"},
         timeout=120,
     )
-    [said] = tables.invalid_env(facts_from({"packages": {"jax": version.stdout.strip()}, "env": {name: value}}))
+    [said] = jax_env.invalid_env(facts_from({"packages": {"jax": version.stdout.strip()}, "env": {name: value}}))
     raised = done.stderr.splitlines()[-1].partition(": ")[2]  # jax's own message, after the exception's name
     assert done.returncode != 0 and raised and said.detail.endswith(f": {raised}"), done.stderr[-500:]
 

@@ -5,7 +5,6 @@ of a build's NumPy."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,14 +13,13 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from envaudit.cli import main
-from envaudit.rules.tablefiles import TABLES
+from envaudit.rules.table import TABLES
+from scripts.derive import numpy_builds
 from tests.conftest import BESIDE_MISCOMPILES
 from tests.planfix import requested
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "derive"))
 
-import numpy_builds  # noqa: E402
 
 CHECK = "numpy2-with-numpy1-build"
 

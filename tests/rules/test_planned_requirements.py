@@ -10,7 +10,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from envaudit.cli import main
-from envaudit.rules import tables
+from envaudit.rules import jax_pins
 from tests.planfix import requested
 
 
@@ -44,7 +44,7 @@ def test_the_fix_replanned_meets_the_requirement(capsys: pytest.CaptureFixture[s
 
 def test_the_table_says_what_the_installed_jax_declares() -> None:
     """The table against real metadata: this environment's jax and jaxlib wheels declare what the table says."""
-    row = tables.load(tables.REQUIRES)["release"][version("jax")]
+    row = jax_pins.REQUIRES.load()["release"][version("jax")]
     for package in ("jax", "jaxlib"):
         declared = {
             str(Requirement(r))
@@ -54,7 +54,7 @@ def test_the_table_says_what_the_installed_jax_declares() -> None:
         assert {str(Requirement(r)) for r in row[package]} == declared, package
 
 
-@pytest.mark.parametrize("release", list(tables.load(tables.REQUIRES)["release"]))
+@pytest.mark.parametrize("release", list(jax_pins.REQUIRES.load()["release"]))
 def test_every_release_of_the_table_is_found_as_it_is_written(capsys: pytest.CaptureFixture[str], release: str) -> None:
     """jax 0.6.0 is the row "0.6.0", whatever release numbers compare as (x.y.0 lost its row once): each release's
     own numpy minimum (every release read declares one), missed by far, is unmet."""

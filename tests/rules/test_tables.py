@@ -3,18 +3,23 @@ and nothing outside what the table covers is claimed."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from envaudit import rules
 from envaudit.cli import main
-from envaudit.rules import tables
+from envaudit.rules import wheels
+from envaudit.rules.table import TABLES, Table, TableError
 from tests.conftest import facts_from
 
-WHEELS = tables.load(tables.WHEELS)
+WHEELS = wheels.WHEELS.load()
 
 
 def findings(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, dict[str, str]]:
@@ -32,13 +37,13 @@ def test_a_planned_jaxlib_without_a_wheel_for_the_planned_python(capsys: pytest.
 def test_releases_the_table_does_not_cover_are_never_findings() -> None:
     for jaxlib in ("0.4.16", "0.3.25", "99.0"):  # below covers_from (the index listed none), past covers_to
         assert (
-            tables.no_wheel(
+            wheels.no_wheel(
                 facts_from({"origin": "plan", "packages": {"jaxlib": jaxlib}, "python": {"version": "3.13.1"}})
             )
             == []
         )
     installed = facts_from({"packages": {"jaxlib": "0.4.25"}, "python": {"version": "3.13.1"}})
-    assert tables.no_wheel(installed) == []  # installed, so it was installable (or built from source)
+    assert wheels.no_wheel(installed) == []  # installed, so it was installable (or built from source)
 
 
 def test_the_installed_jaxlib_is_in_the_table_for_this_python() -> None:
@@ -54,8 +59,8 @@ def test_a_fix_says_what_it_costs_in_pythons(capsys: pytest.CaptureFixture[str])
     assert "it needs Python 3.9 to 3.12" in findings(capsys, *stack)["nt-065-jax-060-import"]["detail"]
     on_313 = findings(capsys, *stack, "--python", "3.13")["nt-065-jax-060-import"]["detail"]
     assert "it cannot install on Python 3.13: the jaxlib it pins has wheels for Python 3.9 to 3.12 only" in on_313
-    assert tables.cost(facts_from({}), ["numpy<2"]) == ""  # nothing the table covers
-    assert tables.pythons(["jax==0.12.0.1"]) == ["3.12", "3.13", "3.14"]
+    assert wheels.cost(facts_from({}), ["numpy<2"]) == ""  # nothing the table covers
+    assert wheels.pythons(["jax==0.12.0.1"]) == ["3.12", "3.13", "3.14"]
 
 
 def test_versions_are_planned_or_installed_as_the_facts_say(capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,19 +98,37 @@ def test_the_table_holds_only_what_the_index_lists_for_this_python() -> None:
     assert set(WHEELS["versions"][here]) <= index
 
 
-def test_every_table_has_its_shape_and_a_wrong_one_is_refused(tmp_path: Path) -> None:
-    """Each table in rules/tables loads against its declared shape; a misspelt key, a missing one or a value of the
-    wrong type is an error when it loads, never a check that silently finds nothing."""
-    from envaudit.rules import tablefiles
+def _declared_tables() -> list[Table[Any]]:
+    """Every Table a module of the rules package declares."""
+    found: list[Table[Any]] = []
+    for info in pkgutil.iter_modules(rules.__path__):
+        module = importlib.import_module(f"envaudit.rules.{info.name}")
+        found += [v for v in vars(module).values() if isinstance(v, Table) and v not in found]
+    return found
 
-    names = sorted(p.name for p in tablefiles.TABLES.glob("*.toml"))
-    assert names == sorted(tablefiles.SHAPES) and all(tablefiles.load(tablefiles.TABLES / n) for n in names)
-    good = (tablefiles.TABLES / "tpu-extra.toml").read_text()
+
+def test_every_table_is_declared_once_with_its_shape_and_a_wrong_one_is_refused(tmp_path: Path) -> None:
+    """Each table in rules/tables is declared by one module, beside what applies it, and loads against its shape; a
+    misspelt key, a missing one or a value of the wrong type is an error when it loads, never a check that silently
+    finds nothing."""
+    declared = _declared_tables()
+    names = sorted(p.name for p in TABLES.glob("*.toml"))
+    assert sorted(t.name for t in declared) == names
+    assert all(t.load() for t in declared)
+    tpu = next(t for t in declared if t.name == "tpu-extra.toml")
+    good = tpu.path.read_text()
     for bad, said in (
         (good.replace("covers_to", "covers_until"), "unknown key"),
         ("\n".join(line for line in good.splitlines() if not line.startswith("covers_to")), "missing 'covers_to'"),
         (good.replace('covers_from = "', "covers_from = 4 #"), "covers_from must be of JSON type string"),
     ):
         (tmp_path / "tpu-extra.toml").write_text(bad)
-        with pytest.raises(tablefiles.TableError, match=said):
-            tablefiles.load.__wrapped__(tmp_path / "tpu-extra.toml")
+        with pytest.raises(TableError, match=said):
+            tpu.read(tmp_path / "tpu-extra.toml")
+
+
+def test_the_tables_readme_is_what_their_heads_say() -> None:
+    """tables/README.md is generated from each table's head (`python -m scripts.derive.readme`): its one place."""
+    from scripts.derive import readme
+
+    assert readme.README.read_text(encoding="utf-8") == readme.render()

@@ -5,7 +5,6 @@ fix through the extra."""
 from __future__ import annotations
 
 import json
-import sys
 from importlib.metadata import distribution
 from pathlib import Path
 
@@ -15,14 +14,13 @@ from packaging.requirements import Requirement
 from envaudit import rules
 from envaudit.model import fixes
 from envaudit.rules import tpu_pins
-from envaudit.rules.tablefiles import TABLES, load
+from envaudit.rules.table import TABLES
+from scripts.derive import tpu_extra as derivation
 from tests.conftest import facts_from
 from tests.planfix import requested
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts" / "derive"))
 
-import tpu_extra as derivation  # noqa: E402
 
 OUTSIDE = "libtpu-outside-jax-pin"
 
@@ -48,7 +46,7 @@ def test_the_derivation_reads_the_tpu_extra_only() -> None:
 
 
 def test_a_release_the_table_does_not_cover_is_unknown() -> None:
-    table = load(tpu_pins.TPU_EXTRA)
+    table = tpu_pins.TPU_EXTRA.load()
     assert tpu_pins.pins(table["covers_from"]) and tpu_pins.pins(table["covers_to"])
     assert tpu_pins.pins("0.4.14") is None and tpu_pins.pins("99.0") is None and tpu_pins.pins("x") is None
 

@@ -33,7 +33,7 @@ from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import GPU, Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
 from envaudit.model.redact import select_env
 from envaudit.model.scope import PLUGIN, canonicalize_name
-from envaudit.rules.accessors import env_flag
+from envaudit.rules.jax_env import env_flag
 
 if TYPE_CHECKING:
     from envaudit.commands.plan.inputs.gather import Gathered

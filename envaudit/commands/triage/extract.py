@@ -15,8 +15,8 @@ from typing import Literal
 
 from envaudit.commands.triage import gpus
 from envaudit.model.scope import PLUGIN, canonicalize_name, is_relevant
+from envaudit.model.versions import public, release
 from envaudit.rules import extras as extras_model
-from envaudit.rules.accessors import release
 
 MAX_BYTES, MAX_LINES, MAX_LINE = 4_000_000, 100_000, 1_000
 ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")
@@ -235,7 +235,7 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
     if match := SATISFIED.search(line):
         return _package(match[1], match[2], number, short)
     if TEMPLATE_QUESTION.search(previous) and (match := TEMPLATE_ANSWER.match(line)):
-        jax, jaxlib = match[1].split("+")[0], match[2] or match[1]  # a +cuda label is jaxlib's, never jax's
+        jax, jaxlib = public(match[1]), match[2] or match[1]  # a +cuda label is jaxlib's, never jax's
         return _package("jax", jax, number, short) + _package("jaxlib", jaxlib, number, short)
     found = [s for n, e, v in PIN.findall(line) for s in _package(n, v, number, short, e)]
     found += [s for n, v, *_ in wheels for s in _package(n, v, number, short)]

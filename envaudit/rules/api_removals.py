@@ -1,0 +1,139 @@
+"""The library releases that use a jax name a jax release they install with lacks (removed, or not yet added):
+`api-removals.toml`, DERIVED by scripts/derive/ from the released wheels (`python -m scripts.derive.api_removals`).
+Each library gets its own check, so a rule on one library folds only its own; a use at import, or on the everyday
+path, is a failure, one only a few functions off that path reach a warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypedDict
+
+from envaudit.model import fixes
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix
+from envaudit.rules.check import Check, Occurrence
+from envaudit.rules.references import JEP_9419
+from envaudit.rules.releases import is_release, numbers
+from envaudit.rules.table import Provenance, Table
+
+
+class _UseOptional(TypedDict, total=False):
+    fixed: str  # the first release of the library without the use
+    functions: list[str]  # a call-time use: the public functions that reach it (read at the library's tag)
+    standard_path: str  # the everyday call that reaches it too (flax.linen.Module.init), where one does
+    module: str  # an import-time use that only the import of this module runs (`import PACKAGE` does not reach it)
+
+
+class Use(_UseOptional):
+    package: str
+    versions: list[str]  # specifiers of the library releases with the use
+    jax: str  # specifier of the jax releases without the API
+    api: str
+    kind: str  # "import" or "first call"
+    evidence: str  # file:line at the library's tag
+
+
+class ApiRemovals(Provenance):  # api-removals.toml
+    use: list[Use]
+
+
+REMOVALS = Table("api-removals.toml", ApiRemovals)
+
+
+def _removed_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use]:
+    """The table's uses, by the installed release of `package`, of a jax API that the installed jax no longer has
+    (any_jax: that any jax release lacks)."""
+    from packaging.specifiers import SpecifierSet
+
+    from envaudit.rules import imports
+
+    jax, version = facts.packages.get("jax", ""), facts.packages.get(package, "")
+    if not is_release(jax) or not is_release(version):
+        return []
+    cleared = imports.imported(facts, package)  # it imported here: no use that `import PACKAGE` runs breaks it
+    # (one at the import of a module that `import PACKAGE` does not reach, `module`, was not tried)
+    return [
+        use
+        for use in REMOVALS.load()["use"]
+        if use["package"] == package
+        and not (cleared and use["kind"] == "import" and "module" not in use)
+        and (any_jax or SpecifierSet(use["jax"]).contains(jax, prereleases=True))
+        and any(SpecifierSet(spec).contains(version, prereleases=True) for spec in use["versions"])
+    ]
+
+
+def removal_start(use: Use) -> str:
+    """X of an entry's `jax` span `>=X` or `>=X,<Y`: the first jax release without the name; "" for a name the
+    library uses before jax added it (`<X`)."""
+    return next((p.removeprefix(">=") for p in str(use["jax"]).split(",") if p.startswith(">=")), "")
+
+
+def removal_packages() -> list[str]:
+    """The libraries the table speaks of: each gets its own check, so a rule on one library folds only its own."""
+    return list(dict.fromkeys(use["package"] for use in REMOVALS.load()["use"]))
+
+
+def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
+    """The check of one library: each removed API it uses, how it fails, and where the use is (one finding)."""
+
+    def run(facts: Facts) -> list[Occurrence]:
+        uses = _removed_uses(facts, package)
+        if not uses:
+            return []
+        said = "; ".join(f"uses {u['api']} ({_breaks(package, u)}: {u['evidence']})" for u in uses)
+        detail = f"{package} {facts.packages[package]} with jax {facts.packages.get('jax')}: {said}"
+        # at import, or on the everyday path (Module.init): a failure; only where a few functions call it, a warning
+        # (a probe or an import that shows the user's path broken makes it a failure: envaudit/judge/causes.py)
+        everyday = any(u["kind"] == "import" or "standard_path" in u or not u.get("functions") for u in uses)
+        fix = _removed_api_fix(facts, package, uses, everyday)
+        return [Occurrence(detail, fix, None if everyday else "warn")]
+
+    return run
+
+
+def _breaks(package: str, use: Use) -> str:
+    """How a use breaks, as the user meets it: the import, the everyday call, or the functions that reach it."""
+    if use["kind"] == "import":
+        return f"import {use.get('module', package)} fails"
+    if "standard_path" in use:
+        return f"fails on first call, {use['standard_path']} included"
+    functions = use.get("functions") or []
+    return f"fails on first call of {', '.join(functions)}" if functions else "fails on first call"
+
+
+def _removed_api_fix(facts: Facts, name: str, uses: list[Use], everyday: bool) -> Fix:
+    """The library at the first release without any of those uses, the installed jax held (a newer library may
+    require a newer jax, which pip would install unasked); with no fixed release, the jax releases that have every
+    name the release uses; none for a warning."""
+    if not everyday:  # a few functions off the everyday path: a pin to dodge them would cost more than it saves
+        return Fix()  # (and could undo a plan that chose this release for its jax); the detail names them
+    if all("fixed" in u for u in uses):
+        upgrade = f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"
+        return fixes.install(facts, [upgrade], hold=fixes.installed_jax(facts))
+    # no release without the use: the jax releases that have every name this release uses, from the first with
+    # the newest it needs (`<X`: jax added it in X) to below the first removal (`>=X`, or `>=X,<Y` for a name jax
+    # brought back); none (it needs a name jax removed before adding another): no fix to print
+    every = _removed_uses(facts, name, any_jax=True)
+    lowers = [start for u in every if (start := removal_start(u))]
+    needs = [u["jax"].removeprefix("<") for u in every if u["jax"].startswith("<")]
+    earliest, newest = min(lowers, key=numbers, default=""), max(needs, key=numbers, default="")
+    if not earliest or (newest and numbers(newest) >= numbers(earliest)):
+        return Fix()
+    floor = [f"jax>={newest}", f"jaxlib>={newest}"] if newest else []
+    return fixes.install(facts, [*floor, f"jax<{earliest}", f"jaxlib<{earliest}"])
+
+
+REMOVED_API: tuple[Check, ...] = tuple(
+    Check(
+        id=f"removed-jax-api-in-{name}",
+        severity="fail",
+        title=f"{name} uses a jax API that the installed jax does not have (a warning where only functions "
+        "off the everyday path call it)",
+        fix="upgrade it to a release that no longer uses it, or keep jax below the removal",
+        references=("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md", JEP_9419),
+        run=removed_api_uses(name),
+        explains=(f"@{name}:error", "jax-api-missing"),  # a probe that imports it ends in its error
+    )
+    for name in removal_packages()
+)

@@ -1,0 +1,50 @@
+"""jax's own pins, read from its sources at each tag: `_minimum_jaxlib_version` (`jax-minimum-jaxlib.toml`),
+applied as `import jax` applies it, and what each jax and jaxlib release declares it needs (`jax-requires.toml`,
+setup.py at the tag: what pip checks once a plan is installed).
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from envaudit.model.facts import Facts
+from envaudit.rules.releases import is_release, numbers, row_of
+from envaudit.rules.table import Provenance, Table
+
+
+class MinimumJaxlib(Provenance):  # jax-minimum-jaxlib.toml: _minimum_jaxlib_version at each jax tag
+    older_message: str
+    newer_message: str
+    newer_check_since: str
+    minimum_jaxlib: dict[str, str]  # jax release -> the oldest jaxlib it imports with
+
+
+class Declared(TypedDict):
+    python: str
+    jax: list[str]
+    jaxlib: list[str]
+
+
+class JaxRequires(Provenance):  # jax-requires.toml: what each jax and jaxlib release declares it needs
+    release: dict[str, Declared]
+
+
+MINIMUM_JAXLIB = Table("jax-minimum-jaxlib.toml", MinimumJaxlib)
+REQUIRES = Table("jax-requires.toml", JaxRequires)
+
+
+def import_coupling(facts: Facts) -> list[str]:
+    """What `import jax` raises for this jax and jaxlib, from jax's own table: a jaxlib older than the release's
+    minimum, or newer than jax. Needs no pip metadata, so a plan sees it too."""
+    jax, jaxlib = facts.packages.get("jax"), facts.packages.get("jaxlib")
+    if not jax or not jaxlib or not is_release(jax) or not is_release(jaxlib):
+        return []
+    if facts.origin == "live" and facts.jax.get("status") == "ok":
+        return []  # jax imported here: what it did outranks what the table says it would
+    table = MINIMUM_JAXLIB.load()
+    if numbers(jaxlib) > numbers(jax) >= numbers(table["newer_check_since"]):
+        return [table["newer_message"].format(jaxlib=jaxlib, jax=jax)]
+    minimum = row_of(table["minimum_jaxlib"], jax)
+    if minimum is not None and numbers(jaxlib) < numbers(minimum):
+        return [f"jax {jax}: " + table["older_message"].format(jaxlib=jaxlib, minimum=minimum)]
+    return []

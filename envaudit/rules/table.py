@@ -1,0 +1,76 @@
+"""The kit for a table over releases: `Table(name, Shape)`, declared in the module that applies it.
+
+A table is a TOML file of `tables/`, read from upstream sources (most derived by a script of `scripts/derive/`).
+Its shape is a TypedDict declared beside the `Table`; it is read once, checked against the shape, closed (`typecheck`,
+as a facts document, a rule file and a report are), so a misspelt or missing key in a table read from upstream is an
+error when it loads, not a rule that silently says nothing, and `load()` returns it typed.
+
+Every table says where it was read from (`source`) and when and how (`read`), in its data, and tells its story in
+the comment at its head: that is its one place of provenance, and `tables/README.md` is generated from the heads
+(`python -m scripts.derive.readme`). A new table is its derive script, its TOML, the module that declares and applies
+it, and its test.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Generic, TypedDict, TypeVar, cast
+
+from envaudit.model import typecheck
+
+TABLES = Path(__file__).with_name("tables")
+Shape = TypeVar("Shape")
+
+
+class TableError(ValueError):
+    """A table file that does not have its declared shape; names the file and the first wrong part."""
+
+
+class Provenance(TypedDict):
+    source: str  # where the table was read from (the upstream files, at which tags)
+    read: str  # when, and how
+
+
+class Span(Provenance):
+    covers_from: str  # the first release it speaks of
+    covers_to: str  # the last
+
+
+class Table(Generic[Shape]):
+    """One table of `tables/`: its file's name and the shape it must have."""
+
+    def __init__(self, name: str, shape: type[Shape]) -> None:
+        self.name, self.shape = name, shape
+        self._loaded: Shape | None = None
+
+    def __repr__(self) -> str:
+        return f"Table({self.name!r}, {self.shape.__name__})"
+
+    @property
+    def path(self) -> Path:
+        return TABLES / self.name
+
+    def load(self) -> Shape:
+        """The table, read once and checked against its shape."""
+        if self._loaded is None:
+            self._loaded = self.read(self.path)
+        return self._loaded
+
+    def read(self, path: Path) -> Shape:
+        """A file of this table's shape, checked (not cached: a test's altered copy, a derive script's output)."""
+        with path.open("rb") as handle:
+            data: dict[str, Any] = tomllib.load(handle)
+        if wrong := typecheck.problem(data, self.shape, path.name, closed=True):
+            raise TableError(wrong)
+        return cast(Shape, data)
+
+
+def head(path: Path) -> str:
+    """The story a table tells at its head: its leading comment lines, without the `# `."""
+    lines = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line.removeprefix("#").removeprefix(" "))
+    return " ".join(lines)

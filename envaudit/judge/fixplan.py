@@ -21,10 +21,11 @@ from dataclasses import dataclass, replace
 
 from envaudit import rules
 from envaudit.judge import causes, ignoring
+from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import SEVERITIES, Finding
-from envaudit.rules import installing
+from envaudit.rules import extras, installing
 
 MAX_STEPS = 8  # a report has a handful of root causes; more steps than this is a plan that does not converge
 MAX_STATES = 24  # states expanded (each child evaluated, about 2 ms): the search's bound, whatever the report
@@ -74,13 +75,18 @@ def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | N
     left = [f for f in _judged(reached, ignore) if not f.caused_by]  # what the one command leaves
     left += [f for f in measured if f.id not in done]
     failing = tuple(dict.fromkeys(f.id for f in left if f.severity == "fail"))
-    return Plan(steps=steps, remaining=failing, loop=looped and bool(failing))
+    return Plan(steps=steps, remaining=failing, loop=looped and bool(failing), fix=one_command(steps))
 
 
 def outcome(facts: Facts, steps: Sequence[Step]) -> Facts:
     """The state the plan's one command leaves (jax replanned where a step is a cause of its failure)."""
     jax_cause = any(causes.explains_jax(s.finding) for s in steps)
-    return installing.after(facts, Plan(tuple(steps)).fix, jax_cause=jax_cause)
+    return installing.after(facts, one_command(steps), jax_cause=jax_cause)
+
+
+def one_command(steps: Sequence[Step]) -> Fix:
+    """The steps' fixes as one, an extra dropped where it would reinstall what a later step removes."""
+    return fixes.combined([s.fix for s in steps], extras.implied)
 
 
 def _greedy(node: _Node, measured: Sequence[Finding], ignore: ignoring.Ignores) -> _Node:

@@ -242,13 +242,14 @@ class Fix:
             parts += self.target.commands(self.reinstall, ["--force-reinstall", "--no-deps"])
         return " && ".join(parts)
 
-    def then(self, later: Fix) -> Fix:
+    def then(self, later: Fix, extras: ExtraModel | None = None) -> Fix:
         """This fix followed by one computed on the state it leaves: a requirement of the later one replaces this
-        one's on the same distribution (its extras kept), a later variable replaces an earlier one."""
+        one's on the same distribution (its extras kept, but for one that `extras` says would install what the later
+        one removes), a later variable replaces an earlier one."""
         uninstall = tuple(dict.fromkeys(n for n in (*self.uninstall, *later.uninstall)))
         installed = {parse(r)[0] for r in later.install}
         install = tuple(
-            _without_extras_of(r, later.uninstall)  # jax[cuda12]==V would install the plugin removed after it
+            _without_extras_of(r, later.uninstall, extras)  # jax[cuda12]==V would install the plugin removed after it
             for r in _merged(self.install, later.install)
             if parse(r)[0] not in later.uninstall
         )
@@ -294,26 +295,21 @@ def aimed(fix: Fix, target: Target) -> Fix:
     return replace(fix, target=target) if fix and not fix.saved else fix
 
 
-ExtraModel = Callable[[str, set[str]], Mapping[str, str]]  # jax release, extras -> what jax[EXTRAS]==V installs
-_EXTRA_MODEL: list[ExtraModel] = []  # rules/extras.py registers its table's answer (the rules are a layer above)
+# jax release, extras -> what jax[EXTRAS]==V installs beside jax (the rules' knowledge: rules/extras.implied)
+ExtraModel = Callable[[str, set[str]], Mapping[str, str]]
 
 
-def register_extra_model(model: ExtraModel) -> None:
-    """What jax[EXTRAS]==V installs beside jax, for `_without_extras_of`: set once, by rules/extras.py."""
-    _EXTRA_MODEL[:] = [model]
-
-
-def _without_extras_of(requirement: str, removed: Sequence[str]) -> str:
+def _without_extras_of(requirement: str, removed: Sequence[str], extras: ExtraModel | None) -> str:
     """The requirement without those of its extras that would install a distribution removed after it (what each
-    extra installs at each release: the registered model, rules/extras.py); jaxlib, which every extra installs, does
-    not count. Without a model every extra is kept."""
+    extra installs at each release: `extras`, the rules' model); jaxlib, which every extra installs, does not count.
+    Without a model every extra is kept."""
     from packaging.requirements import Requirement
 
     req = Requirement(requirement)
     gone = {name for name in removed if name != "jaxlib"}
     exact = [s.version for s in req.specifier if s.operator == "=="]
     version = exact[0] if exact else "9999"  # a range: what the extra installs at its newest release
-    kept = {e for e in req.extras if not _EXTRA_MODEL or not set(_EXTRA_MODEL[0](version, {e})) & gone}
+    kept = {e for e in req.extras if extras is None or not set(extras(version, {e})) & gone}
     if kept == req.extras:
         return requirement
     req.extras = kept
@@ -421,6 +417,15 @@ def installed_jax(facts: Facts) -> list[str]:
     ]
 
 
+def combined(fixes: Sequence[Fix], extras: ExtraModel | None = None) -> Fix:
+    """Fixes computed each on the state the ones before leave, as one: pasted in order, their commands do what it
+    does."""
+    found = Fix()
+    for fix in fixes:
+        found = found.then(fix, extras)
+    return found
+
+
 @dataclass(frozen=True)
 class Step:
     """One finding's part of a plan: its fix, computed on the state the steps before it leave."""
@@ -437,18 +442,12 @@ class Plan:
     steps: tuple[Step, ...] = ()
     remaining: tuple[str, ...] = ()  # the ids of the failures no step fixes (no command, or no release that helps)
     loop: bool = False  # the known releases hold no state without a failure: the plan is the least bad one found
-
-    @property
-    def fix(self) -> Fix:
-        """Every step's fix as one: pasted in order, the steps' commands do what this one does."""
-        combined = Fix()
-        for step in self.steps:
-            combined = combined.then(step.fix)
-        return combined
+    fix: Fix = field(default_factory=Fix)  # every step's fix as one (`combined`): the steps' commands pasted in order
 
     def aimed(self, target: Target) -> Plan:
         """The same plan, each step's fix for another target (`aimed`)."""
-        return replace(self, steps=tuple(replace(s, fix=aimed(s.fix, target)) for s in self.steps))
+        steps = tuple(replace(s, fix=aimed(s.fix, target)) for s in self.steps)
+        return replace(self, steps=steps, fix=aimed(self.fix, target))
 
     def part(self, finding: str) -> Fix:
         """The finding's own part of the plan (empty where it has none)."""

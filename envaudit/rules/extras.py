@@ -12,7 +12,6 @@ from typing import TypedDict
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-from envaudit.model import fixes
 from envaudit.model.scope import canonicalize_name
 from envaudit.rules.table import Span, Table
 
@@ -92,6 +91,3 @@ def implied(version: str, extras: set[str]) -> dict[str, str]:
             if (picked := _pick(text, version)) is not None:
                 found[picked[0]] = picked[1]
     return found
-
-
-fixes.register_extra_model(implied)  # so that a fix merged with a later one knows what an extra would reinstall

@@ -168,5 +168,5 @@ def test_a_release_the_table_covers_without_the_extra_installs_no_plugin() -> No
 def test_a_later_removal_drops_only_an_extra_that_would_reinstall_it(requirement: str, removed: str, kept: str) -> None:
     """Two fixes pasted in order: an extra that would install what the later one removes goes, others stay (review:
     the lexical rule dropped cuda12_pip's +cuda jaxlib with the plugin)."""
-    combined = fixes.Fix(install=(requirement,)).then(fixes.Fix(uninstall=(removed,)))
+    combined = fixes.Fix(install=(requirement,)).then(fixes.Fix(uninstall=(removed,)), extras.implied)
     assert combined.install == (kept,)

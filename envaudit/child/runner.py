@@ -227,5 +227,4 @@ def _ended(
             why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"
             last = tail.last()
             detail = f"{why} while running {label}" + (f": {scrub(last)}" if last else "")
-            status = "crash" if code < 0 else "error"
-            state.report(task.result(status, {"returncode": code}, seconds, detail))
+            state.report(task.result("crash" if code < 0 else "error", {"returncode": code}, seconds, detail))

@@ -22,7 +22,7 @@ from envaudit.child import jaxfacts
 from envaudit.files import cachedir, probefiles
 from envaudit.model.facts import DeviceMemory, JaxFacts, ReportError
 from envaudit.model.redact import scrub, scrub_all
-from envaudit.model.report import JSONDict, LeftOut, ProbeResult, ProbeRun
+from envaudit.model.report import JSONDict, LeftOut, ProbeResult, ProbeRun, ProbeStatus
 
 COMPILATION_CACHE = "jax-compilation-cache"  # in envaudit's cache directory
 MAX_FACT_EVENTS = 64  # a child reports one fact per stage (five stages): more is a flood
@@ -81,7 +81,7 @@ class Task:
 
     def result(
         self,
-        status: str,
+        status: ProbeStatus,
         metrics: JSONDict,
         duration_s: float,
         message: str,
@@ -166,7 +166,8 @@ def parse_result(task: Task, event: dict[str, Any]) -> ProbeResult:
         kind = str(event.get("kind", "exception"))
         return task.result("error", {"error_kind": kind}, duration, scrub(str(event.get("error", ""))))
     result = event.get("result")
-    if not isinstance(result, dict) or result.get("status") not in ("pass", "fail", "skip"):
+    status = result.get("status") if isinstance(result, dict) else None
+    if not isinstance(result, dict) or status not in ("pass", "fail", "skip"):
         why = f"unreadable result: {scrub(repr(result))[:200]}"  # cut after: a URL cut short keeps its secret
         return task.result("error", {"error_kind": "unreadable"}, duration, why)
     metrics = result.get("metrics") if isinstance(result.get("metrics"), dict) else {}
@@ -180,7 +181,7 @@ def parse_result(task: Task, event: dict[str, Any]) -> ProbeResult:
         return task.result("error", {"error_kind": "unreadable"}, duration, "unreadable devices in the result")
     message = scrub(str(result.get("message") or ""))  # an exception's text may quote XLA_FLAGS
     metrics = scrub_all(dict(metrics or {}))  # an error_* metric is an exception's text
-    return task.result(str(result["status"]), metrics, duration, message, devices)
+    return task.result(cast(ProbeStatus, status), metrics, duration, message, devices)
 
 
 def users_info(info: str, changes: dict[str, str]) -> str:

@@ -17,7 +17,7 @@ from envaudit.judge import causes, fixplan, ignoring
 from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Plan, Target, aimed
-from envaudit.model.report import Clause, Finding, ProbeResult, Report
+from envaudit.model.report import Clause, Finding, Mode, ProbeResult, Report
 
 
 def now_iso() -> str:
@@ -31,7 +31,7 @@ def host() -> dict[str, str]:
 def assemble(
     facts: Facts,
     *,
-    mode: str,
+    mode: Mode,
     probes: Sequence[ProbeResult] = (),
     probe_findings: Sequence[Finding] = (),
     created: str | None = None,
@@ -79,7 +79,7 @@ def judged(
     facts: Facts,
     results: Sequence[ProbeResult],
     *,
-    mode: str,
+    mode: Mode,
     saved: Report | None = None,
     ignore: Mapping[str, str] | None = None,
 ) -> Report:

@@ -25,9 +25,11 @@ INTEGERS = range(-(2**63), 2**64)  # what a 64-bit counter holds, signed or not 
 Severity = Literal["fail", "warn", "info"]  # worst first
 ProbeStatus = Literal["pass", "fail", "skip", "error", "timeout", "crash"]
 Verdict = Literal["ok", "warn", "fail", "error"]
+Mode = Literal["audit", "quick", "check", "plan", "triage", "hook"]  # which verb made a report
 SEVERITIES: tuple[Severity, ...] = get_args(Severity)
 PROBE_STATUSES: tuple[ProbeStatus, ...] = get_args(ProbeStatus)
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+MODES: tuple[Mode, ...] = get_args(Mode)
 JSONDict = dict[str, Any]
 
 
@@ -308,7 +310,7 @@ class Finding:
 @dataclass(frozen=True)
 class ProbeResult:
     probe: str  # the probe's name (its file's stem)
-    status: str
+    status: ProbeStatus
     metrics: JSONDict = field(default_factory=dict)
     duration_s: float = 0.0
     message: str = ""  # the probe's own words (or the runner's, for a crash or a timeout)
@@ -381,13 +383,13 @@ class Report:
     created: str = ""
     host: JSONDict = field(default_factory=dict)
     envaudit_version: str = ""
-    mode: str = "audit"  # audit | quick | plan | check
+    mode: Mode = "audit"
     complete: bool = True  # False: the audit itself could not finish (verdict "error", exit 3)
     plan: Plan = field(default_factory=Plan)  # its fixes as one plan (computed, never read back: `check` replans)
     duration_s: float | None = None  # seconds the audit took (run_audit); None: not measured (a plan, an old report)
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         if not self.complete:
             return "error"
         severities = {f.severity for f in self.findings if f.counts}
@@ -439,10 +441,17 @@ class Report:
             created=obj["created"],
             host=obj["host"],
             envaudit_version=obj["envaudit_version"],
-            mode=obj.get("mode") or "audit",
+            mode=_mode(obj.get("mode") or "audit"),
             complete=obj["verdict"] != "error",
             duration_s=None if took is None else float(took),
         )
+
+
+def _mode(text: str) -> Mode:
+    """A saved report's mode, one the verbs write (a report from a later envaudit may say another: one line)."""
+    if text not in MODES:
+        raise ReportError(f"report mode {text!r} is none of {', '.join(MODES)}")
+    return text
 
 
 def _devices(data: list[DeviceAnswer]) -> tuple[JSONDict, ...]:

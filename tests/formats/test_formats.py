@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import cast
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
@@ -11,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from envaudit.formats import FORMATS, markdown, prometheus, render
 from envaudit.formats.style import Style
 from envaudit.model.fixes import Fix
-from envaudit.model.report import Finding, ProbeResult, Report, Subject
+from envaudit.model.report import Finding, ProbeResult, ProbeStatus, Report, Subject
 from tests.conftest import sample_report
 
 ANSI = "\033["
@@ -135,7 +136,14 @@ def test_markdown_cleans_every_value_and_keeps_code_spans_closed() -> None:
         Fix(saved=EVIL),
         (EVIL, "https://example.org/a>b", "https://example.org/c"),
     )
-    probe = ProbeResult(EVIL, EVIL, {}, 1.0, EVIL, devices=({"id": 0, "kind": EVIL, "verdict": EVIL, "rel_err": 1.0},))
+    probe = ProbeResult(
+        EVIL,
+        cast(ProbeStatus, EVIL),
+        {},
+        1.0,
+        EVIL,
+        devices=({"id": 0, "kind": EVIL, "verdict": EVIL, "rel_err": 1.0},),
+    )
     md = render(replace(report, facts=facts, findings=(finding,), probes=(probe,)), "markdown")
     head = md.split("<details><summary>Full report")[0]
     assert not any(ch in md for ch in "\x1b\x07\u2028\u202e"), ascii(md)

@@ -13,7 +13,7 @@ import pytest
 
 from envaudit import judge
 from envaudit.model.facts import Facts
-from envaudit.model.report import ProbeResult
+from envaudit.model.report import ProbeResult, ProbeStatus
 from tests.conftest import facts_from
 from tests.replay import audit_on_cpu
 
@@ -217,7 +217,7 @@ def test_an_explicit_float64_module_computing_float32_is_wrong() -> None:
     assert wrong.severity == "fail" and "explicit_output_dtype=float32" in wrong.detail
 
 
-def probe(name: str, status: str = "pass", **metrics: object) -> ProbeResult:
+def probe(name: str, status: ProbeStatus = "pass", **metrics: object) -> ProbeResult:
     return ProbeResult(name, status, dict(metrics), 0.1, "")
 
 

@@ -160,6 +160,7 @@ def test_a_shadowing_user_site_is_one_root_whose_fix_says_it_lasts_one_shell() -
     assert_fixed_point(report)
 
 
+@pytest.mark.slow
 def test_every_rule_example_planned_reaches_what_its_plan_claims() -> None:
     """The fixed point over the knowledge base: each example a rule fires on, planned, leaves the failures its plan
     says stay and no fix of its own. A rule whose fix is a release is fixed by it; one of a driver or a board stays,
@@ -277,6 +278,7 @@ def stacks(draw: st.DrawFn) -> dict[str, Any]:
     return {**machine, "python": python, "packages": packages, "env": env}
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, derandomize=True)
 @given(stacks())
 def test_any_stack_planned_reaches_what_its_plan_claims(doc: dict[str, Any]) -> None:

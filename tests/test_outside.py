@@ -34,6 +34,7 @@ def test_the_neural_tangents_environment_audited_from_outside_as_from_inside(
     assert [(p["name"], p["status"]) for p in a["probes"]] == [(p["name"], p["status"]) for p in b["probes"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["missing", "empty-dir", "not-python", "not-executable"])
 def test_an_interpreter_that_is_none_is_bad_input(kind: str, child_env: dict[str, str], tmp_path: Path) -> None:
     target = {
@@ -53,6 +54,7 @@ def test_an_interpreter_that_is_none_is_bad_input(kind: str, child_env: dict[str
         assert proc.stderr.startswith(f"envaudit: error: --python {target}") and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("said", ['"abc"', "5", "[1, 2]", '{"version": 3}', '""'])
 def test_an_interpreter_whose_python_facts_have_another_shape_is_bad_input(
     said: str, child_env: dict[str, str], tmp_path: Path
@@ -72,6 +74,7 @@ def refused(answer: str, child_env: dict[str, str], tmp_path: Path) -> str:
     return proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "answer",
     [
@@ -88,6 +91,7 @@ def test_an_interpreter_whose_distributions_have_another_shape_is_bad_input(
     assert "not a Python interpreter envaudit can use (its answer" in refused(answer, child_env, tmp_path)
 
 
+@pytest.mark.slow
 def test_this_interpreter_answers_in_the_shape_checked(child_env: dict[str, str]) -> None:
     proc = envaudit_run(PYTHON, "audit", "--quick", "--format", "json", "--python", PYTHON, env=child_env, timeout=120)
     assert proc.returncode in (0, 1) and json.loads(proc.stdout)["facts"]["packages"]["jax"], proc.stderr

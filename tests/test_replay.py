@@ -40,6 +40,7 @@ def saved() -> dict[str, Any]:
     return report
 
 
+@pytest.mark.slow
 def test_a_healthy_h200_at_default_settings_is_never_failed(
     saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
 ) -> None:
@@ -51,6 +52,7 @@ def test_a_healthy_h200_at_default_settings_is_never_failed(
     assert "rel_err_batched_default" in text and "rerun_rel_diff_scatter_add" in text  # the evidence is shown
 
 
+@pytest.mark.slow
 def test_a_batch_dependent_error_at_highest_fails_and_names_the_probe(
     saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
 ) -> None:
@@ -63,6 +65,7 @@ def test_a_batch_dependent_error_at_highest_fails_and_names_the_probe(
     assert ids(report, "warn") == {"tf32-default-matmul-precision"}  # the rest is judged as before
 
 
+@pytest.mark.slow
 def test_check_rejudges_probe_findings_saved_by_an_older_judge(
     saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
 ) -> None:
@@ -102,6 +105,7 @@ def per_device(report: dict[str, Any]) -> dict[str, list[tuple[int, str]]]:
     return {p["name"]: [(d["id"], d["verdict"]) for d in p["devices"]] for p in report["probes"] if p.get("devices")}
 
 
+@pytest.mark.slow
 def test_every_gpu_of_the_healthy_node_was_compared_and_agrees(
     saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
 ) -> None:

@@ -282,6 +282,7 @@ def _valid(hint: Any) -> st.SearchStrategy[object]:
     }[hint]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CHECKED))
 @settings(max_examples=50, deadline=None)  # ~15 ms each: the fast loop keeps it short
 @given(data=st.data())
@@ -323,6 +324,7 @@ def test_every_saved_report_in_the_fixtures_is_valid() -> None:
     assert wrong == {}
 
 
+@pytest.mark.slow
 def test_every_triage_of_the_bug_report_fixtures_is_valid() -> None:
     texts = sorted(FIXTURES.glob("triage*/*.txt"))
     wrong, judged = {}, 0

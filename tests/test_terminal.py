@@ -68,6 +68,7 @@ def terminal_env(child_env: dict[str, str], **extra: str) -> dict[str, str]:
     return {**env, "TERM": "xterm-256color", **extra}
 
 
+@pytest.mark.slow
 def test_a_terminal_gets_its_width_colour_and_the_short_view(child_env: dict[str, str]) -> None:
     shown = on_a_terminal(envaudit("check", str(H200)), terminal_env(child_env))
     assert "\033[33;1mWARN" in shown  # the warning in yellow
@@ -81,6 +82,7 @@ def test_a_terminal_gets_its_width_colour_and_the_short_view(child_env: dict[str
     assert "see: https://github.com/jax-ml/jax/issues/18934" in full and text.HINT not in full
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("extra", "args"),
     [({"NO_COLOR": "1"}, ()), ({"TERM": "dumb"}, ()), ({}, ("--color", "never"))],

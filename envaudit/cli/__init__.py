@@ -9,6 +9,7 @@ line and exit 3, so a scheduler can tell "the node is bad" (1) from "the audit b
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import signal
 import sys
@@ -44,7 +45,9 @@ VERBS = tuple(COMMANDS)
 __all__ = ["COMMANDS", "build_parser", "main", "main_entry"]
 
 
+@functools.cache
 def build_parser() -> argparse.ArgumentParser:
+    """The grammar of every verb, built once (parsing does not change it)."""
     return _build_parser(COMMANDS)
 
 

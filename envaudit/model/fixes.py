@@ -26,6 +26,7 @@ of real broken environments and audits them again).
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Callable, Mapping, Sequence
@@ -81,6 +82,7 @@ def candidates(spec: str) -> list[str]:
     return named + [f"{v}.post0" for v in named] + [_below(v) for v in named]
 
 
+@functools.lru_cache(maxsize=16384)  # a plan names the same requirements at every state it tries
 def named(requirement: str) -> str:
     """The distribution a requirement names ('jaxlib<=0.4.30,>=0.4.27' -> 'jaxlib'; "" where it names none)."""
     found = re.match(r"[A-Za-z0-9._-]+", requirement)

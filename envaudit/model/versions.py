@@ -4,9 +4,12 @@ and a version without its local label (`0.4.25+cuda12` -> `0.4.25`). What is no 
 
 from __future__ import annotations
 
+import functools
+
 from packaging.version import InvalidVersion, Version
 
 
+@functools.lru_cache(maxsize=16384)  # a plan compares the same few hundred releases at every state it tries
 def version_or_none(text: str) -> Version | None:
     try:
         return Version(text)
@@ -14,6 +17,7 @@ def version_or_none(text: str) -> Version | None:
         return None
 
 
+@functools.lru_cache(maxsize=16384)
 def release(text: str) -> tuple[int, ...] | None:
     """A version's release numbers, as jax's own version checks compare them (0.4.25+cuda12 -> (0, 4, 25)), with
     trailing zeros cut as PEP 440 compares them: a pin `jaxlib==0.4.30.0` installs 0.4.30, which says "0.4.30"."""

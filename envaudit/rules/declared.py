@@ -25,6 +25,7 @@ from envaudit.rules.wheels import python_of
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
 
 
 class DeclaredRun(TypedDict):
@@ -91,21 +92,31 @@ def _applying(text: str, environment: dict[str, str]) -> str | None:
     return f"{canonicalize_name(req.name)}{req.specifier}"
 
 
-def _environment(facts: Facts, python: str) -> dict[str, str]:
-    """The marker environment of this Python on the facts' platform (Linux x86_64 where they record none)."""
-    recorded = {"platform_system": facts.platform.get("system"), "platform_machine": facts.platform.get("machine")}
-    platform = {k: str(v) for k, v in recorded.items() if v}
-    return markerenv.target(python, platform).environment() | {"extra": ""}
+@functools.lru_cache(maxsize=4096)
+def _environment(python: str, system: str, machine: str) -> tuple[tuple[str, str], ...]:
+    """The marker environment of this Python on a platform (Linux x86_64 where the facts record none)."""
+    platform = {k: v for k, v in (("platform_system", system), ("platform_machine", machine)) if v}
+    return tuple(sorted((markerenv.target(python, platform).environment() | {"extra": ""}).items()))
 
 
 def applying(facts: Facts, package: str, version: str) -> list[list[str]] | None:
     """This release's requirements that hold on the facts' Python and platform, one list per Python evaluated (the
     facts' own, else each one the release admits), or None where the tables do not list it."""
+    system, machine = str(facts.platform.get("system") or ""), str(facts.platform.get("machine") or "")
+    found = _applying_on(package, version, python_of(facts), system, machine)
+    return None if found is None else [list(one) for one in found]
+
+
+@functools.lru_cache(maxsize=8192)
+def _applying_on(
+    package: str, version: str, python: str | None, system: str, machine: str
+) -> tuple[tuple[str, ...], ...] | None:
+    """`applying`, of values: a plan evaluates the same releases on the same Python again at every state it tries."""
     declared = declaration(package, version)
     if declared is None:
         return None
-    environments = [_environment(facts, p) for p in _pythons(python_of(facts), declared[0])]
-    return [sorted({a for t in declared[1] if (a := _applying(t, e))}) for e in environments]
+    environments = [dict(_environment(p, system, machine)) for p in _pythons(python, declared[0])]
+    return tuple(tuple(sorted({a for t in declared[1] if (a := _applying(t, e))})) for e in environments)
 
 
 def requires(facts: Facts, packages: Mapping[str, str]) -> dict[str, list[str]]:
@@ -137,16 +148,21 @@ def unmet(facts: Facts) -> list[Unsatisfied]:
     return found
 
 
-def _broken(required: list[str], packages: Mapping[str, str], package: str) -> dict[str, str]:
-    """The requirements of `required` that the pinned versions do not meet, by the package each names."""
+@functools.lru_cache(maxsize=4096)
+def _specifier(text: str) -> SpecifierSet:
     from packaging.specifiers import SpecifierSet
 
+    return SpecifierSet(text)
+
+
+def _broken(required: list[str], packages: Mapping[str, str], package: str) -> dict[str, str]:
+    """The requirements of `required` that the pinned versions do not meet, by the package each names."""
     found = {}
     for text in required:
         name = named(text)
         pinned = public(packages.get(name, ""))
         if name == package or version_or_none(pinned) is None:
             continue
-        if not SpecifierSet(text[len(name) :]).contains(pinned, prereleases=True):
+        if not _specifier(text[len(name) :]).contains(pinned, prereleases=True):
             found[name] = text
     return found

@@ -46,6 +46,7 @@ def one_line_exit_2(proc: subprocess.CompletedProcess[str], says: str) -> None:
     assert proc.stderr.startswith("envaudit: error: ") and says in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "says"),
     [
@@ -110,6 +111,7 @@ def test_plan_takes_ascii_digits_only(capsys: pytest.CaptureFixture[str], flag: 
     assert len(capsys.readouterr().err.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_terminal_escapes_in_a_report_are_not_sent_to_the_terminal(tmp_path: Path, child_env: dict[str, str]) -> None:
     evil = "\x1b]0;pwned\x07\x1b[2J\u202eEVIL"
     document = {
@@ -165,6 +167,7 @@ def test_values_in_markdown_and_compare_cannot_escape_or_inject(tmp_path: Path, 
 HUGE = 10**400  # 401 digits: under the parser's 4300, but no float holds it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "document",
     [

@@ -35,6 +35,7 @@ def test_values_that_may_be_secrets_are_redacted_and_the_rest_kept() -> None:
     assert env["JAX_ENABLE_X64"] == "1" and "HOME" not in env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["json", "markdown", "text", "prometheus"])
 def test_no_report_format_carries_them(child_env: dict[str, str], fmt: str) -> None:
     proc = envaudit_run(PYTHON, "--quick", "--format", fmt, env={**child_env, **SECRETS}, timeout=120)
@@ -254,6 +255,7 @@ sys.meta_path.insert(0, _Unreachable())
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["json", "markdown"])
 def test_a_url_in_a_childs_error_never_reaches_a_report(child_env: dict[str, str], tmp_path: Path, fmt: str) -> None:
     """End to end, a real child: `import jax` fails quoting a package index's URL with its token, from no variable
@@ -300,6 +302,7 @@ ANSWER = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["json", "markdown"])
 def test_an_interpreters_answer_reaches_a_report_without_a_urls_secrets(
     child_env: dict[str, str], tmp_path: Path, fmt: str

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from envaudit.model.exitcodes import Exit
 from tests.conftest import ROOT
 
@@ -40,7 +42,7 @@ def test_the_fast_loop_names_every_slow_marker() -> None:
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
     names = {m.split(":")[0].split("(")[0] for m in declared}
     slow = names - {"cpu_only", "alone", "cost"}  # what a test asserts, or how it is scheduled: not its speed
-    loop = next(c for c in re.findall(r"```sh\n(.+?)\n```", README) if "pytest -q -m " in c)
+    loop = next(c for c in re.findall(r"```sh\n(.+?)\n```", README) if '-m "not jax' in c)
     assert set(re.findall(r"not (\w+)", loop)) == slow, loop
 
 
@@ -62,3 +64,48 @@ def test_the_jax_extra_leaves_out_what_the_readme_says() -> None:
     )
     assert said, "the README says what the [jax] extra leaves out, under its first command"
     assert not extra_here("jaxlib").contains(said[1]), said[1]
+
+
+def test_the_fast_loop_script_runs_the_readmes_command() -> None:
+    """scripts/fast_loop.py measures the figures the README quotes, by running exactly its fast-loop command."""
+    from scripts import fast_loop
+
+    loop = next(c for c in re.findall(r"```sh\n(.+?)\n```", README) if '-m "not jax' in c)
+    assert loop == " ".join(["python", *fast_loop.COMMAND[:-1], f'"{fast_loop.COMMAND[-1]}"'])
+
+
+@pytest.mark.slow
+def test_the_readmes_fast_loop_count_is_what_it_collects() -> None:
+    """The number of tests the README says the fast loop runs is what pytest collects for it, within a tenth (so that
+    a new rule's or probe's tests need no edit of the README; the figures are re-measured with the script), and the
+    time is the script's to measure: no wall-clock figure is asserted."""
+    import subprocess
+    import sys
+
+    from scripts import fast_loop
+
+    said = re.search(r"python -m scripts\.fast_loop` on [^:]*: (\d+) tests", README)
+    assert said, "the README quotes the fast loop's figures"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", fast_loop.MARKS, "-p", "no:cacheprovider"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    collected = re.search(r"(\d+)/\d+ tests collected", done.stdout)
+    assert collected, done.stdout[-500:]
+    assert abs(int(said[1]) - int(collected[1])) <= int(collected[1]) // 10, (said[1], collected[1])
+
+
+def test_ci_lints_and_types_first_as_the_repositorys_pre_commit_does() -> None:
+    """.ci/run runs ruff, ruff format and mypy before the tests; the repository's pre-commit config runs the same."""
+    import yaml  # type: ignore[import-untyped, unused-ignore]
+
+    ci = (ROOT / ".ci" / "run").read_text()
+    tests_at = ci.index(first_commands()[1])
+    for check in ("ruff check", "ruff format --check", "mypy"):
+        assert -1 < ci.index(f"\n{check}") < tests_at, check
+    hooks = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
+    assert [h["entry"] for h in hooks] == ["ruff check", "ruff format --check", "mypy"]

@@ -140,3 +140,13 @@ def test_every_import_points_down_the_layers() -> None:
     uses = _uses()
     assert uses["envaudit.cli"] and uses["envaudit.judge"]  # the graph was read
     assert _against_layers(uses) == []
+
+
+def test_the_architecture_page_lists_the_layers_in_their_order() -> None:
+    """docs/architecture.md's table of folders names every layer, bottom to top, as this test reads them."""
+    import re
+
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    table = page[page.index("## Layers") : page.index("## Contracts")]
+    listed = [name for row in re.findall(r"^\| (`[^|]+`) \|", table, re.M) for name in re.findall(r"`(\w+)/`", row)]
+    assert listed == [name for layer in LAYERS for name in layer]

@@ -3,7 +3,7 @@
 A jax that fails to import is often not broken itself: an older copy earlier on PYTHONPATH shadows it (pip then
 refuses to uninstall it, being outside the environment), JAX_PLATFORMS asks for a platform this machine lacks
 (rules/platforms.py), jaxlib is of another release, or one of jax's own requirements is unmet. Each
-is a finding of its own, registered in `checks.CHECKS` with what it `explains`, so the failures it causes fold
+is a finding of its own, registered in `registry.CHECKS` with what it `explains`, so the failures it causes fold
 under it (envaudit/judge/causes.py), and each fix names the real cause and is built for this environment
 (envaudit/model/fixes.py): reinstalling jax never helps against a variable.
 """

@@ -18,7 +18,7 @@ from envaudit.model.report import Subject
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
 
-CHECK = "import-fails"  # the check's id (rules/checks.py)
+CHECK = "import-fails"  # the check's id (IMPORT_FAILS below)
 ADVICE = (
     "upgrade {name} to a release made for jax {jax} (holding jax), or install the jax release it was made for; "
     "if its newest release fails too, report this message upstream"

@@ -5,6 +5,7 @@ or metric; a misspelt id or a wrong table is one line and exit 2."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,27 @@ def test_health_says_nothing_of_an_ignored_finding(capsys: pytest.CaptureFixture
     assert "1 warn" in health.health_line(report)
     again = Report.from_dict(check(capsys, "--ignore", TF32)[1])
     assert "0 fail, 0 warn" in health.health_line(again)
+
+
+@pytest.mark.parametrize("how", ["writable by others", "another user's"])
+def test_a_project_table_another_user_could_write_is_not_applied_and_the_report_says_so(
+    _in_a_project: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    """The attack: a table planted in a parent directory ignores the NVML and jax failures of root's `health`. A
+    pyproject.toml another user owns or may write is not read (nor a parent's instead); the report names it."""
+    if how == "another user's" and os.geteuid() != 0:
+        pytest.skip("needs root, to give the file to another user")
+    write_project(_in_a_project, "[tool.envaudit]\nstrict = true\n")
+    project = _in_a_project / "pyproject.toml"
+    if how == "writable by others":
+        project.chmod(0o666)
+    else:
+        os.chown(project, 65534, 65534)
+    code, document, _ = check(capsys)
+    assert code == Exit.OK  # strict = true was not applied: the H200's warning passes
+    settings = document["settings"]
+    assert isinstance(settings, dict) and "file" not in settings and str(project) in settings["ignored"]
+    project.chmod(0o644)
+    os.chown(project, os.geteuid(), os.getegid())
+    code, document, _ = check(capsys)
+    assert code == Exit.FINDINGS and document["settings"] == {"file": str(project)}

@@ -109,11 +109,17 @@ def installer(dist: metadata.Distribution) -> str:
     return lines[0].strip()[:64] if lines else ""
 
 
+def stashed(dist: metadata.Distribution) -> bool:
+    """pip's stash of a distribution it is removing or replacing (`~axlib-0.10.2.dist-info`: the name's first letter
+    made `~`): what an interrupted install leaves behind, and no distribution Python imports."""
+    return os.path.basename(str(getattr(dist, "_path", "") or "")).startswith("~")
+
+
 def distributions() -> list[dict[str, object]]:
     found: list[dict[str, object]] = []
     for dist in metadata.distributions():
         name = dist.metadata["Name"]
-        if name:
+        if name and not stashed(dist):
             found.append(
                 {
                     "name": name,

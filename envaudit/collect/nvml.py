@@ -72,7 +72,8 @@ _UNCORRECTED, _VOLATILE, _AGGREGATE = 1, 0, 1
 _ENABLED = 1  # NVML_FEATURE_ENABLED == NVML_DEVICE_MIG_ENABLE
 
 # What NVML is asked of each device: the fields of facts.GPU, in its order, but its index and what was unavailable.
-GPU_FIELDS = tuple(name for name in GPU.__annotations__ if name not in ("index", "unavailable"))
+GPU_FIELDS = tuple(name for name in GPU.__annotations__ if name not in ("index", "unavailable", "lost"))
+NVML_ERROR_GPU_IS_LOST = 15
 
 
 def decode_bus_id(value: bytes | str) -> str:
@@ -146,11 +147,13 @@ def _count_mig_devices(nvml: ModuleType, handle: Any) -> int:
 def _gpu(nvml: ModuleType, index: int) -> GPU:
     unavailable: dict[str, str] = {}
     # every field present, None until NVML says; each write below is checked against facts.GPU
-    gpu = cast(GPU, {"index": index, **dict.fromkeys(GPU_FIELDS), "unavailable": unavailable})
+    gpu = cast(GPU, {"index": index, **dict.fromkeys(GPU_FIELDS), "unavailable": unavailable, "lost": False})
     try:
         handle = nvml.nvmlDeviceGetHandleByIndex(index)
     except nvml.NVMLError as e:  # e.g. "GPU is lost": listed, with every field None
         unavailable["handle"] = str(e)
+        if getattr(e, "value", None) == NVML_ERROR_GPU_IS_LOST:
+            gpu["lost"] = True
         return gpu
 
     def get(fields: str, name: str, *args: Any) -> Any:
@@ -204,7 +207,11 @@ def _collect(nvml: ModuleType) -> NvidiaFacts:
     try:
         nvml.nvmlInit()
     except nvml.NVMLError as e:
-        return _result("absent" if getattr(e, "value", None) in ABSENT_CODES else "error", str(e))
+        code = getattr(e, "value", None)
+        result = _result("absent" if code in ABSENT_CODES else "error", str(e))
+        if code not in ABSENT_CODES and isinstance(code, int):
+            result["error_code"] = code
+        return result
     try:
         result = _result("ok", None)
         system: dict[str, str] = {}  # system-level fields NVML could not give, reported in "message"
@@ -220,6 +227,8 @@ def _collect(nvml: ModuleType) -> NvidiaFacts:
             count = int(nvml.nvmlDeviceGetCount())
         except nvml.NVMLError as e:
             result["status"], result["message"] = "error", f"nvmlDeviceGetCount: {e}"
+            if isinstance(code := getattr(e, "value", None), int):
+                result["error_code"] = code
             return result
         result["gpus"] = [_gpu(nvml, index) for index in range(count)]
         return result

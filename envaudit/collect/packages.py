@@ -131,6 +131,8 @@ def installed() -> tuple[list[Dist], dict[str, metadata.Distribution]]:
     found: list[Dist] = []
     handles: dict[str, metadata.Distribution] = {}
     for dist in metadata.distributions():
+        if _interpreter.stashed(dist):  # pip's leftover of an interrupted install: not installed
+            continue
         path = getattr(dist, "_path", None)
         location = str(path or "")
         name_version = name_version_from_path(path.name) if isinstance(path, Path) else None

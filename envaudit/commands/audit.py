@@ -63,6 +63,7 @@ def emit(report: Report, output: Output, judging: Judging) -> int:
     """The report in its format, to stdout or --output; the exit code its verdict gives."""
     from envaudit.formats import render
     from envaudit.judge.assemble import exit_code
+    from envaudit.model.report import Settings
 
     style = terminal.style(
         sys.stdout,
@@ -72,6 +73,8 @@ def emit(report: Report, output: Output, judging: Judging) -> int:
         verbose=output.verbose,
         show_host=output.show_host,
     )
+    if judging.source is not None or judging.untrusted:
+        report = replace(report, settings=Settings(file=str(judging.source or ""), ignored=judging.untrusted))
     text = render(report, judging.format, style=style)
     if output.output is not None:
         safewrite.write(output.output, text)

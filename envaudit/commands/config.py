@@ -49,6 +49,7 @@ class Settings:
     strict: bool = False
     format: str | None = None
     source: Path | None = None  # the pyproject.toml read, if any
+    untrusted: str = ""  # the one found and not read, and why
 
 
 def find(start: Path) -> Path | None:
@@ -63,6 +64,18 @@ def find(start: Path) -> Path | None:
         except OSError:  # unreadable: not the project's settings file, as for a tool that finds its own
             continue
     return None
+
+
+def untrusted(path: Path) -> str:
+    """Why the settings of this file are not applied ("" where they are): a file another user owns or may write
+    would choose what a root `health` counts (an ignored rule, a node kept in service)."""
+    from envaudit.files import safewrite
+
+    try:
+        safewrite.trusted_file(path, "a settings file")
+    except safewrite.OutputError as exc:
+        return str(exc)
+    return ""
 
 
 def load(path: Path) -> Settings:
@@ -105,13 +118,17 @@ class Given:
 def resolve(given: Given, formats: tuple[str, ...], cwd: Path) -> Settings:
     """The settings of this run: the project's file, then the command line (its --format, --strict, --ignore)."""
     source = find(cwd)
+    why = untrusted(source) if source is not None else ""
+    if why:  # the nearest project's table is not applied, nor a parent's: the defaults and the command line
+        source = None
     settings = load(source) if source is not None else Settings()
     if settings.format is not None and settings.format not in formats:
         raise ConfigError(f"{source}: [tool.envaudit].format is {settings.format!r}, not one of {', '.join(formats)}")
     ignore = settings.ignore | dict(given.ignore)
     _known(ignore, source)
     strict = settings.strict if given.strict is None else given.strict
-    return Settings(ignore=ignore, strict=strict, format=given.format or settings.format, source=source)
+    fmt = given.format or settings.format
+    return Settings(ignore=ignore, strict=strict, format=fmt, source=source, untrusted=why)
 
 
 def _known(ignore: dict[str, str], source: Path | None) -> None:

@@ -17,9 +17,12 @@ non-terminal, a snapshot path that cannot be written or read).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import secrets
 import shlex
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -83,13 +86,16 @@ def restoring(before: dict[str, Installed], after: dict[str, Installed], facts: 
     moved += [f"{n}=={d.version}" for n, d in sorted(before.items()) if n not in after]
     by_conda = {n for n, d in (*before.items(), *after.items()) if d.installer == "conda"}
     target = replace(fixes.target(facts), conda=frozenset(by_conda))
-    return Fix(install=tuple(moved), uninstall=tuple(sorted(after.keys() - before.keys())), target=target)
+    added = sorted(after.keys() - before.keys() - KEPT)
+    return Fix(install=tuple(moved), uninstall=tuple(added), target=target)
 
 
 def read_snapshot(path: Path) -> tuple[str, dict[str, Installed]]:
-    """A snapshot `fix` wrote: the interpreter and its distributions (bad input: one line, exit 2)."""
+    """A snapshot `fix` wrote: the interpreter and its distributions (bad input: one line, exit 2). Only a regular
+    file the caller or root owns and nobody else may write is read: its interpreter is run."""
     from envaudit.files import reportfile
 
+    safewrite.trusted_file(path, "a snapshot")
     raw = reportfile.read_bounded(path, SNAPSHOT_BYTES, "a snapshot")
     try:
         data = json.loads(raw)
@@ -97,7 +103,9 @@ def read_snapshot(path: Path) -> tuple[str, dict[str, Installed]]:
         found = {d["name"]: Installed(d["name"], d["version"], d.get("installer", "")) for d in data["distributions"]}
     except (ValueError, KeyError, TypeError, AttributeError):
         raise RepairError(f"{path}: not a snapshot written by envaudit fix") from None
-    if not isinstance(python, str) or not all(isinstance(d.version, str) for d in found.values()):
+    if not isinstance(python, str) or not all(
+        isinstance(d.name, str) and isinstance(d.version, str) and isinstance(d.installer, str) for d in found.values()
+    ):
         raise RepairError(f"{path}: not a snapshot written by envaudit fix")
     return python, found
 
@@ -113,8 +121,10 @@ def worse(before: Report, after: Report) -> str:
 
 
 def snapshot_path(given: Path | None) -> Path:
+    """--snapshot's path, else a new name in the working directory (a second's stamp and a random part: no name
+    another user could prepare for it)."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return given if given is not None else Path(f"envaudit-snapshot-{stamp}.json")
+    return given if given is not None else Path(f"envaudit-snapshot-{stamp}-{secrets.token_hex(4)}.json")
 
 
 def run(
@@ -155,7 +165,7 @@ def run(
     saved = distributions(interpreter, timeout)  # the environment's own (a PYTHONPATH copy unset is none of them)
     path = snapshot_path(snapshot)
     document = {"python": interpreter, "distributions": [vars(d) for d in saved.values()]}
-    safewrite.write(path, json.dumps(document, indent=1) + "\n")
+    safewrite.create(path, json.dumps(document, indent=1) + "\n")
     say(f"snapshot of {len(saved)} distributions: {path} (kept: remove it when you no longer need it)")
     back = f"envaudit fix --restore {shlex.quote(str(path))}" + (
         f" --python {shlex.quote(interpreter)}" if python else ""
@@ -166,14 +176,20 @@ def run(
         say(f"interrupted: the environment may be half changed; to put the snapshot back: {back}")
         raise
     # audited as another interpreter, whatever this one is: this process's own path still holds what was unset
-    after = audit.run_audit(quick=False, timeout=timeout, probes=probes, python=interpreter)
+    try:
+        after = audit.run_audit(quick=False, timeout=timeout, probes=probes, python=interpreter)
+    except Exception as exc:  # no verdict after it: what it changed is not kept on faith
+        say(f"the audit after it could not complete ({type(exc).__name__}: {exc}); restoring the snapshot")
+        _restore(saved, distributions(interpreter, timeout), before.facts, interpreter, timeout, say)
+        return Exit.INTERNAL
     now = distributions(interpreter, timeout)
     moved = changes(saved, now)
     say(f"changed: {'; '.join(moved) if moved else 'no distribution'}" + _status(code))
     why = worse(before, after)
     if why:
         say(f"worse: {why}; restoring the snapshot")
-        return _restore(saved, now, after.facts, interpreter, timeout, say)
+        _restore(saved, now, after.facts, interpreter, timeout, say)
+        return Exit.FINDINGS  # the fix did not help, whether or not the way back was complete
     if code != 0:
         say(f"the command failed; to put the snapshot back: {back}")
     if fix.export or fix.unset:
@@ -183,13 +199,41 @@ def run(
     return Exit.FINDINGS if after.verdict == "fail" else Exit.OK
 
 
-def restore(path: Path, *, timeout: float, say: Callable[[str], None]) -> int:
-    """`fix --restore SNAPSHOT`: the distributions put back as the snapshot has them (its interpreter's)."""
+# never removed by a restore, whatever a snapshot lists: what installs (a snapshot missing them, hand-edited or of
+# another environment, would otherwise take the installer away with the rest)
+KEPT = frozenset({"pip", "setuptools", "wheel", "uv", "envaudit"})
+
+
+def restore(
+    path: Path,
+    *,
+    python: str,
+    timeout: float,
+    dry_run: bool,
+    yes: bool,
+    say: Callable[[str], None],
+    ask: Callable[[str], bool] | None,
+) -> int:
+    """`fix --restore SNAPSHOT`: the interpreter asked for (`python`: --python's, else this one) put back as the
+    snapshot has it, after the same confirmation as a fix, then checked. Exit 0 when it holds the snapshot's
+    versions again, 1 when it does not; a snapshot of another interpreter is refused."""
     from envaudit.collect import collect
 
     interpreter, saved = read_snapshot(path)
-    now = distributions(interpreter, timeout)
-    return _restore(saved, now, collect(timeout=timeout, python=interpreter), interpreter, timeout, say)
+    if os.path.realpath(interpreter) != os.path.realpath(python):
+        raise RepairError(f"{path} is a snapshot of {interpreter}, not of {python}: give --python {interpreter}")
+    if not dry_run and not yes and ask is None:
+        raise RepairError("--restore changes the environment: confirm with --yes, or --dry-run (stdin is no terminal)")
+    now = distributions(python, timeout)
+    undo = restoring(saved, now, collect(timeout=timeout, python=python))
+    say(f"restoring: {undo.command or 'nothing moved'}")
+    if dry_run or not undo:
+        return Exit.OK if not undo else Exit.FINDINGS
+    if not yes and ask is not None and not ask("run it? [y/N] "):
+        say("nothing changed")
+        return Exit.FINDINGS
+    code = shell(undo.command)
+    return _verified(saved, python, timeout, code, say)
 
 
 def _restore(
@@ -203,22 +247,41 @@ def _restore(
     undo = restoring(saved, now, facts)
     say(f"restoring: {undo.command or 'nothing moved'}")
     code = shell(undo.command) if undo else 0
-    left = changes(saved, distributions(interpreter, timeout))
+    return _verified(saved, interpreter, timeout, code, say)
+
+
+def _verified(
+    saved: dict[str, Installed], interpreter: str, timeout: float, code: int, say: Callable[[str], None]
+) -> int:
+    """Whether the interpreter holds the snapshot's versions again, as it says itself (pip's `~` leftovers are no
+    distribution): 0 restored, 1 not."""
+    now = distributions(interpreter, timeout)
+    left = [c for c in changes(saved, now) if c.split(" ")[0] not in KEPT]
     say("restored" if not left else f"restored but for: {'; '.join(left)}" + _status(code))
-    return Exit.FINDINGS
+    return Exit.OK if not left else Exit.FINDINGS
+
+
+INTERRUPT_GRACE_S = 60.0  # for pip, told of Ctrl-C, to roll back what it had half installed
 
 
 def shell(command: str) -> int:
-    """The command run in bash in a session of its own, to its end or the bound; on any interruption, bash and
-    whatever it started (the installer) are killed together."""
+    """The command run in bash in a session of its own, to its end or the bound. Interrupted (Ctrl-C, SIGTERM, the
+    bound), its group is sent SIGINT, as a terminal's Ctrl-C would be, so that pip rolls back what it had half
+    installed; what has not ended after a grace period is killed."""
     from envaudit.child.bounded import kill_group
 
     proc = subprocess.Popen(["bash", "-c", command], start_new_session=True)
     try:
         return proc.wait(timeout=APPLY_TIMEOUT_S)
     except BaseException:
-        kill_group(proc)
-        proc.wait()
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=INTERRUPT_GRACE_S)
+        except BaseException:  # a second Ctrl-C, or the grace spent: no longer waited for
+            kill_group(proc)
+            proc.wait()
+        kill_group(proc)  # what it started and left behind
         raise
 
 
@@ -265,20 +328,45 @@ def _confirm(question: str) -> bool:
 
 
 def main(o: FixOptions) -> int:
-    if o.restore is not None:
-        return restore(o.restore, timeout=o.probing.timeout, say=_say)
-    bounds = audit.bounded(o.probing, quick=False)
-    assert bounds.probes is not None  # fix always probes: the audit after it must see what the one before saw
-    return run(
-        python=bounds.python,
-        probes=bounds.probes,
-        timeout=bounds.timeout,
-        dry_run=o.dry_run,
-        yes=o.yes,
-        snapshot=o.snapshot,
-        say=_say,
-        ask=_confirm if sys.stdin.isatty() else None,
-    )
+    """`fix` or `fix --restore`; a Ctrl-C is exit 130 (the shell's convention), after pip was let roll back."""
+    ask = _confirm if sys.stdin.isatty() else None
+    try:
+        if o.restore is not None:
+            python = audit.interpreter(o.probing.python, o.probing.timeout) or sys.executable
+            _not_anothers(python)
+            return restore(
+                o.restore, python=python, timeout=o.probing.timeout, dry_run=o.dry_run, yes=o.yes, say=_say, ask=ask
+            )
+        bounds = audit.bounded(o.probing, quick=False)
+        assert bounds.probes is not None  # fix always probes: the audit after it must see what the one before saw
+        _not_anothers(bounds.python or sys.executable)
+        return run(
+            python=bounds.python,
+            probes=bounds.probes,
+            timeout=bounds.timeout,
+            dry_run=o.dry_run,
+            yes=o.yes,
+            snapshot=o.snapshot,
+            say=_say,
+            ask=ask,
+        )
+    except KeyboardInterrupt:
+        print("envaudit: interrupted", file=sys.stderr)
+        return Exit.INTERRUPTED
+
+
+def _not_anothers(python: str) -> None:
+    """As root, an environment another user owns is theirs to change: its code would run as root (its
+    sitecustomize, its installer) and leave files of root's among theirs."""
+    if os.geteuid() != 0:
+        return
+    environment = Path(os.path.abspath(python)).parent.parent  # a venv's bin/python links to its base: not resolved
+    try:
+        owner = environment.stat().st_uid
+    except OSError:
+        return
+    if owner != 0:
+        raise RepairError(f"{environment} belongs to uid {owner}: run envaudit fix as that user, not as root")
 
 
 COMMAND = Command(

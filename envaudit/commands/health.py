@@ -19,7 +19,7 @@ import argparse
 import contextlib
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from envaudit import __version__
@@ -29,7 +29,7 @@ from envaudit.files import cachedir, safewrite
 from envaudit.formats import prometheus, render
 from envaudit.model.exitcodes import BadInput, Exit, Terminated
 from envaudit.model.facts import Facts, ReportError
-from envaudit.model.report import Report
+from envaudit.model.report import Report, Settings
 
 MAX_LINE = 80
 PROM_NAME = "envaudit.prom"
@@ -183,6 +183,8 @@ def run(o: HealthOptions) -> int:
         code = Exit.USAGE if isinstance(exc, BadInput) else Exit.INTERNAL
         save_unfinished(o.prometheus_dir, o.status_file, code, why(exc), time.monotonic() - started, now_iso())
         raise
+    if o.judging.source is not None or o.judging.untrusted:
+        report = replace(report, settings=Settings(file=str(o.judging.source or ""), ignored=o.judging.untrusted))
     print(health_line(report), flush=True)  # the verdict first, whatever happens to the files
     code = exit_code(report, strict=o.judging.strict)
     try:

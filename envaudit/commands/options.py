@@ -57,6 +57,7 @@ class Judging:
     strict: bool = False
     ignore: tuple[tuple[str, str], ...] = ()  # (rule id, reason)
     source: Path | None = None  # the pyproject.toml read, if any
+    untrusted: str = ""  # the nearest one with [tool.envaudit], not read, and why
 
     @property
     def ignored(self) -> dict[str, str]:
@@ -183,6 +184,7 @@ def judging(parsed: argparse.Namespace, formats: tuple[str, ...] = tuple(FORMATS
         strict=settings.strict,
         ignore=tuple(settings.ignore.items()),
         source=settings.source,
+        untrusted=settings.untrusted,
     )
 
 

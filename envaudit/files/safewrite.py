@@ -171,3 +171,49 @@ def _discard(tmp: str, fd: int, dfd: int) -> None:
         if (there.st_dev, there.st_ino) == (mine.st_dev, mine.st_ino):
             os.unlink(tmp, dir_fd=dfd)
     os.close(fd)
+
+
+def create(path: Path, text: str) -> None:
+    """A new file only the caller can read (0600), created exclusively (`O_EXCL | O_NOFOLLOW`) in a directory the
+    caller or root owns: what another user prepared under that name, a file or a link, is refused, never written
+    through. For what envaudit keeps to act on later (a snapshot `fix --restore` reads)."""
+    directory = path.parent if str(path.parent) else Path(".")
+    try:
+        dfd = safedir.open_directory(directory)
+    except FileNotFoundError:
+        raise OutputError(f"cannot write {path}: directory {directory} does not exist") from None
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        if os.fstat(dfd).st_uid not in (os.geteuid(), 0):
+            raise OutputError(f"cannot write {path}: {directory} belongs to another user; give a path in one of yours")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(path.name, flags, 0o600, dir_fd=dfd)
+        except FileExistsError:
+            raise OutputError(f"cannot write {path}: it exists already (envaudit writes a new one only)") from None
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        try:
+            os.fchmod(fd, 0o600)  # whatever the umask
+            _write_all(fd, text.encode("utf-8", errors="surrogateescape"), path)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dfd)
+
+
+def trusted_file(path: Path, what: str) -> None:
+    """That a file envaudit will act on is a regular file the caller or root owns and nobody else may write (a
+    snapshot whose interpreter `fix --restore` runs, a pyproject.toml whose settings a root `health` applies): not
+    writable by others, nor by its group where root reads it (a group a user shares is theirs, not root's)."""
+    try:
+        found = os.stat(path, follow_symlinks=False)
+    except OSError as exc:
+        raise OutputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(found.st_mode):
+        raise OutputError(f"{path}: not a regular file, so not {what}")
+    others = stat.S_IWOTH | (stat.S_IWGRP if os.geteuid() == 0 else 0)
+    if found.st_uid not in (os.geteuid(), 0) or found.st_mode & others:
+        raise OutputError(f"{path}: {what} another user owns or may write is not used")

@@ -85,6 +85,10 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
         ("nvidia", summary.nvidia_line(facts)),
         ("packages", summary.packages_line(facts)),
     ]
+    if report.settings is not None:
+        settings = report.settings
+        said = f"[tool.envaudit] of {settings.file}" if settings.file else f"none applied: {settings.ignored}"
+        rows.append(("settings", said))
     out.blank("Environment")
     for name, value in rows:
         out.para(c(value), f"  {name:<10}", " " * 12)

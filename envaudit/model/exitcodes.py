@@ -24,3 +24,4 @@ class Exit(IntEnum):
     FINDINGS = 1  # at least one fail finding
     USAGE = 2  # bad usage or bad input; one clear line on stderr
     INTERNAL = 3  # the audit itself could not complete
+    INTERRUPTED = 130  # `fix` stopped by Ctrl-C (the shell's 128 + SIGINT), after its installer could roll back

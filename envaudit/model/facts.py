@@ -88,6 +88,7 @@ class GPU(TypedDict, total=False):  # one NVML device (collect/nvml.py); None: N
     throttle_reasons: list[str]
     compute_processes: list[Process]
     unavailable: dict[str, str]  # field -> NVML's message
+    lost: bool  # NVML says the GPU is lost (NVML_ERROR_GPU_IS_LOST): fallen off the bus, or otherwise inaccessible
 
 
 class NvidiaFacts(TypedDict, total=False):
@@ -102,6 +103,7 @@ class NvidiaFacts(TypedDict, total=False):
     gpus_exact: bool  # False: a plan or a report that does not say how many GPUs there are
     returncode: int | None  # the exit status of the process that asked NVML, when it ended without an answer
     signal: str  # the signal that killed it ("SIGSEGV"), when one did
+    error_code: int  # NVML's own error code, where asking it ended in an NVML error (18: driver/library mismatch)
 
 
 class Device(TypedDict, total=False):  # one jax device, as jax.devices() shows it

@@ -156,7 +156,15 @@ class ProbeDocument(_ProbeOptional):
     status: ProbeStatus
 
 
+class SettingsDocument(TypedDict, total=False):
+    """The project settings a judging verb applied: the `[tool.envaudit]` file read, or one found and not trusted."""
+
+    file: str  # the pyproject.toml whose [tool.envaudit] applied
+    ignored: str  # the one found and left unread, with why (another user's, or writable by others)
+
+
 class _ReportOptional(TypedDict, total=False):
+    settings: SettingsDocument
     mode: str
     duration_s: float  # seconds the audit took, collection to report (a live audit's; absent in older reports)
 
@@ -376,6 +384,22 @@ class ProbeResult:
 
 
 @dataclass(frozen=True)
+class Settings:
+    """Which `[tool.envaudit]` applied to a report (the command line's options are not recorded)."""
+
+    file: str = ""
+    ignored: str = ""
+
+    def to_dict(self) -> SettingsDocument:
+        found: SettingsDocument = {}
+        if self.file:
+            found["file"] = self.file
+        if self.ignored:
+            found["ignored"] = self.ignored
+        return found
+
+
+@dataclass(frozen=True)
 class Report:
     facts: Facts
     findings: tuple[Finding, ...] = ()
@@ -387,6 +411,7 @@ class Report:
     complete: bool = True  # False: the audit itself could not finish (verdict "error", exit 3)
     plan: Plan = field(default_factory=Plan)  # its fixes as one plan (computed, never read back: `check` replans)
     duration_s: float | None = None  # seconds the audit took (run_audit); None: not measured (a plan, an old report)
+    settings: Settings | None = None  # the project settings a judging verb found (none: no [tool.envaudit] near)
 
     @property
     def verdict(self) -> Verdict:
@@ -411,6 +436,7 @@ class Report:
             **took,
             "host": self.host,
             "mode": self.mode,
+            **({"settings": self.settings.to_dict()} if self.settings is not None else {}),
             "verdict": self.verdict,
             "facts": self.facts.to_dict(),
             "findings": [f.to_dict() for f in self.findings],
@@ -444,7 +470,12 @@ class Report:
             mode=_mode(obj.get("mode") or "audit"),
             complete=obj["verdict"] != "error",
             duration_s=None if took is None else float(took),
+            settings=_settings(obj.get("settings")),
         )
+
+
+def _settings(data: SettingsDocument | None) -> Settings | None:
+    return None if data is None else Settings(file=data.get("file", ""), ignored=data.get("ignored", ""))
 
 
 def _mode(text: str) -> Mode:

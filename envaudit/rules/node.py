@@ -46,6 +46,28 @@ def starved(load: Mapping[str, Any], facts: Facts) -> bool:
     return idle < SPARE and others >= TAKEN
 
 
+# NVML's own errors that say the driver or a GPU is broken, in NVIDIA's words (nvml.h, nvmlReturn_t)
+NVML_ERRORS: dict[int, str] = {
+    15: "NVML_ERROR_GPU_IS_LOST: the GPU has fallen off the bus or has otherwise become inaccessible",
+    18: "NVML_ERROR_LIB_RM_VERSION_MISMATCH: RM detects a driver/library version mismatch (the loaded kernel module"
+    " is not the installed library's driver version: a driver upgraded without a reboot)",
+    999: "NVML_ERROR_UNKNOWN: an internal driver error occurred",
+}
+
+
+def nvml_error(facts: Facts) -> list[Occurrence]:
+    """NVML answered with one of its errors that say the driver is broken (not "no driver", which is `absent`, nor
+    one that may be the caller's, such as "Insufficient Permissions")."""
+    code = facts.nvidia.get("error_code")
+    if facts.nvidia.get("status") != "error" or code not in NVML_ERRORS:
+        return []
+    return [Occurrence(f"{facts.nvidia.get('message')} ({NVML_ERRORS[code]})")]
+
+
+def lost(gpu: GPU) -> str | None:
+    return _named(gpu, f"lost to NVML ({NVML_ERRORS[15]})") if gpu.get("lost") else None
+
+
 def nvml_hung(facts: Facts) -> list[Occurrence]:
     return [Occurrence(str(facts.nvidia.get("message")))] if facts.nvidia.get("status") == "timeout" else []
 
@@ -112,6 +134,27 @@ NVML_HUNG = Check(
     references=(XID,),
     run=nvml_hung,
     transient=True,
+)
+NVML_ERROR = Check(
+    id="nvml-error",
+    severity="fail",
+    title="the NVIDIA driver answers with an error: no GPU can be used",
+    fix="drain the node; after a driver upgrade, reboot it (the loaded kernel module must be the library's version); "
+    "otherwise look for Xid errors in the kernel log (dmesg | grep -i xid) and reinstall the driver",
+    references=("https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html", XID),
+    run=nvml_error,
+    transient=True,
+)
+GPU_LOST = Check(
+    id="gpu-lost",
+    severity="fail",
+    title="a GPU is lost: it has fallen off the bus or become inaccessible",
+    fix="drain the node; look for Xid 79 in the kernel log (dmesg | grep -i xid), then reset the GPU or power-cycle "
+    "the node",
+    references=("https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html", XID),
+    run=per_gpu(lost),
+    transient=True,
+    board=True,
 )
 NVML_CRASHED = Check(
     id="nvml-crashed",

@@ -68,6 +68,8 @@ CHECKS: tuple[Check, ...] = (
     checks.JAX_NOT_IMPORTED,
     node.NVML_HUNG,
     node.NVML_CRASHED,
+    node.NVML_ERROR,
+    node.GPU_LOST,
     node.GPU_UNCORRECTED_ECC,
     node.GPU_REMAP_FAILURE,
     node.GPU_RESET_PENDING,

@@ -39,7 +39,7 @@ from tests.fakes.fake_pynvml import (
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "nvml"
 FIXTURE_FILES = sorted(FIXTURES.glob("*.json"))
 TOP_KEYS = ["status", "message", "driver_version", "cuda_driver_version", "nvml_version", "gpus"]
-GPU_KEYS = {"index", "unavailable", *GPU_FIELDS}
+GPU_KEYS = {"index", "unavailable", "lost", *GPU_FIELDS}
 MiB = 1024 * 1024
 NO_DRIVER: dict[
     str, object

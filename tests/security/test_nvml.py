@@ -263,3 +263,32 @@ def test_the_hooks_cold_path_survives_a_segfaulting_nvml(tmp_path_factory: pytes
     proc = import_jax(python, cache, **env)
     assert proc.returncode == 0 and proc.stdout.startswith("imported"), proc.stderr[-800:]
     assert "[nvml-crashed]" in proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("fixture", "found", "words"),
+    [
+        ({"nvmlInit": {"error": 18}}, "nvml-error", "NVML_ERROR_LIB_RM_VERSION_MISMATCH"),
+        ({"nvmlInit": {"error": 999}}, "nvml-error", "NVML_ERROR_UNKNOWN"),
+        ("a100_gpu_lost", "gpu-lost", "NVML_ERROR_GPU_IS_LOST"),
+    ],
+    ids=["driver-library-mismatch", "unknown-error", "gpu-lost"],
+)
+def test_nvmls_own_words_for_a_broken_driver_or_gpu_fail_the_node(
+    child_env: dict[str, str], tmp_path: Path, fixture: Any, found: str, words: str
+) -> None:
+    """The driver upgraded without a reboot, NVML's Unknown Error, a GPU fallen off the bus: NVML says so in its
+    own error, and `health` said OK. Each is now a failure in NVIDIA's words, and the node's line names it."""
+    if isinstance(fixture, str):
+        fixture = json.loads((ROOT / "tests" / "fixtures" / "nvml" / f"{fixture}.json").read_text())
+    env = fault_env(child_env, tmp_path, fixture)
+    proc = envaudit_run(PYTHON, "--quick", "--format", "json", env=env, timeout=120)
+    assert proc.returncode == Exit.FINDINGS, proc.stderr[-800:]
+    finding = next(f for f in json.loads(proc.stdout)["findings"] if f["id"].startswith(found))
+    assert finding["severity"] == "fail" and words in finding["detail"]
+
+
+def test_an_nvml_error_that_may_be_the_callers_is_no_finding() -> None:
+    denied = facts_from({"nvidia": {"status": "error", "message": "Insufficient Permissions", "error_code": 4}})
+    assert "nvml-error" not in {f.id for f in registry().evaluate_checks(denied)}

@@ -3,9 +3,13 @@ https://pip.pypa.io/en/stable/reference/requirements-file-format/).
 
 pip joins a line ending in a backslash with the next (not after a comment), removes comments (`#` at the start or
 after whitespace), expands `${NAME}` from the environment (upper-case letters, digits and `_` only), then splits
-each line into its requirement (the words before the first one starting with `-`) and its options. `-r FILE`
-includes a requirements file and `-c FILE` a constraints file, each relative to the file that names it; a file that
-includes itself, directly or not, is an error (a diamond is not). `--hash` and `--config-settings` belong to their
+each line into its requirement (the words before the first one starting with `-`) and its options. A plan is a
+judge, not an installer, and its report travels: it expands no variable (a requirement or an include that names one
+is refused, naming the variable, never its value; an option's, which chooses no version, is left as written), it
+reads includes only inside the directory of the file named to it (`-r /proc/self/environ` in a file is refused),
+and an error says where a line is, never what it holds. `-r FILE` includes a requirements file and `-c FILE` a
+constraints file, each relative to the file that names it; a file that includes itself, directly or not, is an
+error (a diamond is not). `--hash` and `--config-settings` belong to their
 line's requirement and change no version; the options of their own lines (`--index-url`, `--find-links`, `--pre`,
 ...) choose where distributions come from, not which version a pinned line installs. `-e` is an editable direct
 reference. A requirement is PEP 508 (`name[extras] specifier ; marker`, `name @ URL`), or a URL or path (pip's
@@ -87,12 +91,20 @@ def load(path: str) -> list[Line]:
     """The requirement lines of a requirements file and of every file it includes, in pip's order."""
     found: list[Line] = []
     count = [0]
-    _read(path, constraint=False, chain=(), found=found, count=count, by=None)
+    root = os.path.dirname(os.path.realpath(path)) if path != STDIN else os.path.realpath(".")
+    _read(path, constraint=False, chain=(), found=found, count=count, by=None, root=root)
     return found
 
 
 def _read(
-    path: str, *, constraint: bool, chain: tuple[str, ...], found: list[Line], count: list[int], by: Source | None
+    path: str,
+    *,
+    constraint: bool,
+    chain: tuple[str, ...],
+    found: list[Line],
+    count: list[int],
+    by: Source | None,
+    root: str,
 ) -> None:
     """Read one file's lines into `found`, its includes in place (`by`: the line that includes it)."""
     count[0] += 1
@@ -107,6 +119,11 @@ def _read(
     for number, line in _logical_lines(text):
         source = Source(path, number)
         args, options = _split(line)
+        if named := ENV_VAR.search(args):
+            raise PlanError(
+                f"{source}: its requirement names ${{{named['name']}}}, which a plan does not expand (the"
+                " value would reach the report): write the version it stands for"
+            )
         try:
             opts, _ = _Options().parse_args(_words(options))
         except ValueError as exc:  # shlex: an unclosed quote
@@ -119,17 +136,32 @@ def _read(
             found.append(Line(opts.editable[0], source, constraint, editable=True))
         elif opts.requirement or opts.constraint:
             nested = (opts.requirement or opts.constraint)[0]
+            if named := ENV_VAR.search(nested):
+                raise PlanError(
+                    f"{source}: it includes a file named by ${{{named['name']}}}, which a plan does not expand"
+                )
             if REMOTE.match(nested) or REMOTE.match(path):
                 raise PlanError(f"{source}: {nested} is a URL; a plan reads no network (download it and name the file)")
             joined = os.path.normpath(os.path.join(os.path.dirname(path) if path != STDIN else "", nested))
             if os.path.realpath(joined) in (*chain, here):
                 raise PlanError(f"{joined} recursively references itself in {source}")
+            if os.path.commonpath([root, os.path.realpath(joined)]) != root:
+                raise PlanError(f"{source}: it includes {nested}, outside {root}, which a plan does not read")
             nested_constraint = not opts.requirement
-            _read(joined, constraint=nested_constraint, chain=(*chain, here), found=found, count=count, by=source)
+            _read(
+                joined,
+                constraint=nested_constraint,
+                chain=(*chain, here),
+                found=found,
+                count=count,
+                by=source,
+                root=root,
+            )
 
 
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
-    """pip's preprocess: join_lines, ignore_comments, expand_env_variables, each line with the number it starts on."""
+    """pip's preprocess: join_lines, ignore_comments (no expand_env_variables: see above), each line with the number
+    it starts on."""
     joined: list[str] = []
     first = 0
     lines: list[tuple[int, str]] = []
@@ -152,7 +184,7 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
     for number, line in lines:
         line = COMMENT.sub("", line).strip()
         if line:
-            yield number, ENV_VAR.sub(lambda m: os.environ.get(m["name"]) or m[0], line)
+            yield number, line
 
 
 def _words(options: str) -> list[str]:
@@ -193,7 +225,7 @@ def declare(
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
-        raise PlanError(f"{source}: cannot parse requirement {text!r}: {str(exc).splitlines()[0]}") from None
+        raise PlanError(f"{source}: not a requirement pip reads ({_why(exc)})") from None
     if req.marker is not None and not markers.holds(str(req.marker), target, source):
         return None
     name = canonicalize_name(req.name)
@@ -203,6 +235,11 @@ def declare(
             name, text, source, extras=extras, constraint=constraint, direct=True, version=wheel_version(req.url)
         )
     return Declared(name, text, source, str(req.specifier), extras, constraint)
+
+
+def _why(exc: InvalidRequirement) -> str:
+    """packaging's reason, without the line it quotes (a line of a file a plan was pointed at may be a secret)."""
+    return str(exc).splitlines()[0] if str(exc) else "invalid"
 
 
 def _is_path(text: str) -> bool:

@@ -1,0 +1,208 @@
+"""The repair path as an adversary sees it: `fix`'s snapshot is a new file only its maker can read, `--restore`
+acts on no file another user could have written, on the interpreter it is asked for only, after a confirmation,
+and checks what it did; an interrupted installer is let roll back; pip's `~` leftovers are not distributions."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envaudit.child.state import Options
+from envaudit.commands import audit
+from envaudit.commands import fix as repair
+from envaudit.commands.fix import FixOptions, Installed
+from envaudit.files import safewrite
+from envaudit.model.exitcodes import Exit
+from tests.conftest import facts_from
+
+NOBODY = 65534
+ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to prepare files as another user")
+
+
+def snapshot(path: Path, python: str = sys.executable, **versions: str) -> Path:
+    dists = [{"name": n, "version": v, "installer": "pip"} for n, v in versions.items()]
+    safewrite.create(path, json.dumps({"python": python, "distributions": dists}))
+    return path
+
+
+def ran_by(ran: list[str]) -> object:
+    """A stand-in for the shell that notes each command and says it succeeded."""
+
+    def shell(command: str) -> int:
+        ran.append(command)
+        return 0
+
+    return shell
+
+
+def test_a_snapshot_is_new_and_only_its_maker_reads_it(tmp_path: Path) -> None:
+    made = snapshot(tmp_path / "s.json", jax="0.10.1")
+    assert made.stat().st_mode & 0o777 == 0o600
+    with pytest.raises(safewrite.OutputError, match="exists already"):
+        snapshot(made, jax="0.10.1")
+    (tmp_path / "planted").write_text("theirs")
+    (tmp_path / "link.json").symlink_to(tmp_path / "planted")
+    with pytest.raises(safewrite.OutputError, match="exists already"):
+        snapshot(tmp_path / "link.json", jax="0.10.1")
+    assert (tmp_path / "planted").read_text() == "theirs"
+
+
+@ROOT_ONLY
+def test_roots_snapshot_is_never_another_users_file(tmp_path: Path) -> None:
+    """The attack: a user creates the snapshot's name first (0666) and edits what root restores from."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o1777)
+    planted = shared / "envaudit-snapshot.json"
+    planted.write_text("{}")
+    os.chown(planted, NOBODY, NOBODY)
+    planted.chmod(0o666)
+    with pytest.raises(safewrite.OutputError):
+        snapshot(planted, jax="0.10.1")
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, NOBODY, NOBODY)
+    with pytest.raises(safewrite.OutputError, match="belongs to another user"):
+        snapshot(theirs / "s.json", jax="0.10.1")
+
+
+@pytest.mark.parametrize("how", ["writable by others", "another user's", "a link"])
+def test_a_snapshot_another_user_could_write_is_not_read(tmp_path: Path, how: str) -> None:
+    if how == "another user's" and os.geteuid() != 0:
+        pytest.skip("needs root, to give the file to another user")
+    made = snapshot(tmp_path / "s.json", jax="0.10.1")
+    if how == "writable by others":
+        made.chmod(0o666)
+    elif how == "another user's":
+        os.chown(made, NOBODY, NOBODY)
+    else:
+        made = tmp_path / "link.json"
+        made.symlink_to(tmp_path / "s.json")
+    with pytest.raises(safewrite.OutputError):
+        repair.read_snapshot(made)
+
+
+def test_a_restore_acts_only_on_the_interpreter_asked_for_and_only_when_confirmed(tmp_path: Path) -> None:
+    other = snapshot(tmp_path / "other.json", python="/somewhere/else/bin/python", jax="0.10.1")
+    with pytest.raises(repair.RepairError, match="not of"):
+        repair.restore(other, python=sys.executable, timeout=30, dry_run=True, yes=False, say=print, ask=None)
+    mine = snapshot(tmp_path / "mine.json", jax="0.10.1")
+    with pytest.raises(repair.RepairError, match="--yes"):
+        repair.restore(mine, python=sys.executable, timeout=30, dry_run=False, yes=False, say=print, ask=None)
+
+
+def test_a_dry_run_restore_says_the_command_and_runs_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[str] = []
+    monkeypatch.setattr(repair, "shell", ran_by(ran))
+    said: list[str] = []
+    code = repair.restore(
+        snapshot(tmp_path / "s.json", jax="0.0.1"),
+        python=sys.executable,
+        timeout=60,
+        dry_run=True,
+        yes=False,
+        say=said.append,
+        ask=None,
+    )
+    assert ran == [] and code == Exit.FINDINGS and "jax==0.0.1" in said[0]
+
+
+def test_a_restore_never_takes_the_installer_away() -> None:
+    """A snapshot that lists a subset (hand-edited, or another environment's) uninstalls what it does not list,
+    but never pip, setuptools, wheel, uv or envaudit."""
+    before = {"jax": Installed("jax", "0.10.1", "pip")}
+    after = {n: Installed(n, "1.0", "pip") for n in ("jax", "pip", "setuptools", "wheel", "uv", "envaudit", "chex")}
+    undo = repair.restoring(before, after, facts_from({"python": {"executable": "/e/bin/python"}}))
+    assert undo.uninstall == ("chex",)
+
+
+def test_pips_leftovers_are_not_distributions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interrupted pip leaves `~axlib-0.10.2.dist-info` (the name's first letter made ~): no jaxlib is installed,
+    and neither the snapshot, the restore's check nor the audit may say one is."""
+    from importlib import metadata
+
+    from envaudit.collect import _interpreter, packages
+
+    site = tmp_path / "site"
+    for name in ("~axlib-0.10.2.dist-info", "jax-0.10.1.dist-info"):
+        (site / name).mkdir(parents=True)
+        version = name.split("-")[1]
+        named = "jaxlib" if name.startswith("~") else "jax"
+        (site / name / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {named}\nVersion: {version}\n")
+    real = metadata.distributions
+    monkeypatch.setattr(metadata, "distributions", lambda **_: real(path=[str(site)]))
+    assert [d["name"] for d in _interpreter.distributions()] == ["jax"]
+    assert [d.name for d in packages.installed()[0]] == ["jax"]
+
+
+@pytest.mark.slow
+def test_an_interrupted_installer_is_let_roll_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Interrupted (here: its bound), the installer's group gets SIGINT first, as from a terminal, so pip's
+    rollback runs; only what does not end within the grace period is killed."""
+    rolled = tmp_path / "rolled-back"
+    monkeypatch.setattr(repair, "APPLY_TIMEOUT_S", 1.0)
+    command = f"trap 'touch {shlex.quote(str(rolled))}; exit 130' INT; sleep 30 & wait"
+    with pytest.raises(subprocess.TimeoutExpired):
+        repair.shell(command)
+    assert rolled.exists()
+
+
+def test_an_audit_that_cannot_complete_after_the_fix_restores_it_and_exits_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from envaudit.judge.assemble import assemble
+    from envaudit.model.fixes import Fix, Plan
+
+    facts = facts_from({"python": {"executable": sys.executable}, "packages": {"jax": "0.10.2"}})
+    before = assemble(facts, mode="audit")
+    before = before.__class__(**{**before.__dict__, "plan": Plan(fix=Fix(install=("jax==0.10.1",)))})
+    audits = iter([before])
+
+    def audited(**_: object) -> object:
+        found = next(audits, None)
+        if found is None:
+            raise RuntimeError("the child could not start")
+        return found
+
+    installed = iter([{"jax": Installed("jax", "0.10.2", "pip")}] + [{"jax": Installed("jax", "0.10.1", "pip")}] * 3)
+    monkeypatch.setattr(audit, "run_audit", audited)
+    monkeypatch.setattr(repair, "distributions", lambda *_: next(installed))
+    ran: list[str] = []
+    monkeypatch.setattr(repair, "shell", ran_by(ran))
+    said: list[str] = []
+    code = repair.run(
+        python=None,
+        probes=Options(),
+        timeout=10,
+        dry_run=False,
+        yes=True,
+        snapshot=tmp_path / "s.json",
+        say=said.append,
+        ask=None,
+    )
+    assert code == Exit.INTERNAL
+    assert any("could not complete" in line for line in said) and len(ran) == 2 and "jax==0.10.2" in ran[1]
+
+
+def test_a_ctrl_c_is_exit_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(**_: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(repair, "run", interrupted)
+    monkeypatch.setattr(audit, "bounded", lambda *_, **__: audit.Bounds(Options(), None, 1.0))
+    assert repair.main(FixOptions(yes=True)) == Exit.INTERRUPTED
+    assert int(Exit.INTERRUPTED) == 130
+
+
+@ROOT_ONLY
+def test_root_does_not_fix_another_users_environment(tmp_path: Path) -> None:
+    theirs = tmp_path / "venv"
+    (theirs / "bin").mkdir(parents=True)
+    os.chown(theirs, NOBODY, NOBODY)
+    with pytest.raises(repair.RepairError, match="run envaudit fix as that user"):
+        repair._not_anothers(str(theirs / "bin" / "python"))

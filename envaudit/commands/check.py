@@ -19,7 +19,7 @@ class CheckOptions:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("report", type=Path)
+    p.add_argument("report", type=options.path_argument)
     options.add_output(p)
 
 

@@ -36,7 +36,7 @@ from envaudit.commands.options import Command, Probing
 from envaudit.files import safewrite
 from envaudit.model import fixes
 from envaudit.model.exitcodes import BadInput, Exit
-from envaudit.model.facts import Facts
+from envaudit.model.facts import Facts, ReportError
 from envaudit.model.fixes import Fix
 from envaudit.model.report import Report
 
@@ -98,13 +98,19 @@ def read_snapshot(path: Path) -> tuple[str, dict[str, Installed]]:
     safewrite.trusted_file(path, "a snapshot")
     raw = reportfile.read_bounded(path, SNAPSHOT_BYTES, "a snapshot")
     try:
-        data = json.loads(raw)
+        data = reportfile.parse_json(raw.decode("utf-8"), path, "a snapshot")
         python = data["python"]
         found = {d["name"]: Installed(d["name"], d["version"], d.get("installer", "")) for d in data["distributions"]}
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, ReportError):
         raise RepairError(f"{path}: not a snapshot written by envaudit fix") from None
-    if not isinstance(python, str) or not all(
-        isinstance(d.name, str) and isinstance(d.version, str) and isinstance(d.installer, str) for d in found.values()
+    if (
+        not isinstance(python, str)
+        or "\x00" in python
+        or not python.isprintable()
+        or not all(
+            isinstance(d.name, str) and isinstance(d.version, str) and isinstance(d.installer, str)
+            for d in found.values()
+        )
     ):
         raise RepairError(f"{path}: not a snapshot written by envaudit fix")
     return python, found
@@ -306,9 +312,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
     p.add_argument("--yes", action="store_true", help="apply it without asking")
     p.add_argument(
-        "--snapshot", type=Path, help="where to keep the distributions as they were (default: ./envaudit-snapshot-*)"
+        "--snapshot",
+        type=options.path_argument,
+        help="where to keep the distributions as they were (default: ./envaudit-snapshot-*)",
     )
-    p.add_argument("--restore", type=Path, metavar="SNAPSHOT", help="put a snapshot's distributions back instead")
+    p.add_argument(
+        "--restore", type=options.path_argument, metavar="SNAPSHOT", help="put a snapshot's distributions back instead"
+    )
     options.add_probing(p)
 
 

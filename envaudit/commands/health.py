@@ -150,10 +150,12 @@ class HealthOptions:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--prometheus-dir", type=Path, help="write envaudit.prom and envaudit-report.json there")
+    p.add_argument(
+        "--prometheus-dir", type=options.path_argument, help="write envaudit.prom and envaudit-report.json there"
+    )
     p.add_argument(
         "--status-file",
-        type=Path,
+        type=options.path_argument,
         metavar="PATH",
         help="write PATH atomically after each run: '<exit code> <unix time>', then the one line "
         "(read by scripts/k8s/envaudit-npd-plugin.sh and scripts/nhc/envaudit.nhc)",

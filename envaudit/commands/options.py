@@ -9,6 +9,7 @@ A verb is a `Command`: its name and help, the arguments it adds to its parser, `
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,23 @@ class Probing:
     python: str | None = None  # --python: the audited interpreter or environment, when not this one
 
 
+def path_argument(text: str) -> Path:
+    """A path the system can name (argparse's type for every file argument): no NUL, nothing the file system's
+    encoding cannot write (a lone surrogate), said in one line before anything opens it."""
+    return Path(path_text(text))
+
+
+def path_text(text: str) -> str:
+    """`path_argument`, kept as the text given (what the plan's readers take)."""
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(f"{text!a} is not a path a file can have") from None
+    if "\x00" in text:
+        raise argparse.ArgumentTypeError(f"{text!a} holds a NUL byte, which no path can")
+    return text
+
+
 def add_quiet(p: argparse.ArgumentParser) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress and no notes on stderr, errors only")
 
@@ -86,7 +104,7 @@ def add_output(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--format", choices=sorted(FORMATS), help="output format (default: [tool.envaudit] format, else text)"
     )
-    p.add_argument("--output", type=Path, help="write the report to PATH atomically instead of stdout")
+    p.add_argument("--output", type=path_argument, help="write the report to PATH atomically instead of stdout")
     p.add_argument(
         "--color",
         choices=terminal.COLOR_CHOICES,

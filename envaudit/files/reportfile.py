@@ -33,6 +33,8 @@ def read_bounded(path: Path, limit: int, what: str = "a saved report", *, follow
         raise ReportError(f"{path}: no such file") from None
     except OSError as exc:
         raise ReportError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeEncodeError):  # a NUL, or a lone surrogate: no path the system can name
+        raise ReportError(f"{str(path)!a}: not a path a file can have") from None
     info = os.fstat(fd)
     if seen is not None and (info.st_dev, info.st_ino) != (seen.st_dev, seen.st_ino):
         os.close(fd)

@@ -109,7 +109,9 @@ KNOWN_XLA_FLAGS: Mapping[str, re.Pattern[str]] = {
 FLAG_NAME = re.compile(r"--(?:xla|tf)_[a-z0-9_]+")  # the shape of XLA's and TensorFlow's flag names
 PEM = re.compile(r"-----BEGIN [A-Z0-9 ]*-----.*?(?:-----END [A-Z0-9 ]*-----|\Z)", re.DOTALL)  # unclosed: to the end
 PEM_ARMOR = "-----"
-URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
+# a scheme starts where no scheme character precedes it (so a long word is scanned once, not from each of its
+# letters: linear in the text) and is at most 32 characters (RFC 3986's are short)
+URL_IN_TEXT = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s'\"<>`]+")
 SCRUB_MIN = 4  # shorter hidden values (a "1", a port) are not searched for in text: they would garble it
 NOT_SECRETS = frozenset({"true", "false", "none", "null", "auto", "yes"})  # nor the words every log has
 T = TypeVar("T")

@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from envaudit.commands import options
 from envaudit.commands.options import Command
 from envaudit.model.exitcodes import Exit
 
@@ -22,7 +23,9 @@ class CompareOptions:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("reports", nargs="+", type=Path, metavar="REPORT", help="JSON reports, or directories of them")
+    p.add_argument(
+        "reports", nargs="+", type=options.path_argument, metavar="REPORT", help="JSON reports, or directories of them"
+    )
     p.add_argument("--format", choices=FORMATS, default="text")
 
 

@@ -153,7 +153,11 @@ def load(paths: list[Path]) -> Loaded:
     its file; a host named by several reports keeps each as its own node, named with its file, and is reported."""
     found: list[tuple[Path, bool]] = []
     for path in paths:
-        found += [(p, False) for p in sorted(path.glob("*.json"))] if path.is_dir() else [(path, True)]
+        try:
+            directory = path.is_dir()
+        except (OSError, ValueError):  # a name too long, a NUL, a lone surrogate: read as a file, which says why
+            directory = False
+        found += [(p, False) for p in sorted(path.glob("*.json"))] if directory else [(path, True)]
     if not found:
         raise ReportError(f"no JSON reports in {', '.join(map(str, paths))}")
     loaded, skipped = [], []

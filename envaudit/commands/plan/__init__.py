@@ -84,6 +84,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--requirement",
         dest="requirement_files",
         action="append",
+        type=options.path_text,
         default=[],
         metavar="FILE",
         help="a requirements file, as pip reads it (its -r/-c includes, markers, --hash; repeatable; - reads stdin)",
@@ -91,6 +92,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--pip-report",
         metavar="FILE",
+        type=options.path_text,
         help="pip's installation report (pip install --dry-run --ignore-installed --report FILE ...): what it"
         " resolves, for its environment's Python and platform",
     )

@@ -136,6 +136,8 @@ def _read(
             found.append(Line(opts.editable[0], source, constraint, editable=True))
         elif opts.requirement or opts.constraint:
             nested = (opts.requirement or opts.constraint)[0]
+            if "\x00" in nested or not nested.isprintable():
+                raise PlanError(f"{source}: it includes a file whose name holds characters no path has")
             if named := ENV_VAR.search(nested):
                 raise PlanError(
                     f"{source}: it includes a file named by ${{{named['name']}}}, which a plan does not expand"

@@ -1,7 +1,12 @@
 """What a child and the CPUs it may use did over a window: how a loaded machine is told from a hang.
 
-A child that timed out while computing was slow if it could not get the CPU it wanted, and hung if it could. Three
-readings say which, each taken at the start of the window and at its end:
+A child that timed out while computing was slow if it could not get the CPU it wanted, and hung if it could. The
+scheduler says which itself: `/proc/PID/task/*/schedstat` counts, per thread, the time it ran and the time it was
+runnable and waited for a CPU (`wait_fraction`, summed over the child's threads per second of the window). A child
+blocked in a call (a hung driver, a deadlock) neither runs nor waits; one that spins with a CPU to itself runs and
+hardly waits; one starved by other work waits, however busy or idle the rest of the machine is. The other readings,
+each taken at the start of the window and at its end, stay for what the scheduler's counters cannot say, and for
+kernels without them:
 - the child's own CPU time (all its threads);
 - the idle time of the CPUs the child may run on (its affinity: a Slurm or Kubernetes cpuset), not the whole
   machine's, which stays idle around a job confined to two busy cores; with their number, what neither the child
@@ -34,12 +39,13 @@ class Mark:
     idle_s: float | None  # idle time summed over the CPUs the child may use
     throttled_s: float | None  # time its cgroup (or an ancestor) was held by a CPU quota
     cpus: int | None  # how many CPUs the child may use
+    waited_s: float | None = None  # time its threads were runnable and waited for a CPU (schedstat)
 
 
 def mark(pid: int) -> Mark:
     cpus = _cpus(pid)
     count = len(cpus) if cpus is not None else None
-    return Mark(time.monotonic(), cpu_seconds(pid), idle_seconds(cpus), throttled_seconds(pid), count)
+    return Mark(time.monotonic(), cpu_seconds(pid), idle_seconds(cpus), throttled_seconds(pid), count, waited(pid))
 
 
 def load(before: Mark, after: Mark) -> JSONDict:
@@ -53,6 +59,7 @@ def load(before: Mark, after: Mark) -> JSONDict:
         ("cpu_fraction", before.cpu_s, after.cpu_s),
         ("idle_cpus", before.idle_s, after.idle_s),
         ("throttled_fraction", before.throttled_s, after.throttled_s),
+        ("wait_fraction", before.waited_s, after.waited_s),
     ):
         if start is not None and end is not None:
             found[key] = round((end - start) / seconds, 3)
@@ -61,6 +68,25 @@ def load(before: Mark, after: Mark) -> JSONDict:
     if before.cpu_s is not None and after.cpu_s is not None:
         found["cpu_s"] = round(after.cpu_s - before.cpu_s, 3)
     return found
+
+
+def waited(pid: int, proc: Path = Path("/proc")) -> float | None:
+    """Seconds the process's threads have spent runnable and waiting for a CPU, summed (the second field of each
+    thread's schedstat, in nanoseconds); None where the kernel does not keep them. A thread that ended is gone from
+    the sum: over a window, a child's threads that come and go can only lower what it waited."""
+    total, seen = 0, False
+    try:
+        threads = list((proc / str(pid) / "task").iterdir())
+    except OSError:
+        return None
+    for thread in threads:
+        try:
+            fields = (thread / "schedstat").read_text().split()
+        except OSError:
+            continue
+        if len(fields) >= 2 and fields[1].isdigit():
+            total, seen = total + int(fields[1]), True
+    return total / 1e9 if seen else None
 
 
 def cpu_seconds(pid: int) -> float | None:

@@ -160,6 +160,7 @@ class JaxFacts(TypedDict, total=False):  # what jax reported in the child proces
     cpu_fraction: float  # the share of a CPU the child used, when it timed out
     idle_cpus: float  # the CPUs it may use (its affinity) that sat idle meanwhile
     throttled_fraction: float  # the share of that time a CPU quota held its cgroup
+    wait_fraction: float  # the time its threads were runnable and waited for a CPU, per second (schedstat)
     cpus: int  # how many CPUs it may use
     cpu_s: float  # the CPU seconds it used meanwhile
     cost_s: float  # the declared cost of what it was doing (state.JAX_START_S)

@@ -85,8 +85,13 @@ def _jax_slow(facts: Facts) -> bool:
 def jax_slow(facts: Facts) -> list[Occurrence]:
     if not _jax_slow(facts):
         return []
-    idle, quota = facts.jax.get("idle_cpus"), facts.jax.get("throttled_fraction")
-    spare = f", {idle:g} of its CPUs idle" if isinstance(idle, int | float) else ""
+    idle, quota, waited = (
+        facts.jax.get("idle_cpus"),
+        facts.jax.get("throttled_fraction"),
+        facts.jax.get("wait_fraction"),
+    )
+    spare = f", waiting for a CPU {waited:.0%} of the time" if isinstance(waited, int | float) else ""
+    spare += f", {idle:g} of its CPUs idle" if isinstance(idle, int | float) else ""
     spare += f", held by a CPU quota {quota:.0%} of the time" if isinstance(quota, int | float) and quota else ""
     return [Occurrence(f"{facts.jax.get('message')} (it used {facts.jax.get('cpu_fraction'):.0%} of a CPU{spare})")]
 

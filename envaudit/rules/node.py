@@ -20,26 +20,31 @@ SPARE = 0.5  # CPUs the machine left idle meanwhile, below which the child was s
 THROTTLED = 0.1  # the share of the window a CPU quota held the child's cgroup, from which the child was starved
 TAKEN = 0.25  # of the CPUs the child may use, what other work took meanwhile, from which the child was starved
 ENOUGH = 4.0  # CPU seconds per second of declared cost (measured on 2 cores), twice over: enough to have finished
+# the share of the window the child's threads were runnable and waited for a CPU from which it was starved: a child
+# with a CPU to itself waits a few percent (its wake-ups); one sharing each CPU with another waits about half
+WAITED = 0.2
 
 
 def starved(load: Mapping[str, Any], facts: Facts) -> bool:
-    """A timeout that says the machine was too busy, not that something hangs: the child was computing, and a GPU
-    ran other jobs, or it got less CPU time than its declared cost needs (`ENOUGH`: a spin that had its CPU, or all
-    of its quota, is a hang) because the machine had none to spare (others took the CPUs it may use, or a cgroup's
-    CPU quota held it). Computing with CPUs to spare on idle GPUs is a hang that spins (a CUDA wait on a hung GPU
-    spins by default). Reports saved before envaudit measured the machine's idle time are judged by the child's CPU
-    time alone, as they were."""
+    """A timeout that says the machine was too busy, not that something hangs: the child was computing and could not
+    get the CPU it wanted. The scheduler's own counter says so (`wait_fraction`: its threads were runnable and waited
+    for a CPU), or a cgroup's CPU quota held it, or a GPU ran other jobs (a spin-wait on a GPU another job holds);
+    never where it had CPU enough to finish its work twice over (`ENOUGH`). A child blocked in a call (no CPU, no
+    wait) hangs, on an idle machine as on a loaded one. Reports saved before envaudit read the scheduler's counters
+    are judged by what they have: the child's CPU time and the idle time of its CPUs."""
     busy, idle, throttled = load.get("cpu_fraction"), load.get("idle_cpus"), load.get("throttled_fraction")
-    cpus, used, cost = load.get("cpus"), load.get("cpu_s"), load.get("cost_s")
+    cpus, used, cost, waited = load.get("cpus"), load.get("cpu_s"), load.get("cost_s"), load.get("wait_fraction")
     if not (isinstance(busy, int | float) and busy >= BUSY):
         return False
     if any(other_jobs(g, facts) for g in facts.nvidia.get("gpus") or [] if isinstance(g, dict)):
         return True  # a spin-wait on a GPU another job holds: CPU time says nothing
     if isinstance(used, int | float) and isinstance(cost, int | float) and used > ENOUGH * cost:
         return False  # it had CPU enough to finish its work twice over, whatever the others or a quota took
-    if not isinstance(idle, int | float):
-        return True
     if isinstance(throttled, int | float) and throttled >= THROTTLED:
+        return True
+    if isinstance(waited, int | float):
+        return waited >= WAITED
+    if not isinstance(idle, int | float):
         return True
     # others took CPU from it: few of its CPUs idle, and (where their number is known) not because it used them
     others = cpus - busy - idle if isinstance(cpus, int) and not isinstance(cpus, bool) else TAKEN

@@ -1,14 +1,16 @@
 """A node is never drained because the machine was slow, and never passed because something hangs: a probe that runs
-out of time while computing on a machine with no CPU to spare (16 checks on 2 cores) is a warning saying what to
-change; one that runs out of time blocked, using no CPU (a hung driver call, a deadlock), or spinning while CPUs
-sat idle (a CUDA wait on a hung GPU spins), is a failure. The child's CPU time and the machine's idle time over
-the window tell them apart."""
+out of time while it wanted a CPU and had to wait for one (16 checks on 2 cores) is a warning saying what to change;
+one that runs out of time blocked, using no CPU (a hung driver call, a deadlock), or spinning with a CPU to itself (a
+CUDA wait on a hung GPU spins), is a failure. The scheduler's own counters (/proc/PID/task/*/schedstat: time run,
+time waited for a CPU) tell them apart, so these tests hold whatever else the machine is doing: a blocked child
+waits for no CPU on a busy machine either, and a child sharing every CPU with two others waits on any machine."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -21,6 +23,8 @@ from envaudit import judge
 from envaudit.child import load
 from envaudit.model.facts import GPU
 from envaudit.model.report import ProbeResult
+from envaudit.rules import node
+from envaudit.rules.node import WAITED
 from tests.conftest import PYTHON, ROOT, envaudit_run
 from tests.judge.test_judge import MACHINES
 
@@ -55,8 +59,13 @@ def timed_out(tmp_path: Path, child_env: dict[str, str], names: str, total: floa
 
 @contextmanager
 def every_cpu_taken() -> Iterator[None]:
-    """Other work on every CPU of the machine (and one more), as a loaded node has."""
-    hogs = [subprocess.Popen([PYTHON, "-c", "while True: pass"]) for _ in range((os.cpu_count() or 1) + 1)]
+    """Two other processes spinning on every CPU of the machine (and one more), each in a session of its own as
+    other jobs are (the scheduler shares CPUs fairly between sessions' groups: hogs in the test's own session would
+    only slow the test), so that every runnable process waits for a CPU about half the time."""
+    hogs = [
+        subprocess.Popen([PYTHON, "-c", "while True: pass"], start_new_session=True)
+        for _ in range(2 * (os.cpu_count() or 1) + 1)
+    ]
     try:
         yield
     finally:
@@ -67,37 +76,72 @@ def every_cpu_taken() -> Iterator[None]:
 
 @pytest.mark.slow
 @pytest.mark.alone
-def test_computing_until_the_bound_on_a_loaded_machine_is_slow(tmp_path: Path, child_env: dict[str, str]) -> None:
+def test_computing_until_the_bound_while_waiting_for_a_cpu_is_slow(tmp_path: Path, child_env: dict[str, str]) -> None:
     with every_cpu_taken():
         (busy,) = timed_out(tmp_path, child_env, "busy")
-    assert busy.status == "timeout" and busy.metrics["cpu_fraction"] > 0.02 and busy.metrics["idle_cpus"] < 0.5
+    assert busy.status == "timeout" and busy.metrics["cpu_fraction"] > 0.02
+    assert busy.metrics["wait_fraction"] >= WAITED  # the scheduler's word: runnable, and made to wait
     found = {f.id: f.severity for f in judge.judge([busy], MACHINES["cpu"]).findings}
     assert found == {"probe-busy-timeout": "warn"}
 
 
 @pytest.mark.slow
 @pytest.mark.alone
-def test_blocked_or_spinning_with_cpus_to_spare_is_hung(tmp_path: Path, child_env: dict[str, str]) -> None:
-    busy, blocked = timed_out(tmp_path, child_env, "busy,blocked")
-    assert busy.status == blocked.status == "timeout"
-    assert busy.metrics["cpu_fraction"] > 0.5 and blocked.metrics["cpu_fraction"] < 0.01
-    assert busy.metrics["idle_cpus"] >= 0.5  # this machine had CPU to spare: nothing starved the spinning child
-    found = {f.id: f.severity for f in judge.judge([busy, blocked], MACHINES["cpu"]).findings}
-    assert found == {"probe-busy-timeout": "fail", "probe-blocked-timeout": "fail"}
+def test_a_blocked_child_is_hung_on_a_busy_machine_too(tmp_path: Path, child_env: dict[str, str]) -> None:
+    """The review's case: with every CPU busy, a hang was "the machine was too busy". A child blocked in a call
+    neither runs nor waits for a CPU, however loaded the machine: it hangs."""
+    with every_cpu_taken():
+        (blocked,) = timed_out(tmp_path, child_env, "blocked")
+    assert blocked.status == "timeout" and blocked.metrics["cpu_fraction"] < 0.01
+    assert blocked.metrics["wait_fraction"] < WAITED
+    found = {f.id: f.severity for f in judge.judge([blocked], MACHINES["cpu"]).findings}
+    assert found == {"probe-blocked-timeout": "fail"}
+
+
+def test_the_scheduler_counts_a_blocked_childs_wait_as_none_and_a_starved_ones_as_half() -> None:
+    """load.waited reads what the kernel counted: measured on real children, not on the machine's idle time."""
+    blocked = subprocess.Popen([PYTHON, "-c", "import time; time.sleep(60)"])
+    try:
+        first = load.mark(blocked.pid)
+        time.sleep(0.5)
+        window = load.load(first, load.mark(blocked.pid))
+    finally:
+        blocked.kill()
+        blocked.wait()
+    if "wait_fraction" not in window:
+        pytest.skip("this kernel keeps no schedstat")
+    assert window["wait_fraction"] < 0.05 and window["cpu_fraction"] < 0.05
+
+
+@pytest.mark.parametrize(
+    ("metrics", "starved"),
+    [
+        ({"cpu_fraction": 0.5, "wait_fraction": 0.5}, True),  # runnable half the time, and kept waiting
+        ({"cpu_fraction": 1.0, "wait_fraction": 0.01, "idle_cpus": 0.0}, False),  # a CPU to itself: it spins
+        ({"cpu_fraction": 0.0, "wait_fraction": 0.0, "idle_cpus": 0.0}, False),  # blocked, on a full machine
+        ({"cpu_fraction": 0.5, "wait_fraction": 0.01, "throttled_fraction": 0.5}, True),  # a quota held it
+        ({"cpu_fraction": 0.5, "wait_fraction": 0.5, "cpu_s": 100.0, "cost_s": 1.0}, False),  # had enough CPU
+        ({"cpu_fraction": 0.5, "idle_cpus": 0.1, "cpus": 2}, True),  # a report saved before schedstat was read
+        ({"cpu_fraction": 0.9, "idle_cpus": 1.0, "cpus": 2}, False),
+    ],
+)
+def test_starved_is_the_schedulers_word(metrics: dict[str, float], starved: bool) -> None:
+    assert node.starved(metrics, MACHINES["cpu"]) is starved
 
 
 @pytest.mark.slow
 @pytest.mark.alone
-def test_a_spinning_hang_in_import_jax_fails_the_node_and_a_loaded_one_does_not(child_env: dict[str, str]) -> None:
-    """The review's case: `import jax` spinning for ever gave `envaudit OK` (and the Slurm wrapper resumed the
-    node). With CPUs to spare it is jax-broken, a failure; the same spin on a machine with none is too busy."""
-    env = {**child_env, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "faults" / "spin_on_import"), str(ROOT)])}
+def test_a_hang_in_import_jax_fails_the_node_however_busy_and_a_starved_one_does_not(child_env: dict[str, str]) -> None:
+    """`import jax` blocked for ever on a node whose CPUs are all busy with jobs: jax-broken, a failure (it was
+    "too busy" before). The same import spinning while it shares every CPU with two others is too busy."""
     argv = [PYTHON, "-m", "envaudit", "health", "--probe", "dense_chain", "--timeout", "3", "--total-timeout", "6"]
-    idle = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
-    assert idle.returncode == 1 and idle.stdout.startswith("envaudit FAIL") and "jax-broken" in idle.stdout
+    hang = {**child_env, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "faults" / "hang_on_import"), str(ROOT)])}
+    spin = {**child_env, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests" / "faults" / "spin_on_import"), str(ROOT)])}
     with every_cpu_taken():
-        loaded = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
-    assert loaded.returncode == 0 and "jax-broken" not in loaded.stdout, loaded.stdout
+        hung = subprocess.run(argv, env=hang, capture_output=True, text=True, timeout=120)
+        starved = subprocess.run(argv, env=spin, capture_output=True, text=True, timeout=120)
+    assert hung.returncode == 1 and hung.stdout.startswith("envaudit FAIL") and "jax-broken" in hung.stdout
+    assert starved.returncode == 0 and "jax-broken" not in starved.stdout, starved.stdout
 
 
 def test_other_jobs_on_a_gpu_make_a_timeout_a_warning() -> None:

@@ -225,6 +225,7 @@ class Facts:
     installers: dict[str, str] = field(default_factory=dict)  # canonical name -> its INSTALLER (pip, uv, conda)
     xla_flags: XlaFlagsFacts = field(default_factory=lambda: XlaFlagsFacts(status="unknown"))
     messages: list[Message] = field(default_factory=list)  # messages a bug report quotes (rules/signatures.py)
+    errors: list[Message] = field(default_factory=list)  # error lines a bug report quotes that no signature reads
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v if isinstance(v, str) else v.copy() for k, v in vars(self).items()}  # the fields, in order
@@ -257,6 +258,7 @@ class FactsDocument(TypedDict, total=False):  # Facts as JSON: what `problem` ch
     installers: dict[str, str]
     xla_flags: XlaFlagsFacts
     messages: list[Message]
+    errors: list[Message]
 
 
 def _before_origin(data: dict[str, Any], mode: str) -> dict[str, Any]:

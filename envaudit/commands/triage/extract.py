@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from envaudit.commands.triage import gpus
+from envaudit.model.facts import Message
 from envaudit.model.scope import PLUGIN, canonicalize_name, is_relevant
 from envaudit.model.versions import public, release
 from envaudit.rules import extras as extras_model
@@ -175,6 +176,35 @@ JAX_USE = re.compile(
 
 def mentions_jax(text_lines: list[str]) -> bool:
     return any(JAX_USE.search(line) for line in text_lines)
+
+
+# what an error looks like in a paste, whatever printed it: Python's last traceback line (`ValueError: ...`,
+# `jaxlib.xla_extension.XlaRuntimeError: INTERNAL: ...`), a crash (a signal, a fatal error, an abort, a failed
+# CHECK or a glog FATAL line), CUDA's and cuDNN's status names, pip's refusals
+ERROR = re.compile(
+    r"^\s*+(?:\w+\.){0,8}[A-Z]\w{0,60}(?:Error|Exception)(?::|$)"
+    r"|\b(?:Segmentation fault|core dumped|Fatal Python error|Aborted \(core|terminate called after"
+    r"|Check failed:|double free or corruption)"
+    r"|^\s*+F\d{4} \d\d:\d\d"
+    r"|\bCUDA_ERROR_[A-Z_]++|\bCUDNN_STATUS_(?!SUCCESS)[A-Z_]++"
+    r"|^\s*+ERROR: (?:Could not find a version|No matching distribution|Cannot install|ResolutionImpossible)"
+)
+MAX_ERRORS = 20
+
+
+def errors(text_lines: list[str], read: list[str]) -> list[Message]:
+    """The lines that look like an error, but those a signature read (`read`: what the signatures matched, its
+    whitespace collapsed), first ones first (a log repeats its error): each once, at its first line, at most
+    MAX_ERRORS."""
+    found: dict[str, Message] = {}
+    for number, line in enumerate(text_lines, start=1):
+        text = " ".join(line.split())
+        if text in found or not ERROR.search(line) or any(text in m or m in text for m in read if m):
+            continue
+        found[text] = Message(line=number, text=text[:300])
+        if len(found) == MAX_ERRORS:
+            break
+    return list(found.values())
 
 
 @dataclass(frozen=True)

@@ -170,9 +170,10 @@ def triage(raw: bytes) -> Triage:
     for line, text in sorted(longest.items()):
         first.setdefault(text, Message(line=line, text=text))
     messages = list(first.values())[: read.MAX_MESSAGES]
+    unexplained = extract.errors(text_lines, [m.text for m in matches])
     result = []
     for env in environments:
-        facts = replace(facts_of(env), messages=messages)
+        facts = replace(facts_of(env), messages=messages, errors=unexplained)
         report = assemble.assemble(facts, mode="triage", host_info={"hostname": "bug report"})
         seen = sorted((s for v in env.values() for s in (v if isinstance(v, list) else [v])), key=lambda s: s.line)
         result.append(Environment(tuple(seen), report, tuple(missing(facts)), tuple(possible(facts))))

@@ -55,12 +55,16 @@ LINE_LIMIT = 256 * 1024  # characters of one line read from a child; the rest of
 QUEUED = 64  # lines read ahead of the parent: a child that writes faster waits on its pipe
 
 
-def _pump(stream: Any, sink: queue.Queue[str | None] | collections.deque[str], stop: threading.Event) -> None:
+def _pump(stream: Any, sink: queue.Queue[str | None] | Tail, stop: threading.Event) -> None:
     """Forward the stream's lines, each cut at LINE_LIMIT; into a bounded queue (put waits, so a flood stops at
     the pipe) or the tail deque. Ends at the end of the stream or when `stop` is set."""
-    for line in _lines(stream):
-        if isinstance(sink, collections.deque):
-            sink.append(line.rstrip())
+    for line, read in _lines(stream):
+        if isinstance(sink, Tail):
+            sink.read += read
+            if line:
+                sink.lines.append(line.rstrip())
+            continue
+        if not line:
             continue
         while not stop.is_set():
             try:
@@ -74,14 +78,14 @@ def _pump(stream: Any, sink: queue.Queue[str | None] | collections.deque[str], s
         sink.put(None)  # the end (the parent drains the queue until this, unless it stopped reading)
 
 
-def _lines(stream: Any) -> Iterator[str]:
-    """The stream's lines, none longer than LINE_LIMIT (an overlong one is cut there, its rest skipped), so that
-    a child that prints without a newline (`cat /dev/zero`) is read in bounded memory."""
+def _lines(stream: Any) -> Iterator[tuple[str, int]]:
+    """The stream's lines, none longer than LINE_LIMIT (an overlong one is cut there, its rest skipped, as ""), so
+    that a child that prints without a newline (`cat /dev/zero`) is read in bounded memory; each with how many
+    characters were read for it (what the child printed, skipped or not)."""
     skipping = False
     while chunk := stream.readline(LINE_LIMIT):
         ended = chunk.endswith("\n")
-        if not skipping:
-            yield chunk if ended else chunk + "\n"
+        yield ("" if skipping else chunk if ended else chunk + "\n"), len(chunk)
         skipping = not ended
 
 
@@ -91,6 +95,7 @@ class Tail:
     def __init__(self) -> None:
         self.lines: collections.deque[str] = collections.deque(maxlen=5)
         self.reader: threading.Thread | None = None
+        self.read = 0  # characters read so far (a line past LINE_LIMIT counted as cut): how much the child printed
 
     def last(self) -> str:
         """Its last line, once the reader has seen the end of the stream (at most a second after the child is
@@ -132,7 +137,8 @@ def _follow_child(state: Run, proc: subprocess.Popen[str]) -> None:
     lines: queue.Queue[str | None] = queue.Queue(maxsize=QUEUED)
     tail = Tail()
     stop = threading.Event()
-    for stream, sink in ((proc.stdout, lines), (proc.stderr, tail.lines)):
+    sinks: tuple[tuple[Any, queue.Queue[str | None] | Tail], ...] = ((proc.stdout, lines), (proc.stderr, tail))
+    for stream, sink in sinks:
         reader = threading.Thread(target=_pump, args=(stream, sink, stop), daemon=True)
         reader.start()
     tail.reader = reader
@@ -149,7 +155,7 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
     """Read the child's events until it is gone; on a timeout kill it; then say how it ended."""
     reports_facts = state.facts_wanted
     current, since = (FACTS_STAGE if reports_facts else state.next_label()), time.monotonic()
-    mark = load.mark(proc.pid)
+    mark, printed = load.mark(proc.pid), tail.read
     started: set[str] = set()
     while True:
         bound = min(since + state.timeout_of(current), state.deadline)
@@ -159,6 +165,8 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
             line = lines.get(timeout=max(bound - time.monotonic(), 0.0))
         except queue.Empty:  # what it and the machine did meanwhile tells a loaded machine from a hang
             used = {**load.load(mark, load.mark(proc.pid)), "cost_s": state.cost_of(current)}
+            seconds = max(time.monotonic() - since, 1e-6)
+            used["printed_kib_s"] = round((tail.read - printed) / 1024 / seconds, 1)  # a flood is no starved child
             return _ended(state, current, since, reap(proc), reports_facts, tail, timed_out=True, used=used)
         if line is None:  # the child closed its output: it is exiting, or hangs on the way out (atexit, a thread)
             return _ended(state, current, since, _reap(proc, bound), reports_facts, tail, timed_out=False)
@@ -168,9 +176,9 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
             state.remember_fact(event)
         elif kind == "facts_done" and current == FACTS_STAGE:
             state.finish_facts(ended=None, timed_out=False, seconds=time.monotonic() - since)
-            current, since, mark = state.next_label(), time.monotonic(), load.mark(proc.pid)
+            current, since, mark, printed = state.next_label(), time.monotonic(), load.mark(proc.pid), tail.read
         elif kind == "start" and state.is_pending(event.get("probe")) and event["probe"] not in started:
-            current, since, mark = str(event["probe"]), time.monotonic(), load.mark(proc.pid)
+            current, since, mark, printed = str(event["probe"]), time.monotonic(), load.mark(proc.pid), tail.read
             started.add(current)  # once: a child that says it starts again does not get its bound again
             state.tell("start", current)
         elif kind in ("result", "error") and event.get("probe") == current and state.is_pending(current):

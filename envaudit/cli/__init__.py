@@ -76,7 +76,7 @@ def _main(argv: list[str]) -> int:
     try:
         return run(build_parser().parse_args(argv))
     except BadInput as exc:  # any module's bad input (UsageError, ReportError, PlanError, OutputError, ...)
-        print(f"envaudit: error: {exc}", file=sys.stderr)
+        print(f"envaudit: error: {one_line(exc)}", file=sys.stderr)
         return Exit.USAGE
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0)
@@ -90,8 +90,14 @@ def _main(argv: list[str]) -> int:
         print("envaudit: terminated (SIGTERM): the audit did not complete", file=sys.stderr)
         return Exit.INTERNAL
     except Exception as exc:  # the audit itself broke: say so in one line, exit 3, never a traceback
-        print(f"envaudit: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"envaudit: internal error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
         return Exit.INTERNAL
+
+
+def one_line(said: object) -> str:
+    """A message as one line a terminal shows as it is: what a file's key or value put in it (a newline, an escape
+    sequence) written as Python writes it in a string, never acted on."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in str(said))
 
 
 def main_entry() -> None:

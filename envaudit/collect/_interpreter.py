@@ -59,6 +59,7 @@ def python_facts() -> PythonFacts:
             os.path.abspath(e) for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e
         ),
         "user_site": site.getusersitepackages() if site.ENABLE_USER_SITE else "",  # on sys.path before site-packages
+        "home": os.path.expanduser("~"),
     }
 
 

@@ -2,12 +2,14 @@
 collapsible <details> block, so a maintainer sees the essentials first and can still read everything.
 
 Every value from the report goes through summary.clean (no control character, so no line a crafted value starts,
-no terminal escape), then `_cell` (a pipe cannot end a table cell) or `_code` (a backtick cannot end a code span);
+no terminal escape), then `_cell` (HTML escaped, and a pipe cannot end a table cell) or `_code` (a backtick cannot
+end a code span);
 a reference is a link only when it is one URL.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Callable
@@ -20,7 +22,9 @@ URL = re.compile(r"https?://[^\s<>`|]+")
 
 
 def _cell(text: object) -> str:
-    return summary.clean(text).replace("|", "\\|")
+    """Text in a table cell or a line: no HTML of a report's values is ever rendered (`<img onerror=...>` in a
+    version shows as text), and a pipe cannot end the cell."""
+    return html.escape(summary.clean(text), quote=False).replace("|", "\\|")
 
 
 def _code(text: object) -> str:

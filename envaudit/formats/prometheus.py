@@ -24,7 +24,10 @@ from envaudit.model.report import PROBE_STATUSES, SEVERITIES, VERDICTS, Report
 
 
 def _escape(value: object) -> str:
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    """A label value as the exposition format writes it (backslash, newline and quote escaped), and no control or
+    format character a saved report put in it (a terminal that shows the textfile acts on none)."""
+    text = "".join(ch if ch.isprintable() or ch == "\n" else "\ufffd" for ch in str(value))
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
 def _labels(labels: dict[str, object]) -> str:

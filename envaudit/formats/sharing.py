@@ -2,7 +2,8 @@
 of the audited environment.
 
 Every string of the report is rewritten the same way: the audited environment's prefix (`facts.python.prefix`)
-becomes `<env>`, a home directory (`/home/NAME`, `/Users/NAME`, `/root`) `~`, and the host name is dropped from the
+becomes `<env>`, a home directory (`/home/NAME`, `/Users/NAME`, `/root`, and wherever the audited user's home is:
+`facts.python.home`, `/scratch/users/NAME` on a cluster) `~`, and the host name is dropped from the
 report's `host` and from jax's `platform.uname()` line in `jax.print_environment_info()` (elsewhere a short host
 name could be part of any word, so it is not searched for). System paths (`/usr/local/cuda-12.4`) stay: they say
 which toolkit was found, and name no one.
@@ -20,30 +21,33 @@ UNAME_NODE = re.compile(r"node='[^']*'")
 ENV = "<env>"
 
 
-def _paths(text: str, prefix: str) -> str:
+def _paths(text: str, prefix: str, home: str = "") -> str:
     if prefix and len(prefix) > 1:
         text = re.sub(rf"(?<![\w.-]){re.escape(prefix)}(?=/|\b|$)", ENV, text)
+    if home and len(home) > 1 and home != "/":
+        text = re.sub(rf"(?<![\w.-]){re.escape(home.rstrip('/'))}(?=/|\b|$)", "~", text)
     return UNAME_NODE.sub("node='<host>'", HOME.sub("~", text))
 
 
-def _walk(value: Any, prefix: str) -> Any:
+def _walk(value: Any, prefix: str, home: str) -> Any:
     if isinstance(value, str):
-        return _paths(value, prefix)
+        return _paths(value, prefix, home)
     if isinstance(value, dict):
-        return {_paths(k, prefix) if isinstance(k, str) else k: _walk(v, prefix) for k, v in value.items()}
+        return {_paths(k, prefix, home) if isinstance(k, str) else k: _walk(v, prefix, home) for k, v in value.items()}
     if isinstance(value, list):
-        return [_walk(v, prefix) for v in value]
+        return [_walk(v, prefix, home) for v in value]
     return value
 
 
 def document(report: Report) -> JSONDict:
     """The report's JSON document, as it may be shared."""
-    prefix = str(report.facts.python.get("prefix") or "")
-    shared: JSONDict = _walk(report.to_dict(), prefix)
+    prefix, home = str(report.facts.python.get("prefix") or ""), str(report.facts.python.get("home") or "")
+    shared: JSONDict = _walk(report.to_dict(), prefix, home)
     shared["host"] = {}
     return shared
 
 
 def text(report: Report, value: object) -> str:
     """One value of the report, as it may be shared."""
-    return _paths(str(value), str(report.facts.python.get("prefix") or ""))
+    python = report.facts.python
+    return _paths(str(value), str(python.get("prefix") or ""), str(python.get("home") or ""))

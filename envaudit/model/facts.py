@@ -41,6 +41,7 @@ class PythonFacts(TypedDict, total=False):
     pip: bool  # pip imports in it (a uv venv has none): else a fix installs with uv, or ensurepip first
     pythonpath: str  # PYTHONPATH's entries, made absolute as sys.path holds them
     user_site: str  # the user site-packages when it is on sys.path, else ""
+    home: str  # the home directory of the user it ran as (what a report shared in public replaces by ~)
 
 
 class Ptxas(TypedDict, total=False):  # the first ptxas on PATH (collect/toolkit.py), read, never run
@@ -161,6 +162,7 @@ class JaxFacts(TypedDict, total=False):  # what jax reported in the child proces
     idle_cpus: float  # the CPUs it may use (its affinity) that sat idle meanwhile
     throttled_fraction: float  # the share of that time a CPU quota held its cgroup
     wait_fraction: float  # the time its threads were runnable and waited for a CPU, per second (schedstat)
+    printed_kib_s: float  # what it printed on its stderr meanwhile, KiB per second (a flood had its CPU)
     cpus: int  # how many CPUs it may use
     cpu_s: float  # the CPU seconds it used meanwhile
     cost_s: float  # the declared cost of what it was doing (state.JAX_START_S)

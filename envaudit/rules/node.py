@@ -23,6 +23,7 @@ ENOUGH = 4.0  # CPU seconds per second of declared cost (measured on 2 cores), t
 # the share of the window the child's threads were runnable and waited for a CPU from which it was starved: a child
 # with a CPU to itself waits a few percent (its wake-ups); one sharing each CPU with another waits about half
 WAITED = 0.2
+FLOOD = 1024.0  # KiB per second a timed-out child printed, from which it was flooding, not starved
 
 
 def starved(load: Mapping[str, Any], facts: Facts) -> bool:
@@ -40,6 +41,8 @@ def starved(load: Mapping[str, Any], facts: Facts) -> bool:
         return True  # a spin-wait on a GPU another job holds: CPU time says nothing
     if isinstance(used, int | float) and isinstance(cost, int | float) and used > ENOUGH * cost:
         return False  # it had CPU enough to finish its work twice over, whatever the others or a quota took
+    if isinstance(printed := load.get("printed_kib_s"), int | float) and printed >= FLOOD:
+        return False  # it spent its time printing without end (a line that never ends): a hang that floods
     if isinstance(throttled, int | float) and throttled >= THROTTLED:
         return True
     if isinstance(waited, int | float):

@@ -28,6 +28,8 @@ def _refused(entry: XlaFlag) -> str:
     if entry.get("defined") is False:
         if not entry.get("name"):
             return f"{shown} names no flag (XLA takes --NAME or --NAME=VALUE)"
+        if str(entry.get("name")) not in shown:  # a word the report hides (it may be a secret): nor its name
+            return f"{shown}: an argument that names no flag of the installed jaxlib"
         return f"{shown}: the installed jaxlib has no flag {entry.get('name')}"
     if entry.get("value_ok") is False:
         kind = str(entry.get("kind") or "?")

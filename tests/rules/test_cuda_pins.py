@@ -132,6 +132,8 @@ def test_a_plugin_jax_does_not_use_has_no_pins_to_keep(capsys: pytest.CaptureFix
 
 def test_a_cudnn_rule_before_894_is_the_one_finding(capsys: pytest.CaptureFixture[str]) -> None:
     found = findings(capsys, "0.4.26", "nvidia-cudnn-cu12==8.6.0.163")
+    # planned on aarch64 (BESIDE_MISCOMPILES), where jax-cuda12-plugin 0.4.26 has no wheel: that is its own finding
+    found = [f for f in found if f["id"] != "no-wheel-for-platform"]
     assert [f["id"] for f in found if not f["caused_by"] and f["severity"] in ("fail", "warn")] == [
         "cudnn-below-894-cuda12-jaxlib-0417"
     ]

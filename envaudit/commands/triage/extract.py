@@ -15,6 +15,7 @@ from typing import Literal
 
 from envaudit.commands.triage import gpus
 from envaudit.model.facts import Message
+from envaudit.model.redact import scrubber
 from envaudit.model.scope import PLUGIN, canonicalize_name, is_relevant
 from envaudit.model.versions import public, release
 from envaudit.rules import extras as extras_model
@@ -222,7 +223,8 @@ def lines(raw: bytes) -> tuple[list[str], bool]:
     text = ESCAPES.sub("", raw[:MAX_BYTES].decode("utf-8", errors="replace"))
     found = text.splitlines()
     cut = cut or len(found) > MAX_LINES or any(len(line) > MAX_LINE for line in found)
-    clean = ["".join(ch if ch.isprintable() or ch == "\t" else " " for ch in line[:MAX_LINE]) for line in found]
+    scrub = scrubber({})  # a URL's credentials, query and fragment, a PEM block: never quoted back in a reply
+    clean = [scrub("".join(ch if ch.isprintable() or ch == "\t" else " " for ch in line[:MAX_LINE])) for line in found]
     return clean[:MAX_LINES], cut
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import re
 
+# envaudit's own distribution: jax-envaudit (the name on the index), envaudit before it was renamed
+SELF = frozenset({"jax-envaudit", "envaudit"})
 # The audited stack: exact names, and patterns for the families whose names carry a CUDA/ROCm major.
-RELEVANT_NAMES = frozenset(
+RELEVANT_NAMES = SELF | frozenset(
     {
         "jax",
         "jaxlib",
@@ -29,7 +31,6 @@ RELEVANT_NAMES = frozenset(
         "opt-einsum",
         "chex",
         "frozendict",
-        "envaudit",
         "tensorstore",  # orbax-checkpoint's compiled dependency (declared-requires.toml reads its releases)
         "jax-metal",  # the Metal plugin: its releases pin the jax and jaxlib they work with (declared-requires.toml)
         # the libraries whose releases scripts/derive/library_uses.py reads (api-removals.toml speaks of them; a

@@ -26,15 +26,53 @@ pytestmark = pytest.mark.realenv
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
+NAME = "jax-envaudit"  # the distribution's name on the index (the index's "envaudit" is another project)
+
+
 @pytest.fixture(scope="module")
-def bare(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A uv venv holding this checkout as a user installs it, with its dependencies, and nothing else (2-3 s with
-    uv's cache warm). envaudit is rebuilt from the working tree (uv would reuse a wheel built from an older one)."""
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist and the wheel of the working tree, as a release would publish them."""
+    out = tmp_path_factory.mktemp("dist")
+    subprocess.run([*UV, "build", "-q", "--sdist", "--wheel", "-o", str(out), str(ROOT)], check=True, timeout=300)
+    return out
+
+
+@pytest.fixture(scope="module")
+def bare(built: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A uv venv holding envaudit installed by its name from the built wheel, with its dependencies, and nothing
+    else (2-3 s with uv's cache warm)."""
     prefix = tmp_path_factory.mktemp("bare") / "venv"
     subprocess.run([*UV, "venv", "-q", "--python", sys.executable, str(prefix)], check=True)
-    install = [*UV, "pip", "install", "-q", "--python", str(prefix / "bin" / "python"), "--refresh-package", "envaudit"]
-    subprocess.run([*install, str(ROOT)], check=True, capture_output=True, timeout=300)
+    install = [*UV, "pip", "install", "-q", "--python", str(prefix / "bin" / "python"), "--find-links", str(built)]
+    subprocess.run([*install, NAME], check=True, capture_output=True, timeout=300)
     return prefix
+
+
+def test_the_release_files_carry_valid_metadata_under_the_new_name(built: Path) -> None:
+    """What `twine check` checks: the wheel's METADATA is valid core metadata (packaging reads and validates it),
+    names jax-envaudit, and carries the README as its description in the type it declares; the sdist is there."""
+    import zipfile
+
+    from packaging.metadata import Metadata
+
+    (wheel,) = built.glob("*.whl")
+    (sdist,) = built.glob("*.tar.gz")
+    assert wheel.name.startswith("jax_envaudit-") and sdist.name.startswith("jax_envaudit-")
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = Metadata.from_email(archive.read(name), validate=True)
+        scripts = archive.read(name.replace("METADATA", "entry_points.txt")).decode()
+        shipped = set(archive.namelist())
+    assert metadata.name == NAME and metadata.description_content_type == "text/markdown"
+    assert metadata.description and metadata.description.startswith("# envaudit")
+    assert "envaudit = envaudit.__main__:main_entry" in scripts and "jax-envaudit = " in scripts
+    assert any(n.startswith("envaudit/_probes/") and n.endswith(".py") for n in shipped)  # the probes ship
+
+
+def test_the_installed_wheel_runs_by_both_names(bare: Path, tmp_path: Path) -> None:
+    for command in ("envaudit", NAME):
+        done = subprocess.run([str(bare / "bin" / command), "--version"], **_quiet(tmp_path))
+        assert done.returncode == 0 and done.stdout.startswith("envaudit "), (command, done.stderr)
 
 
 def _shell() -> dict[str, str]:

@@ -25,6 +25,7 @@ from envaudit.formats.summary import clean
 from envaudit.judge import table
 from envaudit.model.facts import ReportError
 from envaudit.model.report import ProbeResult, Report
+from envaudit.model.scope import SELF
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def environment(report: Report) -> dict[str, str]:
     """The facts whose difference between nodes is drift, flattened to comparable strings."""
     f = report.facts
     gpus = f.nvidia.get("gpus") or []
-    env = {f"package {k}": v for k, v in f.packages.items() if k != "envaudit"}
+    env = {f"package {k}": v for k, v in f.packages.items() if k not in SELF}
     env |= {f"env {k}": v for k, v in f.env.items() if not k.startswith("ENVAUDIT_")}
     env |= {
         "driver": str(f.nvidia.get("driver_version")),

@@ -24,7 +24,7 @@ from packaging.version import InvalidVersion, Version
 
 from envaudit.commands.plan.inputs import Kind, PlanError, markers, pipreport, pylock, pyproject, requirements, uvlock
 from envaudit.commands.plan.inputs.values import Declared, Resolved, Source
-from envaudit.model.scope import canonicalize_name, is_relevant
+from envaudit.model.scope import SELF, canonicalize_name, is_relevant
 
 REPORT = "pip install --dry-run --ignore-installed --report report.json"  # a resolution, nothing installed
 
@@ -33,7 +33,7 @@ def evaluated(name: str) -> bool:
     """A distribution the plan evaluates: the audited stack (scope.py) but envaudit, which scope names so that a
     report records which envaudit wrote it, and whose version no rule reads (`pip freeze` says `envaudit @ file:...`
     of a local install of it)."""
-    return is_relevant(name) and canonicalize_name(name) != "envaudit"
+    return is_relevant(name) and canonicalize_name(name) not in SELF
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,10 @@ def collect(*, timeout: float = 60.0, python: str | None = None) -> Facts:
     """Facts of this machine but what jax says (the audit's child reports that, and `--quick` starts no jax): no
     jax import anywhere, in well under a second. `python`: the interpreter whose environment is audited, when it is
     not this one (`--python`)."""
-    return snapshot(JaxFacts(status="skipped", message="--quick does not start jax"), python=python, timeout=timeout)
+    skipped = JaxFacts(status="skipped", message="--quick does not start jax")
+    if python is not None:
+        skipped["other_python"] = python
+    return snapshot(skipped, python=python, timeout=timeout)
 
 
 def snapshot(

@@ -29,6 +29,8 @@ def python_line(facts: Facts) -> str:
     kind = "conda" if py.get("conda") else "virtualenv" if py.get("virtualenv") else "system"
     kind = {"uv": "uv venv", "venv": "virtualenv"}.get(str(py.get("environment")), py.get("environment") or kind)
     without = ", no pip" if py.get("pip") is False else ""  # its fixes install with uv, or ensurepip first
+    if "implementation" not in py and "executable" not in py:  # a plan's, or a report's: only the version stated
+        return f"{py.get('version', '?')} (as stated; no interpreter was examined)"
     return f"{py.get('version', '?')} ({py.get('implementation', '?')}, {kind}{without})"
 
 

@@ -122,6 +122,8 @@ def _finding(out: _Lines, f: Finding, caused: list[Finding], *, ignored: bool = 
         out.para(c(f.detail), DETAIL, DETAIL)
     if f.fix:
         out.command(c(f.fix), f"{DETAIL}fix: ")
+    elif not verbose and f.advice is not None and f.advice.text and not ignored:  # the next step, without -v
+        out.para(c(f.advice.text), f"{DETAIL}next: ", DETAIL)
     for ref in f.references if verbose else ():
         out.command(c(ref), f"{DETAIL}see: ")  # a URL is not broken either
     if caused:  # folded: one line each, the root's fix is theirs
@@ -147,6 +149,12 @@ def _probes(out: _Lines, report: Report) -> None:
         return
     c, color = summary.clean, out.style.color
     out.blank("Probes")
+    skipped = [p for p in report.probes if p.status == "skip"]
+    reasons = {p.message for p in skipped}
+    if len(skipped) == len(report.probes) > 2 and len(reasons) == 1:  # one reason for all: said once
+        names = ", ".join(c(p.run.label) for p in skipped)
+        out.para(f"{len(skipped)} skipped: {c(reasons.pop())} ({names})", "  skip    ", " " * 10)
+        return
     width = max(len(c(p.run.label)) for p in report.probes)
     for p in report.probes:
         status = p.status.ljust(7)

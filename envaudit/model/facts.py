@@ -163,6 +163,7 @@ class JaxFacts(TypedDict, total=False):  # what jax reported in the child proces
     throttled_fraction: float  # the share of that time a CPU quota held its cgroup
     wait_fraction: float  # the time its threads were runnable and waited for a CPU, per second (schedstat)
     printed_kib_s: float  # what it printed on its stderr meanwhile, KiB per second (a flood had its CPU)
+    other_python: str  # --quick of another interpreter (--python): the one whose jax was not started
     cpus: int  # how many CPUs it may use
     cpu_s: float  # the CPU seconds it used meanwhile
     cost_s: float  # the declared cost of what it was doing (state.JAX_START_S)

@@ -30,6 +30,7 @@ class Occurrence:
     severity: Severity | None = None  # where this occurrence is less (or more) than the check's own: its severity
     about: str = ""  # what this occurrence is about where a check has one finding for each (a distribution): its
     # finding is then `<check>-<about>`, which a cause names by "@<about>:error"
+    todo: str = ""  # what to do here, where it says more than the check's `fix` (the interpreter to name)
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Check:
         found = []
         for occurrence in self.run(facts):
             subject = Subject("check", self.id, occurrence.about)
-            advice = Advice(self.fix, occurrence.fix.install)
+            advice = Advice(occurrence.todo or self.fix, occurrence.fix.install)
             severity = occurrence.severity or self.severity
             found.append(
                 Finding(

@@ -7,6 +7,8 @@ the registry (rules/registry.py) lists every one.
 
 from __future__ import annotations
 
+import shlex
+
 from envaudit.model import fixes
 from envaudit.model.facts import Facts, Unsatisfied
 from envaudit.model.scope import PLUGIN
@@ -108,7 +110,9 @@ def not_imported(facts: Facts) -> list[Occurrence]:
     """Quick mode looks at metadata only: say so, so that its OK is never read as "jax works"."""
     if facts.jax.get("status") != "skipped":
         return []
-    return [Occurrence(str(facts.jax.get("message") or "jax was not started"))]
+    other = facts.jax.get("other_python")
+    todo = f"run the full audit: envaudit audit --python {shlex.quote(other)}" if other else ""
+    return [Occurrence(str(facts.jax.get("message") or "jax was not started"), todo=todo)]
 
 
 def nothing_to_audit(facts: Facts) -> list[Occurrence]:

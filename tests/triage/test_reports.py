@@ -75,3 +75,15 @@ def test_no_fact_is_wrong_and_each_is_shown_with_its_line(name: str) -> None:
 def test_the_known_problem_of_a_report_is_found(name: str, rule: str) -> None:
     result = triage((HERE / name).read_bytes())
     assert rule in {f.id for env in result.environments for f in env.report.findings if not f.caused_by}
+
+
+@pytest.mark.parametrize("width", [60, 100])
+def test_the_reply_fits_the_terminal_but_a_command_or_a_url(width: int) -> None:
+    """Every prose line of the reply within the width; only a fix (which must stay pasteable) or a URL may not."""
+    from envaudit.commands.triage import reply
+    from envaudit.formats.style import Style
+
+    for path in sorted((FIXTURES / "triage-unseen-4").glob("*.txt"))[:12]:
+        for line in reply.text(triage(path.read_bytes()), style=Style(width=width)).splitlines():
+            long_word = any(len(w) > width // 2 for w in line.split())
+            assert len(line) <= width or "fix: " in line or "http" in line or long_word, (path.name, line)

@@ -8,6 +8,8 @@ crafted paste cannot end a table or a code span, or move a terminal's cursor.
 
 from __future__ import annotations
 
+import textwrap
+
 from envaudit.commands.triage.extract import Unread
 from envaudit.commands.triage.triaged import Environment, Triage
 from envaudit.formats import PLAIN, Renderers, Style, as_json, summary
@@ -33,8 +35,15 @@ def _stopped(unread: Unread) -> str:
 
 
 def text(result: Triage, *, style: Style = PLAIN) -> str:
-    del style  # the verdict and each fact's line are said in words
-    c = summary.clean
+    """Lines for a terminal, prose wrapped to the style's width with a hanging indent; a command or a URL is never
+    wrapped, so it can be copied whole."""
+    c, width = summary.clean, style.width
+
+    def wrapped(body: str, lead: str, hang: str) -> list[str]:
+        return textwrap.wrap(
+            body, width, initial_indent=lead, subsequent_indent=hang, break_on_hyphens=False, break_long_words=False
+        ) or [lead.rstrip()]
+
     many = len(result.environments) > 1
     cut = " (the text was cut: too large)" if result.truncated else ""
     cut += f" ({_stopped(result.unread)})" if result.unread else ""
@@ -44,29 +53,31 @@ def text(result: Triage, *, style: Style = PLAIN) -> str:
     ]
     for n, env in enumerate(result.environments, 1):
         out += ["", f"Environment {n} ({_span(env)})" if many else f"Environment ({_span(env)})", "  facts used"]
-        out += [
-            f"    {c(s.fact.removeprefix('package ')):<18} {c(s.value):<22} line {s.line}: {c(s.text)}"
-            for s in env.seen
-        ]
+        for s in env.seen:
+            lead = f"    {c(s.fact.removeprefix('package ')):<18} {c(s.value):<22} "
+            out += wrapped(f"line {s.line}: {c(s.text)}", lead, " " * 10)
         roots = [(f, caused) for f, caused in summary.roots(env.report) if f.id != "jax-not-imported"]
         out += ["  known problems" if roots else "  known problems: none for these facts"]
         for f, caused in roots:
-            out += [f"    {f.severity.upper():<5} {c(f.id)}: {c(f.title)}", f"          {c(f.detail)}"]
+            out += wrapped(f"{c(f.id)}: {c(f.title)}", f"    {f.severity.upper():<5} ", " " * 10)
+            out += wrapped(c(f.detail), " " * 10, " " * 10)
             out += [f"          fix: {c(f.fix)}"] + [f"          see: {c(r)}" for r in f.references]
-            out += (
-                [f"          (with {len(caused)} consequence(s): {', '.join(g.id for g in caused)})"] if caused else []
-            )
+            if caused:
+                said = f"(with {len(caused)} consequence(s): {', '.join(g.id for g in caused)})"
+                out += wrapped(said, " " * 10, " " * 11)
         if env.missing:
-            out += ["  not stated, and it would matter"] + [f"    - {m}" for m in env.missing]
+            out += ["  not stated, and it would matter"]
+            out += [line for m in env.missing for line in wrapped(m, "    - ", " " * 6)]
         if env.possible:
             out += ["  could apply, if what is not stated allows it"]
-            out += [f"    - {c(rule)}: {c(title)}" for rule, title in env.possible]
+            out += [
+                line for rule, title in env.possible for line in wrapped(f"{c(rule)}: {c(title)}", "    - ", " " * 6)
+            ]
     if result.requirements:
         out += ["", "Requirements the text states (not what is installed)"]
-        out += [
-            f"    {c(s.fact.removeprefix('requires '))} {c(s.value)}  line {s.line}: {c(s.text)}"
-            for s in result.requirements
-        ]
+        for s in result.requirements:
+            said = f"{c(s.fact.removeprefix('requires '))} {c(s.value)}  line {s.line}: {c(s.text)}"
+            out += wrapped(said, "    ", " " * 6)
     return "\n".join(out) + "\n"
 
 

@@ -20,7 +20,7 @@ from envaudit import rules
 from envaudit.judge import assemble, causes, fixplan
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
-from envaudit.model.report import Report
+from envaudit.model.report import ProbeResult, Report
 from envaudit.rules import engine, installing
 from envaudit.rules.releases import numbers
 from tests.conftest import ROOT, facts_from
@@ -55,12 +55,22 @@ def assert_fixed_point(report: Report) -> None:
     left = after(report)
     assert {f.id for f in left if f.severity == "fail"} == set(report.plan.remaining), report.plan
     looping = set(report.plan.remaining) if report.plan.loop else set()  # said to have no fix that does not loop
+    looping |= set(report.plan.declined)  # warnings whose fix would move a package down: said to be left out
     assert [f.id for f in left if f.remedy and f.id not in looping] == [], [(f.id, f.fix) for f in left if f.remedy]
 
 
+MEASURED_0102 = ProbeResult("known_regressions", "fail", {"rel_err_jax39103": 0.002, "output_dtype": "float32"})
+
+
+def measured(doc: dict[str, Any]) -> Report:
+    """The report where known_regressions measured jax#39103 on this CPU (jaxlib 0.10.2 computes it wrong)."""
+    return assemble.judged(facts_from(doc), [MEASURED_0102], mode="audit")
+
+
 def test_a_library_fix_and_a_regression_fix_are_one_command_that_does_not_re_pin_the_bad_jaxlib() -> None:
-    """pip install chex==0.1.82 picks jax 0.10.2: chex's fix held jaxlib 0.10.2, which jax#39103's fix condemns."""
-    report = planned({**CPU, "packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "chex": "0.1.82", "numpy": "2.2.6"}})
+    """pip install chex==0.1.82 picks jax 0.10.2: chex's fix held jaxlib 0.10.2, which jax#39103's fix condemns
+    once the probe measured it on this CPU (jax's default backend here)."""
+    report = measured({**CPU, "packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "chex": "0.1.82", "numpy": "2.2.6"}})
     command = report.plan.fix.command
     assert command.startswith("/env/bin/python -m pip install "), command
     asked = set(requested(command).requirements)
@@ -70,48 +80,51 @@ def test_a_library_fix_and_a_regression_fix_are_one_command_that_does_not_re_pin
     assert report.plan.remaining == () and not report.plan.loop
     assert_fixed_point(report)
     chex = next(f for f in report.findings if f.id == "removed-jax-api-in-chex")
-    assert "jaxlib==0.10.2" in chex.fix  # its own part, computed on the environment as it is: the first step
+    assert "chex>=" in chex.fix  # its own part of the one plan
 
 
-def test_plugins_left_behind_under_a_regressed_jaxlib_move_back_with_it_not_forward() -> None:
-    """A CUDA plugin at 0.10.1 under jaxlib 0.10.2: moving the plugins forward (165 MB) and jax back was two fixes
-    that undid each other; the plan moves jax back to the plugins, once."""
-    stack = {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-cuda12-plugin": "0.10.1", "jax-cuda12-pjrt": "0.10.1"}
-    report = planned({**GPU, "packages": stack})
-    assert [f.id for f in report.findings if f.id == "plugin-jaxlib-mismatch"] == ["plugin-jaxlib-mismatch"]
+def test_a_warning_never_forces_a_downgrade() -> None:
+    """The same stack with nothing measured: jax#39103 is a warning here, whose fix moves jax down. The plan takes
+    chex's fix alone, says it left the warning's out, and the finding still says its own fix."""
+    report = planned({**CPU, "packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "chex": "0.1.82", "numpy": "2.2.6"}})
     asked = requested(report.plan.fix.command)
-    assert asked.pins["jaxlib"] == "0.10.1" and "0.10.2" not in asked.pins.values(), asked
-    assert len(report.plan.steps) == 1
-    mismatch = next(f for f in report.findings if f.id == "plugin-jaxlib-mismatch")
-    assert mismatch.fix == "" and "fixes it too" in mismatch.detail  # its own fix would move the plugins forward
+    assert asked.pins.get("jaxlib", "0.10.2") == "0.10.2", asked  # held where it is, or not named
+    assert any(r.startswith("chex>=") for r in asked.requirements), asked
+    assert report.plan.declined == ("jaxlib-0102-cpu-vmap-matvec-sum",)
+    regression = next(f for f in report.findings if f.id == "jaxlib-0102-cpu-vmap-matvec-sum")
+    assert regression.severity == "warn" and "jax==0.10.1" in regression.fix
+    from envaudit.formats import text
+
+    assert "warnings never force a downgrade" in " ".join(text.render(report).split())
     assert_fixed_point(report)
 
 
-def test_a_loop_between_releases_ends_in_the_measured_workaround() -> None:
-    """neural-tangents 0.6.4 with jax 0.10.2: its fix installs 0.6.5 with jax 0.4.25, where xla#13054 says jax
-    0.4.29, where neural-tangents 0.6.5 says jax 0.4.25 again. The way out is the rule's measured workaround."""
+def test_plugins_left_behind_move_forward_to_jaxlib_on_a_gpu_host() -> None:
+    """A CUDA plugin at 0.10.1 under jaxlib 0.10.2: jax skips the plugin and computes on the CPU. The least change
+    that fixes it moves the plugins to jaxlib's release; jax#39103 (an XLA:CPU fault, a warning where jax computes
+    on the GPU) does not pull jax back."""
+    stack = {"jax": "0.10.2", "jaxlib": "0.10.2", "jax-cuda12-plugin": "0.10.1", "jax-cuda12-pjrt": "0.10.1"}
+    report = planned({**GPU, "packages": stack, "jax": {"status": "ok", "platform": "cuda"}})
+    asked = requested(report.plan.fix.command)
+    assert asked.pins == {"jax-cuda12-plugin": "0.10.2", "jax-cuda12-pjrt": "0.10.2"}, asked
+    assert [s.finding for s in report.plan.steps] == ["plugin-jaxlib-mismatch"]
+    regression = next(f for f in report.findings if f.id == "jaxlib-0102-cpu-vmap-matvec-sum")
+    assert regression.severity == "warn" and "jax computes on cuda by default here" in regression.detail
+    assert_fixed_point(report)
+
+
+def test_neural_tangents_moves_with_the_newest_jax_it_imports_and_no_variable() -> None:
+    """neural-tangents 0.6.4 with jax 0.10.2: its fix is 0.6.5 with the newest jax below 0.6.0 (0.5.3, measured
+    importing with NumPy 2), not jax 0.4.25 (which needs NumPy 1 and an XLA_FLAGS workaround for xla#13054): no
+    loop, no variable, NumPy kept; implementation=3's warning (jax >= 0.4.26) is left out, not forced."""
     stack = {"jax": "0.10.2", "jaxlib": "0.10.2", "neural-tangents": "0.6.4", "tensorflow": "2.21.0", "numpy": "2.2.6"}
     report = planned({**CPU, "packages": stack})
     command = report.plan.fix.command
-    assert command.startswith("export XLA_FLAGS=--xla_disable_hlo_passes=onednn-matmul-rewriter && "), command
-    assert {"neural-tangents==0.6.5", "jax==0.4.25", "jaxlib==0.4.25"} <= set(requested(command).requirements)
-    assert [s.finding for s in report.plan.steps][-1] == "jaxlib-0424-cpu-onednn-dot-fusion"
-    assert_fixed_point(report)
-    from envaudit.formats import text
-
-    assert "the variables it exports last for this shell" in text.render(report)
-
-
-def test_an_existing_xla_flags_value_keeps_its_entries_when_the_workaround_joins_it() -> None:
-    stack = {"jax": "0.4.25", "jaxlib": "0.4.25", "neural-tangents": "0.6.5", "numpy": "1.26.4"}
-    flags = "--xla_force_host_platform_device_count=8 --xla_disable_hlo_passes=algsimp"
-    report = planned({**CPU, "packages": stack, "env": {"XLA_FLAGS": flags}})
-    assert report.plan.fix.export == (
-        (
-            "XLA_FLAGS",
-            "--xla_force_host_platform_device_count=8 --xla_disable_hlo_passes=algsimp,onednn-matmul-rewriter",
-        ),
-    )
+    assert "export" not in command and "XLA_FLAGS" not in command, command
+    asked = requested(command)
+    assert {"neural-tangents==0.6.5", "jax==0.5.3", "jaxlib==0.5.3"} <= set(asked.requirements), asked
+    assert "numpy" not in asked.pins and not any(r.startswith("numpy") for r in asked.requirements)
+    assert report.plan.declined == ("nt-065-impl3-jax-0426",) and not report.plan.loop
     assert_fixed_point(report)
 
 
@@ -132,9 +145,9 @@ def test_the_fix_uses_the_installer_that_made_the_environment(
     python: dict[str, Any], installers: dict[str, str], first: str
 ) -> None:
     doc = {**CPU, "python": {**CPU["python"], **python}, "installers": installers}
-    report = planned({**doc, "packages": {"jax": "0.10.2", "jaxlib": "0.10.2"}})
+    report = planned({**doc, "packages": {"jax": "0.4.32", "jaxlib": "0.4.32"}})  # yanked: a failure, upgraded
     assert report.plan.fix.command.startswith(first), report.plan.fix.command
-    assert report.findings[0].fix == report.plan.fix.command
+    assert report.findings[0].fix.startswith(first), report.findings[0].fix
 
 
 def test_in_a_conda_environment_conda_moves_what_conda_installed_and_pip_what_pip_did() -> None:
@@ -223,8 +236,11 @@ def test_a_variable_set_for_another_cause_does_not_clear_a_failed_import_of_jax(
         "message": "ImportError: libfoo.so: cannot open shared object",
     }
     report = planned({**CPU, "packages": stack, "jax": failed})
-    assert "jax-broken" in [s.finding for s in report.plan.steps], report.plan
-    assert "--force-reinstall" in report.plan.fix.command
+    asked = requested(report.plan.fix.command)
+    reinstalled = "jax-broken" in [s.finding for s in report.plan.steps] and "--force-reinstall" in asked.options
+    moved = asked.pins.get("jaxlib") not in (None, "0.4.25")  # another release installed over the broken one
+    assert reinstalled or moved, report.plan
+    assert "jax-broken" not in report.plan.remaining
     assert_fixed_point(report)
 
 
@@ -241,12 +257,16 @@ def test_the_one_command_reaches_the_state_its_steps_were_judged_in() -> None:
 
 
 def test_a_plan_never_installs_a_jaxlib_that_has_no_wheel_for_the_python() -> None:
-    """neural-tangents' fix is jax 0.4.25, which has no wheel for Python 3.13: the plan cannot claim it."""
-    python = {**CPU["python"], "version": "3.13.1"}
+    """neural-tangents' fix is a jax below 0.6.0, and none has a wheel for Python 3.14 (jaxlib 0.5.3's newest is
+    3.13): the plan cannot claim one. On Python 3.13 the same fix is jax 0.5.3."""
     stack = {"jax": "0.10.2", "jaxlib": "0.10.2", "neural-tangents": "0.6.4", "numpy": "2.2.6"}
+    on_313 = planned({**CPU, "python": {**CPU["python"], "version": "3.13.1"}, "packages": stack})
+    assert requested(on_313.plan.fix.command).pins["jaxlib"] == "0.5.3"
+    python = {**CPU["python"], "version": "3.14.0"}
     report = planned({**CPU, "python": python, "packages": stack})
     command = report.plan.fix.command
-    assert not command or requested(command).pins.get("jaxlib") != "0.4.25", command
+    below = [v for v in [requested(command).pins.get("jaxlib")] if v and numbers(v) < (0, 6)] if command else []
+    assert below == [], command
     assert report.plan.remaining, report.plan  # what stays wrong is said, not a clean state that cannot install
     assert_fixed_point(report)
 
@@ -297,3 +317,36 @@ def test_a_pixi_environment_gets_no_command_that_pixi_would_undo() -> None:
     assert "conda" not in report.plan.fix.command and "'numpy<2'" not in report.plan.fix.command
     assert numpy.fix == "" or "fixes it too" in numpy.detail
     assert_fixed_point(report)
+
+
+TPU_HOST = {  # the issue's TPU v5e host: jax[tpu] 0.10.2, and neural-tangents 0.6.5, whose last release needs jax < 0.6
+    **CPU,
+    "packages": {
+        "jax": "0.10.2", "jaxlib": "0.10.2", "libtpu": "0.0.42.1", "flax": "0.12.8", "neural-tangents": "0.6.5",
+        "numpy": "2.4.6", "ml-dtypes": "0.6.0", "optax": "0.2.8", "orbax-checkpoint": "0.12.8", "chex": "0.1.92",
+        "tf2jax": "0.3.8", "tensorflow": "2.21.0",
+    },
+    "jax": {"status": "ok", "platform": "tpu", "jax_version": "0.10.2"},
+}  # fmt: skip
+
+
+def test_the_tpu_host_keeps_its_accelerator_numpy_2_and_exports_nothing() -> None:
+    """The plan an engineer writes: jax[tpu] at 0.5.3 (the newest below 0.6.0) with the libtpu its extra pins,
+    the libraries that need a newer jax moved to their newest releases that accept it, NumPy 2 kept, no variable;
+    jax is said to be held for neural-tangents, with the other ways named."""
+    report = planned(TPU_HOST)
+    command = report.plan.fix.command
+    asked = requested(command)
+    assert {"jax[tpu]==0.5.3", "jaxlib==0.5.3", "libtpu==0.0.11.*"} <= set(asked.requirements), command
+    assert "XLA_FLAGS" not in command and not asked.export and "numpy" not in asked.pins, command
+    assert not any(r.startswith(("numpy", "ml-dtypes")) for r in asked.requirements), command
+    followed = {name: version for name, version in asked.pins.items() if name not in ("jax", "jaxlib")}
+    assert followed["flax"] == "0.10.6" and followed["orbax-checkpoint"].startswith("0.11.")  # need jax >= 0.6.0
+    assert report.plan.held == (("neural-tangents", "0.5.3"),)
+    assert report.plan.remaining == () and not report.plan.loop
+    assert "jaxlib-0102-cpu-vmap-matvec-sum" not in report.plan.declined  # gone with 0.10.2, not declined
+    assert_fixed_point(report)
+    from envaudit.formats import text
+
+    said = " ".join(text.render(report).split())
+    assert "it holds jax at 0.5.3 for neural-tangents" in said and "uninstall it and jax is free to move" in said

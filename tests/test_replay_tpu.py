@@ -43,17 +43,19 @@ def replayed(name: str, tmp_path: Path) -> tuple[int, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("name", ["tpu-v5e-jax0102-audit.json", "tpu-v5e-jax0102-health.json"])
-def test_the_tpu_host_fails_for_the_cpu_bug_alone(name: str, tmp_path: Path) -> None:
+def test_the_tpu_host_warns_of_the_cpu_bug_beside_the_chip(name: str, tmp_path: Path) -> None:
+    """jax#39103 is an XLA:CPU miscompile: the probe measures it on the host's CPU, but jax computes on the TPU by
+    default there, so only work a program places on the CPU is hit: a warning, and the node stays in service."""
     code, report = replayed(name, tmp_path)
-    assert code == 1 and report["verdict"] == "fail"
-    failed = {f["id"] for f in report["findings"] if f["severity"] == "fail"}
-    assert failed == {"jaxlib-0102-cpu-vmap-matvec-sum"}
-    warned = {f["id"] for f in report["findings"] if f["severity"] == "warn"}
-    assert "tpu-bf16-default-matmul-precision" in warned
+    assert code == 0 and report["verdict"] == "warn"
+    assert {f["id"] for f in report["findings"] if f["severity"] == "fail"} == set()
+    warned = {f["id"]: f for f in report["findings"] if f["severity"] == "warn"}
+    assert "jaxlib-0102-cpu-vmap-matvec-sum" in warned and "tpu-bf16-default-matmul-precision" in warned
+    assert "jax computes on tpu by default here" in warned["jaxlib-0102-cpu-vmap-matvec-sum"]["detail"]
     assert "libtpu-outside-jax-pin" not in warned  # 0.0.42.1 is what jax[tpu]==0.10.2 pins
     assert "probe-ntk-nt-not-run" not in warned  # health's bound left out a probe that could not run here
     probes = {p["name"]: p for p in report["probes"]}
-    assert probes["known_regressions"]["status"] == "fail"
+    assert probes["known_regressions"]["status"] == "fail"  # what the CPU computed, as measured
     for probe in NUMERIC:
         assert probes[probe]["status"] == "pass", probes[probe]
 
@@ -78,12 +80,17 @@ def pip_picks(requirement: str) -> tuple[str, str]:
     return req.name, max(allowed, key=Version)
 
 
-def test_its_plan_pasted_leaves_no_failure_and_no_fix(tmp_path: Path) -> None:
+def test_the_plan_moves_nothing_and_the_findings_own_fix_keeps_libtpu_in_step(tmp_path: Path) -> None:
+    """A warning never forces a downgrade: the one plan leaves jax where it is and says it left the fix out. The
+    finding's own fix, for whoever runs work on the CPU, moves jax through its tpu extra: pasted, libtpu moves to
+    the build jax[tpu]==0.10.1 pins, and nothing fails or asks for a fix after it."""
     _, report = replayed("tpu-v5e-jax0102-audit.json", tmp_path)
     plan = report["plan"]
-    assert plan["remaining"] == [] and not plan["loop"]
-    asked = requested(plan["fix"])
-    assert sorted(asked.requirements) == ["jax==0.10.1", "jaxlib==0.10.1", "libtpu==0.0.41.*"]
+    assert plan["fix"] == "" and plan["remaining"] == [] and not plan["loop"]
+    assert plan["declined"] == ["jaxlib-0102-cpu-vmap-matvec-sum"]
+    own = next(f["fix"] for f in report["findings"] if f["id"] == "jaxlib-0102-cpu-vmap-matvec-sum")
+    asked = requested(own)
+    assert sorted(asked.requirements) == ["jax[tpu]==0.10.1", "jaxlib==0.10.1", "libtpu==0.0.41.*"]
     facts = Facts.from_dict(report["facts"])
     moved = dict(pip_picks(r) for r in asked.requirements)
     after = replace(facts, packages={**facts.packages, **moved}, jax={}, messages=[])

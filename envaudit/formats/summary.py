@@ -158,6 +158,18 @@ def plan_lines(report: Report) -> tuple[str, list[str]]:
             if found.loop
             else f"still failing after it: {wrong} (no command fixes it)"
         )
+    for library, jax in found.held:
+        said.append(
+            f"it holds jax at {jax} for {library}, which has no release that works with a newer jax; the other "
+            f"ways, in order: {library} from its repository, where a fix may have landed since its last release "
+            f"(envaudit cannot see one); or without {library}: uninstall it and jax is free to move"
+        )
+    if found.declined:
+        said.append(
+            f"left out: the fix of {', '.join(found.declined)} (a warning), which would move a package to an older "
+            "release or break something else; warnings never force a downgrade, so its own fix is there to take "
+            "if you choose"
+        )
     if any(name for step in found.steps for name, _ in step.fix.export):
         said.append("the variables it exports last for this shell: set them where the program runs (a job script)")
     return found.fix.command, said

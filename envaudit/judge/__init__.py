@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from envaudit import rules
 from envaudit.judge import assess, peers, table
 from envaudit.model import devices, fixes
 from envaudit.model.facts import Facts
@@ -182,9 +183,11 @@ def _device_finding(device: int, found: list[peers.DeviceProblem], facts: Facts)
     return Finding(subject, severity, f"{short} {what}", _advised(detail, todo), Fix(), refs, "probe")
 
 
-def merge(rule_findings: Sequence[Finding], probe_findings: Sequence[Finding]) -> list[Finding]:
+def merge(rule_findings: Sequence[Finding], probe_findings: Sequence[Finding], facts: Facts) -> list[Finding]:
     """One finding per root cause: a probe's evidence for a rule that also fired on the facts joins that rule's
-    finding (the worse severity of the two) instead of repeating it; worst first, stable within a severity."""
+    finding (the worse severity of the two, but the rule's own where its fault is in a backend jax does not compute
+    on by default here: known_regressions measures XLA:CPU on a TPU host) instead of repeating it; worst first,
+    stable within a severity."""
     merged = {id(f): f for f in rule_findings}
     by_id = {f.id: f for f in rule_findings}
     extra = []
@@ -194,6 +197,7 @@ def merge(rule_findings: Sequence[Finding], probe_findings: Sequence[Finding]) -
             extra.append(found)
             continue
         worse = min((fired.severity, found.severity), key=SEVERITIES.index)
+        worse = fired.severity if rules.off_default(found.id, facts) else worse
         joined = replace(fired, severity=worse, measured=found.measured)
         merged[id(fired)] = by_id[found.id] = joined
     return sorted([*merged.values(), *extra], key=lambda f: SEVERITIES.index(f.severity))

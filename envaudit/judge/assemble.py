@@ -44,7 +44,7 @@ def assemble(
     `target`: what the fixes are rendered for where it is not the facts' installer (a plan read from files: the
     requirement lines to write, `fixes.Target` "lines"); the plan itself is computed the same way."""
     # one finding per root cause (a probe's evidence joins its rule's), consequences linked to their root
-    linked = causes.link(judge.merge(rules.evaluate(facts), probe_findings), facts, probes)
+    linked = causes.link(judge.merge(rules.evaluate(facts), probe_findings, facts), facts, probes)
     findings = ignoring.mark(linked, ignore or {})
     plan = fixplan.plan(facts, findings, ignore)
     if target is not None:

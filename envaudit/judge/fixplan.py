@@ -15,6 +15,7 @@ no step fixes, and whether the known releases held no clean state at all (`Plan.
 
 from __future__ import annotations
 
+import functools
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -25,6 +26,7 @@ from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import SEVERITIES, Finding
+from envaudit.model.versions import public, version_or_none
 from envaudit.rules import extras, installing
 
 MAX_STEPS = 8  # a report has a handful of root causes; more steps than this is a plan that does not converge
@@ -42,9 +44,29 @@ class _Node:
         return [f for f in self.findings if not f.caused_by]
 
     def score(self) -> tuple[int, int, int]:
-        """Fewest failures, then fewest fixes still to print, then fewest steps."""
+        """Fewest failures, then fewest fixes still to print, then fewest steps: whether a plan is done."""
         roots = self.roots()
         return sum(f.severity == "fail" for f in roots), sum(bool(f.remedy) for f in roots), len(self.steps)
+
+    def rank(self, start: Facts) -> tuple[int, ...]:
+        """The planner's objective (docs/architecture.md, "The one plan"), in order: fewest failures; fewest failures
+        still with a fix to print; no variable exported to work around a release where releases reach as far (a
+        workaround is the way out of a loop, not a fix); the NumPy major kept; fewest warnings with a fix to print
+        (an upgrade or a variable: a warning never forces a downgrade, `_children`); then the least change: fewest
+        packages moved down, fewest moved, fewest steps."""
+        roots = self.roots()
+        fails = [f for f in roots if f.severity == "fail"]
+        down, moved = _moves(start, self.state)
+        return (
+            len(fails),
+            sum(bool(f.remedy) for f in fails),
+            sum(bool(s.fix.export) and not s.fix.install for s in self.steps),
+            _major(start.packages.get("numpy")) != _major(self.state.packages.get("numpy")),
+            sum(bool(f.remedy) for f in roots if f.severity != "fail"),
+            down,
+            moved,
+            len(self.steps),
+        )
 
 
 def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | None = None) -> Plan:
@@ -58,24 +80,29 @@ def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | N
     best, looped = start, False
     seen = {installing.key(facts)}
     queue, explored = deque([start]), 0
+    rank = functools.partial(_Node.rank, start=facts)
     while queue and explored < MAX_STATES and best.score()[:2] != (0, 0):
         node = queue.popleft()  # breadth first: the plan with the fewest steps that ends clean
         explored += 1
-        if node.score() < best.score():
-            best = node
+        best = min([best, node], key=rank)
         if len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
-            children, back = _children(node, seen, measured, ignore)
+            children, back = _children(node, seen, measured, ignore, start)
             looped = looped or back
             queue.extend(children)
-            best = min([best, *children], key=_Node.score)
+            best = min([best, *children], key=rank)
     if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
-        best = min([best, _greedy(best, measured, ignore)], key=_Node.score)
+        best = min([best, _greedy(best, measured, ignore, start)], key=rank)
     steps, reached = _one_command(facts, best)
     done = {s.finding for s in steps}
     left = [f for f in _judged(reached, ignore) if not f.caused_by]  # what the one command leaves
     left += [f for f in measured if f.id not in done]
     failing = tuple(dict.fromkeys(f.id for f in left if f.severity == "fail"))
-    return Plan(steps=steps, remaining=failing, loop=looped and bool(failing), fix=one_command(steps))
+    declined = tuple(dict.fromkeys(f.id for f in left if f.severity != "fail" and f.remedy and f.id not in done))
+    loop = looped and bool(failing)
+    jax = reached.packages.get("jax", "")
+    down = _moves({"jax": facts.packages.get("jax", "")}, {"jax": jax})[0] > 0
+    held = tuple(dict.fromkeys((lib, jax) for s in steps if down and (lib := rules.holds_back(s.finding))))
+    return Plan(steps=steps, remaining=failing, loop=loop, fix=one_command(steps), declined=declined, held=held)
 
 
 def outcome(facts: Facts, steps: Sequence[Step]) -> Facts:
@@ -89,16 +116,16 @@ def one_command(steps: Sequence[Step]) -> Fix:
     return fixes.combined([s.fix for s in steps], extras.implied)
 
 
-def _greedy(node: _Node, measured: Sequence[Finding], ignore: ignoring.Ignores) -> _Node:
+def _greedy(node: _Node, measured: Sequence[Finding], ignore: ignoring.Ignores, start: _Node) -> _Node:
     """From `node`, the best state one step away, again and again, until none is new: one path (what the
     breadth-first search could not reach within its bound), each step chosen among every root's ways."""
     best = node
     while len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
-        children, _ = _children(node, {installing.key(node.state), *node.path}, measured, ignore)
+        children, _ = _children(node, {installing.key(node.state), *node.path}, measured, ignore, start)
         if not children:
             break
-        node = min(children, key=_Node.score)
-        best = min([best, node], key=_Node.score)
+        node = min(children, key=lambda n: n.rank(start.state))
+        best = min([best, node], key=lambda n: n.rank(start.state))
     return best
 
 
@@ -120,15 +147,20 @@ def _one_command(facts: Facts, best: _Node) -> tuple[tuple[Step, ...], Facts]:
 
 
 def _children(
-    node: _Node, seen: set[tuple[object, ...]], measured: Sequence[Finding], ignore: ignoring.Ignores
+    node: _Node, seen: set[tuple[object, ...]], measured: Sequence[Finding], ignore: ignoring.Ignores, start: _Node
 ) -> tuple[list[_Node], bool]:
     """The states each root cause leads to, worst first, by each of its ways (its fix, then the rule's
-    workaround); and whether a way led back to a state already planned (a loop)."""
+    workaround where the user's state had that root: a variable never undoes the plan's own choice); and whether
+    a way led back to a state already planned (a loop). A warning's way that moves a package down is not taken:
+    warnings break ties, they do not force a downgrade (the finding still says its own fix)."""
     back, found = False, []
     path = node.path | {installing.key(node.state)}
+    theirs = {f.id for f in start.roots()}
     for root in sorted(node.roots(), key=lambda f: SEVERITIES.index(f.severity)):
-        for way in _ways(root, node.state):
+        for way in _ways(root, node.state, root.id in theirs):
             state = installing.after(node.state, way, jax_cause=causes.explains_jax(root.id))
+            if root.severity != "fail" and _moves(node.state, state)[0]:
+                continue  # a warning's way down: left out (Plan.declined says so)
             key = installing.key(state)
             back = back or key in path  # back to a state on the way here; another order reaching it is no loop
             if key in seen:
@@ -143,8 +175,30 @@ def _children(
     return found, back
 
 
-def _ways(root: Finding, state: Facts) -> list[Fix]:
-    return [way for way in (root.remedy, rules.workaround(root.id, state)) if way and not way.saved]
+def _ways(root: Finding, state: Facts, theirs: bool) -> list[Fix]:
+    around = rules.workaround(root.id, state) if theirs else Fix()
+    return [way for way in (root.remedy, around) if way and not way.saved]
+
+
+def _moves(before: Facts | dict[str, str], after: Facts | dict[str, str]) -> tuple[int, int]:
+    """(packages moved to an older release, packages moved at all, removals included) from one state (or set of
+    packages) to another."""
+    down = moved = 0
+    old_packages = before.packages if isinstance(before, Facts) else before
+    new_packages = after.packages if isinstance(after, Facts) else after
+    for name, version in old_packages.items():
+        now = new_packages.get(name)
+        if now == version:
+            continue
+        moved += 1
+        old, new = version_or_none(public(version)), version_or_none(public(now or ""))
+        down += old is not None and new is not None and new < old
+    return down, moved + sum(name not in old_packages for name in new_packages)
+
+
+def _major(version: str | None) -> int | None:
+    parsed = version_or_none(public(version or ""))
+    return parsed.major if parsed is not None else None
 
 
 def _judged(state: Facts, ignore: ignoring.Ignores) -> list[Finding]:

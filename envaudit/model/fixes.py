@@ -444,6 +444,12 @@ class Plan:
     steps: tuple[Step, ...] = ()
     remaining: tuple[str, ...] = ()  # the ids of the failures no step fixes (no command, or no release that helps)
     loop: bool = False  # the known releases hold no state without a failure: the plan is the least bad one found
+    # the warnings whose own fix the plan leaves out: it would move a package down (a warning never forces a
+    # downgrade) or leave a failure; each finding still says its own fix
+    declined: tuple[str, ...] = ()
+    # (library, jax release): jax held at that release for a library no release of which works with a newer jax;
+    # the other ways (the library from its repository, or without it) are said beside the plan
+    held: tuple[tuple[str, str], ...] = ()
     fix: Fix = field(default_factory=Fix)  # every step's fix as one (`combined`): the steps' commands pasted in order
 
     def aimed(self, target: Target) -> Plan:

@@ -446,6 +446,8 @@ class Report:
                 "steps": [{"finding": s.finding, "fix": s.fix.command} for s in self.plan.steps],
                 "remaining": list(self.plan.remaining),
                 "loop": self.plan.loop,
+                "declined": list(self.plan.declined),
+                "held": [{"library": lib, "jax": jax} for lib, jax in self.plan.held],
             },
         }
 

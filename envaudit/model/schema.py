@@ -76,7 +76,17 @@ class StepDocument(TypedDict):
     fix: str
 
 
-class PlanDocument(TypedDict):
+class HeldDocument(TypedDict):
+    library: str  # the library no release of which works with a newer jax
+    jax: str  # the release jax is held at for it
+
+
+class _PlanOptional(TypedDict, total=False):
+    declined: list[str]  # from envaudit 0.2.0: the warnings whose fix the plan leaves out (it moves a package down)
+    held: list[HeldDocument]  # from envaudit 0.2.0: jax held back for a library, the other ways said beside
+
+
+class PlanDocument(_PlanOptional):
     """The report's fixes as one plan, as `Report.to_dict` writes it; computed, never read back (`check` plans
     again), so no reader checks it."""
 

@@ -63,3 +63,22 @@ def workaround(finding: str, facts: Facts) -> Fix:
 
     rule = registry().get(finding)
     return rule.around(facts) if isinstance(rule, engine.Rule) else Fix()
+
+
+def off_default(finding: str, facts: Facts) -> bool:
+    """Whether a finding is of a rule whose fault is in a backend jax does not compute on by default here (an
+    XLA:CPU miscompile on a TPU host): a probe that measures it on that backend does not make it a failure."""
+    from envaudit.rules import engine
+    from envaudit.rules.registry import registry
+
+    rule = registry().get(finding)
+    return isinstance(rule, engine.Rule) and bool(rule.off_default(facts))
+
+
+def holds_back(finding: str) -> str:
+    """The library a finding's rule holds jax back for, where no release of it works with a newer jax ("")."""
+    from envaudit.rules import engine
+    from envaudit.rules.registry import registry
+
+    rule = registry().get(finding)
+    return rule.holds_back() if isinstance(rule, engine.Rule) else ""

@@ -103,12 +103,20 @@ def applying(facts: Facts, package: str, version: str) -> list[list[str]] | None
     """This release's requirements that hold on the facts' Python and platform, one list per Python evaluated (the
     facts' own, else each one the release admits), or None where the tables do not list it."""
     system, machine = str(facts.platform.get("system") or ""), str(facts.platform.get("machine") or "")
-    found = _applying_on(package, version, python_of(facts), system, machine)
+    found = applying_on(package, version, python_of(facts), system, machine)
     return None if found is None else [list(one) for one in found]
 
 
+@functools.cache
+def releases(package: str) -> tuple[str, ...]:
+    """The releases of a package the tables list (what a plan may move it to), in the tables' order."""
+    if package in ("jax", "jaxlib"):
+        return tuple(REQUIRES.load()["release"])
+    return tuple(v for run in DECLARED.load()["release"] if run["package"] == package for v in run["versions"])
+
+
 @functools.lru_cache(maxsize=8192)
-def _applying_on(
+def applying_on(
     package: str, version: str, python: str | None, system: str, machine: str
 ) -> tuple[tuple[str, ...], ...] | None:
     """`applying`, of values: a plan evaluates the same releases on the same Python again at every state it tries."""

@@ -20,7 +20,8 @@ from envaudit.model import fixes, typecheck
 from envaudit.model.facts import Facts
 from envaudit.model.redact import REDACTED
 from envaudit.model.report import Advice, Finding, Severity, Subject
-from envaudit.rules import conditions
+from envaudit.model.versions import release
+from envaudit.rules import conditions, follow
 from envaudit.rules.check import Lifecycle
 from envaudit.rules.conditions import holds
 from envaudit.rules.signatures import Signature
@@ -56,6 +57,9 @@ class _Optional(TypedDict, total=False):
     # checked by conditions.problem; absent: a rule no collected fact decides, which only its messages show (a
     # module built for NumPy 1 under NumPy 2), so it needs signatures that fire
     when: dict[str, Any]
+    # the jax backend whose compiler has the fault ("cpu": an XLA:CPU miscompile); where jax computes on another
+    # by default (a TPU or GPU host), only work placed on this one hits it: a warn, whatever a probe measured there
+    backend: Literal["cpu", "cuda", "rocm", "tpu"]
 
 
 class RuleFile(_Optional):
@@ -94,6 +98,7 @@ class Rule:
     workaround: tuple[tuple[str, str], ...] = ()  # variables that avoid it where no release can (RuleFile)
     signatures: tuple[Signature, ...] = ()  # the messages users see when it bites
     lifecycle: Lifecycle = "active"
+    backend: str = ""  # the backend whose compiler has the fault ("" any: RuleFile.backend)
     kind: Literal["rule"] = "rule"
     transient: bool = False  # a check's; a rule is about the environment
     board: bool = False
@@ -119,6 +124,30 @@ class Rule:
         say whether this machine computes them; a plan, where nothing runs, fails on the rule alone."""
         return any(entry.startswith(f"{REGRESSIONS_PROBE}:") for entry in self.explains)
 
+    def off_default(self, facts: Facts) -> str:
+        """The backend jax computes on by default where it is not the one with the fault ("" where it is, or where
+        the facts do not say): the fault then hits only the work a program places there."""
+        platform = str(facts.jax.get("platform") or "")
+        return platform if self.backend and platform and platform != self.backend else ""
+
+    def holds_back(self) -> str:
+        """The library this rule holds jax back for: one whose newest release the tables list is still within the
+        rule's condition, so no release of it works with the jax the rule condemns ("" for none)."""
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        from envaudit.rules import declared
+
+        for name, spec in (self.when.get("packages") or {}).items():
+            known = sorted(declared.releases(name), key=lambda v: release(v) or ())
+            if name in ("jax", "jaxlib") or not known or not isinstance(spec, str):
+                continue
+            try:
+                if SpecifierSet(spec).contains(known[-1]):
+                    return str(name)
+            except InvalidSpecifier:
+                continue
+        return ""
+
     def findings(self, facts: Facts) -> list[Finding]:
         """Its finding where its conditions hold on the facts, with what matched."""
         verdict, evidence = self.evaluate(facts)
@@ -127,16 +156,23 @@ class Rule:
     def finding(self, evidence: list[str], facts: Facts) -> Finding:
         words = self.symptom + (f" [matched: {'; '.join(dict.fromkeys(evidence))}]" if evidence else "")
         # the command alone is the fix, pasteable into any shell; what it does, or what to do without one, is said
-        fix = fixes.install(facts, self.pins, installed_only=True) if self.pins else fixes.Fix()
-        unprobed = self.wrong_numbers and facts.origin == "plan"  # only a live probe can clear it
+        pins = follow.planned(facts, self.pins) if self.pins else []
+        fix = fixes.install(facts, pins, installed_only=True) if pins else fixes.Fix()
+        elsewhere = self.off_default(facts)
+        if elsewhere:
+            words += (
+                f" [jax computes on {elsewhere} by default here: only what a program places on the "
+                f"{self.backend.upper()} (jax.device_put to a CPU device, jax.default_device) is hit]"
+            )
+        unprobed = self.wrong_numbers and facts.origin == "plan" and not elsewhere  # only a live probe can clear it
         return Finding(
             Subject("rule", self.id),
-            "fail" if unprobed else self.severity,
+            "fail" if unprobed else "warn" if elsewhere and self.severity == "fail" else self.severity,
             self.title,
             words,
             fix,
             self.references,
-            advice=Advice(self.fix, self.pins),
+            advice=Advice(self.fix, tuple(pins) or self.pins),
             unprobed=unprobed,
         )
 
@@ -178,6 +214,7 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
         pins=tuple(pins),
         workaround=tuple(sorted(data.get("workaround", {}).items())),
         signatures=signatures,
+        backend=data.get("backend", ""),
     )
 
 

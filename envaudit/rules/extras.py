@@ -13,6 +13,7 @@ from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
 from envaudit.model.scope import canonicalize_name
+from envaudit.rules import tpu_pins
 from envaudit.rules.table import Span, Table
 
 # name: jax-cuda12-plugin or jax-cuda13-plugin; from: where the pins were read (the plugin's with-cuda extra, or
@@ -86,6 +87,10 @@ def implied(version: str, extras: set[str]) -> dict[str, str]:
     except InvalidVersion:
         return {}
     found = {"jaxlib": version} if extras else {}
+    if "tpu" in {canonicalize_name(e) for e in extras}:  # libtpu, which the tpu extra pins (tables/tpu-extra.toml)
+        for text in tpu_pins.pins(version) or ():
+            if (picked := _pick(text, version)) is not None:
+                found[picked[0]] = picked[1]
     for extra in sorted(canonicalize_name(e) for e in extras):
         for text in _installs(parsed, extra) or ():
             if (picked := _pick(text, version)) is not None:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from envaudit.model import fixes
 from envaudit.model.facts import Duplicate, Facts, ImportOutcome, JaxFacts, Unsatisfied
 from envaudit.model.fixes import Fix
-from envaudit.model.scope import canonicalize_name
+from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name
 from envaudit.rules import extras, messages
 from envaudit.rules.api_removals import REMOVALS
 from envaudit.rules.environment import coupled
@@ -61,7 +61,7 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
         duplicates=duplicates,
         requires=requires,
         requirements=_unmet(facts.requirements, requires, installed, moved),
-        jax=_planned_jax(facts.jax, env) if replanned else _unmoved_imports(facts.jax, moved),
+        jax=_planned_jax(facts, installed, env) if replanned else _unmoved_imports(facts.jax, moved),
         origin="plan" if replanned else facts.origin,
         # what a bug report quotes was printed by the environment before the fix: once it changed, not after
         messages=[] if env != facts.env else [m for m in facts.messages if messages.holds_after(m, moved)],
@@ -197,13 +197,35 @@ def _unmet(
     return kept
 
 
-def _planned_jax(jax: JaxFacts, env: dict[str, str]) -> JaxFacts:
+def _planned_jax(facts: Facts, installed: dict[str, str], env: dict[str, str]) -> JaxFacts:
     """jax as a plan has it: not imported, configured by the variables it will run with (and the program's own
-    configuration, which the audit saw and nothing here changes)."""
+    configuration, which the audit saw and nothing here changes), on the accelerator it will compute on."""
+    jax = facts.jax
     precision = env.get("JAX_DEFAULT_MATMUL_PRECISION")
     x64 = env_flag(env.get("JAX_ENABLE_X64"))
-    return {
+    planned: JaxFacts = {
         "status": "unknown",
         "x64": bool(jax.get("x64")) if x64 is None else x64,
         "default_matmul_precision": precision.lower() if precision else jax.get("default_matmul_precision"),
     }
+    platform = _platform(facts, installed, env)
+    if platform:
+        planned["platform"] = platform
+    return planned
+
+
+def _platform(facts: Facts, installed: dict[str, str], env: dict[str, str]) -> str:
+    """The backend jax will compute on by default after the move, where the state says: a CUDA plugin at jaxlib's
+    release on a machine whose GPUs NVML sees; the TPU where jax computed on it and libtpu is still installed;
+    unknown ("") otherwise, or where JAX_PLATFORMS chooses (the rules read the variable)."""
+    if env.get("JAX_PLATFORMS") or env.get("JAX_PLATFORM_NAME"):
+        return ""
+    jaxlib = installed.get("jaxlib", "")
+    gpus = facts.nvidia.get("status") == "ok" and bool(facts.nvidia.get("gpus"))
+    cuda = [n for n, v in installed.items() if (m := PLUGIN.match(n)) and m["kind"] == "cuda" and v == jaxlib]
+    if gpus and cuda:
+        return "cuda"
+    before = str(facts.jax.get("platform") or "")
+    if before == "tpu" and any(n in installed for n in TPU_PACKAGES):
+        return "tpu"
+    return ""

@@ -185,7 +185,7 @@ def test_merge_joins_probe_evidence_to_the_rule_that_fired() -> None:
     from envaudit import rules
 
     facts = MACHINES["h200"]
-    merged = judge.merge(rules.evaluate(facts), verdict("tf32", "h200")["findings"])
+    merged = judge.merge(rules.evaluate(facts), verdict("tf32", "h200")["findings"], facts)
     tf32 = [f for f in merged if f.id == "tf32-default-matmul-precision"]
     assert len(tf32) == 1 and tf32[0].source == "rule"
     assert "[matched: " in tf32[0].detail and "[measured: " in tf32[0].detail
@@ -266,7 +266,7 @@ def test_wrong_answers_that_a_rule_explains_join_that_rule_as_one_failure() -> N
         {**cpu.to_dict(), "env": {"XLA_FLAGS": "--xla_cpu_enable_fast_math=true --xla_cpu_fast_math_honor_nans=false"}}
     )
     wrong = [probe(n, precision="float32", rel_err_batched=2e-3) for n in ("dense_chain", "conv_chain")]
-    merged = judge.merge(rules.evaluate(fast), judge.judge(wrong, fast).findings)
+    merged = judge.merge(rules.evaluate(fast), judge.judge(wrong, fast).findings, fast)
     assert [(f.id, f.severity) for f in merged] == [("xla-cpu-fast-math-enabled", "fail")]
     assert "dense_chain rel_err_batched=" in merged[0].detail and "conv_chain rel_err_batched=" in merged[0].detail
 

@@ -81,7 +81,7 @@ def test_the_table_says_what_the_installed_jax_declares() -> None:
         ("jax[cuda13]==0.9.0", {"jaxlib": "0.9.0", "jax-cuda13-plugin": "0.9.0", "jax-cuda13-pjrt": "0.9.0"}),
         ("jax[rocm]==0.8.2", {"jaxlib": "0.8.2", "jax-rocm7-plugin": "0.8.2"}),  # ROCm 7's plugin from 0.8.2
         ("jax[rocm]==0.6.0", {"jaxlib": "0.6.0", "jax-rocm60-plugin": "0.6.0"}),
-        ("jax[tpu]==0.10.1", {"jaxlib": "0.10.1"}),  # libtpu: tpu-extra.toml
+        ("jax[tpu]==0.10.1", {"jaxlib": "0.10.1", "libtpu": "0.0.41"}),  # libtpu==0.0.41.*: tpu-extra.toml
         ("jax[cuda12]==0.4.16", {"jaxlib": "0.4.16"}),  # no such extra then
     ],
 )

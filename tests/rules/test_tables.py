@@ -56,9 +56,10 @@ def test_the_installed_jaxlib_is_in_the_table_for_this_python() -> None:
 
 def test_a_fix_says_what_it_costs_in_pythons(capsys: pytest.CaptureFixture[str]) -> None:
     stack = ("jax==0.10.2", "jaxlib==0.10.2", "neural-tangents==0.6.5")
-    assert "it needs Python 3.9 to 3.12" in findings(capsys, *stack)["nt-065-jax-060-import"]["detail"]
-    on_313 = findings(capsys, *stack, "--python", "3.13")["nt-065-jax-060-import"]["detail"]
-    assert "it cannot install on Python 3.13: the jaxlib it pins has wheels for Python 3.9 to 3.12 only" in on_313
+    # jax<0.6.0 is jax 0.5.3 (the newest below it), whose jaxlib has wheels for Python 3.10 to 3.13
+    assert "it needs Python 3.10 to 3.13" in findings(capsys, *stack)["nt-065-jax-060-import"]["detail"]
+    on_310 = findings(capsys, *stack, "--python", "3.10")["jaxlib-0102-cpu-vmap-matvec-sum"]["detail"]
+    assert "it cannot install on Python 3.10: the jaxlib it pins has wheels for Python 3.11 to 3.14 only" in on_310
     assert wheels.cost(facts_from({}), ["numpy<2"]) == ""  # nothing the table covers
     assert wheels.pythons(["jax==0.12.0.1"]) == ["3.12", "3.13", "3.14"]
 

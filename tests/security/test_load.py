@@ -100,8 +100,10 @@ def test_a_blocked_child_is_hung_on_a_busy_machine_too(tmp_path: Path, child_env
 
 def test_the_scheduler_counts_a_blocked_childs_wait_as_none_and_a_starved_ones_as_half() -> None:
     """load.waited reads what the kernel counted: measured on real children, not on the machine's idle time."""
-    blocked = subprocess.Popen([PYTHON, "-c", "import time; time.sleep(60)"])
+    code = "import time; print('asleep', flush=True); time.sleep(60)"
+    blocked = subprocess.Popen([PYTHON, "-c", code], stdout=subprocess.PIPE, text=True)
     try:
+        assert blocked.stdout is not None and blocked.stdout.readline() == "asleep\n"  # its start is not the window
         first = load.mark(blocked.pid)
         time.sleep(0.5)
         window = load.load(first, load.mark(blocked.pid))

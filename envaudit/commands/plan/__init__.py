@@ -299,8 +299,9 @@ def planned(o: PlanOptions) -> Planned:
         if name == "jax" and found.extras:
             _jax_extras(found.version, set(found.extras), implied, jax)
     for name, version in implied.items():  # after every explicit pin, so that argument order does not matter
-        if packages.setdefault(name, version) != version:
-            raise PlanError(f"{name} is pinned to {packages[name]}, but the jax extra implies {version}")
+        held = packages.setdefault(name, version)
+        if held != version and not held.startswith(f"{version}."):  # libtpu==0.0.42.* holds 0.0.42.1
+            raise PlanError(f"{name} is pinned to {held}, but the jax extra implies {version}")
     if o.platform:
         jax["platform"] = o.platform
     if cuda := _version("--cuda", o.cuda):

@@ -101,16 +101,27 @@ def test_a_signal_while_importing_jax_says_so() -> None:
 
 @pytest.mark.jax
 @pytest.mark.cpu_only
-def test_jax_platforms_cuda_without_a_gpu_is_one_failure_fixed_by_unsetting_it(tmp_path: Path) -> None:
-    """For real: jax's own error here is a bare AssertionError; the cause is the variable, and the fix printed,
+@pytest.mark.parametrize(
+    ("variable", "value", "rule"),
+    [
+        ("JAX_PLATFORMS", "cuda", "jax-platforms-unavailable"),
+        ("JAX_PLATFORM_NAME", "gpu", "jax-platform-name-unavailable"),
+    ],
+)
+def test_a_platform_variable_without_its_platform_is_one_failure_fixed_by_the_variable(
+    tmp_path: Path, variable: str, value: str, rule: str
+) -> None:
+    """For real: jax's own error here is a bare AssertionError (JAX_PLATFORMS=cuda) or "Unknown backend: 'gpu'
+    requested" (JAX_PLATFORM_NAME=gpu); the cause is the variable, never a reinstall of jax, and the fix printed,
     pasted into a shell, makes the audit pass."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "JAX_PLATFORMS": "cuda"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), variable: value}
     script = f"{{fix}}\n{sys.executable} -m envaudit --format json --output {tmp_path}/r.json"
     subprocess.run(["bash", "-c", script.format(fix="")], env=env, timeout=300)
     report = json.loads((tmp_path / "r.json").read_text())
     roots = [f for f in report["findings"] if f["severity"] == "fail" and not f["caused_by"]]
-    assert [f["id"] for f in roots] == ["jax-platforms-unavailable"]
-    assert "jax-broken" in {f["id"] for f in report["findings"] if f["caused_by"] == "jax-platforms-unavailable"}
+    assert [f["id"] for f in roots] == [rule]
+    assert "jax-broken" in {f["id"] for f in report["findings"] if f["caused_by"] == rule}
+    assert "--force-reinstall" not in report["plan"]["fix"] and variable in report["plan"]["fix"]
     fixed = subprocess.run(["bash", "-c", script.format(fix=roots[0]["fix"])], env=env, timeout=300)
     assert fixed.returncode == 0, json.loads((tmp_path / "r.json").read_text())["findings"]
 

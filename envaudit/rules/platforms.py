@@ -153,6 +153,32 @@ def _fix(facts: Facts, names: list[str], failing: list[str]) -> Fix:
     return fixes.export(facts, VARIABLE, ",".join(kept)) if kept else fixes.unset(facts, VARIABLE)
 
 
+NAME_VARIABLE = "JAX_PLATFORM_NAME"  # jax_platform_name: deprecated for JAX_PLATFORMS, still read (lowercased)
+
+
+def unnamed(facts: Facts) -> list[Occurrence]:
+    """JAX_PLATFORM_NAME naming a platform jax cannot start here. jax reads it lowercased as the default backend's
+    name (`_get_backend_uncached`, jax-v0.4.20 to jax-v0.11.0), so the first computation raises: "Unknown backend:
+    'gpu' requested, but no platforms that are instances of gpu are present" (an alias), or "Unknown backend tpu"
+    (measured with jax 0.10.x on this CPU machine: JAX_PLATFORM_NAME=gpu). Reinstalling jax changes nothing; the
+    fix is the variable: unset (jax picks its default), or the CUDA plugin where only it is missing beside a
+    driver that answers."""
+    value = facts.env.get(NAME_VARIABLE, "").lower()
+    if not value or (facts.origin == "live" and facts.jax.get("status") == "ok"):
+        return []
+    members = expand(value, facts.packages.get("jax", ""))
+    judged = [(member, *state(facts, member)) for member in members]
+    failed = facts.origin == "live" and facts.jax.get("status") not in (None, "ok", "skipped", "unknown")
+    if any(found == "ok" or (found == "maybe" and not failed) for _, found, _ in judged):
+        return []  # a platform it may name is there (where jax failed to start here, a maybe was not)
+    said = "; ".join(f"{member!r}: {why}" for member, _, why in judged if why)
+    detail = f"{NAME_VARIABLE}={facts.env[NAME_VARIABLE]!r}: {said}; jax fails at its first computation"
+    failing = [member for member, found, _ in judged if found == "fails"]
+    if failing == ["cuda"] and facts.nvidia.get("status") == "ok" and "jax" in facts.packages:
+        return [Occurrence(detail, fixes.install(facts, fixes.jax_release(facts, facts.packages["jax"])))]
+    return [Occurrence(detail, fixes.unset(facts, NAME_VARIABLE))]
+
+
 # The checks this module finds, each declared beside its function (rules/registry.py lists them)
 JAX_PLATFORMS_UNAVAILABLE = Check(
     id="jax-platforms-unavailable",
@@ -172,6 +198,28 @@ JAX_PLATFORMS_UNAVAILABLE = Check(
             "Unable to initialize backend '{name}': {any}",
             "https://github.com/jax-ml/jax/blob/jax-v0.3.14/jax/_src/lib/xla_bridge.py#L328",
             fires=False,
+        ),
+    ),
+)
+JAX_PLATFORM_NAME_UNAVAILABLE = Check(
+    id="jax-platform-name-unavailable",
+    severity="fail",
+    title="JAX_PLATFORM_NAME names a platform this machine does not have: jax fails at its first computation",
+    fix="unset JAX_PLATFORM_NAME (deprecated: JAX_PLATFORMS lists the platforms to use), or install the platform's "
+    "plugin",
+    references=(
+        INSTALL,
+        "https://github.com/jax-ml/jax/blob/jax-v0.11.0/jax/_src/xla_bridge.py#L935",
+        "https://github.com/jax-ml/jax/blob/jax-v0.11.0/jax/_src/xla_bridge.py#L76",
+    ),
+    run=unnamed,
+    explains=("jax:*",),
+    signatures=(
+        Signature(
+            "Unknown backend: '{name}' requested, but no platforms that are instances of {name} are present. "
+            "Platforms present are: {any}",
+            "https://github.com/jax-ml/jax/blob/jax-v0.11.0/jax/_src/xla_bridge.py#L745",  # jax-v0.4.20: #L565
+            fires=False,  # jax.devices('gpu') raises it too, with no variable set: the facts decide
         ),
     ),
 )

@@ -46,6 +46,7 @@ CHECKS: tuple[Check, ...] = (
     environment.PYTHONPATH_SHADOWS,
     environment.USER_SITE_SHADOWS,
     platforms.JAX_PLATFORMS_UNAVAILABLE,
+    platforms.JAX_PLATFORM_NAME_UNAVAILABLE,
     xlaflags.XLA_FLAGS_INVALID,
     jax_env.JAX_ENV_INVALID,
     checks.JAX_JAXLIB_COUPLING,

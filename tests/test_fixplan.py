@@ -139,6 +139,14 @@ def test_neural_tangents_moves_with_the_newest_jax_it_imports_and_no_variable() 
         ({"environment": "venv", "pip": False}, {}, "/env/bin/python -m ensurepip && /env/bin/python -m pip install "),
         ({"environment": "venv", "pip": True}, {"jax": "pip"}, "/env/bin/python -m pip install "),
         ({"pip": False}, {"jax": "uv"}, "uv pip install --python /env/bin/python "),  # no pyvenv.cfg said, uv did
+        # a uv venv where no uv runs (not in the environment, not on PATH): its pip, else ensurepip and pip
+        ({"environment": "uv", "pip": True, "uv": False}, {"jax": "uv"}, "/env/bin/python -m pip install "),
+        (
+            {"environment": "uv", "pip": False, "uv": False},
+            {"jax": "uv"},
+            "/env/bin/python -m ensurepip && /env/bin/python -m pip install ",
+        ),
+        ({"environment": "uv", "pip": True, "uv": True}, {"jax": "uv"}, "uv pip install --python /env/bin/python "),
     ],
 )
 def test_the_fix_uses_the_installer_that_made_the_environment(

@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import site
 import sys
 from importlib import metadata
@@ -43,6 +44,12 @@ def environment(prefix: str, base_prefix: str) -> Environment:
     return "system"
 
 
+def uv_found(prefix: str) -> bool:
+    """Whether a uv command runs here: the environment's own (its bin or Scripts folder) or one on PATH."""
+    own = os.path.join(prefix, "Scripts" if os.name == "nt" else "bin")
+    return shutil.which("uv", path=own) is not None or shutil.which("uv") is not None
+
+
 def python_facts() -> PythonFacts:
     prefix = sys.prefix
     return {
@@ -54,6 +61,7 @@ def python_facts() -> PythonFacts:
         "conda": os.path.isdir(os.path.join(prefix, "conda-meta")) or "CONDA_PREFIX" in os.environ,
         "environment": environment(prefix, sys.base_prefix),
         "pip": importlib.util.find_spec("pip") is not None,
+        "uv": uv_found(prefix),
         # how this interpreter's path was changed (not a drift), its entries absolute as sys.path holds them
         "pythonpath": os.pathsep.join(
             os.path.abspath(e) for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e

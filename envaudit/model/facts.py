@@ -39,6 +39,7 @@ class PythonFacts(TypedDict, total=False):
     # environment (conda-meta/), or none (the system's interpreter): its installer installs the fixes
     environment: Environment
     pip: bool  # pip imports in it (a uv venv has none): else a fix installs with uv, or ensurepip first
+    uv: bool  # a uv command runs there (the environment's own, or on PATH): a uv venv's fixes need it
     pythonpath: str  # PYTHONPATH's entries, made absolute as sys.path holds them
     user_site: str  # the user site-packages when it is on sys.path, else ""
     home: str  # the home directory of the user it ran as (what a report shared in public replaces by ~)

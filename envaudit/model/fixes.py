@@ -197,7 +197,9 @@ def target(facts: Facts) -> Target:
     environment = facts.python.get("environment")
     pip = facts.python.get("pip")  # pixi: see pixi_managed (its conda packages are its lock file's, not conda's)
     by_uv = [name for name, tool in facts.installers.items() if tool == "uv"]
-    uv = environment == "uv" or (pip is False and bool(by_uv))
+    # the environment's own uv or one on PATH, else its pip, else ensurepip: uv only where it runs (a report that
+    # does not say, an older one, keeps what made the environment)
+    uv = (environment == "uv" or (pip is False and bool(by_uv))) and facts.python.get("uv") is not False
     conda = environment == "conda" or (facts.python.get("conda") is True and environment != "pixi")
     prefix = str(facts.python.get("prefix") or "") if conda else ""
     return Target(

@@ -117,8 +117,9 @@ def test_a_pip_report_is_its_environment_with_its_requirements(capsys: pytest.Ca
     assert "jaxlib<=0.10.2,>=0.10.1" in facts["requires"]["jax"]  # jax 0.10.2's Requires-Dist, as the report has it
     assert "ml-dtypes" in facts["requires"] and "numpy>=2.0.0" in facts["requires"]["ml-dtypes"]
     assert "jaxlib-0102-cpu-vmap-matvec-sum" in ids(report)
-    assert report["plan"]["fix"].startswith(
-        "in the requirements jaxlib-0102/report.json was resolved from: jax==0.10.1"
+    # the lines it was resolved from are not known to pin jax: the least constraint that excludes what fails
+    assert report["plan"]["fix"] == (
+        "in the requirements jaxlib-0102/report.json was resolved from: jax!=0.10.2, jaxlib!=0.10.2"
     )
     # beside the requirements file it was resolved from, the fix names that file
     _, both = plan(capsys, "-r", "jaxlib-0102/requirements.in", "--pip-report", "jaxlib-0102/report.json")
@@ -288,3 +289,12 @@ def test_real_inputs_cut_and_spliced_never_traceback(
     assert "Traceback" not in captured.err and "internal error" not in captured.err, captured.err
     if code == Exit.USAGE:
         assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_over_a_range_the_fix_line_excludes_what_fails_and_keeps_the_range(capsys: pytest.CaptureFixture[str]) -> None:
+    """A library's pyproject writes `jax~=0.10.0` and its lock resolves 0.10.2 (jax#39103): the line to write keeps
+    the range and excludes the release that fails, as envaudit's own [jax] extra does, never `jax==0.10.1` in a
+    library's metadata; where an input pins exactly, the fix pins exactly (the test above)."""
+    _, report = plan(capsys, "library-range/pyproject.toml", "--python", "3.11")
+    assert report["facts"]["packages"]["jaxlib"] == "0.10.2"
+    assert report["plan"]["fix"] == "in library-range/pyproject.toml: jax!=0.10.2,~=0.10.0, jaxlib!=0.10.2"

@@ -147,6 +147,10 @@ class Target:
     conda: frozenset[str] = frozenset()  # the distributions conda installed, which conda must move
     written: tuple[tuple[str, str], ...] = ()  # lines: each distribution's input file (canonical name, file)
     into: str = ""  # lines: the file of a distribution no input names
+    # lines: the distributions the inputs pin exactly (`==`): a fix writes another exact pin over such a line; over
+    # a range, or where no line names it, it writes the least constraint that excludes what fails (Fix.excluding)
+    pinned: frozenset[str] | None = None  # None: every one (the plan's arguments are pins)
+    ranges: tuple[tuple[str, str], ...] = ()  # lines: the ranges the inputs write (name, specifier), kept in a line
 
     def file_of(self, name: str) -> str:
         """lines: the input file a distribution's requirement line is written in."""
@@ -224,6 +228,9 @@ class Fix:
     export: tuple[tuple[str, str], ...] = ()  # environment variables to set (for this shell: said in the detail)
     target: Target = field(default_factory=Target)
     saved: str = ""  # the command a saved report printed, read back as it was
+    # what a line writes instead of an install of the same distribution, over a range in a file: the releases that
+    # fail excluded ("jaxlib!=0.10.2"), which a library's metadata or a `~=` range can take (Target.pinned)
+    excluding: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.install or self.reinstall or self.uninstall or self.unset or self.export or self.saved)
@@ -268,6 +275,7 @@ class Fix:
         unset = tuple(dict.fromkeys(n for n in (*self.unset, *later.unset) if n not in dict(later.export)))
         return replace(
             later if later else self,  # the later one's target, unless it is empty (no target of its own)
+            excluding=_excluded(self.excluding, later.excluding),
             install=install,
             hold=hold,
             reinstall=reinstall,
@@ -286,8 +294,13 @@ def _lines(fix: Fix) -> str:
     parts += [f"export {name}={shlex.quote(value)}" for name, value in fix.export]
     by_file: dict[str, list[str]] = {}
     held = [h for h in fix.hold if h not in fix.install] if fix.install else []
+    pinned = fix.target.pinned
+    least = {parse(r)[0]: r for r in fix.excluding}
     for requirement in dict.fromkeys((*fix.install, *held, *fix.reinstall)):
-        by_file.setdefault(fix.target.file_of(parse(requirement)[0]), []).append(requirement)
+        name = parse(requirement)[0]
+        if name in least and name not in fix.reinstall and pinned is not None and name not in pinned:
+            requirement = _within(least[name], dict(fix.target.ranges).get(name, ""))  # exclude what fails
+        by_file.setdefault(fix.target.file_of(name), []).append(requirement)
     for name in fix.uninstall:
         by_file.setdefault(fix.target.file_of(name), []).append(f"no {name}")
     parts += [f"in {file}: {', '.join(lines)}" for file, lines in by_file.items()]
@@ -318,6 +331,26 @@ def _without_extras_of(requirement: str, removed: Sequence[str], extras: ExtraMo
         return requirement
     req.extras = kept
     return str(req)
+
+
+def _within(exclusion: str, written: str) -> str:
+    """The line that keeps what the input wrote and excludes what fails: `jax~=0.10.0` -> `jax!=0.10.2,~=0.10.0`."""
+    from packaging.specifiers import SpecifierSet
+
+    name, spec = parse(exclusion)
+    both = SpecifierSet(spec) & SpecifierSet(written)
+    return f"{name}{','.join(sorted(str(s) for s in both))}"
+
+
+def _excluded(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:
+    """Exclusions by distribution, both kept: what one step found failing still fails after the next."""
+    from packaging.specifiers import SpecifierSet
+
+    found: dict[str, SpecifierSet] = {}
+    for text in (*earlier, *later):
+        name, spec = parse(text)
+        found[name] = found.get(name, SpecifierSet()) & SpecifierSet(spec)
+    return tuple(f"{name}{','.join(sorted(str(s) for s in spec))}" for name, spec in found.items())
 
 
 def _merged(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:

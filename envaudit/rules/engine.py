@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal, TypedDict
@@ -158,6 +158,8 @@ class Rule:
         # the command alone is the fix, pasteable into any shell; what it does, or what to do without one, is said
         pins = follow.planned(facts, self.pins) if self.pins else []
         fix = fixes.install(facts, pins, installed_only=True) if pins else fixes.Fix()
+        if fix.install:
+            fix = replace(fix, excluding=follow.excluding(facts, self.when.get("packages") or {}))
         elsewhere = self.off_default(facts)
         if elsewhere:
             words += (

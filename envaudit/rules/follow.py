@@ -253,3 +253,38 @@ def _accepting(
         if all(_met(r, state, name) for one in each for r in one):
             return version
     return None
+
+
+MAX_EXCLUDED = 8  # more releases than this in a condition: an exclusion list stops being the least constraint
+
+
+def excluding(facts: Facts, condition: Mapping[str, object]) -> tuple[str, ...]:
+    """What a rule's condition on releases condemns, as requirements that exclude exactly those (`jaxlib!=0.10.2`,
+    and `jax!=0.10.2` beside it: they are released together): the least constraint a library's metadata or a range
+    can take. Only where the installed release is among them and the tables list every one ("" otherwise)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    found: list[str] = []
+    for name, spec in condition.items():
+        installed = public(facts.packages.get(str(name), ""))
+        if not isinstance(spec, str) or version_or_none(installed) is None:
+            continue
+        try:
+            condemned = SpecifierSet(spec)
+        except InvalidSpecifier:
+            continue
+        known = _known(str(name))
+        bad = sorted((v for v in known if condemned.contains(v, prereleases=False)), key=_key)
+        if not condemned.contains(installed, prereleases=True) or not bad or len(bad) > MAX_EXCLUDED:
+            continue
+        names = ["jax", "jaxlib"] if name in JAX_CORE else [str(name)]
+        found += [f"{n}{','.join(f'!={v}' for v in bad)}" for n in names if n in facts.packages]
+    return tuple(dict.fromkeys(found))
+
+
+def _known(name: str) -> list[str]:
+    """The releases of a distribution the tables list: jax's and jaxlib's with a wheel for any Python, a library's
+    declared ones."""
+    if name in JAX_CORE:
+        return sorted({v for vs in WHEELS.load()["versions"].values() for v in vs}, key=_key)
+    return list(declared.releases(name))

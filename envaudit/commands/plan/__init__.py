@@ -328,7 +328,12 @@ def planned(o: PlanOptions) -> Planned:
     written = dict(gathered.into)
     for name in packages.keys() - written.keys():  # an argument's, or what a file's jax[EXTRA] implies
         written[name] = ARGUMENTS if name in from_arguments else written.get("jax", gathered.default)
-    return Planned(facts, fixes.Target(tool="lines", written=tuple(sorted(written.items())), into=gathered.default))
+    exact = gathered.pinned | from_arguments
+    ranges = tuple(sorted((n, spec) for n, spec in gathered.ranges.items() if n not in exact))
+    target = fixes.Target(
+        tool="lines", written=tuple(sorted(written.items())), into=gathered.default, pinned=exact, ranges=ranges
+    )
+    return Planned(facts, target)
 
 
 EACH_FORMATS = ("text", "markdown", "github")  # one report after another stays readable, as one JSON document would not

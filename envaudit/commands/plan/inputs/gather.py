@@ -60,6 +60,8 @@ class Gathered:
     into: dict[str, str] = field(default_factory=dict)  # canonical name -> the input file its requirement is in
     default: str = ""  # where a requirement no input names goes: the first input's file
     requires: dict[str, list[str]] = field(default_factory=dict)  # facts.requires, where a pip report records them
+    pinned: frozenset[str] = frozenset()  # the distributions a requirement or constraint line pins exactly (==)
+    ranges: dict[str, str] = field(default_factory=dict)  # the others' specifiers as their lines write them
 
 
 Selector = Callable[[markers.Target], tuple[list[Declared], list[Resolved]]]
@@ -114,7 +116,7 @@ def gather(request: Request) -> Gathered:
     _agree(outcomes)
     chosen = outcomes[0][1]
     platform = pipreport.resolved(reports[0]).platform if reports else {}
-    return Gathered(chosen.pins, python, platform, chosen.into, default, chosen.requires)
+    return Gathered(chosen.pins, python, platform, chosen.into, default, chosen.requires, chosen.pinned, chosen.ranges)
 
 
 def _agree(outcomes: Sequence[tuple[str, Gathered]]) -> None:
@@ -277,7 +279,9 @@ def _evaluated(inputs: list[_Input], target: markers.Target, default: str) -> Ga
                 f"{found.source}: {constraint.name} {found.version} does not meet the constraint {constraint.text}"
                 f" ({constraint.source})"
             )
-    return Gathered(pins, into=into, requires=requires)
+    pinned = frozenset(d.name for d, _ in declared if d.name and (d.direct or _exact(d.specifier)))
+    ranges = {d.name: d.specifier for d, _ in declared if d.name and d.name not in pinned and not d.constraint}
+    return Gathered(pins, into=into, requires=requires, pinned=pinned, ranges=ranges)
 
 
 def _version(

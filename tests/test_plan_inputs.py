@@ -298,3 +298,21 @@ def test_over_a_range_the_fix_line_excludes_what_fails_and_keeps_the_range(capsy
     _, report = plan(capsys, "library-range/pyproject.toml", "--python", "3.11")
     assert report["facts"]["packages"]["jaxlib"] == "0.10.2"
     assert report["plan"]["fix"] == "in library-range/pyproject.toml: jax!=0.10.2,~=0.10.0, jaxlib!=0.10.2"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pyproject.toml", "[tool.ruff]\nline-length = 100\n"),  # a project's file that declares no project
+        ("test-requirements.txt", "absl-py\nbuild\ncloudpickle\nhypothesis\npytest-xdist\nwheel\n"),  # jax's own
+    ],
+)
+def test_nothing_to_plan_is_one_line_and_exit_2(
+    name: str, text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A plan with nothing of the audited stack in it is bad input, not an OK: one line naming what was read."""
+    path = tmp_path / name
+    path.write_text(text)
+    said = refused(capsys, str(path))
+    assert said.removeprefix("envaudit: error: ").startswith(f"nothing to plan: {path} names no release of jax"), said
+    assert "nothing to plan: the arguments name no release of jax" in refused(capsys, "requests==2.0")

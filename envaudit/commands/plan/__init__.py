@@ -32,7 +32,7 @@ from envaudit.model import fixes
 from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import GPU, Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
 from envaudit.model.redact import select_env
-from envaudit.model.scope import PLUGIN, canonicalize_name
+from envaudit.model.scope import PLUGIN, canonicalize_name, is_relevant
 from envaudit.rules.jax_env import env_flag
 
 if TYPE_CHECKING:
@@ -302,6 +302,13 @@ def planned(o: PlanOptions) -> Planned:
         held = packages.setdefault(name, version)
         if held != version and not held.startswith(f"{version}."):  # libtpu==0.0.42.* holds 0.0.42.1
             raise PlanError(f"{name} is pinned to {held}, but the jax extra implies {version}")
+    if not any(is_relevant(name) for name in packages):
+        paths = [path for _, path in inputs]
+        named = f"{', '.join(paths)} {'names' if len(paths) == 1 else 'name'}" if paths else "the arguments name"
+        raise PlanError(
+            f"nothing to plan: {named} no release of jax, jaxlib, a jax plugin or a library envaudit audits"
+            " (a plan needs them pinned, or resolved by a lock or a pip report)"
+        )
     if o.platform:
         jax["platform"] = o.platform
     if cuda := _version("--cuda", o.cuda):

@@ -16,8 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envaudit import rules
-from envaudit.judge import assemble, causes, fixplan
+from envaudit.judge import assemble, fixplan
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.report import ProbeResult, Report
@@ -45,8 +44,7 @@ def planned(doc: dict[str, Any]) -> Report:
 
 def after(report: Report) -> list[Any]:
     """The root causes of the state the plan's one command leaves, as the knowledge base judges it."""
-    state = fixplan.outcome(report.facts, report.plan.steps)
-    return [f for f in causes.link(rules.evaluate(state), state) if not f.caused_by]
+    return fixplan.leaves(report.facts, report.findings, report.plan.steps)
 
 
 def assert_fixed_point(report: Report) -> None:
@@ -84,9 +82,12 @@ def test_a_library_fix_and_a_regression_fix_are_one_command_that_does_not_re_pin
 
 
 def test_a_warning_never_forces_a_downgrade() -> None:
-    """The same stack with nothing measured: jax#39103 is a warning here, whose fix moves jax down. The plan takes
-    chex's fix alone, says it left the warning's out, and the finding still says its own fix."""
-    report = planned({**CPU, "packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "chex": "0.1.82", "numpy": "2.2.6"}})
+    """The same stack where known_regressions ran jax#39103's case and this CPU computed it right: the rule is a
+    warning, whose fix moves jax down. The plan takes chex's fix alone, says it left the warning's out, and the
+    finding still says its own fix."""
+    right = ProbeResult("known_regressions", "pass", {"rel_err_jax39103": 2.9e-8, "output_dtype": "float32"})
+    doc = {**CPU, "packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "chex": "0.1.82", "numpy": "2.2.6"}}
+    report = assemble.judged(facts_from(doc), [right], mode="audit")
     asked = requested(report.plan.fix.command)
     assert asked.pins.get("jaxlib", "0.10.2") == "0.10.2", asked  # held where it is, or not named
     assert any(r.startswith("chex>=") for r in asked.requirements), asked

@@ -76,6 +76,8 @@ def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | N
     ignore = ignore or {}
     findings = ignoring.counted(findings, ignore)
     measured = tuple(f for f in findings if not f.caused_by and f.subject.kind not in ("rule", "check"))
+    # wrong-numbers rules a probe ran here: judged by it while jax's packages stay where they were measured
+    cleared = frozenset(f.id for f in findings if rules.wrong_numbers(f.id) and not f.unprobed)
     start = _Node((), facts, tuple(findings))
     best, looped = start, False
     seen = {installing.key(facts)}
@@ -86,15 +88,15 @@ def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | N
         explored += 1
         best = min([best, node], key=rank)
         if len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
-            children, back = _children(node, seen, measured, ignore, start)
+            children, back = _children(node, seen, measured, ignore, start, cleared)
             looped = looped or back
             queue.extend(children)
             best = min([best, *children], key=rank)
     if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
-        best = min([best, _greedy(best, measured, ignore, start)], key=rank)
+        best = min([best, _greedy(best, measured, ignore, start, cleared)], key=rank)
     steps, reached = _one_command(facts, best)
     done = {s.finding for s in steps}
-    left = [f for f in _judged(reached, ignore) if not f.caused_by]  # what the one command leaves
+    left = [f for f in _judged(reached, ignore, cleared) if not f.caused_by]  # what the one command leaves
     left += [f for f in measured if f.id not in done]
     failing = tuple(dict.fromkeys(f.id for f in left if f.severity == "fail"))
     declined = tuple(dict.fromkeys(f.id for f in left if f.severity != "fail" and f.remedy and f.id not in done))
@@ -103,6 +105,14 @@ def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | N
     down = _moves({"jax": facts.packages.get("jax", "")}, {"jax": jax})[0] > 0
     held = tuple(dict.fromkeys((lib, jax) for s in steps if down and (lib := rules.holds_back(s.finding))))
     return Plan(steps=steps, remaining=failing, loop=loop, fix=one_command(steps), declined=declined, held=held)
+
+
+def leaves(facts: Facts, findings: Sequence[Finding], steps: Sequence[Step]) -> list[Finding]:
+    """The root causes of the state the steps' one command leaves, as the knowledge base judges it there (a
+    wrong-numbers rule the probes ran keeps their judgement while jax's packages stay where they were measured)."""
+    cleared = frozenset(f.id for f in findings if rules.wrong_numbers(f.id) and not f.unprobed)
+    state = outcome(facts, steps)
+    return [f for f in _judged(state, {}, cleared) if not f.caused_by]
 
 
 def outcome(facts: Facts, steps: Sequence[Step]) -> Facts:
@@ -116,12 +126,14 @@ def one_command(steps: Sequence[Step]) -> Fix:
     return fixes.combined([s.fix for s in steps], extras.implied)
 
 
-def _greedy(node: _Node, measured: Sequence[Finding], ignore: ignoring.Ignores, start: _Node) -> _Node:
+def _greedy(
+    node: _Node, measured: Sequence[Finding], ignore: ignoring.Ignores, start: _Node, cleared: frozenset[str]
+) -> _Node:
     """From `node`, the best state one step away, again and again, until none is new: one path (what the
     breadth-first search could not reach within its bound), each step chosen among every root's ways."""
     best = node
     while len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
-        children, _ = _children(node, {installing.key(node.state), *node.path}, measured, ignore, start)
+        children, _ = _children(node, {installing.key(node.state), *node.path}, measured, ignore, start, cleared)
         if not children:
             break
         node = min(children, key=lambda n: n.rank(start.state))
@@ -147,7 +159,12 @@ def _one_command(facts: Facts, best: _Node) -> tuple[tuple[Step, ...], Facts]:
 
 
 def _children(
-    node: _Node, seen: set[tuple[object, ...]], measured: Sequence[Finding], ignore: ignoring.Ignores, start: _Node
+    node: _Node,
+    seen: set[tuple[object, ...]],
+    measured: Sequence[Finding],
+    ignore: ignoring.Ignores,
+    start: _Node,
+    cleared: frozenset[str],
 ) -> tuple[list[_Node], bool]:
     """The states each root cause leads to, worst first, by each of its ways (its fix, then the rule's
     workaround where the user's state had that root: a variable never undoes the plan's own choice); and whether
@@ -168,7 +185,7 @@ def _children(
             seen.add(key)
             done = {s.finding for s in node.steps} | {root.id}
             carried = [f for f in measured if f.id not in done]
-            judged = [*_judged(state, ignore), *carried]
+            judged = [*_judged(state, ignore, cleared), *carried]
             gone = {f.id for f in node.roots() if f.remedy} - {f.id for f in judged} - {root.id}
             step = Step(root.id, way, also=tuple(sorted(gone)))
             found.append(_Node((*node.steps, step), state, tuple(judged), path))
@@ -201,5 +218,13 @@ def _major(version: str | None) -> int | None:
     return parsed.major if parsed is not None else None
 
 
-def _judged(state: Facts, ignore: ignoring.Ignores) -> list[Finding]:
-    return ignoring.counted(causes.link(rules.evaluate(state), state), ignore)
+def _judged(state: Facts, ignore: ignoring.Ignores, cleared: frozenset[str] = frozenset()) -> list[Finding]:
+    """The state's findings; where jax's packages were not moved (jax as measured), a wrong-numbers rule the probe
+    ran keeps its measured judgement."""
+    found = rules.evaluate(state)
+    if cleared and state.origin != "plan":
+        found = [
+            replace(f, severity=rules.severity_of(f.id), unprobed=False) if f.unprobed and f.id in cleared else f
+            for f in found
+        ]
+    return ignoring.counted(causes.link(found, state), ignore)

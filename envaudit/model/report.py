@@ -230,7 +230,10 @@ class Clause:
         return "".join(self.values)
 
 
-UNPROBED = " [planned: no probe runs in a plan, so a release that computes wrong numbers here fails it]"
+UNPROBED = (
+    " [not measured: no probe ran its case here (a plan, --quick, the hook, a report without it), so a release known"
+    " to compute wrong numbers fails]"
+)
 
 
 @dataclass(frozen=True)

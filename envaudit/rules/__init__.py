@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
-from envaudit.model.report import SEVERITIES, Finding
+from envaudit.model.report import SEVERITIES, Finding, Severity
 
 
 @dataclass(frozen=True)
@@ -82,3 +82,20 @@ def holds_back(finding: str) -> str:
 
     rule = registry().get(finding)
     return rule.holds_back() if isinstance(rule, engine.Rule) else ""
+
+
+def severity_of(finding: str) -> Severity:
+    """The severity a rule or check declares ("warn" for an id the registry does not know)."""
+    from envaudit.rules.registry import registry
+
+    cause = registry().get(finding)
+    return cause.severity if cause is not None else "warn"
+
+
+def wrong_numbers(finding: str) -> bool:
+    """Whether a finding is of a rule of wrong numbers that the known_regressions probe measures."""
+    from envaudit.rules import engine
+    from envaudit.rules.registry import registry
+
+    rule = registry().get(finding)
+    return isinstance(rule, engine.Rule) and rule.wrong_numbers

@@ -180,8 +180,10 @@ def machine(facts: Facts) -> str | None:
 
 def xla_flag(facts: Facts, name: str) -> str | None:
     """One flag's value in XLA_FLAGS as XLA takes it: the last occurrence; "" for --flag=, "true" for a bare
-    --flag, None when absent or unknown (a bug report does not state its environment)."""
-    return REDACTED if facts.origin == "triage" else _xla_values(facts).get(name)  # triage: unknown, as hidden
+    --flag, None when absent; unknown (as hidden) where a bug report does not state XLA_FLAGS."""
+    if facts.origin == "triage" and "XLA_FLAGS" not in facts.env:
+        return REDACTED
+    return _xla_values(facts).get(name)
 
 
 def _xla_values(facts: Facts) -> dict[str, str]:

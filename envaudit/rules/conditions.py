@@ -98,12 +98,18 @@ def _env(facts: Facts, want: Mapping[str, Mapping[str, Any]], evidence: list[str
 def _xla_flags(facts: Facts, want: Mapping[str, Mapping[str, str]], evidence: list[str]) -> Verdict:
     """Tests of one XLA flag's value as XLA reads it (the last occurrence wins). Both say "the workaround is not
     set": not_equals (an absent flag is not equal), lacks_item (an absent flag, or a comma list without it). A
-    value hidden by redaction is unknown."""
+    value hidden by redaction is unknown; a bug report that does not state XLA_FLAGS is taken as without the
+    workaround (whoever set one would say so), and the evidence says it was taken so."""
     results: list[Verdict] = []
+    unstated = facts.origin == "triage" and "XLA_FLAGS" not in facts.env
     for flag, test in want.items():
-        value = accessors.xla_flag(facts, flag)
+        value = None if unstated else accessors.xla_flag(facts, flag)
         if value == REDACTED:
             results.append(None)
+            continue
+        if unstated:
+            evidence.append(f"XLA_FLAGS not stated, taken as without {flag}")
+            results.append(True)
             continue
         if "not_equals" in test:
             ok = value is None or value != test["not_equals"]

@@ -120,8 +120,9 @@ class Rule:
 
     @property
     def wrong_numbers(self) -> bool:
-        """Whether its fault is wrong numbers that the known_regressions probe measures: a live audit lets the probe
-        say whether this machine computes them; a plan, where nothing runs, fails on the rule alone."""
+        """Whether its fault is wrong numbers that the known_regressions probe measures: an audit lets the probe say
+        whether this machine computes them; where no probe ran it (a plan, --quick, the hook, a pasted report
+        without the probe), the release known to compute them fails on the rule alone, the same in every verb."""
         return any(entry.startswith(f"{REGRESSIONS_PROBE}:") for entry in self.explains)
 
     def off_default(self, facts: Facts) -> str:
@@ -166,7 +167,7 @@ class Rule:
                 f" [jax computes on {elsewhere} by default here: only what a program places on the "
                 f"{self.backend.upper()} (jax.device_put to a CPU device, jax.default_device) is hit]"
             )
-        unprobed = self.wrong_numbers and facts.origin == "plan" and not elsewhere  # only a live probe can clear it
+        unprobed = self.wrong_numbers and not elsewhere  # a probe that ran its case clears it (judge/assemble.py)
         return Finding(
             Subject("rule", self.id),
             "fail" if unprobed else "warn" if elsewhere and self.severity == "fail" else self.severity,

@@ -88,7 +88,10 @@ def test_any_and_env() -> None:
     assert verdict(lacks, {"env": {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"}}) is True
     assert verdict(lacks, {"env": {"XLA_FLAGS": "--xla_disable_hlo_passes=algsimp,onednn-matmul-rewriter"}}) is False
     assert verdict(lacks, {"env": {"XLA_FLAGS": "--xla_disable_hlo_passes=<redacted>"}}) is None  # hidden: unknown
-    assert verdict(lacks, {"origin": "triage", "env": {}}) is None
+    # a bug report that does not state XLA_FLAGS: taken as without the workaround (one that states it is read)
+    assert verdict(lacks, {"origin": "triage", "env": {}}) is True
+    stated = {"origin": "triage", "env": {"XLA_FLAGS": "--xla_disable_hlo_passes=onednn-matmul-rewriter"}}
+    assert verdict(lacks, stated) is False
     empty = {"xla_flags": {"--xla_cpu_experimental_ynn_fusion_type": {"not_equals": ""}}}
     assert verdict(empty, {"env": {"XLA_FLAGS": "--xla_cpu_experimental_ynn_fusion_type="}}) is False
     assert verdict(empty, {"env": {"XLA_FLAGS": "--xla_cpu_experimental_ynn_fusion_type=dot"}}) is True

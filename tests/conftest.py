@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import subprocess
 import sys
@@ -13,12 +14,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.report import Finding, ProbeResult, Report, Subject
 
 ROOT = Path(__file__).resolve().parent.parent
+# The environments the suite builds (neural-tangents', tests/realenv's) are kept outside the checkout, where a cache
+# belongs: ENVAUDIT_TEST_ENVS, else the user's cache directory; each named by what makes it, so a changed recipe
+# builds anew and two checkouts never share one that points into the other.
+USER_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+TEST_ENVS = Path(os.environ.get("ENVAUDIT_TEST_ENVS") or USER_CACHE / "envaudit-tests")
+NT_RECIPE = hashlib.sha256((ROOT / "scripts" / "make-nt-env.sh").read_bytes() + sys.version.encode()).hexdigest()[:12]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # An accelerator here (an NVIDIA driver, or a TPU runtime): tests marked cpu_only assert what only a CPU-only machine
 # gives (no NVML, platform cpu, float32 at the default precision, bitwise scatter-adds) and are skipped with that
@@ -122,7 +132,63 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
         pytest.fail("\n".join(found), pytrace=False)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# hypothesis keeps its examples outside the checkout too (it writes .hypothesis/ in the working directory otherwise)
+set_hypothesis_home_dir(str(TEST_ENVS / "hypothesis"))  # its examples and the constants it caches
+settings.register_profile("envaudit", database=DirectoryBasedExampleDatabase(str(TEST_ENVS / "hypothesis")))
+settings.load_profile("envaudit")
+# what Python and pytest write for themselves: the only paths a run may add to the checkout
+OWN_CACHES = ("__pycache__", ".pytest_cache")
+
+
+def _checkout_paths() -> set[str] | None:
+    """The checkout's untracked and ignored paths, as git lists them (None where git cannot say)."""
+    try:
+        listed = subprocess.run(
+            ["git", "status", "--porcelain", "--ignored", "--untracked-files=all"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if listed.returncode != 0:
+        return None
+    found = {line[3:] for line in listed.stdout.splitlines() if line[:2] in ("??", "!!")}
+    return {p for p in found if not any(part in OWN_CACHES for part in Path(p).parts)}
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller, or a run without workers
+        session.config.stash[_BEFORE] = _checkout_paths()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Tests leave nothing in the checkout: a run that added a path to it fails, naming the paths."""
+    if hasattr(session.config, "workerinput"):
+        return
+    before = session.config.stash.get(_BEFORE, None)
+    after = _checkout_paths()
+    if before is None or after is None:
+        return
+    added = sorted(after - before)
+    if added:
+        print(f"\nthe tests left {len(added)} path(s) in the checkout: {', '.join(added[:10])}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+_BEFORE = pytest.StashKey[set[str] | None]()
+INTEGRATION = os.environ.get("ENVAUDIT_INTEGRATION") == "1"  # .ci/run sets it: those tests install system packages
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The tests that install Debian's packages as root run only where asked (ENVAUDIT_INTEGRATION=1, as CI does):
+    # deselected elsewhere, and counted as such, so a contributor's run of the README's command changes no system
+    if not INTEGRATION:
+        left_out = [item for item in items if item.get_closest_marker("integration")]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if not item.get_closest_marker("integration")]
     # The tests that need the machine to themselves run first: later, each waited for whatever ran beside it to end
     # (a real environment built in a clean clone takes minutes) while its own worker sat idle (6 minutes in all)
     # and then the real environments, whose tests take 5-70 s each: started early, none is left running alone at the
@@ -223,17 +289,18 @@ def envaudit_run(
     )
 
 
-NT_PYTHON = ROOT / ".venv-nt" / "bin" / "python"
+NT_PYTHON = TEST_ENVS / f"venv-nt-{NT_RECIPE}" / "bin" / "python"
 
 
 @pytest.fixture(scope="session")
 def nt_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The second environment, where neural-tangents 0.6.5 imports (jax 0.4.25, numpy 1.26, TensorFlow); built by
-    scripts/make-nt-env.sh on first use (about 15 s with uv, from PyPI) and kept, git-ignored, for later runs."""
+    scripts/make-nt-env.sh on first use (about 15 s with uv, from PyPI) and kept in TEST_ENVS for later runs."""
     import subprocess
 
     home = NT_PYTHON.parent.parent
-    with sharing_the_machine(tmp_path_factory), (ROOT / ".venv-nt.lock").open("a") as lock:
+    TEST_ENVS.mkdir(parents=True, exist_ok=True)
+    with sharing_the_machine(tmp_path_factory), (TEST_ENVS / "venv-nt.lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # pytest-xdist: one worker builds it, the others wait for it
         if not NT_PYTHON.exists():  # built elsewhere and renamed into place, so an interrupted build is never used
             building = home.with_name(f".venv-nt.building.{os.getpid()}")

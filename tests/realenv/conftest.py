@@ -1,6 +1,6 @@
 """Builds each broken environment of envs.py once, for real, from the package index, and hands out copies.
 
-The environments are kept (git-ignored) in .venv-real/ at the repository root, one directory per recipe (its
+The environments are kept outside the checkout, in TEST_ENVS/real (tests/conftest.py), one directory per recipe (its
 name and a digest of its steps and of this checkout's path), so later runs reuse them, and builds of recipes that
 changed are removed; they are built in a temporary directory and renamed into place, so an interrupted build is
 never reused. pip's cache is the user's (shared by every build and every fix). envaudit runs there from this
@@ -18,10 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, TEST_ENVS
 from tests.realenv.envs import BROKEN, Broken
 
-HOME = ROOT / ".venv-real"
+HOME = TEST_ENVS / "real"
 UV = (sys.executable, "-m", "uv")
 UV_BIN = Path(sys.executable).parent  # where the test extra installed uv's command, for the user's shell PATH
 
@@ -50,7 +50,7 @@ def built(env: Broken) -> Path:
     prefix = _prefix(env)
     if prefix.is_dir():
         return prefix
-    HOME.mkdir(exist_ok=True)
+    HOME.mkdir(parents=True, exist_ok=True)
     building = HOME / f".{prefix.name}.{os.getpid()}"
     shutil.rmtree(building, ignore_errors=True)
     python = building / "bin" / "python"
@@ -74,5 +74,13 @@ def copy(prefix: Path, where: Path, damaged: bool = False) -> Path:
     {stale} directory come along. Its files are hard links (a fix only unlinks and writes files anew: pip and uv
     install, uninstall and compile that way), 2.4 s a copy less here; one that a test damages in place is copied."""
     target = where / prefix.name
-    shutil.copytree(prefix, target, symlinks=True, copy_function=shutil.copy2 if damaged else os.link)
+    shutil.copytree(prefix, target, symlinks=True, copy_function=shutil.copy2 if damaged else _linked)
     return target
+
+
+def _linked(source: str, destination: str) -> None:
+    """A hard link, or a copy where the temporary directory is on another file system than the builds."""
+    try:
+        os.link(source, destination)
+    except OSError:
+        shutil.copy2(source, destination)

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Literal, TypedDict, TypeVar, cast, get_args
 
 from envaudit.model import typecheck
+from envaudit.model.build import BuildDocument
 from envaudit.model.facts import Facts, ReportError
 from envaudit.model.fixes import Fix, Plan
 
@@ -412,6 +413,7 @@ class Report:
     plan: Plan = field(default_factory=Plan)  # its fixes as one plan (computed, never read back: `check` replans)
     duration_s: float | None = None  # seconds the audit took (run_audit); None: not measured (a plan, an old report)
     settings: Settings | None = None  # the project settings a judging verb found (none: no [tool.envaudit] near)
+    build: BuildDocument | None = None  # what a plan built and measured here (model/build.py); written, not read back
 
     @property
     def verdict(self) -> Verdict:
@@ -447,6 +449,7 @@ class Report:
                 "remaining": list(self.plan.remaining),
                 "loop": self.plan.loop,
             },
+            **({"build": dict(self.build)} if self.build is not None else {}),
         }
 
     @classmethod

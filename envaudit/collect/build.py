@@ -183,7 +183,7 @@ def _built(
     env = uv_environ()
     wanted = [p for p in dict.fromkeys(stack.pythons) if p][:MAX_PYTHONS] or [this_python()]
     found = [(python, path) for python in wanted if (path := _local_python(uv, python, deadline, env, home))]
-    first_reason = ""
+    first_reason, tried = "", list[str]()
     for number, (python, local) in enumerate(found or [(wanted[0], "")]):
         prefix = home / f"env{number}"
         if not local:
@@ -199,12 +199,13 @@ def _built(
         args = ["pip", "install", "-q", "--python", str(interpreter), *made.requirements]
         install = _run(uv, args, deadline, env, home)
         if install.status == "not_installable" and WRONG_PYTHON.search(install.reason):
-            first_reason = first_reason or install.reason
+            first_reason, tried = first_reason or install.reason, [*tried, python]
             continue  # no wheel for this Python: the next one here may have one
         if install.status:
             return _not(install.status, first_reason or install.reason, made, started=started, python=python)
         return _probed(stack, made, interpreter, prefix, deadline, uv, env, home, started, say)
-    return _not("not_installable", first_reason, made, started=started, python=wanted[0])
+    also = f" (and uv refused Python {', '.join(tried[1:])} here too)" if len(tried) > 1 else ""
+    return _not("not_installable", first_reason + also, made, started=started, python=tried[0] if tried else wanted[0])
 
 
 def _probed(

@@ -62,17 +62,20 @@ def proof(plan: Plan, planned: Built | None, fixed: Built | None, not_built: str
     which = "the state the fix leaves" if plan.steps else "the stack as planned"
     if planned is None:
         return "unproven", f"nothing was built: {not_built}"
+    state = fixed if plan.steps else planned
+    found = verdict(state.document, which) if state is not None else None
+    if found is not None and found[0] == "unproven":
+        return found  # what the measurement shows first: it says more than the plan's own list
     if plan.remaining:
         return "unproven", f"the plan leaves {', '.join(plan.remaining)} failing"
-    state = fixed if plan.steps else planned
-    if state is None:
-        return "unproven", f"{which} was not built"
-    return verdict(state.document, which)
+    return found or ("unproven", f"{which} was not built")
 
 
 def verdict(document: Measurement, which: str) -> tuple[Proof, str]:
     """Proven where the state was built and jax and every library imported there."""
     status = document["status"]
+    if status == "not_installable":
+        return "unproven", f"{which} does not install here (uv refused it)"
     if status != "built":
         return "unproven", f"{which} was not measured ({status}): {document.get('reason', '')}"
     if document.get("jax") != "ok":

@@ -284,3 +284,10 @@ def test_a_fix_plan_is_proven_only_where_its_state_built_and_imported() -> None:
     assert measured.proof(fixing, build.Built(good), None) == ("unproven", "the state the fix leaves was not built")
     assert measured.proof(Plan(remaining=("x",)), build.Built(good), None)[0] == "unproven"
     assert measured.proof(none, None, None, "--no-build")[1] == "nothing was built: --no-build"
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "soon", "inf"])
+def test_a_bad_build_timeout_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    assert main(["plan", *HEALTHY, "--build-timeout", value]) == Exit.USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--build-timeout" in err and "positive number of seconds" in err

@@ -68,8 +68,9 @@ def plan(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str,
 
 
 def finding(report: dict[str, Any], wanted: str) -> dict[str, Any]:
-    (found,) = [f for f in report["findings"] if f["id"] == wanted]
-    return found
+    found: list[dict[str, Any]] = [f for f in report["findings"] if f["id"] == wanted]
+    assert len(found) == 1, [f["id"] for f in report["findings"]]
+    return found[0]
 
 
 def test_flax_075_with_jax_0425_is_measured_failing_at_import_flax(

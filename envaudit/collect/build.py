@@ -194,7 +194,7 @@ def _built(
         if made_env.status:
             why = f"Python {python} is not here, and uv could not fetch it: {made_env.reason}"
             return _not("no_python", why, made, started=started, python=python)
-        interpreter = prefix / "bin" / "python"
+        interpreter = prefix / ("Scripts" if os.name == "nt" else "bin") / "python"
         say(f"installing {len(made.requirements)} pins for Python {python} with uv (bound {timeout:.0f} s)")
         args = ["pip", "install", "-q", "--python", str(interpreter), *made.requirements]
         install = _run(uv, args, deadline, env, home)

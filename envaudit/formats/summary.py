@@ -144,7 +144,7 @@ def plan_heading(report: Report) -> str:
 def lines(report: Report) -> bool:
     """Whether the plan's fix is requirement lines to write (a plan's, even where it has none: what no step fixes
     is said under the same heading), not a command."""
-    return report.plan.fix.target.tool == "lines" or (report.mode == "plan" and not report.plan.fix)
+    return report.plan.fix.target.tool == "lines" or (report.facts.origin == "plan" and not report.plan.fix)
 
 
 def plan_lines(report: Report) -> tuple[str, list[str]]:

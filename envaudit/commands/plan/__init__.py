@@ -12,6 +12,10 @@ pip's installation report (`--pip-report`), which resolve what is not pinned. A 
 requirement lines to change (`fixes.Target` "lines"), in the input files that decide each version or in the
 plan's arguments, not as an install into an environment that does not exist yet. `--each` plans each file alone
 (what pre-commit passes).
+
+Where uv is here and the build is not turned off, the planned stack is also built in a throwaway environment and
+its imports measured, then the state its fix leaves (`building.py`): the report says what it measured beside what
+the tables know, and whether the fix plan is proven.
 """
 
 from __future__ import annotations

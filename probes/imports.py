@@ -112,7 +112,7 @@ def modules(dist: importlib.metadata.Distribution) -> list[str]:
     listed = (dist.read_text("top_level.txt") or "").split()
     tops = listed or sorted({p.parts[0] if len(p.parts) > 1 else p.stem for p in paths if p.suffix == ".py"})
     tops = [t for t in dict.fromkeys(tops) if t.isidentifier() and not t.startswith("_") and t not in NOT_MODULES]
-    tops = [t for t in tops if importlib.util.find_spec(t) is not None]  # top_level.txt may name what is not there
+    tops = [t for t in tops if findable(t)]  # top_level.txt may name what is not there
     inits = {p.parent for p in paths if p.name == "__init__.py"}
     found = []
     for top in tops:
@@ -122,6 +122,15 @@ def modules(dist: importlib.metadata.Distribution) -> list[str]:
         below = sorted(".".join(p.parts) for p in inits if len(p.parts) == 2 and p.parts[0] == top)
         found += below or [top]
     return found
+
+
+def findable(top: str) -> bool:
+    """Whether a top-level module is there to import; one whose finder raises (an import hook that breaks it) is,
+    so that its import is tried and the error recorded, where asking first would end the probe's imports."""
+    try:
+        return importlib.util.find_spec(top) is not None
+    except Exception:
+        return True
 
 
 def jax_packages(dist: importlib.metadata.Distribution, top: str) -> list[str]:

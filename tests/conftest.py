@@ -43,6 +43,13 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["ENVAUDIT_CACHE_DIR"] = str(tmp_path_factory.mktemp("envaudit-cache"))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _no_build() -> None:
+    """`plan` builds its stack where uv is here (envaudit/commands/plan/building.py): no unit test does, in this
+    process or a child it starts; the tests that build do so on purpose (tests/realenv/test_build.py)."""
+    os.environ["ENVAUDIT_NO_BUILD"] = "1"
+
+
 @contextlib.contextmanager
 def sharing_the_machine(factory: pytest.TempPathFactory, *, alone: bool = False) -> Iterator[None]:
     """With pytest-xdist, what runs in a test or builds a fixture holds a shared lock, and a test that measures the

@@ -73,6 +73,7 @@ def test_what_pre_commit_runs_is_an_each_plan_envaudit_accepts() -> None:
     assert program in scripts  # the console script `pip install .` makes
     args = build_parser().parse_args([*words, *found["args"], "requirements.txt", "app/uv.lock"])
     assert (args.verb, args.each, args.strict, args.format) == ("plan", True, True, "text")
+    assert args.no_build  # a commit hook installs and imports nothing: the tables alone
     assert args.requirements == ["requirements.txt", "app/uv.lock"]
     # a config's args replace the manifest's: --no-strict must not clash with anything in entry
     assert build_parser().parse_args([*words, "--no-strict", "uv.lock"]).strict is False

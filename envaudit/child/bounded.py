@@ -36,8 +36,15 @@ class Finished:
     cut: bool = False  # it printed more than the limit on a stream
 
 
-def run(argv: Sequence[str], *, timeout: float, limit: int = LIMIT, env: Mapping[str, str] | None = None) -> Finished:
-    """Run `argv` to its end or to the bound (raises OSError when it cannot start)."""
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    limit: int = LIMIT,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> Finished:
+    """Run `argv` to its end or to the bound, in `cwd` (raises OSError when it cannot start)."""
     deadline = time.monotonic() + timeout
     with watchdog() as watch:  # the group dies with this process, even by SIGKILL
         proc = subprocess.Popen(
@@ -46,6 +53,7 @@ def run(argv: Sequence[str], *, timeout: float, limit: int = LIMIT, env: Mapping
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=None if env is None else dict(env),
+            cwd=cwd,
             start_new_session=True,
         )
         watch(proc)

@@ -59,6 +59,8 @@ class Options:
     python: str = sys.executable  # the interpreter whose environment is audited
     devices: tuple[int, ...] = ()  # jax device ids the per-device runs compare (all local devices if empty)
     budget: bool = False  # run only the probes whose declared costs fit the total bound (health); skip the rest
+    environ: dict[str, str] | None = field(default=None, compare=False)  # the child's environment before
+    # child_env's changes, where it is not this process's (a built plan's: collect/build.py)
 
 
 @dataclass(frozen=True)
@@ -199,7 +201,7 @@ class Run:
         self.pending, skipped = plan(opts)
         self.order = labels(opts)  # the results come back in the order asked for, the skipped ones in place
         self.results: dict[str, ProbeResult] = {r.run.label: r for r in skipped}
-        self.env, self.changes = child_env(opts.cache)
+        self.env, self.changes = child_env(opts.cache, opts.environ)
         if opts.devices:  # the probes' kit reads it: the per-device runs compare only these
             self.env["ENVAUDIT_DEVICES"] = self.changes["ENVAUDIT_DEVICES"] = ",".join(map(str, opts.devices))
         self.facts_wanted = opts.facts

@@ -139,7 +139,7 @@ def add_judging(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(text: str) -> float:
+def seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -158,8 +158,8 @@ def _device(text: str) -> int:
 def add_probing(p: argparse.ArgumentParser, timeout: float = 120.0, total: float = 600.0) -> None:
     p.add_argument("--probe", action="append", default=[], metavar="NAME", help="run only these probes")
     p.add_argument("--skip-probe", action="append", default=[], metavar="NAME", help="do not run this probe")
-    p.add_argument("--timeout", type=_positive, default=timeout, help="seconds per probe and for the jax child")
-    p.add_argument("--total-timeout", type=_positive, default=total, help="seconds for all probes together")
+    p.add_argument("--timeout", type=seconds, default=timeout, help="seconds per probe and for the jax child")
+    p.add_argument("--total-timeout", type=seconds, default=total, help="seconds for all probes together")
     p.add_argument(
         "--precision",
         choices=["auto", "float32", "float64", "both"],

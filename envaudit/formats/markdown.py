@@ -92,6 +92,7 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
         f"| NVIDIA | {_cell(summary.nvidia_line(facts))} |",
     ]
     out += [f"| {_cell(name)} | {_cell(version)} |" for name, version in facts.packages.items()]
+    out += [f"| {_cell(name)} | {_cell(shared(said))} |" for name, said in summary.build_rows(report)]
     if facts.env:
         out += ["", "Environment variables: " + ", ".join(_code(shared(f"{k}={v}")) for k, v in facts.env.items())]
     if info := facts.jax.get("environment_info"):

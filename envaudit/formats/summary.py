@@ -142,8 +142,9 @@ def plan_heading(report: Report) -> str:
 
 
 def lines(report: Report) -> bool:
-    """Whether the plan's fix is requirement lines to write (a plan's), not a command."""
-    return report.plan.fix.target.tool == "lines"
+    """Whether the plan's fix is requirement lines to write (a plan's, even where it has none: what no step fixes
+    is said under the same heading), not a command."""
+    return report.plan.fix.target.tool == "lines" or (report.facts.origin == "plan" and not report.plan.fix)
 
 
 def plan_lines(report: Report) -> tuple[str, list[str]]:
@@ -173,3 +174,35 @@ def plan_lines(report: Report) -> tuple[str, list[str]]:
     if any(name for step in found.steps for name, _ in step.fix.export):
         said.append("the variables it exports last for this shell: set them where the program runs (a job script)")
     return found.fix.command, said
+
+
+def build_rows(report: Report) -> list[tuple[str, str]]:
+    """What a plan built and measured here (its `build`), as rows beside the facts: the stack as planned, the
+    state its fix leaves, and whether the fix plan is proven; none for a report that is no plan's."""
+    found = report.build
+    if found is None:
+        return []
+    if not found.get("measured"):
+        return [("built", f"not built: {found.get('reason', '')}")]
+    rows = [("built", measurement_line(found.get("planned") or {}))]
+    if fixed := found.get("fixed"):
+        rows.append(("fixed", measurement_line(fixed)))
+    if proof := found.get("proof"):
+        rows.append(("proof", f"{proof}: {found.get('proof_reason', '')}"))
+    return rows
+
+
+def measurement_line(one: Mapping[str, object]) -> str:
+    """One build in a line: for which Python, what the CPU twin left out, and what importing showed there."""
+    status, python = one.get("status"), one.get("python") or "?"
+    left = one.get("left_out")
+    twin = f" (the CPU twin: {', '.join(map(str, left))} left out)" if isinstance(left, list) and left else ""
+    if status == "not_installable":
+        return f"uv refused it for Python {python}{twin}: {one.get('reason', '')}"
+    if status != "built":
+        return f"not measured ({status}){twin}: {one.get('reason', '')}"
+    failed = one.get("failed")
+    raised = len(failed) if isinstance(failed, list) else 0
+    seconds = f" in {one['build_s']:.1f} s" if isinstance(one.get("build_s"), int | float) else ""
+    said = f"jax {one.get('jax')}, {one.get('tried', 0)} imports tried, {raised} raised"
+    return f"with uv for Python {python}{seconds}{twin}: {said}"

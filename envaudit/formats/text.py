@@ -89,6 +89,7 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
         settings = report.settings
         said = f"[tool.envaudit] of {settings.file}" if settings.file else f"none applied: {settings.ignored}"
         rows.append(("settings", said))
+    rows += summary.build_rows(report)
     out.blank("Environment")
     for name, value in rows:
         out.para(c(value), f"  {name:<10}", " " * 12)

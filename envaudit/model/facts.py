@@ -205,6 +205,14 @@ class XlaFlagsFacts(TypedDict, total=False):  # XLA_FLAGS as XLA reads it, again
     read_from: list[str]  # the shared objects they were read from
 
 
+class InstallFacts(TypedDict, total=False):  # a plan's stack installed here, in a throwaway environment
+    # installed: the installer took it (what importing showed is in `jax`); refused: it could not install it
+    status: Literal["installed", "refused"]
+    message: str  # the installer's own reason, one line, where it refused
+    installer: str  # what installed it ("uv")
+    python: str  # the Python it was installed for
+
+
 class Message(TypedDict):
     """A message the environment printed, as a bug report quotes it: its text and the line it starts on."""
 
@@ -230,6 +238,7 @@ class Facts:
     xla_flags: XlaFlagsFacts = field(default_factory=lambda: XlaFlagsFacts(status="unknown"))
     messages: list[Message] = field(default_factory=list)  # messages a bug report quotes (rules/signatures.py)
     errors: list[Message] = field(default_factory=list)  # error lines a bug report quotes that no signature reads
+    install: InstallFacts = field(default_factory=lambda: InstallFacts())  # a plan's stack installed here (built)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v if isinstance(v, str) else v.copy() for k, v in vars(self).items()}  # the fields, in order
@@ -263,6 +272,7 @@ class FactsDocument(TypedDict, total=False):  # Facts as JSON: what `problem` ch
     xla_flags: XlaFlagsFacts
     messages: list[Message]
     errors: list[Message]
+    install: InstallFacts
 
 
 def _before_origin(data: dict[str, Any], mode: str) -> dict[str, Any]:

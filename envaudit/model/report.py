@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Literal, TypedDict, TypeVar, cast, get_args
 
 from envaudit.model import typecheck
+from envaudit.model.build import BuildDocument
 from envaudit.model.facts import Facts, ReportError
 from envaudit.model.fixes import Fix, Plan
 
@@ -415,6 +416,7 @@ class Report:
     plan: Plan = field(default_factory=Plan)  # its fixes as one plan (computed, never read back: `check` replans)
     duration_s: float | None = None  # seconds the audit took (run_audit); None: not measured (a plan, an old report)
     settings: Settings | None = None  # the project settings a judging verb found (none: no [tool.envaudit] near)
+    build: BuildDocument | None = None  # what a plan built and measured here (model/build.py); written, not read back
 
     @property
     def verdict(self) -> Verdict:
@@ -452,6 +454,7 @@ class Report:
                 "declined": list(self.plan.declined),
                 "held": [{"library": lib, "jax": jax} for lib, jax in self.plan.held],
             },
+            **({"build": dict(self.build)} if self.build is not None else {}),
         }
 
     @classmethod

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, Union, get_args, get_origin, is_typeddict
 
 from envaudit.model import fixes, typecheck
+from envaudit.model.build import BuildDocument
 from envaudit.model.facts import FACT_KEYS, FactsDocument
 from envaudit.model.report import SCHEMA, FindingDocument, ProbeDocument, ReportDocument
 
@@ -106,7 +107,7 @@ REPORT = Shape(
         (ReportDocument, "findings"): list[FindingDocument],  # each by Finding.from_dict
         (ReportDocument, "probes"): list[ProbeDocument],  # each by ProbeResult.from_dict
     },
-    written={(ReportDocument, "plan"): PlanDocument},
+    written={(ReportDocument, "plan"): PlanDocument, (ReportDocument, "build"): BuildDocument},
     present={FactsDocument: FACT_KEYS},  # Facts.from_dict requires them present (null: the default)
     documented_by={PlanDocument: fixes.Plan, StepDocument: fixes.Step},
 )

@@ -43,24 +43,56 @@ REMOVALS = Table("api-removals.toml", ApiRemovals)
 
 def _removed_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use]:
     """The table's uses, by the installed release of `package`, of a jax API that the installed jax no longer has
-    (any_jax: that any jax release lacks)."""
-    from packaging.specifiers import SpecifierSet
-
+    (any_jax: that any jax release lacks); but those an import measured here contradicts (`contradicted`)."""
     from envaudit.rules import imports
+
+    cleared = imports.imported(facts, package)  # it imported here: no use that `import PACKAGE` runs breaks it
+    # (one at the import of a module that `import PACKAGE` does not reach, `module`, was not tried)
+    return [use for use in _table_uses(facts, package, any_jax) if not (cleared and _at_import(use))]
+
+
+def _table_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use]:
+    """The table's uses that speak of the installed releases of `package` and jax, whatever was measured."""
+    from packaging.specifiers import SpecifierSet
 
     jax, version = facts.packages.get("jax", ""), facts.packages.get(package, "")
     if not is_release(jax) or not is_release(version):
         return []
-    cleared = imports.imported(facts, package)  # it imported here: no use that `import PACKAGE` runs breaks it
-    # (one at the import of a module that `import PACKAGE` does not reach, `module`, was not tried)
     return [
         use
         for use in REMOVALS.load()["use"]
         if use["package"] == package
-        and not (cleared and use["kind"] == "import" and "module" not in use)
         and (any_jax or SpecifierSet(use["jax"]).contains(jax, prereleases=True))
         and any(SpecifierSet(spec).contains(version, prereleases=True) for spec in use["versions"])
     ]
+
+
+def _at_import(use: Use) -> bool:
+    """A use that `import PACKAGE` runs (not one at the import of a module it does not reach)."""
+    return use["kind"] == "import" and "module" not in use
+
+
+def contradicted(facts: Facts) -> list[Occurrence]:
+    """The table's entries that say importing a library fails with this jax, where its import was measured working
+    (the audit's imports probe, or a plan built here): evidence beats a table, so the entry is not counted, and
+    this says which it is, so that it gets corrected."""
+    from envaudit.rules import imports
+
+    found = []
+    for package in removal_packages():
+        wrong = [u for u in _table_uses(facts, package) if _at_import(u)] if imports.imported(facts, package) else []
+        if not wrong:
+            continue
+        modules = sorted({str(o.get("module")) for o in imports.outcomes(facts) if o.get("distribution") == package})
+        said = "; ".join(f"{u['api']} (its entry: jax {u['jax']} lacks it; {u['evidence']})" for u in wrong)
+        worked = ", ".join(f"`import {m}`" for m in modules)
+        detail = (
+            f"{REMOVALS.name} says importing {package} {facts.packages[package]} fails with jax "
+            f"{facts.packages.get('jax')}: it uses {said}; measured, {worked} worked: the entry is wrong for this "
+            "pair and is not counted"
+        )
+        found.append(Occurrence(detail, about=package))
+    return found
 
 
 def removal_start(use: Use) -> str:
@@ -123,6 +155,15 @@ def _removed_api_fix(facts: Facts, name: str, uses: list[Use], everyday: bool) -
     floor = [f"jax>={newest}", f"jaxlib>={newest}"] if newest else []
     return fixes.install(facts, [*floor, f"jax<{earliest}", f"jaxlib<{earliest}"])
 
+
+CONTRADICTED = Check(
+    id="api-removal-contradicted",
+    severity="info",
+    title="an import measured working contradicts the API-removal table: the table's entry is not counted",
+    fix="correct that entry, its guard or its span of releases (scripts/derive/api_removals.py derives the table)",
+    references=("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md",),
+    run=contradicted,
+)
 
 REMOVED_API: tuple[Check, ...] = tuple(
     Check(

@@ -45,6 +45,17 @@ def refused(facts: Facts) -> list[Occurrence]:
     return _others_unmet(facts, declared.unmet(facts), "planned")
 
 
+def install_refused(facts: Facts) -> list[Occurrence]:
+    """A plan's stack that the installer refused when it was built here (collect/build.py): a conflict no table
+    knows (two libraries' pins), a release with no wheel for the Pythons here, in the installer's own words."""
+    install = facts.install
+    if facts.origin != "plan" or install.get("status") != "refused":
+        return []
+    on = f" for Python {install['python']}" if install.get("python") else ""
+    said = f"{install.get('installer') or 'the installer'} refused the plan's stack here{on}: {install.get('message')}"
+    return [Occurrence(said)]
+
+
 def _others_unmet(facts: Facts, unmet: list[Unsatisfied], said: str) -> list[Occurrence]:
     """Each unmet requirement of a package other than jax's own, on a package jax's own unmet ones do not move,
     fixed by installing what it requires (less its marker)."""
@@ -188,6 +199,15 @@ PLANNED_REQUIREMENT_REFUSED = Check(
         "https://packaging.python.org/en/latest/specifications/core-metadata/#requires-dist-multiple-use",
     ),
     run=refused,
+    explains=("plan-does-not-install",),  # what the installer says when the plan is built here
+)
+PLAN_DOES_NOT_INSTALL = Check(
+    id="plan-does-not-install",
+    severity="fail",
+    title="the plan's stack does not install here: the installer refused it when the plan was built",
+    fix="change the pins the installer's reason names (a release of one that accepts the other's)",
+    references=("https://docs.astral.sh/uv/concepts/resolution/",),
+    run=install_refused,
 )
 DUPLICATE_DISTRIBUTION = Check(
     id="duplicate-distribution",

@@ -65,6 +65,7 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
         origin="plan" if replanned else facts.origin,
         # what a bug report quotes was printed by the environment before the fix: once it changed, not after
         messages=[] if env != facts.env else [m for m in facts.messages if messages.holds_after(m, moved)],
+        install=facts.install if not moved else {},  # what installing the stack here showed, of that stack only
     )
 
 

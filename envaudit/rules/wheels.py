@@ -98,4 +98,5 @@ NO_JAXLIB_WHEEL_FOR_PYTHON = Check(
     fix="pin a jaxlib released for that Python (or plan another Python)",
     references=("https://pypi.org/project/jaxlib/#files",),
     run=no_wheel,
+    explains=("plan-does-not-install",),  # what the installer says when the plan is built here
 )

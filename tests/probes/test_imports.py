@@ -104,6 +104,20 @@ def test_the_probe_imports_what_depends_on_jax_and_tells_each_kind_apart(site: P
     assert "envaudit imports: importing brokenlib (brokenlib 1.0)" in done.stderr
 
 
+def test_an_import_hook_that_raises_is_that_library_s_failure_and_the_others_are_still_tried(site: Path) -> None:
+    """A finder that raises for one library (a sitecustomize's import hook) was asked before its import, outside
+    the import's own guard: the probe's imports ended there, and every library after it went untried, unsaid."""
+    hook = "class Fault:\n    def find_spec(self, name, path=None, target=None):\n        if name == 'goodlib':\n"
+    hook += "            raise ImportError('injected fault')\nimport sys\nsys.meta_path.insert(0, Fault())\n"
+    (site / "sitecustomize.py").write_text(hook, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(PROBE)], capture_output=True, text=True, env=_env(site), timeout=240, check=False
+    )
+    outcomes = {o["module"]: o for o in json.loads(done.stdout)["facts"]["imports"]}
+    assert outcomes["goodlib"]["status"] == "error" and outcomes["goodlib"]["error"] == "ImportError: injected fault"
+    assert outcomes["multilib"]["status"] == "ok" and outcomes["nsroot.part"]["status"] == "ok"  # after it
+
+
 def test_an_audit_fails_the_library_that_does_not_import_under_the_rule_its_message_names(site: Path) -> None:
     done = envaudit_run(sys.executable, "--probe", "imports", "--format", "json", env=_env(site), timeout=300)
     report = json.loads(done.stdout)

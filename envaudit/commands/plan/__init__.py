@@ -12,6 +12,10 @@ pip's installation report (`--pip-report`), which resolve what is not pinned. A 
 requirement lines to change (`fixes.Target` "lines"), in the input files that decide each version or in the
 plan's arguments, not as an install into an environment that does not exist yet. `--each` plans each file alone
 (what pre-commit passes).
+
+Where uv is here and the build is not turned off, the planned stack is also built in a throwaway environment and
+its imports measured, then the state its fix leaves (`building.py`): the report says what it measured beside what
+the tables know, and whether the fix plan is proven.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from envaudit.rules.jax_env import env_flag
 
 if TYPE_CHECKING:
     from envaudit.commands.plan.inputs.gather import Gathered
+    from envaudit.model.report import Report
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 ARGUMENTS = "the plan's arguments"  # where the fix of a distribution pinned by an argument is written
@@ -66,6 +71,8 @@ class PlanOptions:
     python: str | None = None
     env: tuple[str, ...] = ()
     each: bool = False
+    no_build: bool = False  # answer from the tables alone: build nothing here
+    build_timeout: float = 240.0  # seconds for the builds of one plan together (collect/build.TIMEOUT_S)
     output: Output = field(default_factory=Output)
     judging: Judging = field(default_factory=Judging)
 
@@ -151,6 +158,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         " passes every changed file at once); a pyproject.toml and the uv.lock beside it are one plan. The exit code"
         " is the worst plan's",
     )
+    p.add_argument(
+        "--no-build",
+        action="store_true",
+        help="answer from the tables alone: do not build the stack here (by default, where uv is here, the stack is"
+        " built in a throwaway environment, its CPU twin for an accelerator stack, and its imports measured; then"
+        " the state the fix leaves, to prove it; ENVAUDIT_NO_BUILD=1 does the same)",
+    )
+    p.add_argument(
+        "--build-timeout",
+        type=options.seconds,
+        default=240.0,
+        metavar="SECONDS",
+        help="seconds for building and measuring the plan's stack and its fixed state, together (default: 240; a"
+        " warm uv cache builds one in seconds)",
+    )
     options.add_output(p)
 
 
@@ -174,6 +196,8 @@ def parse(parsed: argparse.Namespace) -> PlanOptions:
         python=parsed.python,
         env=tuple(parsed.env),
         each=parsed.each,
+        no_build=parsed.no_build,
+        build_timeout=parsed.build_timeout,
         output=options.output(parsed),
         judging=options.judging(parsed),
     )
@@ -181,12 +205,24 @@ def parse(parsed: argparse.Namespace) -> PlanOptions:
 
 def run(o: PlanOptions) -> int:
     from envaudit.commands.audit import emit
-    from envaudit.judge.assemble import assemble
 
     if o.each:
         return _each(o)
-    made = planned(o)
-    return emit(assemble(made.facts, mode="plan", ignore=o.judging.ignored, target=made.target), o.output, o.judging)
+    return emit(report(o, planned(o)), o.output, o.judging)
+
+
+def report(o: PlanOptions, made: Planned) -> Report:
+    """The plan's report: the tables' answer, with what building its stack here measured where it is built."""
+    from envaudit.commands.plan import building
+
+    return building.report(
+        made.facts,
+        target=made.target,
+        ignore=o.judging.ignored,
+        no_build=o.no_build,
+        timeout=o.build_timeout,
+        quiet=o.output.quiet,
+    )
 
 
 def _each(o: PlanOptions) -> int:
@@ -194,7 +230,6 @@ def _each(o: PlanOptions) -> int:
     (exit 2), and the files after it are still planned. The exit code is the worst plan's."""
     from envaudit.commands.audit import emit
     from envaudit.formats.summary import clean
-    from envaudit.judge.assemble import assemble
 
     code: int = Exit.OK
     for number, (name, one) in enumerate(separately(o)):
@@ -207,8 +242,7 @@ def _each(o: PlanOptions) -> int:
             print(f"envaudit: error: {exc}", file=sys.stderr, flush=True)
             code = max(code, Exit.USAGE)
             continue
-        report = assemble(made.facts, mode="plan", ignore=o.judging.ignored, target=made.target)
-        code = max(code, emit(report, one.output, one.judging))
+        code = max(code, emit(report(one, made), one.output, one.judging))
         sys.stdout.flush()
     return code
 

@@ -1,0 +1,413 @@
+"""A throwaway environment built from a stack's pins, and what importing its libraries there shows.
+
+`plan` answers from the tables; where the planned stack installs here, this module builds it: `uv venv` and `uv pip
+install` (uv's own cache, shared with every other use of uv on the machine) in a temporary directory, then the
+imports probe runs there, by that environment's interpreter, as the audit runs probes (`child/runner.py`, under
+every bound), and the directory is removed afterwards, whatever happened. An accelerator stack is built as its CPU
+twin: the same jax, jaxlib and libraries from their CPU wheels, without jax's GPU and TPU plugins, libtpu, jax-metal
+or the CUDA wheels (`left_out` says what), and the child runs with JAX_PLATFORMS=cpu. A stack for another system or
+machine, or with a package that only a GPU runs, is not built (`skipped`, with why).
+
+The stack is built for the first of the given Pythons that is here (uv's own list, then pyenv's versions); where
+none is, uv is asked to fetch the first (a managed Python), and where it cannot, the result says so (`no_python`).
+Where uv refuses the install for one Python (no wheel for it), the next one here is tried. Every step is bounded
+(`child/bounded.py`: a uv that hangs or floods is cut off, with its process group) and the whole build by one
+deadline. Nothing here judges: the judge reads the measurement (`judge/measured.py`), and `triage` may build a
+reported stack the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import re
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from envaudit.child import bounded, runner, state
+from envaudit.model.build import BuildStatus, Measurement
+from envaudit.model.facts import ImportOutcome, JaxFacts
+from envaudit.model.scope import canonicalize_name, selected
+
+# jax's own accelerator packages and what only they bring: the CPU twin leaves them out (jaxlib stays, as its CPU
+# wheel, where a GPU build was pinned)
+ACCELERATOR = re.compile(
+    r"^(jax-(cuda|rocm)\d*-(plugin|pjrt)|jax-cuda\d*-.+|jax-tpu-embedding|jax-metal|libtpu(-nightly)?|nvidia-.+)$"
+)
+GPU_ONLY = re.compile(r"^(cupy-(cuda|rocm).*|tensorflow-gpu|tensorflow-rocm|jaxlib-rocm.*)$")  # no CPU build of them
+# what in the user's environment would reach into the built one: their packages, their startup files
+LEAKS = (
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "__PYVENV_LAUNCHER__",
+)
+FIND_S = 10.0  # `uv python find`, `uv pip list`: each answers in a fraction of a second
+OUTPUT_LIMIT = 1024 * 1024  # bytes kept of what uv prints on each stream (its resolver's message is a few lines)
+MAX_REASON = 600  # characters of uv's reason kept
+MAX_PYTHONS = 3  # Pythons tried for one stack where uv finds no wheel for the first
+TIMEOUT_S = 240.0  # plan's default bound on its builds (--build-timeout)
+# uv's words when the package index cannot be reached (reqwest's and the resolver's)
+OFFLINE = re.compile(
+    r"dns error|error sending request|failed to lookup address|Network is unreachable|Connection refused|"
+    r"client error \(Connect\)|operation timed out|Could not connect",
+    re.IGNORECASE,
+)
+# uv's words when a Python cannot have the stack (no wheel of it for that Python or its ABI)
+WRONG_PYTHON = re.compile(
+    r"Python|no version of|no wheels with a matching|not compatible with the current platform", re.IGNORECASE
+)
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Twin:
+    """What to install for a stack here: its pins with the accelerator left out, what was, and why nothing can be
+    built ("" where it can)."""
+
+    requirements: tuple[str, ...]
+    left_out: tuple[str, ...] = ()
+    refused: str = ""
+
+
+def twin(packages: Mapping[str, str]) -> Twin:
+    """The stack's CPU twin: every pin but jax's accelerator packages (a jaxlib built for a GPU, `+cuda12.cudnn89`,
+    as its CPU wheel of the same release); a package that only a GPU runs, or another's build for one (a local
+    label), has no twin."""
+    found, left = [], []
+    for name, version in sorted(packages.items()):
+        public, _, label = version.partition("+")
+        if ACCELERATOR.match(name):
+            left.append(f"{name} {version}")
+            continue
+        if GPU_ONLY.match(name):
+            return Twin((), refused=f"{name} {version} runs on GPUs only: no CPU build of it to install here")
+        if label and name == "jaxlib":
+            left.append(f"jaxlib {version} (its CPU wheel {public} instead)")
+        elif label:
+            return Twin((), refused=f"{name} {version} is a build for an accelerator (+{label}): no CPU wheel of it")
+        found.append(f"{name}=={public}")
+    return Twin(tuple(found), tuple(left))
+
+
+def uv_command() -> tuple[str, ...] | None:
+    """How uv is started here: on PATH, else the uv package of this interpreter (`python -m uv`); None: no uv."""
+    if found := shutil.which("uv"):
+        return (found,)
+    import importlib.util
+
+    return (sys.executable, "-m", "uv") if importlib.util.find_spec("uv") is not None else None
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A stack to build: its pins (canonical name -> version), the Pythons it may be built for (X.Y, preferred
+    first), where it is meant to run, and the variables it runs with."""
+
+    packages: Mapping[str, str]
+    pythons: Sequence[str]
+    system: str = ""
+    machine: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Built:
+    """What a build measured: the report's words (`document`) and jax's facts there (how `import jax` ended, and
+    the imports probe's outcomes); `jax` is empty where nothing was measured."""
+
+    document: Measurement
+    jax: JaxFacts = field(default_factory=lambda: JaxFacts())
+
+    @property
+    def status(self) -> BuildStatus:
+        return self.document["status"]
+
+
+def here() -> tuple[str, str]:
+    """This machine's system and machine, named as a plan names them."""
+    return platform.system(), _machine(platform.machine())
+
+
+def _machine(name: str) -> str:
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(name.lower(), name.lower())
+
+
+def measure(stack: Stack, *, timeout: float, uv: Sequence[str], say: Say | None = None) -> Built:
+    """The stack built in a temporary directory and measured there, the directory removed afterwards; never raises
+    for what the stack or uv does (an interrupt propagates, after the directory is removed)."""
+    deadline = time.monotonic() + timeout
+    tell = say or (lambda _: None)
+    made = twin(stack.packages)
+    system, machine = here()
+    if stack.system and stack.machine and (stack.system, _machine(stack.machine)) != (system, machine):
+        why = f"the stack is for {stack.system} {stack.machine}; this machine is {system} {machine}"
+        return _not("skipped", why, made)
+    if stack.system and stack.system != system:
+        return _not("skipped", f"the stack is for {stack.system}; this machine runs {system}", made)
+    if made.refused:
+        return _not("skipped", made.refused, made)
+    if not made.requirements:
+        return _not("skipped", "the stack pins nothing to install", made)
+    with _directory() as home:
+        return _built(stack, made, home, deadline, tuple(uv), tell, timeout)
+
+
+@contextlib.contextmanager
+def _directory() -> Iterator[Path]:
+    """A private temporary directory (the system's, never the working directory), removed afterwards."""
+    home = Path(tempfile.mkdtemp(prefix="envaudit-build-"))
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _built(
+    stack: Stack, made: Twin, home: Path, deadline: float, uv: tuple[str, ...], say: Say, timeout: float
+) -> Built:
+    """The stack installed for the first of its Pythons that is here (the next where uv finds no wheel for it);
+    where none is, for the first, which uv may fetch."""
+    started = time.monotonic()
+    env = uv_environ()
+    wanted = [p for p in dict.fromkeys(stack.pythons) if p][:MAX_PYTHONS] or [this_python()]
+    found = [(python, path) for python in wanted if (path := _local_python(uv, python, deadline, env, home))]
+    first_reason, tried = "", list[str]()
+    for number, (python, local) in enumerate(found or [(wanted[0], "")]):
+        prefix = home / f"env{number}"
+        if not local:
+            say(f"Python {python} is not here: asking uv to fetch it")
+        made_env = _run(uv, ["venv", "-q", "--python", local or python, str(prefix)], deadline, env, home)
+        if made_env.status == "timeout" or (made_env.status and local):
+            return _not(made_env.status, made_env.reason, made, started=started, python=python)
+        if made_env.status:
+            why = f"Python {python} is not here, and uv could not fetch it: {made_env.reason}"
+            return _not("no_python", why, made, started=started, python=python)
+        interpreter = prefix / ("Scripts" if os.name == "nt" else "bin") / "python"
+        say(f"installing {len(made.requirements)} pins for Python {python} with uv (bound {timeout:.0f} s)")
+        args = ["pip", "install", "-q", "--python", str(interpreter), *made.requirements]
+        install = _run(uv, args, deadline, env, home)
+        if install.status == "not_installable" and WRONG_PYTHON.search(install.reason):
+            first_reason, tried = first_reason or install.reason, [*tried, python]
+            continue  # no wheel for this Python: the next one here may have one
+        if install.status:
+            return _not(install.status, first_reason or install.reason, made, started=started, python=python)
+        return _probed(stack, made, interpreter, prefix, deadline, uv, env, home, started, say)
+    also = f" (and uv refused Python {', '.join(tried[1:])} here too)" if len(tried) > 1 else ""
+    return _not("not_installable", first_reason + also, made, started=started, python=tried[0] if tried else wanted[0])
+
+
+def _probed(
+    stack: Stack,
+    made: Twin,
+    interpreter: Path,
+    prefix: Path,
+    deadline: float,
+    uv: tuple[str, ...],
+    env: dict[str, str],
+    home: Path,
+    started: float,
+    say: Say,
+) -> Built:
+    """The imports probe in the built environment, by its interpreter, under the runner's bounds."""
+    built_s = time.monotonic() - started
+    version = _venv_version(prefix)
+    installed = _installed(uv, interpreter, deadline, env, home)
+    document: Measurement = {
+        "status": "built",
+        "python": version,
+        "requirements": list(made.requirements),
+        "left_out": list(made.left_out),
+        "installed": installed,
+        "build_s": round(built_s, 3),
+    }
+    left = deadline - time.monotonic()
+    if left < state.JAX_START_S:
+        why = f"the bound was spent building it ({built_s:.1f} s): nothing was imported there"
+        return Built({**document, "status": "timeout", "reason": why})
+    say(f"built in {built_s:.1f} s; importing its libraries there")
+    probing = time.monotonic()
+    options = state.Options(
+        names=("imports",),
+        timeout=left,
+        total=left,
+        cache=False,
+        python=str(interpreter),
+        environ=child_environ(stack.env),
+    )
+    outcome = runner.run(options)
+    jax = outcome.jax or {}
+    imports = list(jax.get("imports") or [])
+    failed = [_failed(o) for o in imports if o.get("status") == "error"]
+    document |= {
+        "probe_s": round(time.monotonic() - probing, 3),
+        "jax": jax.get("status", "error"),
+        "tried": sum(o.get("status") != "not_tried" for o in imports),
+        "failed": failed,
+    }
+    if jax.get("status") != "ok" and jax.get("message"):
+        document["jax_message"] = str(jax.get("message"))
+    if jax.get("status") == "timeout":
+        document |= {"status": "timeout", "reason": f"jax did not start there within the bound: {jax.get('message')}"}
+    measured: JaxFacts = {
+        "status": jax.get("status", "error"),
+        "message": jax.get("message"),
+        "stage": jax.get("stage"),
+    }
+    if imports:
+        measured["imports"] = imports
+    say(f"measured: jax {document['jax']}, {document['tried']} imports tried, {len(failed)} raised")
+    return Built(document, measured)
+
+
+def _failed(outcome: ImportOutcome) -> str:
+    at = f" (at {outcome['where']})" if outcome.get("where") else ""
+    return f"{outcome.get('distribution')}: `import {outcome.get('module')}` raises {outcome.get('error')}{at}"
+
+
+def _not(status: BuildStatus, reason: str, made: Twin, *, started: float | None = None, python: str = "") -> Built:
+    document: Measurement = {"status": status, "reason": reason}
+    if made.requirements:
+        document["requirements"] = list(made.requirements)
+    if made.left_out:
+        document["left_out"] = list(made.left_out)
+    if python:
+        document["python"] = python
+    if started is not None:
+        document["build_s"] = round(time.monotonic() - started, 3)
+    return Built(document)
+
+
+@dataclass(frozen=True)
+class _Ran:
+    status: BuildStatus | None  # None: it succeeded
+    reason: str = ""
+    stdout: str = ""
+
+
+def _run(uv: tuple[str, ...], args: list[str], deadline: float, env: dict[str, str], home: Path) -> _Ran:
+    """One uv command under what is left of the deadline, its output bounded; what went wrong, in uv's words."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return _Ran("timeout", "the bound ran out before `uv " + " ".join(args[:2]) + "`")
+    try:
+        done = bounded.run([*uv, *args], timeout=left, limit=OUTPUT_LIMIT, env=env, cwd=str(home))
+    except OSError as exc:
+        return _Ran("error", f"could not start uv: {exc.strerror or exc}")
+    if done.timed_out:
+        return _Ran("timeout", f"`uv {' '.join(args[:2])}` did not finish within the bound")
+    if done.cut:
+        return _Ran("error", f"`uv {' '.join(args[:2])}` printed more than {OUTPUT_LIMIT // 1024} KiB: cut off")
+    if done.returncode == 0:
+        return _Ran(None, stdout=done.stdout)
+    said = reason(done.stderr) or f"uv exited with status {done.returncode}"
+    if OFFLINE.search(done.stderr):
+        return _Ran("offline", said)
+    return _Ran("not_installable" if args[0] == "pip" else "error", said)
+
+
+def reason(stderr: str) -> str:
+    """uv's error as one line: its `error:` line and its first cause, continuation lines joined (`No solution found
+    when resolving dependencies: Because jax==0.6.0 depends on ml-dtypes>=0.5.0 and ...`); else its last line."""
+    lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
+    start = next((i for i, line in enumerate(lines) if line.startswith("error:")), None)
+    if start is None:
+        return _one(lines[-1]) if lines else ""
+    said = [lines[start].removeprefix("error:").strip()]
+    cause = [line.strip().removeprefix("cause:").strip() for line in lines[start + 1 :]]
+    if cause:
+        block = [cause[0]]
+        for line, raw in zip(cause[1:], lines[start + 2 :], strict=False):
+            if raw.strip().startswith(("cause:", "error:", "hint:", "help:")):
+                break
+            block.append(line)
+        said.append(" ".join(block))
+    return _one(": ".join(s.rstrip(":") for s in said if s))
+
+
+def _one(text: str) -> str:
+    line = re.sub(r"\s+", " ", re.sub(r"\x1b\[[0-9;]*m", "", text)).strip()
+    return line if len(line) <= MAX_REASON else line[: MAX_REASON - 3] + "..."
+
+
+def uv_environ() -> dict[str, str]:
+    """uv's environment: the user's (their index, proxy, cache and config are uv's), without colour or progress
+    bars, and with no virtual environment of theirs to install into."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "UV_PYTHON")}
+    return env | {"NO_COLOR": "1", "UV_NO_PROGRESS": "1"}
+
+
+def child_environ(plan_env: Mapping[str, str]) -> dict[str, str]:
+    """The imports child's environment: the user's, without the variables a plan does not state (JAX_*, XLA_*,
+    the CUDA ones: audited ones, `scope.selected`) nor what would reach into the built environment (PYTHONPATH, a
+    user site), with the plan's own variables, and on the CPU (the twin has no accelerator)."""
+    base = {
+        k: v for k, v in os.environ.items() if k not in LEAKS and not (selected(k) and not k.startswith("ENVAUDIT_"))
+    }
+    return base | dict(plan_env) | {"PYTHONNOUSERSITE": "1", "JAX_PLATFORMS": "cpu"}
+
+
+def this_python() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _local_python(uv: tuple[str, ...], version: str, deadline: float, env: dict[str, str], home: Path) -> str:
+    """An interpreter of this Python here: uv's own list (its managed Pythons, PATH), else pyenv's versions;
+    "" where there is none (uv venv may then fetch one)."""
+    found = _run(
+        uv, ["python", "find", "--no-python-downloads", version], min(deadline, time.monotonic() + FIND_S), env, home
+    )
+    if found.status is None and found.stdout.strip():
+        return found.stdout.strip().splitlines()[-1]
+    root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    matches = [
+        p
+        for p in root.glob(f"{version}.*/bin/python{version}")
+        if re.fullmatch(rf"{re.escape(version)}\.\d+", p.parent.parent.name)
+    ]
+    matches.sort(key=lambda p: int(p.parent.parent.name.rsplit(".", 1)[1]))
+    return str(matches[-1]) if matches else ""
+
+
+def _venv_version(prefix: Path) -> str:
+    """The built environment's Python, as its pyvenv.cfg records it ("3.11.7")."""
+    try:
+        text = (prefix / "pyvenv.cfg").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    found = re.search(r"^version(?:_info)?\s*=\s*([0-9][0-9.]*)", text, re.MULTILINE)
+    return found[1] if found else ""
+
+
+def _installed(
+    uv: tuple[str, ...], interpreter: Path, deadline: float, env: dict[str, str], home: Path
+) -> dict[str, str]:
+    """What uv installed there (canonical name -> version); {} where it cannot say."""
+    listed = _run(
+        uv,
+        ["pip", "list", "--python", str(interpreter), "--format", "json"],
+        min(deadline, time.monotonic() + FIND_S),
+        env,
+        home,
+    )
+    try:
+        rows = json.loads(listed.stdout) if listed.status is None else []
+    except ValueError:
+        return {}
+    found = {
+        canonicalize_name(str(row.get("name"))): str(row.get("version"))
+        for row in rows
+        if isinstance(row, dict) and row.get("name") and row.get("version")
+    }
+    return dict(sorted(found.items()))

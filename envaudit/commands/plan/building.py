@@ -1,0 +1,129 @@
+"""A plan's report with what building its stack here measured: the stack as planned, then the state its fix leaves.
+
+Where uv is here and the build is not turned off (`--no-build`, or ENVAUDIT_NO_BUILD set, as the test suite's unit
+tests do), the planned stack is built in a throwaway environment and measured (collect/build.py); the measurement
+joins the facts (judge/measured.py), the report is assembled from them, and where it has a fix, the state that fix
+leaves is built in turn: the report says whether the fix plan is proven. One bound (`--build-timeout`) holds for
+both builds together; progress is said on stderr, a line a step (-q: none). Where nothing is built, the report is
+the tables' alone and says why.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from envaudit.collect import build
+from envaudit.judge import fixplan, measured
+from envaudit.judge.assemble import assemble
+from envaudit.model import fixes
+from envaudit.model.build import BuildDocument, Measurement
+from envaudit.model.facts import Facts
+from envaudit.model.redact import REDACTED
+from envaudit.model.report import Report
+from envaudit.rules import wheels
+from envaudit.rules.releases import numbers
+
+DISABLE = "ENVAUDIT_NO_BUILD"  # set (not empty, not 0): no plan builds its stack (the unit tests set it)
+MIN_FIXED_S = 5.0  # what must be left of the bound to build the fixed state: jax's start and an import or two
+
+
+def off(no_build: bool, environ: Mapping[str, str] | None = None) -> str:
+    """Why nothing is built ("" where the stack is built): asked, or turned off for this environment."""
+    environ = os.environ if environ is None else environ
+    if no_build:
+        return "--no-build: the report is the tables' alone"
+    if environ.get(DISABLE, "") not in ("", "0"):
+        return f"{DISABLE} is set: the report is the tables' alone"
+    return ""
+
+
+def report(
+    facts: Facts,
+    *,
+    target: fixes.Target | None,
+    ignore: Mapping[str, str],
+    no_build: bool,
+    timeout: float,
+    quiet: bool,
+) -> Report:
+    """The plan's report, built and measured where it can be."""
+    why_not = off(no_build)
+    uv = None if why_not else build.uv_command()
+    if not why_not and uv is None:
+        why_not = "uv is not installed here (pip install uv): the report is the tables' alone"
+    if uv is None:
+        return _unmeasured(assemble(facts, mode="plan", ignore=ignore, target=target), why_not)
+    say = _progress(quiet)
+    deadline = time.monotonic() + timeout
+    planned = build.measure(stack(facts), timeout=timeout, uv=uv, say=say)
+    if planned.status not in ("built", "not_installable"):
+        say(f"not measured ({planned.status}): {planned.document.get('reason', '')}")
+        why = f"{planned.status}: {planned.document.get('reason', '')}: the report is the tables' alone"
+        base = assemble(facts, mode="plan", ignore=ignore, target=target)
+        return _unmeasured(base, why, planned.document)
+    made = assemble(measured.joined(facts, planned), mode="plan", ignore=ignore, target=target)
+    fixed = None
+    if made.plan.steps and not made.plan.remaining:
+        state = fixplan.outcome(made.facts, made.plan.steps)
+        left = deadline - time.monotonic()
+        if left >= MIN_FIXED_S:
+            say("building the state the fix leaves, to prove it")
+            fixed = build.measure(stack(state), timeout=left, uv=uv, say=say)
+        else:
+            why = f"the bound ({timeout:g} s, --build-timeout) was spent on the planned stack"
+            fixed = build.Built({"status": "timeout", "reason": why})
+    proof, reason = measured.proof(made.plan, planned, fixed)
+    document: BuildDocument = {"measured": True, "planned": planned.document}
+    if fixed is not None:
+        document["fixed"] = fixed.document
+    say(f"{proof}: {reason}")
+    return replace(made, build=document | {"proof": proof, "proof_reason": reason})
+
+
+def _unmeasured(report: Report, why: str, planned: Measurement | None = None) -> Report:
+    document: BuildDocument = {"measured": False, "reason": why}
+    if planned is not None:
+        document["planned"] = planned
+    return replace(report, build=document | {"proof": "unproven", "proof_reason": f"nothing was measured: {why}"})
+
+
+def stack(facts: Facts) -> build.Stack:
+    """What to build for these facts: their pins, for their Python (or the Pythons their jaxlib has wheels for,
+    this one first), on their system and machine, with their variables (but those redacted, whose value is gone)."""
+    env = {k: v for k, v in facts.env.items() if REDACTED not in v}
+    platform = facts.platform
+    return build.Stack(
+        dict(facts.packages),
+        pythons(facts),
+        str(platform.get("system") or ""),
+        str(platform.get("machine") or ""),
+        env,
+    )
+
+
+def pythons(facts: Facts) -> list[str]:
+    """The Pythons to build for, preferred first: the plan's own; else this one where the planned jaxlib has a
+    wheel for it, then the others that have one, newest first; for a jaxlib the wheel table does not cover (before
+    0.4.18: older Pythons), this one and the ones before it."""
+    if stated := wheels.python_of(facts):
+        return [stated]
+    here = build.this_python()
+    listed = wheels.pythons([f"{name}=={version}" for name, version in facts.packages.items()])
+    if listed is None:
+        major, minor = (int(n) for n in here.split("."))
+        return [f"{major}.{m}" for m in range(minor, max(minor - build.MAX_PYTHONS, 6), -1)]
+    return list(dict.fromkeys([*([here] if here in listed else []), *sorted(listed, key=numbers, reverse=True)]))
+
+
+def _progress(quiet: bool) -> Callable[[str], None]:
+    """A line on stderr a step: a build takes seconds to minutes, on a terminal or in a CI log alike."""
+
+    def say(text: str) -> None:
+        if not quiet:
+            print(f"envaudit: plan: {text}", file=sys.stderr, flush=True)
+
+    return say

@@ -1,0 +1,91 @@
+"""What building a plan here measured (collect/build.py), joined to the plan's facts; and whether its fix is proven.
+
+The measurement joins the facts as an audit's would, so the same rules judge it: whether the installer took the
+stack (`facts.install`: the check plan-does-not-install quotes its reason), what importing each library gave
+(`facts.jax.imports`: the check import-fails quotes the line that raised, with the library as subject; an import
+that worked clears the API-removal table's claim that it fails, which the check api-removal-contradicted names),
+and how `import jax` ended where it failed there (jax-broken), with what the installer resolved for jax's own
+requirements that the plan leaves unpinned (NumPy, SciPy, ml_dtypes, opt_einsum: what `pip install` of the pins
+brings today, which rules on them judge: a NumPy 2 under a jaxlib built for NumPy 1). Everything else stays the
+plan's (its Python, platform): the build is a CPU twin, which measures imports, not the accelerator, and the rest
+the installer resolved is reported (`build.planned.installed`), not planned.
+
+A fix plan is proven where the state it leads to (the stack itself, where nothing is to fix) was built here and
+jax and every library imported there; anything else leaves it unproven, with why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from envaudit.collect.build import Built
+from envaudit.model.build import Measurement, Proof
+from envaudit.model.facts import Facts, InstallFacts, JaxFacts
+from envaudit.model.fixes import Plan
+from envaudit.rules import declared
+
+JAX_FAILED = ("import_error", "crash", "error")  # how jax ended in the build that is a failure of the stack
+MAX_SAID = 2  # failed imports named in an unproven plan's reason
+# jax's and jaxlib's own requirements (their Requires-Dist, 0.4.x to 0.12): what the installer resolved for them
+# where the plan pins none is what the plan installs today
+RESOLVED = ("numpy", "scipy", "ml-dtypes", "opt-einsum")
+
+
+def joined(facts: Facts, built: Built) -> Facts:
+    """The plan's facts with what the build measured of its stack."""
+    document = built.document
+    status = document["status"]
+    python = str(document.get("python") or "")
+    if status == "not_installable":
+        refused: InstallFacts = {"status": "refused", "message": str(document.get("reason") or ""), "installer": "uv"}
+        return replace(facts, install=refused | ({"python": python} if python else {}))
+    if status not in ("built", "timeout") or not built.jax:
+        return facts  # not measured: the tables alone
+    jax: JaxFacts = facts.jax.copy()
+    if built.jax.get("status") in JAX_FAILED:
+        jax["status"] = built.jax["status"]
+        jax["message"], jax["stage"] = built.jax.get("message"), built.jax.get("stage")
+    if imports := built.jax.get("imports"):
+        jax["imports"] = imports
+    installed: InstallFacts = {"status": "installed", "installer": "uv", "python": python}
+    resolved = document.get("installed") or {}
+    added = {name: resolved[name] for name in RESOLVED if name in resolved and name not in facts.packages}
+    if not added:
+        return replace(facts, jax=jax, install=installed)
+    packages = dict(sorted({**facts.packages, **added}.items()))
+    grown = replace(facts, packages=packages, jax=jax, install=installed)
+    return replace(grown, requires={**facts.requires, **declared.requires(grown, packages)})
+
+
+def proof(plan: Plan, planned: Built | None, fixed: Built | None, not_built: str = "") -> tuple[Proof, str]:
+    """Whether the fix plan is proven here, and why (or why not)."""
+    which = "the state the fix leaves" if plan.steps else "the stack as planned"
+    if planned is None:
+        return "unproven", f"nothing was built: {not_built}"
+    state = fixed if plan.steps else planned
+    found = verdict(state.document, which) if state is not None else None
+    if found is not None and found[0] == "unproven":
+        return found  # what the measurement shows first: it says more than the plan's own list
+    if plan.remaining:
+        return "unproven", f"the plan leaves {', '.join(plan.remaining)} failing"
+    return found or ("unproven", f"{which} was not built")
+
+
+def verdict(document: Measurement, which: str) -> tuple[Proof, str]:
+    """Proven where the state was built and jax and every library imported there."""
+    status = document["status"]
+    if status == "not_installable":
+        return "unproven", f"{which} does not install here (uv refused it)"
+    if status != "built":
+        return "unproven", f"{which} was not measured ({status}): {document.get('reason', '')}"
+    if document.get("jax") != "ok":
+        return "unproven", f"in {which}, jax ended {document.get('jax')}: {document.get('jax_message', '')}"
+    if failed := document.get("failed"):
+        more = f" (and {len(failed) - MAX_SAID} more)" if len(failed) > MAX_SAID else ""
+        return "unproven", f"in {which}: " + "; ".join(failed[:MAX_SAID]) + more
+    tried = document.get("tried", 0)
+    twin = " (its CPU twin)" if document.get("left_out") else ""
+    return (
+        "proven",
+        f"{which}{twin} built here for Python {document.get('python')}, and jax and {tried} modules imported",
+    )

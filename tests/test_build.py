@@ -1,0 +1,293 @@
+"""A plan's build, offline: a fake uv on PATH plays the installer (a hang, a flood, a refusal, no network), so every
+bound and every way a build ends is tested without the package index; the imports child runs for real in the
+environment the fake makes. The real builds are tests/realenv/test_build.py's."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envaudit.cli import main
+from envaudit.collect import build
+from envaudit.commands.plan import building
+from envaudit.judge import measured
+from envaudit.model.build import Measurement
+from envaudit.model.exitcodes import Exit
+from envaudit.model.fixes import Fix, Plan, Step
+from envaudit.rules import api_removals, checks
+from tests.conftest import facts_from
+
+SITE = sysconfig.get_paths()["purelib"]  # this interpreter's packages: jax, flax (the fake environment's, by a .pth)
+# the fake uv: `python find`, `venv` (a venv whose python is this interpreter), `pip install` as FAKE_UV says,
+# `pip list` (this interpreter's jax and flax); it writes its pid where FAKE_UV_PID says
+FAKE_UV = """\
+import json, os, sys, time
+from pathlib import Path
+mode, args = os.environ.get("FAKE_UV", "ok"), sys.argv[1:]
+if os.environ.get("FAKE_UV_PID"):
+    Path(os.environ["FAKE_UV_PID"]).write_text(str(os.getpid()))
+if args[:2] == ["python", "find"]:
+    print(sys.executable)
+elif args[0] == "venv":
+    prefix = Path(args[-1])
+    (prefix / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, prefix / "bin" / "python")
+    (prefix / "pyvenv.cfg").write_text(
+        f"home = {Path(sys._base_executable).parent}\\ninclude-system-site-packages = false\\nversion_info = 3.11.7\\n"
+    )
+    site = prefix / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    site.mkdir(parents=True)
+    if mode == "fault":
+        (site / "outer.pth").write_text(SITE + "\\n")
+elif args[:2] == ["pip", "install"]:
+    site = next(Path(args[args.index("--python") + 1]).parent.parent.glob("lib/python*/site-packages"))
+    if mode == "hang":
+        time.sleep(3600)
+    elif mode == "flood":
+        while True:
+            sys.stdout.write("x" * 65536)
+    elif mode == "conflict":
+        sys.stderr.write(
+            "error: No solution found when resolving dependencies\\n  cause: Because tensorflow==2.18.0 depends on "
+            "ml-dtypes>=0.4.0,<0.5.0 and jax==0.6.0 depends on ml-dtypes>=0.5.0, we can conclude that jax==0.6.0 and\\n"
+            "         tensorflow==2.18.0 are incompatible.\\n"
+        )
+        sys.exit(1)
+    elif mode == "offline":
+        sys.stderr.write(
+            "error: Request failed after 3 retries\\n  cause: Failed to fetch: https://pypi.org/simple/jax/\\n"
+            "  cause: error sending request for url (https://pypi.org/simple/jax/)\\n  cause: dns error\\n"
+        )
+        sys.exit(2)
+    elif mode in SITECUSTOMIZE:
+        (site / "sitecustomize.py").write_text(SITECUSTOMIZE[mode])
+elif args[:2] == ["pip", "list"]:
+    print(json.dumps([{"name": "jax", "version": "0.10.1"}, {"name": "flax", "version": "0.12.8"}]))
+"""
+# what the fake writes into the environment it installs into: a fault at `import flax`, a child that hangs or floods
+SITECUSTOMIZE = {
+    "fault": (
+        "import sys\n"
+        "class Fault:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'flax':\n"
+        "            raise ImportError('injected fault: flax is broken here')\n"
+        "sys.meta_path.insert(0, Fault())\n"
+    ),
+    "child-hang": "import time\ntime.sleep(3600)\n",
+    "child-flood": "import sys\nwhile True:\n    sys.stderr.write('y' * 65536 + '\\n')\n",
+}
+HEALTHY = ["flax==0.12.8", "jax==0.10.1", "jaxlib==0.10.1"]  # what the tables find nothing wrong with
+
+
+@pytest.fixture
+def fake_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fake uv first on PATH, the build turned on, temporary directories under the test's own."""
+    where = tmp_path / "bin"
+    where.mkdir()
+    uv = where / "uv"
+    head = f"#!{sys.executable}\nSITE = {SITE!r}\nSITECUSTOMIZE = {SITECUSTOMIZE!r}\n"
+    uv.write_text(head + FAKE_UV, encoding="utf-8")
+    uv.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{where}{os.pathsep}{os.environ.get('PATH', '')}")
+    monkeypatch.delenv("ENVAUDIT_NO_BUILD", raising=False)
+    monkeypatch.setenv("FAKE_UV_PID", str(tmp_path / "uv.pid"))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+    return temporary
+
+
+def plan(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any], str]:
+    code = main(["plan", *argv, "--format", "json"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out), err
+
+
+def test_the_cpu_twin_leaves_out_the_accelerator_and_refuses_what_only_a_gpu_runs() -> None:
+    made = build.twin(
+        {"jax": "0.4.20", "jaxlib": "0.4.20+cuda12.cudnn89", "jax-cuda12-plugin": "0.4.20", "libtpu": "0.0.1"}
+    )
+    assert made.requirements == ("jax==0.4.20", "jaxlib==0.4.20") and not made.refused
+    assert "jax-cuda12-plugin 0.4.20" in made.left_out and "libtpu 0.0.1" in made.left_out
+    assert any(s.startswith("jaxlib 0.4.20+cuda12.cudnn89") for s in made.left_out)
+    assert "GPUs only" in build.twin({"jax": "0.4.30", "cupy-cuda12x": "13.0.0"}).refused
+    assert "+cu121" in build.twin({"jax": "0.4.30", "torch": "2.3.0+cu121"}).refused
+
+
+def test_uv_s_reason_is_one_line_with_its_first_cause() -> None:
+    said = build.reason(
+        "error: No solution found when resolving dependencies\n"
+        "  cause: Because jax==0.6.0 depends on ml-dtypes>=0.5.0 and you require ml-dtypes==0.4.1, we can\n"
+        "         conclude that your requirements are unsatisfiable.\n"
+        "  hint: something else\n"
+    )
+    assert said == (
+        "No solution found when resolving dependencies: Because jax==0.6.0 depends on ml-dtypes>=0.5.0 and you "
+        "require ml-dtypes==0.4.1, we can conclude that your requirements are unsatisfiable."
+    )
+    assert build.reason("warning: a\nsomething failed\n") == "something failed"
+    assert build.reason("error: " + "x" * 5000).endswith("...") and len(build.reason("error: " + "x" * 5000)) == 600
+
+
+def test_the_pythons_a_plan_is_built_for_are_its_own_else_those_its_jaxlib_has_wheels_for() -> None:
+    assert building.pythons(facts_from({"packages": {"jax": "0.4.25"}, "python": {"version": "3.10.4"}})) == ["3.10"]
+    here = build.this_python()
+    covered = building.pythons(facts_from({"packages": {"jax": "0.4.25", "jaxlib": "0.4.25"}}))
+    assert set(covered) <= {"3.9", "3.10", "3.11", "3.12"} and (here not in covered or covered[0] == here)
+    old = building.pythons(facts_from({"packages": {"jax": "0.3.25", "jaxlib": "0.3.25"}}))  # before the table
+    assert old[0] == here and len(old) <= build.MAX_PYTHONS
+
+
+def test_nothing_is_built_when_asked_or_turned_off_and_the_report_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """The unit tests run with ENVAUDIT_NO_BUILD set (tests/conftest.py): the report is the tables' and says why."""
+    code, report, err = plan(capsys, *HEALTHY)
+    assert code == Exit.OK and err == ""
+    assert report["build"] == {
+        "measured": False,
+        "reason": "ENVAUDIT_NO_BUILD is set: the report is the tables' alone",
+        "proof": "unproven",
+        "proof_reason": "nothing was measured: ENVAUDIT_NO_BUILD is set: the report is the tables' alone",
+    }
+    assert building.off(True, {}).startswith("--no-build") and building.off(False, {"ENVAUDIT_NO_BUILD": "0"}) == ""
+
+
+def test_a_stack_for_another_machine_or_with_a_gpu_only_package_is_not_built(
+    fake_uv: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, report, _ = plan(capsys, *HEALTHY, "--os", "Darwin", "--machine", "arm64")
+    assert not report["build"]["measured"] and "the stack is for Darwin arm64" in report["build"]["reason"]
+    _, report, _ = plan(capsys, *HEALTHY, "cupy-cuda12x==13.0.0")
+    assert report["build"]["planned"]["status"] == "skipped" and "GPUs only" in report["build"]["reason"]
+    assert list(fake_uv.iterdir()) == []
+
+
+def test_an_installer_that_hangs_is_cut_off_at_the_bound_with_its_process_group(
+    fake_uv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_UV", "hang")
+    code, report, err = plan(capsys, *HEALTHY, "--build-timeout", "2")
+    assert code == Exit.OK and report["verdict"] == "ok"  # the tables' answer, said to be theirs alone
+    assert report["build"]["planned"]["status"] == "timeout" and not report["build"]["measured"]
+    assert "did not finish within the bound" in report["build"]["reason"] and "envaudit: plan:" in err
+    with pytest.raises(ProcessLookupError):  # the uv that hung is gone
+        os.kill(int((tmp_path / "uv.pid").read_text()), 0)
+    assert list(fake_uv.iterdir()) == []  # nothing left behind
+
+
+def test_an_installer_that_floods_is_cut_off(
+    fake_uv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_UV", "flood")
+    _, report, _ = plan(capsys, *HEALTHY)
+    assert report["build"]["planned"]["status"] == "error" and "printed more than" in report["build"]["reason"]
+    assert list(fake_uv.iterdir()) == []
+
+
+def test_a_refused_install_is_a_failure_in_the_installer_s_words_not_an_error_of_envaudit(
+    fake_uv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_UV", "conflict")
+    code, report, _ = plan(capsys, "jax==0.6.0", "jaxlib==0.6.0", "tensorflow==2.18.0")
+    assert code == Exit.FINDINGS and report["build"]["measured"] and report["build"]["proof"] == "unproven"
+    (refused,) = [f for f in report["findings"] if f["id"] == "plan-does-not-install"]
+    assert refused["severity"] == "fail" and "uv refused the plan's stack here for Python 3.11" in refused["detail"]
+    assert "tensorflow==2.18.0 depends on ml-dtypes>=0.4.0,<0.5.0" in refused["detail"]
+    assert "\n" not in refused["detail"] and report["facts"]["install"]["status"] == "refused"
+
+
+def test_offline_the_report_is_the_tables_and_says_so(
+    fake_uv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_UV", "offline")
+    code, report, _ = plan(capsys, *HEALTHY)
+    assert code == Exit.OK and report["build"]["planned"]["status"] == "offline"
+    assert report["build"]["reason"].startswith("offline: Request failed after 3 retries: Failed to fetch")
+    assert "the report is the tables' alone" in report["build"]["reason"]
+
+
+@pytest.mark.parametrize("mode", ["child-hang", "child-flood"])
+def test_an_imports_child_that_hangs_or_floods_is_bounded(
+    fake_uv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    monkeypatch.setenv("FAKE_UV", mode)
+    _, report, _ = plan(capsys, *HEALTHY, "--build-timeout", "4")
+    planned = report["build"]["planned"]
+    assert planned["status"] == "timeout" and "jax did not start there within the bound" in planned["reason"]
+    assert list(fake_uv.iterdir()) == []
+
+
+@pytest.mark.jax
+def test_a_measured_import_failure_wins_over_tables_that_find_nothing(
+    fake_uv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tables find nothing wrong with flax 0.12.8 and jax 0.10.1; a sitecustomize in the built environment
+    breaks `import flax`: the measurement is a failure, quoting the line that raised, with flax as its subject."""
+    monkeypatch.setenv("FAKE_UV", "fault")
+    code, report, _ = plan(capsys, *HEALTHY)
+    assert code == Exit.FINDINGS and report["verdict"] == "fail", report["build"]
+    (failed,) = [f for f in report["findings"] if f["id"] == "import-fails-flax"]
+    assert failed["severity"] == "fail" and not failed["caused_by"]
+    assert (
+        "`import flax` raises ImportError: injected fault: flax is broken here (at sitecustomize.py:5)"
+        in (failed["detail"])
+    )
+    assert report["build"]["proof"] == "unproven" and "injected fault" in report["build"]["proof_reason"]
+    assert list(fake_uv.iterdir()) == []
+
+
+def test_a_measured_import_clears_the_table_s_claim_and_names_its_entry() -> None:
+    """flax 0.7.5 with jax 0.4.24: the table says `import flax` fails (define_bool_state); measured, it imports."""
+    stated = {"packages": {"flax": "0.7.5", "jax": "0.4.24", "jaxlib": "0.4.24"}, "origin": "plan"}
+    assert [o.about for o in api_removals.contradicted(facts_from(stated))] == []
+    assert api_removals.removed_api_uses("flax")(facts_from(stated))  # the table's claim, unmeasured
+    imported = {"distribution": "flax", "version": "0.7.5", "module": "flax", "status": "ok"}
+    facts = facts_from(stated | {"jax": {"status": "unknown", "imports": [imported]}})
+    assert api_removals.removed_api_uses("flax")(facts) == []  # evidence beats the table
+    (said,) = api_removals.contradicted(facts)
+    assert (
+        said.about == "flax" and "jax.config.define_bool_state" in said.detail and "`import flax` worked" in said.detail
+    )
+
+
+def test_a_build_joins_the_plan_s_facts_as_an_audit_s_measurement_would() -> None:
+    facts = facts_from({"packages": {"jax": "0.4.24", "jaxlib": "0.4.24"}, "origin": "plan"})
+    document: Measurement = {"status": "built", "python": "3.11.7", "installed": {"numpy": "2.4.6", "rich": "15"}}
+    failed = {"status": "error", "message": "XlaRuntimeError: Unknown NumPy dtype", "stage": "first_use"}
+    joined = measured.joined(facts, build.Built(document, failed))  # type: ignore[arg-type]
+    assert joined.jax["status"] == "error" and joined.install == {
+        "status": "installed",
+        "installer": "uv",
+        "python": "3.11.7",
+    }
+    assert joined.packages == {"jax": "0.4.24", "jaxlib": "0.4.24", "numpy": "2.4.6"}  # jax's own requirement
+    refused = measured.joined(facts, build.Built({"status": "not_installable", "reason": "no", "python": "3.11"}))
+    assert refused.install["status"] == "refused" and checks.install_refused(refused)[0].detail.endswith(": no")
+    assert measured.joined(facts, build.Built({"status": "offline", "reason": "dns"})) == facts
+
+
+def test_a_fix_plan_is_proven_only_where_its_state_built_and_imported() -> None:
+    good: Measurement = {"status": "built", "python": "3.11.7", "jax": "ok", "tried": 3, "failed": []}
+    bad: Measurement = {**good, "failed": ["flax: `import flax` raises AttributeError: x"]}
+    none = Plan()
+    fixing = Plan(steps=(Step("a-rule", Fix(install=("flax>=0.8.0",))),))
+    assert measured.proof(none, build.Built(good), None)[0] == "proven"
+    assert measured.proof(none, build.Built(bad), None) == ("unproven", f"in the stack as planned: {bad['failed'][0]}")
+    assert measured.proof(fixing, build.Built(bad), build.Built(good))[0] == "proven"
+    assert measured.proof(fixing, build.Built(good), None) == ("unproven", "the state the fix leaves was not built")
+    assert measured.proof(Plan(remaining=("x",)), build.Built(good), None)[0] == "unproven"
+    assert measured.proof(none, None, None, "--no-build")[1] == "nothing was built: --no-build"
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "soon", "inf"])
+def test_a_bad_build_timeout_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    assert main(["plan", *HEALTHY, "--build-timeout", value]) == Exit.USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--build-timeout" in err and "positive number of seconds" in err

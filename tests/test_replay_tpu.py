@@ -28,8 +28,8 @@ from tests.planfix import requested
 TPU = FIXTURES / "tpu"
 NUMERIC = ("conv_chain", "dense_chain", "matmul_precision", "ntk")  # the probes that compute at both precisions
 FLOAT32_BOUND = 1e-5  # the kit's float32 tolerance at HIGHEST
-LIBTPU = [  # libtpu releases on the package index around the pins the plan meets (pip index versions libtpu)
-    "0.0.40", "0.0.41", "0.0.42", "0.0.42.1", "0.0.43.2", "0.0.44",
+LIBTPU = [  # libtpu releases on the package index around the pins the plans meet (pip index versions libtpu)
+    "0.0.11", "0.0.11.1", "0.0.11.3", "0.0.11.4", "0.0.40", "0.0.41", "0.0.42", "0.0.42.1", "0.0.43.2", "0.0.44",
 ]  # fmt: skip
 
 
@@ -97,3 +97,38 @@ def test_the_plan_moves_nothing_and_the_findings_own_fix_keeps_libtpu_in_step(tm
     left = causes.link(rules.evaluate(after), after)
     assert [f.id for f in left if f.severity == "fail"] == []
     assert [(f.id, f.fix) for f in left if f.fix] == []
+
+
+NT_HOST = ("tpu-v5e-nt065-audit.json", "tpu-v5e-nt065-health.json")
+
+
+@pytest.mark.parametrize("name", NT_HOST)
+def test_the_tpu_host_with_neural_tangents_fails_for_it_alone(name: str, tmp_path: Path) -> None:
+    """The issue's TPU host, measured: flax 0.12.8, optax, orbax, TensorFlow 2.21 (CPU) and neural-tangents 0.6.5
+    beside jax[tpu] 0.10.2. One failure, neural-tangents' import, with its consequences folded under it."""
+    code, report = replayed(name, tmp_path)
+    assert code == 1
+    roots = {f["id"] for f in report["findings"] if f["severity"] == "fail" and not f["caused_by"]}
+    assert roots == {"nt-065-jax-060-import"}
+    assert "requirement-unsatisfied" not in {f["id"] for f in report["findings"]}  # tensorflow-cpu is tensorflow
+
+
+def test_its_one_plan_keeps_libtpu_numpy_2_and_exports_nothing(tmp_path: Path) -> None:
+    """What an engineer would write: jax[tpu] at 0.5.3 (the newest that neural-tangents 0.6.5 imports with) with
+    the libtpu its extra pins, the libraries that need a newer jax moved to their newest releases that accept it,
+    NumPy 2 kept, no variable, and jax said to be held for neural-tangents, with the other ways named. Pasted into
+    the facts, it leaves no failure and no further fix."""
+    _, report = replayed("tpu-v5e-nt065-audit.json", tmp_path)
+    plan = report["plan"]
+    asked = requested(plan["fix"])
+    assert {"jax[tpu]==0.5.3", "jaxlib==0.5.3", "libtpu==0.0.11.*"} <= set(asked.requirements), plan["fix"]
+    assert not asked.export and "export" not in plan["fix"] and "XLA_FLAGS" not in plan["fix"]
+    assert not any(r.startswith(("numpy", "ml-dtypes", "tensorflow")) for r in asked.requirements), plan["fix"]
+    assert asked.pins["flax"] == "0.10.6"  # flax 0.12.8 needs jax >= 0.10.0; 0.10.6 is the newest for 0.5.3
+    assert plan["held"] == [{"library": "neural-tangents", "jax": "0.5.3"}] and plan["remaining"] == []
+    facts = Facts.from_dict(report["facts"])
+    moved = dict(pip_picks(r) for r in asked.requirements)
+    after = replace(facts, packages={**facts.packages, **moved}, jax={"status": "unknown", "platform": "tpu"})
+    left = [f for f in causes.link(rules.evaluate(after), after) if not f.caused_by]
+    assert [f.id for f in left if f.severity == "fail"] == []
+    assert [(f.id, f.fix) for f in left if f.fix and f.severity == "fail"] == []

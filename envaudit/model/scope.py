@@ -55,6 +55,13 @@ RELEVANT_NAMES = SELF | frozenset(
     }
 )
 # jax's GPU plugins and their PJRT packages, released in lockstep with jaxlib: jax-cuda12-plugin, jax-rocm60-pjrt...
+# Distributions that install the same importable package as the one named, for a requirement on it: TensorFlow's
+# CPU-only build (the package list of https://www.tensorflow.org/install/pip), its GPU, Windows (intel) and Apple
+# (macos) builds and its nightly; each installs the module `tensorflow` (tensorflow-cpu 2.21.0 on the TPU host of
+# tests/fixtures/tpu, beside neural-tangents 0.6.5, which requires `tensorflow`)
+PROVIDED_BY = {
+    "tensorflow": ("tensorflow-cpu", "tensorflow-gpu", "tensorflow-intel", "tensorflow-macos", "tf-nightly"),
+}
 TPU_PACKAGES = ("libtpu", "libtpu-nightly")  # the wheels that carry libtpu.so (jax/_src/cloud_tpu_init.py)
 PLUGIN = re.compile(r"^jax-(?P<kind>cuda|rocm)(?P<major>\d+)-(plugin|pjrt)$")
 RELEVANT_PATTERN = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|jax-rocm\d+-(plugin|pjrt)|jax-tpu.*|nvidia-.+)$")

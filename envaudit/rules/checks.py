@@ -11,7 +11,7 @@ import shlex
 
 from envaudit.model import fixes
 from envaudit.model.facts import Facts, Unsatisfied
-from envaudit.model.scope import PLUGIN
+from envaudit.model.scope import PLUGIN, PROVIDED_BY
 from envaudit.model.versions import release
 from envaudit.rules import declared, jax_pins
 from envaudit.rules import environment as env
@@ -63,8 +63,25 @@ def _others_unmet(facts: Facts, unmet: list[Unsatisfied], said: str) -> list[Occ
     return [
         Occurrence(env.describe(r, said), fixes.install(facts, [str(r.get("requires")).split(";")[0].strip()]))
         for r in unmet
-        if not env.coupled(str(r.get("package"))) and env.target(str(r.get("requires"))) not in moved
+        if not env.coupled(str(r.get("package")))
+        and env.target(str(r.get("requires"))) not in moved
+        and not _provided(facts, str(r.get("requires")))
     ]
+
+
+def _provided(facts: Facts, requirement: str) -> bool:
+    """A requirement on a distribution that is not installed, met by another that installs the same module at a
+    version it allows (neural-tangents requires `tensorflow`, tensorflow-cpu is installed): pip check names it, the
+    import works, and installing the named one beside it would put two TensorFlows in one environment."""
+    from packaging.specifiers import SpecifierSet
+
+    name, spec = fixes.parse(requirement.split(";")[0].strip())
+    if name in facts.packages:
+        return False
+    return any(
+        other in facts.packages and SpecifierSet(spec).contains(facts.packages[other], prereleases=True)
+        for other in PROVIDED_BY.get(name, ())
+    )
 
 
 def plugins(facts: Facts) -> list[Occurrence]:

@@ -60,7 +60,7 @@ def test_known_bad_environment_warns_with_rule_id(venv: Path, nt065: Path, tmp_p
         proc = import_jax(venv, tmp_path, PYTHONPATH=str(nt065))
         assert proc.returncode == 0 and proc.stdout.startswith("imported")
         lines = [line for line in proc.stderr.splitlines() if "EnvAuditWarning" in line]
-        assert any("[nt-065-jax-060-import]" in line and "-m pip install jax==0.4.25" in line for line in lines), (
+        assert any("[nt-065-jax-060-import]" in line and "-m pip install jax==0.5.3" in line for line in lines), (
             proc.stderr
         )
         assert len(lines) == len(proc.stderr.splitlines())  # one line per finding, nothing else
@@ -151,7 +151,7 @@ def test_hook_is_not_enabled_by_installing(tmp_path: Path) -> None:
         timeout=300,
     )
     assert built.returncode == 0, built.stderr[-2000:]
-    (wheel,) = tmp_path.glob("envaudit-*.whl")
+    (wheel,) = tmp_path.glob("jax_envaudit-*.whl")
     members = zipfile.ZipFile(wheel).namelist()
     assert "envaudit/_hook_boot.py" in members and not [m for m in members if m.endswith(".pth")], members
 

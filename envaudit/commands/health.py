@@ -21,6 +21,7 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal, cast
 
 from envaudit import __version__
 from envaudit.commands import options
@@ -140,6 +141,9 @@ def save_unfinished(
             safewrite.write(status_file, status_text(code, f"envaudit ERROR: {why}", time.time()))
 
 
+HealthFormat = Literal["line", "json", "prometheus"]
+
+
 @dataclass(frozen=True)
 class HealthOptions:
     prometheus_dir: Path | None = None
@@ -147,6 +151,7 @@ class HealthOptions:
     quiet: bool = False
     probing: Probing = field(default_factory=lambda: Probing(timeout=DEFAULT_TIMEOUT_S, total_timeout=DEFAULT_TOTAL_S))
     judging: Judging = field(default_factory=Judging)
+    format: HealthFormat = "line"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -160,6 +165,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="write PATH atomically after each run: '<exit code> <unix time>', then the one line "
         "(read by scripts/k8s/envaudit-npd-plugin.sh and scripts/nhc/envaudit.nhc)",
     )
+    p.add_argument(
+        "--format",
+        choices=["line", "json", "prometheus"],
+        default="line",
+        help="what stdout gets: the one line a node's readers parse (default), or the report (json, prometheus)",
+    )
     options.add_judging(p)
     options.add_quiet(p)
     options.add_probing(p, timeout=DEFAULT_TIMEOUT_S, total=DEFAULT_TOTAL_S)
@@ -167,7 +178,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def parse(parsed: argparse.Namespace) -> HealthOptions:
     return HealthOptions(
-        parsed.prometheus_dir, parsed.status_file, parsed.quiet, options.probing(parsed), options.judging(parsed)
+        parsed.prometheus_dir,
+        parsed.status_file,
+        parsed.quiet,
+        options.probing(parsed),
+        options.judging(parsed),
+        cast(HealthFormat, parsed.format),
     )
 
 
@@ -187,7 +203,8 @@ def run(o: HealthOptions) -> int:
         raise
     if o.judging.source is not None or o.judging.untrusted:
         report = replace(report, settings=Settings(file=str(o.judging.source or ""), ignored=o.judging.untrusted))
-    print(health_line(report), flush=True)  # the verdict first, whatever happens to the files
+    # the verdict first, whatever happens to the files
+    print(health_line(report) if o.format == "line" else render(report, o.format).rstrip("\n"), flush=True)
     code = exit_code(report, strict=o.judging.strict)
     try:
         save(report, o.prometheus_dir, o.status_file, code)

@@ -9,12 +9,14 @@ any failure of its own in one line instead of site.py's traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import site
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, cast
 
+from envaudit.commands import options
 from envaudit.commands.options import Command
 from envaudit.files import cachedir, safewrite
 from envaudit.model.exitcodes import Exit, UsageError
@@ -73,24 +75,53 @@ def disable() -> list[Path]:
     return removed
 
 
-def status(python: str | None = None) -> list[str]:
+@dataclass(frozen=True)
+class Site:
+    """Where the hook can be enabled, and whether it is."""
+
+    user: bool  # the user site-packages (else the environment's)
+    path: Path  # its .pth file there
+    enabled: bool
+
+
+@dataclass(frozen=True)
+class Status:
+    """The hook's state for an environment: its sites, and the verdict it cached (None: none yet)."""
+
+    sites: tuple[Site, ...]
+    cached: tuple[tuple[str, str], ...] | None  # (severity, id) of each finding it warns of
+
+    def lines(self) -> list[str]:
+        """For a terminal."""
+        said = [
+            f"{'user site' if s.user else 'site-packages'}: {'enabled' if s.enabled else 'not enabled'} ({s.path})"
+            for s in self.sites
+        ]
+        if self.cached is None:
+            return [*said, "no cached verdict for this environment yet (the next `import jax` computes it)"]
+        verdict = ", ".join(f"{severity} {rule}" for severity, rule in self.cached) or "no warnings"
+        return [*said, f"cached verdict for this environment: {verdict}"]
+
+    def to_dict(self) -> dict[str, object]:
+        """For a program: the same values."""
+        return {
+            "sites": [{"user": s.user, "path": str(s.path), "enabled": s.enabled} for s in self.sites],
+            "cached": None if self.cached is None else [{"severity": v, "id": i} for v, i in self.cached],
+        }
+
+
+def status(python: str | None = None) -> Status:
     """Where the hook is enabled and the verdict cached, for this interpreter or (`--python`) another one: that
     interpreter says where its site-packages are and computes its own cache key, as its hook would."""
     sites, key = _where(python) if python else ([site_dir(False), site_dir(True)], None)
-    lines = []
-    for user, where in zip((False, True), sites, strict=True):
-        target = where / PTH_NAME
-        state = "enabled" if target.exists() else "not enabled"
-        lines.append(f"{'user site' if user else 'site-packages'}: {state} ({target})")
+    pairs = zip((False, True), sites, strict=True)
+    found = tuple(Site(user, where / PTH_NAME, (where / PTH_NAME).exists()) for user, where in pairs)
     if key is None:
         key = cachedir.fingerprint()
     cached = cachedir.read_json(f"hook-{key}.json")
-    if isinstance(cached, list):
-        verdict = ", ".join(f"{f.get('severity')} {f.get('id')}" for f in cached) or "no warnings"
-        lines.append(f"cached verdict for this environment: {verdict}")
-    else:
-        lines.append("no cached verdict for this environment yet (the next `import jax` computes it)")
-    return lines
+    if not isinstance(cached, list):
+        return Status(found, None)
+    return Status(found, tuple((str(f.get("severity")), str(f.get("id"))) for f in cached if isinstance(f, dict)))
 
 
 WHERE = (
@@ -127,16 +158,18 @@ class HookOptions:
     action: Action
     user: bool = False
     python: str | None = None
+    format: options.ListFormat = "text"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=["enable", "disable", "status"])
     p.add_argument("--user", action="store_true", help="enable in the user site-packages instead")
     p.add_argument("--python", metavar="PATH", help="status: of this interpreter's environment instead")
+    options.add_list_format(p)
 
 
 def parse(parsed: argparse.Namespace) -> HookOptions:
-    return HookOptions(cast(Action, parsed.action), parsed.user, parsed.python)
+    return HookOptions(cast(Action, parsed.action), parsed.user, parsed.python, options.list_format(parsed))
 
 
 def run(o: HookOptions) -> int:
@@ -150,7 +183,8 @@ def run(o: HookOptions) -> int:
     else:
         from envaudit.collect import outside
 
-        print("\n".join(status(outside.resolve(o.python) if o.python else None)))
+        found = status(outside.resolve(o.python) if o.python else None)
+        print(json.dumps(found.to_dict(), indent=2) if o.format == "json" else "\n".join(found.lines()))
     return Exit.OK
 
 

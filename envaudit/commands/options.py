@@ -21,6 +21,7 @@ from envaudit.formats import FORMATS
 Options = TypeVar("Options")
 Color = Literal["auto", "always", "never"]
 Precision = Literal["auto", "float32", "float64", "both"]
+ListFormat = Literal["text", "json"]  # what the verbs that list or show (rules, probes, hook status) print
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,14 @@ def path_text(text: str) -> str:
     if "\x00" in text:
         raise argparse.ArgumentTypeError(f"{text!a} holds a NUL byte, which no path can")
     return text
+
+
+def add_list_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["text", "json"], default="text", help="text for a terminal, json for a program")
+
+
+def list_format(parsed: argparse.Namespace) -> ListFormat:
+    return cast(ListFormat, parsed.format)
 
 
 def add_quiet(p: argparse.ArgumentParser) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 from dataclasses import dataclass
 
+from envaudit.commands import options
 from envaudit.commands.options import Command
 from envaudit.files import probefiles
 from envaudit.model.exitcodes import Exit, UsageError
@@ -14,19 +16,28 @@ from envaudit.model.exitcodes import Exit, UsageError
 class ProbesOptions:
     name: str | None = None
     script: bool = False
+    format: options.ListFormat = "text"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("name", nargs="?")
     p.add_argument("--script", action="store_true", help="print the probe as a program runnable with plain python")
+    options.add_list_format(p)
 
 
 def parse(parsed: argparse.Namespace) -> ProbesOptions:
-    return ProbesOptions(parsed.name, parsed.script)
+    return ProbesOptions(parsed.name, parsed.script, options.list_format(parsed))
 
 
 def run(o: ProbesOptions) -> int:
     known = probefiles.available()
+    if o.format == "json" and not o.script:
+        if o.name is not None and o.name not in known:
+            raise UsageError(f"no probe {o.name!r}; `envaudit probes` lists them")
+        chosen = {n: p for n, p in known.items() if o.name is None or n == o.name}
+        found = [{"name": n, "summary": probefiles.summary(p), "file": str(p)} for n, p in chosen.items()]
+        print(json.dumps(found if o.name is None else found[0], indent=2))
+        return Exit.OK
     if o.name is None:
         for probe, path in known.items():
             print(f"{probe:<18}{probefiles.summary(path)}")

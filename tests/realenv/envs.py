@@ -55,12 +55,14 @@ BROKEN = (
         (("jax==0.4.25", "jaxlib==0.4.25", "numpy==2.0.2", *ENVAUDIT_DEPS),),
         "numpy2-with-jaxlib-before-0426",
         outside=True,
+        also=("jaxlib-0424-cpu-onednn-dot-fusion",),  # jax cannot start: no probe ran xla#13054's case, so it fails
     ),
     # jax upgraded alone (--no-deps, or a second pip install): jaxlib stays behind its minimum
     Broken(
         "jax0430-jaxlib0425",
         (("jax==0.4.25", "jaxlib==0.4.25", "numpy<2", *ENVAUDIT_DEPS), ("--no-deps", "jax==0.4.30")),
         "jax-jaxlib-coupling",
+        also=("jaxlib-0424-cpu-onednn-dot-fusion",),  # jax cannot start: no probe ran xla#13054's case, so it fails
     ),
     # jaxlib upgraded alone: jax 0.4.25's metadata does not pin jaxlib (jax's setup.py does from 0.4.30), so pip is
     # satisfied, and `import jax` raises "jaxlib version 0.4.26 is newer than and incompatible with jax version 0.4.25"
@@ -68,6 +70,7 @@ BROKEN = (
         "jaxlib-newer-than-jax",
         (("jax==0.4.25", "jaxlib==0.4.26", "numpy<2", *ENVAUDIT_DEPS),),
         "jax-jaxlib-coupling",
+        also=("jaxlib-0424-cpu-onednn-dot-fusion",),  # jax cannot start: no probe ran xla#13054's case, so it fails
     ),
     # a healthy environment, and an old jax installed elsewhere (pip install --target) and put on PYTHONPATH
     Broken(
@@ -78,17 +81,16 @@ BROKEN = (
         outside=True,
     ),
     # the seed's stack today: neural-tangents 0.6.5 beside a current jax (0.10.1: pip's pick on Python 3.11, 0.10.2, has
-    # the CPU regression of jax#39103) and TensorFlow 2.21, which
-    # NT cannot import; the fix moves jax back and whatever that would break (measured: NT's 3 implementations agree).
-    # No workaround set: jax 0.4.25 has xla#13054, whose fix (0.4.29) NT cannot import with, so the plan's way out
-    # is the measured XLA_FLAGS workaround, exported in the same command
+    # the CPU regression of jax#39103) and TensorFlow 2.21, which NT cannot import; the fix moves jax to the newest
+    # release below 0.6.0 (0.5.3, NumPy 2 kept) and the libraries that need a newer jax to releases that accept it;
+    # no variable (implementation=3's warning from jax 0.4.26 is left out, not forced)
     Broken(
         "nt065-jax0101",
         (("neural-tangents==0.6.5", "jax==0.10.1", "jaxlib==0.10.1", "flax", *ENVAUDIT_DEPS),),
         "nt-065-jax-060-import",
         NT_PROGRAM,
         maker="uv",  # its fix installs TensorFlow: this test took 36 s with uv against 51 s with pip, idle, here
-        cost_s=60,  # its fix lands on jax 0.4.25, where neural-tangents imports TensorFlow (the imports probe)
+        cost_s=60,  # its fix lands on jax 0.5.3, where neural-tangents imports TensorFlow (the imports probe)
     ),
     # ml_dtypes moved back alone (--no-deps): jax 0.10.1 raises at import, "requires ml_dtypes version 0.5 or newer"
     Broken(

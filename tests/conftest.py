@@ -321,6 +321,18 @@ def nt_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return NT_PYTHON
 
 
+# The last jax neural-tangents 0.6.5 fully runs with (implementation 3 raises from 0.4.26), 0.4.25, has XLA:CPU's
+# oneDNN miscompile on x86-64 (openxla/xla#13054; the known_regressions probe measures it here): healthy is that
+# stack as its users run it, with the workaround rule jaxlib-0424-cpu-onednn-dot-fusion names.
+WORKAROUND_13054 = "--xla_disable_hlo_passes=onednn-matmul-rewriter"
+
+
+@pytest.fixture
+def nt_env(child_env: dict[str, str]) -> dict[str, str]:
+    """The environment for envaudit run in the neural-tangents environment: child_env with the oneDNN workaround."""
+    return {**child_env, "XLA_FLAGS": WORKAROUND_13054}
+
+
 @pytest.fixture(scope="session")
 def nt065(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """neural-tangents 0.6.5 installed for real, --no-deps, beside the current jax: pip is satisfied, import is not."""

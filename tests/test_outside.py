@@ -20,10 +20,10 @@ def audit(python: str, env: dict[str, str], *argv: str) -> tuple[int, dict[str, 
 
 @pytest.mark.slow
 def test_the_neural_tangents_environment_audited_from_outside_as_from_inside(
-    child_env: dict[str, str], nt_python: Path
+    nt_env: dict[str, str], nt_python: Path
 ) -> None:
-    inside = audit(str(nt_python), child_env, *PROBES)
-    outside = audit(PYTHON, child_env, "--python", str(nt_python.parent.parent), *PROBES)  # its directory will do
+    inside = audit(str(nt_python), nt_env, *PROBES)
+    outside = audit(PYTHON, nt_env, "--python", str(nt_python.parent.parent), *PROBES)  # its directory will do
     for code, report in (inside, outside):
         assert code == 0 and report["facts"]["python"]["executable"] == str(nt_python)
     (_, a), (_, b) = inside, outside

@@ -16,8 +16,6 @@ from tests.conftest import PYTHON, ROOT, envaudit_run
 FAULTS = ROOT / "tests" / "faults"
 FAST = ["--probe", "dense_chain", "--probe", "ntk"]
 
-WORKAROUND_13054 = "--xla_disable_hlo_passes=onednn-matmul-rewriter"  # rule jaxlib-0424-cpu-onednn-dot-fusion
-
 
 def audit(env: dict[str, str], *argv: str, fault: Path | None = None, timeout: int = 300) -> tuple[int, dict]:  # type: ignore[type-arg]
     if fault is not None:
@@ -133,9 +131,9 @@ def test_neural_tangents_that_does_not_import_is_reported(child_env: dict[str, s
 
 
 @pytest.mark.slow
-def test_neural_tangents_env_runs_all_implementations(child_env: dict[str, str], nt_python: Path) -> None:
+def test_neural_tangents_env_runs_all_implementations(nt_env: dict[str, str], nt_python: Path) -> None:
     """The second environment: jax 0.4.25, numpy 1.26, neural-tangents 0.6.5 with TensorFlow, envaudit run there."""
-    proc = envaudit_run(str(nt_python), "--format", "json", "--probe", "ntk_nt", env=child_env, timeout=600, cwd=ROOT)
+    proc = envaudit_run(str(nt_python), "--format", "json", "--probe", "ntk_nt", env=nt_env, timeout=600, cwd=ROOT)
     report = json.loads(proc.stdout)
     assert proc.returncode == 0, report["findings"]
     assert report["facts"]["jax"]["jax_version"] == "0.4.25"
@@ -145,13 +143,11 @@ def test_neural_tangents_env_runs_all_implementations(child_env: dict[str, str],
 
 @pytest.mark.slow
 def test_health_passes_a_healthy_neural_tangents_stack_with_default_options(
-    child_env: dict[str, str], nt_python: Path, tmp_path: Path
+    nt_env: dict[str, str], nt_python: Path, tmp_path: Path
 ) -> None:
     """TensorFlow's import makes ntk_nt cost more than health's default bound holds: it is said not run (a warning),
-    and the node passes; no probe is timed out for the bound. The last jax neural-tangents 0.6.5 fully runs with,
-    0.4.25, has XLA:CPU's oneDNN miscompile (openxla/xla#13054): healthy is that stack with its workaround."""
-    env = {**child_env, "XLA_FLAGS": WORKAROUND_13054}
-    proc = envaudit_run(str(nt_python), "health", "--prometheus-dir", str(tmp_path), env=env, timeout=600, cwd=ROOT)
+    and the node passes; no probe is timed out for the bound."""
+    proc = envaudit_run(str(nt_python), "health", "--prometheus-dir", str(tmp_path), env=nt_env, timeout=600, cwd=ROOT)
     report = json.loads((tmp_path / "envaudit-report.json").read_text())
     assert proc.returncode == 0 and proc.stdout.startswith("envaudit OK"), proc.stdout + proc.stderr
     assert not [p["name"] for p in report["probes"] if p["status"] in ("timeout", "error", "crash", "fail")]

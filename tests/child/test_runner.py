@@ -199,7 +199,7 @@ def test_a_budgeted_run_takes_what_fits_its_bound_in_order_and_says_what_it_left
 
 @pytest.mark.jax
 def test_health_says_which_probes_its_bound_left_out(
-    tmp_path: Path, child_env: dict[str, str], nt_python: Path
+    tmp_path: Path, child_env: dict[str, str], nt_env: dict[str, str], nt_python: Path
 ) -> None:
     """A real node check with a bound too small for the costliest probe: the rest run, and that one is a skip
     that names the bound (and a warning), never a timeout that would drain the node; where what it needs is
@@ -213,7 +213,8 @@ def test_health_says_which_probes_its_bound_left_out(
     others = [arg for name in known if name not in (cheap, costly) for arg in ("--skip-probe", name)]
 
     def health(*argv: str, python: str = PYTHON) -> tuple[subprocess.CompletedProcess[str], dict[str, dict]]:  # type: ignore[type-arg]
-        proc = envaudit_run(python, "health", "--prometheus-dir", str(tmp_path), *argv, env=child_env, timeout=300)
+        env = nt_env if python != PYTHON else child_env
+        proc = envaudit_run(python, "health", "--prometheus-dir", str(tmp_path), *argv, env=env, timeout=300)
         report = json.loads((tmp_path / "envaudit-report.json").read_text()) if proc.returncode != 2 else {}
         return proc, report
 

@@ -54,7 +54,7 @@ def test_a_root_takes_the_worst_severity_of_what_it_causes() -> None:
 
 def test_findings_that_name_each_other_are_never_lost(monkeypatch: pytest.MonkeyPatch) -> None:
     declared = {"a": explains.parse(("b",)), "b": explains.parse(("a",))}
-    monkeypatch.setattr(causes, "registry", lambda: SimpleNamespace(declared=declared))
+    monkeypatch.setattr(causes, "registry", lambda: SimpleNamespace(declared=declared, by_id={}))
     linked = causes.link(
         [Finding(Subject("check", "a"), "fail", "t"), Finding(Subject("check", "b"), "warn", "t")], facts_from({})
     )

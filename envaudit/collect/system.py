@@ -10,7 +10,7 @@ import os
 import platform as _platform
 from pathlib import Path
 
-from envaudit.collect import _interpreter, toolkit
+from envaudit.collect import _interpreter, toolkit, tpu
 from envaudit.model.facts import PlatformFacts, PythonFacts
 from envaudit.model.redact import select_env
 
@@ -51,6 +51,8 @@ def get_platform() -> PlatformFacts:
         "memory_total_bytes": None,
         "ptxas": toolkit.get_ptxas_within(),
     }
+    if (chips := tpu.read()) is not None:
+        facts["tpu"] = chips
     try:
         facts["cpu_model"] = parse_cpu_model(Path("/proc/cpuinfo").read_text(errors="replace"))
     except OSError:

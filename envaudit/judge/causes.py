@@ -141,6 +141,10 @@ def link(findings: Sequence[Finding], facts: Facts, results: Sequence[ProbeResul
     for found in findings:
         root = roots[found.id]
         worst[root] = min(worst.get(root, found.severity), found.severity, key=SEVERITIES.index)
+    # a root of a moment (`transient`: a busy machine, a chip another process holds) keeps its own severity and
+    # caps its consequences' at it: what the moment made fail says nothing of the environment ("busy, not broken")
+    capped = {f.id: f.severity for f in findings if roots[f.id] == f.id and _transient(f.id)}
+    worst.update(capped)
     linked: list[Finding] = []
     folded: set[str] = set()  # roots whose consequences are placed (a check fires once per GPU, under one id)
     for top in sorted((f for f in findings if roots[f.id] == f.id), key=lambda f: SEVERITIES.index(worst[f.id])):
@@ -153,8 +157,20 @@ def link(findings: Sequence[Finding], facts: Facts, results: Sequence[ProbeResul
         said = (Clause("seen", tuple(quoted[:2])),) if quoted else ()
         linked.append(replace(top, severity=worst[top.id], caused_by="").said(*said))
         # its own fix would act on a symptom: the root's fixes it (every format says so where it shows the consequence)
-        linked += [replace(f, caused_by=top.id, remedy=Fix()) for f in consequences]
+        linked += [
+            replace(f, caused_by=top.id, remedy=Fix(), severity=_capped(f.severity, capped.get(top.id)))
+            for f in consequences
+        ]
     return linked
+
+
+def _transient(finding_id: str) -> bool:
+    cause = registry().by_id.get(finding_id)
+    return cause is not None and cause.transient
+
+
+def _capped(severity: Severity, cap: Severity | None) -> Severity:
+    return severity if cap is None else max(severity, cap, key=SEVERITIES.index)
 
 
 def _root(start: str, cause: dict[str, str]) -> str:

@@ -51,6 +51,14 @@ class Ptxas(TypedDict, total=False):  # the first ptxas on PATH (collect/toolkit
     source: str  # the file the version was read from, or why it is unknown
 
 
+class TpuHost(TypedDict, total=False):  # the TPU chips on the host's PCI bus (collect/tpu.py), only where there are
+    chips: int  # Google TPU functions on the PCI bus, as jax counts them (jax/_src/hardware_utils.py)
+    version: str | None  # "v5e", from their PCI device id; None: an id jax's table does not know
+    device_files: int  # the chips' device files this process can see (/dev/accel*, /dev/vfio/<group>)
+    transparent_hugepages: str | None  # the mode the kernel has selected ("always", "madvise", "never"); None: no
+    # /sys/kernel/mm/transparent_hugepage/enabled (a container without it), which jax reads as not enabled
+
+
 class PlatformFacts(TypedDict, total=False):
     system: str
     release: str
@@ -62,6 +70,7 @@ class PlatformFacts(TypedDict, total=False):
     memory_total_bytes: int | None
     psutil_error: str
     ptxas: Ptxas  # XLA prefers a ptxas on PATH to the nvidia-cuda-nvcc wheel's in some releases
+    tpu: TpuHost  # only on a host with TPU chips on its PCI bus
 
 
 class Process(TypedDict, total=False):

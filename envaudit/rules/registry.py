@@ -32,6 +32,7 @@ from envaudit.rules import (
     platform_wheels,
     platforms,
     reported,
+    tpu_node,
     tpu_pins,
     wheels,
     xlaflags,
@@ -82,6 +83,9 @@ CHECKS: tuple[Check, ...] = (
     node.GPU_RESET_PENDING,
     node.GPU_CLOCKS_SLOWDOWN,
     node.GPU_BUSY,
+    tpu_node.TPU_HELD,
+    tpu_node.TPU_CHIPS_UNSEEN,
+    tpu_node.TPU_HUGEPAGES_OFF,
 )
 
 

@@ -158,7 +158,8 @@ def _words(text: str) -> list[str]:
 
 def test_the_sources_of_the_signatures_are_derived_from_their_repositories() -> None:
     derived = {c.signature.source for c in CATALOGUE.compiled} & SOURCES.keys()
-    assert len(derived) >= len({c.signature.source for c in CATALOGUE.compiled}) - 4  # cpython, TF, ptxas
+    # cpython, TF, ptxas, and XLA's TPU lock (the openxla/xla mirror is larger than the derivation can fetch)
+    assert len(derived) >= len({c.signature.source for c in CATALOGUE.compiled}) - 5
 
 
 @pytest.mark.parametrize(

@@ -220,6 +220,7 @@ def test_a_lock_older_than_its_pyproject_is_refused(capsys: pytest.CaptureFixtur
         ("report.json", b'{"version": "0", "install": []}', "envaudit reads version 1"),
         ("report.json", b'{"version": "1", "install": [{"metadata": {"name": "jax"}}]}', "is missing 'version'"),
         ("report.json", b"{'version': 1}", "not valid JSON"),
+        ("report.json", b"null", "must be a JSON object"),  # found by scripts.fuzz: exit 3 before
         ("report.json", b'{"version": "1", "install": [], "environment": {"python_full_version": NaN}}', "finite"),
         ("requirements.txt", b"jax==0.4.30 --frobnicate\n", "no such option: --frobnicate"),
         ("requirements.txt", b"-r https://example.com/r.txt\n", "a plan reads no network"),

@@ -61,9 +61,10 @@ class Report:
 
 def load(path: str) -> Report:
     document = files.read_json(path, "a pip installation report")
+    if not isinstance(document, dict):  # `null` too: a document itself is never null (a field of one may be)
+        raise PlanError(f"{path} must be a JSON object (pip's installation report)")
     if found := problem(document, PipReportDocument, path):
         raise PlanError(found)
-    assert isinstance(document, dict)  # problem() found it a JSON object
     if document["version"] != "1":
         raise PlanError(f"{path}: report version {document['version']!r}; envaudit reads version 1 (pip >= 23.0)")
     versions: dict[str, str] = {}

@@ -317,3 +317,17 @@ def test_nothing_to_plan_is_one_line_and_exit_2(
     said = refused(capsys, str(path))
     assert said.removeprefix("envaudit: error: ").startswith(f"nothing to plan: {path} names no release of jax"), said
     assert "nothing to plan: the arguments name no release of jax" in refused(capsys, "requests==2.0")
+
+
+@pytest.mark.parametrize(("extra", "jax", "plugin"), [("gpu", "0.5.3", "0.5.3"), ("cpu", "0.4.38", None)])
+def test_a_locks_conflicting_extras_are_read_as_uv_reads_them(
+    capsys: pytest.CaptureFixture[str], extra: str, jax: str, plugin: str | None
+) -> None:
+    """uv writes the extras `[tool.uv] conflicts` names into markers as conflict items (`extra ==
+    'extra-11-conflicting-gpu'`): selected, they hold, as `uv export --extra` says (the fixture's README); neither
+    selected, the lock installs NumPy and no jax."""
+    _, report = plan(capsys, "conflicting-extras/uv.lock", "--python", "3.11", "--extra", extra)
+    packages = report["facts"]["packages"]
+    assert (packages.get("jax"), packages.get("jax-cuda12-plugin")) == (jax, plugin), packages
+    _, neither = plan(capsys, "conflicting-extras/uv.lock", "--python", "3.11")
+    assert "numpy" in neither["facts"]["packages"] and "jax" not in neither["facts"]["packages"]

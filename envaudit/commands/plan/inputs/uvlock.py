@@ -14,6 +14,7 @@ select it. `supported-markers` (uv's `environments`) says which environments the
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TypedDict
 
@@ -22,6 +23,11 @@ from envaudit.commands.plan.inputs.values import Source
 from envaudit.model.scope import canonicalize_name
 from envaudit.model.typecheck import problem
 
+# uv writes an extra or a group its `[tool.uv] conflicts` name into markers as a conflict item, `extra ==
+# 'extra-11-levanter-gpu'` (`extra-{len(project)}-{project}-{extra}`, `group-...` for a group): the item holds where
+# that extra or group is selected (measured: uv 0.9's lock of two conflicting extras, tests/fixtures/plan-inputs/
+# conflicting-extras, against `uv export --extra`)
+CONFLICT = re.compile(r"""\bextra\s*(==|!=)\s*(['"])([^'"]*)\2""")
 VERSIONS = (1,)  # the lock versions read here (uv 0.13.9 writes `version = 1`, `revision = 5`)
 
 
@@ -123,7 +129,8 @@ def select(
     """Each distribution `uv sync` installs for the target (canonical name -> version; "" where the lock records
     none, a source tree's), the project itself left out."""
     root = project(lock, name)
-    if lock.supported and not any(markers.holds(m, target, Source(lock.path)) for m in lock.supported):
+    active = _active(root, extras, groups)
+    if lock.supported and not any(_holds(m, target, Source(lock.path), active) for m in lock.supported):
         raise PlanError(f"{lock.path}: resolved only for {' or '.join(lock.supported)}, not for the plan's target")
     have_extras, have_groups = choices(root)
     if missing := sorted(extras - have_extras) or sorted(groups - have_groups):
@@ -140,9 +147,9 @@ def select(
     while todo:
         parent, edge = todo.pop()
         where = Source(lock.path, section=f"package {lock.packages[parent]['name']}")
-        if "marker" in edge and not markers.holds(edge["marker"], target, where):
+        if "marker" in edge and not _holds(edge["marker"], target, where, active):
             continue
-        index = _match(lock, edge, target, where)
+        index = _match(lock, edge, target, where, active)
         wanted = {canonicalize_name(e) for e in edge.get("extra", [])}
         have = reached.get(index)
         if have is not None and wanted <= have:
@@ -169,7 +176,23 @@ def _by_name(table: dict[str, list[UvDependency]] | None) -> dict[str, list[UvDe
     return {canonicalize_name(k): v for k, v in (table or {}).items()}
 
 
-def _match(lock: Lock, edge: UvDependency, target: markers.Target, where: Source) -> int:
+def _active(root: UvPackage, extras: frozenset[str], groups: frozenset[str]) -> frozenset[str]:
+    """The conflict items the selection makes hold (uv's names for the project's selected extras and groups)."""
+    name = canonicalize_name(root["name"])
+    return frozenset(
+        [f"extra-{len(name)}-{name}-{e}" for e in extras] + [f"group-{len(name)}-{name}-{g}" for g in groups]
+    )
+
+
+def _holds(text: str, target: markers.Target, where: Source, active: frozenset[str]) -> bool:
+    """A uv.lock marker for the target, its conflict items (`extra == '...'`) true where selected."""
+    rewritten = CONFLICT.sub(lambda m: f"'{m[3]}' {'in' if m[1] == '==' else 'not in'} extras", text)
+    if rewritten == text:
+        return markers.holds(text, target, where)
+    return markers.holds(rewritten, target, where, extras=active, groups=frozenset())
+
+
+def _match(lock: Lock, edge: UvDependency, target: markers.Target, where: Source, active: frozenset[str]) -> int:
     """The package an edge names: by name, then version and source where the edge gives them, then the fork whose
     resolution-markers hold for the target."""
     name = canonicalize_name(edge["name"])
@@ -180,14 +203,14 @@ def _match(lock: Lock, edge: UvDependency, target: markers.Target, where: Source
         and ("source" not in edge or lock.packages[i].get("source") == edge["source"])
     ]
     if len(found) > 1:
-        found = [i for i in found if _fork_holds(lock.packages[i], target, where)]
+        found = [i for i in found if _fork_holds(lock.packages[i], target, where, active)]
     if len(found) != 1:
         problem_ = "no package" if not found else "more than one package"
         raise PlanError(f"{where}: its dependency {edge['name']} matches {problem_} of the lock for the plan's target")
     return found[0]
 
 
-def _fork_holds(package: UvPackage, target: markers.Target, where: Source) -> bool:
+def _fork_holds(package: UvPackage, target: markers.Target, where: Source, active: frozenset[str]) -> bool:
     """Whether the target is in the fork a package was resolved for (no resolution-markers: every environment)."""
     forks = package.get("resolution-markers")
-    return not forks or any(markers.holds(m, target, where) for m in forks)
+    return not forks or any(_holds(m, target, where, active) for m in forks)

@@ -130,3 +130,18 @@ def test_what_each_cannot_do_is_one_line(capsys: pytest.CaptureFixture[str], ext
 def test_each_with_no_file_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "--each"]) == Exit.USAGE
     assert capsys.readouterr().err.strip() == "envaudit: error: nothing to plan: --each plans the input files named"
+
+
+def test_a_lock_that_forks_by_python_is_planned_for_each_of_its_stacks(capsys: pytest.CaptureFixture[str]) -> None:
+    """old-jax/uv.lock resolves numpy 2.4.6 below Python 3.12 and 2.5.5 from it: without --python, the hook plans
+    it once per stack, each report labelled by its Python (it used to be exit 2 until --python was given)."""
+    shutil.copytree(FIXTURES / "plan-inputs" / "old-jax", "old-jax")
+    code = main(["plan", "--each", "old-jax/uv.lock", "--format", "text"])
+    out = capsys.readouterr().out
+    found = sections(out)
+    assert list(found) == ["old-jax/uv.lock", "old-jax/uv.lock (Python 3.11)", "old-jax/uv.lock (Python 3.12)"]
+    assert "numpy 2.4.6" in found["old-jax/uv.lock (Python 3.11)"]
+    assert "numpy 2.5.5" in found["old-jax/uv.lock (Python 3.12)"]
+    assert code == Exit.FINDINGS  # jaxlib 0.4.20 under NumPy 2 fails on both
+    assert main(["plan", "--each", "old-jax/uv.lock", "--python", "3.12"]) == Exit.FINDINGS  # one Python: one plan
+    assert list(sections(capsys.readouterr().out)) == ["old-jax/uv.lock"]

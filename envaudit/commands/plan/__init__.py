@@ -229,15 +229,28 @@ def _each(o: PlanOptions) -> int:
     """--each: each file's report under a line naming it; a file that cannot be planned is its one line on stderr
     (exit 2), and the files after it are still planned. The exit code is the worst plan's."""
     from envaudit.commands.audit import emit
+    from envaudit.commands.plan.inputs.gather import DiffersByPython  # lazily: it loads packaging
     from envaudit.formats.summary import clean
 
     code: int = Exit.OK
-    for number, (name, one) in enumerate(separately(o)):
+    todo = [(name, one, "") for name, one in separately(o)]
+    number = 0
+    while todo:
+        name, one, on = todo.pop(0)
         gap = "\n" if number else ""
-        sys.stdout.write(f"{gap}plan of {clean(name)}:\n\n")  # a file name can hold a terminal's escapes
+        number += 1
+        sys.stdout.write(f"{gap}plan of {clean(name)}{on}:\n\n")  # a file name can hold a terminal's escapes
         sys.stdout.flush()  # before an error line on stderr, which pre-commit shows in the same stream
         try:
             made = planned(one)
+        except DiffersByPython as exc:  # a lock that forks by Python: each of its stacks is a plan of its own
+            if one.python is None:
+                sys.stdout.write(f"its stack differs by Python: planned for Python {', '.join(exc.pythons)}\n")
+                todo[:0] = [(name, replace(one, python=p), f" (Python {p})") for p in exc.pythons]
+                continue
+            print(f"envaudit: error: {exc}", file=sys.stderr, flush=True)
+            code = max(code, Exit.USAGE)
+            continue
         except PlanError as exc:
             print(f"envaudit: error: {exc}", file=sys.stderr, flush=True)
             code = max(code, Exit.USAGE)

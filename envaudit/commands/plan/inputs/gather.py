@@ -119,9 +119,21 @@ def gather(request: Request) -> Gathered:
     return Gathered(chosen.pins, python, platform, chosen.into, default, chosen.requires, chosen.pinned, chosen.ranges)
 
 
+class DiffersByPython(PlanError):
+    """Without --python, the inputs install another audited stack on another Python (a lock that forks by Python):
+    `pythons` holds the first Python of each stack, for a caller that plans them one by one (`plan --each`)."""
+
+    def __init__(self, message: str, pythons: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.pythons = pythons
+
+
 def _agree(outcomes: Sequence[tuple[str, Gathered]]) -> None:
     """Without --python, every Python the inputs admit must give the same audited stack."""
     (first, base), *others = outcomes
+    stacks: dict[tuple[tuple[str, str], ...], str] = {}
+    for python, gathered in outcomes:
+        stacks.setdefault(tuple(sorted((n, p.version) for n, p in gathered.pins.items())), python)
     for python, other in others:
         for name in sorted(base.pins.keys() | other.pins.keys()):
             a, b = base.pins.get(name), other.pins.get(name)
@@ -130,7 +142,8 @@ def _agree(outcomes: Sequence[tuple[str, Gathered]]) -> None:
                 said = (
                     f"{a.version if a else 'not installed'} on Python {first} and {b.version if b else 'not installed'}"
                 )
-                raise PlanError(f"{source}: {name} is {said} on Python {python}: say which with --python X.Y")
+                message = f"{source}: {name} is {said} on Python {python}: say which with --python X.Y"
+                raise DiffersByPython(message, tuple(stacks.values()))
 
 
 def _loaded(request: Request, extras: frozenset[str], groups: frozenset[str]) -> list[_Input]:

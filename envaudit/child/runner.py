@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import os
 import queue
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,7 +26,7 @@ from envaudit.child import load
 from envaudit.child._main import decode
 from envaudit.child.bounded import reap, watchdog
 from envaudit.child.jaxfacts import signal_name
-from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, parse_result
+from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, labels, parse_result
 from envaudit.model.facts import JaxFacts
 from envaudit.model.redact import scrub
 from envaudit.model.report import JSONDict
@@ -32,8 +34,20 @@ from envaudit.model.report import JSONDict
 CHILD = Path(__file__).with_name("_main.py")
 
 
+def accelerator_here(dev: Path = Path("/dev")) -> bool:
+    """A chip's device file on this machine: a TPU's (/dev/accel*, or a /dev/vfio group: the v5e host lent here has
+    /dev/vfio/3), an NVIDIA GPU's (/dev/nvidia0...), an AMD GPU's (/dev/kfd). Where one is, only one process may hold
+    it (a TPU), or each process that starts jax there pays the accelerator's start: the probes that need no device
+    run beside the one child that holds it (Options.beside)."""
+    chips = [*dev.glob("accel[0-9]*"), *dev.glob("nvidia[0-9]*"), *(p for p in dev.glob("vfio/*") if p.name.isdigit())]
+    return bool(chips) or (dev / "kfd").exists()
+
+
 def run(opts: Options) -> Outcome:
-    """Every task's result, in order, and (with opts.facts) what jax reported; never raises for a probe."""
+    """Every task's result, in order, and (with opts.facts) what jax reported; never raises for a probe. The
+    probes `opts.beside` names run at once in a second child, off the accelerator."""
+    if any(name in opts.beside for name in opts.names):
+        return _beside(opts)
     state = Run(opts, time.monotonic() + opts.total)
     while (state.pending or state.facts_wanted) and time.monotonic() < state.deadline:
         one_child(state)
@@ -42,6 +56,39 @@ def run(opts: Options) -> Outcome:
     if state.facts_wanted:  # the total bound ran out before a child could report them
         state.finish_facts(ended=None, timed_out=True, seconds=opts.total)
     return state.outcome()
+
+
+def _beside(opts: Options) -> Outcome:
+    """The probes `opts.beside` names in a second child with JAX_PLATFORMS=cpu (the imports probe imports libraries:
+    on a TPU host, 11 s of TensorFlow's import measured beside a 1 s chip start), the others and the jax facts in
+    the first, both under the same bounds; the results in the order asked for, the second's probe facts joined to
+    the first's. The second child's thread is a daemon: an interrupt ends the audit, and its child with it."""
+    aside = tuple(name for name in opts.names if name in opts.beside)
+    first = replace(opts, names=tuple(name for name in opts.names if name not in aside), beside=())
+    environ = dict(os.environ if opts.environ is None else opts.environ)
+    second = replace(
+        opts,
+        names=aside,
+        facts=False,
+        beside=(),
+        devices=(),
+        progress=None,
+        environ={**environ, "JAX_PLATFORMS": "cpu"},
+    )
+    done: list[Outcome] = []
+    thread = threading.Thread(target=lambda: done.append(run(second)), name="envaudit-beside", daemon=True)
+    thread.start()
+    main = run(first)
+    thread.join()
+    if not done:  # it raised, as run() itself may only for the machine's own faults (no process could start)
+        raise RuntimeError("the child beside the accelerator's could not be run")
+    other = done[0]
+    by_label = {r.run.label: r for r in [*main.results, *other.results]}
+    facts = main.jax
+    if facts is not None:
+        facts.update(other.probe_facts)
+    joined = cast(JaxFacts, {**main.probe_facts, **other.probe_facts})
+    return Outcome([by_label[label] for label in labels(opts)], facts, joined)
 
 
 def jax_facts(timeout: float, python: str = sys.executable) -> JaxFacts:

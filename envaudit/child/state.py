@@ -61,6 +61,8 @@ class Options:
     budget: bool = False  # run only the probes whose declared costs fit the total bound (health); skip the rest
     environ: dict[str, str] | None = field(default=None, compare=False)  # the child's environment before
     # child_env's changes, where it is not this process's (a built plan's: collect/build.py)
+    beside: tuple[str, ...] = ()  # probes run in a second child at once, off the accelerator (JAX_PLATFORMS=cpu):
+    # the imports probe where a chip is here (runner.ACCELERATOR_FILES), which only one process may hold
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,7 @@ class Task:
 class Outcome:
     results: list[ProbeResult]
     jax: JaxFacts | None  # facts.jax, when Options.facts asked for it
+    probe_facts: JaxFacts = field(default_factory=lambda: JaxFacts())  # what the probes reported (in `jax` too)
 
 
 JAX_START_S = 2.0  # the jax facts child's declared cost: measured 0.9-2.0 s on a 2-core CPU beside other work
@@ -314,4 +317,6 @@ class Run:
             self.facts["child_pids"] = list(self.pids)
             if self.memory:
                 self.facts["device_memory"] = [cast(DeviceMemory, self.memory[i]) for i in sorted(self.memory)]
-        return Outcome([self.results[label] for label in self.order], self.facts)
+        return Outcome(
+            [self.results[label] for label in self.order], self.facts, cast(JaxFacts, dict(self.probe_facts))
+        )

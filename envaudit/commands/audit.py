@@ -128,6 +128,8 @@ def probe_request(probing: Probing, line: terminal.Line | None = None, *, budget
         progress=line if line is not None and line.shown else None,
         devices=probing.device,
         budget=budget and not probing.probe,
+        # where a chip is, what computes on none runs beside the child that holds it (one accelerator start)
+        beside=tuple(n for n in names if probefiles.off_device(known[n])) if runner.accelerator_here() else (),
     )
     if request.budget and names and not state.plan(request)[0]:
         raise UsageError(f"--total-timeout {probing.total_timeout:g} holds none of the probes' declared costs")

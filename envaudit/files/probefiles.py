@@ -40,6 +40,12 @@ def cost(path: Path) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 1.0
 
 
+def off_device(path: Path) -> bool:
+    """Whether the probe computes on no device (`OFF_DEVICE = True`: the imports probe): where an accelerator is,
+    it runs beside the child that holds it, on the CPU (child/runner.py)."""
+    return _constant(path, "OFF_DEVICE") is True
+
+
 def requires(path: Path) -> tuple[str, ...]:
     """The distributions the probe needs (jax, and its `REQUIRES`): without one of them it cannot apply."""
     value = _constant(path, "REQUIRES")

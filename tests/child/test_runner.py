@@ -261,3 +261,44 @@ def test_a_crashed_childs_last_words_are_kept_however_late_their_reader(
     )
     assert proc.stdout.startswith("[('odd', 'crash'"), proc.stdout + proc.stderr
     assert "SIGSEGV while running odd: CUDA_ERROR_ILLEGAL_ADDRESS in the last kernel" in proc.stdout
+
+
+def test_a_chip_is_known_by_its_device_file(tmp_path: Path) -> None:
+    from envaudit.child import runner
+
+    assert not runner.accelerator_here(tmp_path)  # this CI's kind of machine: nothing runs beside
+    (tmp_path / "vfio").mkdir()
+    (tmp_path / "vfio" / "vfio").touch()  # the container's control file alone is no chip
+    assert not runner.accelerator_here(tmp_path)
+    (tmp_path / "vfio" / "3").touch()  # the TPU v5e host lent here: its one chip's group
+    assert runner.accelerator_here(tmp_path)
+    assert runner.accelerator_here(_with(tmp_path / "n", "nvidia0")) and runner.accelerator_here(
+        _with(tmp_path / "k", "kfd")
+    )
+    assert any(probefiles.off_device(p) for p in probefiles.available().values())  # the imports probe, at least
+
+
+def _with(dev: Path, name: str) -> Path:
+    dev.mkdir()
+    (dev / name).touch()
+    return dev
+
+
+@pytest.mark.jax
+def test_what_computes_on_no_device_runs_beside_on_the_cpu(tmp_path: Path) -> None:
+    """Where a chip is, the imports probe runs in a second child with JAX_PLATFORMS=cpu while the first holds the
+    chip: asked for a platform this machine lacks, the first child's jax fails and the second's imports still run;
+    the results come back in the order asked for, the imports joined to the jax facts."""
+    import os
+
+    from envaudit.child import runner
+
+    environ = {**os.environ, "JAX_PLATFORMS": "tpu", "ENVAUDIT_CACHE_DIR": str(tmp_path)}
+    names = ("imports", "dense_chain")
+    opts = state.Options(names, timeout=120, total=240, facts=True, beside=("imports",), environ=environ)
+    outcome = runner.run(opts)
+    assert [r.run.probe for r in outcome.results] == list(names)
+    by = {r.run.probe: r for r in outcome.results}
+    assert outcome.jax is not None and outcome.jax.get("status") != "ok"  # no TPU here: the first child's jax fails
+    assert by["dense_chain"].status == "error" and by["imports"].status == "pass", by["imports"].message
+    assert outcome.jax.get("imports") and outcome.jax["imports"] == outcome.probe_facts["imports"]

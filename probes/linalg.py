@@ -15,8 +15,11 @@ Metrics (Frobenius norms relative to the answer's, or to |A| for residuals): rel
 rel_err_eigh_values, rel_residual_eigh, rel_err_svd_values, rel_residual_svd, rel_residual_qr,
 rel_err_qr_orthogonality (|Q^T Q - I| / sqrt(N)); output_dtype.
 
-Thresholds: measured on a 2-core CPU (jax 0.10.x, 20 seeds): every error and residual 1e-7 to 6e-7; measured on a
-TPU v5e: the worst 2e-6 at HIGHEST. Bound: the float32 bound of every probe, 1e-5 (float64: 1e-12).
+Thresholds: measured on a 2-core CPU (jax 0.10.1, 20 seeds): every error and residual 3e-8 to 9e-7; float64 below
+2e-15. Measured on a TPU v5e (jax 0.10.2, 4 seeds, HIGHEST): errors of solve, cholesky, eigenvalues and singular
+values at most 2.3e-7, the qr residual 2e-7, but the eigh and svd residuals 9.7e-6 (its matmul-based algorithms):
+so errors have the float32 bound of every probe, 1e-5 (float64: 1e-12), and the residuals (rel_residual_*) the
+platform's ([platform_error] in envaudit/judge/metrics.toml; a probe alone: kit.APPROXIMATE on an accelerator).
 """
 
 from __future__ import annotations
@@ -94,7 +97,9 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
             out_dtype = str(np.asarray(got["solve"]).dtype)
     metrics: dict[str, object] = {"precision": dtype, "n": N, **worst, "output_dtype": out_dtype}
     tol = kit.TOLERANCE[dtype]
-    thresholds: dict[str, object] = dict.fromkeys(worst, tol) | {"output_dtype": dtype}
+    approx = kit.platform_tolerance(dtype)  # residuals of a TPU's matmul-based eigh and svd: docstring
+    thresholds: dict[str, object] = {k: approx if k.startswith("rel_residual_") else tol for k in worst}
+    thresholds["output_dtype"] = dtype
     good = f"{dtype} solve, cholesky, eigh, svd and qr within {tol:g} of float64 LAPACK"
     return kit.finish(NAME, metrics, thresholds, good)
 

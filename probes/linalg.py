@@ -15,11 +15,12 @@ Metrics (Frobenius norms relative to the answer's, or to |A| for residuals): rel
 rel_err_eigh_values, rel_residual_eigh, rel_err_svd_values, rel_residual_svd, rel_residual_qr,
 rel_err_qr_orthogonality (|Q^T Q - I| / sqrt(N)); output_dtype.
 
-Thresholds: measured on a 2-core CPU (jax 0.10.1, 20 seeds): every error and residual 3e-8 to 9e-7; float64 below
-2e-15. Measured on a TPU v5e (jax 0.10.2, 4 seeds, HIGHEST): errors of solve, cholesky, eigenvalues and singular
-values at most 2.3e-7, the qr residual 2e-7, but the eigh and svd residuals 9.7e-6 (its matmul-based algorithms):
-so errors have the float32 bound of every probe, 1e-5 (float64: 1e-12), and the residuals (rel_residual_*) the
-platform's ([platform_error] in envaudit/judge/metrics.toml; a probe alone: kit.APPROXIMATE on an accelerator).
+Thresholds: measured on a 2-core CPU (jax 0.10.1, 20 seeds): every error and residual 2.6e-8 to 9.4e-7 (the svd
+residual the worst); float64 below 2e-15. Measured on a TPU v5e (jax 0.10.2, 4 seeds, HIGHEST): errors of solve,
+cholesky, eigenvalues and singular values at most 2.3e-7, the qr residual 2e-7, but the eigh and svd residuals
+9.7e-6 (its matmul-based algorithms): so errors have the float32 bound of every probe, 1e-5 (float64: 1e-12), and
+the residuals (rel_residual_*) the platform's ([platform_error] in envaudit/judge/metrics.toml; a probe alone:
+kit.APPROXIMATE on an accelerator).
 """
 
 from __future__ import annotations

@@ -80,7 +80,11 @@ def parse(data: dict[str, object]) -> Table:
         raise TableError("[platform_error] needs float32 and float64 tables of bounds per platform class")
     bounds: dict[str, dict[str, float]] = {}
     for dtype, spec in platform.items():
-        if not isinstance(spec, dict) or set(spec) != set(PLATFORMS) or not all(isinstance(v, float) for v in spec.values()):
+        if (
+            not isinstance(spec, dict)
+            or set(spec) != set(PLATFORMS)
+            or not all(isinstance(v, float) for v in spec.values())
+        ):
             raise TableError(f"[platform_error.{dtype}] needs a bound for each of {PLATFORMS}")
         bounds[str(dtype)] = {str(k): float(v) for k, v in spec.items()}
     return Table(tuple(patterns), {str(k): float(v) for k, v in error.items()}, found, bounds)

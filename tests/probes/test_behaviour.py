@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,14 @@ def test_twenty_healthy_seeds_pass_alone_and_judged() -> None:
     """No false alarm: seeds 0..19 (other inputs each) in one child, each result passing alone and as judged."""
     env = {k: v for k, v in os.environ.items() if k not in CLEARED}
     seeds = ",".join(map(str, range(20)))
-    cmd = [sys.executable, str(ROOT / "scripts" / "bench_sensitivity.py"), "--child", ",".join(FAULTED), "--seeds", seeds]
+    cmd = [
+        sys.executable,
+        str(ROOT / "scripts" / "bench_sensitivity.py"),
+        "--child",
+        ",".join(FAULTED),
+        "--seeds",
+        seeds,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     runs = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -74,7 +82,7 @@ def test_the_probe_runs_healthy_on_the_older_stack(probe: str, nt_python: Path) 
     assert json.loads(proc.stdout)["status"] == "pass"
 
 
-def judged(probe: str, metrics: dict[str, object], machine: str) -> dict[str, str]:
+def judged(probe: str, metrics: Mapping[str, object], machine: str) -> dict[str, str]:
     """metric -> severity of each problem the judge finds in these metrics on that machine."""
     result = ProbeResult(probe, "pass", {"precision": "float32", **metrics}, 0.0, "")
     return {p.metric: p.severity for p in assess.problems(result, MACHINES[machine])}

@@ -139,6 +139,14 @@ def devices() -> list[Any]:
     return [d for d in jax.local_devices() if not chosen or d.id in chosen]
 
 
+def runner(fn: Callable[..., Any], compiled: Any, device: Any) -> Callable[..., Any]:
+    """The program to run on `device`: `compiled` (by compile_all from arguments placed on ``devices()[0]``: an
+    ahead-of-time executable is bound to the device it was compiled for) there, ``jax.jit(fn)`` on the others."""
+    import jax
+
+    return compiled if device == devices()[0] else jax.jit(fn)
+
+
 def platform_tolerance(dtype: str) -> float:
     """A probe run alone: the bound of its rel_fn_err_* and rel_residual_* metrics, the dtype's on CPUs and an
     accelerator's where any device compared is one."""

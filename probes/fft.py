@@ -87,11 +87,13 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         worst |= {"rel_diff_batched_vs_single": 0.0, "rel_diff_batched_vs_map": 0.0}
         # sliced on the host (slicing a device array compiles a program per slice), one transfer per device
         parts = [np.asarray(x_np[:n], cdtype) for n in BATCHES]
-        programs = kit.compile_all({"all": (everything, (parts,)), "map": (chunked, (parts[-1],))})
+        here = jax.device_put(parts, kit.devices()[0])  # compiled for the first device (kit.runner)
+        programs = kit.compile_all({"all": (everything, (here,)), "map": (chunked, (here[-1],))})
         out_dtype = ""
         for device in kit.devices():
             placed = jax.device_put(parts, device)
-            got, mapped = jax.device_get((programs["all"](placed), programs["map"](placed[-1])))
+            every, loop = (kit.runner(f, programs[k], device) for f, k in ((everything, "all"), (chunked, "map")))
+            got, mapped = jax.device_get((every(placed), loop(placed[-1])))
             alone = got[BATCHES.index(1)]
             for n, outs in zip(BATCHES, got, strict=True):
                 for op, value, single in zip(OPS, outs, alone, strict=True):

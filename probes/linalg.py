@@ -78,9 +78,10 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     out_dtype = ""
     with kit.x64(dtype == "float64"):
         args = (np.asarray(a_np, dtype), np.asarray(b_np, dtype))
-        program = kit.compile_all({"all": (kit.highest(decompositions), args)})["all"]
+        checked = kit.highest(decompositions)
+        program = kit.compile_all({"all": (checked, jax.device_put(args, kit.devices()[0]))})["all"]  # kit.runner
         for device in kit.devices():
-            got = jax.device_get(program(*jax.device_put(args, device)))
+            got = jax.device_get(kit.runner(checked, program, device)(*jax.device_put(args, device)))
             w, v = (np.asarray(t, np.float64) for t in got["eigh"])
             u, s, vt = (np.asarray(t, np.float64) for t in got["svd"])
             q, r = (np.asarray(t, np.float64) for t in got["qr"])

@@ -49,10 +49,6 @@ def inputs(seed: int) -> tuple[NDArray[Any], NDArray[Any]]:
     return a, rng.standard_normal((N, 1)).astype(np.float32)
 
 
-def frob(a: Any, ref: Any) -> float:
-    return kit.frob(np.asarray(a), np.asarray(ref, np.float64))
-
-
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax
     import jax.numpy as jnp
@@ -87,13 +83,13 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
             u, s, vt = (np.asarray(t, np.float64) for t in got["svd"])
             q, r = (np.asarray(t, np.float64) for t in got["qr"])
             found = {
-                "rel_err_solve": frob(got["solve"], ref_solve),
-                "rel_err_cholesky": frob(got["cholesky"], ref_chol),
-                "rel_err_eigh_values": frob(w, ref_w),
+                "rel_err_solve": kit.frob(got["solve"], ref_solve),
+                "rel_err_cholesky": kit.frob(got["cholesky"], ref_chol),
+                "rel_err_eigh_values": kit.frob(w, ref_w),
                 "rel_residual_eigh": float(np.linalg.norm(a64 @ v - v * w) / np.linalg.norm(a64)),
-                "rel_err_svd_values": frob(s, ref_s),
-                "rel_residual_svd": frob((u * s) @ vt, a64),
-                "rel_residual_qr": frob(q @ r, a64),
+                "rel_err_svd_values": kit.frob(s, ref_s),
+                "rel_residual_svd": kit.frob((u * s) @ vt, a64),
+                "rel_residual_qr": kit.frob(q @ r, a64),
                 "rel_err_qr_orthogonality": float(np.linalg.norm(q.T @ q - eye) / np.sqrt(N)),
             }
             worst = {k: max(worst.get(k, 0.0), value) if value == value else value for k, value in found.items()}

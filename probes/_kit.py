@@ -39,6 +39,10 @@ from numpy.typing import NDArray
 # float32 results are 1e-7 to 1e-6 from the float64 answer, float64 ones 1e-16 to 2e-15).
 TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
 EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
+# Bounds of what an accelerator computes by documented approximation (transcendental functions, the residuals of
+# matmul-based decompositions: metrics named rel_fn_err_* and rel_residual_*), as envaudit/judge/metrics.toml's
+# [platform_error] (measured on a TPU v5e: log 4.5e-5 from float64; eigh and svd residuals 9.7e-6).
+APPROXIMATE = {"float32": 3e-4, "float64": 1e-12}
 
 
 def x64(on: bool) -> AbstractContextManager[Any]:
@@ -133,6 +137,21 @@ def devices() -> list[Any]:
 
     chosen = {int(d) for d in os.environ.get("ENVAUDIT_DEVICES", "").split(",") if d.strip().isdigit()}
     return [d for d in jax.local_devices() if not chosen or d.id in chosen]
+
+
+def runner(fn: Callable[..., Any], compiled: Any, device: Any) -> Callable[..., Any]:
+    """The program to run on `device`: `compiled` (by compile_all from arguments placed on ``devices()[0]``: an
+    ahead-of-time executable is bound to the device it was compiled for) there, ``jax.jit(fn)`` on the others."""
+    import jax
+
+    return compiled if device == devices()[0] else jax.jit(fn)
+
+
+def platform_tolerance(dtype: str) -> float:
+    """A probe run alone: the bound of its rel_fn_err_* and rel_residual_* metrics, the dtype's on CPUs and an
+    accelerator's where any device compared is one."""
+    accelerated = any(d.platform != "cpu" for d in devices())
+    return APPROXIMATE[dtype] if accelerated else TOLERANCE[dtype]
 
 
 def each_device(fn: Callable[..., Any], args: tuple[Any, ...], ref: NDArray[Any]) -> list[dict[str, object]]:

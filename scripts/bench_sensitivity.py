@@ -24,12 +24,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FAULTS = ROOT / "tests" / "faults"
-# probe -> the scale fault that perturbs its batched path
+# probe -> the scale fault that perturbs what it measures: its batched path, or (eager_jit) its eager path, (linalg)
+# its eigenvalues (ieee_special's fault, nan_exp_finite, has no size: tests/probes/test_behaviour.py)
 APPLIES = {
     "dense_chain": "dense_batch_scale",
     "conv_chain": "conv_batch_scale",
     "ntk": "dense_batch_scale",
     "ntk_nt": "conv_batch_scale",
+    "fft": "fft_batch_scale",
+    "eager_jit": "eager_sqrt",
+    "linalg": "eigh_scale",
 }
 DELTAS = (1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7, 3e-8, 1e-8)
 CLEARED = ("PYTHONPATH", "JAX_ENABLE_X64", "JAX_DEFAULT_MATMUL_PRECISION", "ENVAUDIT_FAULT_DELTA", "XLA_FLAGS")

@@ -39,7 +39,7 @@ DEFAULT_TIMEOUT_S = 15.0  # per probe, and for the jax child
 # All probes, the jax child's start included. Measured end to end on a 2-core CPU (`python -m envaudit health`):
 # 2.3 s healthy with a warm cache; 20.2 s when a probe hangs (the bound spent, the rest not run); 15.3 s when
 # `import jax` hangs (the jax child's own bound is the per-probe one): inside NHC's 30 s watchdog and Slurm's 60 s.
-# 60 % of it (child/state.BUDGET_SHARE) holds every default probe's declared cost (3.0 s together) but ntk_nt's 25 s.
+# 60 % of it (child/state.BUDGET_SHARE) holds every default probe's declared cost (6.5 s together) but ntk_nt's 25 s.
 DEFAULT_TOTAL_S = 20.0
 
 

@@ -145,6 +145,12 @@ def _one(
         return "fail", "not a norm of a difference (negative, or not a figure)"
     if kind == "error":
         return None if figure <= bound else ("fail", f"> {bound:g}, the bound of {dtype} at HIGHEST precision")
+    if kind == "wrong_count":
+        return None if figure == 0 else ("fail", "> 0: results unlike the reference's IEEE class")
+    if kind == "platform_error":
+        platform = classes.platform_class(facts)
+        limit = data.platform_bound(dtype, platform)
+        return None if figure <= limit else ("fail", f"> {limit:g}, the bound of {dtype} on platform class {platform}")
     if kind == "default_error":
         if figure <= bound:
             return None

@@ -63,6 +63,14 @@ def precision_class(facts: Facts, dtype: str) -> str:
     return "tf32"  # NVIDIA >= 8.0, an unknown compute capability, ROCm, or an unknown platform with a GPU
 
 
+def platform_class(facts: Facts) -> str:
+    """cpu, gpu (CUDA or ROCm), tpu, or other where the facts do not say: the key of a platform_error's bound."""
+    platform = _accelerator(facts)
+    if platform in ("cuda", "rocm"):
+        return "gpu"
+    return platform if platform in ("cpu", "tpu") else "other"
+
+
 def nondeterminism_allowed(facts: Facts) -> bool:
     """Reruns may differ by design: a GPU without deterministic ops requested. On a CPU or a TPU, or with them,
     the same program on the same input must give the same bits."""

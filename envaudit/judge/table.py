@@ -11,7 +11,18 @@ from functools import cache
 from pathlib import Path
 
 DATA = Path(__file__).with_name("metrics.toml")
-KINDS = ("error", "default_error", "rerun", "nondeterministic", "dtype", "documented_default", "raised")
+KINDS = (
+    "error",
+    "default_error",
+    "platform_error",
+    "rerun",
+    "nondeterministic",
+    "dtype",
+    "documented_default",
+    "raised",
+    "wrong_count",
+)
+PLATFORMS = ("cpu", "gpu", "tpu", "other")  # the keys of [platform_error.<dtype>] (classes.platform_class)
 REPORT = "report"  # a metric that matches no pattern: reported, not judged
 STATUSES = ("error", "crash", "timeout")  # probe statuses that are findings by themselves; a rule may explain them
 
@@ -32,12 +43,18 @@ class Table:
     patterns: tuple[tuple[re.Pattern[str], str], ...]
     error: dict[str, float]  # dtype -> bound at HIGHEST
     classes: dict[str, PrecisionClass]
+    platform: dict[str, dict[str, float]]  # dtype -> platform class -> bound of a platform_error
 
     def kind_of(self, metric: str) -> str:
         return next((kind for pattern, kind in self.patterns if pattern.search(metric)), REPORT)
 
     def error_bound(self, dtype: str) -> float:
         return self.error.get(dtype, self.error["float32"])
+
+    def platform_bound(self, dtype: str, platform: str) -> float:
+        """The bound of a platform_error: what the platform class documents or was measured to give."""
+        bounds = self.platform.get(dtype, self.platform["float32"])
+        return bounds.get(platform, bounds["other"])
 
 
 def parse(data: dict[str, object]) -> Table:
@@ -58,7 +75,19 @@ def parse(data: dict[str, object]) -> Table:
         found[name] = PrecisionClass(name, spec["bound"], str(spec.get("why", "")))
     if not {"float32", "float64", "tf32", "bf16"} <= set(found):
         raise TableError("metrics.toml needs the classes float32, float64, tf32 and bf16")
-    return Table(tuple(patterns), {str(k): float(v) for k, v in error.items()}, found)
+    platform = data.get("platform_error")
+    if not isinstance(platform, dict) or not {"float32", "float64"} <= set(platform):
+        raise TableError("[platform_error] needs float32 and float64 tables of bounds per platform class")
+    bounds: dict[str, dict[str, float]] = {}
+    for dtype, spec in platform.items():
+        if (
+            not isinstance(spec, dict)
+            or set(spec) != set(PLATFORMS)
+            or not all(isinstance(v, float) for v in spec.values())
+        ):
+            raise TableError(f"[platform_error.{dtype}] needs a bound for each of {PLATFORMS}")
+        bounds[str(dtype)] = {str(k): float(v) for k, v in spec.items()}
+    return Table(tuple(patterns), {str(k): float(v) for k, v in error.items()}, found, bounds)
 
 
 @cache

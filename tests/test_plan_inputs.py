@@ -64,8 +64,9 @@ def test_a_uv_lock_is_what_uv_sync_installs_for_the_python(capsys: pytest.Captur
     assert report["facts"]["packages"] == OLD_JAX_311
     assert code == Exit.FINDINGS and "numpy2-with-jaxlib-before-0426" in ids(report)
     # uv.lock is made from the pyproject.toml beside it: that is where the requirement line goes
-    # jax 0.4.20 also wraps scipy.linalg.tril at import, which the locked SciPy 1.17 no longer has: one plan
-    assert report["plan"]["fix"].startswith("in old-jax/pyproject.toml: scipy<1.13, numpy<2")
+    # jax 0.4.20 also wraps scipy.linalg.tril at import, which the locked SciPy 1.17 no longer has: one plan, which
+    # keeps NumPy 2 and SciPy by moving jax past both
+    assert report["plan"]["fix"] == "in old-jax/pyproject.toml: jax!=0.10.2,>=0.4.26, jaxlib!=0.10.2,>=0.4.26"
     _, later = plan(capsys, "old-jax/uv.lock", "--python", "3.12")
     assert (later["facts"]["packages"]["numpy"], later["facts"]["packages"]["scipy"]) == ("2.5.5", "1.18.1")
     # without a Python the lock's forks disagree: a plan does not pick one
@@ -100,11 +101,14 @@ def test_uv_export_and_uv_pip_compile_of_the_project_plan_as_its_lock_does(
     assert pylock["facts"]["packages"] == OLD_JAX_311
     assert compiled["facts"]["packages"] == lock["facts"]["packages"] == positional["facts"]["packages"]
     assert "numpy2-with-jaxlib-before-0426" in ids(pylock) & ids(compiled)
-    # the file the lines are in; ml-dtypes 0.7.0 declares numpy>=2.0.0 (its wheel's METADATA, declared-requires.toml),
-    # so numpy<2 moves it too, as the uv.lock's own resolution says
-    lines = "scipy<1.13, numpy<2, ml-dtypes<0.7.0"
-    assert lock["plan"]["fix"].endswith(lines)
-    assert compiled["plan"]["fix"] == f"in old-jax/requirements.txt: {lines}"
+    # the file the lines are in; NumPy 2 kept (the plan's objective): jax and jaxlib past 0.4.26, which also leaves
+    # jax 0.4.20's wrapper of SciPy's tril behind, each line the least constraint that excludes what fails
+    lines = "jax!=0.10.2,>=0.4.26, jaxlib!=0.10.2,>=0.4.26"
+    assert lock["plan"]["fix"] == f"in old-jax/pyproject.toml: {lines}"
+    assert (
+        compiled["plan"]["fix"].startswith("in old-jax/requirements.txt: jax")
+        and "numpy" not in compiled["plan"]["fix"]
+    )
     # a pylock.toml does not say what it was made from: the fix says so instead of naming a file
     assert pylock["plan"]["fix"] == f"in the requirements old-jax/pylock.toml was made from: {lines}"
 

@@ -83,15 +83,20 @@ def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | N
     seen = {installing.key(facts)}
     queue, explored = deque([start]), 0
     rank = functools.partial(_Node.rank, start=facts)
-    while queue and explored < MAX_STATES and best.score()[:2] != (0, 0):
-        node = queue.popleft()  # breadth first: the plan with the fewest steps that ends clean
+    depth = MAX_STEPS  # breadth first: the fewest steps that end clean, and among plans of that many the best
+    while queue and explored < MAX_STATES:
+        node = queue.popleft()
+        if len(node.steps) > depth:
+            break  # every plan as short as the first clean one is ranked
         explored += 1
         best = min([best, node], key=rank)
-        if len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
+        if len(node.steps) < depth and node.score()[:2] != (0, 0):
             children, back = _children(node, seen, measured, ignore, start, cleared)
             looped = looped or back
             queue.extend(children)
             best = min([best, *children], key=rank)
+        if best.score()[:2] == (0, 0):
+            depth = min(depth, len(best.steps))
     if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
         best = min([best, _greedy(best, measured, ignore, start, cleared)], key=rank)
     steps, reached = _one_command(facts, best)
@@ -187,14 +192,22 @@ def _children(
             carried = [f for f in measured if f.id not in done]
             judged = [*_judged(state, ignore, cleared), *carried]
             gone = {f.id for f in node.roots() if f.remedy} - {f.id for f in judged} - {root.id}
+            # what the findings it fixes too exclude, its file lines exclude as well (jax>=0.4.24 for SciPy's
+            # tril, beside NumPy 2: not 0.4.24 or 0.4.25 either)
+            also = [e for f in node.roots() if f.id in gone for e in f.remedy.excluding]
+            if also and way.install:
+                way = replace(way, excluding=fixes.excluded(way.excluding, also))
             step = Step(root.id, way, also=tuple(sorted(gone)))
             found.append(_Node((*node.steps, step), state, tuple(judged), path))
     return found, back
 
 
 def _ways(root: Finding, state: Facts, theirs: bool) -> list[Fix]:
+    """Its fix, the rule's other way out (jax upgraded where the fix moves NumPy down: the objective chooses), and
+    its workaround where the user's state had that root."""
     around = rules.workaround(root.id, state) if theirs else Fix()
-    return [way for way in (root.remedy, around) if way and not way.saved]
+    other = rules.other_way(root.id, state)
+    return [way for way in (root.remedy, other, around) if way and not way.saved]
 
 
 def _moves(before: Facts | dict[str, str], after: Facts | dict[str, str]) -> tuple[int, int]:

@@ -29,9 +29,12 @@ from __future__ import annotations
 import functools
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from packaging.specifiers import Specifier
 
 from envaudit.model.facts import Facts
 from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name
@@ -273,9 +276,12 @@ class Fix:
         hold = tuple(h for h in _merged(self.hold, later.hold) if parse(h)[0] not in moved)
         exported = dict(self.export) | dict(later.export)
         unset = tuple(dict.fromkeys(n for n in (*self.unset, *later.unset) if n not in dict(later.export)))
+        # a range an earlier step installed and a later one pins within (jax>=0.4.26, then jax!=0.10.2) still says
+        # what fails: a file's line keeps both bounds
+        ranged = tuple(r for r in self.install if parse(r)[0] in installed and not _exact(r))
         return replace(
             later if later else self,  # the later one's target, unless it is empty (no target of its own)
-            excluding=_excluded(self.excluding, later.excluding),
+            excluding=excluded((*self.excluding, *ranged), later.excluding),
             install=install,
             hold=hold,
             reinstall=reinstall,
@@ -300,6 +306,8 @@ def _lines(fix: Fix) -> str:
         name = parse(requirement)[0]
         if name in least and name not in fix.reinstall and pinned is not None and name not in pinned:
             requirement = _within(least[name], dict(fix.target.ranges).get(name, ""))  # exclude what fails
+        elif name in least and name not in fix.reinstall and pinned is not None and not _exact(requirement):
+            requirement = _within(least[name], parse(requirement)[1])  # a range into a pinned file: the same
         by_file.setdefault(fix.target.file_of(name), []).append(requirement)
     for name in fix.uninstall:
         by_file.setdefault(fix.target.file_of(name), []).append(f"no {name}")
@@ -339,10 +347,14 @@ def _within(exclusion: str, written: str) -> str:
 
     name, spec = parse(exclusion)
     both = SpecifierSet(spec) & SpecifierSet(written)
-    return f"{name}{','.join(sorted(str(s) for s in both))}"
+    return f"{name}{','.join(sorted(_least(both)))}"
 
 
-def _excluded(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:
+def _exact(requirement: str) -> bool:
+    return any(op in parse(requirement)[1] for op in ("==", "==="))
+
+
+def excluded(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:
     """Exclusions by distribution, both kept: what one step found failing still fails after the next."""
     from packaging.specifiers import SpecifierSet
 
@@ -350,7 +362,29 @@ def _excluded(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:
     for text in (*earlier, *later):
         name, spec = parse(text)
         found[name] = found.get(name, SpecifierSet()) & SpecifierSet(spec)
-    return tuple(f"{name}{','.join(sorted(str(s) for s in spec))}" for name, spec in found.items())
+    return tuple(f"{name}{','.join(sorted(_least(spec)))}" for name, spec in found.items())
+
+
+def _least(spec: Iterable[Specifier]) -> list[str]:
+    """A specifier set's clauses without those another implies: of several lower bounds the highest, and no
+    exclusion of a release below it."""
+    from packaging.version import InvalidVersion, Version
+
+    clauses = list(spec)
+    try:
+        lows = [Version(s.version) for s in clauses if s.operator == ">="]
+        floor = max(lows) if lows else None
+        return [
+            str(s)
+            for s in clauses
+            if floor is None
+            or not (
+                (s.operator == ">=" and Version(s.version) < floor)
+                or (s.operator == "!=" and "*" not in s.version and Version(s.version) < floor)
+            )
+        ]
+    except InvalidVersion:
+        return [str(s) for s in clauses]
 
 
 def _merged(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:

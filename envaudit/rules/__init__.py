@@ -65,6 +65,15 @@ def workaround(finding: str, facts: Facts) -> Fix:
     return rule.around(facts) if isinstance(rule, engine.Rule) else Fix()
 
 
+def other_way(finding: str, facts: Facts) -> Fix:
+    """The other way out of the rule a finding is of, as a fix for these facts (empty: none, or not a rule's)."""
+    from envaudit.rules import engine
+    from envaudit.rules.registry import registry
+
+    rule = registry().get(finding)
+    return rule.other(facts) if isinstance(rule, engine.Rule) else Fix()
+
+
 def off_default(finding: str, facts: Facts) -> bool:
     """Whether a finding is of a rule whose fault is in a backend jax does not compute on by default here (an
     XLA:CPU miscompile on a TPU host): a probe that measures it on that backend does not make it a failure."""

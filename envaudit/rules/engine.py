@@ -50,6 +50,9 @@ class _Optional(TypedDict, total=False):
     examples: list[Example]
     explains: list[str]  # "probe:kind", "probe:metric" (either may be "*") or a finding id
     pins: list[str]  # requirement strings
+    # another way out, as requirements (jax upgraded past the fault where `pins` moves NumPy down): the one plan
+    # weighs both ways by its objective (judge/fixplan.py); the finding's own fix stays `pins`
+    or_pins: list[str]
     # a measured way around it without moving a release: variables to set (an XLA_FLAGS value is an entry added to
     # the flags already set), the plan's way out where no release fixes it without breaking something else
     workaround: dict[str, str]
@@ -95,6 +98,7 @@ class Rule:
     pins: tuple[
         str, ...
     ] = ()  # the fix as requirements: installed by the audited interpreter (envaudit/model/fixes.py)
+    or_pins: tuple[str, ...] = ()  # another way out the plan may take instead (RuleFile)
     workaround: tuple[tuple[str, str], ...] = ()  # variables that avoid it where no release can (RuleFile)
     signatures: tuple[Signature, ...] = ()  # the messages users see when it bites
     lifecycle: Lifecycle = "active"
@@ -107,6 +111,14 @@ class Rule:
         """Whether its conditions hold on the facts; unknown for a rule without any (only its messages show it)."""
         evidence: list[str] = []
         return (holds(self.when, facts, evidence) if self.when else None), evidence
+
+    def other(self, facts: Facts) -> fixes.Fix:
+        """The other way out as a fix for these facts (empty where the rule has none)."""
+        pins = follow.planned(facts, self.or_pins) if self.or_pins else []
+        fix = fixes.install(facts, pins, installed_only=True) if pins else fixes.Fix()
+        if fix.install:  # a file's lines exclude what fails, as the finding's own fix's do
+            fix = replace(fix, excluding=follow.excluding(facts, self.when.get("packages") or {}))
+        return fix
 
     def around(self, facts: Facts) -> fixes.Fix:
         """The workaround as a fix for these facts (empty where the rule has none)."""
@@ -200,9 +212,9 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
     explains = data.get("explains", [])
     if not all(e.count(":") <= 1 for e in explains):
         raise RuleError(f"{where}: explains must be a list of 'probe:kind', 'probe:metric' or finding-id strings")
-    pins = data.get("pins", [])
-    if not all(fixes.valid(p) for p in pins):
-        raise RuleError(f"{where}: pins must be a list of requirement strings ('numpy<2')")
+    pins, or_pins = data.get("pins", []), data.get("or_pins", [])
+    if not all(fixes.valid(p) for p in [*pins, *or_pins]):
+        raise RuleError(f"{where}: pins and or_pins must be lists of requirement strings ('numpy<2')")
     return Rule(
         id=data["id"],
         title=data["title"],
@@ -215,6 +227,7 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
         notes=data.get("notes", ""),
         explains=tuple(explains),
         pins=tuple(pins),
+        or_pins=tuple(or_pins),
         workaround=tuple(sorted(data.get("workaround", {}).items())),
         signatures=signatures,
         backend=data.get("backend", ""),

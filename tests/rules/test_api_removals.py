@@ -75,9 +75,8 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
         return
     fixed = f"{use['package']}=={use['fixed']}"
     assert not named(planned(capsys, fixed, f"jax=={without}", f"jaxlib=={without}"), use["api"])
-    if found[0]["severity"] == "warn":  # off the everyday path: the functions are named, no pin is printed
-        assert not found[0]["fix"] and use["functions"][0] in found[0]["detail"], found[0]
-        return
+    if found[0]["severity"] == "warn":  # off the everyday path: the functions are named (the fix is the same)
+        assert use["functions"][0] in found[0]["detail"], found[0]
     if not found[0]["caused_by"]:  # a consequence's fix is its root cause's
         asked = requested(found[0]["fix"])
         assert asked.requirements[1:] == (f"jax=={without}", f"jaxlib=={without}"), asked
@@ -123,3 +122,27 @@ def test_every_call_time_use_says_which_public_functions_reach_it() -> None:
     assert all(u.get("functions") for u in uses if u["kind"] == "first call"), [
         (u["package"], u["api"]) for u in uses if u["kind"] == "first call" and not u.get("functions")
     ]
+
+
+def test_the_fix_is_the_first_release_no_entry_condemns_with_this_jax() -> None:
+    """numpyro 0.19.0 with jax 0.10.0: 0.20.0 fixes its jax.interpreters.pxla.xla_pmap_p but uses
+    jax.extend.core.primitives.xla_pmap_p, which jax 0.10.0 lacks too; the fix is 0.21.0, not 0.20.0."""
+    from envaudit.rules.registry import registry
+
+    facts = facts_from({"packages": {"numpyro": "0.19.0", "jax": "0.10.0", "jaxlib": "0.10.0"}})
+    assert api_removals.first_unaffected(facts, "numpyro") == "0.21.0"
+    (found,) = [f for f in registry().evaluate_checks(facts) if f.id == "removed-jax-api-in-numpyro"]
+    assert requested(found.fix).requirements[0] == "numpyro>=0.21.0", found.fix
+    assert not [u for u in USES if u["package"] == "numpyro" and api_removals._table_uses(
+        facts_from({"packages": {"numpyro": "0.21.0", "jax": "0.10.0", "jaxlib": "0.10.0"}}), "numpyro")]
+
+
+def test_a_warning_carries_the_same_fix() -> None:
+    """optax 0.2.2 under jax 0.6.0: a corner (scale_by_distance_over_gradients), a warning, and its fix the first
+    release without the use, the installed jax held."""
+    from envaudit.rules.registry import registry
+
+    facts = facts_from({"packages": {"optax": "0.2.2", "jax": "0.6.0", "jaxlib": "0.6.0"}})
+    (found,) = [f for f in registry().evaluate_checks(facts) if f.id == "removed-jax-api-in-optax"]
+    assert found.severity == "warn"
+    assert requested(found.fix).requirements == ("optax>=0.2.3", "jax==0.6.0", "jaxlib==0.6.0")

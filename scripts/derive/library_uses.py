@@ -2,8 +2,9 @@
 released file (wheel, else sdist): where (file:line), when it runs (at IMPORT: module level, class bodies,
 decorators, default values, evaluated annotations; or at CALL: inside a function, with the enclosing function's
 public name), and whether it is GUARDED (inside a `try` that catches AttributeError/ImportError/Exception or in
-its handler, the fallback of version-compatible code; under an `if hasattr(...)`/version test or after one in an
-`and`; under `if TYPE_CHECKING:`): a guarded use never breaks, so it is not a use here.
+its handler, the fallback of version-compatible code; under an `if` that asks jax what it has (hasattr, getattr
+with a default, `"x" in jax.config.values`) or its version, or after such a test in an `and` or an `or`; under
+`if TYPE_CHECKING:`): a guarded use never breaks, so it is not a use here.
 
 A use is `jax.a.b` off any alias of jax (`import jax`, `import jax.numpy as jnp`, `from jax import lax`,
 `from jax.interpreters import xla` then `xla.xe`), the import itself (`from jax.a import b` uses jax.a.b), and
@@ -25,7 +26,7 @@ from typing import Any
 
 from scripts.derive import _wheels
 
-FORMAT = 10  # of the cached results: bumped when what is read changes
+FORMAT = 11  # of the cached results: bumped when what is read changes
 SINCE = "2023-01-01"
 OLDER_SINCE = "2022-01-01"  # the libraries whose 2022 releases have known cases
 OLDER = ("flax", "chex", "optax", "dm-haiku", "tensorflow-probability", "neural-tangents")
@@ -94,7 +95,8 @@ ANY_OBJECT: Container[str] = _AnyObject()
 
 def guard_test(test: ast.expr, jax_names: Container[str]) -> bool:
     """An `if` test that makes its branches conditional on what jax has: hasattr(...) or a 3-argument getattr of jax
-    or one of its modules (a name of `jax_names`, the file's aliases of jax, or an attribute of one), or a version
+    or one of its modules (a name of `jax_names`, the file's aliases of jax, or an attribute of one), a membership
+    test against one (`"jax_x" in jax.config.values`, `"x" in dir(jax.core)`), or a version
     (jax.__version__, jax.version, __version_info__, packaging's Version); sys.version_info is Python's. A hasattr of
     anything else (penzai 0.1.5's `hasattr(array, "sharding")`) says nothing of the names jax has: measured, its
     branch's jax.sharding.GSPMDSharding raises with jax 0.7.0 (its else is a fallback: ANY_OBJECT, in conditional)."""
@@ -108,10 +110,21 @@ def guard_test(test: ast.expr, jax_names: Container[str]) -> bool:
             found = chain(node.args[0])
             if found is not None and found[0] in jax_names:
                 return True
+        if isinstance(node, ast.Compare) and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
+            # `"jax_x" in jax.config.values`, `"x" in dir(jax.core)`: asks jax what it has
+            for side in node.comparators:
+                asked = side.args[0] if isinstance(side, ast.Call) and _called(side) == "dir" and side.args else side
+                found = chain(asked)
+                if found is not None and found[0] in jax_names:
+                    return True
         text = ast.unparse(node) if isinstance(node, ast.Attribute | ast.Name) else ""
         if text and VERSION_WORD.search(text) and not any(text.startswith(p) for p in PYTHON_VERSION):
             return True
     return False
+
+
+def _called(node: ast.Call) -> str:
+    return node.func.id if isinstance(node.func, ast.Name) else ""
 
 
 def _type_checking(test: ast.expr) -> bool:
@@ -213,6 +226,8 @@ class _Finder:
             self.conditional(node, ctx)
         elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             self.conjunction(node, ctx)
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            self.disjunction(node, ctx)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             self.imported(node, ctx)
         elif isinstance(node, ast.Attribute):
@@ -266,6 +281,15 @@ class _Finder:
 
     def conjunction(self, node: ast.BoolOp, ctx: Context) -> None:
         """`hasattr(jax, "a") and jax.a.b`: what follows a guard test in an `and` runs only where jax has it."""
+        for value in node.values:
+            self.visit(value, ctx)
+            if guard_test(value, self.aliases):
+                ctx = replace(ctx, guarded=True)
+
+    def disjunction(self, node: ast.BoolOp, ctx: Context) -> None:
+        """`getattr(hjx, "HiPrim", None) or hjx.VJPHiPrimitive` (flax 0.12.10's fix for jax 0.11.2): what follows a
+        guard test in an `or` runs only where jax lacks the name asked for, the fallback of version-compatible
+        code, as an `if`'s else is."""
         for value in node.values:
             self.visit(value, ctx)
             if guard_test(value, self.aliases):

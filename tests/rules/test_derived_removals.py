@@ -109,6 +109,12 @@ def test_config_update_uses_the_option() -> None:
         "def f(x):\n    return hasattr(jax.core, 'Shape') and isinstance(x, jax.core.Shape)\n",
         # the fallback of version-compatible code (jax-md 0.2.29, flax 0.12.12)
         "try:\n    from jax.extend import Shape\nexcept ImportError:\n    X = jax.core.Shape\n",
+        # flax 0.12.10's fix for jax 0.11.2 (flax/nnx/variablelib.py:286): the fallback of a getattr with a default
+        "X = getattr(jax.core, 'HiPrim', None) or jax.core.Shape\n",
+        "X = hasattr(jax.core, 'HiPrim') or jax.core.Shape\n",
+        # an option asked for before it is read
+        "def f():\n    if 'jax_shape' in jax.config.values:\n        return jax.core.Shape\n",
+        "if 'Shape' in dir(jax.core):\n    X = jax.core.Shape\n",
         # the fallback for an object without the attribute (equinox 0.13.8's _none_to_zero: old jax's avals)
         "def f(aval):\n    if hasattr(aval, 'to_tangent_aval'):\n        return aval\n    else:\n"
         "        return jax.core.Shape(aval)\n",
@@ -130,12 +136,14 @@ def test_what_is_no_guard() -> None:
         if sys.version_info >= (3, 11):
             Y = jax.core.Shape
         Z = jax.core.Shape and hasattr(jax.core, "Shape")
+        W = getattr(obj, "Shape", None) or jax.core.Shape  # asks another object, not jax
+        V = "x" in options or jax.core.Shape
         def f(array):  # penzai 0.1.5: a hasattr of the array, not of jax (measured: raises with jax 0.7.0)
             if hasattr(array, "sharding") and hasattr(array.sharding, "_device_assignment"):
                 return jax.core.Shape
         """
     )
-    assert [u[3] for u in found if u[0] == "jax.core.Shape"] == [False, False, False, False]
+    assert [u[3] for u in found if u[0] == "jax.core.Shape"] == [False] * 6
 
 
 def test_type_checking_never_runs() -> None:
@@ -224,6 +232,26 @@ def test_the_deprecation_table_reader() -> None:
     assert jax_api.lookup(release, "jax.mod.missing.x") == ("jax.mod.missing", "")
     assert jax_api.lookup(release, "jax.config.jax_x") == (None, "")
     assert jax_api.lookup(release, "jax.config.define_bool_state") == ("jax.config.define_bool_state", "")
+
+
+def test_a_name_configs_getattr_answers_deprecated_is_there() -> None:
+    """jax 0.4.20 to 0.4.24: Config.__getattr__ returns the module's define_bool_state for the names of
+    _CONFIG_DEPRECATIONS, with a DeprecationWarning (measured: flax 0.7.5 imports with jax 0.4.24)."""
+    source = (
+        "_CONFIG_DEPRECATIONS = {'define_bool_state', 'not_bound'}\n"
+        "class Config:\n"
+        "    def __getattr__(self, name):\n"
+        "        fn = None\n"
+        "        if name in _CONFIG_DEPRECATIONS:\n"
+        "            fn = globals().get(name, None)\n"
+        "        return fn\n"
+        "def define_bool_state(name, default, help): pass\n"
+    )
+    assert jax_api.config_deprecated({"jax._src.config": ast.parse(source)}) == ["define_bool_state"]
+    release = synthetic_release()
+    assert jax_api.lookup(release, "jax.config.define_bool_state")[0] == "jax.config.define_bool_state"
+    release["config_deprecated"] = ["define_bool_state"]
+    assert jax_api.lookup(release, "jax.config.define_bool_state") == (None, "")
 
 
 def test_a_star_import_from_outside_jax_leaves_a_module_open() -> None:

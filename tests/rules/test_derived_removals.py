@@ -386,3 +386,94 @@ def test_each_library_of_the_table_has_a_boundary_confirmed_by_measurement_or_sa
         ), result
     measured = {r["package"] for r in [*imports, *calls]}
     assert {u["package"] for u in table} - measured == set(confirm_calls.NOT_CONFIRMED)
+
+
+def graph_of(sources: dict[tuple[str, bool], str]) -> library_uses.CallGraph:
+    graph = library_uses.CallGraph()
+    for (module, is_package), source in sources.items():
+        graph.read(ast.parse(textwrap.dedent(source)), module, is_package)
+    return graph
+
+
+def test_what_an_entry_point_reaches_through_the_calls_of_a_release() -> None:
+    """diffrax.diffeqsolve calls its module's _maybe_static; jaxopt's OptaxSolver.run is its base's run, whose
+    self.update is OptaxSolver's, which calls self._apply_updates; super() and a function passed by name (a
+    callback) are followed; what no entry point calls is not reached."""
+    graph = graph_of(
+        {
+            ("lib", True): "from lib._integrate import diffeqsolve\nfrom lib._src.optax_wrapper import OptaxSolver\n",
+            ("lib._integrate", False): """
+                import jax
+                def _maybe_static(x):
+                    return jax.core.Literal
+                def _corner():
+                    return jax.core.gone
+                def diffeqsolve(y):
+                    return jax.lax.scan(_body, _maybe_static(y), None)
+                def _body(c, x):
+                    return c, x
+                """,
+            ("lib._src", True): "",
+            ("lib._src.base", False): """
+                class IterativeSolver:
+                    def run(self, x):
+                        return self.update(x)
+                    def update(self, x):
+                        raise NotImplementedError
+                """,
+            ("lib._src.optax_wrapper", False): """
+                from lib._src import base
+                class OptaxSolver(base.IterativeSolver):
+                    def __init__(self):
+                        super().__init__()
+                    def update(self, x):
+                        return self._apply_updates(x)
+                    def _apply_updates(self, x):
+                        return x
+                """,
+        }
+    )
+    assert graph.reached("lib.diffeqsolve") == {"lib._integrate.diffeqsolve", "lib._integrate._maybe_static",
+                                                "lib._integrate._body"}  # fmt: skip
+    assert graph.reached("lib.OptaxSolver.run") == {
+        "lib._src.base.IterativeSolver.run",
+        "lib._src.optax_wrapper.OptaxSolver.update",
+        "lib._src.optax_wrapper.OptaxSolver._apply_updates",
+    }
+    assert graph.reached("lib.nothing") == set()
+
+
+def test_a_use_an_entry_point_reaches_is_on_the_main_path(tmp_path: Path) -> None:
+    """read_release marks a call-time use with the entry points that reach it; api-removals.toml then says so
+    (`standard_path`), and the check makes it a failure; a use no entry point reaches has none."""
+    import zipfile
+
+    wheel = tmp_path / "lib-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("lib/__init__.py", "from lib._integrate import diffeqsolve, corner\n")
+        archive.writestr(
+            "lib/_integrate.py",
+            "import jax\ndef _maybe_static(x):\n    return jax.core.Literal\n"
+            "def diffeqsolve(y):\n    return _maybe_static(y)\ndef corner():\n    return jax.core.gone\n",
+        )
+        archive.writestr("lib-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: lib\nVersion: 1.0\n")
+    data = library_uses.read_release(wheel, ["lib.diffeqsolve"])
+    assert data["entry_points_found"] == ["lib.diffeqsolve"]
+    assert data["uses"]["jax.core.Literal"]["main"] == {
+        "lib.diffeqsolve": "lib._integrate._maybe_static (lib/_integrate.py:3)"
+    }
+    assert "main" not in data["uses"]["jax.core.gone"]
+
+
+def test_the_entry_points_are_of_libraries_the_derivation_reads_and_say_where_they_were_read() -> None:
+    import tomllib
+
+    libraries = tomllib.loads(library_uses.ENTRY_POINTS.read_text(encoding="utf-8"))["library"]
+    assert len({lib["package"] for lib in libraries}) == len(libraries)
+    for lib in libraries:
+        assert lib["package"] in library_uses.PROJECTS and lib["entry_points"], lib
+        assert lib["source"].startswith("https://"), lib
+        for point in lib["entry_points"]:  # the call the quoted source shows (a dunder: its class's)
+            parts = point.split(".")
+            assert (parts[-2] if parts[-1].startswith("__") else parts[-1]) in lib["source"], point
+        assert library_uses.entry_points(lib["package"]) == sorted(lib["entry_points"])

@@ -133,8 +133,14 @@ def test_the_fix_is_the_first_release_no_entry_condemns_with_this_jax() -> None:
     assert api_removals.first_unaffected(facts, "numpyro") == "0.21.0"
     (found,) = [f for f in registry().evaluate_checks(facts) if f.id == "removed-jax-api-in-numpyro"]
     assert requested(found.fix).requirements[0] == "numpyro>=0.21.0", found.fix
-    assert not [u for u in USES if u["package"] == "numpyro" and api_removals._table_uses(
-        facts_from({"packages": {"numpyro": "0.21.0", "jax": "0.10.0", "jaxlib": "0.10.0"}}), "numpyro")]
+    assert not [
+        u
+        for u in USES
+        if u["package"] == "numpyro"
+        and api_removals._table_uses(
+            facts_from({"packages": {"numpyro": "0.21.0", "jax": "0.10.0", "jaxlib": "0.10.0"}}), "numpyro"
+        )
+    ]
 
 
 def test_a_warning_carries_the_same_fix() -> None:

@@ -1,7 +1,9 @@
 """The library releases that use a jax name a jax release they install with lacks (removed, or not yet added):
 `api-removals.toml`, DERIVED by scripts/derive/ from the released wheels (`python -m scripts.derive.api_removals`).
-Each library gets its own check, so a rule on one library folds only its own; a use at import, or on the everyday
-path, is a failure, one only a few functions off that path reach a warning.
+Each library gets its own check, so a rule on one library folds only its own; a use at import, or on the main path
+(`standard_path`: a call the library's README shows reaches it, tables/derived/entry-points.toml), is a failure, one
+only a few functions off that path reach a warning. Either way the fix is the first release of the library that no
+entry condemns with the installed jax (`first_unaffected`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from envaudit.rules.table import Provenance, Table
 class _UseOptional(TypedDict, total=False):
     fixed: str  # the first release of the library without the use
     functions: list[str]  # a call-time use: the public functions that reach it (read at the library's tag)
-    standard_path: str  # the everyday call that reaches it too (flax.linen.Module.init), where one does
+    standard_path: str  # the main-path call that reaches it too (flax.linen.Module.init), where one does
     module: str  # an import-time use that only the import of this module runs (`import PACKAGE` does not reach it)
 
 

@@ -152,3 +152,32 @@ def test_a_warning_carries_the_same_fix() -> None:
     (found,) = [f for f in registry().evaluate_checks(facts) if f.id == "removed-jax-api-in-optax"]
     assert found.severity == "warn"
     assert requested(found.fix).requirements == ("optax>=0.2.3", "jax==0.6.0", "jaxlib==0.6.0")
+
+
+def _checked(packages: dict[str, str], check: str) -> list[Any]:
+    from envaudit.rules.registry import registry
+
+    return [f for f in registry().evaluate_checks(facts_from({"packages": packages})) if f.id == check]
+
+
+def test_a_use_an_entry_point_of_the_readme_reaches_is_a_failure_with_the_first_unaffected_release() -> None:
+    """jaxopt 0.8.3 under jax 0.6.0: jax.tree_map (removed in 0.6.0) in OptaxSolver._apply_updates, which
+    jaxopt.OptaxSolver.run reaches (the derivation followed the calls from the entry points of
+    tables/derived/entry-points.toml): the main path, a failure; the fix the first release no entry condemns."""
+    (found,) = _checked({"jaxopt": "0.8.3", "jax": "0.6.0", "jaxlib": "0.6.0"}, "removed-jax-api-in-jaxopt")
+    assert found.severity == "fail" and "jaxopt.OptaxSolver.run" in found.detail
+    assert requested(found.fix).requirements == ("jaxopt>=0.8.4", "jax==0.6.0", "jaxlib==0.6.0")
+
+
+@pytest.mark.parametrize(
+    "packages",
+    [
+        # flax 0.12.10 fixed flax.nnx for jax 0.11.2 with `getattr(hjx, 'HiPrim', None) or hjx.VJPHiPrimitive`
+        {"flax": "0.12.10", "jax": "0.11.2", "jaxlib": "0.11.2"},
+        # jax 0.4.20-0.4.24's Config.__getattr__ still answers define_bool_state (deprecated): flax 0.7.5 imports
+        {"flax": "0.7.5", "jax": "0.4.24", "jaxlib": "0.4.24"},
+    ],
+    ids=["flax-0.12.10-guarded", "flax-0.7.5-deprecated-config"],
+)
+def test_a_guarded_or_deprecated_but_present_name_is_no_finding(packages: dict[str, str]) -> None:
+    assert _checked(packages, "removed-jax-api-in-flax") == []

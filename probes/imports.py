@@ -8,7 +8,8 @@ longer has. Importing shows it, in seconds: this probe imports, in the audited i
   directory), and
 - every installed distribution whose requirements (Requires-Dist, an extra's included) name jax or jaxlib, but
   jax's own packages (jaxlib and the plugins, which `import jax` loads): its top-level modules (`top_level.txt`,
-  else its RECORD; a namespace package, like `orbax`, through its packages that have an `__init__.py`).
+  else its RECORD; a namespace package, like `orbax`, through its packages that have an `__init__.py`; never a
+  source tree the wheel ships by mistake, a directory with a project's build files: flax 0.10.0's `flaxlib/`).
 
 A library that serves several frameworks keeps its JAX code in packages named `jax`: those (the shallowest) are
 imported too (`import tensorflow_probability` is lazy; its JAX users import `tensorflow_probability.substrates.jax`),
@@ -59,6 +60,10 @@ OFF_DEVICE = True  # it computes nothing on a device: beside an accelerator's ch
 OWN = re.compile(r"^(jax|jaxlib|jax-(cuda|rocm)\d*-(plugin|pjrt)|jax-metal|libtpu(-nightly)?|jax-tpu-embedding)$")
 DEPENDS_ON = {"jax", "jaxlib"}
 NOT_MODULES = {"tests", "test", "testing", "docs", "examples", "benchmarks", "scripts"}  # shipped by mistake
+# a project's own build files: a top-level directory that holds one is a source tree shipped by mistake, not a package
+# (flax 0.10.0's wheel ships flaxlib/, the Rust project of a later extension, with Cargo.toml and pyproject.toml and
+# no compiled module: flax never imports it, and `import flaxlib.flaxlib` fails in every environment)
+BUILD_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "Cargo.toml", "CMakeLists.txt", "meson.build")
 SHARE = 0.7  # of the probe's bound, after which the probe answers with what the imports showed by then
 ALONE_S = 600.0  # the bound of a probe run alone (python probes/imports.py)
 MAX_TEXT = 2000  # characters of an exception's text kept
@@ -108,7 +113,8 @@ def files(dist: importlib.metadata.Distribution) -> list[PurePosixPath]:
 
 def modules(dist: importlib.metadata.Distribution) -> list[str]:
     """Its top-level modules as users import them: top_level.txt, else the RECORD's; a namespace package (no
-    `__init__.py`) through its packages that have one."""
+    `__init__.py`) through its packages that have one, but a directory that holds a project's build files
+    (BUILD_FILES): a source tree shipped in the wheel by mistake, which no user imports."""
     paths = files(dist)
     listed = (dist.read_text("top_level.txt") or "").split()
     tops = listed or sorted({p.parts[0] if len(p.parts) > 1 else p.stem for p in paths if p.suffix == ".py"})
@@ -119,6 +125,8 @@ def modules(dist: importlib.metadata.Distribution) -> list[str]:
     for top in tops:
         if PurePosixPath(top) in inits or PurePosixPath(top + ".py") in paths or not paths:
             found.append(top)
+            continue
+        if any(PurePosixPath(top, name) in paths for name in BUILD_FILES):  # a source tree, not a package
             continue
         below = sorted(".".join(p.parts) for p in inits if len(p.parts) == 2 and p.parts[0] == top)
         found += below or [top]

@@ -1,7 +1,9 @@
 """The library releases that use a jax name a jax release they install with lacks (removed, or not yet added):
 `api-removals.toml`, DERIVED by scripts/derive/ from the released wheels (`python -m scripts.derive.api_removals`).
-Each library gets its own check, so a rule on one library folds only its own; a use at import, or on the everyday
-path, is a failure, one only a few functions off that path reach a warning.
+Each library gets its own check, so a rule on one library folds only its own; a use at import, or on the main path
+(`standard_path`: a call the library's README shows reaches it, tables/derived/entry-points.toml), is a failure, one
+only a few functions off that path reach a warning. Either way the fix is the first release of the library that no
+entry condemns with the installed jax (`first_unaffected`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from envaudit.rules.table import Provenance, Table
 class _UseOptional(TypedDict, total=False):
     fixed: str  # the first release of the library without the use
     functions: list[str]  # a call-time use: the public functions that reach it (read at the library's tag)
-    standard_path: str  # the everyday call that reaches it too (flax.linen.Module.init), where one does
+    standard_path: str  # the main-path call that reaches it too (flax.linen.Module.init), where one does
     module: str  # an import-time use that only the import of this module runs (`import PACKAGE` does not reach it)
 
 
@@ -118,7 +120,7 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
         # at import, or on the everyday path (Module.init): a failure; only where a few functions call it, a warning
         # (a probe or an import that shows the user's path broken makes it a failure: envaudit/judge/causes.py)
         everyday = any(u["kind"] == "import" or "standard_path" in u or not u.get("functions") for u in uses)
-        fix = _removed_api_fix(facts, package, uses, everyday)
+        fix = _removed_api_fix(facts, package)
         return [Occurrence(detail, fix, None if everyday else "warn")]
 
     return run
@@ -134,15 +136,14 @@ def _breaks(package: str, use: Use) -> str:
     return f"fails on first call of {', '.join(functions)}" if functions else "fails on first call"
 
 
-def _removed_api_fix(facts: Facts, name: str, uses: list[Use], everyday: bool) -> Fix:
-    """The library at the first release without any of those uses, the installed jax held (a newer library may
-    require a newer jax, which pip would install unasked); with no fixed release, the jax releases that have every
-    name the release uses; none for a warning."""
-    if not everyday:  # a few functions off the everyday path: a pin to dodge them would cost more than it saves
-        return Fix()  # (and could undo a plan that chose this release for its jax); the detail names them
-    if all("fixed" in u for u in uses):
-        upgrade = f"{name}>={max((u['fixed'] for u in uses), key=numbers)}"
-        return fixes.install(facts, [upgrade], hold=fixes.installed_jax(facts))
+def _removed_api_fix(facts: Facts, name: str) -> Fix:
+    """The library at the first release that no entry of the table condemns with the installed jax, the installed
+    jax held (a newer library may require a newer jax, which pip would install unasked); with no such release, the
+    jax releases that have every name the release uses. A warning (a corner of the library) gets the same fix: the
+    finding says it is one, and the plan declines a warning's fix that would move anything down."""
+    upgrade = first_unaffected(facts, name)
+    if upgrade:  # (where every release read after it is condemned too, no upgrade fixes it with this jax)
+        return fixes.install(facts, [f"{name}>={upgrade}"], hold=fixes.installed_jax(facts))
     # no release without the use: the jax releases that have every name this release uses, from the first with
     # the newest it needs (`<X`: jax added it in X) to below the first removal (`>=X`, or `>=X,<Y` for a name jax
     # brought back); none (it needs a name jax removed before adding another): no fix to print
@@ -154,6 +155,44 @@ def _removed_api_fix(facts: Facts, name: str, uses: list[Use], everyday: bool) -
         return Fix()
     floor = [f"jax>={newest}", f"jaxlib>={newest}"] if newest else []
     return fixes.install(facts, [*floor, f"jax<{earliest}", f"jaxlib<{earliest}"])
+
+
+def _releases_named(package: str) -> list[str]:
+    """The releases of `package` the table names (its `fixed` releases and the bounds of its `versions`): each was
+    read by the derivation, and the first release after a run of condemned ones is always among them."""
+    found = set()
+    for use in REMOVALS.load()["use"]:
+        if use["package"] != package:
+            continue
+        found.update([use["fixed"]] if "fixed" in use else [])
+        for spec in use["versions"]:
+            found.update(part.lstrip("<>=!~") for part in spec.split(","))
+    return sorted((v for v in found if is_release(v)), key=numbers)
+
+
+def first_unaffected(facts: Facts, package: str) -> str:
+    """The first release of `package` after the installed one that no entry of the table condemns with the
+    installed jax ("" where every release the table names after it is condemned, or none follows). Not the first
+    release that fixes one entry: numpyro 0.20.0 drops jax.interpreters.pxla.xla_pmap_p, but uses
+    jax.extend.core.primitives.xla_pmap_p, which jax 0.10.0 lacks too (fixed in 0.21.0)."""
+    from packaging.specifiers import SpecifierSet
+
+    jax, installed = facts.packages.get("jax", ""), facts.packages.get(package, "")
+    if not is_release(jax) or not is_release(installed):
+        return ""
+    condemning = [
+        use
+        for use in REMOVALS.load()["use"]
+        if use["package"] == package and SpecifierSet(use["jax"]).contains(jax, prereleases=True)
+    ]
+    for version in _releases_named(package):
+        if numbers(version) <= numbers(installed):
+            continue
+        if not any(
+            SpecifierSet(spec).contains(version, prereleases=True) for use in condemning for spec in use["versions"]
+        ):
+            return version
+    return ""
 
 
 CONTRADICTED = Check(

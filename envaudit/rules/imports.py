@@ -73,16 +73,27 @@ def error_of(facts: Facts, distribution: str) -> str:
 
 def blamed(facts: Facts) -> dict[str, str]:
     """Each distribution whose import raised in another installed distribution's code -> that one, when its own
-    import raised too (distrax 0.1.9 raises in tensorflow-probability's backend: one cause, TFP's)."""
+    import raised too (distrax 0.1.9 raises in tensorflow-probability's backend: one cause, TFP's), or raised what
+    importing one of jax's own modules raised (optax beside jax 0.4.20 and SciPy 1.17: jax's, then its cause's)."""
     owner = {str(o.get("module", "")).split(".")[0]: str(o.get("distribution")) for o in outcomes(facts)}
     failed = {str(o.get("distribution")) for o in outcomes(facts) if o.get("status") == "error"}
+    # what importing jax's own modules raised: a library whose import raises the very same exception raised it in
+    # jax's code (optax imports jax.scipy, whose jax 0.4.20 wraps scipy.linalg.tril, which SciPy 1.13 removed; the
+    # probe's `where` skips jax's frames for a library, since jax's deprecation table raises what a library asked)
+    jax_raised = {str(o.get("error")) for o in outcomes(facts) if o.get("distribution") == "jax" and _raised(o)}
     found = {}
     for outcome in outcomes(facts):
         name, at = str(outcome.get("distribution")), str(outcome.get("where") or "")
         other = owner.get(at.split("/")[0].split(".")[0]) if at else None
         if outcome.get("status") == "error" and other and other != name and other in failed:
             found[name] = other
+        elif name != "jax" and _raised(outcome) and str(outcome.get("error")) in jax_raised:
+            found[name] = "jax"
     return found
+
+
+def _raised(outcome: ImportOutcome) -> bool:
+    return outcome.get("status") == "error" and bool(outcome.get("error"))
 
 
 def finding_id(distribution: str) -> str:

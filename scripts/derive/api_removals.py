@@ -203,6 +203,10 @@ def entry(
     result["evidence"] = f"{project} {last_affected} {where} ({when}); {said}"
     if not any_import:
         result["functions"] = [f for f, _ in calls][:MAX_FUNCTIONS]
+        main = sorted({point: held for u in uses for point, held in u.get("main", {}).items()}.items())
+        if main:  # an entry point of the library's README reaches it: the main path (a failure, not a warning)
+            points = ", ".join(point for point, _ in main[:2])
+            result["standard_path"] = f"{points} (through {main[0][1]}, read at {project} {last_affected})"
     at_import = [by_version[v].data["uses"][n] for v, ns in affected.items() for n in ns]
     modules = {u.get("module", "") for u in at_import if u["import"]}
     if modules and "" not in modules:  # never at `import TOP`: only the import of that module raises
@@ -296,6 +300,8 @@ def render(entries: list[dict[str, Any]], read: str, counts: str) -> str:
         "# derived, kept as they were (tables/derived/hand-read-comparison.json says which). `module`: the use",
         "# runs at the import of that module only, which `import PACKAGE` does not reach. A name no jax release",
         "# paired has (dead code, a typo of the library's own) is no boundary between jax releases: not listed.",
+        "# `standard_path`: an entry point the library's README shows (tables/derived/entry-points.toml) reaches the",
+        "# use through the release's calls, read statically: the main path, where the use is a failure.",
         f"# {counts}",
     ]
     lines = [*header, 'source = "https://pypi.org/pypi/NAME/json (the release files; sha256 checked)"']

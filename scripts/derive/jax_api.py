@@ -5,7 +5,8 @@ what libraries reach into), the names it binds at module level (assignments, def
 `__all__`, star imports resolved within jax), its child modules (an attribute once imported: counted present),
 and its `__getattr__` deprecation table (`_deprecations = {"name": ("message", obj_or_None)}` read by
 jax._src.deprecations.deprecation_getattr: `(msg, None)` raises AttributeError(msg), `(msg, obj)` warns and
-works). Also the `jax.config` options the release defines and the members of its Config class. A module whose
+works). Also the `jax.config` options the release defines, the members of its Config class and the deprecated
+names its `__getattr__` still answers (jax 0.4.20 to 0.4.24: `jax.config.define_bool_state`). A module whose
 surface cannot be read to the end (a star import from outside jax, a `__getattr__` of its own, `globals()`) is
 `open`: a name it does not list is not ruled out.
 
@@ -29,7 +30,7 @@ from packaging.version import Version
 from scripts.derive import _wheels
 
 FIRST = "0.3.0"
-FORMAT = 4  # of the cached surfaces: bumped when what is read changes, so that the cache is re-read
+FORMAT = 5  # of the cached surfaces: bumped when what is read changes, so that the cache is re-read
 CONFIG_CALL = re.compile(
     r"^(define_|DEFINE_)?\w*?(bool|int|float|string|enum|enum_class|str|list|object)\w*_(state|flag)$"
 )
@@ -278,6 +279,50 @@ def config_members(trees: dict[str, ast.Module]) -> list[str]:
     return sorted(found)
 
 
+def config_deprecated(trees: dict[str, ast.Module]) -> list[str]:
+    """The names Config's own `__getattr__` still answers, deprecated (jax 0.4.20 to 0.4.24: `if name in
+    _CONFIG_DEPRECATIONS: fn = globals().get(name)`, with a DeprecationWarning): `jax.config.define_bool_state`
+    works there. Read as the names of the module-level literal the `__getattr__` tests `name in`, that the module
+    binds at its top level (what `globals().get` finds)."""
+    found: set[str] = set()
+    for name in ("jax._src.config", "jax.config"):
+        tree = trees.get(name)
+        if tree is None:
+            continue
+        literals: dict[str, list[str]] = {}
+        bound: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        bound.add(target.id)
+                        value = node.value
+                        keys = (
+                            value.keys
+                            if isinstance(value, ast.Dict)
+                            else value.elts
+                            if isinstance(value, ast.Set | ast.List | ast.Tuple)
+                            else []
+                        )
+                        strings = [k.value for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+                        if strings:
+                            literals[target.id] = strings
+            elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+                bound.add(node.name)
+        for node in tree.body:
+            if not (isinstance(node, ast.ClassDef) and node.name == "Config"):
+                continue
+            for item in node.body:
+                if not (isinstance(item, ast.FunctionDef) and item.name == "__getattr__"):
+                    continue
+                for test in ast.walk(item):
+                    if isinstance(test, ast.Compare) and isinstance(test.ops[0], ast.In):
+                        table = test.comparators[0]
+                        if isinstance(table, ast.Name) and table.id in literals:
+                            found.update(n for n in literals[table.id] if n in bound)
+    return sorted(found)
+
+
 def resolve_stars(modules: dict[str, Surface]) -> None:
     """A star import adds the source's `__all__` (else its public names); from outside jax, or from an open
     module, it leaves the importer open. Repeated until nothing changes (stars of stars)."""
@@ -325,6 +370,7 @@ def read_release(path: Path) -> dict[str, Any]:
         "modules": dict(sorted(modules.items())),
         "config_options": config_options(trees),
         "config_members": config_members(trees),
+        "config_deprecated": config_deprecated(trees),
     }
 
 
@@ -359,6 +405,8 @@ def _config_has(release: dict[str, Any], name: str) -> tuple[bool, str]:
     """`jax.config.NAME`: an option, a member of Config, or a name of the jax.config module where there is one."""
     module = release["modules"].get("jax.config")
     if name in release["config_options"] or name in release["config_members"]:
+        return True, ""
+    if name in release.get("config_deprecated", []):  # Config.__getattr__ answers it, with a DeprecationWarning
         return True, ""
     if module is not None:
         if name in module["removed"]:

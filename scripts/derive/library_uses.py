@@ -2,8 +2,9 @@
 released file (wheel, else sdist): where (file:line), when it runs (at IMPORT: module level, class bodies,
 decorators, default values, evaluated annotations; or at CALL: inside a function, with the enclosing function's
 public name), and whether it is GUARDED (inside a `try` that catches AttributeError/ImportError/Exception or in
-its handler, the fallback of version-compatible code; under an `if hasattr(...)`/version test or after one in an
-`and`; under `if TYPE_CHECKING:`): a guarded use never breaks, so it is not a use here.
+its handler, the fallback of version-compatible code; under an `if` that asks jax what it has (hasattr, getattr
+with a default, `"x" in jax.config.values`) or its version, or after such a test in an `and` or an `or`; under
+`if TYPE_CHECKING:`): a guarded use never breaks, so it is not a use here.
 
 A use is `jax.a.b` off any alias of jax (`import jax`, `import jax.numpy as jnp`, `from jax import lax`,
 `from jax.interpreters import xla` then `xla.xe`), the import itself (`from jax.a import b` uses jax.a.b), and
@@ -25,7 +26,7 @@ from typing import Any
 
 from scripts.derive import _wheels
 
-FORMAT = 10  # of the cached results: bumped when what is read changes
+FORMAT = 13  # of the cached results: bumped when what is read changes
 SINCE = "2023-01-01"
 OLDER_SINCE = "2022-01-01"  # the libraries whose 2022 releases have known cases
 OLDER = ("flax", "chex", "optax", "dm-haiku", "tensorflow-probability", "neural-tangents")
@@ -94,7 +95,8 @@ ANY_OBJECT: Container[str] = _AnyObject()
 
 def guard_test(test: ast.expr, jax_names: Container[str]) -> bool:
     """An `if` test that makes its branches conditional on what jax has: hasattr(...) or a 3-argument getattr of jax
-    or one of its modules (a name of `jax_names`, the file's aliases of jax, or an attribute of one), or a version
+    or one of its modules (a name of `jax_names`, the file's aliases of jax, or an attribute of one), a membership
+    test against one (`"jax_x" in jax.config.values`, `"x" in dir(jax.core)`), or a version
     (jax.__version__, jax.version, __version_info__, packaging's Version); sys.version_info is Python's. A hasattr of
     anything else (penzai 0.1.5's `hasattr(array, "sharding")`) says nothing of the names jax has: measured, its
     branch's jax.sharding.GSPMDSharding raises with jax 0.7.0 (its else is a fallback: ANY_OBJECT, in conditional)."""
@@ -108,10 +110,23 @@ def guard_test(test: ast.expr, jax_names: Container[str]) -> bool:
             found = chain(node.args[0])
             if found is not None and found[0] in jax_names:
                 return True
+        membership = isinstance(node, ast.Compare) and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops)
+        if membership and jax_names is not ANY_OBJECT and isinstance(node, ast.Compare):  # (not for a fallback: the
+            # else of `key in cache` runs with any jax)
+            # `"jax_x" in jax.config.values`, `"x" in dir(jax.core)`: asks jax what it has
+            for side in node.comparators:
+                asked = side.args[0] if isinstance(side, ast.Call) and _called(side) == "dir" and side.args else side
+                found = chain(asked)
+                if found is not None and found[0] in jax_names:
+                    return True
         text = ast.unparse(node) if isinstance(node, ast.Attribute | ast.Name) else ""
         if text and VERSION_WORD.search(text) and not any(text.startswith(p) for p in PYTHON_VERSION):
             return True
     return False
+
+
+def _called(node: ast.Call) -> str:
+    return node.func.id if isinstance(node.func, ast.Name) else ""
 
 
 def _type_checking(test: ast.expr) -> bool:
@@ -213,6 +228,8 @@ class _Finder:
             self.conditional(node, ctx)
         elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             self.conjunction(node, ctx)
+        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            self.disjunction(node, ctx)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             self.imported(node, ctx)
         elif isinstance(node, ast.Attribute):
@@ -266,6 +283,15 @@ class _Finder:
 
     def conjunction(self, node: ast.BoolOp, ctx: Context) -> None:
         """`hasattr(jax, "a") and jax.a.b`: what follows a guard test in an `and` runs only where jax has it."""
+        for value in node.values:
+            self.visit(value, ctx)
+            if guard_test(value, self.aliases):
+                ctx = replace(ctx, guarded=True)
+
+    def disjunction(self, node: ast.BoolOp, ctx: Context) -> None:
+        """`getattr(hjx, "HiPrim", None) or hjx.VJPHiPrimitive` (flax 0.12.10's fix for jax 0.11.2): what follows a
+        guard test in an `or` runs only where jax lacks the name asked for, the fallback of version-compatible
+        code, as an `if`'s else is."""
         for value in node.values:
             self.visit(value, ctx)
             if guard_test(value, self.aliases):
@@ -384,6 +410,158 @@ def public_name(qualified: str, reexported: dict[str, list[str]]) -> str:
     return qualified
 
 
+ENTRY_POINTS = Path(__file__).resolve().parents[2] / "envaudit" / "rules" / "tables" / "derived" / "entry-points.toml"
+MAX_REACHED = 50_000  # (function, class of self) states walked from one entry point
+
+
+def entry_points(project: str) -> list[str]:
+    """The public calls the library's own README shows its users making (tables/derived/entry-points.toml)."""
+    import tomllib
+
+    with ENTRY_POINTS.open("rb") as handle:
+        libraries = tomllib.load(handle)["library"]
+    return sorted({e for lib in libraries if lib["package"] == project for e in lib["entry_points"]})
+
+
+class CallGraph:
+    """Which of a release's functions call or name which, read with ast over every package file: enough to say
+    which functions an entry point reaches. A call is resolved statically: a name the module defines or imports
+    (through the package's re-exports), `self.m()`/`cls.m()` by the methods of the class the entry point was called
+    on and its bases (a base's `run` calling `self.update` reaches the subclass's `update`), `super().m()` by the
+    bases of the class that holds the call, a class called by its `__init__`; a function passed by name (a callback)
+    counts as called. What is reached otherwise (a call through a value, getattr, a registry) is not seen: a use off
+    every path found stays a warning."""
+
+    def __init__(self) -> None:
+        self.functions: dict[str, list[tuple[str, str]]] = {}  # outermost function -> ("self"|"super"|"name", x)
+        self.classes: dict[str, list[str]] = {}  # class -> its bases, as dotted names
+        self.links: dict[str, str] = {}  # MODULE.NAME -> what an import binds it to
+
+    def read(self, tree: ast.Module, module: str, is_package: bool) -> None:
+        local: dict[str, str] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    local[alias.asname or alias.name.split(".")[0]] = (
+                        alias.name if alias.asname else alias.name.split(".")[0]
+                    )
+            elif isinstance(node, ast.ImportFrom) and node.names[0].name != "*":
+                source = import_source(node, module, is_package)
+                for alias in node.names:
+                    local[alias.asname or alias.name] = f"{source}.{alias.name}"
+        for name, target in local.items():
+            self.links.setdefault(f"{module}.{name}", target)
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                local[node.name] = f"{module}.{node.name}"
+        self._body(tree.body, module, local)
+
+    def _body(self, body: list[ast.stmt], prefix: str, local: dict[str, str]) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.functions[f"{prefix}.{node.name}"] = self._calls(node, local)
+            elif isinstance(node, ast.ClassDef):
+                qualified = f"{prefix}.{node.name}"
+                bases = [chain(b) for b in node.bases]
+                self.classes[qualified] = [
+                    ".".join([local[b[0]], *b[1]]) for b in bases if b is not None and b[0] in local
+                ]
+                self._body(node.body, qualified, local)
+            elif isinstance(node, ast.If | ast.Try | ast.TryStar | ast.With):
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    for part in getattr(node, field, []):
+                        self._body(part.body if isinstance(part, ast.ExceptHandler) else [part], prefix, local)
+
+    @staticmethod
+    def _calls(function: ast.AST, local: dict[str, str]) -> list[tuple[str, str]]:
+        found: list[tuple[str, str]] = []
+        for node in ast.walk(function):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                inner = node.func.value
+                if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id == "super":
+                    found.append(("super", node.func.attr))
+                    continue
+            if not isinstance(node, ast.Attribute | ast.Name) or not isinstance(node.ctx, ast.Load):
+                continue
+            named = chain(node)
+            if named is None:
+                continue
+            root, attributes = named
+            if root in ("self", "cls") and len(attributes) == 1:
+                found.append(("self", attributes[0]))
+            elif root in local:
+                found.append(("name", ".".join([local[root], *attributes])))
+        return list(dict.fromkeys(found))
+
+    def resolve(self, dotted: str, depth: int = 0) -> str | None:
+        """The function or class a dotted name is, followed through the package's imports and re-exports."""
+        if dotted in self.functions or dotted in self.classes:
+            return dotted
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            head = ".".join(parts[:cut])
+            if head in self.links and depth < 20 and self.links[head] != head:
+                return self.resolve(".".join([self.links[head], *parts[cut:]]), depth + 1)
+        return None
+
+    def method(self, cls: str, name: str, seen: frozenset[str] = frozenset()) -> str | None:
+        """`name` as an instance of `cls` finds it: its own, else its bases' in order."""
+        if f"{cls}.{name}" in self.functions:
+            return f"{cls}.{name}"
+        for base in self.classes.get(cls, []):
+            resolved = self.resolve(base)
+            if resolved in self.classes and resolved not in seen:
+                found = self.method(resolved, name, seen | {cls})
+                if found:
+                    return found
+        return None
+
+    def _holder(self, function: str) -> str | None:
+        holder = function.rpartition(".")[0]
+        return holder if holder in self.classes else None
+
+    def reached(self, entry: str) -> set[str]:
+        """The functions an entry point (`diffrax.diffeqsolve`, `jaxopt.OptaxSolver.run`) reaches, itself included."""
+        start: tuple[str, str | None] | None = None
+        resolved = self.resolve(entry)
+        if resolved in self.functions:
+            start = (resolved, self._holder(resolved))
+        else:
+            holder, _, name = entry.rpartition(".")
+            cls = self.resolve(holder)
+            found = self.method(cls, name) if cls in self.classes else None
+            start = (found, cls) if found else None
+        if start is None:
+            return set()
+        seen, pending = {start}, [start]
+        while pending and len(seen) < MAX_REACHED:
+            function, this = pending.pop()
+            for kind, target in self.functions.get(function, []):
+                following: tuple[str, str | None] | None = None
+                if kind == "self" and (this or self._holder(function)):
+                    cls = this or self._holder(function)
+                    found = self.method(cls, target) if cls else None
+                    following = (found, cls) if found else None
+                elif kind == "super" and self._holder(function):
+                    for base in self.classes.get(self._holder(function) or "", []):
+                        base_class = self.resolve(base)
+                        found = self.method(base_class, target) if base_class in self.classes else None
+                        if found:
+                            following = (found, this)
+                            break
+                elif kind == "name":
+                    resolved = self.resolve(target)
+                    if resolved in self.functions:
+                        following = (resolved, self._holder(resolved))
+                    elif resolved in self.classes:
+                        init = self.method(resolved, "__init__")
+                        following = (init, resolved) if init else None
+                if following is not None and following not in seen:
+                    seen.add(following)
+                    pending.append(following)
+        return {function for function, _ in seen}
+
+
 def jax_requirement(fields: dict[str, list[str]]) -> str | None:
     """The specifier this release declares on jax itself (an extra's requirement is not enforced): None when it
     declares none."""
@@ -402,10 +580,13 @@ def jax_requirement(fields: dict[str, list[str]]) -> str | None:
     return ",".join(s for s in found if s) if found else None
 
 
-def read_release(path: Path) -> dict[str, Any]:
+def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]:
     """Every jax use of a release's package code: api -> {"import": file:line, "call": {function: file:line}}, and
-    "module" where only the import of that module runs it, not the import of the package's top level."""
+    "module" where only the import of that module runs it, not the import of the package's top level; "main":
+    {entry point: the function it reaches that holds the use} for a use on a call that one of `entries` (the
+    library's entry points) reaches."""
     reexported: dict[str, list[str]] = {}
+    graph = CallGraph()
     trees: list[tuple[str, str, ast.Module]] = []
     unparsed: list[str] = []
     imports: dict[str, set[str]] = {}
@@ -419,6 +600,7 @@ def read_release(path: Path) -> dict[str, Any]:
             unparsed.append(name)
             continue
         imports[module] = imported_at_import(tree, module, is_package)
+        graph.read(tree, module, is_package)
         if public(module):
             for source, item, alias in exports(tree, module, is_package):
                 reexported.setdefault(f"{source}.{item}", []).append(alias)
@@ -427,6 +609,7 @@ def read_release(path: Path) -> dict[str, Any]:
     found: dict[str, dict[str, Any]] = {}
     guarded = 0
     at_top = reached(imports)
+    reach = {entry: graph.reached(entry) for entry in entries or []}
     for name, module, tree in trees:
         finder = _Finder(tree, module)
         finder.body(tree.body, Context())
@@ -446,6 +629,9 @@ def read_release(path: Path) -> dict[str, Any]:
                         entry["module"] = module
             else:
                 entry["call"].setdefault(public_name(use.function, reexported), where)
+                for point, functions in reach.items():
+                    if use.function in functions:
+                        entry.setdefault("main", {}).setdefault(point, f"{use.function} ({where})")
     fields = _wheels.metadata(path)
     return {
         "format": FORMAT,
@@ -453,6 +639,8 @@ def read_release(path: Path) -> dict[str, Any]:
         "guarded": guarded,
         "unparsed": unparsed,
         "requires_jax": jax_requirement(fields),
+        "entry_points": list(entries or []),
+        "entry_points_found": sorted(e for e, functions in reach.items() if functions),
     }
 
 
@@ -465,11 +653,12 @@ def releases(project: str, cache: Path, offline: bool) -> list[_wheels.Artefact]
 def uses_of(artefact: _wheels.Artefact, cache: Path, offline: bool) -> dict[str, Any]:
     """A release's uses, from the cache when they were read before (from the same file)."""
     kept = cache / "derived" / "uses" / artefact.project / f"{artefact.version}.json"
+    entries = entry_points(artefact.project)
     if kept.exists():
         data: dict[str, Any] = _wheels.load_json(kept)
-        if data.get("format") == FORMAT and data.get("sha256") == artefact.sha256:
+        if data.get("format") == FORMAT and data.get("sha256") == artefact.sha256 and data["entry_points"] == entries:
             return data
-    data = read_release(_wheels.fetch(artefact, cache, offline))
+    data = read_release(_wheels.fetch(artefact, cache, offline), entries)
     data.update(sha256=artefact.sha256, version=artefact.version, file=artefact.filename)
     data.update(upload_time=artefact.upload_time, kind=artefact.kind)
     _wheels.dump_json(kept, data)

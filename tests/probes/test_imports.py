@@ -49,6 +49,16 @@ LIBRARIES: dict[str, dict[str, Any]] = {
         "requires": ["jaxlib"],
         "files": {"nsroot/part/__init__.py": "import jax\n"},
     },
+    "srctree": {  # flax 0.10.0: its wheel ships flaxlib/, a Rust project's source tree with no compiled module
+        "requires": ["jax"],
+        "top_level": ["srctree", "srclib"],
+        "files": {
+            "srctree/__init__.py": "import jax\n",
+            "srclib/Cargo.toml": "[package]\nname = 'srclib'\n",
+            "srclib/pyproject.toml": "[build-system]\nrequires = ['maturin']\n",
+            "srclib/srclib/__init__.py": "from .srclib import *\n",
+        },
+    },
     "unrelated": {"requires": ["numpy"], "files": {"unrelated/__init__.py": "raise RuntimeError('never imported')\n"}},
 }
 
@@ -68,7 +78,8 @@ def install(site: Path) -> None:
         record = [*lib["files"], f"{info.name}/METADATA", f"{info.name}/RECORD"]
         (info / "RECORD").write_text("".join(f"{p},,\n" for p in record), encoding="utf-8")
         if name != "nsroot-part":  # pip writes top_level.txt for setuptools builds only
-            (info / "top_level.txt").write_text(name.replace("-", "_") + "\n", encoding="utf-8")
+            tops = lib.get("top_level", [name.replace("-", "_")])
+            (info / "top_level.txt").write_text("".join(f"{t}\n" for t in tops), encoding="utf-8")
 
 
 @pytest.fixture
@@ -98,6 +109,8 @@ def test_the_probe_imports_what_depends_on_jax_and_tells_each_kind_apart(site: P
     assert "multilib.python.backend.jax" not in outcomes  # the shallowest jax package only
     assert outcomes["goodlib"]["status"] == "ok" and outcomes["nsroot.part"]["status"] == "ok"
     assert "unrelated" not in outcomes and "nsroot" not in outcomes  # no jax requirement; a namespace's packages
+    assert outcomes["srctree"]["status"] == "ok"
+    assert not [m for m in outcomes if m.startswith("srclib")]  # a source tree shipped by mistake is no package
     assert "jax.scipy.linalg" in outcomes and outcomes["jax.scipy.linalg"]["distribution"] == "jax"
     assert result["metrics"]["failed"] == 1
     # each import is announced before it starts, so a crash or a hang in it is named by the child's last words

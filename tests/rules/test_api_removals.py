@@ -75,9 +75,8 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
         return
     fixed = f"{use['package']}=={use['fixed']}"
     assert not named(planned(capsys, fixed, f"jax=={without}", f"jaxlib=={without}"), use["api"])
-    if found[0]["severity"] == "warn":  # off the everyday path: the functions are named, no pin is printed
-        assert not found[0]["fix"] and use["functions"][0] in found[0]["detail"], found[0]
-        return
+    if found[0]["severity"] == "warn":  # off the everyday path: the functions are named (the fix is the same)
+        assert use["functions"][0] in found[0]["detail"], found[0]
     if not found[0]["caused_by"]:  # a consequence's fix is its root cause's
         asked = requested(found[0]["fix"])
         assert asked.requirements[1:] == (f"jax=={without}", f"jaxlib=={without}"), asked
@@ -123,3 +122,62 @@ def test_every_call_time_use_says_which_public_functions_reach_it() -> None:
     assert all(u.get("functions") for u in uses if u["kind"] == "first call"), [
         (u["package"], u["api"]) for u in uses if u["kind"] == "first call" and not u.get("functions")
     ]
+
+
+def test_the_fix_is_the_first_release_no_entry_condemns_with_this_jax() -> None:
+    """numpyro 0.19.0 with jax 0.10.0: 0.20.0 fixes its jax.interpreters.pxla.xla_pmap_p but uses
+    jax.extend.core.primitives.xla_pmap_p, which jax 0.10.0 lacks too; the fix is 0.21.0, not 0.20.0."""
+    from envaudit.rules.registry import registry
+
+    facts = facts_from({"packages": {"numpyro": "0.19.0", "jax": "0.10.0", "jaxlib": "0.10.0"}})
+    assert api_removals.first_unaffected(facts, "numpyro") == "0.21.0"
+    (found,) = [f for f in registry().evaluate_checks(facts) if f.id == "removed-jax-api-in-numpyro"]
+    assert requested(found.fix).requirements[0] == "numpyro>=0.21.0", found.fix
+    assert not [
+        u
+        for u in USES
+        if u["package"] == "numpyro"
+        and api_removals._table_uses(
+            facts_from({"packages": {"numpyro": "0.21.0", "jax": "0.10.0", "jaxlib": "0.10.0"}}), "numpyro"
+        )
+    ]
+
+
+def test_a_warning_carries_the_same_fix() -> None:
+    """optax 0.2.2 under jax 0.6.0: a corner (scale_by_distance_over_gradients), a warning, and its fix the first
+    release without the use, the installed jax held."""
+    from envaudit.rules.registry import registry
+
+    facts = facts_from({"packages": {"optax": "0.2.2", "jax": "0.6.0", "jaxlib": "0.6.0"}})
+    (found,) = [f for f in registry().evaluate_checks(facts) if f.id == "removed-jax-api-in-optax"]
+    assert found.severity == "warn"
+    assert requested(found.fix).requirements == ("optax>=0.2.3", "jax==0.6.0", "jaxlib==0.6.0")
+
+
+def _checked(packages: dict[str, str], check: str) -> list[Any]:
+    from envaudit.rules.registry import registry
+
+    return [f for f in registry().evaluate_checks(facts_from({"packages": packages})) if f.id == check]
+
+
+def test_a_use_an_entry_point_of_the_readme_reaches_is_a_failure_with_the_first_unaffected_release() -> None:
+    """jaxopt 0.8.3 under jax 0.6.0: jax.tree_map (removed in 0.6.0) in OptaxSolver._apply_updates, which
+    jaxopt.OptaxSolver.run reaches (the derivation followed the calls from the entry points of
+    tables/derived/entry-points.toml): the main path, a failure; the fix the first release no entry condemns."""
+    (found,) = _checked({"jaxopt": "0.8.3", "jax": "0.6.0", "jaxlib": "0.6.0"}, "removed-jax-api-in-jaxopt")
+    assert found.severity == "fail" and "jaxopt.OptaxSolver.run" in found.detail
+    assert requested(found.fix).requirements == ("jaxopt>=0.8.4", "jax==0.6.0", "jaxlib==0.6.0")
+
+
+@pytest.mark.parametrize(
+    "packages",
+    [
+        # flax 0.12.10 fixed flax.nnx for jax 0.11.2 with `getattr(hjx, 'HiPrim', None) or hjx.VJPHiPrimitive`
+        {"flax": "0.12.10", "jax": "0.11.2", "jaxlib": "0.11.2"},
+        # jax 0.4.20-0.4.24's Config.__getattr__ still answers define_bool_state (deprecated): flax 0.7.5 imports
+        {"flax": "0.7.5", "jax": "0.4.24", "jaxlib": "0.4.24"},
+    ],
+    ids=["flax-0.12.10-guarded", "flax-0.7.5-deprecated-config"],
+)
+def test_a_guarded_or_deprecated_but_present_name_is_no_finding(packages: dict[str, str]) -> None:
+    assert _checked(packages, "removed-jax-api-in-flax") == []

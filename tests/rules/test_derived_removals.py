@@ -109,6 +109,12 @@ def test_config_update_uses_the_option() -> None:
         "def f(x):\n    return hasattr(jax.core, 'Shape') and isinstance(x, jax.core.Shape)\n",
         # the fallback of version-compatible code (jax-md 0.2.29, flax 0.12.12)
         "try:\n    from jax.extend import Shape\nexcept ImportError:\n    X = jax.core.Shape\n",
+        # flax 0.12.10's fix for jax 0.11.2 (flax/nnx/variablelib.py:286): the fallback of a getattr with a default
+        "X = getattr(jax.core, 'HiPrim', None) or jax.core.Shape\n",
+        "X = hasattr(jax.core, 'HiPrim') or jax.core.Shape\n",
+        # an option asked for before it is read
+        "def f():\n    if 'jax_shape' in jax.config.values:\n        return jax.core.Shape\n",
+        "if 'Shape' in dir(jax.core):\n    X = jax.core.Shape\n",
         # the fallback for an object without the attribute (equinox 0.13.8's _none_to_zero: old jax's avals)
         "def f(aval):\n    if hasattr(aval, 'to_tangent_aval'):\n        return aval\n    else:\n"
         "        return jax.core.Shape(aval)\n",
@@ -130,12 +136,19 @@ def test_what_is_no_guard() -> None:
         if sys.version_info >= (3, 11):
             Y = jax.core.Shape
         Z = jax.core.Shape and hasattr(jax.core, "Shape")
+        W = getattr(obj, "Shape", None) or jax.core.Shape  # asks another object, not jax
+        V = "x" in options or jax.core.Shape
+        def g(key, cache):  # flax 0.11.0's _graph_unflatten: the else of a test of its own dict runs with any jax
+            if key in cache:
+                return cache[key]
+            else:
+                return jax.core.Shape
         def f(array):  # penzai 0.1.5: a hasattr of the array, not of jax (measured: raises with jax 0.7.0)
             if hasattr(array, "sharding") and hasattr(array.sharding, "_device_assignment"):
                 return jax.core.Shape
         """
     )
-    assert [u[3] for u in found if u[0] == "jax.core.Shape"] == [False, False, False, False]
+    assert [u[3] for u in found if u[0] == "jax.core.Shape"] == [False] * 7
 
 
 def test_type_checking_never_runs() -> None:
@@ -224,6 +237,26 @@ def test_the_deprecation_table_reader() -> None:
     assert jax_api.lookup(release, "jax.mod.missing.x") == ("jax.mod.missing", "")
     assert jax_api.lookup(release, "jax.config.jax_x") == (None, "")
     assert jax_api.lookup(release, "jax.config.define_bool_state") == ("jax.config.define_bool_state", "")
+
+
+def test_a_name_configs_getattr_answers_deprecated_is_there() -> None:
+    """jax 0.4.20 to 0.4.24: Config.__getattr__ returns the module's define_bool_state for the names of
+    _CONFIG_DEPRECATIONS, with a DeprecationWarning (measured: flax 0.7.5 imports with jax 0.4.24)."""
+    source = (
+        "_CONFIG_DEPRECATIONS = {'define_bool_state', 'not_bound'}\n"
+        "class Config:\n"
+        "    def __getattr__(self, name):\n"
+        "        fn = None\n"
+        "        if name in _CONFIG_DEPRECATIONS:\n"
+        "            fn = globals().get(name, None)\n"
+        "        return fn\n"
+        "def define_bool_state(name, default, help): pass\n"
+    )
+    assert jax_api.config_deprecated({"jax._src.config": ast.parse(source)}) == ["define_bool_state"]
+    release = synthetic_release()
+    assert jax_api.lookup(release, "jax.config.define_bool_state")[0] == "jax.config.define_bool_state"
+    release["config_deprecated"] = ["define_bool_state"]
+    assert jax_api.lookup(release, "jax.config.define_bool_state") == (None, "")
 
 
 def test_a_star_import_from_outside_jax_leaves_a_module_open() -> None:
@@ -358,3 +391,94 @@ def test_each_library_of_the_table_has_a_boundary_confirmed_by_measurement_or_sa
         ), result
     measured = {r["package"] for r in [*imports, *calls]}
     assert {u["package"] for u in table} - measured == set(confirm_calls.NOT_CONFIRMED)
+
+
+def graph_of(sources: dict[tuple[str, bool], str]) -> library_uses.CallGraph:
+    graph = library_uses.CallGraph()
+    for (module, is_package), source in sources.items():
+        graph.read(ast.parse(textwrap.dedent(source)), module, is_package)
+    return graph
+
+
+def test_what_an_entry_point_reaches_through_the_calls_of_a_release() -> None:
+    """diffrax.diffeqsolve calls its module's _maybe_static; jaxopt's OptaxSolver.run is its base's run, whose
+    self.update is OptaxSolver's, which calls self._apply_updates; super() and a function passed by name (a
+    callback) are followed; what no entry point calls is not reached."""
+    graph = graph_of(
+        {
+            ("lib", True): "from lib._integrate import diffeqsolve\nfrom lib._src.optax_wrapper import OptaxSolver\n",
+            ("lib._integrate", False): """
+                import jax
+                def _maybe_static(x):
+                    return jax.core.Literal
+                def _corner():
+                    return jax.core.gone
+                def diffeqsolve(y):
+                    return jax.lax.scan(_body, _maybe_static(y), None)
+                def _body(c, x):
+                    return c, x
+                """,
+            ("lib._src", True): "",
+            ("lib._src.base", False): """
+                class IterativeSolver:
+                    def run(self, x):
+                        return self.update(x)
+                    def update(self, x):
+                        raise NotImplementedError
+                """,
+            ("lib._src.optax_wrapper", False): """
+                from lib._src import base
+                class OptaxSolver(base.IterativeSolver):
+                    def __init__(self):
+                        super().__init__()
+                    def update(self, x):
+                        return self._apply_updates(x)
+                    def _apply_updates(self, x):
+                        return x
+                """,
+        }
+    )
+    assert graph.reached("lib.diffeqsolve") == {"lib._integrate.diffeqsolve", "lib._integrate._maybe_static",
+                                                "lib._integrate._body"}  # fmt: skip
+    assert graph.reached("lib.OptaxSolver.run") == {
+        "lib._src.base.IterativeSolver.run",
+        "lib._src.optax_wrapper.OptaxSolver.update",
+        "lib._src.optax_wrapper.OptaxSolver._apply_updates",
+    }
+    assert graph.reached("lib.nothing") == set()
+
+
+def test_a_use_an_entry_point_reaches_is_on_the_main_path(tmp_path: Path) -> None:
+    """read_release marks a call-time use with the entry points that reach it; api-removals.toml then says so
+    (`standard_path`), and the check makes it a failure; a use no entry point reaches has none."""
+    import zipfile
+
+    wheel = tmp_path / "lib-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("lib/__init__.py", "from lib._integrate import diffeqsolve, corner\n")
+        archive.writestr(
+            "lib/_integrate.py",
+            "import jax\ndef _maybe_static(x):\n    return jax.core.Literal\n"
+            "def diffeqsolve(y):\n    return _maybe_static(y)\ndef corner():\n    return jax.core.gone\n",
+        )
+        archive.writestr("lib-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: lib\nVersion: 1.0\n")
+    data = library_uses.read_release(wheel, ["lib.diffeqsolve"])
+    assert data["entry_points_found"] == ["lib.diffeqsolve"]
+    assert data["uses"]["jax.core.Literal"]["main"] == {
+        "lib.diffeqsolve": "lib._integrate._maybe_static (lib/_integrate.py:3)"
+    }
+    assert "main" not in data["uses"]["jax.core.gone"]
+
+
+def test_the_entry_points_are_of_libraries_the_derivation_reads_and_say_where_they_were_read() -> None:
+    import tomllib
+
+    libraries = tomllib.loads(library_uses.ENTRY_POINTS.read_text(encoding="utf-8"))["library"]
+    assert len({lib["package"] for lib in libraries}) == len(libraries)
+    for lib in libraries:
+        assert lib["package"] in library_uses.PROJECTS and lib["entry_points"], lib
+        assert lib["source"].startswith("https://"), lib
+        for point in lib["entry_points"]:  # the call the quoted source shows (a dunder: its class's)
+            parts = point.split(".")
+            assert (parts[-2] if parts[-1].startswith("__") else parts[-1]) in lib["source"], point
+        assert library_uses.entry_points(lib["package"]) == sorted(lib["entry_points"])

@@ -80,6 +80,21 @@ def test_jax_0420_beside_scipy_117_is_the_tril_rule_and_its_plan_ends_clean() ->
     assert found.plan.remaining == ()  # scipy moved: the failure that named it no longer holds
 
 
+def test_a_library_that_fails_because_of_another_is_folded_under_that_root() -> None:
+    """optax 0.1.7 imports jax.scipy, whose jax 0.4.20 wraps scipy.linalg.tril, which SciPy 1.17 no longer has: its
+    import raises SciPy's AttributeError; the cause is jax beside SciPy, not optax (one root, the tril rule)."""
+    packages = {**JAX_0420, "optax": "0.1.7", "chex": "0.1.84"}
+    found = report(
+        packages,
+        outcome("jax", "jax.scipy.linalg", "error", TRIL, version="0.4.20"),
+        outcome("optax", "optax", "error", TRIL, version="0.1.7", where="optax/_src/linear_algebra.py:23"),
+    )
+    roots = [f.id for f in found.findings if f.severity == "fail" and not f.caused_by]
+    assert roots == ["jax-scipy-tril-scipy-113"], [(f.id, f.caused_by) for f in found.findings]
+    assert {f.id: f.caused_by for f in found.findings}["import-fails-optax"] == "jax-scipy-tril-scipy-113"
+    assert found.plan.remaining == ()
+
+
 def test_an_import_failure_that_nothing_moved_stays_in_the_plan() -> None:
     found = report(
         {"jax": "0.10.1", "jaxlib": "0.10.1", "mylib": "2.0"},

@@ -36,6 +36,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.util
+import json
 import os
 import re
 import sys
@@ -89,15 +90,40 @@ def name_of(dist: importlib.metadata.Distribution) -> str:
     return str((dist.metadata.get_all("Name") or [""])[0])
 
 
+def keras_backend() -> str:
+    """The backend Keras 3 imports: KERAS_BACKEND, else the `backend` of keras.json in KERAS_HOME or ~/.keras (keras
+    3's keras/src/backend/config.py; its default is tensorflow)."""
+    if said := os.environ.get("KERAS_BACKEND"):
+        return said
+    home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    try:
+        with open(os.path.join(home, "keras.json"), encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (OSError, ValueError):
+        return "tensorflow"
+    return str(config.get("backend", "tensorflow")) if isinstance(config, dict) else "tensorflow"
+
+
+def on_jax(name: str, dist: importlib.metadata.Distribution) -> bool:
+    """A library that imports jax without requiring it: Keras 3 with the jax backend (it declares no framework)."""
+    version = str(dist.version or "")
+    return (
+        name == "keras"
+        and version.split(".")[0].isdigit()
+        and int(version.split(".")[0]) >= 3
+        and (keras_backend() == "jax")
+    )
+
+
 def dependents() -> list[importlib.metadata.Distribution]:
-    """The installed distributions whose requirements name jax or jaxlib, each once (the first on sys.path, which
-    is the one `import` finds), by name."""
+    """The installed distributions whose requirements name jax or jaxlib, and Keras 3 on its jax backend, each once
+    (the first on sys.path, which is the one `import` finds), by name."""
     found: dict[str, importlib.metadata.Distribution] = {}
     for dist in importlib.metadata.distributions():
         name = canonical(name_of(dist))
         if not name or name in found or OWN.match(name):
             continue
-        if any(requirement(line)[0] in DEPENDS_ON for line in dist.requires or ()):
+        if any(requirement(line)[0] in DEPENDS_ON for line in dist.requires or ()) or on_jax(name, dist):
             found[name] = dist
     return [found[name] for name in sorted(found)]
 
@@ -225,7 +251,21 @@ def missing_option(error: BaseException | None, module: str, dist: importlib.met
     missing = error.name.split(".")[0]
     if missing == module.split(".")[0] or canonical(missing) in required(dist) | DEPENDS_ON:
         return None
+    if not declared(dist, missing):  # objax 1.8.0 imports six and declares it nowhere: `import objax` fails
+        return None
     return missing
+
+
+# import names that are not their distribution's (the extras that declare them name the distribution)
+DISTRIBUTION_OF = {"pil": "pillow", "yaml": "pyyaml", "sklearn": "scikit-learn", "skimage": "scikit-image"}
+
+
+def declared(dist: importlib.metadata.Distribution, module: str) -> bool:
+    """Whether the distribution asks for what provides this module anywhere (an extra included): a module it
+    declares only in an extra is optional; one it declares nowhere is a dependency it forgot."""
+    wanted = DISTRIBUTION_OF.get(canonical(module), canonical(module))
+    names = {name for name, _ in map(requirement, dist.requires or ())}
+    return any(name == wanted or name.startswith(f"{wanted}-") for name in names)  # tensorflow: tensorflow-cpu
 
 
 def library(dist: importlib.metadata.Distribution, timed: Timed) -> list[dict[str, Any]]:

@@ -41,7 +41,7 @@ LIBRARIES: dict[str, dict[str, Any]] = {
         },
     },
     "tflib": {  # its top level needs TensorFlow, which only an extra asks for
-        "requires": ['jax; extra == "jax"'],
+        "requires": ['jax; extra == "jax"', 'tensorflow_not_installed; extra == "tf"'],
         "files": {"tflib/__init__.py": "import tensorflow_not_installed\n"},
     },
     "goodlib": {"requires": ["jax"], "files": {"goodlib/__init__.py": "import jax\nVERSION = jax.__version__\n"}},
@@ -60,6 +60,17 @@ LIBRARIES: dict[str, dict[str, Any]] = {
         },
     },
     "unrelated": {"requires": ["numpy"], "files": {"unrelated/__init__.py": "raise RuntimeError('never imported')\n"}},
+    "forgetful": {  # objax 1.8.0: `import objax` imports six, which it declares nowhere
+        "requires": ["jax", 'tensorflow_not_installed; extra == "tf"'],
+        "files": {"forgetful/__init__.py": "import jax\nimport six_not_installed\n"},
+    },
+    "keras": {  # Keras 3 declares no framework: on its jax backend it imports jax (3.12 imports jax.export)
+        "requires": ["numpy"],
+        "version": "3.12.0",
+        "files": {
+            "keras/__init__.py": "import os\nif os.environ.get('KERAS_BACKEND') == 'jax':\n    import jax.gone\n"
+        },
+    },
 }
 
 
@@ -67,9 +78,9 @@ def install(site: Path) -> None:
     """The libraries as pip installs them: their files, and their .dist-info with METADATA, RECORD and (for some)
     top_level.txt."""
     for name, lib in LIBRARIES.items():
-        info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+        info = site / f"{name.replace('-', '_')}-{lib.get('version', '1.0')}.dist-info"
         info.mkdir(parents=True)
-        lines = [f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n"]
+        lines = [f"Metadata-Version: 2.1\nName: {name}\nVersion: {lib.get('version', '1.0')}\n"]
         lines += [f"Requires-Dist: {req}\n" for req in lib["requires"]]
         (info / "METADATA").write_text("".join(lines), encoding="utf-8")
         for path, text in lib["files"].items():
@@ -109,10 +120,17 @@ def test_the_probe_imports_what_depends_on_jax_and_tells_each_kind_apart(site: P
     assert "multilib.python.backend.jax" not in outcomes  # the shallowest jax package only
     assert outcomes["goodlib"]["status"] == "ok" and outcomes["nsroot.part"]["status"] == "ok"
     assert "unrelated" not in outcomes and "nsroot" not in outcomes  # no jax requirement; a namespace's packages
+    assert outcomes["forgetful"]["status"] == "error" and "six_not_installed" in outcomes["forgetful"]["error"]
+    assert "keras" not in outcomes  # its backend here is TensorFlow's, Keras 3's default
     assert outcomes["srctree"]["status"] == "ok"
     assert not [m for m in outcomes if m.startswith("srclib")]  # a source tree shipped by mistake is no package
     assert "jax.scipy.linalg" in outcomes and outcomes["jax.scipy.linalg"]["distribution"] == "jax"
-    assert result["metrics"]["failed"] == 1
+    assert result["metrics"]["failed"] == 2
+    on_jax = subprocess.run(
+        [sys.executable, str(PROBE)], capture_output=True, text=True, env={**_env(site), "KERAS_BACKEND": "jax"}
+    )
+    keras = {o["module"]: o for o in json.loads(on_jax.stdout)["facts"]["imports"]}["keras"]
+    assert keras["status"] == "error" and keras["version"] == "3.12.0" and "jax.gone" in keras["error"]
     # each import is announced before it starts, so a crash or a hang in it is named by the child's last words
     assert "envaudit imports: importing brokenlib (brokenlib 1.0)" in done.stderr
 
@@ -141,9 +159,11 @@ def test_an_audit_fails_the_library_that_does_not_import_under_the_rule_its_mess
     assert "module 'jax.interpreters.xla' has no attribute 'xe'" in broken["detail"]
     # the message is the one jax-api-missing knows: one root cause, the import its consequence
     assert broken["caused_by"] == "jax-api-missing" and not found["jax-api-missing"]["caused_by"]
-    assert not any(i.startswith("import-fails-") and i != "import-fails-brokenlib" for i in found)
+    # a dependency a library forgot to declare fails its import, with nothing to blame but the library
+    assert "No module named 'six_not_installed'" in found["import-fails-forgetful"]["detail"]
+    assert not any(i.startswith("import-fails-") and i[13:] not in ("brokenlib", "forgetful") for i in found)
     imports = report["facts"]["jax"]["imports"]
-    assert {o["module"] for o in imports if o["status"] == "error"} == {"brokenlib"}
+    assert {o["module"] for o in imports if o["status"] == "error"} == {"brokenlib", "forgetful"}
 
 
 def test_an_import_that_hangs_is_named_and_the_probe_still_answers_inside_its_bound(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ FAULTED = {
     "ieee_special": ("nan_exp_finite", "wrong_nan"),
     "linalg": ("eigh_scale", "rel_err_eigh_values"),
 }
+SEEDS = 5
 CLEARED = ("PYTHONPATH", "JAX_ENABLE_X64", "JAX_DEFAULT_MATMUL_PRECISION", "ENVAUDIT_FAULT_DELTA", "XLA_FLAGS")
 
 
@@ -47,10 +48,12 @@ def test_a_fault_in_what_the_probe_measures_fails_it_by_that_metric(probe: str, 
 
 @pytest.mark.jax
 @pytest.mark.slow
-def test_twenty_healthy_seeds_pass_alone_and_judged() -> None:
-    """No false alarm: seeds 0..19 (other inputs each) in one child, each result passing alone and as judged."""
+def test_healthy_seeds_pass_alone_and_judged() -> None:
+    """No false alarm: seeds (other inputs each) in one child, each result passing alone and as judged. Here five
+    seeds, of the suite's time; `python -m scripts.bench_sensitivity --runs 20` runs twenty (its figures are in the
+    probes' docstrings)."""
     env = {k: v for k, v in os.environ.items() if k not in CLEARED}
-    seeds = ",".join(map(str, range(20)))
+    seeds = ",".join(map(str, range(SEEDS)))
     cmd = [
         sys.executable,
         str(ROOT / "scripts" / "bench_sensitivity.py"),
@@ -62,7 +65,7 @@ def test_twenty_healthy_seeds_pass_alone_and_judged() -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     runs = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    assert len(runs) == 20 * len(FAULTED)
+    assert len(runs) == SEEDS * len(FAULTED)
     results = [ProbeResult(r["name"], r["status"], r["metrics"], 0.0, r["message"]) for r in runs]
     assert [r.message for r in results if r.status != "pass"] == []
     assert {r.status for r in judge.judge(results, MACHINES["cpu"]).results} == {"pass"}

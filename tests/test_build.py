@@ -169,6 +169,7 @@ def test_a_stack_for_another_machine_or_with_a_gpu_only_package_is_not_built(
     assert list(fake_uv.iterdir()) == []
 
 
+@pytest.mark.slow  # waits out its bound
 def test_an_installer_that_hangs_is_cut_off_at_the_bound_with_its_process_group(
     fake_uv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -213,6 +214,7 @@ def test_offline_the_report_is_the_tables_and_says_so(
     assert "the report is the tables' alone" in report["build"]["reason"]
 
 
+@pytest.mark.slow  # waits out its bound
 @pytest.mark.parametrize("mode", ["child-hang", "child-flood"])
 def test_an_imports_child_that_hangs_or_floods_is_bounded(
     fake_uv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, mode: str

@@ -125,6 +125,7 @@ def test_a_message_that_only_states_facts_gives_them_and_fires_nothing() -> None
     assert facts(result) == {"platform": "cpu"} and result.verdict == "ok"
 
 
+@pytest.mark.slow  # a second of reading: a long log, as it is bounded
 def test_a_log_that_repeats_a_message_is_one_message_judged_once() -> None:
     line = (
         b"E cuda_dnn.cc:523] Loaded runtime CuDNN library: 9.0.0 but source was compiled with: 9.1.1.  CuDNN library "

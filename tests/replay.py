@@ -79,6 +79,13 @@ def judged_there(report: dict[str, Any]) -> dict[str, Any]:
     return assemble.judged(saved.facts, saved.probes, mode="audit", saved=saved).to_dict()
 
 
+def replayed() -> list[str]:
+    """`--probe` for each probe of the committed replay: the GPU node's measurements made again are of those
+    probes (a probe added since runs in every other audit; on eight simulated devices each costs eight runs)."""
+    saved = json.loads(REPLAY.read_text())
+    return [arg for probe in saved["probes"] for arg in ("--probe", probe["name"])]
+
+
 def write_fixture() -> Path:
     report = as_gpu_node(audit_on_cpu(GPU_DEFAULTS, "--no-cache", extra_env=EIGHT_DEVICES))
     REPLAY.parent.mkdir(parents=True, exist_ok=True)

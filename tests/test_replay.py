@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import PYTHON, envaudit_run
-from tests.replay import EIGHT_DEVICES, GPU_DEFAULTS, REPLAY, as_gpu_node, audit_on_cpu
+from tests.replay import EIGHT_DEVICES, GPU_DEFAULTS, REPLAY, as_gpu_node, audit_on_cpu, replayed
 
 
 def check(report: dict[str, Any], tmp_path: Path, child_env: dict[str, str]) -> tuple[int, dict[str, Any], str]:
@@ -92,7 +92,7 @@ def test_check_rejudges_probe_findings_saved_by_an_older_judge(
 @pytest.mark.jax
 def test_the_committed_replay_is_what_todays_code_makes(saved: dict[str, Any]) -> None:
     """Made again, now, the same way: the same verdict and findings (the measurements differ only in noise)."""
-    fresh = as_gpu_node(audit_on_cpu(GPU_DEFAULTS, "--no-cache", extra_env=EIGHT_DEVICES))
+    fresh = as_gpu_node(audit_on_cpu(GPU_DEFAULTS, "--no-cache", *replayed(), extra_env=EIGHT_DEVICES))
     assert fresh["verdict"] == saved["verdict"]
     assert [(f["id"], f["severity"]) for f in fresh["findings"]] == [
         (f["id"], f["severity"]) for f in saved["findings"]
@@ -151,7 +151,7 @@ def test_a_real_batch_dependent_fault_on_a_gpu_node_at_default_settings_fails(
 ) -> None:
     """The 1e-3 batch-dependent error made for real (HIGHEST included), beside TF32 rounding and scatter noise."""
     faulty = audit_on_cpu(
-        f"{GPU_DEFAULTS},dense_batch_scale", extra_env={"ENVAUDIT_FAULT_DELTA_DENSE_BATCH_SCALE": "1e-3"}
+        f"{GPU_DEFAULTS},dense_batch_scale", *replayed(), extra_env={"ENVAUDIT_FAULT_DELTA_DENSE_BATCH_SCALE": "1e-3"}
     )
     code, report, _ = check(as_gpu_node(faulty), tmp_path, child_env)
     assert code == 1 and "probe-dense-chain" in ids(report, "fail") and "probe-ntk" in ids(report, "fail")
@@ -161,7 +161,9 @@ def test_a_real_batch_dependent_fault_on_a_gpu_node_at_default_settings_fails(
 @pytest.mark.jax
 def test_a_real_wrong_gpu_among_eight_at_default_settings_is_named(tmp_path: Path, child_env: dict[str, str]) -> None:
     """Device 3 of eight made wrong for real (1e-4 at every precision), beside TF32 rounding and scatter noise."""
-    faulty = audit_on_cpu(f"{GPU_DEFAULTS},device_corrupt", extra_env={**EIGHT_DEVICES, "ENVAUDIT_FAULT_DEVICE": "3"})
+    faulty = audit_on_cpu(
+        f"{GPU_DEFAULTS},device_corrupt", *replayed(), extra_env={**EIGHT_DEVICES, "ENVAUDIT_FAULT_DEVICE": "3"}
+    )
     code, report, text = check(as_gpu_node(faulty), tmp_path, child_env)
     assert code == 1 and ids(report, "fail") == {"device-3"}, report["findings"]
     assert "GPU " in text and "jax 3) computes wrong numbers" in text

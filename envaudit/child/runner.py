@@ -26,7 +26,7 @@ from envaudit.child import load
 from envaudit.child._main import decode
 from envaudit.child.bounded import reap, watchdog
 from envaudit.child.jaxfacts import signal_name
-from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, labels, parse_result
+from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, labels, parse_result, plan
 from envaudit.model.facts import JaxFacts
 from envaudit.model.redact import scrub
 from envaudit.model.report import JSONDict
@@ -75,6 +75,7 @@ def _beside(opts: Options) -> Outcome:
         progress=None,
         environ={**environ, "JAX_PLATFORMS": "cpu"},
     )
+    plan(opts)  # every probe file read here, once, before two threads plan at once (probefiles._constants)
     done: list[Outcome] = []
     thread = threading.Thread(target=lambda: done.append(run(second)), name="envaudit-beside", daemon=True)
     thread.start()

@@ -8,6 +8,7 @@ share one kit (`probes/_kit.py`); `script` inlines it, so the program attached t
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 
@@ -24,13 +25,23 @@ def available() -> dict[str, Path]:
 
 def _constant(path: Path, name: str) -> object:
     """A module-level constant of the probe file, read without importing it (None when it has none)."""
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            try:
-                return ast.literal_eval(node.value)
-            except ValueError:
-                return None
-    return None
+    return _constants(str(path), path.stat().st_mtime_ns).get(name)
+
+
+@functools.lru_cache(maxsize=256)
+def _constants(path: str, mtime_ns: int) -> dict[str, object]:
+    """The file's module-level literal constants, parsed once per version of it: CPython 3.11's ast.parse is not
+    safe in two threads at once ("AST constructor recursion depth mismatch"), and the runner's second child is
+    planned in a thread (child/runner.py primes this first)."""
+    found: dict[str, object] = {}
+    for node in ast.parse(Path(path).read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign):
+            for target in (t for t in node.targets if isinstance(t, ast.Name)):
+                try:
+                    found.setdefault(target.id, ast.literal_eval(node.value))
+                except (ValueError, TypeError, SyntaxError, RecursionError):
+                    found.setdefault(target.id, None)
+    return found
 
 
 def cost(path: Path) -> float:

@@ -35,15 +35,16 @@ CLEARED = ("PYTHONPATH", "JAX_ENABLE_X64", "JAX_DEFAULT_MATMUL_PRECISION", "ENVA
 
 
 @pytest.mark.jax
-@pytest.mark.parametrize("probe", sorted(FAULTED))
-def test_a_fault_in_what_the_probe_measures_fails_it_by_that_metric(probe: str, child_env: dict[str, str]) -> None:
-    fault, metric = FAULTED[probe]
-    code, report = audit(child_env, "--probe", probe, fault=FAULTS / fault)
+def test_a_fault_in_what_each_probe_measures_fails_it_by_that_metric(child_env: dict[str, str]) -> None:
+    """One audit of the four probes with the four faults composed (tests/faults/compose): each probe fails, its
+    finding naming the metric that measures its own fault."""
+    env = {**child_env, "ENVAUDIT_FAULTS": ",".join(fault for fault, _ in FAULTED.values())}
+    code, report = audit(env, *(a for probe in FAULTED for a in ("--probe", probe)), fault=FAULTS / "compose")
     assert code == 1, report["findings"]
-    result = by_name(report)[probe]
-    assert result["status"] == "fail", result
-    finding = next(f for f in report["findings"] if f["id"] == f"probe-{probe.replace('_', '-')}")
-    assert finding["severity"] == "fail" and metric in finding["detail"], finding
+    for probe, (_, metric) in FAULTED.items():
+        assert by_name(report)[probe]["status"] == "fail", by_name(report)[probe]
+        finding = next(f for f in report["findings"] if f["id"] == f"probe-{probe.replace('_', '-')}")
+        assert finding["severity"] == "fail" and metric in finding["detail"], finding
 
 
 @pytest.mark.jax
@@ -72,17 +73,16 @@ def test_healthy_seeds_pass_alone_and_judged() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("probe", sorted(FAULTED))
-def test_the_probe_runs_healthy_on_the_older_stack(probe: str, nt_python: Path) -> None:
+def test_the_probes_run_healthy_on_the_older_stack(nt_python: Path) -> None:
     """jax 0.4.25 / numpy 1.26 (the neural-tangents environment), with openxla/xla#13054's workaround as its users
-    run it: every API a probe uses exists there, and its answer is right."""
+    run it: every API a probe uses exists there, and its answer is right (the four in one process)."""
     env = {k: v for k, v in os.environ.items() if k not in CLEARED}
     env["XLA_FLAGS"] = "--xla_disable_hlo_passes=onednn-matmul-rewriter"
-    proc = subprocess.run(
-        [str(nt_python), str(ROOT / "probes" / f"{probe}.py")], capture_output=True, text=True, env=env, timeout=300
-    )
+    cmd = [str(nt_python), str(ROOT / "scripts" / "bench_sensitivity.py"), "--child", ",".join(FAULTED)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    assert json.loads(proc.stdout)["status"] == "pass"
+    runs = {r["name"]: r for r in (json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{"))}
+    assert {name: r["status"] for name, r in runs.items()} == dict.fromkeys(FAULTED, "pass"), runs
 
 
 def judged(probe: str, metrics: Mapping[str, object], machine: str) -> dict[str, str]:

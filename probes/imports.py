@@ -249,7 +249,7 @@ def missing_option(error: BaseException | None, module: str, dist: importlib.met
     if not isinstance(error, ModuleNotFoundError) or not error.name:
         return None
     missing = error.name.split(".")[0]
-    if missing == module.split(".")[0] or canonical(missing) in required(dist) | DEPENDS_ON:
+    if missing == module.split(".")[0] or provider(missing) in required(dist) | DEPENDS_ON:
         return None
     if not declared(dist, missing):  # objax 1.8.0 imports six and declares it nowhere: `import objax` fails
         return None
@@ -257,15 +257,33 @@ def missing_option(error: BaseException | None, module: str, dist: importlib.met
 
 
 # import names that are not their distribution's (the extras that declare them name the distribution)
-DISTRIBUTION_OF = {"pil": "pillow", "yaml": "pyyaml", "sklearn": "scikit-learn", "skimage": "scikit-image"}
+DISTRIBUTION_OF = {
+    "pil": "pillow",
+    "yaml": "pyyaml",
+    "sklearn": "scikit-learn",
+    "skimage": "scikit-image",
+    "cv2": "opencv-python",
+    "attr": "attrs",
+    "grpc": "grpcio",
+    "google": "protobuf",
+    "tree": "dm-tree",
+    "haiku": "dm-haiku",
+    "dateutil": "python-dateutil",
+}
+
+
+def provider(module: str) -> str:
+    """The distribution that provides a top-level module, as far as names say."""
+    return DISTRIBUTION_OF.get(canonical(module), canonical(module))
 
 
 def declared(dist: importlib.metadata.Distribution, module: str) -> bool:
     """Whether the distribution asks for what provides this module anywhere (an extra included): a module it
-    declares only in an extra is optional; one it declares nowhere is a dependency it forgot."""
-    wanted = DISTRIBUTION_OF.get(canonical(module), canonical(module))
+    declares only in an extra is optional; one it declares nowhere is a dependency it forgot. A name matches its
+    builds and prefixes (tensorflow: tensorflow-cpu; tensorflow: tf-nightly's does not, nor need it)."""
+    wanted = provider(module)
     names = {name for name, _ in map(requirement, dist.requires or ())}
-    return any(name == wanted or name.startswith(f"{wanted}-") for name in names)  # tensorflow: tensorflow-cpu
+    return any(n == wanted or n.startswith(f"{wanted}-") or n.endswith(f"-{wanted}") for n in names)
 
 
 def library(dist: importlib.metadata.Distribution, timed: Timed) -> list[dict[str, Any]]:

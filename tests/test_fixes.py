@@ -49,3 +49,18 @@ def test_a_dependent_with_a_local_version_is_pinned_by_its_public_one() -> None:
 def test_facts_that_are_not_versions_give_no_command() -> None:
     facts = facts_from({"packages": {"numpy": "2.0.2", "x": "1.0"}, "requires": {"x": ["!!"]}})  # hand-edited
     assert fixes.install(facts, ["numpy<2"]).command == ""
+
+
+def test_a_range_a_later_step_moved_out_of_is_not_carried_and_a_line_keeps_its_extras() -> None:
+    from envaudit.model.fixes import Fix, excluded
+
+    moved = Fix(install=("flax<0.8.5,>=0.8.0",)).then(Fix(install=("flax==0.10.6", "jax==0.5.3")))
+    assert moved.excluding == ()  # flax 0.10.6 is outside the earlier range: it says nothing of what fails now
+    within = Fix(install=("jax>=0.4.26",)).then(Fix(install=("jax==0.10.1",)))
+    assert within.excluding == ("jax>=0.4.26",)
+    assert excluded(("jax!=0.4.24,!=0.4.25",), ("jax>=0.4.26",)) == ("jax>=0.4.26",)  # what the floor implies goes
+    from envaudit.model import fixes
+
+    assert fixes._within("flax!=0.8.3", "flax[all]>=0.8.0; python_version >= '3.10'") == (
+        'flax[all]!=0.8.3,>=0.8.0; python_version >= "3.10"'
+    )

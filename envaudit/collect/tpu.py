@@ -36,6 +36,18 @@ def selected(text: str) -> str | None:
     return found[1] if found else None
 
 
+def _holds_tpu(sys_root: Path, group: str) -> bool:
+    """Whether an IOMMU group (a /dev/vfio/N) holds a Google TPU function: vfio passes NICs and disks through too.
+    Where the kernel does not say (a sandbox without /sys/kernel/iommu_groups), the group is not counted."""
+    for vendor in (sys_root / "kernel/iommu_groups" / group / "devices").glob("*/vendor"):
+        try:
+            if vendor.read_text().strip() == GOOGLE_PCI_VENDOR:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def read(sys_root: Path = Path("/sys"), dev_root: Path = Path("/dev")) -> TpuHost | None:
     """The host's TPU chips, or None where its PCI bus has none (most machines: no fact at all)."""
     versions: list[str | None] = []
@@ -50,7 +62,8 @@ def read(sys_root: Path = Path("/sys"), dev_root: Path = Path("/dev")) -> TpuHos
             versions.append(TPU_PCI_DEVICES[device])
     if not versions:
         return None
-    files = [*dev_root.glob("accel[0-9]*"), *(p for p in dev_root.glob("vfio/*") if p.name.isdigit())]
+    groups = [p for p in dev_root.glob("vfio/*") if p.name.isdigit() and _holds_tpu(sys_root, p.name)]
+    files = [*dev_root.glob("accel[0-9]*"), *groups]
     try:
         thp = selected((sys_root / "kernel/mm/transparent_hugepage/enabled").read_text())
     except OSError:

@@ -158,7 +158,7 @@ def link(findings: Sequence[Finding], facts: Facts, results: Sequence[ProbeResul
         linked.append(replace(top, severity=worst[top.id], caused_by="").said(*said))
         # its own fix would act on a symptom: the root's fixes it (every format says so where it shows the consequence)
         linked += [
-            replace(f, caused_by=top.id, remedy=Fix(), severity=_capped(f.severity, capped.get(top.id)))
+            replace(f, caused_by=top.id, remedy=Fix(), severity=_capped(f.severity, _cap(f, capped.get(top.id))))
             for f in consequences
         ]
     return linked
@@ -167,6 +167,15 @@ def link(findings: Sequence[Finding], facts: Facts, results: Sequence[ProbeResul
 def _transient(finding_id: str) -> bool:
     cause = registry().by_id.get(finding_id)
     return cause is not None and cause.transient
+
+
+def _cap(finding: Finding, cap: Severity | None) -> Severity | None:
+    """The cap, but for a probe that ran apart from the moment (OFF_DEVICE: the imports probe's own child, on the
+    CPU): what failed there failed whatever another process held or however slow jax's start was."""
+    if cap is None or finding.subject.kind != "probe":
+        return cap
+    path = probefiles.available().get(finding.subject.name)
+    return None if path is not None and probefiles.off_device(path) else cap
 
 
 def _capped(severity: Severity, cap: Severity | None) -> Severity:

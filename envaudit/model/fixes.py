@@ -278,7 +278,7 @@ class Fix:
         unset = tuple(dict.fromkeys(n for n in (*self.unset, *later.unset) if n not in dict(later.export)))
         # a range an earlier step installed and a later one pins within (jax>=0.4.26, then jax!=0.10.2) still says
         # what fails: a file's line keeps both bounds
-        ranged = tuple(r for r in self.install if parse(r)[0] in installed and not _exact(r))
+        ranged = tuple(r for r in self.install if parse(r)[0] in installed and _still_holds(r, later.install))
         return replace(
             later if later else self,  # the later one's target, unless it is empty (no target of its own)
             excluding=excluded((*self.excluding, *ranged), later.excluding),
@@ -307,7 +307,7 @@ def _lines(fix: Fix) -> str:
         if name in least and name not in fix.reinstall and pinned is not None and name not in pinned:
             requirement = _within(least[name], dict(fix.target.ranges).get(name, ""))  # exclude what fails
         elif name in least and name not in fix.reinstall and pinned is not None and not _exact(requirement):
-            requirement = _within(least[name], parse(requirement)[1])  # a range into a pinned file: the same
+            requirement = _within(least[name], requirement)  # a range into a pinned file: the same, extras kept
         by_file.setdefault(fix.target.file_of(name), []).append(requirement)
     for name in fix.uninstall:
         by_file.setdefault(fix.target.file_of(name), []).append(f"no {name}")
@@ -343,15 +343,37 @@ def _without_extras_of(requirement: str, removed: Sequence[str], extras: ExtraMo
 
 def _within(exclusion: str, written: str) -> str:
     """The line that keeps what the input wrote and excludes what fails: `jax~=0.10.0` -> `jax!=0.10.2,~=0.10.0`."""
+    from packaging.requirements import Requirement
     from packaging.specifiers import SpecifierSet
 
-    name, spec = parse(exclusion)
-    both = SpecifierSet(spec) & SpecifierSet(written)
-    return f"{name}{','.join(sorted(_least(both)))}"
+    _, spec = parse(exclusion)
+    both = SpecifierSet(spec) & SpecifierSet(parse(written)[1] if _is_requirement(written) else written)
+    line = Requirement(written) if _is_requirement(written) else Requirement(exclusion)
+    extras = f"[{','.join(sorted(line.extras))}]" if line.extras else ""
+    marker = f"; {line.marker}" if line.marker else ""
+    return f"{parse(exclusion)[0]}{extras}{','.join(sorted(_least(both)))}{marker}"
+
+
+def _is_requirement(text: str) -> bool:
+    """A whole requirement (a name first), not a bare specifier (`~=0.10.0`)."""
+    return bool(text) and (text[0].isalnum())
 
 
 def _exact(requirement: str) -> bool:
     return any(op in parse(requirement)[1] for op in ("==", "==="))
+
+
+def _still_holds(earlier: str, later: Sequence[str]) -> bool:
+    """An earlier step's range that the later step's exact pin of the same distribution lies in (jax>=0.4.26, then
+    jax==0.10.1): it still says what fails. One the later step moved out of (flax<0.8.5, then flax==0.10.6) does not."""
+    from packaging.specifiers import SpecifierSet
+
+    if _exact(earlier):
+        return False
+    name, spec = parse(earlier)
+    pins = [p for p in later if parse(p)[0] == name]
+    exact = [s.version for p in pins for s in SpecifierSet(parse(p)[1]) if s.operator == "=="]
+    return bool(exact) and all(SpecifierSet(spec).contains(v, prereleases=True) for v in exact)
 
 
 def excluded(earlier: Sequence[str], later: Sequence[str]) -> tuple[str, ...]:

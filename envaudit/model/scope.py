@@ -77,6 +77,9 @@ ENV_NAMES = frozenset(
         "ROCR_VISIBLE_DEVICES",
         "HIP_VISIBLE_DEVICES",
         "TPU_VISIBLE_CHIPS",
+        "TPU_VISIBLE_DEVICES",  # with the two below, the chips a process is given (rules/tpu_node.py: CHOSEN)
+        "TPU_CHIPS_PER_PROCESS_BOUNDS",
+        "TPU_PROCESS_BOUNDS",
         "TPU_LIBRARY_PATH",  # jax loads libtpu from it before the libtpu package (jax/_src/cloud_tpu_init.py)
         "CUDA_HOME",
         "CUDA_PATH",

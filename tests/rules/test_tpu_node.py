@@ -26,8 +26,19 @@ HELD = (
 )
 
 
-def host(tmp_path: Path, devices: dict[str, tuple[str, str]], thp: str | None, files: list[str]) -> TpuHost | None:
+def host(
+    tmp_path: Path,
+    devices: dict[str, tuple[str, str]],
+    thp: str | None,
+    files: list[str],
+    groups: dict[str, str] | None = None,
+) -> TpuHost | None:
+    """`groups`: IOMMU group -> the PCI function in it (what /sys/kernel/iommu_groups says of /dev/vfio/N)."""
     sys_root, dev_root = tmp_path / "sys", tmp_path / "dev"
+    for group, slot in (groups or {}).items():
+        member = sys_root / "kernel/iommu_groups" / group / "devices" / slot
+        member.mkdir(parents=True)
+        (member / "vendor").write_text(devices.get(slot, ("0x8086", ""))[0] + "\n")
     for slot, (vendor, device) in devices.items():
         (sys_root / "bus/pci/devices" / slot).mkdir(parents=True)
         (sys_root / "bus/pci/devices" / slot / "vendor").write_text(vendor + "\n")
@@ -45,8 +56,14 @@ V5E = {f"0000:00:0{n}.0": ("0x1ae0", "0x0063") for n in (8, 9, "a", "b")}  # the
 
 
 def test_the_lent_hosts_bus_is_four_v5e_chips_one_of_them_its_own(tmp_path: Path) -> None:
-    found = host(tmp_path, V5E, None, ["vfio/3", "vfio/vfio"])
+    found = host(tmp_path, V5E, None, ["vfio/3", "vfio/vfio"], {"3": "0000:00:0b.0"})
     assert found == TpuHost(chips=4, version="v5e", device_files=1, transparent_hugepages=None)
+
+
+def test_a_vfio_group_counts_as_a_chip_only_where_it_holds_a_tpu(tmp_path: Path) -> None:
+    nic = {**V5E, "0000:00:05.0": ("0x8086", "0x1572")}  # a NIC passed through vfio beside the chip
+    found = host(tmp_path, nic, None, ["vfio/3", "vfio/7", "vfio/9"], {"3": "0000:00:0b.0", "7": "0000:00:05.0"})
+    assert found is not None and found["device_files"] == 1  # group 9: the kernel does not say, not counted
 
 
 def test_no_google_tpu_on_the_bus_is_no_fact(tmp_path: Path) -> None:
@@ -111,3 +128,17 @@ def test_a_tpu_that_fails_to_start_for_another_reason_stays_a_failure() -> None:
     linked = causes.link(rules.evaluate(broken), broken)
     assert "tpu-held-by-another-process" not in {f.id for f in linked}
     assert any(f.severity == "fail" and not f.caused_by for f in linked)
+
+
+def test_what_ran_apart_from_the_held_chip_keeps_its_own_failure() -> None:
+    """The imports probe runs in its own child on the CPU where a chip is: a library that fails to import there
+    fails whatever another process held; the probes that needed the chip are capped with jax."""
+    from envaudit.model.report import Finding, Subject
+
+    facts = tpu_host_facts()
+    held = replace(facts, jax={**facts.jax, "status": "error", "stage": "devices", "message": HELD})
+    on_cpu = Finding(Subject("probe", "imports", "error"), "fail", "probe imports raised")
+    on_chip = Finding(Subject("probe", "dense_chain", "error"), "fail", "probe dense_chain raised")
+    linked = {f.id: f for f in causes.link([*rules.evaluate(held), on_cpu, on_chip], held)}
+    assert linked[on_chip.id].caused_by and linked[on_chip.id].severity == "warn"
+    assert linked[on_cpu.id].severity == "fail"

@@ -76,6 +76,20 @@ def resolve(precision: str) -> str:
     return precision
 
 
+def native(precision: str) -> str:
+    """The dtype a probe computes in where it need not check float64 itself: what `resolve` gives, except that
+    "auto" under x64 stays float32 where a device is a TPU. XLA:TPU implements no float64 FFT or LU decomposition
+    and emulates float64 arithmetic, compiling each program for seconds (measured on a TPU v5e with jax 0.10.2 and
+    JAX_ENABLE_X64=1: "Unexpected operand type for FFT: c128", "Only F32 and C64 types are implemented in
+    LuDecomposition", eager float64 operations past 120 s, the float64 probes 46 s in all against 2 s): there the
+    emulation is checked once, by dense_chain (which resolves), and the other probes check float32, what a program
+    there computes FFTs and decompositions in. An explicit float64 is run as asked."""
+    dtype = resolve(precision)
+    if precision == "auto" and dtype == "float64" and any(d.platform == "tpu" for d in devices()):
+        return "float32"
+    return dtype
+
+
 def rel(a: NDArray[Any], ref: NDArray[Any]) -> float:
     return float(np.max(np.abs(np.asarray(a, np.float64) - ref)) / np.max(np.abs(ref)))
 

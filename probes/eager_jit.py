@@ -68,7 +68,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax
     import jax.numpy as jnp
 
-    dtype = kit.resolve(precision)
+    dtype = kit.native(precision)  # float32 on a TPU under x64: kit.native
     rng = np.random.default_rng(seed)
     x_np = rng.uniform(0.1, 4.0, SIZE).astype(np.float32)
     a_np, b_np = (rng.standard_normal((M, M)).astype(np.float32) for _ in range(2))

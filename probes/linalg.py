@@ -53,7 +53,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax
     import jax.numpy as jnp
 
-    dtype = kit.resolve(precision)
+    dtype = kit.native(precision)  # float32 on a TPU under x64: kit.native
     a_np, b_np = inputs(seed)
     a64, b64 = a_np.astype(np.float64), b_np.astype(np.float64)
     ref_solve = np.linalg.solve(a64, b64)

@@ -64,7 +64,7 @@ def _result(status: str, metrics: dict[str, object], thresholds: dict[str, objec
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     import jax
 
-    dtype = kit.resolve(precision)
+    dtype = kit.native(precision)  # float32 on a TPU under x64: kit.native
     for missing in ("neural_tangents", "flax"):
         if importlib.util.find_spec(missing) is None:
             return _result("skip", {}, {}, f"{missing} is not installed")

@@ -81,3 +81,25 @@ def test_the_exported_script_runs_alone(name: str, tmp_path: Path) -> None:
     )
     assert proc.returncode in (0, 1, 77), proc.stderr[-2000:]
     assert json.loads(proc.stdout)["name"] == name
+
+
+@pytest.mark.jax
+def test_under_x64_a_tpu_checks_what_xla_tpu_implements() -> None:
+    """XLA:TPU has no float64 FFT or LU and emulates float64 (measured on a TPU v5e: the fft and linalg probes raised,
+    eager_jit ran out of time, so a healthy TPU host with JAX_ENABLE_X64=1 failed the audit): there "auto" checks
+    float32, what a program there computes these in; an explicit float64 still runs as asked; a CPU keeps float64."""
+    code = (
+        "import sys, types, json; sys.path.insert(0, sys.argv[1]); import _kit as kit\n"
+        "found = {}\n"
+        "for platform in ('tpu', 'cpu'):\n"
+        "    kit.devices = lambda: [types.SimpleNamespace(platform=platform)]\n"
+        "    found[platform] = [kit.native(p) for p in ('auto', 'float64', 'float32')]\n"
+        "print(json.dumps(found))\n"
+    )
+    env = {**os.environ, "JAX_ENABLE_X64": "1", "JAX_PLATFORMS": "cpu"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "probes")], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found == {"tpu": ["float32", "float64", "float32"], "cpu": ["float64", "float64", "float32"]}

@@ -197,6 +197,11 @@ def _pyproject(path: str, request: Request, extras: frozenset[str], groups: froz
     project = pyproject.load(path)
     beside = os.path.join(os.path.dirname(path), "uv.lock")
     lock = uvlock.load(beside) if os.path.isfile(beside) else None
+    if project.dynamic_extras and lock is None and (extras or request.all_extras):
+        raise PlanError(
+            f"{path}: its optional-dependencies are dynamic (its build backend computes them) and no uv.lock is beside"
+            " it: plan the requirements file an extra is made from, or a lock or a pip report of it"
+        )
     chosen = _choice(project.optional, extras, request.all_extras)
     pyproject.check_choice(project, chosen, groups)
     specs = [(project.requires_python, Source(path, section="[project] requires-python"))]

@@ -48,6 +48,7 @@ class Project:
     optional: dict[str, tuple[str, ...]] = field(default_factory=dict)  # normalized extra -> its requirements
     groups: dict[str, tuple[str | GroupInclude, ...]] = field(default_factory=dict)  # normalized group -> entries
     dynamic: bool = False  # [project] dependencies are the build backend's to compute ("dynamic")
+    dynamic_extras: bool = False  # so are its optional-dependencies (maxtext's, from requirements files by hatch)
     lines: dict[tuple[str, str], int] = field(default_factory=dict)  # (section, requirement) -> its line
 
     def source(self, section: str, text: str) -> Source:
@@ -70,6 +71,7 @@ def load(path: str) -> Project:
         {canonicalize_name(k): tuple(v) for k, v in (project.get("optional-dependencies") or {}).items()},
         {canonicalize_name(k): tuple(v) for k, v in groups.items()},
         "dependencies" in (project.get("dynamic") or ()),
+        "optional-dependencies" in (project.get("dynamic") or ()),
         _lines(text),
     )
 
@@ -96,7 +98,8 @@ def select(
     """What the project declares for the target with these extras and groups (`extras`, `groups` normalized;
     unknown ones are refused by `check_choice`)."""
     found: list[Declared] = []
-    todo = [("", text) for text in project.dependencies] + [(e, t) for e in sorted(extras) for t in project.optional[e]]
+    todo = [("", t) for t in project.dependencies]
+    todo += [(e, t) for e in sorted(extras) for t in project.optional.get(e, ())]  # a dynamic extra: the lock's
     done = set(extras)
     while todo:
         extra, text = todo.pop(0)
@@ -134,8 +137,9 @@ def _group(project: Project, group: str, chain: tuple[str, ...]) -> list[tuple[s
 
 
 def check_choice(project: Project, extras: frozenset[str], groups: frozenset[str]) -> None:
-    """Every extra and group asked for is one the project has."""
-    if missing := sorted(extras - project.optional.keys()):
+    """Every extra and group asked for is one the project has (where its extras are dynamic, the lock beside it
+    says which it has)."""
+    if (missing := sorted(extras - project.optional.keys())) and not project.dynamic_extras:
         raise PlanError(f"{project.path}: no extra {missing[0]!r} (its extras: {_listed(project.optional)})")
     if missing := sorted(groups - project.groups.keys()):
         raise PlanError(f"{project.path}: no dependency group {missing[0]!r} (it has: {_listed(project.groups)})")

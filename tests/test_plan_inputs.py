@@ -336,3 +336,18 @@ def test_a_locks_conflicting_extras_are_read_as_uv_reads_them(
     assert (packages.get("jax"), packages.get("jax-cuda12-plugin")) == (jax, plugin), packages
     _, neither = plan(capsys, "conflicting-extras/uv.lock", "--python", "3.11")
     assert "numpy" in neither["facts"]["packages"] and "jax" not in neither["facts"]["packages"]
+
+
+def test_dynamic_extras_are_refused_as_dynamic_not_as_missing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """maxtext's pyproject.toml: `dynamic = ["optional-dependencies"]`, its extras made from requirements files by its
+    build backend; `--extra tpu` names an extra that exists, which the file alone cannot say."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "m"\ndynamic = ["version", "optional-dependencies"]\ndependencies = ["jax==0.10.1"]\n',
+        encoding="utf-8",
+    )
+    line = refused(capsys, str(tmp_path / "pyproject.toml"), "--extra", "tpu")
+    assert "optional-dependencies are dynamic" in line and "no extra" not in line
+    code, report = plan(capsys, str(tmp_path / "pyproject.toml"))  # without an extra, what it states is planned
+    assert code == Exit.OK and report["facts"]["packages"]["jax"] == "0.10.1"

@@ -1,8 +1,10 @@
 """GitHub Actions workflow commands: one annotation per root cause, shown on the run's summary page.
 
 `fail` is `::error`, `warn` `::warning`, `info` `::notice` (https://docs.github.com/en/actions/reference/
-workflow-commands-for-github-actions); a finding the user ignores is a notice that says so. Each command is one line:
-its data escapes `%`, CR and LF and its properties `:` and `,` too, as the Actions toolkit does
+workflow-commands-for-github-actions); a finding the user ignores is a notice that says so. A plan's finding whose
+cause an input file writes carries `file=` and `line=` (`Finding.location`: the file as the command line named it,
+the line of the requirement or lock entry), so that the annotation lands on that line of a pull request. Each
+command is one line: its data escapes `%`, CR and LF and its properties `:` and `,` too, as the Actions toolkit does
 (actions/toolkit packages/core/src/command.ts, escapeData and escapeProperty), so no text of a report can start a
 command of its own. Then come, as plain log text, the audited
 packages and, last, the verdict and the plan's one command.
@@ -39,7 +41,16 @@ def _annotation(f: Finding, caused: list[Finding]) -> str:
         parts.append(f"Consequences, fixed with it: {', '.join(g.id for g in caused)}.")
     parts += [f"See {ref}" for ref in f.references]
     message = "\n".join(summary.clean(p) for p in parts)
-    return f"::{command} title={_property(title)}::{_data(message)}"
+    return f"::{command} {','.join(_properties(f, title))}::{_data(message)}"
+
+
+def _properties(f: Finding, title: str) -> list[str]:
+    """`file` and `line` where a plan read its cause from an input file (the annotation then lands on that line of
+    a pull request's diff), then `title`."""
+    where = f.location
+    found = [f"file={_property(where.file)}"] if where is not None else []
+    found += [f"line={where.line}"] if where is not None and where.line > 0 else []
+    return [*found, f"title={_property(title)}"]
 
 
 def render(report: Report, *, style: Style = PLAIN) -> str:

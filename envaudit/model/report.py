@@ -102,6 +102,16 @@ class Subject:
         return self.name
 
 
+class _LocationOptional(TypedDict, total=False):
+    line: int  # the line it starts on (1 the first), where the file has lines that say it
+
+
+class LocationDocument(_LocationOptional):
+    """Where a finding's cause is written: an input file of a plan, as its command line named it."""
+
+    file: str
+
+
 class _FindingOptional(TypedDict, total=False):
     title: str
     detail: str
@@ -111,6 +121,7 @@ class _FindingOptional(TypedDict, total=False):
     caused_by: str
     ignored: bool  # true: the user ignored it (--ignore, [tool.envaudit]); it counts toward no verdict
     ignore_reason: str  # why, as the user wrote it ("" if they gave no reason)
+    location: LocationDocument  # a plan's: the input file and line of the requirement that causes it
 
 
 class FindingDocument(_FindingOptional):
@@ -231,6 +242,25 @@ class Clause:
         return "".join(self.values)
 
 
+@dataclass(frozen=True)
+class Location:
+    """Where a finding's cause is written: a plan's input file as its command line named it, and the line of the
+    requirement (or lock entry) in it (0: the file does not say, a pip report's JSON)."""
+
+    file: str
+    line: int = 0
+
+    def to_dict(self) -> LocationDocument:
+        found: LocationDocument = {"file": self.file}
+        if self.line > 0:
+            found["line"] = self.line
+        return found
+
+    @classmethod
+    def from_dict(cls, data: LocationDocument) -> Location:
+        return cls(data["file"], data.get("line", 0))
+
+
 UNPROBED = (
     " [not measured: no probe ran its case here (a plan, --quick, the hook, a report without it), so a release known"
     " to compute wrong numbers fails]"
@@ -254,6 +284,9 @@ class Finding:
     )
     advice: Advice | None = None  # its cause's advice, shown after its words
     unprobed: bool = False  # a plan's rule of wrong numbers that only a probe could clear
+    # the distributions whose releases decide it (a rule's conditions name them), the first the one it is most about
+    about: tuple[str, ...] = ()
+    location: Location | None = None  # a plan's: where the requirement that causes it is written
 
     @property
     def id(self) -> str:
@@ -287,16 +320,20 @@ class Finding:
         return (f"{words} {evidence}" if words else evidence) + after
 
     def to_dict(self) -> JSONDict:
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "title": self.title,
-            "detail": self.detail,
-            "fix": self.fix,
-            "references": list(self.references),
-            "source": self.source,
-            "caused_by": self.caused_by,
-        } | ({} if self.ignored is None else {"ignored": True, "ignore_reason": self.ignored})
+        return (
+            {
+                "id": self.id,
+                "severity": self.severity,
+                "title": self.title,
+                "detail": self.detail,
+                "fix": self.fix,
+                "references": list(self.references),
+                "source": self.source,
+                "caused_by": self.caused_by,
+            }
+            | ({} if self.ignored is None else {"ignored": True, "ignore_reason": self.ignored})
+            | ({} if self.location is None else {"location": self.location.to_dict()})
+        )
 
     @property
     def counts(self) -> bool:
@@ -316,6 +353,7 @@ class Finding:
             source=obj.get("source") or "rule",
             caused_by=obj.get("caused_by") or "",
             ignored=(obj.get("ignore_reason") or "") if obj.get("ignored") else None,
+            location=Location.from_dict(obj["location"]) if "location" in obj else None,
         )
 
 

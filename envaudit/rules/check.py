@@ -15,6 +15,7 @@ from typing import Literal
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.report import Advice, Finding, Severity, Subject
+from envaudit.model.scope import canonicalize_name
 from envaudit.rules.signatures import Signature
 
 # active: evaluated; retired: an id no longer found, kept so that a saved report, an --ignore or a [tool.envaudit]
@@ -58,9 +59,17 @@ class Check:
             subject = Subject("check", self.id, occurrence.about)
             advice = Advice(occurrence.todo or self.fix, occurrence.fix.install)
             severity = occurrence.severity or self.severity
+            about = (canonicalize_name(occurrence.about),) if occurrence.about else ()
             found.append(
                 Finding(
-                    subject, severity, self.title, occurrence.detail, occurrence.fix, self.references, advice=advice
+                    subject,
+                    severity,
+                    self.title,
+                    occurrence.detail,
+                    occurrence.fix,
+                    self.references,
+                    advice=advice,
+                    about=about,
                 )
             )
         return found

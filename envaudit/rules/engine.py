@@ -20,6 +20,7 @@ from envaudit.model import fixes, typecheck
 from envaudit.model.facts import Facts
 from envaudit.model.redact import REDACTED
 from envaudit.model.report import Advice, Finding, Severity, Subject
+from envaudit.model.scope import canonicalize_name
 from envaudit.model.versions import release
 from envaudit.rules import conditions, follow
 from envaudit.rules.check import Lifecycle
@@ -189,11 +190,26 @@ class Rule:
             self.references,
             advice=Advice(self.fix, tuple(pins) or self.pins),
             unprobed=unprobed,
+            about=named(self.when),
         )
 
     def seen(self, facts: Facts) -> Finding:
         """Its finding where its message is seen, whatever the facts say of its conditions."""
         return self.finding([], facts)
+
+
+def named(when: Mapping[str, Any]) -> tuple[str, ...]:
+    """The distributions a rule's conditions name (`packages`, `libraries`, `present`, inside `any` too), in order,
+    canonical: what its finding is about."""
+    found: list[str] = []
+    for key, value in when.items():
+        if (key in ("packages", "libraries") and isinstance(value, Mapping)) or (
+            key == "present" and isinstance(value, list)
+        ):
+            found += [canonicalize_name(str(n)) for n in value]
+        elif key == "any" and isinstance(value, list):
+            found += [n for sub in value if isinstance(sub, Mapping) for n in named(sub)]
+    return tuple(dict.fromkeys(found))
 
 
 def parse_rule(data: Mapping[str, Any], where: str) -> Rule:

@@ -7,9 +7,12 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from envaudit.formats import github
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from envaudit.formats import github, summary
 from envaudit.model.fixes import Fix
-from envaudit.model.report import Finding, Report, Subject
+from envaudit.model.report import Finding, Location, Report, Subject
 from tests.conftest import sample_report
 
 COMMAND = re.compile(r"^::(?P<name>[a-z-]+)(?: (?P<props>[^:]*))?::(?P<data>.*)$")
@@ -25,7 +28,7 @@ def _unescape_property(text: str) -> str:
 
 def commands(rendered: str) -> list[tuple[str, dict[str, str], str]]:
     found = []
-    for line in rendered.splitlines():
+    for line in re.split(r"\r\n|\r|\n", rendered):  # the runner's lines (.NET ReadLine), not str.splitlines
         if match := COMMAND.match(line):
             props = dict(p.split("=", 1) for p in (match["props"] or "").split(",") if p)
             found.append(
@@ -75,3 +78,38 @@ def test_a_clean_report_is_one_plain_line_of_verdict_after_the_versions() -> Non
     rendered = github.render(Report(sample_report().facts, envaudit_version="0"))
     assert commands(rendered) == []
     assert rendered.splitlines()[-1].startswith("envaudit: OK")
+
+
+def test_a_finding_located_in_an_input_file_lands_on_its_line() -> None:
+    located = replace(sample_report().findings[0], location=Location("sub/requirements.txt", 7))
+    unlocated = replace(sample_report().findings[1], location=Location("report.json"))  # a file without lines
+    rendered = github.render(replace(sample_report(), findings=(located, unlocated)))
+    (_, first, _), (_, second, _) = commands(rendered)
+    assert first == {"file": "sub/requirements.txt", "line": "7", "title": "envaudit fail: demo-fail"}
+    assert second == {"file": "report.json", "title": "envaudit warn: demo-warn"}
+    assert rendered.startswith("::error file=sub/requirements.txt,line=7,title=")  # GitHub's order and spelling
+
+
+# what escaping is about, and what an escape already looks like (%25, %0A: text, never unescaped twice)
+PIECES = ["%", "\r", "\n", ":", ",", "::", "%25", "%0A", "%0D", "%3A", "%2C", "=", "a", " ", "\u2028", "é"]
+TEXT = st.lists(st.sampled_from(PIECES), max_size=20).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, st.text(max_size=40))
+def test_escaping_round_trips_through_the_runners_unescaping(special: str, anything: str) -> None:
+    for text in (special, anything, special + anything):
+        data, prop = github._data(text), github._property(text)
+        assert not {"\r", "\n"} & set(data) and _unescape_data(data) == text
+        assert not {"\r", "\n", ":", ","} & set(prop) and _unescape_property(prop) == text
+
+
+@settings(max_examples=150, deadline=None)
+@given(TEXT, st.integers(min_value=1, max_value=10**6))
+def test_a_location_of_any_name_is_one_command_read_back_whole(name: str, line: int) -> None:
+    finding = Finding(Subject("rule", name), "warn", name, name, references=(name,), location=Location(name, line))
+    rendered = github.render(replace(sample_report(), findings=(finding,)))
+    [(command, props, data)] = commands(rendered)
+    assert command == "warning"
+    assert props == {"file": name, "line": str(line), "title": f"envaudit warn: {name}"}
+    assert data.startswith(f"{summary.clean(name)}.")  # the message, cleaned for a log, read back whole

@@ -24,6 +24,7 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -36,12 +37,12 @@ from envaudit.model import fixes
 from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import GPU, Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
 from envaudit.model.redact import select_env
+from envaudit.model.report import Finding, Location, Report
 from envaudit.model.scope import PLUGIN, canonicalize_name, is_relevant
 from envaudit.rules.jax_env import env_flag
 
 if TYPE_CHECKING:
     from envaudit.commands.plan.inputs.gather import Gathered
-    from envaudit.model.report import Report
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 ARGUMENTS = "the plan's arguments"  # where the fix of a distribution pinned by an argument is written
@@ -215,7 +216,7 @@ def report(o: PlanOptions, made: Planned) -> Report:
     """The plan's report: the tables' answer, with what building its stack here measured where it is built."""
     from envaudit.commands.plan import building
 
-    return building.report(
+    made_report = building.report(
         made.facts,
         target=made.target,
         ignore=o.judging.ignored,
@@ -223,6 +224,19 @@ def report(o: PlanOptions, made: Planned) -> Report:
         timeout=o.build_timeout,
         quiet=o.output.quiet,
     )
+    where = dict(made.where)
+    return replace(made_report, findings=tuple(located(f, where) for f in made_report.findings))
+
+
+def located(finding: Finding, where: Mapping[str, Location]) -> Finding:
+    """The finding with where its cause is written: the line of the first distribution it is about that its fix
+    moves, else of the first it is about, else of the first its fix moves, that an input file writes (none where the
+    plan's arguments name them all)."""
+    fix = finding.remedy
+    moved = [fixes.named(r) for r in (*fix.install, *fix.reinstall)] + list(fix.uninstall)
+    order = [n for n in finding.about if n in moved] + list(finding.about) + moved
+    found = next((where[n] for n in order if n in where), None)
+    return replace(finding, location=found) if found is not None else finding
 
 
 def _each(o: PlanOptions) -> int:
@@ -309,6 +323,7 @@ class Planned:
 
     facts: Facts
     target: fixes.Target | None = None
+    where: tuple[tuple[str, Location], ...] = ()  # each distribution an input file writes: where its version is
 
 
 def planned(o: PlanOptions) -> Planned:
@@ -379,6 +394,9 @@ def planned(o: PlanOptions) -> Planned:
         facts = replace(facts, requires=declared.requires(facts, facts.packages))
     if gathered is None:  # arguments only: the fix is what to pin instead, as for files (no environment exists)
         return Planned(facts, fixes.Target(tool="lines", into=ARGUMENTS))
+    where = {n: Location(p.source.file, p.source.line) for n, p in gathered.pins.items() if n not in from_arguments}
+    if "jax" in where:  # what a file's jax[EXTRA] implies is written on jax's line
+        where |= {n: where["jax"] for n in implied if n not in where and n not in from_arguments}
     written = dict(gathered.into)
     for name in packages.keys() - written.keys():  # an argument's, or what a file's jax[EXTRA] implies
         written[name] = ARGUMENTS if name in from_arguments else written.get("jax", gathered.default)
@@ -387,7 +405,7 @@ def planned(o: PlanOptions) -> Planned:
     target = fixes.Target(
         tool="lines", written=tuple(sorted(written.items())), into=gathered.default, pinned=exact, ranges=ranges
     )
-    return Planned(facts, target)
+    return Planned(facts, target, tuple(sorted(where.items())))
 
 
 EACH_FORMATS = ("text", "markdown", "github")  # one report after another stays readable, as one JSON document would not

@@ -37,9 +37,14 @@ def read_text(path: str, what: str) -> str:
 
 
 def read_toml(path: str, what: str) -> dict[str, Any]:
+    return read_toml_text(path, what)[0]
+
+
+def read_toml_text(path: str, what: str) -> tuple[dict[str, Any], str]:
+    """The document and the text it was read from (where its values are written: `tomllines.py`)."""
     text = read_text(path, what)
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text), text
     except tomllib.TOMLDecodeError as exc:
         raise PlanError(f"{path}: not valid TOML ({str(exc).splitlines()[0]}), so not {what}") from None
     except RecursionError:

@@ -197,6 +197,11 @@ def _pyproject(path: str, request: Request, extras: frozenset[str], groups: froz
     project = pyproject.load(path)
     beside = os.path.join(os.path.dirname(path), "uv.lock")
     lock = uvlock.load(beside) if os.path.isfile(beside) else None
+    if project.dynamic_extras and lock is None and (extras or request.all_extras):
+        raise PlanError(
+            f"{path}: its optional-dependencies are dynamic (its build backend computes them) and no uv.lock is beside"
+            " it: plan the requirements file an extra is made from, or a lock or a pip report of it"
+        )
     chosen = _choice(project.optional, extras, request.all_extras)
     pyproject.check_choice(project, chosen, groups)
     specs = [(project.requires_python, Source(path, section="[project] requires-python"))]
@@ -212,7 +217,8 @@ def _pyproject(path: str, request: Request, extras: frozenset[str], groups: froz
                 )
             return declared, []
         versions = uvlock.select(lock, target, name=project.name, extras=chosen, groups=groups)
-        return declared, [Resolved(versions, Source(lock.path), project.path)]
+        lines = {n: lock.line(n, v) for n, v in versions.items()}
+        return declared, [Resolved(versions, Source(lock.path), project.path, lines=lines)]
 
     item = _Input("pyproject", path, path, select, tuple(s for s in specs if s[0]), takes_choice=True)
     return item, beside if lock else ""
@@ -225,7 +231,9 @@ def _uvlock(path: str, request: Request, extras: frozenset[str], groups: frozens
     into = os.path.join(os.path.dirname(path), "pyproject.toml")
 
     def select(target: markers.Target) -> tuple[list[Declared], list[Resolved]]:
-        return [], [Resolved(uvlock.select(lock, target, extras=chosen, groups=groups), Source(path), into)]
+        versions = uvlock.select(lock, target, extras=chosen, groups=groups)
+        lines = {n: lock.line(n, v) for n, v in versions.items()}
+        return [], [Resolved(versions, Source(path), into, lines=lines)]
 
     specs = ((lock.requires_python, Source(path)),) if lock.requires_python else ()
     return _Input("uv.lock", path, into, select, specs, takes_choice=True)
@@ -238,7 +246,9 @@ def _pylock(path: str, request: Request, extras: frozenset[str], groups: frozens
     into = f"the requirements {path} was made from"
 
     def select(target: markers.Target) -> tuple[list[Declared], list[Resolved]]:
-        return [], [Resolved(pylock.select(lock, target, extras=chosen, groups=groups), Source(path), "")]
+        versions = pylock.select(lock, target, extras=chosen, groups=groups)
+        lines = {n: lock.line(n, v) for n, v in versions.items()}
+        return [], [Resolved(versions, Source(path), "", lines=lines)]
 
     specs = ((lock.requires_python, Source(path)),) if lock.requires_python else ()
     return _Input("pylock", path, into, select, specs, takes_choice=True)
@@ -266,7 +276,7 @@ def _evaluated(inputs: list[_Input], target: markers.Target, default: str) -> Ga
         if evaluated(name) and not version:
             raise PlanError(f"{resolution.source}: {name} has no version (a source tree): a plan needs its release")
         if evaluated(name):
-            pins[name], into[name] = Pin(version, resolution.source), resolution.into or default
+            pins[name], into[name] = Pin(version, resolution.at(name)), resolution.into or default
     constraints = [d for d, _ in declared if d.constraint]
     stated: dict[str, Pin] = {}  # what the requirements pin, each distribution once
     for line, origin in declared:
@@ -283,7 +293,7 @@ def _evaluated(inputs: list[_Input], target: markers.Target, default: str) -> Ga
             pin.version, pin.source, line.extras | (before.extras if before else frozenset())
         )
         # the line goes where its version is decided: an exact constraint's file, else the requirement's own
-        resolved_here = line.name in resolved and pin.source == resolved[line.name][1].source
+        resolved_here = line.name in resolved and pin.source == resolved[line.name][1].at(line.name)
         into[line.name] = line.source.file if resolved_here else pin.source.file
     for constraint in constraints:
         found = pins.get(constraint.name)
@@ -321,7 +331,7 @@ def _version(
                 f"{line.source}: {line.text}, but {resolution.source} has {line.name} {version}: it is older than"
                 f" what it resolves; make it again{again}"
             )
-        return Pin(version, source if exact else resolution.source)
+        return Pin(version, source if exact else resolution.at(line.name))
     if exact:
         return Pin(exact, source)
     raise PlanError(

@@ -12,10 +12,10 @@ The file name is `pylock.toml` or `pylock.NAME.toml` (planinputs.PYLOCK).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Required, TypedDict, cast
 
-from envaudit.commands.plan.inputs import PlanError, files, markers
+from envaudit.commands.plan.inputs import PlanError, files, markers, tomllines
 from envaudit.commands.plan.inputs.values import Source
 from envaudit.model.scope import canonicalize_name
 from envaudit.model.typecheck import problem
@@ -45,6 +45,11 @@ PylockDocument = TypedDict(
 class Lock:
     path: str
     document: PylockDocument
+    lines: dict[tuple[str, str], int] = field(default_factory=dict)  # (canonical name, version) -> its entry's line
+
+    def line(self, name: str, version: str) -> int:
+        """The line of the `[[packages]]` entry of this release (its `name = ...`; 0 where it is not found)."""
+        return self.lines.get((name, version), 0)
 
     @property
     def requires_python(self) -> str:
@@ -64,13 +69,14 @@ class Lock:
 
 
 def load(path: str) -> Lock:
-    document = files.read_toml(path, "a pylock.toml")
+    document, text = files.read_toml_text(path, "a pylock.toml")
     if found := problem(document, PylockDocument, path):
         raise PlanError(found)
     version = document["lock-version"]
     if version.split(".")[0] != "1":
         raise PlanError(f"{path}: lock-version {version!r}; envaudit reads pylock.toml lock-version 1")
-    return Lock(path, cast(PylockDocument, document))
+    lines = {(canonicalize_name(n), v): line for (n, v), line in tomllines.entries(text, "packages").items()}
+    return Lock(path, cast(PylockDocument, document), lines)
 
 
 def select(lock: Lock, target: markers.Target, *, extras: frozenset[str], groups: frozenset[str]) -> dict[str, str]:

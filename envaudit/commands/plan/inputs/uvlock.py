@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TypedDict
 
-from envaudit.commands.plan.inputs import PlanError, files, markers
+from envaudit.commands.plan.inputs import PlanError, files, markers, tomllines
 from envaudit.commands.plan.inputs.values import Source
 from envaudit.model.scope import canonicalize_name
 from envaudit.model.typecheck import problem
@@ -79,10 +79,15 @@ class Lock:
     supported: tuple[str, ...] = ()  # supported-markers: the environments it resolved
     packages: tuple[UvPackage, ...] = ()
     by_name: dict[str, tuple[int, ...]] = field(default_factory=dict)  # canonical name -> indexes in packages
+    lines: dict[tuple[str, str], int] = field(default_factory=dict)  # (canonical name, version) -> its entry's line
+
+    def line(self, name: str, version: str) -> int:
+        """The line of the `[[package]]` entry of this release (its `name = ...`; 0 where it is not found)."""
+        return self.lines.get((name, version), 0)
 
 
 def load(path: str) -> Lock:
-    document = files.read_toml(path, "a uv.lock")
+    document, text = files.read_toml_text(path, "a uv.lock")
     if found := problem(document, UvLockDocument, path):
         raise PlanError(found)
     if document["version"] not in VERSIONS:
@@ -92,8 +97,14 @@ def load(path: str) -> Lock:
     for i, package in enumerate(packages):
         name = canonicalize_name(package["name"])
         by_name[name] = (*by_name.get(name, ()), i)
+    lines = {(canonicalize_name(n), v): line for (n, v), line in tomllines.entries(text, "package").items()}
     return Lock(
-        path, document.get("requires-python") or "", tuple(document.get("supported-markers") or ()), packages, by_name
+        path,
+        document.get("requires-python") or "",
+        tuple(document.get("supported-markers") or ()),
+        packages,
+        by_name,
+        lines,
     )
 
 

@@ -45,3 +45,8 @@ class Resolved:
     python: str = ""  # the Python it was resolved for, where it says (a pip report's environment)
     platform: dict[str, str] = field(default_factory=dict)  # its environment's system and machine, where it says
     requires: dict[str, list[str]] = field(default_factory=dict)  # facts.requires, where it records requirements
+    lines: dict[str, int] = field(default_factory=dict)  # canonical name -> the line of its entry, where it has lines
+
+    def at(self, name: str) -> Source:
+        """Where a distribution's version is written in it: its entry's line, where the input has lines."""
+        return Source(self.source.file, self.lines.get(name, 0), self.source.section)

@@ -53,6 +53,8 @@ def run(opts: Options) -> Outcome:
         one_child(state)
         if state.jax_hung():  # a hang in `import jax` answers for every probe: a broken node answers in one bound
             state.not_started()
+        elif state.backend_never_started():  # so does a backend that ended the process, for those that compute
+            state.not_computed()
     if state.facts_wanted:  # the total bound ran out before a child could report them
         state.finish_facts(ended=None, timed_out=True, seconds=opts.total)
     return state.outcome()

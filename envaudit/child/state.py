@@ -267,6 +267,28 @@ class Run:
         spend its own bound the same way, since every probe starts jax."""
         return self.facts is not None and self.facts.get("status") == "timeout" and bool(self.pending)
 
+    def backend_never_started(self) -> bool:
+        """The child that reports the jax facts ended (an error or a crash, not a timeout) before jax listed its
+        devices: its backend did not start (XLA ends the process on a flag it does not know, a platform that is not
+        there), and every probe that computes would die the same way in a child of its own (13 of them, 1.4 s each,
+        measured with an unknown XLA flag). Those that compute on no device (the imports probe) still run."""
+        facts = self.facts
+        return (
+            facts is not None
+            and facts.get("status") in ("error", "crash", "import_error")
+            and facts.get("stage") in (None, "start", "import", "imported")
+            and any(not probefiles.off_device(task.path) for task in self.pending)
+        )
+
+    def not_computed(self) -> None:
+        """Each pending task that computes on a device, as a consequence of jax's start, without a child of its own."""
+        facts = self.facts or {}
+        said = f"{facts.get('status')}: {facts.get('message')}"
+        why = f"not run: jax did not start in the child that reports its facts ({said})"
+        for task in [t for t in self.pending if not probefiles.off_device(t.path)]:
+            status: ProbeStatus = "crash" if facts.get("status") == "crash" else "error"  # as its own child would
+            self.report(task.result(status, {"jax_not_started": True}, 0.0, why, left_out="jax"))
+
     def not_started(self) -> None:
         """Each pending task as a consequence of jax's start, without a child of its own."""
         stage = (self.facts or {}).get("stage")

@@ -63,6 +63,7 @@ BROKEN = (
         (("jax==0.4.25", "jaxlib==0.4.25", "numpy<2", *ENVAUDIT_DEPS), ("--no-deps", "jax==0.4.30")),
         "jax-jaxlib-coupling",
         also=("jaxlib-0424-cpu-onednn-dot-fusion",),  # jax cannot start: no probe ran xla#13054's case, so it fails
+        maker="uv",  # pip's fixes are the other cases': uv here keeps the suite within CI's time
     ),
     # jaxlib upgraded alone: jax 0.4.25's metadata does not pin jaxlib (jax's setup.py does from 0.4.30), so pip is
     # satisfied, and `import jax` raises "jaxlib version 0.4.26 is newer than and incompatible with jax version 0.4.25"
@@ -71,6 +72,7 @@ BROKEN = (
         (("jax==0.4.25", "jaxlib==0.4.26", "numpy<2", *ENVAUDIT_DEPS),),
         "jax-jaxlib-coupling",
         also=("jaxlib-0424-cpu-onednn-dot-fusion",),  # jax cannot start: no probe ran xla#13054's case, so it fails
+        maker="uv",  # pip's fixes are the other cases': uv here keeps the suite within CI's time
     ),
     # a healthy environment, and an old jax installed elsewhere (pip install --target) and put on PYTHONPATH
     Broken(
@@ -97,6 +99,7 @@ BROKEN = (
         "ml-dtypes-too-old",
         (("jax==0.10.1", "jaxlib==0.10.1", *ENVAUDIT_DEPS), ("--no-deps", "ml-dtypes==0.4.1")),
         "jax-requirement-unsatisfied",
+        maker="uv",  # pip's fixes are the other cases': uv here keeps the suite within CI's time
     ),
     # a jax upgrade under an orbax that pip keeps (it declares jax>=0.5.0): jax 0.7.0 renamed DeviceLocalLayout, and
     # orbax-checkpoint 0.11.16 names it in an annotation read at import; the fix must not move jax back or forward
@@ -105,6 +108,7 @@ BROKEN = (
         (("orbax-checkpoint==0.11.16", "jax==0.7.0", "jaxlib==0.7.0", *ENVAUDIT_DEPS),),
         "removed-jax-api-in-orbax-checkpoint",
         "import orbax.checkpoint; print('ok')",
+        maker="uv",  # pip's fixes are the other cases': uv here keeps the suite within CI's time
     ),
     # the release pip and uv pick on Python 3.11 today: XLA:CPU gets a vmapped matvec + sum wrong (jax#39103); the
     # version rule warns, the known_regressions probe measures it here, so the finding fails, and 0.10.1 is right. In a
@@ -196,6 +200,7 @@ BROKEN = (
         "removed-jax-api-in-tensorflow-probability",
         "import tensorflow_probability.substrates.jax as tfp; "
         "assert abs(float(tfp.distributions.Normal(0.0, 1.0).log_prob(0.0)) + 0.9189385) < 1e-6; print('ok')",
+        maker="uv",  # pip's fixes are the other cases': uv here keeps the suite within CI's time
     ),
     # JAX_PLATFORMS asks for a TPU on a machine without one (a list with cpu fails too): the variable is the cause
     Broken(

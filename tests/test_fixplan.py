@@ -79,6 +79,7 @@ def test_a_library_fix_and_a_regression_fix_are_one_command_that_does_not_re_pin
     assert_fixed_point(report)
     chex = next(f for f in report.findings if f.id == "removed-jax-api-in-chex")
     assert "chex>=" in chex.fix  # its own part of the one plan
+    assert "jaxlib==0.10.2" not in chex.fix and "jaxlib==0.10.1" in chex.fix, chex.fix  # never the faulty one held
 
 
 def test_a_warning_never_forces_a_downgrade() -> None:
@@ -111,6 +112,41 @@ def test_plugins_left_behind_move_forward_to_jaxlib_on_a_gpu_host() -> None:
     assert [s.finding for s in report.plan.steps] == ["plugin-jaxlib-mismatch"]
     regression = next(f for f in report.findings if f.id == "jaxlib-0102-cpu-vmap-matvec-sum")
     assert regression.severity == "warn" and "jax computes on cuda by default here" in regression.detail
+    assert_fixed_point(report)
+
+
+def test_a_platform_variable_root_is_fixed_by_the_variable_never_by_a_reinstall() -> None:
+    """JAX_PLATFORM_NAME=gpu on a CPU machine: jax imports, then its first computation raises. The root is the
+    variable, so the plan is the variable alone: no reinstall of jax (which changes nothing, and so looped), and
+    the state it leaves has nothing left to fix (objective, point 2: a variable is a fix where it is the root)."""
+    unknown = "Unknown backend: 'gpu' requested, but no platforms that are instances of gpu are present."
+    doc = {
+        **CPU,
+        "packages": {"jax": "0.10.1", "jaxlib": "0.10.1", "numpy": "2.2.6"},
+        "env": {"JAX_PLATFORM_NAME": "gpu"},
+        "jax": {"status": "error", "stage": "devices", "message": f"RuntimeError: {unknown}"},
+    }
+    report = planned(doc)
+    roots = [f for f in report.findings if f.severity == "fail" and not f.caused_by]
+    assert [f.id for f in roots] == ["jax-platform-name-unavailable"]
+    assert report.plan.fix.command == "unset JAX_PLATFORM_NAME"
+    assert not report.plan.fix.install and not report.plan.fix.reinstall and not report.plan.loop
+    assert_fixed_point(report)
+
+
+def test_a_rocm_stack_moves_its_plugins_with_jax() -> None:
+    """Objective, point 1, on AMD: jax held back for neural-tangents takes the ROCm plugin and its PJRT package to
+    the same release (they are released in lockstep with jaxlib), never leaves them behind on a newer jaxlib."""
+    stack = {
+        "jax": "0.10.2", "jaxlib": "0.10.2", "jax-rocm7-plugin": "0.10.2", "jax-rocm7-pjrt": "0.10.2",
+        "neural-tangents": "0.6.5", "numpy": "2.2.6",
+    }  # fmt: skip
+    report = planned({**CPU, "packages": stack, "jax": {"status": "ok", "platform": "rocm"}})
+    asked = requested(report.plan.fix.command)
+    assert {n: asked.pins[n] for n in stack if n in asked.pins} == {
+        "jax": "0.5.3", "jaxlib": "0.5.3", "jax-rocm7-plugin": "0.5.3", "jax-rocm7-pjrt": "0.5.3"
+    }  # fmt: skip
+    assert report.plan.held == (("neural-tangents", "0.5.3"),) and report.plan.remaining == ()
     assert_fixed_point(report)
 
 

@@ -124,6 +124,29 @@ def stashed(dist: metadata.Distribution) -> bool:
     return os.path.basename(str(getattr(dist, "_path", "") or "")).startswith("~")
 
 
+def recorded(dist: metadata.Distribution) -> bool:
+    """Whether it has the RECORD file an installer needs to uninstall it (an interrupted install, or files copied
+    by hand, leave a dist-info without one: pip and uv then refuse to replace it)."""
+    path = getattr(dist, "_path", None)
+    return path is None or os.path.isfile(os.path.join(str(path), "RECORD"))
+
+
+MAX_LEFTOVERS = 1000  # pip stashes two entries per distribution it replaces
+
+
+def leftovers() -> list[str]:
+    """What an interrupted pip left on this interpreter's path: its stashes (`~axlib`, `~axlib-0.10.2.dist-info`,
+    the first letter made `~`), which Python never imports and pip only warns of at every run."""
+    found: list[str] = []
+    for entry in dict.fromkeys(os.path.abspath(e) for e in sys.path if e):
+        try:
+            names = sorted(os.listdir(entry)) if os.path.isdir(entry) else []
+        except OSError:
+            continue
+        found += [os.path.join(entry, n) for n in names if n.startswith("~")]
+    return found[:MAX_LEFTOVERS]
+
+
 def distributions() -> list[dict[str, object]]:
     found: list[dict[str, object]] = []
     for dist in metadata.distributions():
@@ -136,12 +159,12 @@ def distributions() -> list[dict[str, object]]:
                     "location": str(getattr(dist, "_path", "") or ""),
                     "requires": requires(dist),
                     "installer": installer(dist),
+                    "recorded": recorded(dist),
                 }
             )
     return found
 
 
 if __name__ == "__main__":
-    sys.stdout.write(
-        json.dumps({"python": python_facts(), "markers": markers(), "distributions": distributions()}) + "\n"
-    )
+    said = {"python": python_facts(), "markers": markers(), "distributions": distributions(), "leftovers": leftovers()}
+    sys.stdout.write(json.dumps(said) + "\n")

@@ -28,6 +28,7 @@ CANDIDATES = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")  
 
 class _DistributionOptional(TypedDict, total=False):
     installer: str  # its INSTALLER file (envaudit 0.2 did not say)
+    recorded: bool  # it has a RECORD file, which its installer needs to replace it (absent: not said)
 
 
 class Distribution(_DistributionOptional):  # one entry of `_interpreter.distributions()`, as the other one says it
@@ -39,6 +40,7 @@ class Distribution(_DistributionOptional):  # one entry of `_interpreter.distrib
 
 class _Said(TypedDict, total=False):
     markers: dict[str, str]  # PEP 508 environment markers
+    leftovers: list[str]  # what an interrupted pip left on its path (`~axlib-0.10.2.dist-info`), absolute
 
 
 class Answer(_Said):  # what `_interpreter.py` prints; its python facts are checked as a report's

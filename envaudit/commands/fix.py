@@ -70,6 +70,37 @@ def distributions(python: str, timeout: float) -> dict[str, Installed]:
     return found
 
 
+@dataclass(frozen=True)
+class Debris:
+    """What an interrupted installer left in the environment that no installer removes: pip's stashes (`~axlib`,
+    `~axlib-0.10.2.dist-info`: Python never imports them, pip warns of them at every run) and the dist-info
+    directories without a RECORD (pip and uv refuse to replace them), each an absolute path inside the environment."""
+
+    stashes: tuple[str, ...] = ()
+    unrecorded: tuple[tuple[str, str], ...] = ()  # (canonical name, its dist-info directory)
+
+
+def debris(python: str, timeout: float) -> Debris:
+    """The interpreter's debris, as it says itself; only paths inside its environment (its prefix), each of the
+    shape its kind has, so that nothing else is ever deleted."""
+    from envaudit.collect import outside
+    from envaudit.model.scope import canonicalize_name
+
+    said = outside.describe(python, timeout)
+    prefix = os.path.realpath(str((said.get("python") or {}).get("prefix") or "/nonexistent")) + os.sep
+
+    def inside(path: str) -> bool:
+        return os.path.isabs(path) and path.isprintable() and os.path.realpath(path).startswith(prefix)
+
+    stashes = [p for p in said.get("leftovers") or [] if os.path.basename(p).startswith("~") and inside(p)]
+    unrecorded = [
+        (canonicalize_name(str(d["name"])), str(d["location"]))
+        for d in said["distributions"]
+        if d.get("recorded") is False and str(d["location"]).endswith(".dist-info") and inside(str(d["location"]))
+    ]
+    return Debris(tuple(stashes), tuple(unrecorded))
+
+
 def changes(before: dict[str, Installed], after: dict[str, Installed]) -> list[str]:
     """What moved, as people read it: `jax 0.10.2 -> 0.10.1`, `jax-cuda12-plugin 0.10.1 removed`, `x 1.0 added`."""
     kept = sorted(before.keys() & after.keys())
@@ -79,16 +110,25 @@ def changes(before: dict[str, Installed], after: dict[str, Installed]) -> list[s
     return said
 
 
-def restoring(before: dict[str, Installed], after: dict[str, Installed], facts: Facts) -> Fix:
+def restoring(
+    before: dict[str, Installed], after: dict[str, Installed], facts: Facts, left: Debris | None = None
+) -> Fix:
     """The fix that puts the snapshot back: what moved or went installed at its version, what appeared removed,
     each by the installer the snapshot says installed it (conda's by conda: the audit's facts name only the
-    audited packages, and not those the fix removed)."""
+    audited packages, and not those the fix removed). What a half-done install left is deleted first: pip's
+    stashes, and the dist-info without RECORD of a distribution that moves or goes (its installer would refuse
+    it; deleted, the install writes it again, and one to remove is gone from the environment's metadata)."""
+    left = left or Debris()
     moved = [f"{n}=={d.version}" for n, d in sorted(before.items()) if after.get(n, d).version != d.version]
     moved += [f"{n}=={d.version}" for n, d in sorted(before.items()) if n not in after]
     by_conda = {n for n, d in (*before.items(), *after.items()) if d.installer == "conda"}
     target = replace(fixes.target(facts), conda=frozenset(by_conda))
     added = sorted(after.keys() - before.keys() - KEPT)
-    return Fix(install=tuple(moved), uninstall=tuple(added), target=target)
+    touched = {fixes.parse(r)[0] for r in moved} | set(added)
+    unrecorded = {n: where for n, where in left.unrecorded if n in touched and n not in by_conda}
+    delete = (*left.stashes, *unrecorded.values())
+    uninstall = tuple(n for n in added if n not in unrecorded)
+    return Fix(install=tuple(moved), uninstall=uninstall, delete=delete, target=target)
 
 
 def read_snapshot(path: Path) -> tuple[str, dict[str, Installed]]:
@@ -187,7 +227,7 @@ def run(
         after = audit.run_audit(quick=False, timeout=timeout, probes=probes, python=interpreter)
     except Exception as exc:  # no verdict after it: what it changed is not kept on faith
         say(f"the audit after it could not complete ({type(exc).__name__}: {exc}); restoring the snapshot")
-        _restore(saved, distributions(interpreter, timeout), before.facts, interpreter, timeout, say)
+        _restore(saved, before.facts, interpreter, timeout, say)
         return Exit.INTERNAL
     now = distributions(interpreter, timeout)
     moved = changes(saved, now)
@@ -195,7 +235,7 @@ def run(
     why = worse(before, after)
     if why:
         say(f"worse: {why}; restoring the snapshot")
-        _restore(saved, now, after.facts, interpreter, timeout, say)
+        _restore(saved, after.facts, interpreter, timeout, say)
         return Exit.FINDINGS  # the fix did not help, whether or not the way back was complete
     if code != 0:
         say(f"the command failed; to put the snapshot back: {back}")
@@ -232,7 +272,7 @@ def restore(
     if not dry_run and not yes and ask is None:
         raise RepairError("--restore changes the environment: confirm with --yes, or --dry-run (stdin is no terminal)")
     now = distributions(python, timeout)
-    undo = restoring(saved, now, collect(timeout=timeout, python=python))
+    undo = restoring(saved, now, collect(timeout=timeout, python=python), debris(python, timeout))
     say(f"restoring: {undo.command or 'nothing moved'}")
     if dry_run or not undo:
         return Exit.OK if not undo else Exit.FINDINGS
@@ -244,14 +284,9 @@ def restore(
 
 
 def _restore(
-    saved: dict[str, Installed],
-    now: dict[str, Installed],
-    facts: Facts,
-    interpreter: str,
-    timeout: float,
-    say: Callable[[str], None],
+    saved: dict[str, Installed], facts: Facts, interpreter: str, timeout: float, say: Callable[[str], None]
 ) -> int:
-    undo = restoring(saved, now, facts)
+    undo = restoring(saved, distributions(interpreter, timeout), facts, debris(interpreter, timeout))
     say(f"restoring: {undo.command or 'nothing moved'}")
     code = shell(undo.command) if undo else 0
     return _verified(saved, interpreter, timeout, code, say)
@@ -261,9 +296,10 @@ def _verified(
     saved: dict[str, Installed], interpreter: str, timeout: float, code: int, say: Callable[[str], None]
 ) -> int:
     """Whether the interpreter holds the snapshot's versions again, as it says itself (pip's `~` leftovers are no
-    distribution): 0 restored, 1 not."""
+    distribution), and no stash of a half-done install is left: 0 restored, 1 not."""
     now = distributions(interpreter, timeout)
     left = [c for c in changes(saved, now) if c.split(" ")[0] not in KEPT]
+    left += [f"{os.path.basename(p)} left by an interrupted install" for p in debris(interpreter, timeout).stashes]
     say("restored" if not left else f"restored but for: {'; '.join(left)}" + _status(code))
     return Exit.OK if not left else Exit.FINDINGS
 

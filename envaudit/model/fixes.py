@@ -227,6 +227,9 @@ class Fix:
     hold: tuple[str, ...] = ()  # installed packages named at their version, so that the installer fits the rest
     reinstall: tuple[str, ...] = ()  # exact pins whose files are installed again, nothing else moved
     uninstall: tuple[str, ...] = ()  # distributions to remove
+    # what an interrupted installer left that no installer removes (pip's `~` stashes, a dist-info without RECORD),
+    # absolute paths in the environment, deleted before the installs
+    delete: tuple[str, ...] = ()
     unset: tuple[str, ...] = ()  # environment variables to unset
     export: tuple[tuple[str, str], ...] = ()  # environment variables to set (for this shell: said in the detail)
     target: Target = field(default_factory=Target)
@@ -236,7 +239,9 @@ class Fix:
     excluding: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.install or self.reinstall or self.uninstall or self.unset or self.export or self.saved)
+        return bool(
+            self.install or self.reinstall or self.uninstall or self.delete or self.unset or self.export or self.saved
+        )
 
     @property
     def command(self) -> str:
@@ -248,6 +253,8 @@ class Fix:
             return _lines(self)
         parts = [f"unset {' '.join(self.unset)}"] if self.unset else []
         parts += [f"export {name}={shlex.quote(value)}" for name, value in self.export]
+        if self.delete:
+            parts.append(" ".join(["rm", "-rf", "--", *_quoted(self.delete)]))
         if self.uninstall:
             parts += self.target.removals(self.uninstall)
         if self.install:
@@ -261,6 +268,7 @@ class Fix:
         one's on the same distribution (its extras kept, but for one that `extras` says would install what the later
         one removes), a later variable replaces an earlier one."""
         uninstall = tuple(dict.fromkeys(n for n in (*self.uninstall, *later.uninstall)))
+        delete = tuple(dict.fromkeys((*self.delete, *later.delete)))
         installed = {parse(r)[0] for r in later.install}
         install = tuple(
             _without_extras_of(r, later.uninstall, extras)  # jax[cuda12]==V would install the plugin removed after it
@@ -286,6 +294,7 @@ class Fix:
             hold=hold,
             reinstall=reinstall,
             uninstall=uninstall,
+            delete=delete,
             unset=unset,
             export=tuple((n, v) for n, v in exported.items() if n not in later.unset),
         )

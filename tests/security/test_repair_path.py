@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -140,6 +141,107 @@ def test_pips_leftovers_are_not_distributions(tmp_path: Path, monkeypatch: pytes
     assert [d.name for d in packages.installed()[0]] == ["jax"]
 
 
+def test_a_restore_deletes_what_a_half_done_install_left_and_only_that() -> None:
+    """pip's stashes go first, whatever moves; a distribution without RECORD that must move or go has its dist-info
+    deleted (pip and uv refuse to replace or uninstall it), so it is installed again or gone, not uninstalled."""
+    site = "/e/lib/python3.11/site-packages"
+    before = {"jax": Installed("jax", "0.10.1", "pip"), "jaxlib": Installed("jaxlib", "0.10.1", "pip")}
+    after = {"jax": Installed("jax", "0.10.1", "pip"), "chex": Installed("chex", "0.1.90", "pip")}
+    left = repair.Debris(
+        stashes=(f"{site}/~axlib", f"{site}/~axlib-0.10.1.dist-info"),
+        unrecorded=(("chex", f"{site}/chex-0.1.90.dist-info"), ("jax", f"{site}/jax-0.10.1.dist-info")),
+    )
+    facts = facts_from({"python": {"executable": "/e/bin/python", "environment": "venv", "pip": True}})
+    undo = repair.restoring(before, after, facts, left)
+    deleted = [f"{site}/~axlib", f"{site}/~axlib-0.10.1.dist-info", f"{site}/chex-0.1.90.dist-info"]
+    assert undo.command == shlex.join(["rm", "-rf", "--", *deleted]) + " && /e/bin/python -m pip install jaxlib==0.10.1"
+    # jax did not move: its dist-info stays, RECORD or not
+
+
+def test_debris_is_only_what_lies_inside_the_environment_in_its_shape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the interpreter says is checked before anything is deleted: a path outside its prefix, a name that is
+    no stash, a location that is no dist-info, are never debris."""
+    from envaudit.collect import outside
+
+    said = {
+        "python": {"prefix": "/e"},
+        "leftovers": ["/e/lib/site/~axlib", "/elsewhere/~axlib", "/e/lib/site/axlib", "/e/lib/site/../../../x/~y"],
+        "distributions": [
+            {"name": "Chex", "version": "1", "location": "/e/lib/site/chex-1.dist-info", "recorded": False},
+            {"name": "jax", "version": "1", "location": "/e/lib/site/jax-1.dist-info", "recorded": True},
+            {"name": "egg", "version": "1", "location": "/e/lib/site/egg.egg-info", "recorded": False},
+            {"name": "far", "version": "1", "location": "/far/far-1.dist-info", "recorded": False},
+            {"name": "old", "version": "1", "location": "/e/lib/site/old-1.dist-info"},  # an older answer: not said
+        ],
+    }
+    monkeypatch.setattr(outside, "describe", lambda *_: said)
+    assert repair.debris("/e/bin/python", 10) == repair.Debris(
+        stashes=("/e/lib/site/~axlib",), unrecorded=(("chex", "/e/lib/site/chex-1.dist-info"),)
+    )
+
+
+@pytest.mark.slow
+def test_a_restore_after_an_interrupted_pip_puts_it_back_and_says_so_only_when_it_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real environment as a killed pip leaves it: jaxlib gone but for its stash (`~axlib-0.10.2.dist-info`, which
+    metadata would read as jaxlib 0.10.2), and a distribution installed after the snapshot without a RECORD. The
+    restore deletes both, installs the snapshot's jaxlib (the installer stood in for: it writes the dist-info pip
+    would), checks the environment again and exits 0; where the installer did nothing, it says what is still off
+    and exits 1."""
+    env = tmp_path / "env"
+    subprocess.run(["uv", "venv", "-q", "--python", sys.executable, str(env)], check=True, timeout=60)
+    (site,) = (env / "lib").glob("python3*/site-packages")
+    python = str(env / "bin" / "python")
+
+    def dist_info(name: str, version: str, *, record: bool = True, as_name: str = "") -> Path:
+        where = site / f"{as_name or name}-{version}.dist-info"
+        where.mkdir()
+        (where / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        (where / "INSTALLER").write_text("pip\n")
+        if record:
+            (where / "RECORD").write_text(f"{where.name}/METADATA,,\n")
+        return where
+
+    def planted() -> None:
+        dist_info("jax", "0.10.1")
+        dist_info("jaxlib", "0.10.2", as_name="~axlib")
+        (site / "~axlib").mkdir()
+        dist_info("chex", "0.1.90", record=False)
+
+    def installer(install: bool) -> object:
+        def shell(command: str) -> int:
+            ran.append(command)
+            for part in command.split(" && "):
+                words = shlex.split(part)
+                if words[:2] == ["rm", "-rf"]:
+                    subprocess.run(words, check=True)
+                elif install and "install" in words and "jaxlib==0.10.1" in words:
+                    dist_info("jaxlib", "0.10.1")
+            return 0
+
+        return shell
+
+    saved = snapshot(tmp_path / "s.json", python=python, jax="0.10.1", jaxlib="0.10.1")
+    for install, code in ((True, Exit.OK), (False, Exit.FINDINGS)):
+        planted()
+        ran: list[str] = []
+        said: list[str] = []
+        monkeypatch.setattr(repair, "shell", installer(install))
+        done = repair.restore(saved, python=python, timeout=60, dry_run=False, yes=True, say=said.append, ask=None)
+        assert done == code, said
+        (command,) = ran
+        assert "~axlib-0.10.2.dist-info" in command and "chex-0.1.90.dist-info" in command, command
+        assert "jaxlib==0.10.1" in command and "uninstall" not in command, command
+        assert not list(site.glob("~*")) and not list(site.glob("chex-*")), list(site.iterdir())
+        if install:
+            assert said[-1] == "restored", said
+        else:
+            assert said[-1].startswith("restored but for: jaxlib 0.10.1 removed"), said
+        for made in site.glob("jax*-*.dist-info"):
+            shutil.rmtree(made)
+
+
 @pytest.mark.slow
 def test_an_interrupted_installer_is_let_roll_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Interrupted (here: its bound), the installer's group gets SIGINT first, as from a terminal, so pip's
@@ -172,6 +274,7 @@ def test_an_audit_that_cannot_complete_after_the_fix_restores_it_and_exits_3(
     installed = iter([{"jax": Installed("jax", "0.10.2", "pip")}] + [{"jax": Installed("jax", "0.10.1", "pip")}] * 3)
     monkeypatch.setattr(audit, "run_audit", audited)
     monkeypatch.setattr(repair, "distributions", lambda *_: next(installed))
+    monkeypatch.setattr(repair, "debris", lambda *_: repair.Debris())
     ran: list[str] = []
     monkeypatch.setattr(repair, "shell", ran_by(ran))
     said: list[str] = []
@@ -187,6 +290,36 @@ def test_an_audit_that_cannot_complete_after_the_fix_restores_it_and_exits_3(
     )
     assert code == Exit.INTERNAL
     assert any("could not complete" in line for line in said) and len(ran) == 2 and "jax==0.10.2" in ran[1]
+
+
+def test_the_snapshot_is_on_disk_before_the_command_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The transaction's first half: whatever the command does (here it is killed, as by an OOM or a closed SSH
+    session), the snapshot it would restore from was written, whole, before it started; the way back is said."""
+    from envaudit.judge.assemble import assemble
+    from envaudit.model.fixes import Fix, Plan
+
+    facts = facts_from({"python": {"executable": sys.executable}, "packages": {"jax": "0.10.2"}})
+    before = assemble(facts, mode="audit")
+    before = before.__class__(**{**before.__dict__, "plan": Plan(fix=Fix(install=("jax==0.10.1",)))})
+    monkeypatch.setattr(audit, "run_audit", lambda **_: before)
+    monkeypatch.setattr(repair, "distributions", lambda *_: {"jax": Installed("jax", "0.10.2", "pip")})
+    path = tmp_path / "s.json"
+    seen: list[object] = []
+
+    def killed(command: str) -> int:
+        seen.append(json.loads(path.read_text()))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(repair, "shell", killed)
+    said: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        repair.run(
+            python=None, probes=Options(), timeout=10, dry_run=False, yes=True, snapshot=path, say=said.append, ask=None
+        )
+    assert seen == [
+        {"python": sys.executable, "distributions": [{"name": "jax", "version": "0.10.2", "installer": "pip"}]}
+    ]
+    assert any(f"--restore {path}" in line for line in said), said
 
 
 def test_a_ctrl_c_is_exit_130(monkeypatch: pytest.MonkeyPatch) -> None:

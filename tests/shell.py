@@ -37,8 +37,27 @@ def problems(command: str, facts: Facts) -> list[str]:
     words = list(lexer)
     python = str(facts.python.get("executable") or "python")
     starts = [words[0]] + [words[i + 1] for i, w in enumerate(words[:-1]) if w == "&&"]
-    found += [f"{w!r} starts a command" for w in starts if w not in (*STARTS, python)]
+    found += [f"{w!r} starts a command" for w in starts if w not in (*STARTS, "rm", python)]
     found += [f"{w!r} in a fix" for w in words if w in (";", "|", "||", "&", "#") or w.startswith("#")]
+    found += deletions(words, str(facts.python.get("prefix") or ""))
+    return found
+
+
+def deletions(words: list[str], prefix: str) -> list[str]:
+    """Why an `rm` in a fix deletes more than pip's stashes inside the environment: `rm -rf --` and paths only,
+    each absolute, under the environment's prefix, its name `~...` (no `..`, no glob)."""
+    found = []
+    for i in (i for i, w in enumerate(words) if w == "rm" and (i == 0 or words[i - 1] == "&&")):
+        end = words.index("&&", i) if "&&" in words[i:] else len(words)
+        options, paths = words[i + 1 : i + 3], words[i + 3 : end]
+        if options != ["-rf", "--"] or not paths:
+            found.append(f"rm {' '.join(words[i + 1 : end])}: not rm -rf -- PATH...")
+        for path in paths:
+            name = path.rsplit("/", 1)[-1]
+            if not (prefix and path.startswith(prefix.rstrip("/") + "/")) or ".." in path.split("/") or "*" in path:
+                found.append(f"rm {path}: outside the environment {prefix or '(prefix not said)'}")
+            elif not name.startswith("~"):
+                found.append(f"rm {path}: not a stash of pip's")
     return found
 
 

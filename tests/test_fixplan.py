@@ -9,6 +9,7 @@ there before the planner existed.
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,25 @@ def test_a_platform_variable_root_is_fixed_by_the_variable_never_by_a_reinstall(
     assert [f.id for f in roots] == ["jax-platform-name-unavailable"]
     assert report.plan.fix.command == "unset JAX_PLATFORM_NAME"
     assert not report.plan.fix.install and not report.plan.fix.reinstall and not report.plan.loop
+    assert_fixed_point(report)
+
+
+def test_what_an_interrupted_pip_left_is_deleted_by_path_beside_the_reinstall() -> None:
+    """real-pass-2's pip-interrupted: pip killed while replacing jaxlib leaves `~axlib/` and
+    `~axlib-0.10.1.dist-info` (347 MB) and no jaxlib. pip uninstall cannot remove a stash (it is no distribution),
+    so the one plan deletes the stashes by path, inside the environment only, and installs jaxlib again; a
+    stash outside the environment is never in a command."""
+    site = "/env/lib/python3.11/site-packages"
+    stashes = [f"{site}/~axlib", f"{site}/~axlib-0.10.1.dist-info"]
+    python = {**CPU["python"], "prefix": "/env", "leftovers": [*stashes, "/home/u/.local/~ther"]}
+    unmet = [{"package": "jax", "requires": "jaxlib<=0.10.1,>=0.10.1", "installed": None}]  # as its audit said
+    doc = {**CPU, "python": python, "packages": {"jax": "0.10.1", "numpy": "2.2.6"}, "requirements": unmet}
+    report = planned(doc)
+    leftover = next(f for f in report.findings if f.id == "pip-leftovers")
+    assert leftover.severity == "warn" and not leftover.caused_by
+    command = report.plan.fix.command
+    assert command.startswith(shlex.join(["rm", "-rf", "--", *stashes]) + " && "), command
+    assert "jaxlib==0.10.1" in command and ".local" not in command, command
     assert_fixed_point(report)
 
 

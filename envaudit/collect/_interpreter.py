@@ -68,6 +68,7 @@ def python_facts() -> PythonFacts:
         ),
         "user_site": site.getusersitepackages() if site.ENABLE_USER_SITE else "",  # on sys.path before site-packages
         "home": os.path.expanduser("~"),
+        "leftovers": leftovers(),
     }
 
 
@@ -135,10 +136,13 @@ MAX_LEFTOVERS = 1000  # pip stashes two entries per distribution it replaces
 
 
 def leftovers() -> list[str]:
-    """What an interrupted pip left on this interpreter's path: its stashes (`~axlib`, `~axlib-0.10.2.dist-info`,
-    the first letter made `~`), which Python never imports and pip only warns of at every run."""
+    """What an interrupted pip left in this interpreter's site directories: its stashes (`~axlib`,
+    `~axlib-0.10.2.dist-info`, the first letter made `~`), which Python never imports and pip warns of at every
+    run. Only site-packages and dist-packages are read (a working directory's `~$notes.docx` is no stash)."""
     found: list[str] = []
     for entry in dict.fromkeys(os.path.abspath(e) for e in sys.path if e):
+        if os.path.basename(entry) not in ("site-packages", "dist-packages"):
+            continue
         try:
             names = sorted(os.listdir(entry)) if os.path.isdir(entry) else []
         except OSError:
@@ -166,5 +170,6 @@ def distributions() -> list[dict[str, object]]:
 
 
 if __name__ == "__main__":
-    said = {"python": python_facts(), "markers": markers(), "distributions": distributions(), "leftovers": leftovers()}
-    sys.stdout.write(json.dumps(said) + "\n")
+    sys.stdout.write(
+        json.dumps({"python": python_facts(), "markers": markers(), "distributions": distributions()}) + "\n"
+    )

@@ -40,7 +40,6 @@ class Distribution(_DistributionOptional):  # one entry of `_interpreter.distrib
 
 class _Said(TypedDict, total=False):
     markers: dict[str, str]  # PEP 508 environment markers
-    leftovers: list[str]  # what an interrupted pip left on its path (`~axlib-0.10.2.dist-info`), absolute
 
 
 class Answer(_Said):  # what `_interpreter.py` prints; its python facts are checked as a report's

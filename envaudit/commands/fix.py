@@ -87,18 +87,16 @@ def debris(python: str, timeout: float) -> Debris:
     from envaudit.model.scope import canonicalize_name
 
     said = outside.describe(python, timeout)
-    prefix = os.path.realpath(str((said.get("python") or {}).get("prefix") or "/nonexistent")) + os.sep
-
-    def inside(path: str) -> bool:
-        return os.path.isabs(path) and path.isprintable() and os.path.realpath(path).startswith(prefix)
-
-    stashes = [p for p in said.get("leftovers") or [] if os.path.basename(p).startswith("~") and inside(p)]
+    itself = said.get("python") or {}
+    prefix = str(itself.get("prefix") or "")
     unrecorded = [
         (canonicalize_name(str(d["name"])), str(d["location"]))
         for d in said["distributions"]
-        if d.get("recorded") is False and str(d["location"]).endswith(".dist-info") and inside(str(d["location"]))
+        if d.get("recorded") is False
+        and str(d["location"]).endswith(".dist-info")
+        and fixes.inside(prefix, str(d["location"]))
     ]
-    return Debris(tuple(stashes), tuple(unrecorded))
+    return Debris(fixes.stashes(prefix, itself.get("leftovers") or []), tuple(unrecorded))
 
 
 def changes(before: dict[str, Installed], after: dict[str, Installed]) -> list[str]:

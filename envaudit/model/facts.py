@@ -43,6 +43,7 @@ class PythonFacts(TypedDict, total=False):
     pythonpath: str  # PYTHONPATH's entries, made absolute as sys.path holds them
     user_site: str  # the user site-packages when it is on sys.path, else ""
     home: str  # the home directory of the user it ran as (what a report shared in public replaces by ~)
+    leftovers: list[str]  # what an interrupted pip left in its site directories (`~axlib-0.10.2.dist-info`)
 
 
 class Ptxas(TypedDict, total=False):  # the first ptxas on PATH (collect/toolkit.py), read, never run

@@ -464,6 +464,28 @@ def install(facts: Facts, pins: Sequence[str], *, installed_only: bool = False, 
     return Fix(install=tuple(needed), hold=tuple(p for p in hold if p not in needed), target=target(facts))
 
 
+def inside(prefix: str, path: str) -> bool:
+    """Whether `path` (absolute, one printable line) lies inside the environment at `prefix`: what a fix may delete."""
+    import os.path
+
+    if not prefix or not os.path.isabs(path) or not path.isprintable():
+        return False
+    return os.path.realpath(path).startswith(os.path.realpath(prefix) + os.sep)
+
+
+def stashes(prefix: str, paths: Iterable[object]) -> tuple[str, ...]:
+    """Of the paths an interpreter said, pip's stashes (`~axlib-0.10.2.dist-info`) inside its environment."""
+    import os.path
+
+    return tuple(p for p in paths if isinstance(p, str) and os.path.basename(p).startswith("~") and inside(prefix, p))
+
+
+def delete(facts: Facts, paths: Sequence[str]) -> Fix:
+    """These paths inside the audited environment deleted (what no installer removes); those outside left out."""
+    found = stashes(str(facts.python.get("prefix") or ""), paths)
+    return Fix(delete=found, target=target(facts)) if found else Fix()
+
+
 def reinstall(facts: Facts, pins: Sequence[str]) -> Fix:
     """These exact releases installed again as they are (a truncated library), nothing else moved."""
     return Fix(reinstall=tuple(pins), target=target(facts))

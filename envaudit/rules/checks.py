@@ -108,6 +108,18 @@ def duplicates(facts: Facts) -> list[Occurrence]:
     ]
 
 
+def leftovers(facts: Facts) -> list[Occurrence]:
+    """pip's stashes of an interrupted install (killed mid-way: an OOM, a closed SSH session): `~axlib/` and
+    `~axlib-0.10.2.dist-info` beside the distribution, or instead of it. No installer removes them (pip uninstall
+    sees no such distribution), pip warns of them at every run, and a reader of the directory takes the stash for
+    jaxlib 0.10.2; they are deleted by path. What the interrupted install left missing is another finding's."""
+    said = facts.python.get("leftovers") or []
+    fix = fixes.delete(facts, said)
+    if not fix:
+        return []
+    return [Occurrence(f"{len(fix.delete)} left by an interrupted pip: {', '.join(fix.delete)}", fix)]
+
+
 def _jax_slow(facts: Facts) -> bool:
     return facts.jax.get("status") == "timeout" and starved(facts.jax, facts)
 
@@ -233,6 +245,14 @@ DUPLICATE_DISTRIBUTION = Check(
     fix="pip uninstall the copy you do not want (run it until pip reports nothing left), then reinstall once",
     references=("https://packaging.python.org/en/latest/specifications/recording-installed-packages/",),
     run=duplicates,
+)
+PIP_LEFTOVERS = Check(
+    id="pip-leftovers",
+    severity="warn",
+    title="an interrupted pip left its stashes (~ directories) in the environment: no installer removes them",
+    fix="delete the ~ directories pip left in site-packages (pip uninstall cannot: they are no distribution)",
+    references=("https://github.com/pypa/pip/issues/11849", "https://github.com/pypa/pip/issues/10452"),
+    run=leftovers,
 )
 JAX_SLOW = Check(
     id="jax-slow",

@@ -47,6 +47,8 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
         python["pythonpath"] = os.pathsep.join(os.path.abspath(e) for e in entries if e)
     if env_flag(env.get("PYTHONNOUSERSITE")):
         python["user_site"] = ""
+    if fix.delete and "leftovers" in python:  # pip's stashes, deleted by path
+        python["leftovers"] = [p for p in python["leftovers"] if p not in fix.delete]
     packages, duplicates = _unshadowed(facts, str(python.get("pythonpath") or ""), str(python.get("user_site") or ""))
     installed = {n: v for n, v in _installed(packages, fix, python_of(facts)).items() if n not in fix.uninstall}
     moved = {n for n in installed.keys() | facts.packages.keys() if installed.get(n) != facts.packages.get(n)}
@@ -92,8 +94,9 @@ def _under_jax(facts: Facts, name: str) -> bool:
 
 
 def key(facts: Facts) -> tuple[object, ...]:
-    """What tells two states apart for a plan: what is installed and the variables."""
-    return tuple(sorted(facts.packages.items())), tuple(sorted(facts.env.items())), facts.jax.get("status")
+    """What tells two states apart for a plan: what is installed, the variables and what pip left behind."""
+    left = tuple(facts.python.get("leftovers") or ())
+    return tuple(sorted(facts.packages.items())), tuple(sorted(facts.env.items())), facts.jax.get("status"), left
 
 
 def _unshadowed(facts: Facts, pythonpath: str, user_site: str) -> tuple[dict[str, str], list[Duplicate]]:

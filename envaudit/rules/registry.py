@@ -69,6 +69,7 @@ CHECKS: tuple[Check, ...] = (
     checks.PLANNED_REQUIREMENT_REFUSED,
     checks.PLAN_DOES_NOT_INSTALL,
     checks.DUPLICATE_DISTRIBUTION,
+    checks.PIP_LEFTOVERS,
     checks.JAX_SLOW,
     checks.JAX_BROKEN,
     checks.NOTHING_TO_AUDIT,

@@ -139,6 +139,12 @@ def test_pips_leftovers_are_not_distributions(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setattr(metadata, "distributions", lambda **_: real(path=[str(site)]))
     assert [d["name"] for d in _interpreter.distributions()] == ["jax"]
     assert [d.name for d in packages.installed()[0]] == ["jax"]
+    # said as what they are, in a site directory only (a working directory's ~$notes.docx is no stash)
+    packages_dir = tmp_path / "lib" / "site-packages"
+    (packages_dir / "~axlib").mkdir(parents=True)
+    (tmp_path / "~$notes.docx").write_text("")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), str(packages_dir)])
+    assert _interpreter.leftovers() == [str(packages_dir / "~axlib")]
 
 
 def test_a_restore_deletes_what_a_half_done_install_left_and_only_that() -> None:
@@ -164,8 +170,10 @@ def test_debris_is_only_what_lies_inside_the_environment_in_its_shape(monkeypatc
     from envaudit.collect import outside
 
     said = {
-        "python": {"prefix": "/e"},
-        "leftovers": ["/e/lib/site/~axlib", "/elsewhere/~axlib", "/e/lib/site/axlib", "/e/lib/site/../../../x/~y"],
+        "python": {
+            "prefix": "/e",
+            "leftovers": ["/e/lib/site/~axlib", "/elsewhere/~axlib", "/e/lib/site/axlib", "/e/lib/site/../../../x/~y"],
+        },
         "distributions": [
             {"name": "Chex", "version": "1", "location": "/e/lib/site/chex-1.dist-info", "recorded": False},
             {"name": "jax", "version": "1", "location": "/e/lib/site/jax-1.dist-info", "recorded": True},

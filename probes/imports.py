@@ -308,7 +308,20 @@ def tried(module: str, dist: importlib.metadata.Distribution) -> tuple[dict[str,
     if missing is not None:
         said = f"{module} needs {missing}, which is not installed: {outcome['error']}"[:MAX_TEXT]
         outcome = {**outcome, "status": "needs", "error": said}
+    elif forgot := undeclared(error, module, dist):
+        outcome = {**outcome, "undeclared": forgot}
     return outcome, missing
+
+
+def undeclared(error: BaseException | None, module: str, dist: importlib.metadata.Distribution) -> str | None:
+    """The distribution a failed import needs, declares nowhere and does not find (objax 1.8.0 imports six), by
+    the name that installs it: what the user installs to get past it. None where the import failed otherwise."""
+    if not isinstance(error, ModuleNotFoundError) or not error.name:
+        return None
+    missing = error.name.split(".")[0]
+    if missing == module.split(".")[0] or declared(dist, missing) or provider(missing) in DEPENDS_ON:
+        return None
+    return provider(missing)
 
 
 class Importer(threading.Thread):

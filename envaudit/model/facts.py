@@ -144,6 +144,7 @@ class ImportOutcome(TypedDict, total=False):  # one import the imports probe tri
     # the probe's time was spent (unknown)
     error: str  # the exception as Python's last traceback line prints it
     where: str  # the library's own line that raised it ("haiku/_src/base.py:23")
+    undeclared: str  # the distribution it imports, declares nowhere and does not find (objax 1.8.0: six)
     warnings: list[str]  # jax's deprecation warnings the import raised
     seconds: float
 

@@ -7,13 +7,16 @@ sees it and the library's line that raised it; a rule that explains it (a derive
 names it with "@<distribution>:error" and folds it under itself (envaudit/judge/causes.py). A library that imported is
 evidence too: it clears a static suspicion that its import breaks (`imported`).
 
-No command is offered of its own: which release of a library works with which jax is the derived tables' and the
-rules' to say; where none does, the detail says what to do.
+No command is offered of its own (which release of a library works with which jax is the derived tables' and the
+rules' to say; where none does, the detail says what to do) but for a dependency the library imports and declares
+nowhere (objax 1.8.0's six): installing it is the fix, and what the import then shows, the next audit's.
 """
 
 from __future__ import annotations
 
+from envaudit.model import fixes
 from envaudit.model.facts import Facts, ImportOutcome
+from envaudit.model.fixes import Fix
 from envaudit.model.report import Subject
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
@@ -23,6 +26,8 @@ ADVICE = (
     "upgrade {name} to a release made for jax {jax} (holding jax), or install the jax release it was made for; "
     "if its newest release fails too, report this message upstream"
 )
+
+ADVICE_FORGOT = "install it (what the import then shows is judged by the next audit)"
 
 ADVICE_JAX = (
     "a module of jax fails with a package installed beside it (the one its message names): install the release "
@@ -52,11 +57,14 @@ def failures(facts: Facts) -> list[Occurrence]:
         said = "; ".join(_said(o) for o in failed)
         version = failed[0].get("version", "")
         jax = facts.packages.get("jax") or facts.jax.get("jax_version") or "?"
+        forgot = sorted({str(o["undeclared"]) for o in failed if o.get("undeclared")})
         if name == "jax":  # one of jax's own modules, against what is installed beside it
             detail = f"jax {version}: {said}; {ADVICE_JAX}"
+        elif forgot:  # a dependency it forgot to declare: installing it is the fix, whatever else then shows
+            detail = f"{name} {version} imports {', '.join(forgot)} and declares it nowhere: {said}; {ADVICE_FORGOT}"
         else:
             detail = f"{name} {version} with jax {jax}: {said}; {ADVICE.format(name=name, jax=jax)}"
-        found.append(Occurrence(detail, about=name))
+        found.append(Occurrence(detail, fixes.install(facts, forgot) if forgot else Fix(), about=name))
     return found
 
 

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
 
+UNKNOWN_RELEASE = "0+unknown"  # the release an installer picks of a package no table knows (a valid version)
+
+
 def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
     """The facts once `fix` has run: variables first, then the installs (whose result depends on them). What the
     audit measured of jax (an import that failed) holds until the fix moves what jax imports, reinstalls it, or
@@ -146,6 +149,9 @@ def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[s
         chosen = _choose(name, spec, python)
         if chosen is not None:
             found[name] = chosen
+        elif current is None and not spec:  # a package no table knows, asked for by name (a dependency a library
+            # forgot to declare): the installer takes its newest release, whose number is not known here
+            found[name] = UNKNOWN_RELEASE
     return found
 
 

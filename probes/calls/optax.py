@@ -3,7 +3,7 @@
 `updates, opt_state = optimizer.update(grads, opt_state)`, `params = optax.apply_updates(params, updates)`, in
 one jitted step.
 
-Measured: 0.05 s after the import (optax 0.2.8, jax 0.10.1, a 2-core CPU).
+Measured: 0.33 s after the import, compiling included (0.18 s called again) (optax 0.2.8, jax 0.10.1, a 2-core CPU).
 """
 
 from __future__ import annotations

@@ -25,14 +25,26 @@ jax's own modules and flax, optax, chex, orbax-checkpoint and treescope 1.3 s. B
 `envaudit imports: importing MODULE (DIST VERSION)` is written on stderr, so that an import that kills the process
 is named in the probe's crash.
 
+Then each library that imported runs its smoke call, where `calls/<distribution>.py` beside this file has one (a
+flax train step, an optax update, an orbax save and restore, a diffrax solve...: what its README shows users call,
+at tiny sizes, on the CPU): an import can work where the main call raises (diffrax 0.5.0's `diffeqsolve` with jax
+0.10, jaxopt 0.8.3's `OptaxSolver.run` with jax 0.6). Each call is one outcome, `ok`, `error` (as an import's),
+`skip` (not applicable here: its import failed, Keras on another backend, jax itself cannot compute; why in
+`error`) or `not_tried`, in the
+same thread, under the same bound, after a line `envaudit imports: calling CALL (DIST VERSION)` on stderr. Where no
+`calls` directory is beside this file (the standalone program `envaudit probes imports --script` prints), no call
+is made.
+
 Threshold: none; the outcomes are facts about the environment, not a wrong answer of the probe, which passes when it
-could try every import (skip: nothing installed depends on jax): envaudit reports them as `facts.jax.imports` (the
-result's `facts`), where its rules judge them (check `import-fails`, one finding per distribution, folded under a
-rule that explains it). Metrics: tried, failed (numbers of modules).
+could try every import (skip: nothing installed depends on jax): envaudit reports them as `facts.jax.imports` and
+`facts.jax.calls` (the result's `facts`), where its rules judge them (checks `import-fails` and `call-fails`, one
+finding per distribution, folded under a rule that explains it). Metrics: tried, failed (numbers of modules),
+called, calls_failed (numbers of calls).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -69,6 +81,8 @@ SHARE = 0.7  # of the probe's bound, after which the probe answers with what the
 ALONE_S = 600.0  # the bound of a probe run alone (python probes/imports.py)
 MAX_TEXT = 2000  # characters of an exception's text kept
 MAX_WARNINGS = 3  # jax's deprecation warnings kept per import
+HERE = os.path.dirname(os.path.abspath(__file__))  # the probe's own frames are never a library's line
+CALLS = os.path.join(HERE, "calls")  # one smoke call per library: calls/<distribution>.py (absent: none is made)
 
 
 Timed = Callable[[str, Callable[[str], Any]], Any]  # runs one import, knowing its module (Importer._timed)
@@ -201,11 +215,14 @@ def jax_submodules() -> list[str]:
 def where(exc: BaseException, distribution: str) -> str:
     """The line that raised, relative to its sys.path entry (`haiku/_src/transform.py:341`): the innermost frame in
     an installed package but jax's own (whose deprecation table raises what a library asked of it) unless the
-    import is jax's, and but the standard library's; "" where there is none."""
+    import is jax's, and but the standard library's and this probe's (a smoke call's file); "" where there is
+    none."""
     stdlib = os.path.abspath(sysconfig.get_paths()["stdlib"])
     roots = sorted({os.path.abspath(p) for p in sys.path if p}, key=len, reverse=True)
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         path = os.path.abspath(frame.filename)
+        if path.startswith(HERE + os.sep):  # this probe, its kit, a smoke call's own file
+            continue
         inside = next((r for r in roots if path.startswith(r + os.sep)), None)
         if frame.filename.startswith("<") or inside is None or inside == stdlib:
             continue
@@ -324,18 +341,93 @@ def undeclared(error: BaseException | None, module: str, dist: importlib.metadat
     return provider(missing)
 
 
+def call_files() -> dict[str, str]:
+    """The smoke calls beside this probe: canonical distribution name -> its file (none where `calls/` is absent)."""
+    names = sorted(os.listdir(CALLS)) if os.path.isdir(CALLS) else []
+    return {canonical(n[:-3]): os.path.join(CALLS, n) for n in names if n.endswith(".py") and not n.startswith("_")}
+
+
+def on_cpu() -> Any:
+    """A context that makes jax's default device the CPU (a smoke call computes off the accelerator), where jax
+    has a CPU backend; else nothing."""
+    import contextlib
+
+    import jax
+
+    try:
+        return jax.default_device(jax.devices("cpu")[0])
+    except Exception:  # no CPU backend (JAX_PLATFORMS without cpu): the default device, as the user's
+        return contextlib.nullcontext()
+
+
+def smoke(path: str, distribution: str, version: str) -> dict[str, Any]:
+    """One library's smoke call (`run()` of its file), timed: ok, error (as an import's), or skip (its
+    `skipped()` says why it does not apply here)."""
+    outcome: dict[str, Any] = {"distribution": distribution, "version": version, "call": distribution}
+    start = time.monotonic()
+    try:
+        spec = importlib.util.spec_from_file_location(f"_envaudit_call_{canonical(distribution)}", path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        call = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(call)
+        outcome["call"] = str(getattr(call, "CALL", distribution))
+        print(f"envaudit imports: calling {outcome['call']} ({distribution} {version})", file=sys.stderr, flush=True)
+        why = str(call.skipped()) if hasattr(call, "skipped") else ""
+        if why:
+            return outcome | {"status": "skip", "error": why[:MAX_TEXT], "seconds": round(time.monotonic() - start, 3)}
+        with warnings.catch_warnings(), on_cpu():
+            warnings.simplefilter("ignore")  # a smoke call's deprecation warnings are not its outcome
+            call.run()
+    except Exception as error:  # a call that raises is the finding; one that kills the process is a crash
+        outcome.update(status="error", error=f"{type(error).__name__}: {error}"[:MAX_TEXT])
+        if at := where(error, distribution):
+            outcome["where"] = at
+    else:
+        outcome["status"] = "ok"
+    return outcome | {"seconds": round(time.monotonic() - start, 3)}
+
+
+def jax_computes() -> str:
+    """Why no smoke call is made: jax itself cannot compute here (JAX_PLATFORMS or JAX_PLATFORM_NAME naming a
+    platform this machine lacks), which is jax's failure, in its facts, not a library's; "" where it computes."""
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        jax.devices()  # its default backend (JAX_PLATFORM_NAME=gpu without one: orbax asks for it)
+        with on_cpu():
+            float(jnp.ones(2).sum())
+    except Exception as error:
+        return f"not called: jax itself cannot compute here ({type(error).__name__}: {error})"[:MAX_TEXT]
+    return ""
+
+
+def imported_ok(outcomes: list[dict[str, Any]], distribution: str) -> str:
+    """Why a distribution's smoke call is not made after its imports ("" where every module imported and one at
+    least worked): a failed import is reported once, as the import's."""
+    mine = [o for o in outcomes if o["distribution"] == distribution]
+    if any(o["status"] == "error" for o in mine):
+        return "not called: its import raised (the import's failure is the finding)"
+    if not any(o["status"] == "ok" for o in mine):
+        return "not called: none of its modules imported"
+    return ""
+
+
 class Importer(threading.Thread):
     """The imports, one after another, in a thread of their own: an import runs in C and cannot be interrupted, so
     the probe waits for them until its share of its bound and then answers with what they showed; one still in
-    flight is named, those after it are `not_tried` (unknown, not failed). The thread is a daemon: it ends with the
-    child process."""
+    flight is named, those after it are `not_tried` (unknown, not failed). The smoke calls follow, the same way.
+    The thread is a daemon: it ends with the child process."""
 
     def __init__(self, jax_version: str, dists: list[importlib.metadata.Distribution]) -> None:
         super().__init__(name="envaudit-imports", daemon=True)
         self.jax_version, self.dists = jax_version, dists
         self.lock = threading.Lock()
         self.outcomes: list[dict[str, Any]] = []
-        self.current = ("", 0.0)  # the module being imported and since when
+        self.calls: list[dict[str, Any]] = []
+        self.files = {k: v for k, v in call_files().items() if k in {canonical(name_of(d)) for d in dists}}
+        self.current = ("", 0.0)  # the module being imported (or "call DIST") and since when
         self.stop = False
 
     def run(self) -> None:
@@ -344,8 +436,24 @@ class Importer(threading.Thread):
                 self._keep([self._timed(module, lambda m: attempt(m, "jax", self.jax_version)[0])])
             for dist in self.dists:
                 self._keep(library(dist, self._timed))
+            broken = jax_computes() if self.files else ""
+            for dist in self.dists:
+                name, version = canonical(name_of(dist)), str(dist.version)
+                if name not in self.files:
+                    continue
+                if why := broken or imported_ok(self.outcomes, name):
+                    found = {"distribution": name, "version": version, "call": name, "status": "skip", "error": why}
+                else:
+                    found = self._timed(f"call {name}", functools.partial(self._smoke, name, version))
+                with self.lock:
+                    self.calls.append(found)
+                    self.current = ("", 0.0)
         except Stopped:
             return
+
+    def _smoke(self, name: str, version: str, label: str) -> dict[str, Any]:
+        del label  # what _timed said it is doing
+        return smoke(self.files[name], name, version)
 
     def _timed(self, module: str, do: Callable[[str], Any]) -> Any:
         """`do(module)`, once this thread has said which module it is importing (never after the answer)."""
@@ -383,6 +491,27 @@ class Importer(threading.Thread):
             found.append({"distribution": name, "version": version, "module": m, "status": "not_tried", "error": why})
         return found
 
+    def called(self, bound: float) -> list[dict[str, Any]]:
+        """What the smoke calls showed by now (after `answer`): the one in flight and those not reached as not
+        tried."""
+        with self.lock:
+            found = list(self.calls)
+            doing, since = self.current
+        done = {o["distribution"] for o in found}
+        for dist in self.dists:
+            name = canonical(name_of(dist))
+            if name not in self.files or name in done:
+                continue
+            why = (
+                f"still calling after {time.monotonic() - since:.1f} s, past {SHARE:.0%} of the probe's bound of "
+                f"{bound:g} s"
+                if doing == f"call {name}"
+                else f"not tried: what ran before it took {SHARE:.0%} of the probe's bound of {bound:g} s"
+            )
+            said = {"distribution": name, "version": str(dist.version), "call": name, "status": "not_tried"}
+            found.append(said | {"error": why})
+        return found
+
 
 class Stopped(Exception):
     """The probe answered: no further import starts."""
@@ -396,17 +525,27 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     importer = Importer(str(jax.__version__), dependents())
     importer.start()
     importer.join(timeout=max(SHARE * bound - (time.monotonic() - start), 0.0))
-    outcomes = importer.answer(bound) if importer.is_alive() else importer.outcomes
+    late = importer.is_alive()
+    outcomes = importer.answer(bound) if late else importer.outcomes
+    calls = importer.called(bound) if late else importer.calls
     if not outcomes:
         return kit.result(NAME, "skip", {}, {}, "nothing installed depends on jax")
     failed = [o for o in outcomes if o["status"] == "error"]
     tried = sum(o["status"] != "not_tried" for o in outcomes)
+    broke = [o for o in calls if o["status"] == "error"]
+    called = sum(o["status"] in ("ok", "error") for o in calls)
     metrics: dict[str, object] = {"tried": tried, "failed": len(failed), "not_tried": len(outcomes) - tried}
+    metrics |= {"called": called, "calls_failed": len(broke)}
     said = "; ".join(f"import {o['module']} ({o['distribution']} {o['version']}): {o['error']}" for o in failed)
     message = f"{tried} modules tried, {len(failed)} raise" + (f" (facts.jax.imports): {said}" if said else "")
+    said = "; ".join(f"{o['call']} ({o['distribution']} {o['version']}): {o['error']}" for o in broke)
+    message += f"; {called} calls made, {len(broke)} raise" + (f" (facts.jax.calls): {said}" if said else "")
     if tried < len(outcomes):
         message += f"; {len(outcomes) - tried} not tried within {SHARE:.0%} of the probe's bound ({bound:g} s)"
-    return kit.result(NAME, "pass", metrics, {}, message) | {"facts": {"imports": outcomes}}
+    if unmade := sum(o["status"] == "not_tried" for o in calls):
+        message += f"; {unmade} calls not tried within {SHARE:.0%} of the probe's bound ({bound:g} s)"
+    facts: dict[str, object] = {"imports": outcomes} | ({"calls": calls} if calls else {})
+    return kit.result(NAME, "pass", metrics, {}, message) | {"facts": facts}
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from envaudit.child import bounded, runner, state
 from envaudit.model.build import BuildStatus, Measurement
-from envaudit.model.facts import ImportOutcome, JaxFacts
+from envaudit.model.facts import CallOutcome, ImportOutcome, JaxFacts
 from envaudit.model.scope import canonicalize_name, selected
 
 # jax's own accelerator packages and what only they bring: the CPU twin leaves them out (jaxlib stays, as its CPU
@@ -249,11 +249,14 @@ def _probed(
     outcome = runner.run(options)
     jax = outcome.jax or {}
     imports = list(jax.get("imports") or [])
+    calls = list(jax.get("calls") or [])
     failed = [_failed(o) for o in imports if o.get("status") == "error"]
+    failed += [_call_failed(o) for o in calls if o.get("status") == "error"]
     document |= {
         "probe_s": round(time.monotonic() - probing, 3),
         "jax": jax.get("status", "error"),
         "tried": sum(o.get("status") != "not_tried" for o in imports),
+        "called": sum(o.get("status") in ("ok", "error") for o in calls),
         "failed": failed,
     }
     if jax.get("status") != "ok" and jax.get("message"):
@@ -267,13 +270,21 @@ def _probed(
     }
     if imports:
         measured["imports"] = imports
-    say(f"measured: jax {document['jax']}, {document['tried']} imports tried, {len(failed)} raised")
+    if calls:
+        measured["calls"] = calls
+    said = f"{document['tried']} imports tried, {document['called']} calls made"
+    say(f"measured: jax {document['jax']}, {said}, {len(failed)} raised")
     return Built(document, measured)
 
 
 def _failed(outcome: ImportOutcome) -> str:
     at = f" (at {outcome['where']})" if outcome.get("where") else ""
     return f"{outcome.get('distribution')}: `import {outcome.get('module')}` raises {outcome.get('error')}{at}"
+
+
+def _call_failed(outcome: CallOutcome) -> str:
+    at = f" (at {outcome['where']})" if outcome.get("where") else ""
+    return f"{outcome.get('distribution')}: `{outcome.get('call')}` raises {outcome.get('error')}{at}"
 
 
 def _not(status: BuildStatus, reason: str, made: Twin, *, started: float | None = None, python: str = "") -> Built:

@@ -24,7 +24,7 @@ from envaudit.files import probefiles
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.report import SEVERITIES, Clause, Finding, ProbeResult, Severity, Subject
-from envaudit.rules import imports, messages
+from envaudit.rules import calls, imports, messages
 from envaudit.rules.explains import Names
 from envaudit.rules.registry import registry
 
@@ -76,7 +76,7 @@ def _names(entry: Names, finding: Finding, subject: tuple[str, str] | None) -> b
     about = finding.subject.problem if finding.subject.kind == "check" else ""  # a check's finding of one thing
     if entry.finding:  # its id, or its check's (which names the finding of every thing it is about)
         return entry.names_finding(finding.id) or (bool(about) and entry.names_finding(finding.subject.name))
-    if about and entry.names_failure_of(about):
+    if about and entry.names_failure_of(about, calls.KIND if finding.subject.name == calls.CHECK else "error"):
         return True
     return subject is not None and entry.names_problem(*subject)
 
@@ -95,6 +95,8 @@ def seen(found: Finding, facts: Facts, results: Sequence[ProbeResult]) -> str:
         message = str(facts.jax.get("message") or "")
     elif found.subject.kind == "probe" and found.subject.problem in STATUS_KINDS:
         message = next((r.message for r in results if r.run.label == found.subject.label), "")
+    elif found.subject.kind == "check" and found.subject.name == calls.CHECK:  # a distribution's call: what it raised
+        message = calls.error_of(facts, found.subject.problem)
     elif found.subject.kind == "check" and found.subject.problem:  # a distribution's import: what it raised
         message = imports.error_of(facts, found.subject.problem)
     lines = [line.strip() for line in message.splitlines() if line.strip()]

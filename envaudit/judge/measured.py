@@ -4,6 +4,7 @@ The measurement joins the facts as an audit's would, so the same rules judge it:
 stack (`facts.install`: the check plan-does-not-install quotes its reason), what importing each library gave
 (`facts.jax.imports`: the check import-fails quotes the line that raised, with the library as subject; an import
 that worked clears the API-removal table's claim that it fails, which the check api-removal-contradicted names),
+what each library's smoke call gave (`facts.jax.calls`: call-fails; a call that worked clears a main-path claim),
 and how `import jax` ended where it failed there (jax-broken), with what the installer resolved for jax's own
 requirements that the plan leaves unpinned (NumPy, SciPy, ml_dtypes, opt_einsum: what `pip install` of the pins
 brings today, which rules on them judge: a NumPy 2 under a jaxlib built for NumPy 1). Everything else stays the
@@ -11,7 +12,8 @@ plan's (its Python, platform): the build is a CPU twin, which measures imports, 
 the installer resolved is reported (`build.planned.installed`), not planned.
 
 A fix plan is proven where the state it leads to (the stack itself, where nothing is to fix) was built here and
-jax and every library imported there; anything else leaves it unproven, with why.
+jax and every library imported there and every smoke call made there worked; anything else leaves it unproven,
+with why.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ def joined(facts: Facts, built: Built) -> Facts:
         jax["message"], jax["stage"] = built.jax.get("message"), built.jax.get("stage")
     if imports := built.jax.get("imports"):
         jax["imports"] = imports
+    if calls := built.jax.get("calls"):
+        jax["calls"] = calls
     installed: InstallFacts = {"status": "installed", "installer": "uv", "python": python}
     resolved = document.get("installed") or {}
     added = {name: resolved[name] for name in RESOLVED if name in resolved and name not in facts.packages}
@@ -72,7 +76,7 @@ def proof(plan: Plan, planned: Built | None, fixed: Built | None, not_built: str
 
 
 def verdict(document: Measurement, which: str) -> tuple[Proof, str]:
-    """Proven where the state was built and jax and every library imported there."""
+    """Proven where the state was built and jax and every library imported there, and every call worked."""
     status = document["status"]
     if status == "not_installable":
         return "unproven", f"{which} does not install here (uv refused it)"
@@ -83,9 +87,10 @@ def verdict(document: Measurement, which: str) -> tuple[Proof, str]:
     if failed := document.get("failed"):
         more = f" (and {len(failed) - MAX_SAID} more)" if len(failed) > MAX_SAID else ""
         return "unproven", f"in {which}: " + "; ".join(failed[:MAX_SAID]) + more
-    tried = document.get("tried", 0)
+    tried, called = document.get("tried", 0), document.get("called", 0)
     twin = " (its CPU twin)" if document.get("left_out") else ""
+    calls = f", and {called} smoke calls worked" if called else ""
     return (
         "proven",
-        f"{which}{twin} built here for Python {document.get('python')}, and jax and {tried} modules imported",
+        f"{which}{twin} built here for Python {document.get('python')}, and jax and {tried} modules imported{calls}",
     )

@@ -35,7 +35,8 @@ class Measurement(TypedDict, total=False):
     jax: JaxStatus  # how `import jax` ended there
     jax_message: str  # what jax raised there, where it failed
     tried: int  # the modules the imports probe tried there
-    failed: list[str]  # each import that raised: "flax: `import flax` raises AttributeError: ..."
+    called: int  # the smoke calls it made there (probes/calls/)
+    failed: list[str]  # each import or call that raised: "flax: `import flax` raises AttributeError: ..."
 
 
 class BuildDocument(TypedDict, total=False):

@@ -149,6 +149,20 @@ class ImportOutcome(TypedDict, total=False):  # one import the imports probe tri
     seconds: float
 
 
+CallStatus = Literal["ok", "error", "not_tried", "skip"]
+
+
+class CallOutcome(TypedDict, total=False):  # one smoke call the imports probe made (probes/calls/<distribution>.py)
+    distribution: str  # the installed distribution whose call it is (canonical name)
+    version: str
+    call: str  # what users call ("diffrax.diffeqsolve")
+    status: CallStatus  # skip: not applicable here (its import failed, Keras on another backend); not_tried: the
+    # probe's time was spent (unknown)
+    error: str  # the exception as Python's last traceback line prints it; why it was skipped or not tried
+    where: str  # the library's own line that raised it ("jaxopt/_src/base.py:241")
+    seconds: float
+
+
 class JaxFacts(TypedDict, total=False):  # what jax reported in the child process (child/jaxfacts.py)
     status: JaxStatus  # how the child ended; "unknown" where no child ran (a plan, the hook, a bug report)
     message: str | None
@@ -181,6 +195,7 @@ class JaxFacts(TypedDict, total=False):  # what jax reported in the child proces
     cost_s: float  # the declared cost of what it was doing (state.JAX_START_S)
     environment_info: str  # jax.print_environment_info() as jax printed it (its nvidia-smi bounded), for bug reports
     imports: list[ImportOutcome]  # what importing the libraries that depend on jax gave (the imports probe)
+    calls: list[CallOutcome]  # what each imported library's smoke call gave (the imports probe)
 
 
 class Unsatisfied(TypedDict, total=False):  # a declared requirement the installed versions do not meet

@@ -45,12 +45,18 @@ REMOVALS = Table("api-removals.toml", ApiRemovals)
 
 def _removed_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use]:
     """The table's uses, by the installed release of `package`, of a jax API that the installed jax no longer has
-    (any_jax: that any jax release lacks); but those an import measured here contradicts (`contradicted`)."""
-    from envaudit.rules import imports
+    (any_jax: that any jax release lacks); but those an import or a call measured here contradicts (`contradicted`)."""
+    from envaudit.rules import calls, imports
 
     cleared = imports.imported(facts, package)  # it imported here: no use that `import PACKAGE` runs breaks it
-    # (one at the import of a module that `import PACKAGE` does not reach, `module`, was not tried)
-    return [use for use in _table_uses(facts, package, any_jax) if not (cleared and _at_import(use))]
+    # (one at the import of a module that `import PACKAGE` does not reach, `module`, was not tried); its smoke call
+    # worked here: no use on its main path (`standard_path`) breaks it
+    ran = calls.called(facts, package)
+    return [
+        use
+        for use in _table_uses(facts, package, any_jax)
+        if not (cleared and _at_import(use)) and not (ran and "standard_path" in use)
+    ]
 
 
 def _table_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use]:
@@ -75,26 +81,39 @@ def _at_import(use: Use) -> bool:
 
 
 def contradicted(facts: Facts) -> list[Occurrence]:
-    """The table's entries that say importing a library fails with this jax, where its import was measured working
-    (the audit's imports probe, or a plan built here): evidence beats a table, so the entry is not counted, and
-    this says which it is, so that it gets corrected."""
-    from envaudit.rules import imports
+    """The table's entries that say importing a library fails with this jax, where its import was measured working,
+    or that its main path (`standard_path`) fails, where its smoke call was (the audit's imports probe, or a plan
+    built here): evidence beats a table, so the entry is not counted, and this says which it is, so that it gets
+    corrected."""
+    from envaudit.rules import calls, imports
 
     found = []
     for package in removal_packages():
-        wrong = [u for u in _table_uses(facts, package) if _at_import(u)] if imports.imported(facts, package) else []
-        if not wrong:
+        uses = _table_uses(facts, package)
+        wrong = [u for u in uses if _at_import(u)] if imports.imported(facts, package) else []
+        main = [u for u in uses if "standard_path" in u and u not in wrong] if calls.called(facts, package) else []
+        said, worked = [], []
+        if wrong:
+            modules = {str(o.get("module")) for o in imports.outcomes(facts) if o.get("distribution") == package}
+            said.append(f"importing it fails: it uses {_entries(wrong)}")
+            worked += [f"`import {m}`" for m in sorted(modules)]
+        if main:
+            said.append(f"its main path fails: it uses {_entries(main)}")
+            ran = {str(o.get("call")) for o in calls.outcomes(facts) if o.get("distribution") == package}
+            worked += [f"`{c}`" for c in sorted(ran)]
+        if not said:
             continue
-        modules = sorted({str(o.get("module")) for o in imports.outcomes(facts) if o.get("distribution") == package})
-        said = "; ".join(f"{u['api']} (its entry: jax {u['jax']} lacks it; {u['evidence']})" for u in wrong)
-        worked = ", ".join(f"`import {m}`" for m in modules)
         detail = (
-            f"{REMOVALS.name} says importing {package} {facts.packages[package]} fails with jax "
-            f"{facts.packages.get('jax')}: it uses {said}; measured, {worked} worked: the entry is wrong for this "
-            "pair and is not counted"
+            f"{REMOVALS.name} says of {package} {facts.packages[package]} with jax {facts.packages.get('jax')} that "
+            f"{'; and '.join(said)}; measured, {', '.join(worked)} worked: the entry is wrong for this pair and is "
+            "not counted"
         )
         found.append(Occurrence(detail, about=package))
     return found
+
+
+def _entries(uses: list[Use]) -> str:
+    return "; ".join(f"{u['api']} (its entry: jax {u['jax']} lacks it; {u['evidence']})" for u in uses)
 
 
 def removal_start(use: Use) -> str:
@@ -198,7 +217,7 @@ def first_unaffected(facts: Facts, package: str) -> str:
 CONTRADICTED = Check(
     id="api-removal-contradicted",
     severity="info",
-    title="an import measured working contradicts the API-removal table: the table's entry is not counted",
+    title="an import or a call measured working contradicts the API-removal table: the table's entry is not counted",
     fix="correct that entry, its guard or its span of releases (scripts/derive/api_removals.py derives the table)",
     references=("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md",),
     run=contradicted,
@@ -213,7 +232,7 @@ REMOVED_API: tuple[Check, ...] = tuple(
         fix="upgrade it to a release that no longer uses it, or keep jax below the removal",
         references=("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md", JEP_9419),
         run=removed_api_uses(name),
-        explains=(f"@{name}:error", "jax-api-missing"),  # a probe that imports it ends in its error
+        explains=(f"@{name}:error", f"@{name}:call", "jax-api-missing"),  # its import, its call, a probe that needs it
     )
     for name in removal_packages()
 )

@@ -3,7 +3,7 @@
 An entry is a finding id (a check another check's fault makes fire: "jax-broken"), or a problem as
 "subject:kind": a probe's problem ("conv_chain:rerun", "ntk:rel_err_full", "*:crash"), the problem of any probe
 that needs a distribution ("@flax:error": a broken flax breaks every probe that imports it, whichever they are, and
-its own import fails), or
+its own import fails; "@flax:call": its smoke call fails), or
 how the jax child ended ("jax:import_error", "jax:*"). It is parsed here, where the declared text is read, and
 matched as a value after.
 """
@@ -25,10 +25,11 @@ class Names:
     def names_finding(self, finding_id: str) -> bool:
         return bool(self.finding) and self.finding == finding_id
 
-    def names_failure_of(self, distribution: str) -> bool:
-        """Whether it names the failure of a distribution itself ("@flax:error"), as a check that has one finding
-        per distribution finds it (its import raising: check import-fails)."""
-        return self.subject == f"@{distribution}" and self.kind in ("*", "error")
+    def names_failure_of(self, distribution: str, kind: str = "error") -> bool:
+        """Whether it names the failure of a distribution itself, as a check that has one finding per distribution
+        finds it: "@flax:error" its import raising (check import-fails), "@flax:call" its smoke call raising (check
+        call-fails), "@flax:*" either."""
+        return self.subject == f"@{distribution}" and self.kind in ("*", kind)
 
     def names_problem(self, subject: str, *kinds: str) -> bool:
         """Whether it names this problem of `subject`, known by any of `kinds` (a kind, and its metric)."""

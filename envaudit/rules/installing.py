@@ -20,7 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from envaudit.model import fixes
-from envaudit.model.facts import Duplicate, Facts, ImportOutcome, JaxFacts, Unsatisfied
+from envaudit.model.facts import CallOutcome, Duplicate, Facts, ImportOutcome, JaxFacts, Unsatisfied
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name
 from envaudit.rules import extras, messages
@@ -75,17 +75,20 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
 
 
 def _unmoved_imports(jax: JaxFacts, moved: set[str]) -> JaxFacts:
-    """jax's facts with the imports the audit tried that still hold: not those of a distribution that moved, nor
-    a failure whose text names a module of one that moved (jax.scipy.linalg raising about scipy)."""
-    if "imports" not in jax or not moved:
+    """jax's facts with the imports (and smoke calls) the audit tried that still hold: not those of a distribution
+    that moved, nor a failure whose text names a module of one that moved (jax.scipy.linalg raising about scipy)."""
+    if ("imports" not in jax and "calls" not in jax) or not moved:
         return jax
     modules = {name.replace("-", "_") for name in moved}
 
-    def holds(outcome: ImportOutcome) -> bool:
+    def holds(outcome: ImportOutcome | CallOutcome) -> bool:
         said = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", f"{outcome.get('error', '')} {outcome.get('where', '')}")
         return outcome.get("distribution") not in moved and not modules & set(said)
 
-    return {**jax, "imports": [o for o in jax["imports"] if holds(o)]}
+    kept: JaxFacts = {**jax, "imports": [o for o in jax.get("imports", []) if holds(o)]}
+    if "calls" in jax:  # a call is the same: what moved calls afresh
+        kept["calls"] = [c for c in jax["calls"] if holds(c)]
+    return kept
 
 
 def _under_jax(facts: Facts, name: str) -> bool:

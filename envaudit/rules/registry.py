@@ -18,6 +18,7 @@ from envaudit.model.facts import Facts
 from envaudit.model.report import Finding, Severity
 from envaudit.rules import (
     api_removals,
+    calls,
     checks,
     cuda_archs,
     cuda_builds,
@@ -64,6 +65,7 @@ CHECKS: tuple[Check, ...] = (
     *api_removals.REMOVED_API,
     api_removals.CONTRADICTED,
     imports.IMPORT_FAILS,
+    calls.CALL_FAILS,
     checks.REQUIREMENT_UNSATISFIED,
     numpy_builds.NUMPY2_WITH_NUMPY1_BUILD,
     checks.PLANNED_REQUIREMENT_REFUSED,

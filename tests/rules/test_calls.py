@@ -1,0 +1,48 @@
+"""Check call-fails on report fragments: a library's smoke call that raised is its failure, folded under the derived
+removed-API finding of that release; one that worked overrules the table's main-path entry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envaudit.judge import causes
+from envaudit.rules.registry import registry
+from tests.conftest import facts_from
+
+# jaxopt 0.8.3 calls jax.tree_map (removed in jax 0.6.0) on OptaxSolver.run's path: the table's standard_path entry
+PACKAGES = {"jax": "0.6.0", "jaxlib": "0.6.0", "jaxopt": "0.8.3", "optax": "0.2.4"}
+ERROR = "AttributeError: module 'jax' has no attribute 'tree_map'"
+
+
+def _fragment(status: str, imported: str = "ok") -> dict[str, Any]:
+    call: dict[str, Any] = {"distribution": "jaxopt", "version": "0.8.3", "call": "jaxopt.OptaxSolver.run"}
+    call |= {"status": status, "seconds": 0.5}
+    if status == "error":
+        call |= {"error": ERROR, "where": "jaxopt/_src/optax_wrapper.py:122"}
+    imports = [{"distribution": "jaxopt", "version": "0.8.3", "module": "jaxopt", "status": imported}]
+    if imported == "error":
+        imports[0]["error"] = "ImportError: something else"
+    return {"packages": PACKAGES, "jax": {"status": "ok", "imports": imports, "calls": [call]}}
+
+
+def test_a_failed_call_is_its_library_s_failure_folded_under_the_removed_api_of_that_release() -> None:
+    facts = facts_from(_fragment("error"))
+    linked = {f.id: f for f in causes.link(registry().evaluate(facts), facts)}
+    failed = linked["call-fails-jaxopt"]
+    assert failed.severity == "fail" and ERROR in failed.detail and "`jaxopt.OptaxSolver.run` raises" in failed.detail
+    assert "jaxopt/_src/optax_wrapper.py:122" in failed.detail
+    assert failed.caused_by == "removed-jax-api-in-jaxopt" and not linked["removed-jax-api-in-jaxopt"].caused_by
+    assert linked["removed-jax-api-in-jaxopt"].severity == "fail"
+
+
+def test_a_call_that_worked_overrules_the_table_s_main_path_entry() -> None:
+    facts = facts_from(_fragment("ok"))
+    found = {f.id: f for f in registry().evaluate(facts)}
+    assert "removed-jax-api-in-jaxopt" not in found and "call-fails-jaxopt" not in found
+    said = found["api-removal-contradicted-jaxopt"].detail
+    assert "its main path fails" in said and "`jaxopt.OptaxSolver.run` worked" in said and "jax.tree_map" in said
+
+
+def test_a_library_whose_import_failed_is_reported_once_as_the_import() -> None:
+    found = {f.id for f in registry().evaluate(facts_from(_fragment("error", imported="error")))}
+    assert "import-fails-jaxopt" in found and "call-fails-jaxopt" not in found

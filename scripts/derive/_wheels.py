@@ -232,13 +232,14 @@ def final(version: str) -> Version | None:
     return None if parsed.is_prerelease or parsed.is_devrelease else parsed
 
 
-def artefacts(data: dict[str, Any]) -> list[Artefact]:
-    """Each final release's file to read, oldest first: its pure-Python wheel, else its sdist. A yanked release
-    is kept while it has one of them (pip still installs it when pinned)."""
+def artefacts(data: dict[str, Any], finals_only: bool = True) -> list[Artefact]:
+    """Each final release's file to read (finals_only=False: each release's, a pre-release's too), oldest first:
+    its pure-Python wheel, else its sdist. A yanked release is kept while it has one of them (pip still installs it
+    when pinned)."""
     name = data["info"]["name"].lower().replace("_", "-")
     found = []
     for version, files in data["releases"].items():
-        if final(version) is None or not files:
+        if (final(version) is None and (finals_only or not _valid(version))) or not files:
             continue
         wheels = [f for f in files if f["filename"].endswith("-none-any.whl")]
         sdists = [f for f in files if f["packagetype"] == "sdist"]
@@ -250,6 +251,14 @@ def artefacts(data: dict[str, Any]) -> list[Artefact]:
         url = urljoin(PYPI.format(name=name), picked["url"])  # a mirror may list it relative to the JSON
         found.append(Artefact(name, version, picked["filename"], url, picked["digests"]["sha256"], first, kind))
     return sorted(found, key=lambda a: Version(a.version))
+
+
+def _valid(version: str) -> bool:
+    try:
+        Version(version)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def fetch(artefact: Artefact, cache: Path, offline: bool) -> Path:

@@ -17,6 +17,7 @@ usage: python -m scripts.derive.library_uses [--cache DIR] [--offline] [--only P
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 import time
 from collections.abc import Container, Iterator
@@ -27,14 +28,20 @@ from typing import Any
 from scripts.derive import _wheels
 
 FORMAT = 13  # of the cached results: bumped when what is read changes
-SINCE = "2023-01-01"
-OLDER_SINCE = "2022-01-01"  # the libraries whose 2022 releases have known cases
-OLDER = ("flax", "chex", "optax", "dm-haiku", "tensorflow-probability", "neural-tangents")
-PROJECTS = (
-    "flax", "optax", "chex", "orbax-checkpoint", "equinox", "dm-haiku", "distrax", "tensorflow-probability",
-    "neural-tangents", "diffrax", "lineax", "optimistix", "numpyro", "blackjax", "jaxopt", "jraph", "dm-pix", "rlax",
-    "jax-md", "treescope", "penzai", "evosax",
-)  # fmt: skip
+LIBRARIES = Path(__file__).resolve().parents[2] / "envaudit" / "rules" / "tables" / "derived" / "libraries.toml"
+
+
+def _libraries() -> dict[str, str]:
+    """Each library of tables/derived/libraries.toml (derived by libraries.py) and the upload date its releases
+    are read from."""
+    import tomllib
+
+    with LIBRARIES.open("rb") as handle:
+        return {lib["package"]: lib["since"] for lib in tomllib.load(handle)["library"]}
+
+
+SINCES = _libraries()
+PROJECTS = tuple(SINCES)
 GUARD_EXCEPTIONS = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 NOT_PACKAGE = {"tests", "test", "testing_data", "examples", "example", "docs", "doc", "benchmarks", "benchmark"}
 VERSION_WORD = re.compile(r"version", re.IGNORECASE)
@@ -580,6 +587,43 @@ def jax_requirement(fields: dict[str, list[str]]) -> str | None:
     return ",".join(s for s in found if s) if found else None
 
 
+@dataclass(frozen=True)
+class _FileRead:
+    """What read_release takes of one file: the modules its import imports, its re-exports (a public module's),
+    its jax uses (None for a file that names no jax), and its tree where the entry points need the calls."""
+
+    imports: set[str]
+    exports: list[tuple[str, str, str]]
+    uses: list[Use] | None
+    tree: ast.Module | None
+
+
+_FILES: dict[tuple[str, bool, str], _FileRead | None] = {}  # (path, is_package, sha256) -> what it gave: a
+# release repeats most files of the one before (transformers' 2,000), read once per run
+
+
+def _read_file(name: str, data: bytes, module: str, is_package: bool, keep: bool) -> _FileRead | None:
+    """One package file read (None: it does not parse), from _FILES where the same bytes at the same path were read
+    before in this run; `keep`: with its tree (never kept in _FILES)."""
+    key = (name, is_package, hashlib.sha256(data).hexdigest())
+    if key in _FILES and not keep:
+        return _FILES[key]
+    try:
+        tree = _wheels.parse(data)
+    except (SyntaxError, ValueError):
+        _FILES[key] = None
+        return None
+    uses = None
+    if b"jax" in data:
+        finder = _Finder(tree, module)
+        finder.body(tree.body, Context())
+        uses = finder.finish()
+    found = list(exports(tree, module, is_package)) if public(module) else []
+    read = _FileRead(imported_at_import(tree, module, is_package), found, uses, None)
+    _FILES[key] = read
+    return replace(read, tree=tree) if keep else read
+
+
 def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]:
     """Every jax use of a release's package code: api -> {"import": file:line, "call": {function: file:line}}, and
     "module" where only the import of that module runs it, not the import of the package's top level; "main":
@@ -587,33 +631,30 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
     library's entry points) reaches."""
     reexported: dict[str, list[str]] = {}
     graph = CallGraph()
-    trees: list[tuple[str, str, ast.Module]] = []
+    trees: list[tuple[str, str, list[Use]]] = []
     unparsed: list[str] = []
     imports: dict[str, set[str]] = {}
     for name, data in _wheels.python_files(path):
         if not package_file(name):
             continue
         module, is_package = module_of(name), name.endswith("__init__.py")
-        try:
-            tree = _wheels.parse(data)
-        except (SyntaxError, ValueError):
+        read = _read_file(name, data, module, is_package, keep=bool(entries))
+        if read is None:
             unparsed.append(name)
             continue
-        imports[module] = imported_at_import(tree, module, is_package)
-        graph.read(tree, module, is_package)
-        if public(module):
-            for source, item, alias in exports(tree, module, is_package):
-                reexported.setdefault(f"{source}.{item}", []).append(alias)
-        if b"jax" in data:
-            trees.append((name, module, tree))
+        imports[module] = read.imports
+        if entries and read.tree is not None:  # (the calls are read for the entry points alone)
+            graph.read(read.tree, module, is_package)
+        for source, item, alias in read.exports:
+            reexported.setdefault(f"{source}.{item}", []).append(alias)
+        if read.uses is not None:
+            trees.append((name, module, read.uses))
     found: dict[str, dict[str, Any]] = {}
     guarded = 0
     at_top = reached(imports)
     reach = {entry: graph.reached(entry) for entry in entries or []}
-    for name, module, tree in trees:
-        finder = _Finder(tree, module)
-        finder.body(tree.body, Context())
-        for use in finder.finish():
+    for name, module, file_uses in trees:
+        for use in file_uses:
             if use.guarded:
                 guarded += 1
                 continue
@@ -645,9 +686,13 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
 
 
 def releases(project: str, cache: Path, offline: bool) -> list[_wheels.Artefact]:
-    """The project's final releases read here: since SINCE by upload time (OLDER_SINCE for the OLDER ones)."""
-    since = OLDER_SINCE if project in OLDER else SINCE
-    return [a for a in _wheels.artefacts(_wheels.project_json(project, cache, offline)) if a.upload_time >= since]
+    """The project's final releases read here: those uploaded since its `since` in libraries.toml (2023-01-01 for
+    a project not listed there). A project with no final release has its pre-releases (pip installs the newest of
+    them: jraph's releases are all .dev0); one with no release since then has its newest read."""
+    data = _wheels.project_json(project, cache, offline)
+    every = _wheels.artefacts(data) or _wheels.artefacts(data, finals_only=False)
+    since = SINCES.get(project, "2023-01-01")
+    return [a for a in every if a.upload_time >= since] or every[-1:]
 
 
 def uses_of(artefact: _wheels.Artefact, cache: Path, offline: bool) -> dict[str, Any]:
@@ -678,7 +723,7 @@ def main(argv: list[str] | None = None) -> int:
             data = uses_of(artefact, cache, options.offline)
             print(f"{project} {artefact.version}: {len(data['uses'])} jax names, {data['guarded']} guarded uses")
         if not found:
-            print(f"{project}: no release since {OLDER_SINCE if project in OLDER else SINCE}")
+            print(f"{project}: no release")
     print(f"done in {time.monotonic() - started:.1f}s")
     return 0
 

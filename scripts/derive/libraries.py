@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import tomllib
 import urllib.error
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
@@ -48,6 +48,7 @@ class Library:
     found: str  # where the name was found (a URL, and what it says)
     since: str  # the releases read: uploaded since then
     explicit: str = ""  # why an EXPLICIT one is kept
+    imports: tuple[str, ...] = ()  # the modules `import` names (its newest wheel's RECORD): kfac-jax's kfac_jax
 
 
 def candidates(path: Path = CANDIDATES) -> list[tuple[str, str]]:
@@ -94,6 +95,41 @@ def requires_dist(data: dict[str, Any], cache: Path, offline: bool) -> list[str]
     return _wheels.fields(text).get("Requires-Dist", [])
 
 
+NOT_MODULES = {"tests", "test", "testing", "docs", "examples", "benchmarks", "scripts"}  # (probes/imports.py's)
+
+
+def modules(record: str) -> tuple[str, ...]:
+    """The top-level modules a wheel installs, from its RECORD, as the imports probe finds them: each top-level
+    package or module (not tests, docs or a private one); a namespace package (no __init__.py: orbax) through its
+    packages that have one (orbax.export)."""
+    paths = [line.split(",")[0] for line in record.splitlines() if line.split(",")[0].endswith(".py")]
+    parts = [p.split("/") for p in paths if ".dist-info/" not in p and ".data/" not in p]
+    tops = sorted({p[0] if len(p) > 1 else p[0][:-3] for p in parts})
+    tops = [t for t in tops if t.isidentifier() and not t.startswith("_") and t not in NOT_MODULES]
+    inits = {tuple(p[:-1]) for p in parts if p[-1] == "__init__.py"}
+    found: list[str] = []
+    for top in tops:
+        below = sorted(".".join(i) for i in inits if len(i) == 2 and i[0] == top)
+        found += [top] if (top,) in inits or f"{top}.py" in paths or not below else below
+    return tuple(found)
+
+
+def import_names(data: dict[str, Any], cache: Path, offline: bool) -> tuple[str, ...]:
+    """The modules the newest release installs, from its wheel's RECORD (ranged out of the wheel, then cached);
+    () where it has no wheel."""
+    wheels = sorted(
+        (f for f in data["releases"].get(newest_release(data), []) if f["filename"].endswith(".whl")),
+        key=lambda f: (not f["filename"].endswith("-none-any.whl"), f["filename"]),
+    )
+    if not wheels:
+        return ()
+    url = urljoin(_wheels.PYPI.format(name=data["info"]["name"]), wheels[0]["url"])
+    record = _wheels.wheel_member(
+        wheels[0]["filename"], url, cache, offline, "RECORD", lambda n: n.endswith(".dist-info/RECORD")
+    )
+    return modules(record.decode("utf-8", "replace")) if record else ()
+
+
 def judge(name: str, found: str, data: dict[str, Any] | None, lines: list[str]) -> Library | None:
     """The candidate as a library of the list, or None: not on PyPI, or it requires none of REQUIRED and is not
     one of EXPLICIT."""
@@ -120,14 +156,17 @@ def derive(cache: Path, offline: bool, path: Path = CANDIDATES) -> tuple[list[Li
     """The libraries kept, and a line for each candidate dropped."""
     rows = candidates(path)
     datas = _wheels.parallel(lambda row: pypi(row[0], cache, offline), rows)
-    kept, dropped = [], []
-    for (name, found), data in zip(rows, datas, strict=True):
-        library = judge(name, found, data, requires_dist(data, cache, offline) if data else [])
-        if library is None:
+    kept: list[tuple[Library, dict[str, Any]]] = []
+    dropped: list[str] = []
+    for (name, where), data in zip(rows, datas, strict=True):
+        library = judge(name, where, data, requires_dist(data, cache, offline) if data else [])
+        if library is None or data is None:
             dropped.append(f"{name}: " + ("not on PyPI" if data is None else f"{newest_release(data)} requires none"))
         else:
-            kept.append(library)
-    return sorted(kept, key=lambda lib: lib.package), dropped
+            kept.append((library, data))
+    named = _wheels.parallel(lambda pair: import_names(pair[1], cache, offline), kept)
+    libraries = [replace(lib, imports=names) for (lib, _), names in zip(kept, named, strict=True)]
+    return sorted(libraries, key=lambda lib: lib.package), dropped
 
 
 def render(libraries: list[Library], read: str, candidates_read: int) -> str:
@@ -139,7 +178,8 @@ def render(libraries: list[Library], read: str, candidates_read: int) -> str:
         "# (`requires`: that Requires-Dist line, an extra's included), and keras and transformers (`explicit`: why;",
         "# they declare no jax). `since`: the releases library_uses.py reads, those uploaded since then (2022 for the",
         "# libraries whose 2022 releases have known cases, else 2023); a project with no release since then has its",
-        "# newest read (jraph's only releases are from 2022, its newest 0.0.6.dev0).",
+        "# newest read (jraph's only releases are from 2022, its newest 0.0.6.dev0). `imports`: the modules the newest",
+        "# release's wheel installs (its RECORD; a namespace package's subpackages: orbax.export), [] without a wheel.",
         f"# {len(libraries)} libraries of {candidates_read} candidates",
     ]
     lines = [*header, 'source = "https://pypi.org/pypi/NAME/json (info.requires_dist of the newest release)"']
@@ -151,6 +191,7 @@ def render(libraries: list[Library], read: str, candidates_read: int) -> str:
             lines.append(f"explicit = {_wheels.toml_string(lib.explicit)}")
         lines.append(f"release = {_wheels.toml_string(lib.release)}")
         lines.append(f"since = {_wheels.toml_string(lib.since)}")
+        lines.append(f"imports = {_wheels.toml_list(list(lib.imports))}")
         lines.append(f"found = {_wheels.toml_string(lib.found)}")
     return "\n".join(lines) + "\n"
 

@@ -35,9 +35,14 @@ def project(name: str, version: str, requires: list[str] | None, uploads: dict[s
 
 
 def fake_pypi(cache: Path, projects: dict[str, Any]) -> None:
+    """The projects' JSON, and each wheel's RECORD (as ranged out of it before), in the cache."""
     for name, data in projects.items():
         (cache / "json").mkdir(parents=True, exist_ok=True)
         (cache / "json" / f"{name}.json").write_text(json.dumps(data))
+        for files in data["releases"].values():
+            member = cache / "members" / files[0]["filename"] / "RECORD"
+            member.parent.mkdir(parents=True)
+            member.write_text(f"{name.replace('-', '_')}/__init__.py,sha256=x,1\n")
 
 
 def test_a_candidate_is_kept_by_what_its_newest_release_requires(tmp_path: Path) -> None:
@@ -66,6 +71,7 @@ def test_a_candidate_is_kept_by_what_its_newest_release_requires(tmp_path: Path)
         ("lib-c", "optax; python_version >= '3.10'", "0.5"),
     ]
     assert kept[0].explicit and not kept[1].explicit and kept[1].found == "https://example.org/lib-a"
+    assert kept[1].imports == ("lib_a",)
     assert dropped == ["lib-b: 3.0 requires none"]
     assert libraries.requirement_on(["flax>=0.8; extra == 'flax'", "numpy"]) == "flax>=0.8; extra == 'flax'"
     text = libraries.render(kept, "2026-12-06", 4)
@@ -105,3 +111,28 @@ def test_the_committed_list_holds_at_least_80_jax_libraries_with_their_provenanc
         assert canonicalize_name(Requirement(lib["requires"]).name) in libraries.REQUIRED, lib
     names = {lib["package"] for lib in listed}
     assert set(library_uses.PROJECTS) == names == scope.LIBRARIES
+
+
+def test_the_modules_a_wheel_installs_are_read_from_its_record() -> None:
+    """A package, a namespace package's subpackages (orbax.export), a single module; not tests or metadata."""
+    record = "\n".join(
+        f"{path},sha256=x,1"
+        for path in (
+            "orbax/export/__init__.py",
+            "orbax/export/serving.py",
+            "kfac_jax/__init__.py",
+            "kfac_jax/_src/optimizer.py",
+            "tests/test_x.py",
+            "single.py",
+            "orbax_export-0.0.8.dist-info/METADATA",
+        )
+    )
+    assert libraries.modules(record) == ("kfac_jax", "orbax.export", "single")
+
+
+def test_each_library_is_named_by_the_module_its_users_import() -> None:
+    """What an import-time finding says is imported: the module of the distribution's newest wheel."""
+    from envaudit.rules.api_removals import import_name
+
+    expected = {"kfac-jax": "kfac_jax", "dm-pix": "dm_pix", "orbax-export": "orbax.export", "dm-haiku": "haiku"}
+    assert {name: import_name(name) for name in expected} == expected

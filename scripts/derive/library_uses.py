@@ -444,6 +444,13 @@ class CallGraph:
         self.classes: dict[str, list[str]] = {}  # class -> its bases, as dotted names
         self.links: dict[str, str] = {}  # MODULE.NAME -> what an import binds it to
 
+    def merge(self, other: CallGraph) -> None:
+        """Another file's calls added, as reading that file here would add them."""
+        self.functions.update(other.functions)
+        self.classes.update(other.classes)
+        for name, target in other.links.items():
+            self.links.setdefault(name, target)
+
     def read(self, tree: ast.Module, module: str, is_package: bool) -> None:
         local: dict[str, str] = {}
         for node in ast.walk(tree):
@@ -590,38 +597,49 @@ def jax_requirement(fields: dict[str, list[str]]) -> str | None:
 @dataclass(frozen=True)
 class _FileRead:
     """What read_release takes of one file: the modules its import imports, its re-exports (a public module's),
-    its jax uses (None for a file that names no jax), and its tree where the entry points need the calls."""
+    its jax uses (None for a file that names no jax), and its calls (read where an entry point needs them)."""
 
     imports: set[str]
     exports: list[tuple[str, str, str]]
     uses: list[Use] | None
-    tree: ast.Module | None
+    calls: CallGraph | None
 
 
 _FILES: dict[tuple[str, bool, str], _FileRead | None] = {}  # (path, is_package, sha256) -> what it gave: a
 # release repeats most files of the one before (transformers' 2,000), read once per run
 
 
-def _read_file(name: str, data: bytes, module: str, is_package: bool, keep: bool) -> _FileRead | None:
+def _read_file(name: str, data: bytes, module: str, is_package: bool, calls: bool) -> _FileRead | None:
     """One package file read (None: it does not parse), from _FILES where the same bytes at the same path were read
-    before in this run; `keep`: with its tree (never kept in _FILES)."""
+    before in this run; `calls`: with its calls (a CallGraph of this file alone)."""
     key = (name, is_package, hashlib.sha256(data).hexdigest())
-    if key in _FILES and not keep:
-        return _FILES[key]
+    known = _FILES.get(key, _NOT_READ)
+    if known is None or (isinstance(known, _FileRead) and (known.calls is not None or not calls)):
+        return known
     try:
         tree = _wheels.parse(data)
     except (SyntaxError, ValueError):
         _FILES[key] = None
         return None
-    uses = None
-    if b"jax" in data:
-        finder = _Finder(tree, module)
-        finder.body(tree.body, Context())
-        uses = finder.finish()
-    found = list(exports(tree, module, is_package)) if public(module) else []
-    read = _FileRead(imported_at_import(tree, module, is_package), found, uses, None)
+    if isinstance(known, _FileRead):
+        read = known
+    else:
+        uses = None
+        if b"jax" in data:
+            finder = _Finder(tree, module)
+            finder.body(tree.body, Context())
+            uses = finder.finish()
+        found = list(exports(tree, module, is_package)) if public(module) else []
+        read = _FileRead(imported_at_import(tree, module, is_package), found, uses, None)
+    if calls:
+        graph = CallGraph()
+        graph.read(tree, module, is_package)
+        read = replace(read, calls=graph)
     _FILES[key] = read
-    return replace(read, tree=tree) if keep else read
+    return read
+
+
+_NOT_READ = object()
 
 
 def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]:
@@ -638,13 +656,13 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
         if not package_file(name):
             continue
         module, is_package = module_of(name), name.endswith("__init__.py")
-        read = _read_file(name, data, module, is_package, keep=bool(entries))
+        read = _read_file(name, data, module, is_package, calls=bool(entries))
         if read is None:
             unparsed.append(name)
             continue
         imports[module] = read.imports
-        if entries and read.tree is not None:  # (the calls are read for the entry points alone)
-            graph.read(read.tree, module, is_package)
+        if entries and read.calls is not None:  # (the calls are read for the entry points alone)
+            graph.merge(read.calls)
         for source, item, alias in read.exports:
             reexported.setdefault(f"{source}.{item}", []).append(alias)
         if read.uses is not None:

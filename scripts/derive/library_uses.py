@@ -27,7 +27,7 @@ from typing import Any
 
 from scripts.derive import _wheels
 
-FORMAT = 13  # of the cached results: bumped when what is read changes
+FORMAT = 14  # of the cached results: bumped when what is read changes (14: a wheel's top-level modules)
 LIBRARIES = Path(__file__).resolve().parents[2] / "envaudit" / "rules" / "tables" / "derived" / "libraries.toml"
 
 
@@ -67,11 +67,12 @@ class Use:
     guarded: bool
 
 
-def package_file(path: str) -> bool:
-    """Package code, not tests, examples, docs, benchmarks or build scripts."""
+def package_file(path: str, wheel: bool = False) -> bool:
+    """Package code, not tests, examples, docs, benchmarks or build scripts. A top-level module is package code in a
+    wheel (klujax is one file, klujax.py), not in an sdist (its setup.py, noxfile.py...)."""
     parts = path.split("/")
     name = parts[-1]
-    if len(parts) < 2 or name in {"setup.py", "conftest.py"}:
+    if (len(parts) < 2 and not wheel) or name in {"setup.py", "conftest.py"}:
         return False
     if name.endswith("_test.py") or name.startswith("test_") or name == "tests.py":
         return False
@@ -653,7 +654,7 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
     unparsed: list[str] = []
     imports: dict[str, set[str]] = {}
     for name, data in _wheels.python_files(path):
-        if not package_file(name):
+        if not package_file(name, wheel=path.name.endswith(".whl")):
             continue
         module, is_package = module_of(name), name.endswith("__init__.py")
         read = _read_file(name, data, module, is_package, calls=bool(entries))
@@ -705,10 +706,11 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
 
 def releases(project: str, cache: Path, offline: bool) -> list[_wheels.Artefact]:
     """The project's final releases read here: those uploaded since its `since` in libraries.toml (2023-01-01 for
-    a project not listed there). A project with no final release has its pre-releases (pip installs the newest of
-    them: jraph's releases are all .dev0); one with no release since then has its newest read."""
+    a project not listed there), each from its pure wheel, else its sdist, else a platform wheel (klujax ships only
+    those: their Python files are the same). A project with no final release has its pre-releases (pip installs the
+    newest of them: jraph's releases are all .dev0); one with no release since then has its newest read."""
     data = _wheels.project_json(project, cache, offline)
-    every = _wheels.artefacts(data) or _wheels.artefacts(data, finals_only=False)
+    every = _wheels.artefacts(data, any_wheel=True) or _wheels.artefacts(data, finals_only=False, any_wheel=True)
     since = SINCES.get(project, "2023-01-01")
     return [a for a in every if a.upload_time >= since] or every[-1:]
 

@@ -122,7 +122,14 @@ def canonicalize_name(name: str) -> str:
 
 def is_relevant(name: str) -> bool:
     norm = canonicalize_name(name)
-    return norm in RELEVANT_NAMES or norm in LIBRARIES or bool(RELEVANT_PATTERN.match(norm))
+    return in_stack(norm) or norm in LIBRARIES
+
+
+def in_stack(name: str) -> bool:
+    """The audited stack without LIBRARIES: the packages whose requirements on each other declared-requires.toml
+    reads (scripts/derive/declared.py); a library's versions are collected, its requirements not read."""
+    norm = canonicalize_name(name)
+    return norm in RELEVANT_NAMES or bool(RELEVANT_PATTERN.match(norm))
 
 
 PATH_NAMES = frozenset({"LD_LIBRARY_PATH"})  # collected in part: the entries cuda_library_path_entries keeps

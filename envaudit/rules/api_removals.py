@@ -8,16 +8,19 @@ entry condemns with the installed jax (`first_unaffected`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TypedDict
 
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
+from envaudit.model.scope import canonicalize_name
+from envaudit.model.versions import version_or_none
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
 from envaudit.rules.releases import is_release, numbers
-from envaudit.rules.table import Provenance, Table
+from envaudit.rules.table import TABLES, Provenance, Table
 
 
 class _UseOptional(TypedDict, total=False):
@@ -64,7 +67,7 @@ def _table_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use]:
     from packaging.specifiers import SpecifierSet
 
     jax, version = facts.packages.get("jax", ""), facts.packages.get(package, "")
-    if not is_release(jax) or not is_release(version):
+    if not is_release(jax) or not _read(package, version):
         return []
     return [
         use
@@ -148,11 +151,36 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
 def _breaks(package: str, use: Use) -> str:
     """How a use breaks, as the user meets it: the import, the everyday call, or the functions that reach it."""
     if use["kind"] == "import":
-        return f"import {use.get('module', package)} fails"
+        return f"import {use.get('module') or import_name(package)} fails"
     if "standard_path" in use:
         return f"fails on first call, {use['standard_path']} included"
     functions = use.get("functions") or []
     return f"fails on first call of {', '.join(functions)}" if functions else "fails on first call"
+
+
+@functools.cache
+def _import_names() -> dict[str, list[str]]:
+    """Each library's modules, as its newest wheel installs them (tables/derived/libraries.toml, derived by
+    scripts/derive/libraries.py from the wheel's RECORD); read only when a finding names one."""
+    import tomllib
+
+    with (TABLES / "derived" / "libraries.toml").open("rb") as handle:
+        return {lib["package"]: lib["imports"] for lib in tomllib.load(handle)["library"]}
+
+
+def import_name(package: str) -> str:
+    """The module a user imports for a distribution: the one of its modules whose name is the distribution's
+    (orbax-checkpoint: orbax.checkpoint) or a part of it (dm-haiku: haiku, ott-jax: ott), else its first; a library
+    the list lacks, the distribution's name as a module's (kfac-jax: kfac_jax)."""
+    modules = _import_names().get(package, [])
+    parts = package.split("-")
+    for module in modules:
+        if canonicalize_name(module) == package:
+            return module
+    for module in modules:
+        if canonicalize_name(module) in parts:
+            return module
+    return modules[0] if modules else package.replace("-", "_")
 
 
 def _removed_api_fix(facts: Facts, name: str) -> Fix:
@@ -176,9 +204,18 @@ def _removed_api_fix(facts: Facts, name: str) -> Fix:
     return fixes.install(facts, [*floor, f"jax<{earliest}", f"jaxlib<{earliest}"])
 
 
-def _releases_named(package: str) -> list[str]:
+def _read(package: str, version: str) -> bool:
+    """A release of `package` the table speaks of: a final one, or a pre-release its entries name (a library whose
+    releases are all pre-releases has them read: jraph's are .dev0)."""
+    return is_release(version) or (
+        version_or_none(version) is not None and version in _releases_named(package, finals=False)
+    )
+
+
+def _releases_named(package: str, finals: bool = True) -> list[str]:
     """The releases of `package` the table names (its `fixed` releases and the bounds of its `versions`): each was
-    read by the derivation, and the first release after a run of condemned ones is always among them."""
+    read by the derivation, and the first release after a run of condemned ones is always among them (finals=False:
+    its pre-releases too)."""
     found = set()
     for use in REMOVALS.load()["use"]:
         if use["package"] != package:
@@ -186,7 +223,7 @@ def _releases_named(package: str) -> list[str]:
         found.update([use["fixed"]] if "fixed" in use else [])
         for spec in use["versions"]:
             found.update(part.lstrip("<>=!~") for part in spec.split(","))
-    return sorted((v for v in found if is_release(v)), key=numbers)
+    return sorted((v for v in found if is_release(v) or (not finals and version_or_none(v))), key=numbers)
 
 
 def first_unaffected(facts: Facts, package: str) -> str:

@@ -232,24 +232,39 @@ def final(version: str) -> Version | None:
     return None if parsed.is_prerelease or parsed.is_devrelease else parsed
 
 
-def artefacts(data: dict[str, Any]) -> list[Artefact]:
-    """Each final release's file to read, oldest first: its pure-Python wheel, else its sdist. A yanked release
-    is kept while it has one of them (pip still installs it when pinned)."""
+def artefacts(data: dict[str, Any], finals_only: bool = True, any_wheel: bool = False) -> list[Artefact]:
+    """Each final release's file to read (finals_only=False: each release's, a pre-release's too), oldest first:
+    its pure-Python wheel, else its sdist (any_wheel: else its first platform wheel by name, whose Python files are
+    any platform's). A yanked release is kept while it has one of them (pip still installs it when pinned)."""
     name = data["info"]["name"].lower().replace("_", "-")
     found = []
     for version, files in data["releases"].items():
-        if final(version) is None or not files:
+        if (final(version) is None and (finals_only or not _valid(version))) or not files:
             continue
         wheels = [f for f in files if f["filename"].endswith("-none-any.whl")]
         sdists = [f for f in files if f["packagetype"] == "sdist"]
-        picked = (sorted(wheels, key=lambda f: f["filename"]) or sdists or [None])[0]
+        others = [f for f in files if f["filename"].endswith(".whl") and any_wheel]
+        picked = (
+            sorted(wheels, key=lambda f: f["filename"])
+            or sdists
+            or sorted(others, key=lambda f: f["filename"])
+            or [None]
+        )[0]
         if picked is None:
             continue
         first = first_upload(files)
-        kind = "wheel" if picked in wheels else "sdist"
+        kind = "sdist" if picked in sdists else "wheel"
         url = urljoin(PYPI.format(name=name), picked["url"])  # a mirror may list it relative to the JSON
         found.append(Artefact(name, version, picked["filename"], url, picked["digests"]["sha256"], first, kind))
     return sorted(found, key=lambda a: Version(a.version))
+
+
+def _valid(version: str) -> bool:
+    try:
+        Version(version)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def fetch(artefact: Artefact, cache: Path, offline: bool) -> Path:

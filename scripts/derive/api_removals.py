@@ -15,6 +15,7 @@ usage: python -m scripts.derive.api_removals [--cache DIR] [--offline] [--read D
 
 from __future__ import annotations
 
+import textwrap
 import time
 import tomllib
 from collections import defaultdict
@@ -28,7 +29,7 @@ from packaging.version import Version
 
 from envaudit.rules.api_removals import REMOVALS
 from envaudit.rules.table import TABLES
-from scripts.derive import _wheels, jax_api, library_uses
+from scripts.derive import _wheels, jax_api, libraries, library_uses
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = REMOVALS.path
@@ -287,21 +288,29 @@ FIELDS = ("package", "versions", "jax", "api", "kind", "module", "fixed", "evide
 
 def render(entries: list[dict[str, Any]], read: str, counts: str) -> str:
     """The table's TOML: a header that says how it was made, then the entries in a fixed order of fields."""
+    prose = (
+        "Library releases that use a jax name which a jax release they install with lacks: DERIVED by"
+        " scripts/derive/api_removals.py (with jax_api.py and library_uses.py) from the released wheels (else"
+        " sdists) on PyPI, read with ast; do not edit by hand, re-run the scripts. The libraries are those of"
+        " tables/derived/libraries.toml (derived by libraries.py: every candidate found in public lists and"
+        " metadata whose newest release requires jax, jaxlib, flax, equinox, optax, chex or dm-haiku, and keras"
+        f" and transformers), each with its provenance; the releases read are those uploaded since {libraries.SINCE}"
+        f" (since {libraries.OLDER_SINCE} for {', '.join(libraries.OLDER)}, whose releases of that year have known"
+        " cases), and a library's newest where it has none since (jraph). A use at module level (or in a"
+        " function the module calls at import) fails at import, one inside a function on its first call; a guarded"
+        " use (try/except AttributeError/ImportError, hasattr, a version test) is none. `versions` the library"
+        " releases with the use, `fixed` the release read after the last of them, `jax` the releases without the"
+        " name (`>=X` removed, `<X` not yet added); pairs the library's own Requires-Dist on jax excludes are"
+        " dropped, and jax older than 0.4.1. The entries of the hand-read table before it (tables/derived/"
+        "hand-read.toml) are merged in: their standard_path, functions, older releases, and the entries not"
+        " derived, kept as they were (tables/derived/hand-read-comparison.json says which). `module`: the use"
+        " runs at the import of that module only, which `import PACKAGE` does not reach. A name no jax release"
+        " paired has (dead code, a typo of the library's own) is no boundary between jax releases: not listed."
+        " `standard_path`: an entry point the library's README shows (tables/derived/entry-points.toml) reaches the"
+        " use through the release's calls, read statically: the main path, where the use is a failure."
+    )
     header = [
-        "# Library releases that use a jax name which a jax release they install with lacks: DERIVED by",
-        "# scripts/derive/api_removals.py (with jax_api.py and library_uses.py) from the released wheels (else",
-        "# sdists) on PyPI, read with ast; do not edit by hand, re-run the scripts. A use at module level (or in a",
-        "# function the module calls at import) fails at import, one inside a function on its first call; a guarded",
-        "# use (try/except AttributeError/ImportError, hasattr, a version test) is none. `versions` the library",
-        "# releases with the use, `fixed` the release read after the last of them, `jax` the releases without the",
-        "# name (`>=X` removed, `<X` not yet added); pairs the library's own Requires-Dist on jax excludes are",
-        "# dropped, and jax older than 0.4.1. The entries of the hand-read table before it (tables/derived/",
-        "# hand-read.toml) are merged in: their standard_path, functions, older releases, and the entries not",
-        "# derived, kept as they were (tables/derived/hand-read-comparison.json says which). `module`: the use",
-        "# runs at the import of that module only, which `import PACKAGE` does not reach. A name no jax release",
-        "# paired has (dead code, a typo of the library's own) is no boundary between jax releases: not listed.",
-        "# `standard_path`: an entry point the library's README shows (tables/derived/entry-points.toml) reaches the",
-        "# use through the release's calls, read statically: the main path, where the use is a failure.",
+        *textwrap.wrap(prose, width=114, initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False),
         f"# {counts}",
     ]
     lines = [*header, 'source = "https://pypi.org/pypi/NAME/json (the release files; sha256 checked)"']

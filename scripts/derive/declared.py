@@ -21,7 +21,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from envaudit.model.scope import RELEVANT_NAMES, is_relevant
+from envaudit.model.scope import RELEVANT_NAMES, in_stack
 from envaudit.rules.declared import DECLARED
 from scripts.derive import _wheels
 
@@ -43,7 +43,7 @@ def requirements(declared: list[str]) -> list[str]:
             req = Requirement(text)
         except InvalidRequirement:
             continue  # pip ignores what it cannot parse too (with a warning)
-        if not is_relevant(canonicalize_name(req.name)) or (req.marker is not None and "extra" in str(req.marker)):
+        if not in_stack(canonicalize_name(req.name)) or (req.marker is not None and "extra" in str(req.marker)):
             continue
         specifier = ",".join(sorted(str(s) for s in req.specifier))
         found.append(f"{canonicalize_name(req.name)}{specifier}" + (f"; {req.marker}" if req.marker else ""))

@@ -17,6 +17,7 @@ usage: python -m scripts.derive.library_uses [--cache DIR] [--offline] [--only P
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 import time
 from collections.abc import Container, Iterator
@@ -26,15 +27,21 @@ from typing import Any
 
 from scripts.derive import _wheels
 
-FORMAT = 13  # of the cached results: bumped when what is read changes
-SINCE = "2023-01-01"
-OLDER_SINCE = "2022-01-01"  # the libraries whose 2022 releases have known cases
-OLDER = ("flax", "chex", "optax", "dm-haiku", "tensorflow-probability", "neural-tangents")
-PROJECTS = (
-    "flax", "optax", "chex", "orbax-checkpoint", "equinox", "dm-haiku", "distrax", "tensorflow-probability",
-    "neural-tangents", "diffrax", "lineax", "optimistix", "numpyro", "blackjax", "jaxopt", "jraph", "dm-pix", "rlax",
-    "jax-md", "treescope", "penzai", "evosax",
-)  # fmt: skip
+FORMAT = 14  # of the cached results: bumped when what is read changes (14: a wheel's top-level modules)
+LIBRARIES = Path(__file__).resolve().parents[2] / "envaudit" / "rules" / "tables" / "derived" / "libraries.toml"
+
+
+def _libraries() -> dict[str, str]:
+    """Each library of tables/derived/libraries.toml (derived by libraries.py) and the upload date its releases
+    are read from."""
+    import tomllib
+
+    with LIBRARIES.open("rb") as handle:
+        return {lib["package"]: lib["since"] for lib in tomllib.load(handle)["library"]}
+
+
+SINCES = _libraries()
+PROJECTS = tuple(SINCES)
 GUARD_EXCEPTIONS = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
 NOT_PACKAGE = {"tests", "test", "testing_data", "examples", "example", "docs", "doc", "benchmarks", "benchmark"}
 VERSION_WORD = re.compile(r"version", re.IGNORECASE)
@@ -60,11 +67,12 @@ class Use:
     guarded: bool
 
 
-def package_file(path: str) -> bool:
-    """Package code, not tests, examples, docs, benchmarks or build scripts."""
+def package_file(path: str, wheel: bool = False) -> bool:
+    """Package code, not tests, examples, docs, benchmarks or build scripts. A top-level module is package code in a
+    wheel (klujax is one file, klujax.py), not in an sdist (its setup.py, noxfile.py...)."""
     parts = path.split("/")
     name = parts[-1]
-    if len(parts) < 2 or name in {"setup.py", "conftest.py"}:
+    if (len(parts) < 2 and not wheel) or name in {"setup.py", "conftest.py"}:
         return False
     if name.endswith("_test.py") or name.startswith("test_") or name == "tests.py":
         return False
@@ -437,6 +445,13 @@ class CallGraph:
         self.classes: dict[str, list[str]] = {}  # class -> its bases, as dotted names
         self.links: dict[str, str] = {}  # MODULE.NAME -> what an import binds it to
 
+    def merge(self, other: CallGraph) -> None:
+        """Another file's calls added, as reading that file here would add them."""
+        self.functions.update(other.functions)
+        self.classes.update(other.classes)
+        for name, target in other.links.items():
+            self.links.setdefault(name, target)
+
     def read(self, tree: ast.Module, module: str, is_package: bool) -> None:
         local: dict[str, str] = {}
         for node in ast.walk(tree):
@@ -580,6 +595,54 @@ def jax_requirement(fields: dict[str, list[str]]) -> str | None:
     return ",".join(s for s in found if s) if found else None
 
 
+@dataclass(frozen=True)
+class _FileRead:
+    """What read_release takes of one file: the modules its import imports, its re-exports (a public module's),
+    its jax uses (None for a file that names no jax), and its calls (read where an entry point needs them)."""
+
+    imports: set[str]
+    exports: list[tuple[str, str, str]]
+    uses: list[Use] | None
+    calls: CallGraph | None
+
+
+_FILES: dict[tuple[str, bool, str], _FileRead | None] = {}  # (path, is_package, sha256) -> what it gave: a
+# release repeats most files of the one before (transformers' 2,000), read once per run
+
+
+def _read_file(name: str, data: bytes, module: str, is_package: bool, calls: bool) -> _FileRead | None:
+    """One package file read (None: it does not parse), from _FILES where the same bytes at the same path were read
+    before in this run; `calls`: with its calls (a CallGraph of this file alone)."""
+    key = (name, is_package, hashlib.sha256(data).hexdigest())
+    known = _FILES.get(key, _NOT_READ)
+    if known is None or (isinstance(known, _FileRead) and (known.calls is not None or not calls)):
+        return known
+    try:
+        tree = _wheels.parse(data)
+    except (SyntaxError, ValueError):
+        _FILES[key] = None
+        return None
+    if isinstance(known, _FileRead):
+        read = known
+    else:
+        uses = None
+        if b"jax" in data:
+            finder = _Finder(tree, module)
+            finder.body(tree.body, Context())
+            uses = finder.finish()
+        found = list(exports(tree, module, is_package)) if public(module) else []
+        read = _FileRead(imported_at_import(tree, module, is_package), found, uses, None)
+    if calls:
+        graph = CallGraph()
+        graph.read(tree, module, is_package)
+        read = replace(read, calls=graph)
+    _FILES[key] = read
+    return read
+
+
+_NOT_READ = object()
+
+
 def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]:
     """Every jax use of a release's package code: api -> {"import": file:line, "call": {function: file:line}}, and
     "module" where only the import of that module runs it, not the import of the package's top level; "main":
@@ -587,33 +650,30 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
     library's entry points) reaches."""
     reexported: dict[str, list[str]] = {}
     graph = CallGraph()
-    trees: list[tuple[str, str, ast.Module]] = []
+    trees: list[tuple[str, str, list[Use]]] = []
     unparsed: list[str] = []
     imports: dict[str, set[str]] = {}
     for name, data in _wheels.python_files(path):
-        if not package_file(name):
+        if not package_file(name, wheel=path.name.endswith(".whl")):
             continue
         module, is_package = module_of(name), name.endswith("__init__.py")
-        try:
-            tree = _wheels.parse(data)
-        except (SyntaxError, ValueError):
+        read = _read_file(name, data, module, is_package, calls=bool(entries))
+        if read is None:
             unparsed.append(name)
             continue
-        imports[module] = imported_at_import(tree, module, is_package)
-        graph.read(tree, module, is_package)
-        if public(module):
-            for source, item, alias in exports(tree, module, is_package):
-                reexported.setdefault(f"{source}.{item}", []).append(alias)
-        if b"jax" in data:
-            trees.append((name, module, tree))
+        imports[module] = read.imports
+        if entries and read.calls is not None:  # (the calls are read for the entry points alone)
+            graph.merge(read.calls)
+        for source, item, alias in read.exports:
+            reexported.setdefault(f"{source}.{item}", []).append(alias)
+        if read.uses is not None:
+            trees.append((name, module, read.uses))
     found: dict[str, dict[str, Any]] = {}
     guarded = 0
     at_top = reached(imports)
     reach = {entry: graph.reached(entry) for entry in entries or []}
-    for name, module, tree in trees:
-        finder = _Finder(tree, module)
-        finder.body(tree.body, Context())
-        for use in finder.finish():
+    for name, module, file_uses in trees:
+        for use in file_uses:
             if use.guarded:
                 guarded += 1
                 continue
@@ -645,9 +705,14 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
 
 
 def releases(project: str, cache: Path, offline: bool) -> list[_wheels.Artefact]:
-    """The project's final releases read here: since SINCE by upload time (OLDER_SINCE for the OLDER ones)."""
-    since = OLDER_SINCE if project in OLDER else SINCE
-    return [a for a in _wheels.artefacts(_wheels.project_json(project, cache, offline)) if a.upload_time >= since]
+    """The project's final releases read here: those uploaded since its `since` in libraries.toml (2023-01-01 for
+    a project not listed there), each from its pure wheel, else its sdist, else a platform wheel (klujax ships only
+    those: their Python files are the same). A project with no final release has its pre-releases (pip installs the
+    newest of them: jraph's releases are all .dev0); one with no release since then has its newest read."""
+    data = _wheels.project_json(project, cache, offline)
+    every = _wheels.artefacts(data, any_wheel=True) or _wheels.artefacts(data, finals_only=False, any_wheel=True)
+    since = SINCES.get(project, "2023-01-01")
+    return [a for a in every if a.upload_time >= since] or every[-1:]
 
 
 def uses_of(artefact: _wheels.Artefact, cache: Path, offline: bool) -> dict[str, Any]:
@@ -678,7 +743,7 @@ def main(argv: list[str] | None = None) -> int:
             data = uses_of(artefact, cache, options.offline)
             print(f"{project} {artefact.version}: {len(data['uses'])} jax names, {data['guarded']} guarded uses")
         if not found:
-            print(f"{project}: no release since {OLDER_SINCE if project in OLDER else SINCE}")
+            print(f"{project}: no release")
     print(f"done in {time.monotonic() - started:.1f}s")
     return 0
 

@@ -23,11 +23,15 @@ def _newest_removal(use: Use) -> tuple[int, ...]:
     return releases.numbers(api_removals.removal_start(use) or "0")
 
 
-# The derived table has hundreds of entries, read by one code path: each library's newest removal of each kind (at
-# import, on a call) is planned at its boundaries; how each entry is derived is tested in test_derived_removals.py
+# The derived table has a thousand entries, read by one code path: of the (library, kind) groups (at import, on a
+# call), SAMPLE_SIZE spread evenly over them have their newest removal planned at its boundaries (a fixed number:
+# the table grows with the libraries read, the test's time does not); how each entry is derived is tested in
+# test_derived_removals.py
+SAMPLE_SIZE = 33
+GROUPS = sorted({(u["package"], u["kind"]) for u in USES})
 SAMPLE = [
     max(group, key=_newest_removal)
-    for key in sorted({(u["package"], u["kind"]) for u in USES})
+    for key in (GROUPS[i * len(GROUPS) // SAMPLE_SIZE] for i in range(min(SAMPLE_SIZE, len(GROUPS))))
     if (group := [u for u in USES if (u["package"], u["kind"]) == key])
 ]
 
@@ -79,6 +83,11 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
         assert use["functions"][0] in found[0]["detail"], found[0]
     if not found[0]["caused_by"]:  # a consequence's fix is its root cause's
         asked = requested(found[0]["fix"])
+        facts = facts_from({"packages": {use["package"]: inside(use), "jax": without, "jaxlib": without}})
+        if not api_removals.first_unaffected(facts, use["package"]):  # every later release is condemned with
+            # this jax too (brax 0.12.3: jax.device_put_replicated to its newest): jax moves, the library stays
+            assert asked.requirements and all(r.startswith(("jax<", "jax>=", "jaxlib")) for r in asked.requirements)
+            return
         assert asked.requirements[1:] == (f"jax=={without}", f"jaxlib=={without}"), asked
         assert not (asked.remove or asked.unset or asked.export), asked
         name, _, version = asked.requirements[0].partition(">=")

@@ -16,7 +16,7 @@ from packaging.requirements import Requirement
 
 from envaudit.cli import main
 from envaudit.model.facts import Facts, PythonFacts
-from envaudit.model.scope import canonicalize_name, is_relevant
+from envaudit.model.scope import canonicalize_name, in_stack
 from envaudit.rules import declared
 from envaudit.rules.table import TABLES
 from scripts.derive import _wheels
@@ -47,7 +47,7 @@ def installed_listed() -> list[tuple[str, str, list[str]]]:
     found = []
     for dist in distributions():
         name = canonicalize_name(dist.metadata["Name"])
-        if name in ("jax", "jaxlib") or not is_relevant(name):
+        if name in ("jax", "jaxlib") or not in_stack(name):
             continue
         if declared.declaration(name, dist.version) is not None:
             found.append((name, dist.version, list(dist.requires or [])))
@@ -64,7 +64,7 @@ def test_the_table_says_what_each_installed_wheel_declares() -> None:
         own = {
             f"{canonicalize_name(r.name)}{r.specifier}"
             for r in map(Requirement, requires)
-            if is_relevant(canonicalize_name(r.name))
+            if in_stack(canonicalize_name(r.name))
             and (r.marker is None or ("extra" not in str(r.marker) and r.marker.evaluate({"extra": ""})))
         }
         table = declared.applying(facts, name, version)

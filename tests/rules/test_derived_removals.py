@@ -187,6 +187,9 @@ def test_package_code_only() -> None:
         library_uses.package_file(p)
         for p in ["flax/linen/module_test.py", "tests/test_x.py", "flax/examples/a.py", "docs/conf.py", "setup.py"]
     )
+    # a wheel's top-level module is installed code (klujax is one file); an sdist's is a build script (noxfile.py)
+    assert library_uses.package_file("klujax.py", wheel=True) and not library_uses.package_file("noxfile.py")
+    assert not library_uses.package_file("setup.py", wheel=True)
 
 
 def test_the_jax_requirement_pip_enforces() -> None:

@@ -125,6 +125,12 @@ def removal_start(use: Use) -> str:
     return next((p.removeprefix(">=") for p in str(use["jax"]).split(",") if p.startswith(">=")), "")
 
 
+def _back_by(use: Use, floor: str) -> bool:
+    """Whether jax brought the name back (`>=X,<Y`) by `floor` (Y at or below it)."""
+    back = next((p.removeprefix("<") for p in str(use["jax"]).split(",") if p.startswith("<")), "")
+    return bool(floor and back and numbers(back) <= numbers(floor))
+
+
 def removal_packages() -> list[str]:
     """The libraries the table speaks of: each gets its own check, so a rule on one library folds only its own."""
     return list(dict.fromkeys(use["package"] for use in REMOVALS.load()["use"]))
@@ -193,15 +199,21 @@ def _removed_api_fix(facts: Facts, name: str) -> Fix:
         return fixes.install(facts, [f"{name}>={upgrade}"], hold=fixes.installed_jax(facts))
     # no release without the use: the jax releases that have every name this release uses, from the first with
     # the newest it needs (`<X`: jax added it in X) to below the first removal (`>=X`, or `>=X,<Y` for a name jax
-    # brought back); none (it needs a name jax removed before adding another): no fix to print
+    # brought back), either bound alone where the release has no use of the other kind (keras 3.12 needs
+    # jax.export, first in jax 0.4.30, and uses no name jax removed: jax>=0.4.30); none (it needs a name jax removed
+    # before adding another): no fix to print
     every = _removed_uses(facts, name, any_jax=True)
-    lowers = [start for u in every if (start := removal_start(u))]
     needs = [u["jax"].removeprefix("<") for u in every if u["jax"].startswith("<")]
-    earliest, newest = min(lowers, key=numbers, default=""), max(needs, key=numbers, default="")
-    if not earliest or (newest and numbers(newest) >= numbers(earliest)):
+    newest = max(needs, key=numbers, default="")
+    # a name jax lacked for a while only (`>=X,<Y`, Y at or below the floor: keras 3.12's splash_attention, absent
+    # from 0.4.15 to 0.4.24) bounds nothing above the floor
+    lowers = [start for u in every if (start := removal_start(u)) and not _back_by(u, newest)]
+    earliest = min(lowers, key=numbers, default="")
+    if not (earliest or newest) or (newest and earliest and numbers(newest) >= numbers(earliest)):
         return Fix()
     floor = [f"jax>={newest}", f"jaxlib>={newest}"] if newest else []
-    return fixes.install(facts, [*floor, f"jax<{earliest}", f"jaxlib<{earliest}"])
+    ceiling = [f"jax<{earliest}", f"jaxlib<{earliest}"] if earliest else []
+    return fixes.install(facts, [*floor, *ceiling])
 
 
 def _read(package: str, version: str) -> bool:

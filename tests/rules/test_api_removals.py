@@ -190,3 +190,13 @@ def test_a_use_an_entry_point_of_the_readme_reaches_is_a_failure_with_the_first_
 )
 def test_a_guarded_or_deprecated_but_present_name_is_no_finding(packages: dict[str, str]) -> None:
     assert _checked(packages, "removed-jax-api-in-flax") == []
+
+
+def test_a_release_newer_than_jax_is_fixed_by_the_jax_that_has_every_name_it_needs() -> None:
+    """keras 3.12 imports jax.export (first in jax 0.4.30) and uses no name jax removed for good (splash_attention was
+    absent from 0.4.15 to 0.4.24 only): the fix moves jax up to 0.4.30, where the real pass's plan had none and
+    stopped at the 0.4.29 the oneDNN rule asks for (`cannot import name 'export'`)."""
+    facts = facts_from({"packages": {"jax": "0.4.26", "jaxlib": "0.4.26", "keras": "3.12.0"}})
+    (found,) = api_removals.removed_api_uses("keras")(facts)
+    assert set(found.fix.install) >= {"jax>=0.4.30", "jaxlib>=0.4.30"}
+    assert not any(p.startswith(("jax<", "jaxlib<")) for p in found.fix.install)

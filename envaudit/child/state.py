@@ -105,6 +105,7 @@ class Outcome:
     probe_facts: JaxFacts = field(default_factory=lambda: JaxFacts())  # what the probes reported (in `jax` too)
 
 
+NO_CALLS = "ENVAUDIT_NO_CALLS"  # why the imports probe makes no smoke call (probes/imports.py reads it)
 JAX_START_S = 2.0  # the jax facts child's declared cost: measured 0.9-2.0 s on a 2-core CPU beside other work
 BUDGET_SHARE = 0.6  # of the total bound, for the probes' declared costs: the rest is for starting jax and slack
 
@@ -285,6 +286,7 @@ class Run:
         facts = self.facts or {}
         said = f"{facts.get('status')}: {facts.get('message')}"
         why = f"not run: jax did not start in the child that reports its facts ({said})"
+        self.env[NO_CALLS] = why  # the imports probe still imports, and makes no smoke call: one would end it too
         for task in [t for t in self.pending if not probefiles.off_device(t.path)]:
             status: ProbeStatus = "crash" if facts.get("status") == "crash" else "error"  # as its own child would
             self.report(task.result(status, {"jax_not_started": True}, 0.0, why, left_out="jax"))

@@ -101,6 +101,7 @@ ENV_NAMES = frozenset(
         "TPU_VISIBLE_DEVICES",  # with the two below, the chips a process is given (rules/tpu_node.py: CHOSEN)
         "TPU_CHIPS_PER_PROCESS_BOUNDS",
         "TPU_PROCESS_BOUNDS",
+        "KERAS_BACKEND",  # Keras 3 computes with jax only where it names jax (rules/api_removals.py: BACKENDS)
         "TPU_LIBRARY_PATH",  # jax loads libtpu from it before the libtpu package (jax/_src/cloud_tpu_init.py)
         "CUDA_HOME",
         "CUDA_PATH",

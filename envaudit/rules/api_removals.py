@@ -62,12 +62,29 @@ def _removed_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use
     ]
 
 
+# libraries of several frameworks that compute with jax only where the user chose it: the variable that chooses
+BACKENDS = {"keras": "KERAS_BACKEND"}
+
+
+def _on_jax(facts: Facts, package: str) -> bool:
+    """Whether the library computes with jax here: always, but for a library of several frameworks (Keras 3), where
+    its variable names jax or the imports probe imported it (it does only on the jax backend, keras.json's too).
+    TensorFlow's Keras beside a jax 0.4.25 never calls jax: the neural-tangents stack failed for it."""
+    from envaudit.rules import imports
+
+    variable = BACKENDS.get(package)
+    if variable is None:
+        return True
+    tried = any(o.get("distribution") == package for o in imports.outcomes(facts))
+    return facts.env.get(variable) == "jax" or tried
+
+
 def _table_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use]:
     """The table's uses that speak of the installed releases of `package` and jax, whatever was measured."""
     from packaging.specifiers import SpecifierSet
 
     jax, version = facts.packages.get("jax", ""), facts.packages.get(package, "")
-    if not is_release(jax) or not _read(package, version):
+    if not is_release(jax) or not _read(package, version) or not _on_jax(facts, package):
         return []
     return [
         use

@@ -76,7 +76,10 @@ def finding(report: dict[str, Any], wanted: str) -> dict[str, Any]:
 def test_flax_075_with_jax_0425_is_measured_failing_at_import_flax(
     temporary: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, report = plan(capsys, "flax==0.7.5", "jax==0.4.25", "jaxlib==0.4.25")
+    # NumPy and ml_dtypes as they were when these were current: today's resolution (numpy 2.4.6, ml-dtypes 0.7.0 of
+    # 2026-11-16) stops jax 0.4.25 itself at its start ("Unknown NumPy dtype dtype('float32') ... itemsize 0"),
+    # before flax is imported
+    code, report = plan(capsys, "flax==0.7.5", "jax==0.4.25", "jaxlib==0.4.25", "numpy==1.26.4", "ml-dtypes==0.5.4")
     planned = report["build"]["planned"]
     assert code == Exit.FINDINGS and report["build"]["measured"] and planned["status"] == "built", planned
     said = "flax: `import flax` raises AttributeError: 'Config' object has no attribute 'define_bool_state'"

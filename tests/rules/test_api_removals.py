@@ -71,14 +71,16 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
     fix upgrades the library and holds the installed jax, so that pip cannot move jax to fit a newer library."""
     without, with_api = jax_sides(use)
     library = f"{use['package']}=={inside(use)}"
+    variable = api_removals.BACKENDS.get(use["package"])  # a library of several frameworks, on jax's backend
+    env = ("--env", f"{variable}=jax") if variable else ()
     check = f"removed-jax-api-in-{use['package']}"
-    found = [f for f in planned(capsys, library, f"jax=={without}", f"jaxlib=={without}") if f["id"] == check]
+    found = [f for f in planned(capsys, *env, library, f"jax=={without}", f"jaxlib=={without}") if f["id"] == check]
     assert len(found) == 1 and use["api"] in found[0]["detail"], found
-    assert not named(planned(capsys, library, f"jax=={with_api}", f"jaxlib=={with_api}"), use["api"])
+    assert not named(planned(capsys, *env, library, f"jax=={with_api}", f"jaxlib=={with_api}"), use["api"])
     if "fixed" not in use:  # no release read after the last with the use: nothing to upgrade to
         return
     fixed = f"{use['package']}=={use['fixed']}"
-    assert not named(planned(capsys, fixed, f"jax=={without}", f"jaxlib=={without}"), use["api"])
+    assert not named(planned(capsys, *env, fixed, f"jax=={without}", f"jaxlib=={without}"), use["api"])
     if found[0]["severity"] == "warn":  # off the everyday path: the functions are named (the fix is the same)
         assert use["functions"][0] in found[0]["detail"], found[0]
     if not found[0]["caused_by"]:  # a consequence's fix is its root cause's
@@ -196,7 +198,20 @@ def test_a_release_newer_than_jax_is_fixed_by_the_jax_that_has_every_name_it_nee
     """keras 3.12 imports jax.export (first in jax 0.4.30) and uses no name jax removed for good (splash_attention was
     absent from 0.4.15 to 0.4.24 only): the fix moves jax up to 0.4.30, where the real pass's plan had none and
     stopped at the 0.4.29 the oneDNN rule asks for (`cannot import name 'export'`)."""
-    facts = facts_from({"packages": {"jax": "0.4.26", "jaxlib": "0.4.26", "keras": "3.12.0"}})
+    stack = {"jax": "0.4.26", "jaxlib": "0.4.26", "keras": "3.12.0"}
+    facts = facts_from({"packages": stack, "env": {"KERAS_BACKEND": "jax"}})
     (found,) = api_removals.removed_api_uses("keras")(facts)
     assert set(found.fix.install) >= {"jax>=0.4.30", "jaxlib>=0.4.30"}
     assert not any(p.startswith(("jax<", "jaxlib<")) for p in found.fix.install)
+
+
+def test_keras_is_judged_on_jax_only_where_its_backend_is_jax() -> None:
+    """Keras 3 beside an old jax (TensorFlow's Keras in the neural-tangents stack) never calls jax unless its backend
+    is jax: KERAS_BACKEND=jax, or the imports probe imported it (it does so only on the jax backend)."""
+    stack = {"jax": "0.4.26", "jaxlib": "0.4.26", "keras": "3.12.0"}
+    check = api_removals.removed_api_uses("keras")
+    assert check(facts_from({"packages": stack})) == []
+    assert check(facts_from({"packages": stack, "env": {"KERAS_BACKEND": "tensorflow"}})) == []
+    assert check(facts_from({"packages": stack, "env": {"KERAS_BACKEND": "jax"}}))
+    imported = {"distribution": "keras", "version": "3.12.0", "module": "keras", "status": "error", "error": "x"}
+    assert check(facts_from({"packages": stack, "jax": {"status": "ok", "imports": [imported]}}))

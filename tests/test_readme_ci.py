@@ -143,7 +143,9 @@ def test_the_plan_job_annotates_the_requirements_file(runner: Runner, tmp_path: 
     commands = [line for line in step.stdout.splitlines() if line.startswith("::")]
     assert all(WORKFLOW_COMMAND.match(line) for line in commands), commands  # one line each, properties escaped
     if code:
-        assert any(c.startswith("::error title=envaudit fail%3A jax-jaxlib-coupling::") for c in commands), commands
+        # on the line that pins the jaxlib behind jax, so that the annotation shows on the pull request's line
+        error = "::error file=requirements.txt,line=2,title=envaudit fail%3A jax-jaxlib-coupling::"
+        assert any(c.startswith(error) for c in commands), commands
         assert "requirements.txt: jaxlib==0.4.30" in step.stdout  # the fix, in the annotation
     else:
         assert commands == [] and "envaudit: OK" in step.stdout

@@ -167,6 +167,7 @@ def _raising_jax(where: Path) -> Path:
     return where
 
 
+@pytest.mark.slow  # an interpreter in a virtualenv imports a failing module through the hook: a second
 def test_import_failure_is_explained_and_the_exception_is_the_users(venv: Path, tmp_path: Path) -> None:
     """The root cause printed, once, before the traceback; the traceback itself exactly as without the hook (no
     frame of the hook's), and the exception the program catches is jax's own."""

@@ -102,6 +102,7 @@ def test_the_plan_moves_nothing_and_the_findings_own_fix_keeps_libtpu_in_step(tm
 NT_HOST = ("tpu-v5e-nt065-audit.json", "tpu-v5e-nt065-health.json")
 
 
+@pytest.mark.slow  # an interpreter replays a report that imports the whole judge: a second each
 @pytest.mark.parametrize("name", NT_HOST)
 def test_the_tpu_host_with_neural_tangents_fails_for_it_alone(name: str, tmp_path: Path) -> None:
     """The issue's TPU host, measured: flax 0.12.8, optax, orbax, TensorFlow 2.21 (CPU) and neural-tangents 0.6.5
@@ -113,6 +114,7 @@ def test_the_tpu_host_with_neural_tangents_fails_for_it_alone(name: str, tmp_pat
     assert "requirement-unsatisfied" not in {f["id"] for f in report["findings"]}  # tensorflow-cpu is tensorflow
 
 
+@pytest.mark.slow  # an interpreter replays a report, then plans: a second
 def test_its_one_plan_keeps_libtpu_numpy_2_and_exports_nothing(tmp_path: Path) -> None:
     """What an engineer would write: jax[tpu] at 0.5.3 (the newest that neural-tangents 0.6.5 imports with) with
     the libtpu its extra pins, the libraries that need a newer jax moved to their newest releases that accept it,

@@ -54,6 +54,7 @@ def gone(processes: list[psutil.Process]) -> bool:
     return not alive
 
 
+@pytest.mark.slow  # waits for the child it stops: 2 s
 def test_sigterm_stops_the_audit_and_its_child(child_env: dict[str, str]) -> None:
     env = {**child_env, "PYTHONPATH": f"{HANG}{os.pathsep}{child_env['PYTHONPATH']}"}
     proc = subprocess.Popen(

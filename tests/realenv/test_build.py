@@ -76,9 +76,9 @@ def finding(report: dict[str, Any], wanted: str) -> dict[str, Any]:
 def test_flax_075_with_jax_0425_is_measured_failing_at_import_flax(
     temporary: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # NumPy and ml_dtypes as they were when these were current: today's resolution (numpy 2.4.6, ml-dtypes 0.7.0 of
-    # 2026-11-16) stops jax 0.4.25 itself at its start ("Unknown NumPy dtype dtype('float32') ... itemsize 0"),
-    # before flax is imported
+    # NumPy and ml_dtypes as they were when these were current: today's resolution brings NumPy 2.4.6, under which
+    # jaxlib 0.4.25 (built for NumPy 1) stops jax at its start ("Unknown NumPy dtype dtype('float32') ...
+    # itemsize 0": numpy2-with-jaxlib-before-0426, jax-broken folded under it), before flax is imported
     code, report = plan(capsys, "flax==0.7.5", "jax==0.4.25", "jaxlib==0.4.25", "numpy==1.26.4", "ml-dtypes==0.5.4")
     planned = report["build"]["planned"]
     assert code == Exit.FINDINGS and report["build"]["measured"] and planned["status"] == "built", planned

@@ -10,7 +10,7 @@ import pytest
 from envaudit import rules
 from envaudit.collect import collect
 from envaudit.model.scope import ENV_NAMES, ENV_PREFIXES, PATH_NAMES
-from envaudit.rules import engine
+from envaudit.rules import api_removals, engine
 from tests.conftest import ROOT, facts_from
 
 RULES = engine.load_rules()
@@ -92,5 +92,10 @@ def test_healthy_current_cpu_stack_has_no_fail() -> None:
 
 def test_readme_lists_every_rule() -> None:
     readme = (ROOT / "README.md").read_text()
-    missing = [e.id for e in rules.catalogue() if f"`{e.id}`" not in readme]
+    family = f"`{api_removals.FAMILY}<library>`"  # one row for the derived check of each library
+    missing = [
+        e.id
+        for e in rules.catalogue()
+        if f"`{e.id}`" not in readme and not (e.id.startswith(api_removals.FAMILY) and family in readme)
+    ]
     assert missing == []

@@ -261,12 +261,19 @@ def attempt(module: str, distribution: str, version: str) -> tuple[dict[str, Any
     return outcome, error
 
 
-def missing_option(error: BaseException | None, module: str, dist: importlib.metadata.Distribution) -> str | None:
-    """The optional dependency a failed import needs and does not find (its top-level name), or None."""
+def missing_module(error: BaseException | None, module: str) -> str | None:
+    """The top-level module another distribution provides that a failed import did not find, or None (another
+    error, or the module itself missing)."""
     if not isinstance(error, ModuleNotFoundError) or not error.name:
         return None
     missing = error.name.split(".")[0]
-    if missing == module.split(".")[0] or provider(missing) in required(dist) | DEPENDS_ON:
+    return None if missing == module.split(".")[0] else missing
+
+
+def missing_option(error: BaseException | None, module: str, dist: importlib.metadata.Distribution) -> str | None:
+    """The optional dependency a failed import needs and does not find (its top-level name), or None."""
+    missing = missing_module(error, module)
+    if missing is None or provider(missing) in required(dist) | DEPENDS_ON:
         return None
     if not declared(dist, missing):  # objax 1.8.0 imports six and declares it nowhere: `import objax` fails
         return None
@@ -333,10 +340,8 @@ def tried(module: str, dist: importlib.metadata.Distribution) -> tuple[dict[str,
 def undeclared(error: BaseException | None, module: str, dist: importlib.metadata.Distribution) -> str | None:
     """The distribution a failed import needs, declares nowhere and does not find (objax 1.8.0 imports six), by
     the name that installs it: what the user installs to get past it. None where the import failed otherwise."""
-    if not isinstance(error, ModuleNotFoundError) or not error.name:
-        return None
-    missing = error.name.split(".")[0]
-    if missing == module.split(".")[0] or declared(dist, missing) or provider(missing) in DEPENDS_ON:
+    missing = missing_module(error, module)
+    if missing is None or declared(dist, missing) or provider(missing) in DEPENDS_ON:
         return None
     return provider(missing)
 

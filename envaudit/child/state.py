@@ -27,7 +27,8 @@ from envaudit.model.report import JSONDict, LeftOut, ProbeResult, ProbeRun, Prob
 COMPILATION_CACHE = "jax-compilation-cache"  # in envaudit's cache directory
 MAX_FACT_EVENTS = 64  # a child reports one fact per stage (five stages): more is a flood
 MAX_DEVICES = 1024  # devices whose memory statistics are kept
-PROBE_FACTS = ("imports", "calls")  # the jax facts a probe may report (the imports probe's): never the stages' own
+# the jax facts a probe may report (the imports probe's): never the stages' own
+PROBE_FACTS: tuple[Literal["imports", "calls"], ...] = ("imports", "calls")
 MAX_IMPORTS = 1000  # imports kept: an environment has a few dozen libraries that depend on jax
 FACTS_STAGE = " jax facts"  # what a child does before its first task when it reports the facts (no probe's label)
 
@@ -324,10 +325,9 @@ class Run:
         said = result.get("facts") if isinstance(result, dict) else None
         if isinstance(said, dict):
             kept = jaxfacts.declared({k: v for k, v in said.items() if k in PROBE_FACTS})
-            if len(kept.get("imports", ())) > MAX_IMPORTS:
-                kept["imports"] = kept["imports"][:MAX_IMPORTS]
-            if len(kept.get("calls", ())) > MAX_IMPORTS:
-                kept["calls"] = kept["calls"][:MAX_IMPORTS]
+            for name in PROBE_FACTS:  # each a list of outcomes, a few dozen in a real environment
+                if len(kept.get(name, ())) > MAX_IMPORTS:
+                    kept[name] = kept[name][:MAX_IMPORTS]
             self.probe_facts.update(scrub_all(kept))
 
     def outcome(self) -> Outcome:

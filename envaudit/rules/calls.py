@@ -39,7 +39,7 @@ def failures(facts: Facts) -> list[Occurrence]:
         name = str(outcome.get("distribution"))
         if outcome.get("status") != "error" or name in broken:
             continue
-        jax = facts.packages.get("jax") or facts.jax.get("jax_version") or "?"
+        jax = imports.jax_of(facts)
         at = f" (at {outcome['where']})" if outcome.get("where") else ""
         said = f"`{outcome.get('call')}` raises {outcome.get('error')}{at}"
         advice = imports.ADVICE.format(name=name, jax=jax)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from envaudit.model import fixes
 from envaudit.model.facts import Facts, ImportOutcome
-from envaudit.model.fixes import Fix
 from envaudit.model.report import Subject
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
@@ -56,7 +55,7 @@ def failures(facts: Facts) -> list[Occurrence]:
     for name, failed in sorted(by_distribution.items()):
         said = "; ".join(_said(o) for o in failed)
         version = failed[0].get("version", "")
-        jax = facts.packages.get("jax") or facts.jax.get("jax_version") or "?"
+        jax = jax_of(facts)
         forgot = sorted({str(o["undeclared"]) for o in failed if o.get("undeclared")})
         if name == "jax":  # one of jax's own modules, against what is installed beside it
             detail = f"jax {version}: {said}; {ADVICE_JAX}"
@@ -64,8 +63,13 @@ def failures(facts: Facts) -> list[Occurrence]:
             detail = f"{name} {version} imports {', '.join(forgot)} and declares it nowhere: {said}; {ADVICE_FORGOT}"
         else:
             detail = f"{name} {version} with jax {jax}: {said}; {ADVICE.format(name=name, jax=jax)}"
-        found.append(Occurrence(detail, fixes.install(facts, forgot) if forgot else Fix(), about=name))
+        found.append(Occurrence(detail, fixes.install(facts, forgot), about=name))  # (nothing forgot: no fix)
     return found
+
+
+def jax_of(facts: Facts) -> str:
+    """The jax release a library's failure is told against: installed, else what the child reported, else "?"."""
+    return facts.packages.get("jax") or facts.jax.get("jax_version") or "?"
 
 
 def _said(outcome: ImportOutcome) -> str:

@@ -9,6 +9,7 @@ with it (`problem`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,6 @@ from typing import Any
 from packaging.specifiers import Specifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envaudit.model import versions
 from envaudit.model.facts import Facts
 from envaudit.model.redact import REDACTED
 from envaudit.rules import accessors
@@ -46,27 +46,38 @@ def _clause(value: Known, clause: Specifier, low: Version, high: Version) -> Ver
 def _spec(value: Known | None, spec: str, label: str, evidence: list[str]) -> Verdict:
     if value is None:
         return None
-    try:
-        low, high = value.bounds()
-    except (InvalidVersion, ValueError):  # a fact that is not a version ("N/A", 5000 digits) is not known as one
-        return None
-    verdict = _all([_clause(value, clause, low, high) for clause in SpecifierSet(spec)])
+    verdict = _decided(value.text, isinstance(value, accessors.Exact), spec)
     if verdict:
         evidence.append(f"{label} {value.text} ({value.source})")
     return verdict
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _decided(text: str, exact: bool, spec: str) -> Verdict:
+    """A version (exact, or a prefix) against a specifier, decided once: every rule of a table asks the same few
+    versions the same few questions, and a plan asks them for each stack it weighs (parsing them each time was
+    most of a plan's time)."""
+    value: Known = accessors.Exact(text, "") if exact else accessors.Partial(text, "")
+    try:
+        low, high = value.bounds()
+    except (InvalidVersion, ValueError):  # a fact that is not a version ("N/A", 5000 digits) is not known as one
+        return None
+    return _all([_clause(value, clause, low, high) for clause in _clauses(spec)])
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _clauses(spec: str) -> tuple[Specifier, ...]:
+    return tuple(SpecifierSet(spec))
+
+
 def _packages(facts: Facts, want: Mapping[str, str], evidence: list[str]) -> Verdict:
+    """Each named package's version against its specifier: False where it is not installed, unknown where its
+    version is not one."""
+    said = SAID[facts.origin]
     results: list[Verdict] = []
     for name, spec in want.items():
         version = facts.packages.get(name)
-        parsed = versions.version_or_none(version) if version else None
-        if version is None:
-            results.append(False)
-        elif parsed is None:
-            results.append(None)
-        else:
-            results.append(_spec(accessors.Exact(version, SAID[facts.origin]), spec, name, evidence))
+        results.append(False if version is None else _spec(accessors.Exact(version, said), spec, name, evidence))
     return _all(results)
 
 

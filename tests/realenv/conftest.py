@@ -1,10 +1,10 @@
 """Builds each broken environment of envs.py once, for real, from the package index, and hands out copies.
 
 The environments are kept outside the checkout, in TEST_ENVS/real (tests/conftest.py), one directory per recipe (its
-name and a digest of its steps and of this checkout's path), so later runs reuse them, and builds of recipes that
+name and a digest of its steps), so later runs reuse them, whichever checkout runs them, and builds of recipes that
 changed are removed; they are built in a temporary directory and renamed into place, so an interrupted build is
-never reused. pip's cache is the user's (shared by every build and every fix). envaudit runs there from this
-checkout, through a .pth file.
+never reused. pip's cache is the user's (shared by every build and every fix). envaudit runs in each copy from this
+checkout, through a .pth file the copy is given.
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ from tests.realenv.envs import BROKEN, Broken
 HOME = TEST_ENVS / "real"
 UV = (sys.executable, "-m", "uv")
 UV_BIN = Path(sys.executable).parent  # where the test extra installed uv's command, for the user's shell PATH
+# The probes that see what these environments break (a known regression, flax, the libraries' imports: a library
+# that does not import, neural-tangents' included); the numeric probes (dense and conv chains, the NTK, determinism,
+# matmul precision, neural-tangents' kernels) have suites of their own, and cost each of the suite's audits seconds
+# here (ntk_nt on the jax 0.4.25 a neural-tangents fix lands on: a minute)
+PROBES = [arg for name in ("known_regressions", "flax_dtype", "imports") for arg in ("--probe", name)]
 
 
 def _site_packages(prefix: Path) -> Path:
@@ -31,7 +36,7 @@ def _site_packages(prefix: Path) -> Path:
 
 
 def _prefix(env: Broken) -> Path:
-    digest = hashlib.sha256(json.dumps([env.steps, env.maker, "uv-built", str(ROOT)]).encode()).hexdigest()[:12]
+    digest = hashlib.sha256(json.dumps([env.steps, env.maker, "uv-built", "warmed"]).encode()).hexdigest()[:12]
     return HOME / f"{env.name}-{digest}"
 
 
@@ -64,17 +69,28 @@ def built(env: Broken) -> Path:
     for step in env.steps:
         args = [a.replace("{stale}", str(building / "stale")) for a in step]
         subprocess.run([*install, *args], check=True, capture_output=True)
-    (_site_packages(building) / "envaudit-checkout.pth").write_text(f"{ROOT}\n", encoding="utf-8")
+    # uv compiles no bytecode: one audit compiles what the audits import (not all of SciPy or TensorFlow, as
+    # `--compile-bytecode` would: 13 s of CPU for jax 0.10.1's stack against an audit's 3), and every copy's audits
+    # read it (3.4 s an audit against 6.2 s here); its verdict does not matter
+    subprocess.run(
+        [str(python), "-m", "envaudit", *PROBES, "--format", "json"],
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        timeout=600,
+        check=False,
+    )
     building.rename(prefix)
     return prefix
 
 
 def copy(prefix: Path, where: Path, damaged: bool = False) -> Path:
-    """A copy of the environment (a virtualenv runs from anywhere as `bin/python -m ...`); its .pth and any
-    {stale} directory come along. Its files are hard links (a fix only unlinks and writes files anew: pip and uv
-    install, uninstall and compile that way), 2.4 s a copy less here; one that a test damages in place is copied."""
+    """A copy of the environment (a virtualenv runs from anywhere as `bin/python -m ...`), any {stale} directory
+    with it, and a .pth file that runs envaudit from this checkout. Its files are hard links (a fix only unlinks and
+    writes files anew: pip and uv install, uninstall and compile that way), 2.4 s a copy less here; one that a test
+    damages in place is copied."""
     target = where / prefix.name
     shutil.copytree(prefix, target, symlinks=True, copy_function=shutil.copy2 if damaged else _linked)
+    (_site_packages(target) / "envaudit-checkout.pth").write_text(f"{ROOT}\n", encoding="utf-8")
     return target
 
 

@@ -20,15 +20,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, envaudit_run
-from tests.realenv.conftest import UV_BIN, built, copy
+from tests.realenv.conftest import PROBES, UV_BIN, built, copy
 from tests.realenv.envs import BROKEN, Broken
 
 pytestmark = pytest.mark.realenv
-# The probes that see what these environments break (a known regression, flax, the libraries' imports: a library
-# that does not import, neural-tangents' included); the numeric probes (dense and conv chains, the NTK, determinism,
-# matmul precision, neural-tangents' kernels) have suites of their own, and cost each of the suite's audits seconds
-# here (ntk_nt on the jax 0.4.25 a neural-tangents fix lands on: a minute)
-PROBES = [arg for name in ("known_regressions", "flax_dtype", "imports") for arg in ("--probe", name)]
 PROBE_ARGS = " ".join(PROBES)
 
 

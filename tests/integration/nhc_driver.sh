@@ -102,7 +102,9 @@ load_scripts
 if [[ "$TIMEOUT" -gt 0 ]]; then
     (
         trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
-        "${NHC_SLEEP:-sleep}" "$TIMEOUT" &
+        # its output is not the check's: a TERM between its start and `sleeper=$!` leaves it running, and holding
+        # the caller's pipes it held a test's run open for the whole TIMEOUT (30 s once, under CI's load)
+        "${NHC_SLEEP:-sleep}" "$TIMEOUT" >/dev/null 2>&1 &
         sleeper=$!
         wait "$sleeper" && kill -s ALRM $$
     ) &

@@ -319,7 +319,13 @@ def test_fault_drains_with_envaudit_reason_then_pass_resumes(cluster: Cluster) -
     _support.wait_for(
         "the node resumed after the fault was removed", resumed, CHECK_TIMEOUT_S, interval=0.5, context=cluster.logs
     )
-    assert any(rc == 0 and "resumed" in msg for rc, msg in cluster.checks_since(0)), cluster.logs()
+    # the wrapper logs its resume after slurmctld has it: the node can show IDLE a moment before the line is written
+    _support.wait_for(
+        "the resume logged",
+        lambda: any(rc == 0 and "resumed" in msg for rc, msg in cluster.checks_since(0)),
+        CHECK_TIMEOUT_S,
+        context=cluster.logs,
+    )
 
 
 def test_operator_drain_is_never_resumed_nor_overwritten(cluster: Cluster) -> None:

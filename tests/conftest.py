@@ -367,8 +367,23 @@ def nt065(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
+# What released wheels hold, as scripts/derive/_wheels.py keeps it (whole files, each checked against PyPI's sha256
+# when read; the METADATA and members ranged out of them), by file name: a release's files never change
+RELEASED = ("files", "metadata", "members")
+
+
 def derive_cache(tmp_path: Path) -> Path:
-    """Where a test that re-derives from real wheels keeps its downloads: ENVAUDIT_DERIVE_CACHE where set (one cache
-    shared with scripts/derive), else a fresh one under the test's own directory."""
+    """Where a test that re-derives from real wheels works: ENVAUDIT_DERIVE_CACHE where set (one cache shared with
+    scripts/derive, its derivations included), else a fresh one under the test's own directory, so that every test
+    derives anew, whose released files are kept in TEST_ENVS/released for later runs (fetching them was 18 of the
+    19 s the haiku and flax sample took here)."""
     shared = os.environ.get("ENVAUDIT_DERIVE_CACHE")
-    return Path(shared) if shared else tmp_path / "cache"
+    if shared:
+        return Path(shared)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for kind in RELEASED:
+        kept = TEST_ENVS / "released" / kind
+        kept.mkdir(parents=True, exist_ok=True)
+        (cache / kind).symlink_to(kept, target_is_directory=True)
+    return cache

@@ -195,6 +195,7 @@ _BEFORE = pytest.StashKey[set[str] | None]()
 INTEGRATION = os.environ.get("ENVAUDIT_INTEGRATION") == "1"  # .ci/run sets it: those tests install system packages
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: a run without xdist (`-p no:xdist`) does not know it
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto`: a worker for each CPU this process may use, and one more. About a sixth of the whole suite's time its
     tests wait on children (a bound waited out, an install, a daemon) with their CPU idle, and the extra worker

@@ -109,3 +109,21 @@ def test_ci_lints_and_types_first_as_the_repositorys_pre_commit_does() -> None:
         assert -1 < ci.index(f"\n{check}") < tests_at, check
     hooks = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())["repos"][0]["hooks"]
     assert [h["entry"] for h in hooks] == ["ruff check", "ruff format --check", "mypy"]
+
+
+@pytest.mark.slow
+def test_the_suite_runs_without_xdist_too() -> None:
+    """tests/conftest.py implements xdist's worker-count hook: a run without xdist (`-p no:xdist`, a contributor's
+    plain `pytest`) must still start rather than reject the hook as unknown."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", "--collect-only", __file__],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0 and "tests collected" in done.stdout, done.stdout[-1000:] + done.stderr[-1000:]

@@ -31,15 +31,17 @@ def rules_table(readme: str) -> str:
 
     entries = rules.catalogue()
     family = [e for e in entries if e.id.startswith(FAMILY)]  # a check per library: one row (`envaudit rules`)
-    rows = "\n".join(
-        f"| `{e.id}` | {e.severity} | {e.listed_as} | {e.title} |"
-        if not e.id.startswith(FAMILY)
-        else f"| `{FAMILY}<library>` | {e.severity} | {e.listed_as} | a library uses a jax API that the installed jax "
-        f"does not have: one check for each of the {len(family)} libraries of api-removals.toml (`envaudit rules` "
-        "lists them; a warning where only functions off the everyday path call it) |"
-        for e in entries
-        if not e.id.startswith(FAMILY) or e is family[0]
-    )
+    lines = []
+    for e in entries:
+        if not e.id.startswith(FAMILY):
+            lines.append(f"| `{e.id}` | {e.severity} | {e.listed_as} | {e.title} |")
+        elif e is family[0]:
+            lines.append(
+                f"| `{FAMILY}<library>` | {e.severity} | {e.listed_as} | a library uses a jax API that the installed "
+                f"jax does not have: one check for each of the {len(family)} libraries of api-removals.toml "
+                "(`envaudit rules` lists them; a warning where only functions off the everyday path call it) |"
+            )
+    rows = "\n".join(lines)
     start = readme.index(TABLE_HEAD) + len(TABLE_HEAD)
     return readme[:start] + rows + readme[readme.index("\n\n", start) :]
 

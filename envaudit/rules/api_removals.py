@@ -51,17 +51,14 @@ def _removed_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use
     (any_jax: that any jax release lacks); but those an import or a call measured here contradicts (`contradicted`)."""
     from envaudit.rules import calls, imports
 
-    if package not in facts.packages:  # most libraries a table speaks of are not installed: nothing to read
+    uses = _table_uses(facts, package, any_jax)
+    if not uses:  # most libraries the table speaks of are not installed: no measurement to read
         return []
     cleared = imports.imported(facts, package)  # it imported here: no use that `import PACKAGE` runs breaks it
     # (one at the import of a module that `import PACKAGE` does not reach, `module`, was not tried); its smoke call
     # worked here: no use on its main path (`standard_path`) breaks it
     ran = calls.called(facts, package)
-    return [
-        use
-        for use in _table_uses(facts, package, any_jax)
-        if not (cleared and _at_import(use)) and not (ran and "standard_path" in use)
-    ]
+    return [use for use in uses if not (cleared and _at_import(use)) and not (ran and "standard_path" in use)]
 
 
 # libraries of several frameworks that compute with jax only where the user chose it: the variable that chooses
@@ -90,7 +87,7 @@ def _table_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use]:
         return []
     return [
         use
-        for use in _by_package().get(package, [])
+        for use in uses_of(package)
         if (any_jax or SpecifierSet(use["jax"]).contains(jax, prereleases=True))
         and any(SpecifierSet(spec).contains(version, prereleases=True) for spec in use["versions"])
     ]
@@ -109,8 +106,10 @@ def contradicted(facts: Facts) -> list[Occurrence]:
     from envaudit.rules import calls, imports
 
     found = []
-    for package in [p for p in removal_packages() if p in facts.packages]:
+    for package in removal_packages():
         uses = _table_uses(facts, package)
+        if not uses:
+            continue
         wrong = [u for u in uses if _at_import(u)] if imports.imported(facts, package) else []
         main = [u for u in uses if "standard_path" in u and u not in wrong] if calls.called(facts, package) else []
         said, worked = [], []
@@ -152,6 +151,11 @@ def _back_by(use: Use, floor: str) -> bool:
 def removal_packages() -> list[str]:
     """The libraries the table speaks of: each gets its own check, so a rule on one library folds only its own."""
     return list(_by_package())
+
+
+def uses_of(package: str) -> list[Use]:
+    """The table's entries for one library, in the table's order."""
+    return _by_package().get(package, [])
 
 
 _GROUPED: list[tuple[list[Use], dict[str, list[Use]]]] = []  # the table's uses and them by library, made once
@@ -262,9 +266,7 @@ def _releases_named(package: str, finals: bool = True) -> list[str]:
     read by the derivation, and the first release after a run of condemned ones is always among them (finals=False:
     its pre-releases too)."""
     found = set()
-    for use in REMOVALS.load()["use"]:
-        if use["package"] != package:
-            continue
+    for use in uses_of(package):
         found.update([use["fixed"]] if "fixed" in use else [])
         for spec in use["versions"]:
             found.update(part.lstrip("<>=!~") for part in spec.split(","))
@@ -281,11 +283,7 @@ def first_unaffected(facts: Facts, package: str) -> str:
     jax, installed = facts.packages.get("jax", ""), facts.packages.get(package, "")
     if not is_release(jax) or not is_release(installed):
         return ""
-    condemning = [
-        use
-        for use in REMOVALS.load()["use"]
-        if use["package"] == package and SpecifierSet(use["jax"]).contains(jax, prereleases=True)
-    ]
+    condemning = [use for use in uses_of(package) if SpecifierSet(use["jax"]).contains(jax, prereleases=True)]
     for version in _releases_named(package):
         if numbers(version) <= numbers(installed):
             continue

@@ -24,7 +24,7 @@ from envaudit.model.facts import CallOutcome, Duplicate, Facts, ImportOutcome, J
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name
 from envaudit.rules import extras, messages
-from envaudit.rules.api_removals import REMOVALS
+from envaudit.rules.api_removals import uses_of
 from envaudit.rules.environment import coupled
 from envaudit.rules.jax_env import env_flag
 from envaudit.rules.releases import covers, numbers
@@ -186,11 +186,7 @@ def releases(name: str, python: str | None) -> tuple[str, ...]:
         by_python = table["versions"]
         lists: Iterable[list[str]] = [by_python[python]] if python in by_python else by_python.values()
         return tuple(dict.fromkeys(v for found in lists for v in found))
-    found = []
-    for use in REMOVALS.load()["use"]:
-        if use["package"] == name:
-            found += [use["fixed"]] if "fixed" in use else []
-    return tuple(dict.fromkeys(found))
+    return tuple(dict.fromkeys(use["fixed"] for use in uses_of(name) if "fixed" in use))
 
 
 def _unmet(

@@ -368,14 +368,14 @@ def nt065(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-# What released wheels hold, as scripts/derive/_wheels.py keeps it (whole files, each checked against PyPI's sha256
+# What released wheels hold, as derive/wheels.py keeps it (whole files, each checked against PyPI's sha256
 # when read; the METADATA and members ranged out of them), by file name: a release's files never change
 RELEASED = ("files", "metadata", "members")
 
 
 def derive_cache(tmp_path: Path) -> Path:
     """Where a test that re-derives from real wheels works: ENVAUDIT_DERIVE_CACHE where set (one cache shared with
-    scripts/derive, its derivations included), else a fresh one under the test's own directory, so that every test
+    derive/, its derivations included), else a fresh one under the test's own directory, so that every test
     derives anew, whose released files are kept in TEST_ENVS/released for later runs (fetching them was 18 of the
     19 s the haiku and flax sample took here)."""
     shared = os.environ.get("ENVAUDIT_DERIVE_CACHE")

@@ -33,7 +33,7 @@ RELEVANT_NAMES = SELF | frozenset(
         "frozendict",
         "tensorstore",  # orbax-checkpoint's compiled dependency (declared-requires.toml reads its releases)
         "jax-metal",  # the Metal plugin: its releases pin the jax and jaxlib they work with (declared-requires.toml)
-        # the libraries whose releases scripts/derive/library_uses.py reads (api-removals.toml speaks of them; a
+        # the libraries whose releases derive/sources/library_uses.py reads (api-removals.toml speaks of them; a
         # test keeps every package of the tables in scope)
         "equinox",
         "dm-haiku",
@@ -54,8 +54,8 @@ RELEVANT_NAMES = SELF | frozenset(
         "evosax",
     }
 )
-# The libraries whose releases scripts/derive/library_uses.py reads (rules/tables/derived/libraries.toml, derived by
-# scripts/derive/libraries.py, which prints this set where it differs; tests/rules/test_libraries.py keeps them
+# The libraries whose releases derive/sources/library_uses.py reads (rules/tables/derived/libraries.toml, derived by
+# derive/tables/libraries.py, which prints this set where it differs; tests/rules/test_libraries.py keeps them
 # equal): api-removals.toml speaks of them. A literal, not the table read: the import-time hook reads this module.
 LIBRARIES = frozenset(
     {
@@ -128,7 +128,7 @@ def is_relevant(name: str) -> bool:
 
 def in_stack(name: str) -> bool:
     """The audited stack without LIBRARIES: the packages whose requirements on each other declared-requires.toml
-    reads (scripts/derive/declared.py); a library's versions are collected, its requirements not read."""
+    reads (derive/tables/declared.py); a library's versions are collected, its requirements not read."""
     norm = canonicalize_name(name)
     return norm in RELEVANT_NAMES or bool(RELEVANT_PATTERN.match(norm))
 

@@ -1,5 +1,5 @@
 """The library releases that use a jax name a jax release they install with lacks (removed, or not yet added):
-`api-removals.toml`, DERIVED by scripts/derive/ from the released wheels (`python -m scripts.derive.api_removals`).
+`api-removals.toml`, DERIVED by derive/ from the released wheels (`python -m derive.tables.api_removals`).
 Each library gets its own check, so a rule on one library folds only its own; a use at import, or on the main path
 (`standard_path`: a call the library's README shows reaches it, tables/derived/entry-points.toml), is a failure, one
 only a few functions off that path reach a warning. Either way the fix is the first release of the library that no
@@ -204,7 +204,7 @@ def _breaks(package: str, use: Use) -> str:
 @functools.cache
 def _import_names() -> dict[str, list[str]]:
     """Each library's modules, as its newest wheel installs them (tables/derived/libraries.toml, derived by
-    scripts/derive/libraries.py from the wheel's RECORD); read only when a finding names one."""
+    derive/tables/libraries.py from the wheel's RECORD); read only when a finding names one."""
     import tomllib
 
     with (TABLES / "derived" / "libraries.toml").open("rb") as handle:
@@ -298,7 +298,7 @@ CONTRADICTED = Check(
     id="api-removal-contradicted",
     severity="info",
     title="an import or a call measured working contradicts the API-removal table: the table's entry is not counted",
-    fix="correct that entry, its guard or its span of releases (scripts/derive/api_removals.py derives the table)",
+    fix="correct that entry, its guard or its span of releases (derive/tables/api_removals.py derives the table)",
     references=("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md",),
     run=contradicted,
 )

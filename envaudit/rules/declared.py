@@ -2,7 +2,7 @@
 
 A live audit reads each installed distribution's Requires-Dist (`pip check`, collect/packages.py). A plan reads the
 tables instead: jax's and jaxlib's read at the jax tags (jax-requires.toml), every other audited project's derived
-from its wheels' METADATA (declared-requires.toml, scripts/derive/declared.py). A requirement's marker is evaluated
+from its wheels' METADATA (declared-requires.toml, derive/tables/declared.py). A requirement's marker is evaluated
 for the plan's Python on its platform (Linux x86_64 unless a pip report says otherwise); a plan that names no Python
 is evaluated for every Python the release admits, and a requirement is unmet only where it is unmet for each of
 them. A release the tables do not list, or a requirement on a package the plan does not pin, is unknown, not unmet.

@@ -1,5 +1,5 @@
 """What `jax[EXTRA]==V` installs beside jax, as the release's own METADATA says (tables/cuda-extra.toml, derived by
-scripts/derive/cuda_extra.py): the single-package CUDA jaxlib (`jax[cuda12_pip]==0.4.20` installs
+derive/tables/cuda_extra.py): the single-package CUDA jaxlib (`jax[cuda12_pip]==0.4.20` installs
 `jaxlib==0.4.20+cuda12.cudnn89` from jax's own index), or jaxlib with the CUDA or ROCm plugin and its pjrt. A plan
 of the extra is modelled as what it installs, so that the build checks apply to it as to an installed stack.
 """

@@ -1,5 +1,5 @@
 """Releases built against NumPy 1 beside NumPy 2 (tables/numpy-builds.toml, derived from each release's sdist by
-scripts/derive/numpy_builds.py): their import fails ("A module that was compiled using NumPy 1.x cannot be run in
+derive/tables/numpy_builds.py): their import fails ("A module that was compiled using NumPy 1.x cannot be run in
 NumPy 2.x"), and pip, which reads no build, installed them together. A plan that names no Python is judged where every
 Python the release has a wheel for was built against NumPy 1.
 """

@@ -1,5 +1,5 @@
 """Which platforms each release of jaxlib and of jax's CUDA plugins has a wheel for (`platform-wheels.toml`, DERIVED
-by `python -m scripts.derive.platform_wheels` from PyPI's file lists): a plan, or a pasted report, that asks for a
+by `python -m derive.tables.platform_wheels` from PyPI's file lists): a plan, or a pasted report, that asks for a
 release on a platform it has no wheel for cannot be installed there (jax[cuda12] on native Windows, a jaxlib newer
 than the last Intel-Mac wheel). A live audit describes what is installed, so only a plan or a report can have it.
 """

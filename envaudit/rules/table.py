@@ -1,13 +1,13 @@
 """The kit for a table over releases: `Table(name, Shape)`, declared in the module that applies it.
 
-A table is a TOML file of `tables/`, read from upstream sources (most derived by a script of `scripts/derive/`).
+A table is a TOML file of `tables/`, read from upstream sources (most derived by a script of `derive/`).
 Its shape is a TypedDict declared beside the `Table`; it is read once, checked against the shape, closed (`typecheck`,
 as a facts document, a rule file and a report are), so a misspelt or missing key in a table read from upstream is an
 error when it loads, not a rule that silently says nothing, and `load()` returns it typed.
 
 Every table says where it was read from (`source`) and when and how (`read`), in its data, and tells its story in
 the comment at its head: that is its one place of provenance, and `tables/README.md` is generated from the heads
-(`python -m scripts.derive.readme`). A new table is its derive script, its TOML, the module that declares and applies
+(`python -m derive.readme`). A new table is its derive script, its TOML, the module that declares and applies
 it, and its test.
 """
 

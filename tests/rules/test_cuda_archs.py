@@ -1,5 +1,5 @@
 """The GPU architectures each jax CUDA build carries code for (`tables/cuda-archs.toml`, derived by
-scripts/derive/cuda_archs.py from the plugins' wheels and .bazelrc at jaxlib's tags; `rules/cuda_archs.py`): the
+derive/tables/cuda_archs.py from the plugins' wheels and .bazelrc at jaxlib's tags; `rules/cuda_archs.py`): the
 derivation's reading of a fatbinary and of .bazelrc, NVIDIA's compatibility rules, a sample re-derived from a real
 wheel, and plans on GPUs a build has no code for (real reports: jax#22723, jax#40487) failing with one root."""
 
@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from derive.tables import cuda_archs as derivation
 from envaudit.cli import main
 from envaudit.model.facts import GPU, Facts, JaxFacts
 from envaudit.rules import cuda_archs
 from envaudit.rules.cuda_archs import ArchBuild
-from scripts.derive import cuda_archs as derivation
 from tests.conftest import BESIDE_MISCOMPILES, derive_cache
 from tests.planfix import requested
 

@@ -188,16 +188,16 @@ def test_the_cuda11_pins_are_what_the_released_jax_wheels_declare(tmp_path: Path
 
     from packaging.requirements import Requirement
 
-    from scripts.derive import _wheels
-    from scripts.derive.declared import metadata_file
+    from derive.sources import wheels
+    from derive.tables.declared import metadata_file
 
     cache = derive_cache(tmp_path)
-    data = _wheels.project_json("jax", cache, False)
+    data = wheels.project_json("jax", cache, False)
     for release in ("0.4.17", "0.4.25"):
         picked = metadata_file(data["releases"][release])
         assert picked is not None
-        url = urljoin(_wheels.PYPI.format(name="jax"), picked["url"])
-        declared = _wheels.fields(_wheels.wheel_metadata(picked["filename"], url, cache, False))["Requires-Dist"]
+        url = urljoin(wheels.PYPI.format(name="jax"), picked["url"])
+        declared = wheels.fields(wheels.wheel_metadata(picked["filename"], url, cache, False))["Requires-Dist"]
         pins = {
             r.name: next(s.version for s in r.specifier if s.operator == ">=")
             for r in map(Requirement, declared)

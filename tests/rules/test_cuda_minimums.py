@@ -1,5 +1,5 @@
 """The CUDA libraries jax refuses when its CUDA backend starts (`tables/cuda-minimums.toml`, derived by
-scripts/derive/cuda_minimums.py from the wheels of jax, its pjrt plugins and the nvidia-* libraries;
+derive/tables/cuda_minimums.py from the wheels of jax, its pjrt plugins and the nvidia-* libraries;
 `rules/cuda_minimums.py`): the derivation's reading of the check and of the headers, a sample re-derived from the
 real wheels, and a plan below a minimum failing with one root and a fix that leaves none."""
 
@@ -13,10 +13,10 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.version import Version
 
+from derive.tables import cuda_minimums as derivation
 from envaudit.cli import main
 from envaudit.model.facts import Facts
 from envaudit.rules import cuda_minimums, extras
-from scripts.derive import cuda_minimums as derivation
 from tests.conftest import BESIDE_MISCOMPILES, derive_cache
 from tests.planfix import requested
 

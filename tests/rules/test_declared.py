@@ -1,5 +1,5 @@
 """What planned releases declare they need (declared-requires.toml, rules/declared.py): the table against the real
-METADATA of the wheels installed here, pip's own verdicts measured by scripts/derive/confirm_declared.py replayed
+METADATA of the wheels installed here, pip's own verdicts measured by derive/confirm/declared.py replayed
 through `envaudit plan`, markers on a plan with and without a Python, the refusal's fix replanned, and the
 derivation's reading of Requires-Dist."""
 
@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from packaging.requirements import Requirement
 
+from derive.sources import wheels
+from derive.tables import declared as derivation
 from envaudit.cli import main
 from envaudit.model.facts import Facts, PythonFacts
 from envaudit.model.scope import canonicalize_name, in_stack
 from envaudit.rules import declared
 from envaudit.rules.table import TABLES
-from scripts.derive import _wheels
-from scripts.derive import declared as derivation
 from tests.planfix import requested
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -144,7 +144,7 @@ def test_the_derivation_groups_only_consecutive_releases_that_declare_the_same()
         {"version": "1.2", "python": ">=3.10", "requires": ["jax>=0.4"]},
         {"version": "1.3", "python": ">=3.9", "requires": ["jax>=0.4"]},
     ]
-    assert [r["versions"] for r in _wheels.runs(rows, derivation.SAME)] == [["1.0", "1.1"], ["1.2"], ["1.3"]]
+    assert [r["versions"] for r in wheels.runs(rows, derivation.SAME)] == [["1.0", "1.1"], ["1.2"], ["1.3"]]
 
 
 def test_jax_metal_releases_pin_the_jax_they_were_built_for(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""The derivation of api-removals.toml (scripts/derive/): its ast reading on small sources (aliases, import time or
+"""The derivation of api-removals.toml (derive/): its ast reading on small sources (aliases, import time or
 call time, each guard, annotations with and without `from __future__ import annotations`, jax's deprecation
 tables), and, with the network, a sample re-derived from the real wheels against the committed table."""
 
@@ -13,8 +13,11 @@ from typing import Any, cast
 import pytest
 from packaging.specifiers import SpecifierSet
 
+from derive.confirm import api_removals as confirm
+from derive.confirm import calls as confirm_calls
+from derive.sources import jax_api, library_uses
+from derive.tables import api_removals
 from envaudit.rules.api_removals import REMOVALS, Use
-from scripts.derive import api_removals, confirm, confirm_calls, jax_api, library_uses
 from tests.conftest import derive_cache
 
 ROOT = Path(__file__).resolve().parents[2]

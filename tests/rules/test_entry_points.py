@@ -1,9 +1,9 @@
-"""The entry points derived from a library's README (scripts/derive/entry_points.py): its Python code blocks read
+"""The entry points derived from a library's README (derive/tables/entry_points.py): its Python code blocks read
 with ast, the calls of the library's names kept; offline."""
 
 from __future__ import annotations
 
-from scripts.derive import entry_points
+from derive.tables import entry_points
 
 README = """
 # kfac

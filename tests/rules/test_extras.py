@@ -1,4 +1,4 @@
-"""What jax's accelerator extras install (cuda-extra.toml, derived by scripts/derive/cuda_extra.py; rules/extras.py):
+"""What jax's accelerator extras install (cuda-extra.toml, derived by derive/tables/cuda_extra.py; rules/extras.py):
 the derivation's reading of Requires-Dist, the table against the METADATA of the jax installed here, and a plan of
 an extra modelled as what it installs, so that the checks of an installed stack apply to it."""
 
@@ -13,10 +13,10 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from derive.tables import cuda_extra as derivation
 from envaudit.cli import main
 from envaudit.model import fixes
 from envaudit.rules import extras
-from scripts.derive import cuda_extra as derivation
 from tests.conftest import BESIDE_MISCOMPILES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,10 +131,10 @@ def test_a_cuda13_wheel_outside_the_plugin_pin_warns_with_its_source(capsys: pyt
 
 
 def test_pip_chose_what_the_table_plans_wherever_it_could_install_the_extra() -> None:
-    """scripts/derive/confirm_cuda_extra.py's measurement (pip's resolver on jax[EXTRA]==V), against today's table:
+    """derive/confirm/cuda_extra.py's measurement (pip's resolver on jax[EXTRA]==V), against today's table:
     each confirmed run's jaxlib, plugin and pjrt are the releases extras.implied plans, its nvidia wheels inside the
     pins of the plugin release it chose."""
-    from scripts.derive import confirm_cuda_extra as confirmation
+    from derive.confirm import cuda_extra as confirmation
 
     measured = json.loads((ROOT / "envaudit/rules/tables/derived/cuda-extra-confirmed.json").read_text())
     assert measured["confirmed"] >= 20 and all(r["verdict"] != "contradicted" for r in measured["runs"])

@@ -1,4 +1,4 @@
-"""The list of libraries api-removals.toml is derived from (scripts/derive/libraries.py): which candidates a fake
+"""The list of libraries api-removals.toml is derived from (derive/tables/libraries.py): which candidates a fake
 PyPI keeps, and what the committed list holds; offline."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from derive.sources import library_uses, wheels
+from derive.tables import libraries
 from envaudit.model import scope
-from scripts.derive import _wheels, libraries, library_uses
 
 
 def project(name: str, version: str, requires: list[str] | None, uploads: dict[str, str] | None = None) -> Any:
@@ -82,7 +83,7 @@ def test_a_name_pypi_lacks_is_dropped(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing(name: str, cache: Path, offline: bool) -> Any:
         raise urllib.error.HTTPError(f"https://pypi.org/pypi/{name}/json", 404, "Not Found", None, None)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_wheels, "project_json", missing)
+    monkeypatch.setattr(wheels, "project_json", missing)
     assert libraries.pypi("no-such-project", Path("."), False) is None
     assert libraries.judge("no-such-project", "https://example.org", None, []) is None
 

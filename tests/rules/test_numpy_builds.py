@@ -12,9 +12,9 @@ import pytest
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from derive.tables import numpy_builds
 from envaudit.cli import main
 from envaudit.rules.table import TABLES
-from scripts.derive import numpy_builds
 from tests.conftest import BESIDE_MISCOMPILES
 from tests.planfix import requested
 

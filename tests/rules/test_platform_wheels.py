@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from derive.tables import platform_wheels as derivation
 from envaudit.cli import main
 from envaudit.rules import platform_wheels
-from scripts.derive import platform_wheels as derivation
 from tests.conftest import derive_cache
 
 TABLE = platform_wheels.PLATFORM_WHEELS.load()

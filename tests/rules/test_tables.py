@@ -129,7 +129,7 @@ def test_every_table_is_declared_once_with_its_shape_and_a_wrong_one_is_refused(
 
 
 def test_the_tables_readme_is_what_their_heads_say() -> None:
-    """tables/README.md is generated from each table's head (`python -m scripts.derive.readme`): its one place."""
-    from scripts.derive import readme
+    """tables/README.md is generated from each table's head (`python -m derive.readme`): its one place."""
+    from derive import readme
 
     assert readme.README.read_text(encoding="utf-8") == readme.render()

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
+from derive.tables import tpu_extra as derivation
 from envaudit import rules
 from envaudit.model import fixes
 from envaudit.rules import tpu_pins
 from envaudit.rules.table import TABLES
-from scripts.derive import tpu_extra as derivation
 from tests.conftest import facts_from
 from tests.planfix import requested
 
@@ -92,7 +92,7 @@ def test_a_tpu_host_moves_jax_through_its_tpu_extra() -> None:
 
 
 def test_pip_chose_the_pinned_libtpu_wherever_it_could_install_the_extra() -> None:
-    """scripts/derive/confirm_tpu_extra.py's measurement (pip's resolver on jax[tpu]==V), against today's table."""
+    """derive/confirm/tpu_extra.py's measurement (pip's resolver on jax[tpu]==V), against today's table."""
     measured = json.loads((TABLES / "derived" / "tpu-extra-confirmed.json").read_text())
     assert measured["confirmed"] >= 20 and all(r["verdict"] != "contradicted" for r in measured["runs"])
     for run in measured["runs"]:

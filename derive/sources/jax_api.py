@@ -13,7 +13,7 @@ surface cannot be read to the end (a star import from outside jax, a `__getattr_
 Each release's surface is kept in the cache (derived/jax/VERSION.json); `lookup` answers whether a dotted name is
 there, as `import`/attribute access would find it.
 
-usage: python -m scripts.derive.jax_api [--cache DIR] [--offline]
+usage: python -m derive.sources.jax_api [--cache DIR] [--offline]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from scripts.derive import _wheels
+from derive.sources import wheels
 
 FIRST = "0.3.0"
 FORMAT = 5  # of the cached surfaces: bumped when what is read changes, so that the cache is re-read
@@ -228,7 +228,7 @@ def read_module(source: bytes, module: str, is_package: bool) -> Surface:
     """One module's surface (see _Reader); a module that does not parse is open."""
     reader = _Reader(module, is_package)
     try:
-        tree = _wheels.parse(source)
+        tree = wheels.parse(source)
     except (SyntaxError, ValueError):
         reader.open = True
         return reader.surface()
@@ -349,7 +349,7 @@ def read_release(path: Path) -> dict[str, Any]:
     """A release's surface from its file: every module, its children, the config options and Config's members."""
     modules: dict[str, Surface] = {}
     trees: dict[str, ast.Module] = {}
-    for name, data in _wheels.python_files(path):
+    for name, data in wheels.python_files(path):
         module = module_name(name)
         if module is None:
             continue
@@ -357,7 +357,7 @@ def read_release(path: Path) -> dict[str, Any]:
         modules[module] = read_module(data, module, is_package)
         if module.startswith("jax._src.config") or module == "jax.config" or b"_state(" in data or b"DEFINE_" in data:
             with contextlib.suppress(SyntaxError, ValueError):
-                trees[module] = _wheels.parse(data)
+                trees[module] = wheels.parse(data)
     for module in list(modules):  # a package's child modules: present once imported
         parent, _, child = module.rpartition(".")
         if parent in modules:
@@ -416,31 +416,31 @@ def _config_has(release: dict[str, Any], name: str) -> tuple[bool, str]:
     return False, ""
 
 
-def releases(cache: Path, offline: bool) -> list[_wheels.Artefact]:
+def releases(cache: Path, offline: bool) -> list[wheels.Artefact]:
     """jax's releases from FIRST on, each with its file (wheel, else sdist)."""
     first = Version(FIRST)
-    return [a for a in _wheels.artefacts(_wheels.project_json("jax", cache, offline)) if Version(a.version) >= first]
+    return [a for a in wheels.artefacts(wheels.project_json("jax", cache, offline)) if Version(a.version) >= first]
 
 
-def surface_of(artefact: _wheels.Artefact, cache: Path, offline: bool) -> dict[str, Any]:
+def surface_of(artefact: wheels.Artefact, cache: Path, offline: bool) -> dict[str, Any]:
     """A release's surface, from the cache when it was read before (and its file's sha256 still matches)."""
     kept = cache / "derived" / "jax" / f"{artefact.version}.json"
     if kept.exists():
-        data: dict[str, Any] = _wheels.load_json(kept)
+        data: dict[str, Any] = wheels.load_json(kept)
         if data.get("format") == FORMAT and data.get("sha256") == artefact.sha256:
             return data
-    data = read_release(_wheels.fetch(artefact, cache, offline))
+    data = read_release(wheels.fetch(artefact, cache, offline))
     data["sha256"], data["version"], data["file"] = artefact.sha256, artefact.version, artefact.filename
-    _wheels.dump_json(kept, data)
+    wheels.dump_json(kept, data)
     return data
 
 
 def main(argv: list[str] | None = None) -> int:
-    options = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "").parse_args(argv)
-    cache = _wheels.cache_of(options.cache)
+    options = wheels.arguments(__doc__.splitlines()[0] if __doc__ else "").parse_args(argv)
+    cache = wheels.cache_of(options.cache)
     started = time.monotonic()
     found = releases(cache, options.offline)
-    _wheels.fetch_all(found, cache, options.offline)
+    wheels.fetch_all(found, cache, options.offline)
     for artefact in found:
         surface = surface_of(artefact, cache, options.offline)
         print(f"jax {artefact.version}: {len(surface['modules'])} modules, {len(surface['config_options'])} options")

@@ -10,7 +10,7 @@ of the failing side's error. The error is quoted as measured: where it names ano
 entry's (reached first on the same path), the boundary holds but the entry is not the name jax raises on, and the
 result says so ("confirmed-other-name"). Exit 1 when a side contradicts the table.
 
-usage: python -m scripts.derive.confirm_calls [--only PROJECT ...]
+usage: python -m derive.confirm.calls [--only PROJECT ...]
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from typing import Any
 
 from packaging.specifiers import SpecifierSet
 
+from derive.confirm.api_removals import attempt
+from derive.sources import wheels
 from envaudit.rules.api_removals import REMOVALS
 from envaudit.rules.table import TABLES
-from scripts.derive import _wheels
-from scripts.derive.confirm import attempt
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = REMOVALS.path
@@ -81,7 +81,7 @@ CALLS: dict[str, tuple[str, str, str, str, str]] = {
     ),
 }
 # The libraries issue 41 added to those read (tables/derived/libraries.toml) whose boundaries were not measured yet:
-# an import-time one is measured by `python -m scripts.derive.confirm --only NAME` (a minute each, two venvs), a
+# an import-time one is measured by `python -m derive.confirm.api_removals --only NAME` (a minute each, two venvs), a
 # call-time one needs its README's calls written into CALLS above.
 NOT_MEASURED_IMPORT = "an import-time boundary not measured yet (listed by issue 41; confirm.py --only NAME)"
 NOT_MEASURED_CALL = "call-time entries only, and no program of its calls written in CALLS yet (listed by issue 41)"
@@ -236,10 +236,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{package}: not confirmed: {why}")
     kept = [
         r
-        for r in (_wheels.load_json(OUTPUT) if OUTPUT.exists() else [])
+        for r in (wheels.load_json(OUTPUT) if OUTPUT.exists() else [])
         if r["package"] not in {f["package"] for f in found}
     ]
-    _wheels.dump_json(OUTPUT, sorted([*kept, *found], key=lambda r: r["package"]))
+    wheels.dump_json(OUTPUT, sorted([*kept, *found], key=lambda r: r["package"]))
     return 1 if any(r["verdict"] == "contradicted" for r in found) else 0
 
 

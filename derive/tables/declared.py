@@ -8,7 +8,7 @@ jax and jaxlib have their own table (jax-requires.toml, read at the tags). Requi
 "..."`) are left out: a plan installs no library's extras. Each METADATA is ranged out of the remote wheel once and
 cached (a released file does not change), so a second run reads only the projects' JSON and writes the same bytes.
 
-usage: python -m scripts.derive.declared [--cache DIR] [--offline] [--output FILE]
+usage: python -m derive.tables.declared [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from derive.sources import wheels
 from envaudit.model.scope import RELEVANT_NAMES, in_stack
 from envaudit.rules.declared import DECLARED
-from scripts.derive import _wheels
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = DECLARED.path
@@ -66,18 +66,18 @@ def metadata_file(files: list[dict[str, Any]]) -> dict[str, Any] | None:
 def release_metadata(project: str, cache: Path, offline: bool, since: str = "") -> dict[str, dict[str, list[str]]]:
     """Each final release (first uploaded on or after `since`) that has a wheel: its METADATA's fields, read from
     the wheel metadata_file picks."""
-    data = _wheels.project_json(project, cache, offline)
-    base = _wheels.PYPI.format(name=project)
+    data = wheels.project_json(project, cache, offline)
+    base = wheels.PYPI.format(name=project)
     found = [
         (version, picked)
         for version, files in data["releases"].items()
-        if _wheels.final(version) is not None and files and _wheels.first_upload(files) >= since
+        if wheels.final(version) is not None and files and wheels.first_upload(files) >= since
         if (picked := metadata_file(files)) is not None
     ]
-    texts = _wheels.parallel(
-        lambda item: _wheels.wheel_metadata(item[1]["filename"], urljoin(base, item[1]["url"]), cache, offline), found
+    texts = wheels.parallel(
+        lambda item: wheels.wheel_metadata(item[1]["filename"], urljoin(base, item[1]["url"]), cache, offline), found
     )
-    return {version: _wheels.fields(text) for (version, _), text in zip(found, texts, strict=True)}
+    return {version: wheels.fields(text) for (version, _), text in zip(found, texts, strict=True)}
 
 
 def declared(project: str, cache: Path, offline: bool) -> list[dict[str, Any]]:
@@ -94,36 +94,36 @@ def render(tables: dict[str, list[dict[str, Any]]], read: str) -> str:
     lines = [
         "# What the ecosystem's releases declare they need (Requires-Dist on the packages envaudit audits, and",
         "# Requires-Python), read from the METADATA of each release's wheel: DERIVED by",
-        "# scripts/derive/declared.py, do not edit by hand. Rows are runs of consecutive releases declaring the same.",
+        "# derive/tables/declared.py, do not edit by hand. Rows are runs of consecutive releases declaring the same.",
         "# Requirements under an extra are left out (a plan installs no library's extras); jax and jaxlib are in",
         "# jax-requires.toml. A release not listed is unknown (older than the first read, newer than the last, or",
         "# not a final release).",
-        f'source = "{_wheels.PYPI} ({WHEEL_READ})"',
+        f'source = "{wheels.PYPI} ({WHEEL_READ})"',
         f'read = "{read}"',
     ]
     for project, rows in sorted(tables.items()):
         for row in rows:
-            lines += ["", "[[release]]", f'package = "{project}"', f"versions = {_wheels.toml_list(row['versions'])}"]
+            lines += ["", "[[release]]", f'package = "{project}"', f"versions = {wheels.toml_list(row['versions'])}"]
             lines += [
-                f"python = {_wheels.toml_string(row['python'])}",
-                f"requires = {_wheels.toml_list(row['requires'])}",
+                f"python = {wheels.toml_string(row['python'])}",
+                f"requires = {wheels.toml_list(row['requires'])}",
             ]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    options, cache, started = _wheels.start_table(__doc__, TABLE, argv)
+    options, cache, started = wheels.start_table(__doc__, TABLE, argv)
     tables = {project: declared(project, cache, options.offline) for project in PROJECTS}
     newest = max(
-        _wheels.first_upload(files)
+        wheels.first_upload(files)
         for project in PROJECTS
-        for files in _wheels.project_json(project, cache, True)["releases"].values()
+        for files in wheels.project_json(project, cache, True)["releases"].values()
         if files
     )[:10]
     counted = sum(len(rows) for rows in tables.values())
     read = f"{newest}, {counted} releases of {sum(1 for r in tables.values() if r)} projects uploaded from {SINCE}"
-    _wheels.write_table(
-        options, render({p: _wheels.runs(rows, SAME) for p, rows in tables.items() if rows}, read), read, started
+    wheels.write_table(
+        options, render({p: wheels.runs(rows, SAME) for p, rows in tables.items() if rows}, read), read, started
     )
     return 0
 

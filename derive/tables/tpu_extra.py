@@ -8,7 +8,7 @@ TPU host's jax fix read. jax publishes a pure wheel from 0.4.16; older releases 
 (their setup.py pins libtpu-nightly builds from Google's own index, which a plan cannot install from PyPI anyway).
 Each METADATA is ranged out of the remote wheel once and cached, so a second run writes the same bytes.
 
-usage: python -m scripts.derive.tpu_extra [--cache DIR] [--offline] [--output FILE]
+usage: python -m derive.tables.tpu_extra [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from derive.sources import wheels
+from derive.tables.declared import release_metadata
 from envaudit.rules.tpu_pins import TPU_EXTRA
-from scripts.derive import _wheels
-from scripts.derive.declared import release_metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = TPU_EXTRA.path
@@ -59,25 +59,25 @@ def render(rows: list[dict[str, Any]], read: str) -> str:
     lines = [
         "# What `pip install 'jax[tpu]==V'` installs beside jax V and jaxlib V: the tpu extra's libtpu (libtpu-nightly",
         "# before 0.4.35) requirement, read from the METADATA of each jax release's wheel: DERIVED by",
-        "# scripts/derive/tpu_extra.py, do not edit by hand. Rows are runs of consecutive releases pinning the same. A",
+        "# derive/tables/tpu_extra.py, do not edit by hand. Rows are runs of consecutive releases pinning the same. A",
         "# release outside covers_from..covers_to is unknown (jax has wheels from 0.4.16).",
-        f'source = "{_wheels.PYPI.format(name="jax")} (the METADATA of each release\'s wheel, extra == \\"tpu\\")"',
+        f'source = "{wheels.PYPI.format(name="jax")} (the METADATA of each release\'s wheel, extra == \\"tpu\\")"',
         f'read = "{read}"',
         f'covers_from = "{rows[0]["versions"][0]}"',
         f'covers_to = "{rows[-1]["versions"][-1]}"',
     ]
     for row in rows:
-        lines += ["", "[[release]]", f"versions = {_wheels.toml_list(row['versions'])}"]
-        lines += [f"pins = {_wheels.toml_list(row['pins'])}"]
+        lines += ["", "[[release]]", f"versions = {wheels.toml_list(row['versions'])}"]
+        lines += [f"pins = {wheels.toml_list(row['pins'])}"]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    options, cache, started = _wheels.start_table(__doc__, TABLE, argv)
+    options, cache, started = wheels.start_table(__doc__, TABLE, argv)
     rows = releases(cache, options.offline)
-    newest = _wheels.newest_upload("jax", [r["version"] for r in rows], cache)
+    newest = wheels.newest_upload("jax", [r["version"] for r in rows], cache)
     read = f"{newest}, {len(rows)} jax releases"
-    _wheels.write_table(options, render(_wheels.runs(rows, ("pins",)), read), read, started)
+    wheels.write_table(options, render(wheels.runs(rows, ("pins",)), read), read, started)
     return 0
 
 

@@ -11,7 +11,7 @@ wheel's METADATA is read to check that). Only the releases whose declared Requir
 jaxlib and TensorFlow publish no sdist: not derivable here (jaxlib < 0.4.26 has a measured rule of its own;
 TensorFlow declares numpy<2 up to 2.17).
 
-usage: python -m scripts.derive.numpy_builds [--cache DIR] [--offline] [--output FILE]
+usage: python -m derive.tables.numpy_builds [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from derive.sources import wheels
 from envaudit.model import markerenv
 from envaudit.model.facts import Facts, PythonFacts
 from envaudit.rules import declared
 from envaudit.rules.numpy_builds import BUILDS
-from scripts.derive import _wheels
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = BUILDS.path
@@ -106,27 +106,27 @@ def build_numpy(requires: list[str], python: str, releases: list[tuple[Version, 
 
 def oldest_supported_is_numpy1(cache: Path, offline: bool) -> None:
     """oldest-supported-numpy pins NumPy 1 only: checked on its newest wheel's METADATA, or the script stops."""
-    data = _wheels.project_json(OLDEST, cache, offline)
-    newest = max((v for v, f in data["releases"].items() if f and _wheels.final(v)), key=Version)
+    data = wheels.project_json(OLDEST, cache, offline)
+    newest = max((v for v, f in data["releases"].items() if f and wheels.final(v)), key=Version)
     wheel = next(f for f in data["releases"][newest] if f["filename"].endswith(".whl"))
-    url = urljoin(_wheels.PYPI.format(name=OLDEST), wheel["url"])
-    fields = _wheels.fields(_wheels.wheel_metadata(wheel["filename"], url, cache, offline))
+    url = urljoin(wheels.PYPI.format(name=OLDEST), wheel["url"])
+    fields = wheels.fields(wheels.wheel_metadata(wheel["filename"], url, cache, offline))
     pins = [Requirement(r) for r in fields.get("Requires-Dist", []) if Requirement(r).name == "numpy"]
     if not pins or any(s.operator != "==" or Version(s.version).major >= 2 for r in pins for s in r.specifier):
         raise SystemExit(f"{OLDEST} {newest} pins more than NumPy 1 releases: {pins}")
 
 
 def derive(project: str, numpy: list[tuple[Version, str]], cache: Path, offline: bool) -> list[dict[str, Any]]:
-    data = _wheels.project_json(project, cache, offline)
-    base = _wheels.PYPI.format(name=project)
+    data = wheels.project_json(project, cache, offline)
+    base = wheels.PYPI.format(name=project)
     found = []
     for version, files in sorted(data["releases"].items(), key=lambda item: Version(item[0])):
-        uploaded = _wheels.first_upload(files) if files else ""
+        uploaded = wheels.first_upload(files) if files else ""
         sdists = [f for f in files if f["packagetype"] == "sdist"]
-        if _wheels.final(version) is None or uploaded < SINCE or not sdists or not admits_numpy2(project, version):
+        if wheels.final(version) is None or uploaded < SINCE or not sdists or not admits_numpy2(project, version):
             continue
         sdist = sdists[0]
-        artefact = _wheels.Artefact(
+        artefact = wheels.Artefact(
             project,
             version,
             sdist["filename"],
@@ -135,7 +135,7 @@ def derive(project: str, numpy: list[tuple[Version, str]], cache: Path, offline:
             uploaded,
             "sdist",
         )
-        requires = build_requires(_wheels.fetch(artefact, cache, offline))
+        requires = build_requires(wheels.fetch(artefact, cache, offline))
         pythons = wheel_pythons(files)
         built = {p: build_numpy(requires, p, numpy, uploaded) for p in pythons}
         found.append({"version": version, "uploaded": uploaded[:10], "file": sdist["filename"], "built": built})
@@ -182,25 +182,25 @@ def rows(project: str, releases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def render(found: list[dict[str, Any]], read: str) -> str:
     lines = [
         "# Compiled releases built against NumPy 1 that declare nothing keeping NumPy 2 away: under NumPy 2 their",
-        "# import fails. DERIVED by scripts/derive/numpy_builds.py from each release's sdist ([build-system] requires,",
+        "# import fails. DERIVED by derive/tables/numpy_builds.py from each release's sdist ([build-system] requires,",
         "# per Python) and the NumPy releases uploaded before it; do not edit by hand. `pythons` the Pythons whose",
         "# wheels were built against NumPy 1, `wheels` those the release has a CPython wheel for, `fixed` the first",
         '# later release built against NumPy 2 for every Python ("" where none is).',
-        f"source = \"{_wheels.PYPI} (each release's sdist pyproject.toml, and numpy's upload times)\"",
+        f"source = \"{wheels.PYPI} (each release's sdist pyproject.toml, and numpy's upload times)\"",
         f'read = "{read}"',
     ]
     for row in found:
-        lines += ["", "[[build]]", f'package = "{row["package"]}"', f"versions = {_wheels.toml_list(row['versions'])}"]
-        lines += [f"pythons = {_wheels.toml_list(row['pythons'])}", f"wheels = {_wheels.toml_list(row['wheels'])}"]
+        lines += ["", "[[build]]", f'package = "{row["package"]}"', f"versions = {wheels.toml_list(row['versions'])}"]
+        lines += [f"pythons = {wheels.toml_list(row['pythons'])}", f"wheels = {wheels.toml_list(row['wheels'])}"]
         lines += [f'fixed = "{row["fixed"]}"', f'evidence = "{row["evidence"]}"']
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    options, cache, started = _wheels.start_table(__doc__, TABLE, argv)
+    options, cache, started = wheels.start_table(__doc__, TABLE, argv)
     oldest_supported_is_numpy1(cache, options.offline)
-    data = _wheels.project_json("numpy", cache, options.offline)
-    numpy = [(Version(v), _wheels.first_upload(f)) for v, f in data["releases"].items() if f]
+    data = wheels.project_json("numpy", cache, options.offline)
+    numpy = [(Version(v), wheels.first_upload(f)) for v, f in data["releases"].items() if f]
     found = {project: derive(project, numpy, cache, options.offline) for project in PROJECTS}
     table = [row for project in PROJECTS for row in rows(project, found[project])]
     counted = sum(len(r) for r in found.values())

@@ -18,7 +18,7 @@ The minimums are all CUDA 12-era numbers (CUDA 12.1, cuBLAS 12.1, cuPTI API 18),
 only the -cu12 wheels are read. Written to envaudit/rules/tables/cuda-minimums.toml; every member is ranged out of
 the remote wheel once and cached, so a second run writes the same bytes.
 
-usage: python -m scripts.derive.cuda_minimums [--cache DIR] [--offline] [--output FILE]
+usage: python -m derive.tables.cuda_minimums [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from urllib.parse import urljoin
 
 from packaging.version import Version
 
+from derive.sources import wheels
 from envaudit.rules.cuda_minimums import MINIMUMS
-from scripts.derive import _wheels
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = MINIMUMS.path
@@ -68,18 +68,18 @@ def linux_wheel(files: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def released(project: str, cache: Path, offline: bool) -> dict[str, dict[str, Any]]:
     """Each final release's wheel to read (jax's from FIRST_JAX)."""
-    data = _wheels.project_json(project, cache, offline)
-    base = _wheels.PYPI.format(name=project)
+    data = wheels.project_json(project, cache, offline)
+    base = wheels.PYPI.format(name=project)
     found = {}
     for version, files in data["releases"].items():
-        picked = linux_wheel(files) if _wheels.final(version) is not None else None
+        picked = linux_wheel(files) if wheels.final(version) is not None else None
         if picked is not None and (project != "jax" or Version(version) >= FIRST_JAX):
             found[version] = {**picked, "url": urljoin(base, picked["url"])}
     return found
 
 
 def member(wheel: dict[str, Any], key: str, wanted: Callable[[str], bool], cache: Path, offline: bool) -> bytes | None:
-    return _wheels.wheel_member(wheel["filename"], wheel["url"], cache, offline, key, wanted)
+    return wheels.wheel_member(wheel["filename"], wheel["url"], cache, offline, key, wanted)
 
 
 def _constant(node: ast.expr | None) -> Any:
@@ -89,7 +89,7 @@ def _constant(node: ast.expr | None) -> Any:
 def checks(source: bytes) -> dict[str, Any] | None:
     """What the module's _check_cuda_versions compares: {"runs", "minimums" {name: int}, "build" [names], "line"};
     None where it defines none."""
-    tree = _wheels.parse(source)
+    tree = wheels.parse(source)
     defined = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == CHECK]
     if not defined:
         return None
@@ -124,9 +124,9 @@ def check_of(code: str, wheel: dict[str, Any], cache: Path, offline: bool) -> di
 def check_rows(cache: Path, offline: bool) -> list[dict[str, Any]]:
     rows = []
     for code in CODE:
-        wheels = released(code, cache, offline)
-        found = _wheels.parallel(functools.partial(check_of, code, cache=cache, offline=offline), [*wheels.values()])
-        rows += [{"code": code, "version": version, **row} for version, row in zip(wheels, found, strict=True)]
+        by_version = released(code, cache, offline)
+        found = wheels.parallel(functools.partial(check_of, code, cache=cache, offline=offline), [*by_version.values()])
+        rows += [{"code": code, "version": version, **row} for version, row in zip(by_version, found, strict=True)]
     return sorted(rows, key=lambda r: (r["code"], Version(r["version"])))
 
 
@@ -174,9 +174,11 @@ def library_rows(names: set[str], cache: Path, offline: bool) -> list[dict[str, 
     rows = []
     for name in sorted(names):
         project, header, define = LIBRARIES[name]
-        wheels = released(project, cache, offline)
-        numbers = _wheels.parallel(functools.partial(number_of, name, cache=cache, offline=offline), [*wheels.values()])
-        values = {version: number for version, number in zip(wheels, numbers, strict=True) if number is not None}
+        by_version = released(project, cache, offline)
+        numbers = wheels.parallel(
+            functools.partial(number_of, name, cache=cache, offline=offline), [*by_version.values()]
+        )
+        values = {version: number for version, number in zip(by_version, numbers, strict=True) if number is not None}
         rows.append({"name": name, "wheel": project, "header": header, "define": define, "values": values})
     return rows
 
@@ -184,7 +186,7 @@ def library_rows(names: set[str], cache: Path, offline: bool) -> list[dict[str, 
 def render(checks_: list[dict[str, Any]], libraries: list[dict[str, Any]], read: str) -> str:
     lines = [
         "# The CUDA libraries jax refuses when its CUDA backend starts, read from the released wheels: DERIVED by",
-        "# scripts/derive/cuda_minimums.py, do not edit by hand. [[check]]: what each release of the code that runs",
+        "# derive/tables/cuda_minimums.py, do not edit by hand. [[check]]: what each release of the code that runs",
         "# _check_cuda_versions compares (jax's xla_bridge.py for a single-package CUDA jaxlib, the pjrt plugin's",
         "# __init__.py otherwise): `minimums` the absolute minimums, `build` the libraries compared only with the",
         "# build's own version (to jax 0.4.25 a real check: tables/cuda-builds.toml; from 0.4.26 the build's version",
@@ -194,35 +196,35 @@ def render(checks_: list[dict[str, Any]], libraries: list[dict[str, Any]], read:
         f'read = "{read}"',
     ]
     for row in checks_:
-        lines += ["", "[[check]]", f'code = "{row["code"]}"', f"versions = {_wheels.toml_list(row['versions'])}"]
+        lines += ["", "[[check]]", f'code = "{row["code"]}"', f"versions = {wheels.toml_list(row['versions'])}"]
         lines += [f'file = "{row["file"]}"', f"line = {row['line']}", f"runs = {str(row['runs']).lower()}"]
-        lines += [f"build = {_wheels.toml_list(row['build'])}"]
-        pairs = ", ".join(f"{_wheels.toml_string(k)} = {v}" for k, v in sorted(row["minimums"].items()))
+        lines += [f"build = {wheels.toml_list(row['build'])}"]
+        pairs = ", ".join(f"{wheels.toml_string(k)} = {v}" for k, v in sorted(row["minimums"].items()))
         lines += [f"minimums = {{ {pairs} }}" if pairs else "minimums = {}"]
     for row in libraries:
         lines += ["", "[[library]]", f'name = "{row["name"]}"', f'wheel = "{row["wheel"]}"']
         lines += [f'header = "{row["header"]}"', f'define = "{row["define"]}"', "[library.values]"]
         lines += [
-            f"{_wheels.toml_string(v)} = {n}" for v, n in sorted(row["values"].items(), key=lambda i: Version(i[0]))
+            f"{wheels.toml_string(v)} = {n}" for v, n in sorted(row["values"].items(), key=lambda i: Version(i[0]))
         ]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    options, cache, started = _wheels.start_table(__doc__, TABLE, argv)
+    options, cache, started = wheels.start_table(__doc__, TABLE, argv)
     rows = check_rows(cache, options.offline)
     grouped: list[dict[str, Any]] = []
     for code in CODE:
         own = [r for r in rows if r["code"] == code]
         lines = {r["version"]: r["line"] for r in own}
-        for run in _wheels.runs(own, ("code", "file", "runs", "build", "minimums")):
+        for run in wheels.runs(own, ("code", "file", "runs", "build", "minimums")):
             grouped.append({**run, "line": lines[run["versions"][0]]})  # where its first release defines the check
     needed = {name for row in rows for name in row["minimums"]}
     libraries = library_rows(needed, cache, options.offline)
     counts = {code: sum(r["code"] == code for r in rows) for code in CODE}
     read = ", ".join(f"{n} {code} releases" for code, n in counts.items())
     read += f", {sum(len(r['values']) for r in libraries)} library wheel releases"
-    _wheels.write_table(options, render(grouped, libraries, read), read, started)
+    wheels.write_table(options, render(grouped, libraries, read), read, started)
     return 0
 
 

@@ -7,7 +7,7 @@ code, kept explicitly: Keras 3 (its jax backend, KERAS_BACKEND=jax) and transfor
 does not have, or whose newest release requires none of those, is dropped (printed, not written). Written to
 envaudit/rules/tables/derived/libraries.toml, one [[library]] per project with its provenance.
 
-usage: python -m scripts.derive.libraries [--cache DIR] [--offline]
+usage: python -m derive.tables.libraries [--cache DIR] [--offline]
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from urllib.parse import urljoin
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from derive.sources import wheels
 from envaudit.model import scope
 from envaudit.rules.table import TABLES
-from scripts.derive import _wheels
 
 CANDIDATES = Path(__file__).with_name("library_candidates.toml")
 OUTPUT = TABLES / "derived" / "libraries.toml"
@@ -87,12 +87,12 @@ def requires_dist(data: dict[str, Any], cache: Path, offline: bool) -> list[str]
     listed = data["info"].get("requires_dist")
     if listed:
         return [str(line) for line in listed]
-    wheels = [f for f in data["releases"].get(newest_release(data), []) if f["filename"].endswith(".whl")]
-    if not wheels:
+    built = [f for f in data["releases"].get(newest_release(data), []) if f["filename"].endswith(".whl")]
+    if not built:
         return []
-    url = urljoin(_wheels.PYPI.format(name=data["info"]["name"]), wheels[0]["url"])  # a mirror's may be relative
-    text = _wheels.wheel_metadata(wheels[0]["filename"], url, cache, offline)
-    return _wheels.fields(text).get("Requires-Dist", [])
+    url = urljoin(wheels.PYPI.format(name=data["info"]["name"]), built[0]["url"])  # a mirror's may be relative
+    text = wheels.wheel_metadata(built[0]["filename"], url, cache, offline)
+    return wheels.fields(text).get("Requires-Dist", [])
 
 
 NOT_MODULES = {"tests", "test", "testing", "docs", "examples", "benchmarks", "scripts"}  # (probes/imports.py's)
@@ -117,15 +117,15 @@ def modules(record: str) -> tuple[str, ...]:
 def import_names(data: dict[str, Any], cache: Path, offline: bool) -> tuple[str, ...]:
     """The modules the newest release installs, from its wheel's RECORD (ranged out of the wheel, then cached);
     () where it has no wheel."""
-    wheels = sorted(
+    built = sorted(
         (f for f in data["releases"].get(newest_release(data), []) if f["filename"].endswith(".whl")),
         key=lambda f: (not f["filename"].endswith("-none-any.whl"), f["filename"]),
     )
-    if not wheels:
+    if not built:
         return ()
-    url = urljoin(_wheels.PYPI.format(name=data["info"]["name"]), wheels[0]["url"])
-    record = _wheels.wheel_member(
-        wheels[0]["filename"], url, cache, offline, "RECORD", lambda n: n.endswith(".dist-info/RECORD")
+    url = urljoin(wheels.PYPI.format(name=data["info"]["name"]), built[0]["url"])
+    record = wheels.wheel_member(
+        built[0]["filename"], url, cache, offline, "RECORD", lambda n: n.endswith(".dist-info/RECORD")
     )
     return modules(record.decode("utf-8", "replace")) if record else ()
 
@@ -145,7 +145,7 @@ def judge(name: str, found: str, data: dict[str, Any] | None, lines: list[str]) 
 def pypi(name: str, cache: Path, offline: bool) -> dict[str, Any] | None:
     """PyPI's JSON of a project, None where PyPI has no such project."""
     try:
-        return _wheels.project_json(name, cache, offline)
+        return wheels.project_json(name, cache, offline)
     except urllib.error.HTTPError as error:
         if error.code == 404:
             return None
@@ -155,7 +155,7 @@ def pypi(name: str, cache: Path, offline: bool) -> dict[str, Any] | None:
 def derive(cache: Path, offline: bool, path: Path = CANDIDATES) -> tuple[list[Library], list[str]]:
     """The libraries kept, and a line for each candidate dropped."""
     rows = candidates(path)
-    datas = _wheels.parallel(lambda row: pypi(row[0], cache, offline), rows)
+    datas = wheels.parallel(lambda row: pypi(row[0], cache, offline), rows)
     kept: list[tuple[Library, dict[str, Any]]] = []
     dropped: list[str] = []
     for (name, where), data in zip(rows, datas, strict=True):
@@ -164,15 +164,15 @@ def derive(cache: Path, offline: bool, path: Path = CANDIDATES) -> tuple[list[Li
             dropped.append(f"{name}: " + ("not on PyPI" if data is None else f"{newest_release(data)} requires none"))
         else:
             kept.append((library, data))
-    named = _wheels.parallel(lambda pair: import_names(pair[1], cache, offline), kept)
+    named = wheels.parallel(lambda pair: import_names(pair[1], cache, offline), kept)
     libraries = [replace(lib, imports=names) for (lib, _), names in zip(kept, named, strict=True)]
     return sorted(libraries, key=lambda lib: lib.package), dropped
 
 
 def render(libraries: list[Library], read: str, candidates_read: int) -> str:
     header = [
-        "# The libraries whose releases api-removals.toml is derived from: DERIVED by scripts/derive/libraries.py",
-        "# from the candidates of scripts/derive/library_candidates.toml (each with where it was found) and PyPI's",
+        "# The libraries whose releases api-removals.toml is derived from: DERIVED by derive/tables/libraries.py",
+        "# from the candidates of derive/tables/library_candidates.toml (each with where it was found) and PyPI's",
         "# JSON of each (https://pypi.org/pypi/NAME/json, info.requires_dist of the newest release); do not edit by",
         "# hand. Kept: a project whose newest release requires jax, jaxlib, flax, equinox, optax, chex or dm-haiku",
         "# (`requires`: that Requires-Dist line, an extra's included), and keras and transformers (`explicit`: why;",
@@ -185,23 +185,23 @@ def render(libraries: list[Library], read: str, candidates_read: int) -> str:
     lines = [*header, 'source = "https://pypi.org/pypi/NAME/json (info.requires_dist of the newest release)"']
     lines.append(f'read = "{read}, {len(libraries)} libraries of {candidates_read} candidates"')
     for lib in libraries:
-        lines += ["", "[[library]]", f"package = {_wheels.toml_string(lib.package)}"]
-        lines.append(f"requires = {_wheels.toml_string(lib.requires)}")
+        lines += ["", "[[library]]", f"package = {wheels.toml_string(lib.package)}"]
+        lines.append(f"requires = {wheels.toml_string(lib.requires)}")
         if lib.explicit:
-            lines.append(f"explicit = {_wheels.toml_string(lib.explicit)}")
-        lines.append(f"release = {_wheels.toml_string(lib.release)}")
-        lines.append(f"since = {_wheels.toml_string(lib.since)}")
-        lines.append(f"imports = {_wheels.toml_list(list(lib.imports))}")
-        lines.append(f"found = {_wheels.toml_string(lib.found)}")
+            lines.append(f"explicit = {wheels.toml_string(lib.explicit)}")
+        lines.append(f"release = {wheels.toml_string(lib.release)}")
+        lines.append(f"since = {wheels.toml_string(lib.since)}")
+        lines.append(f"imports = {wheels.toml_list(list(lib.imports))}")
+        lines.append(f"found = {wheels.toml_string(lib.found)}")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
+    parser = wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     parser.add_argument("--read", default=None, help="the read date (default: today, UTC)")
     options = parser.parse_args(argv)
-    cache = _wheels.cache_of(options.cache)
+    cache = wheels.cache_of(options.cache)
     import datetime
     import time
 

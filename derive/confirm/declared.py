@@ -7,7 +7,7 @@ pip resolves for CPython 3.11 on Linux x86_64 (`pip install --dry-run --ignore-i
 verdict goes to tables/derived/declared-confirmed.json beside the table's (a bound whose either side pip cannot
 install here is left out), and a contradiction makes the script exit 1.
 
-usage: python -m scripts.derive.confirm_declared [--cache DIR] [--only PROJECT ...]
+usage: python -m derive.confirm.declared [--cache DIR] [--only PROJECT ...]
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from derive.sources import wheels
 from envaudit.model.facts import Facts, PythonFacts
 from envaudit.rules import declared
 from envaudit.rules.table import TABLES
-from scripts.derive import _wheels
 
 ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = TABLES / "derived" / "declared-confirmed.json"
@@ -59,12 +59,12 @@ def sides(req: Requirement, cache: Path) -> tuple[str, str] | None:
     releases = sorted(
         (
             v
-            for v, files in _wheels.project_json(req.name, cache, False)["releases"].items()
+            for v, files in wheels.project_json(req.name, cache, False)["releases"].items()
             if any(SpecifierSet(f.get("requires_python") or "").contains(f"{PYTHON}.0") for f in files)
         ),
         key=Version,
     )
-    releases = [v for v in releases if _wheels.final(v) is not None]
+    releases = [v for v in releases if wheels.final(v) is not None]
     inside = [v for v in releases if req.specifier.contains(v)]
     outside = [v for v in releases if not req.specifier.contains(v)]
     return (outside[-1], inside[-1]) if inside and outside else None
@@ -90,10 +90,10 @@ def pip_refuses(pins: list[str]) -> tuple[bool | None, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
+    parser = wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--only", nargs="*", default=list(SAMPLE))
     options = parser.parse_args(argv)
-    cache = _wheels.cache_of(options.cache)
+    cache = wheels.cache_of(options.cache)
     results: list[dict[str, Any]] = []
     for project in options.only:
         found = newest_bounded(project)
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         if all(t["pip_refuses"] is not None for t in tried):  # a bound is confirmed on both sides, or not at all
             results += tried
     platform = f"manylinux_2_{GLIBC[0]} to manylinux_2_{GLIBC[-1]}, x86_64"
-    _wheels.dump_json(OUTPUT, {"python": PYTHON, "platform": platform, "results": results})
+    wheels.dump_json(OUTPUT, {"python": PYTHON, "platform": platform, "results": results})
     return 0 if all(r["table_refuses"] == r["pip_refuses"] for r in results) else 1
 
 

@@ -8,7 +8,7 @@ Python) is passed over for the next entry. What is imported is the module the en
 level. The outcomes go to envaudit/rules/tables/derived/confirmed.json, with the exception text of the failing
 side; a boundary that the measurement contradicts is reported and makes the script exit 1.
 
-usage: python -m scripts.derive.confirm [--cache DIR] [--only PROJECT ...] [--per-library N]
+usage: python -m derive.confirm.api_removals [--cache DIR] [--only PROJECT ...] [--per-library N]
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from derive.sources import jax_api, library_uses, wheels
 from envaudit.rules.api_removals import REMOVALS, Use, removal_start
 from envaudit.rules.table import TABLES
-from scripts.derive import _wheels, jax_api, library_uses
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = REMOVALS.path
@@ -126,11 +126,11 @@ def confirm(table: list[Use], use: Use, version: str, module: str, jax_versions:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
+    parser = wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--only", nargs="*", default=None, help="these libraries only")
     parser.add_argument("--per-library", type=int, default=1, help="boundaries to confirm per library")
     options = parser.parse_args(argv)
-    cache = _wheels.cache_of(options.cache)
+    cache = wheels.cache_of(options.cache)
     table = REMOVALS.read(TABLE)["use"]
     jax_versions = [a.version for a in jax_api.releases(cache, options.offline)]
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -145,8 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             if not version:
                 continue
             uses = library_uses.uses_of(releases[version], cache, options.offline)["uses"]
-            wheel = _wheels.fetch(releases[version], cache, options.offline)
-            module = imported_module(use, uses, {name for name, _ in _wheels.python_files(wheel)})
+            wheel = wheels.fetch(releases[version], cache, options.offline)
+            module = imported_module(use, uses, {name for name, _ in wheels.python_files(wheel)})
             result = confirm(table, use, version, module, jax_versions) if module else None
             if result is None:
                 continue
@@ -158,8 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                 break
         if not done:
             print(f"{project}: no import-time boundary installs here", flush=True)
-    kept = [r for r in (_wheels.load_json(OUTPUT) if OUTPUT.exists() else []) if r["package"] not in projects]
-    _wheels.dump_json(OUTPUT, sorted([*kept, *found], key=lambda r: (r["package"], r["api"])))  # --only: the rest kept
+    kept = [r for r in (wheels.load_json(OUTPUT) if OUTPUT.exists() else []) if r["package"] not in projects]
+    wheels.dump_json(OUTPUT, sorted([*kept, *found], key=lambda r: (r["package"], r["api"])))  # --only: the rest kept
     return 1 if any(r["verdict"] == "contradicted" for r in found) else 0
 
 

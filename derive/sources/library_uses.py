@@ -11,7 +11,7 @@ A use is `jax.a.b` off any alias of jax (`import jax`, `import jax.numpy as jnp`
 `jax.config.update("x", ...)`, which uses the option jax.config.x. Tests, examples, docs and benchmarks are not
 package code and are skipped. Each release's result is kept in the cache (derived/uses/PROJECT/VERSION.json).
 
-usage: python -m scripts.derive.library_uses [--cache DIR] [--offline] [--only PROJECT ...]
+usage: python -m derive.sources.library_uses [--cache DIR] [--offline] [--only PROJECT ...]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from scripts.derive import _wheels
+from derive.sources import wheels
 
 FORMAT = 14  # of the cached results: bumped when what is read changes (14: a wheel's top-level modules)
 LIBRARIES = Path(__file__).resolve().parents[2] / "envaudit" / "rules" / "tables" / "derived" / "libraries.toml"
@@ -618,7 +618,7 @@ def _read_file(name: str, data: bytes, module: str, is_package: bool, calls: boo
     if known is None or (isinstance(known, _FileRead) and (known.calls is not None or not calls)):
         return known
     try:
-        tree = _wheels.parse(data)
+        tree = wheels.parse(data)
     except (SyntaxError, ValueError):
         _FILES[key] = None
         return None
@@ -653,7 +653,7 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
     trees: list[tuple[str, str, list[Use]]] = []
     unparsed: list[str] = []
     imports: dict[str, set[str]] = {}
-    for name, data in _wheels.python_files(path):
+    for name, data in wheels.python_files(path):
         if not package_file(name, wheel=path.name.endswith(".whl")):
             continue
         module, is_package = module_of(name), name.endswith("__init__.py")
@@ -692,7 +692,7 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
                 for point, functions in reach.items():
                     if use.function in functions:
                         entry.setdefault("main", {}).setdefault(point, f"{use.function} ({where})")
-    fields = _wheels.metadata(path)
+    fields = wheels.metadata(path)
     return {
         "format": FORMAT,
         "uses": dict(sorted(found.items())),
@@ -704,41 +704,41 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
     }
 
 
-def releases(project: str, cache: Path, offline: bool) -> list[_wheels.Artefact]:
+def releases(project: str, cache: Path, offline: bool) -> list[wheels.Artefact]:
     """The project's final releases read here: those uploaded since its `since` in libraries.toml (2023-01-01 for
     a project not listed there), each from its pure wheel, else its sdist, else a platform wheel (klujax ships only
     those: their Python files are the same). A project with no final release has its pre-releases (pip installs the
     newest of them: jraph's releases are all .dev0); one with no release since then has its newest read."""
-    data = _wheels.project_json(project, cache, offline)
-    every = _wheels.artefacts(data, any_wheel=True) or _wheels.artefacts(data, finals_only=False, any_wheel=True)
+    data = wheels.project_json(project, cache, offline)
+    every = wheels.artefacts(data, any_wheel=True) or wheels.artefacts(data, finals_only=False, any_wheel=True)
     since = SINCES.get(project, "2023-01-01")
     return [a for a in every if a.upload_time >= since] or every[-1:]
 
 
-def uses_of(artefact: _wheels.Artefact, cache: Path, offline: bool) -> dict[str, Any]:
+def uses_of(artefact: wheels.Artefact, cache: Path, offline: bool) -> dict[str, Any]:
     """A release's uses, from the cache when they were read before (from the same file)."""
     kept = cache / "derived" / "uses" / artefact.project / f"{artefact.version}.json"
     entries = entry_points(artefact.project)
     if kept.exists():
-        data: dict[str, Any] = _wheels.load_json(kept)
+        data: dict[str, Any] = wheels.load_json(kept)
         if data.get("format") == FORMAT and data.get("sha256") == artefact.sha256 and data["entry_points"] == entries:
             return data
-    data = read_release(_wheels.fetch(artefact, cache, offline), entries)
+    data = read_release(wheels.fetch(artefact, cache, offline), entries)
     data.update(sha256=artefact.sha256, version=artefact.version, file=artefact.filename)
     data.update(upload_time=artefact.upload_time, kind=artefact.kind)
-    _wheels.dump_json(kept, data)
+    wheels.dump_json(kept, data)
     return data
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
+    parser = wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--only", nargs="*", default=list(PROJECTS), help="these projects only")
     options = parser.parse_args(argv)
-    cache = _wheels.cache_of(options.cache)
+    cache = wheels.cache_of(options.cache)
     started = time.monotonic()
     for project in options.only:
         found = releases(project, cache, options.offline)
-        _wheels.fetch_all(found, cache, options.offline)
+        wheels.fetch_all(found, cache, options.offline)
         for artefact in found:
             data = uses_of(artefact, cache, options.offline)
             print(f"{project} {artefact.version}: {len(data['uses'])} jax names, {data['guarded']} guarded uses")

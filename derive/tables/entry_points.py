@@ -8,7 +8,7 @@ kfac_jax.Optimizer.step), and calling that variable is its class's `__call__`. T
 libraries they do not cover get the derived ones, with the README lines quoted. library_uses.py follows each
 release's calls from them.
 
-usage: python -m scripts.derive.entry_points [--cache DIR] [--offline]
+usage: python -m derive.tables.entry_points [--cache DIR] [--offline]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from scripts.derive import _wheels, library_uses
+from derive.sources import library_uses, wheels
 
 OUTPUT = library_uses.ENTRY_POINTS
 LIBRARIES = library_uses.LIBRARIES
@@ -163,9 +163,9 @@ def render(entries: list[dict[str, Any]]) -> str:
         "Each library's main path: the calls its own README (the long description of the release named, as PyPI and"
         " the wheel's METADATA carry it) or its quick-start documentation shows its users making. Those without"
         " `derived` were read by hand, with the line quoted; those with it are DERIVED by"
-        " scripts/derive/entry_points.py from the fenced Python code of the newest release's README (a call of a"
+        " derive/tables/entry_points.py from the fenced Python code of the newest release's README (a call of a"
         " name imported from the library, a method of a variable assigned from one of its classes), for the"
-        " libraries no hand-read entry covers, the lines quoted. scripts/derive/library_uses.py follows each"
+        " libraries no hand-read entry covers, the lines quoted. derive/sources/library_uses.py follows each"
         " release's calls from these (CallGraph) and a removed jax name that one of them reaches is on the main path:"
         " api-removals.toml's `standard_path`, a failure; a name reached only from other functions (a corner of the"
         " library) stays a warning. A library not listed has no main path read: its call-time uses are warnings."
@@ -173,19 +173,19 @@ def render(entries: list[dict[str, Any]]) -> str:
     header = textwrap.wrap(prose, width=116, initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False)
     lines = header
     for lib in entries:
-        lines += ["", "[[library]]", f"package = {_wheels.toml_string(lib['package'])}"]
-        lines.append(f"entry_points = {_wheels.toml_list(lib['entry_points'])}")
-        lines.append(f"source = {_wheels.toml_string(lib['source'])}")
+        lines += ["", "[[library]]", f"package = {wheels.toml_string(lib['package'])}"]
+        lines.append(f"entry_points = {wheels.toml_list(lib['entry_points'])}")
+        lines.append(f"source = {wheels.toml_string(lib['source'])}")
         if lib.get("derived"):
             lines.append("derived = true")
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
+    parser = wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     options = parser.parse_args(argv)
-    cache = _wheels.cache_of(options.cache)
+    cache = wheels.cache_of(options.cache)
     kept = hand_read(options.output)
     covered = {lib["package"] for lib in kept}
     with LIBRARIES.open("rb") as handle:
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     for lib in libraries:
         if lib["package"] in covered or not lib["imports"]:
             continue
-        data = _wheels.project_json(lib["package"], cache, options.offline)
+        data = wheels.project_json(lib["package"], cache, options.offline)
         found = derive(str(data["info"].get("description") or ""), list(lib["imports"]))
         if not found:
             continue

@@ -8,7 +8,7 @@ for native Windows with jax[cuda12], or for an Intel Mac with a jaxlib released 
 cannot install (check `no-wheel-for-platform`). Only the index's file list is read (no wheel is downloaded), from
 the cached PyPI JSON, so a second run writes the same bytes.
 
-usage: python -m scripts.derive.platform_wheels [--cache DIR] [--offline] [--output FILE]
+usage: python -m derive.tables.platform_wheels [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
 
+from derive.sources import wheels
 from envaudit.rules.platform_wheels import PLATFORM_WHEELS
-from scripts.derive import _wheels
 
 TABLE = PLATFORM_WHEELS.path
 PROJECTS = ("jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin")
@@ -54,45 +54,45 @@ def platforms(files: list[dict[str, Any]]) -> list[str]:
 
 
 def releases(project: str, cache: Any, offline: bool) -> list[dict[str, Any]]:
-    data = _wheels.project_json(project, cache, offline)
+    data = wheels.project_json(project, cache, offline)
     rows = [
         {"version": version, "platforms": platforms(files)}
         for version, files in data["releases"].items()
-        if _wheels.final(version) is not None and files
+        if wheels.final(version) is not None and files
     ]
     return sorted((r for r in rows if r["platforms"]), key=lambda r: Version(r["version"]))
 
 
 def render(by_project: dict[str, list[dict[str, Any]]], read: str) -> str:
     newest = ", ".join(
-        f"{_wheels.toml_string(p)} = {_wheels.toml_string(rows[-1]['versions'][-1])}" for p, rows in by_project.items()
+        f"{wheels.toml_string(p)} = {wheels.toml_string(rows[-1]['versions'][-1])}" for p, rows in by_project.items()
     )
     lines = [
         "# The platforms each release of jaxlib and of jax's CUDA plugins has a wheel for (pip installs these compiled",
-        "# releases nowhere else): DERIVED by scripts/derive/platform_wheels.py from the files PyPI lists for each",
+        "# releases nowhere else): DERIVED by derive/tables/platform_wheels.py from the files PyPI lists for each",
         "# final release, do not edit by hand. `platforms`: linux-x86_64, linux-aarch64, macos-arm64, macos-x86_64,",
         "# windows-amd64. Rows are runs of consecutive releases with the same platforms; a release the table lacks",
         "# (a pre-release, or one newer than the table) is unknown.",
-        f'source = "{_wheels.PYPI.format(name="NAME")} for {", ".join(PROJECTS)} (each release\'s file names)"',
+        f'source = "{wheels.PYPI.format(name="NAME")} for {", ".join(PROJECTS)} (each release\'s file names)"',
         f'read = "{read}"',
         f"newest = {{ {newest} }}",
     ]
     for project, rows in by_project.items():
         for row in rows:
-            lines += ["", "[[release]]", f"package = {_wheels.toml_string(project)}"]
-            lines += [f"versions = {_wheels.toml_list(row['versions'])}"]
-            lines += [f"platforms = {_wheels.toml_list(row['platforms'])}"]
+            lines += ["", "[[release]]", f"package = {wheels.toml_string(project)}"]
+            lines += [f"versions = {wheels.toml_list(row['versions'])}"]
+            lines += [f"platforms = {wheels.toml_list(row['platforms'])}"]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    options, cache, started = _wheels.start_table(__doc__, TABLE, argv)
+    options, cache, started = wheels.start_table(__doc__, TABLE, argv)
     by_project = {project: releases(project, cache, options.offline) for project in PROJECTS}
     counted = sum(len(rows) for rows in by_project.values())
-    dates = [_wheels.newest_upload(p, [r["version"] for r in rows], cache) for p, rows in by_project.items()]
+    dates = [wheels.newest_upload(p, [r["version"] for r in rows], cache) for p, rows in by_project.items()]
     read = f"{max(dates)}, {counted} releases of {len(PROJECTS)} projects"
-    grouped = {project: _wheels.runs(rows, ("platforms",)) for project, rows in by_project.items()}
-    _wheels.write_table(options, render(grouped, read), read, started)
+    grouped = {project: wheels.runs(rows, ("platforms",)) for project, rows in by_project.items()}
+    wheels.write_table(options, render(grouped, read), read, started)
     return 0
 
 

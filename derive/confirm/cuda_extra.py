@@ -7,7 +7,7 @@ chose. Written to envaudit/rules/tables/derived/cuda-extra-confirmed.json. The s
 https://storage.googleapis.com/jax-releases/jax_cuda_releases.html`), as are some plugin releases (jax 0.7.1's cuda13
 extra pins jax-cuda13-plugin 0.7.1, which PyPI does not have): said, not counted as contradicted.
 
-usage: python -m scripts.derive.confirm_cuda_extra
+usage: python -m derive.confirm.cuda_extra
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 from packaging.requirements import Requirement
 from packaging.version import Version
 
+from derive.sources import resolver
 from envaudit.rules import extras
 from envaudit.rules.table import TABLES
-from scripts.derive import _resolver
 
 OUT = TABLES / "derived" / "cuda-extra-confirmed.json"
 EXTRAS = ("cuda12", "cuda13", "cuda12-pip", "cuda", "cuda12-local", "cuda13-local", "rocm", "rocm7-local")
@@ -66,7 +66,7 @@ def main() -> int:
             continue
         jax = row["versions"][-1]  # the newest release of the run
         planned = extras.implied(jax, {row["name"]})
-        python, picked = _resolver.chosen(f"jax[{row['name']}]=={jax}")
+        python, picked = resolver.chosen(f"jax[{row['name']}]=={jax}")
         if "error" in picked:  # jax's own distribution at a release only jax's index has: the table cannot help it
             absent = re.search(r"No matching distribution found for (jax[a-z0-9-]*)", picked["error"])
             said, wrong = picked["error"], ["not on the index" if absent else "pip could not install it"]

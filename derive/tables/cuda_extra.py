@@ -15,7 +15,7 @@ pip check does not read an extra's requirements: the `<wheel>-outside-jax-pin` c
 gets). Written to envaudit/rules/tables/cuda-extra.toml; each METADATA is ranged out of the remote wheel once and
 cached, so a second run writes the same bytes.
 
-usage: python -m scripts.derive.cuda_extra [--cache DIR] [--offline] [--output FILE]
+usage: python -m derive.tables.cuda_extra [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from derive.sources import wheels
+from derive.tables.declared import release_metadata
 from envaudit.rules.extras import CUDA_EXTRA
-from scripts.derive import _wheels
-from scripts.derive.declared import release_metadata
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = CUDA_EXTRA.path
@@ -106,7 +106,7 @@ def chosen(req: Requirement, released: list[str]) -> str | None:
 def for_the_plan(project: str, cache: Path, offline: bool) -> set[str]:
     """The releases with a wheel for what a plan assumes unless told (CPython 3.11 on Linux x86_64): pip on that
     Python passes over one without (jax-rocm7-plugin 0.10.1.post1 has a cp312 wheel only; pip takes 0.10.1)."""
-    data = _wheels.project_json(project, cache, offline)
+    data = wheels.project_json(project, cache, offline)
     return {
         version
         for version, files in data["releases"].items()
@@ -161,7 +161,7 @@ def _grouped(rows: list[dict[str, Any]], key: str, same: tuple[str, ...]) -> lis
     """Runs of consecutive releases, within each value of key."""
     grouped: list[dict[str, Any]] = []
     for value in sorted({r[key] for r in rows}):
-        grouped += _wheels.runs([r for r in rows if r[key] == value], (key, *same))
+        grouped += wheels.runs([r for r in rows if r[key] == value], (key, *same))
     return grouped
 
 
@@ -169,32 +169,32 @@ def render(plugins: list[dict[str, Any]], extras: list[dict[str, Any]], read: st
     versions = [v for row in extras for v in row["versions"]]
     lines = [
         "# What jax's accelerator extras install, read from the METADATA of each released wheel: DERIVED by",
-        "# scripts/derive/cuda_extra.py, do not edit by hand. [[plugin]]: the nvidia-* wheels a CUDA plugin release",
+        "# derive/tables/cuda_extra.py, do not edit by hand. [[plugin]]: the nvidia-* wheels a CUDA plugin release",
         "# pins (its with-cuda extra; before it had one, jax's cudaNN extra at the same release). [[extra]]: what",
         "# jax[EXTRA]==V installs of jaxlib and jax's plugins, {V} standing for V. Rows are runs of consecutive",
         "# releases that pin the same; a release no row lists is unknown (jax has wheels from 0.4.16).",
-        f"source = \"{_wheels.PYPI.format(name='jax')} and the CUDA plugins' (each release's wheel METADATA)\"",
+        f"source = \"{wheels.PYPI.format(name='jax')} and the CUDA plugins' (each release's wheel METADATA)\"",
         f'read = "{read}"',
         f'covers_from = "{min(versions, key=Version)}"',
         f'covers_to = "{max(versions, key=Version)}"',
     ]
     for row in plugins:
         lines += ["", "[[plugin]]", f'name = "{row["plugin"]}"', f'from = "{row["from"]}"']
-        lines += [f"versions = {_wheels.toml_list(row['versions'])}", f"pins = {_wheels.toml_list(row['pins'])}"]
+        lines += [f"versions = {wheels.toml_list(row['versions'])}", f"pins = {wheels.toml_list(row['pins'])}"]
     for row in extras:
-        lines += ["", "[[extra]]", f'name = "{row["extra"]}"', f"versions = {_wheels.toml_list(row['versions'])}"]
-        lines += [f"installs = {_wheels.toml_list(row['installs'])}"]
+        lines += ["", "[[extra]]", f'name = "{row["extra"]}"', f"versions = {wheels.toml_list(row['versions'])}"]
+        lines += [f"installs = {wheels.toml_list(row['installs'])}"]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    options, cache, started = _wheels.start_table(__doc__, TABLE, argv)
+    options, cache, started = wheels.start_table(__doc__, TABLE, argv)
     jax = release_metadata("jax", cache, options.offline)
     plugins = _grouped(plugin_rows(jax, cache, options.offline), "plugin", ("from", "pins"))
     extras = _grouped(extra_rows(jax, cache, options.offline), "extra", ("installs",))
-    newest = _wheels.newest_upload("jax", jax, cache)
+    newest = wheels.newest_upload("jax", jax, cache)
     read = f"{newest}, {len(jax)} jax releases, {sum(len(r['versions']) for r in plugins)} plugin releases"
-    _wheels.write_table(options, render(plugins, extras, read), read, started)
+    wheels.write_table(options, render(plugins, extras, read), read, started)
     return 0
 
 

@@ -10,7 +10,7 @@ the last affected one. The hand-read table that came before (tables/derived/hand
 entry; what it knows that the derivation does not reach (releases before the ones read, `standard_path`, functions
 reached through calls) is merged in, and the entries it has that the derivation misses are kept as they were.
 
-usage: python -m scripts.derive.api_removals [--cache DIR] [--offline] [--read DATE]
+usage: python -m derive.tables.api_removals [--cache DIR] [--offline] [--read DATE]
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from derive.sources import jax_api, library_uses, wheels
+from derive.tables import libraries
 from envaudit.rules.api_removals import REMOVALS
 from envaudit.rules.table import TABLES
-from scripts.derive import _wheels, jax_api, libraries, library_uses
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = REMOVALS.path
@@ -66,7 +67,7 @@ class Surfaces:
     def __init__(self, cache: Path, offline: bool) -> None:
         self.cache, self.offline = cache, offline
         self.artefacts = [a for a in jax_api.releases(cache, offline) if Version(a.version) >= Version(OLDEST_JAX)]
-        _wheels.fetch_all(self.artefacts, cache, offline)
+        wheels.fetch_all(self.artefacts, cache, offline)
         self.versions = [a.version for a in self.artefacts]
 
     def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -79,7 +80,7 @@ def library_releases(cache: Path, offline: bool) -> dict[str, list[Release]]:
     found: dict[str, list[Release]] = {}
     for project in library_uses.PROJECTS:
         artefacts = library_uses.releases(project, cache, offline)
-        _wheels.fetch_all(artefacts, cache, offline)
+        wheels.fetch_all(artefacts, cache, offline)
         found[project] = [Release(project, a.version, library_uses.uses_of(a, cache, offline)) for a in artefacts]
     return found
 
@@ -290,7 +291,7 @@ def render(entries: list[dict[str, Any]], read: str, counts: str) -> str:
     """The table's TOML: a header that says how it was made, then the entries in a fixed order of fields."""
     prose = (
         "Library releases that use a jax name which a jax release they install with lacks: DERIVED by"
-        " scripts/derive/api_removals.py (with jax_api.py and library_uses.py) from the released wheels (else"
+        " derive/tables/api_removals.py (with jax_api.py and library_uses.py) from the released wheels (else"
         " sdists) on PyPI, read with ast; do not edit by hand, re-run the scripts. The libraries are those of"
         " tables/derived/libraries.toml (derived by libraries.py: every candidate found in public lists and"
         " metadata whose newest release requires jax, jaxlib, flax, equinox, optax, chex or dm-haiku, and keras"
@@ -322,11 +323,11 @@ def render(entries: list[dict[str, Any]], read: str, counts: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
+    parser = wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--read", default=None, help="the read date (default: the newest upload time read)")
     parser.add_argument("--output", type=Path, default=TABLE)
     options = parser.parse_args(argv)
-    cache = _wheels.cache_of(options.cache)
+    cache = wheels.cache_of(options.cache)
     started = time.monotonic()
     surfaces = Surfaces(cache, options.offline)
     libraries = library_releases(cache, options.offline)
@@ -345,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{sum(1 for c in comparison if c['verdict'] == 'missed')} hand-read kept; newest upload read {newest}"
     )
     options.output.write_text(render(entries, f"{read}, {counts.split(';')[0]}", counts))
-    _wheels.dump_json(COMPARISON, comparison)
+    wheels.dump_json(COMPARISON, comparison)
     for item in comparison:
         print(f"{item['verdict']:9} {item['package']} {item['api']}", *item.get("differences", []), sep="\n    ")
     print(f"{len(entries)} entries ({len(derived)} derived) in {time.monotonic() - started:.1f}s: {counts}")

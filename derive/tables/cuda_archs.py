@@ -16,7 +16,7 @@ The fatbinary layout read here (magic 0xBA55ED50, then entries of kind 1 = PTX, 
 architecture as XY) is the one cuobjdump lists; nothing is executed. Each wheel is downloaded once and only its
 result is kept in the cache (derived/cuda-archs/), so a second run writes the same bytes.
 
-usage: python -m scripts.derive.cuda_archs --jax-git DIR [--cache DIR] [--offline] [--output FILE]
+usage: python -m derive.tables.cuda_archs --jax-git DIR [--cache DIR] [--offline] [--output FILE]
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from urllib.parse import urljoin
 
 from packaging.version import Version
 
+from derive.sources import wheels
+from derive.tables.cuda_minimums import released as released
 from envaudit.model.scope import PLUGIN
 from envaudit.rules.cuda_archs import ARCHS
 from envaudit.rules.extras import CUDA_EXTRA
-from scripts.derive import _wheels
-from scripts.derive.cuda_minimums import released as released
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ARCHS.path
@@ -81,7 +81,7 @@ def wheel_targets(wheel: dict[str, Any], cache: Path, offline: bool) -> dict[str
     """The union of the targets of every shared object in a released wheel, computed once and kept in the cache."""
     path = cache / "derived" / "cuda-archs" / f"{wheel['filename']}.json"
     if path.exists():
-        kept: dict[str, list[int]] = _wheels.load_json(path)
+        kept: dict[str, list[int]] = wheels.load_json(path)
         return kept
     if offline:
         raise SystemExit(f"{wheel['filename']}: not read yet (run once without --offline)")
@@ -97,7 +97,7 @@ def wheel_targets(wheel: dict[str, Any], cache: Path, offline: bool) -> dict[str
                     union[kind] |= archs
     result = {kind: sorted(archs) for kind, archs in union.items()}
     path.parent.mkdir(parents=True, exist_ok=True)
-    _wheels.dump_json(path, result)
+    wheels.dump_json(path, result)
     return result
 
 
@@ -105,9 +105,9 @@ def plugin_rows(cache: Path, offline: bool) -> list[dict[str, Any]]:
     """Each final plugin release with a Linux x86_64 wheel on PyPI, oldest first, with what its wheel carries."""
     rows = []
     for plugin in PLUGINS:
-        wheels = released(plugin, cache, offline)
-        targets = _wheels.parallel(lambda wheel: wheel_targets(wheel, cache, offline), list(wheels.values()))
-        for version, found in zip(wheels, targets, strict=True):
+        by_version = released(plugin, cache, offline)
+        targets = wheels.parallel(lambda wheel: wheel_targets(wheel, cache, offline), list(by_version.values()))
+        for version, found in zip(by_version, targets, strict=True):
             if found["sass"] or found["ptx"]:
                 rows.append({"package": plugin, "version": version, **found})
     return sorted(rows, key=lambda r: (r["package"], Version(r["version"])))
@@ -116,11 +116,11 @@ def plugin_rows(cache: Path, offline: bool) -> list[dict[str, Any]]:
 def aarch64_agrees(plugin: str, version: str, cache: Path, offline: bool) -> bool | None:
     """Whether the release's Linux aarch64 wheel (a Jetson's, a Grace host's) carries what its x86_64 one does; None
     where it has none."""
-    data = _wheels.project_json(plugin, cache, True)
+    data = wheels.project_json(plugin, cache, True)
     files = sorted((f for f in data["releases"][version] if "aarch64" in f["filename"]), key=lambda f: f["filename"])
     if not files:
         return None
-    wheel = {**files[0], "url": urljoin(_wheels.PYPI.format(name=plugin), files[0]["url"])}
+    wheel = {**files[0], "url": urljoin(wheels.PYPI.format(name=plugin), files[0]["url"])}
     x86 = released(plugin, cache, True)[version]
     return wheel_targets(wheel, cache, offline) == wheel_targets(x86, cache, offline)
 
@@ -130,9 +130,9 @@ def pjrt_sample(plugins: list[dict[str, Any]], cache: Path, offline: bool) -> li
     wheel (100-200 MB each: XLA itself, with its own kernels)."""
     picked = []
     for plugin, ends in (("jax-cuda12-plugin", (0, -1)), ("jax-cuda13-plugin", (-1,))):
-        wheels = released(plugin.replace("-plugin", "-pjrt"), cache, offline)
-        rows = [r for r in plugins if r["package"] == plugin and r["version"] in wheels]
-        picked += [(rows[end], wheels[rows[end]["version"]]) for end in ends if rows]
+        pjrt = released(plugin.replace("-plugin", "-pjrt"), cache, offline)
+        rows = [r for r in plugins if r["package"] == plugin and r["version"] in pjrt]
+        picked += [(rows[end], pjrt[rows[end]["version"]]) for end in ends if rows]
     return picked
 
 
@@ -181,7 +181,7 @@ def jaxlib_rows(git: Path) -> list[dict[str, Any]]:
     last, rows = last_single_package(), []
     for tag in listed.stdout.split():
         version = tag.removeprefix("jaxlib-v")
-        if _wheels.final(version) is None or not FIRST_JAXLIB <= Version(version) <= last:
+        if wheels.final(version) is None or not FIRST_JAXLIB <= Version(version) <= last:
             continue
         text = bazelrc(git, tag)
         found = setting(text, "cuda") if text is not None else None
@@ -209,7 +209,7 @@ def compared(git: Path, plugins: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def render(rows: list[dict[str, Any]], read: str) -> str:
     lines = [
-        "# The GPU architectures each jax CUDA build carries code for: DERIVED by scripts/derive/cuda_archs.py, do",
+        "# The GPU architectures each jax CUDA build carries code for: DERIVED by derive/tables/cuda_archs.py, do",
         "# not edit by hand. `sass`: a cubin for compute capability X.Y (XY); `ptx`: PTX for it, which the driver",
         "# compiles for any GPU of that capability or newer. The plugins are read from the fatbinaries in their",
         "# wheels; jaxlib's single-package CUDA builds (+cudaNN labels, from jax's own index) from the CUDA compute",
@@ -219,18 +219,18 @@ def render(rows: list[dict[str, Any]], read: str) -> str:
         f'read = "{read}"',
     ]
     for row in rows:
-        lines += ["", "[[build]]", f'package = "{row["package"]}"', f"versions = {_wheels.toml_list(row['versions'])}"]
+        lines += ["", "[[build]]", f'package = "{row["package"]}"', f"versions = {wheels.toml_list(row['versions'])}"]
         lines += [f"sass = [{', '.join(map(str, row['sass']))}]", f"ptx = [{', '.join(map(str, row['ptx']))}]"]
         lines += [f'read_from = "{row["read_from"]}"']
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
+    parser = wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--output", type=Path, default=TABLE)
     parser.add_argument("--jax-git", type=Path, required=True, help="a bare git mirror of github.com/jax-ml/jax")
     options = parser.parse_args(argv)
-    cache, started = _wheels.cache_of(options.cache), time.monotonic()
+    cache, started = wheels.cache_of(options.cache), time.monotonic()
     plugins = plugin_rows(cache, options.offline)
     jaxlibs = jaxlib_rows(options.jax_git)
     for row in plugins:
@@ -238,8 +238,8 @@ def main(argv: list[str] | None = None) -> int:
     for row in jaxlibs:
         row["read_from"] = ".bazelrc"
     grouped = [
-        *_wheels.runs(jaxlibs, ("package", "sass", "ptx", "read_from")),
-        *_wheels.runs(plugins, ("package", "sass", "ptx", "read_from")),
+        *wheels.runs(jaxlibs, ("package", "sass", "ptx", "read_from")),
+        *wheels.runs(plugins, ("package", "sass", "ptx", "read_from")),
     ]
     checked = compared(options.jax_git, plugins)
     agree = sum(c["bazelrc"] == c["wheel"] for c in checked)
@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{sum(a is True for a in arm)} of {len(newest)} newest releases, the pjrt wheel with the plugin for "
         f"{sum(pjrt)} of {len(pjrt)} (the oldest and newest cuda12, the newest cuda13)"
     )
-    _wheels.write_table(options, render(grouped, read), read, started)
+    wheels.write_table(options, render(grouped, read), read, started)
     return 0
 
 

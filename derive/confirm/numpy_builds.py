@@ -3,7 +3,7 @@ beside NumPy 2 in fresh uv venvs (Python 3.11, wheels from the package index) an
 NumPy's message, the second import. Written to tables/derived/numpy-builds-confirmed.json; a contradiction makes the
 script exit 1.
 
-usage: python -m scripts.derive.confirm_numpy_builds
+usage: python -m derive.confirm.numpy_builds
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 
 from packaging.version import Version
 
+from derive.sources import wheels
 from envaudit.rules import numpy_builds
 from envaudit.rules.table import TABLES
-from scripts.derive import _wheels
 
 OUTPUT = TABLES / "derived" / "numpy-builds-confirmed.json"
 NUMPY = "2.0.2"
@@ -53,7 +53,7 @@ def main() -> int:
             print(f"{verdict:12} {row['package']} {version} with numpy {NUMPY}: imports {imported} ({said[:100]})")
             results.append({"package": row["package"], "version": version, "numpy": NUMPY, "imports": imported})
             results[-1] |= {"predicted_imports": expected, "said": said}
-    _wheels.dump_json(OUTPUT, {"python": PYTHON, "results": results})
+    wheels.dump_json(OUTPUT, {"python": PYTHON, "results": results})
     return 0 if all(r["imports"] == r["predicted_imports"] for r in results) else 1
 
 

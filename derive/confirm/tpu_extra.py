@@ -5,7 +5,7 @@ envaudit/rules/tables/derived/tpu-extra-confirmed.json. jax 0.4.35 to 0.5.0 also
 Google's index has (`-f https://storage.googleapis.com/jax-releases/libtpu_releases.html`): said, not counted as
 contradicted.
 
-usage: python -m scripts.derive.confirm_tpu_extra
+usage: python -m derive.confirm.tpu_extra
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 from packaging.requirements import Requirement
 
+from derive.sources import resolver
 from envaudit.rules import tpu_pins
 from envaudit.rules.table import TABLES
-from scripts.derive import _resolver
 
 OUT = TABLES / "derived" / "tpu-extra-confirmed.json"
 
@@ -29,7 +29,7 @@ def main() -> int:
         if pin is None:
             continue
         jax = row["versions"][-1]  # the newest release of the run
-        python, picked = _resolver.chosen(f"jax[tpu]=={jax}")
+        python, picked = resolver.chosen(f"jax[tpu]=={jax}")
         libtpu = picked.get("libtpu", "")
         verdict = "confirmed" if libtpu and pin.specifier.contains(libtpu, prereleases=True) else "contradicted"
         if not libtpu and "libtpu-nightly" in picked.get("error", ""):

@@ -113,14 +113,23 @@ class Artefact:
     kind: str  # "wheel" or "sdist"
 
 
+# The projects whose JSON this process read, and those it fetched from PyPI: a refresh reads each project's JSON from
+# the index once however many derivations read it, and fingerprints what each derivation read (derive/refresh.py).
+READ: set[str] = set()
+_FETCHED_IN: set[tuple[str, Path]] = set()
+
+
 def project_json(name: str, cache: Path, offline: bool) -> dict[str, Any]:
-    """PyPI's JSON of a project, kept in the cache: re-read from PyPI unless offline (then the cached copy)."""
+    """PyPI's JSON of a project, kept in the cache: re-read from PyPI unless offline (then the cached copy), once
+    per process."""
     path = cache / "json" / f"{name}.json"
-    if not offline:
+    READ.add(name)
+    if not offline and (name, cache) not in _FETCHED_IN:
         with urllib.request.urlopen(PYPI.format(name=name), timeout=60) as response:
             data = response.read()
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_atomic(path, data)
+        _FETCHED_IN.add((name, cache))
     if not path.exists():
         raise SystemExit(f"{name}: no cached PyPI JSON in {path.parent} (run once without --offline)")
     result: dict[str, Any] = json.loads(path.read_bytes())

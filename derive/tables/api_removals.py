@@ -287,7 +287,7 @@ def toml_value(value: Any) -> str:
 FIELDS = ("package", "versions", "jax", "api", "kind", "module", "fixed", "evidence", "functions", "standard_path")
 
 
-def render(entries: list[dict[str, Any]], read: str, counts: str) -> str:
+def render(entries: list[dict[str, Any]], read: str, counts: str, jax: tuple[str, str]) -> str:
     """The table's TOML: a header that says how it was made, then the entries in a fixed order of fields."""
     prose = (
         "Library releases that use a jax name which a jax release they install with lacks: DERIVED by"
@@ -316,6 +316,7 @@ def render(entries: list[dict[str, Any]], read: str, counts: str) -> str:
     ]
     lines = [*header, 'source = "https://pypi.org/pypi/NAME/json (the release files; sha256 checked)"']
     lines.append(f'read = "{read}"')
+    lines += [f'covers_from = "{jax[0]}"', f'covers_to = "{jax[1]}"']
     for item in entries:
         lines += ["", "[[use]]"]
         lines += [f"{key} = {toml_value(item[key])}" for key in FIELDS if key in item]
@@ -345,7 +346,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{surfaces.versions[-1]} ({len(surfaces.versions)} releases); {len(derived)} entries derived, "
         f"{sum(1 for c in comparison if c['verdict'] == 'missed')} hand-read kept; newest upload read {newest}"
     )
-    options.output.write_text(render(entries, f"{read}, {counts.split(';')[0]}", counts))
+    options.output.write_text(
+        render(entries, f"{read}, {counts.split(';')[0]}", counts, (surfaces.versions[0], surfaces.versions[-1]))
+    )
     wheels.dump_json(COMPARISON, comparison)
     for item in comparison:
         print(f"{item['verdict']:9} {item['package']} {item['api']}", *item.get("differences", []), sep="\n    ")

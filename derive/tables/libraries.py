@@ -199,21 +199,21 @@ def render(libraries: list[Library], read: str, candidates_read: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--output", type=Path, default=OUTPUT)
-    parser.add_argument("--read", default=None, help="the read date (default: today, UTC)")
+    parser.add_argument("--read", default=None, help="the read date (default: the newest upload read)")
     options = parser.parse_args(argv)
     cache = wheels.cache_of(options.cache)
-    import datetime
     import time
 
     started = time.monotonic()
     libraries, dropped = derive(cache, options.offline)
     for line in dropped:
         print(f"dropped {line}")
-    read = options.read or datetime.datetime.now(datetime.UTC).date().isoformat()
+    # the newest upload among the releases read, not today: the same releases give the same bytes
+    read = options.read or max(wheels.newest_upload(lib.package, [lib.release], cache) for lib in libraries)
     options.output.write_text(render(libraries, read, len(libraries) + len(dropped)))
     names = {lib.package for lib in libraries}
-    if names != scope.LIBRARIES:  # the audited scope names them too (the hook reads no table): say what to paste
-        print(f"envaudit/model/scope.py LIBRARIES differs; it should be: {sorted(names)}")
+    if names != scope.LIBRARIES:  # the hook's literal list follows at the refresh's end (derive/generated.py)
+        print("envaudit/model/libraries.py differs: `python -m derive refresh` writes it anew")
     print(f"{len(libraries)} libraries kept, {len(dropped)} dropped: {options.output.name} in "
           f"{time.monotonic() - started:.1f}s")  # fmt: skip
     return 0

@@ -20,7 +20,7 @@ from envaudit.model.versions import version_or_none
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
 from envaudit.rules.releases import is_release, numbers
-from envaudit.rules.table import TABLES, Provenance, Table
+from envaudit.rules.table import TABLES, Span, Table, span
 
 
 class _UseOptional(TypedDict, total=False):
@@ -39,11 +39,11 @@ class Use(_UseOptional):
     evidence: str  # file:line at the library's tag
 
 
-class ApiRemovals(Provenance):  # api-removals.toml
+class ApiRemovals(Span):  # api-removals.toml: covers_from/covers_to, the jax releases whose names were read
     use: list[Use]
 
 
-REMOVALS = Table("api-removals.toml", ApiRemovals)
+REMOVALS = Table("api-removals.toml", ApiRemovals, jax=span)
 
 
 def _removed_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use]:

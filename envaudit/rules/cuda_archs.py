@@ -36,7 +36,11 @@ class CudaArchs(Provenance):  # cuda-archs.toml: derived from the plugins' wheel
     build: list[ArchBuild]
 
 
-ARCHS = Table("cuda-archs.toml", CudaArchs)
+ARCHS = Table(
+    "cuda-archs.toml",
+    CudaArchs,
+    jax=lambda t: (v for row in t["build"] if row["package"] != "jaxlib" for v in row["versions"]),
+)
 # Integrated (Tegra) GPUs: TX1/Nano 5.3, TX2 6.2, Xavier 7.2, Orin 8.7, Thor 10.1 (CUDA 12.x; 11.0 from CUDA 13).
 # https://developer.nvidia.com/cuda-gpus lists them as Jetson; that a discrete GPU's cubin of the same major does
 # not run on them: jax#14546 (sm_70 on Xavier), jax#22723 and jax#40487 (sm_80 on Orin), and jax adding sm_101

@@ -51,7 +51,19 @@ class CudaBuilds(Provenance):  # cuda-builds.toml
     build: list[Build]
 
 
-BUILDS = Table("cuda-builds.toml", CudaBuilds)
+def _jaxlibs(table: CudaBuilds) -> list[str]:
+    """The jaxlib releases the build rows name (their specifiers' versions)."""
+    from packaging.specifiers import SpecifierSet
+
+    return [s.version for b in table["build"] for s in SpecifierSet(b["jaxlib"])]
+
+
+BUILDS = Table(
+    "cuda-builds.toml",
+    CudaBuilds,
+    jax=_jaxlibs,
+    closed="from jax 0.4.26 jax compares the CUDA libraries with fixed minimums (cuda-minimums.toml), not the build's",
+)
 Row = TypeVar("Row", Build, Compare)
 
 

@@ -47,7 +47,7 @@ class CudaMinimums(Provenance):  # cuda-minimums.toml: derived from the wheels o
     library: list[LibraryNumbers]
 
 
-MINIMUMS = Table("cuda-minimums.toml", CudaMinimums)
+MINIMUMS = Table("cuda-minimums.toml", CudaMinimums, jax=lambda t: (v for row in t["check"] for v in row["versions"]))
 # The pjrt plugin whose check compares the -cu12 wheels the table has numbers of. The CUDA 13 plugin loads the
 # CUDA 13 wheels (nvidia/cu13), whose numbers (13.x) meet every minimum its check asks (CUDA 12.1-era numbers).
 PJRT = "jax-cuda12-pjrt"

@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 
 from envaudit.model.scope import canonicalize_name
 from envaudit.rules import tpu_pins
-from envaudit.rules.table import Span, Table
+from envaudit.rules.table import Span, Table, span
 
 # name: jax-cuda12-plugin or jax-cuda13-plugin; from: where the pins were read (the plugin's with-cuda extra, or
 # jax's cudaNN one before the plugin had one); versions: consecutive plugin releases whose extra pins the same;
@@ -33,7 +33,7 @@ class CudaExtra(Span):  # cuda-extra.toml: what jax's accelerator extras install
     extra: list[ExtraRun]
 
 
-CUDA_EXTRA = Table("cuda-extra.toml", CudaExtra)
+CUDA_EXTRA = Table("cuda-extra.toml", CudaExtra, jax=span)
 
 
 @functools.cache

@@ -13,7 +13,7 @@ from envaudit.model.redact import REDACTED
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JAX_CONFIG
 from envaudit.rules.releases import covers, is_release, numbers
-from envaudit.rules.table import Span, Table
+from envaudit.rules.table import Span, Table, span
 
 
 class BoolVariables(TypedDict):
@@ -35,7 +35,7 @@ class JaxEnv(Span):  # jax-env.toml: the values jax's config.py accepts
     enum: dict[str, EnumVariable]
 
 
-JAX_ENV = Table("jax-env.toml", JaxEnv)
+JAX_ENV = Table("jax-env.toml", JaxEnv, jax=span)
 
 
 @functools.cache

@@ -29,8 +29,8 @@ class JaxRequires(Provenance):  # jax-requires.toml: what each jax and jaxlib re
     release: dict[str, Declared]
 
 
-MINIMUM_JAXLIB = Table("jax-minimum-jaxlib.toml", MinimumJaxlib)
-REQUIRES = Table("jax-requires.toml", JaxRequires)
+MINIMUM_JAXLIB = Table("jax-minimum-jaxlib.toml", MinimumJaxlib, jax=lambda t: t["minimum_jaxlib"])
+REQUIRES = Table("jax-requires.toml", JaxRequires, jax=lambda t: t["release"])
 
 
 def import_coupling(facts: Facts) -> list[str]:

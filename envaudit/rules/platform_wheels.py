@@ -28,7 +28,11 @@ class PlatformWheels(Provenance):
     release: list[PlatformRun]
 
 
-PLATFORM_WHEELS = Table("platform-wheels.toml", PlatformWheels)
+PLATFORM_WHEELS = Table(
+    "platform-wheels.toml",
+    PlatformWheels,
+    jax=lambda t: (v for row in t["release"] if row["package"] == "jaxlib" for v in row["versions"]),
+)
 SYSTEMS = {"linux": "linux", "darwin": "macos", "windows": "windows"}
 MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "arm64"}
 

@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Generic, TypedDict, TypeVar, cast
 
+from packaging.version import Version
+
 from envaudit.files import cachedir
 from envaudit.model import typecheck
+from envaudit.model.versions import version_or_none
 
 TABLES = Path(__file__).with_name("tables")
 Shape = TypeVar("Shape")
@@ -40,10 +44,19 @@ class Span(Provenance):
 
 
 class Table(Generic[Shape]):
-    """One table of `tables/`: its file's name and the shape it must have."""
+    """One table of `tables/`: its file's name and the shape it must have; for a table keyed on jax releases, the
+    releases it speaks of (`jax`, read from its data: its coverage), and where such a table stops before the newest
+    release on purpose, why (`closed`: a history that ended, such as a check jax replaced)."""
 
-    def __init__(self, name: str, shape: type[Shape]) -> None:
-        self.name, self.shape = name, shape
+    def __init__(
+        self,
+        name: str,
+        shape: type[Shape],
+        *,
+        jax: Callable[[Shape], Iterable[str]] | None = None,
+        closed: str = "",
+    ) -> None:
+        self.name, self.shape, self.jax, self.closed = name, shape, jax, closed
         self._loaded: Shape | None = None
 
     def __repr__(self) -> str:
@@ -70,6 +83,14 @@ class Table(Generic[Shape]):
                 cachedir.write_json(name, self._loaded)
         return self._loaded
 
+    def newest_jax(self, data: Shape | None = None) -> str | None:
+        """The newest jax release the table speaks of (of `data`, else of the table's file); None for a table not
+        keyed on jax."""
+        if self.jax is None:
+            return None
+        releases = [v for v in self.jax(self.load() if data is None else data) if version_or_none(v) is not None]
+        return max(releases, key=lambda v: version_or_none(v) or Version("0")) if releases else None
+
     def read(self, path: Path) -> Shape:
         """A file of this table's shape, checked (not cached: a test's altered copy, a derive script's output)."""
         with path.open("rb") as handle:
@@ -77,6 +98,11 @@ class Table(Generic[Shape]):
         if wrong := typecheck.problem(data, self.shape, path.name, closed=True):
             raise TableError(wrong)
         return cast(Shape, data)
+
+
+def span(table: Span) -> tuple[str, str]:
+    """The releases a table read over a span speaks of, as `Table(jax=...)` takes them: its first and last."""
+    return table["covers_from"], table["covers_to"]
 
 
 def head(path: Path) -> str:

@@ -20,7 +20,7 @@ from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.versions import version_or_none
 from envaudit.rules.check import Check, Occurrence
-from envaudit.rules.table import Span, Table
+from envaudit.rules.table import Span, Table, span
 
 
 class PinRun(TypedDict):
@@ -32,7 +32,7 @@ class TpuExtra(Span):  # tpu-extra.toml: what jax[tpu]==V pins, derived from eac
     release: list[PinRun]
 
 
-TPU_EXTRA = Table("tpu-extra.toml", TpuExtra)
+TPU_EXTRA = Table("tpu-extra.toml", TpuExtra, jax=span)
 
 
 @functools.cache

@@ -14,7 +14,7 @@ from envaudit.model.fixes import Fix
 from envaudit.model.versions import public
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.releases import covers, is_release, listed
-from envaudit.rules.table import Span, Table
+from envaudit.rules.table import Span, Table, span
 
 
 class _WheelsOptional(TypedDict, total=False):
@@ -25,7 +25,7 @@ class JaxlibWheels(Span, _WheelsOptional):  # jaxlib-wheels.toml: the Pythons ea
     versions: dict[str, list[str]]  # Python -> jaxlib releases
 
 
-WHEELS = Table("jaxlib-wheels.toml", JaxlibWheels)
+WHEELS = Table("jaxlib-wheels.toml", JaxlibWheels, jax=span)
 
 
 def python_of(facts: Facts) -> str | None:

@@ -1,0 +1,56 @@
+"""How far envaudit's release knowledge reaches (`coverage.toml`, derived by derive/tables/coverage.py from the
+other tables): the newest jax release that every table keyed on jax speaks of, and when it was released. A jax or
+jaxlib past it is one the tables have not read: what they would say of it is unknown, so the environment is never
+judged OK on their silence (`jax-newer-than-knowledge`, a warning).
+"""
+
+from __future__ import annotations
+
+from envaudit.model.facts import Facts
+from envaudit.model.versions import release
+from envaudit.rules.check import Check, Occurrence
+from envaudit.rules.table import Provenance, Table
+
+
+class Coverage(Provenance):  # coverage.toml: where the tables keyed on jax stop
+    jax: str  # the newest jax release every table keyed on jax covers
+    released: str  # its first upload to PyPI (a date)
+    tables: dict[str, str]  # each table keyed on jax -> the newest jax release it covers (a closed history's last)
+
+
+COVERAGE = Table("coverage.toml", Coverage, jax=lambda t: [t["jax"]])
+
+
+def as_of() -> str:
+    """The sentence the report and `rules --tables` say: "jax 0.12.1 (released 2026-11-18)"."""
+    table = COVERAGE.load()
+    return f"jax {table['jax']} (released {table['released']})"
+
+
+def beyond(facts: Facts) -> list[Occurrence]:
+    """jax or jaxlib newer than every table has read (a nightly of a later release too)."""
+    newest = release(COVERAGE.load()["jax"]) or ()
+    found = []
+    for package in ("jax", "jaxlib"):
+        version = facts.packages.get(package, "")
+        numbers = release(version)
+        if numbers is not None and numbers > newest:
+            found.append(
+                Occurrence(
+                    f"{package} {version} is newer than envaudit's release knowledge, which reaches {as_of()}: the "
+                    "tables have not read it, so no finding from them means unknown here, not OK",
+                    about=package,
+                )
+            )
+    return found
+
+
+JAX_NEWER_THAN_KNOWLEDGE = Check(
+    id="jax-newer-than-knowledge",
+    severity="warn",
+    title="jax is newer than envaudit's release knowledge: what its tables would say of it is unknown",
+    fix="a newer envaudit (its tables are refreshed from the releases weekly), or `python -m derive refresh` in its "
+    "repository; the probes still measure this environment",
+    references=("https://pypi.org/project/jax/#history",),
+    run=beyond,
+)

@@ -27,6 +27,7 @@ from typing import Any
 from derive import diff, registry
 from derive.registry import Derivation
 from derive.sources import wheels
+from envaudit.rules.table import TABLES
 
 DERIVE = Path(__file__).resolve().parent
 STATE = "refresh-state.json"
@@ -40,6 +41,7 @@ class Options:
     force: bool = False
     jax_git: Path | None = None
     derivations: tuple[Derivation, ...] = registry.DERIVATIONS
+    tables: Path = TABLES  # where the tables are (a test's copy)
     after: tuple[Callable[[], None], ...] = ()  # what is generated from the tables once they are current
 
 
@@ -73,7 +75,7 @@ def project_fingerprint(name: str, cache: Path, offline: bool) -> str:
 
 def code_fingerprint(d: Derivation) -> str:
     """The derivation's code: its module's file and every module of derive/sources/."""
-    module = importlib.import_module(d.module)
+    module = importlib.import_module(d.module)  # (imported already: it ran)
     files = [Path(str(module.__file__)), *sorted((DERIVE / "sources").glob("*.py"))]
     return _sha(b"".join(_sha(f.read_bytes()).encode() for f in files))
 
@@ -93,6 +95,10 @@ class Refresh:
         self.state_path = options.cache / STATE
         self.state: dict[str, Any] = wheels.load_json(self.state_path) if self.state_path.is_file() else {}
         self.projects: dict[str, str] = {}  # fingerprints taken in this refresh: each project's JSON read once
+        self.known = {d.table: d for d in options.derivations}
+
+    def path(self, d: Derivation) -> Path:
+        return self.o.tables / d.table
 
     def project(self, name: str) -> str:
         if name not in self.projects:
@@ -107,7 +113,7 @@ class Refresh:
         fingerprints = wheels.parallel(self.project, names)
         return {
             "code": code_fingerprint(d),
-            "tables": {a: _file_sha(registry.by_table()[a].path) for a in d.after},
+            "tables": {a: _file_sha(self.path(self.known[a])) for a in d.after},
             "tags": tags_fingerprint(self.o.jax_git) if "{jax_git}" in d.extra_args else "",
             "projects": dict(zip(names, fingerprints, strict=True)),
         }
@@ -115,7 +121,7 @@ class Refresh:
     def current(self, d: Derivation) -> bool:
         """Whether the table is as the last refresh left it and nothing it read has moved since."""
         kept = self.state.get(d.table)
-        if self.o.force or not isinstance(kept, dict) or kept.get("output") != _file_sha(d.path):
+        if self.o.force or not isinstance(kept, dict) or kept.get("output") != _file_sha(self.path(d)):
             return False
         return bool(kept.get("inputs") == self.inputs(d, list(kept.get("inputs", {}).get("projects", {}))))
 
@@ -138,25 +144,28 @@ class Refresh:
         if self.current(d):
             return Outcome(d.table, "skipped")
         started = time.monotonic()
-        old = d.path.read_text(encoding="utf-8") if d.path.is_file() else ""
+        target = self.path(d)
+        old = target.read_text(encoding="utf-8") if target.is_file() else ""
         with tempfile.TemporaryDirectory(prefix="envaudit-derive-") as scratch:
-            output = Path(scratch) / d.path.name
-            if d.path.is_file():
-                shutil.copyfile(d.path, output)  # a derivation that keeps hand-read rows reads them from its output
+            output = Path(scratch) / target.name
+            if target.is_file():
+                shutil.copyfile(target, output)  # a derivation that keeps hand-read rows reads them from its output
             wheels.READ.clear()
+            said = ""
             try:
                 code = importlib.import_module(d.module).main(self.argv(d, output))
             except SystemExit as stop:  # a derivation's own refusal: one line, the table left as it was
-                code = stop.code if isinstance(stop.code, int) else 1
-                if not isinstance(stop.code, int):
-                    print(stop.code)
+                code, said = (stop.code, "") if isinstance(stop.code, int) else (1, str(stop.code))
+            except Exception as error:  # a derivation that broke: its table kept, the others still run
+                code, said = 1, f"{type(error).__name__}: {error}"
             read = sorted(wheels.READ)
             if code != 0 or not output.is_file():
-                return Outcome(d.table, "failed", time.monotonic() - started, message=f"exit {code}: table kept")
+                why = f"exit {code}{': ' + said if said else ''}; the table kept as it was"
+                return Outcome(d.table, "failed", time.monotonic() - started, message=why)
             new = output.read_text(encoding="utf-8")
             if new != old:
-                replace(output, d.path)
-        self.state[d.table] = {"output": _file_sha(d.path), "inputs": self.inputs(d, read)}
+                replace(output, target)
+        self.state[d.table] = {"output": _file_sha(target), "inputs": self.inputs(d, read)}
         wheels.dump_json(self.state_path, self.state)
         found = diff.between(old, new)
         status = "changed" if new != old else "same"

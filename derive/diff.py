@@ -1,8 +1,9 @@
 """What a re-derived table changed, as a reviewer reads it: rows added, changed and removed, not a text diff.
 
-A table's rows are its keyed sub-tables (`[release."0.4.1"]`, `[minimum_jaxlib]`'s entries: keyed by their key) and
-its arrays of tables (`[[use]]`, `[[release]]`: keyed by their identifying fields, and by the first of their
-`versions` where several rows share those); a top-level value that is neither is one row of its own name.
+A table's rows are its keyed sub-tables (`[release."0.4.1"]`, `[minimum_jaxlib]`'s entries: keyed by their key)
+and its arrays of tables (`[[use]]`, `[[release]]`: keyed by their identifying fields, a run of releases by the
+first of its `versions` too; rows that still share a name are told apart by their order); a top-level value that
+is neither is one row of its own name.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class TableDiff:
 def _key(section: str, row: dict[str, Any]) -> str:
     named = [f"{k}={row[k]}" for k in IDENTITY if isinstance(row.get(k), str)]
     versions = row.get("versions")
-    if isinstance(versions, list) and versions:
+    if isinstance(versions, list) and versions and "api" not in row:  # a run of releases: named by where it starts
         named.append(f"from {versions[0]}")
     if not named:
         named = [json.dumps(row, sort_keys=True)[:60]]

@@ -12,13 +12,11 @@ those, with the derivation's code and the tables it reads.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from envaudit import rules
+from envaudit.rules import knowledge
 from envaudit.rules.table import TABLES, Table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,13 +181,7 @@ def by_table() -> dict[str, Derivation]:
 
 def declared_tables() -> dict[str, Table[Any]]:
     """Every `Table(...)` declared by a module of envaudit.rules, by its file's name: what the registry must cover."""
-    found: dict[str, Table[Any]] = {}
-    for info in sorted(pkgutil.iter_modules(rules.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"envaudit.rules.{info.name}")
-        for value in vars(module).values():
-            if isinstance(value, Table):
-                found.setdefault(value.name, value)
-    return found
+    return knowledge.tables()
 
 
 def ordered(chosen: set[str] | None = None) -> list[Derivation]:

@@ -211,11 +211,21 @@ def wheel_member(
     return data
 
 
+TRIES = 3  # a ranged read that came back short (a reset connection) is read again: seen once in a cold refresh
+
+
 def _ranged(url: str, wanted: Callable[[str], bool]) -> bytes | None:
     """One member of a remote wheel, read through its central directory (zipfile checks the member's CRC-32)."""
-    with zipfile.ZipFile(io.BufferedReader(_Ranges(url), 1 << 16)) as archive:
-        name = next((n for n in archive.namelist() if wanted(n)), None)
-        return archive.read(name) if name is not None else None
+    for attempt in range(TRIES):
+        try:
+            with zipfile.ZipFile(io.BufferedReader(_Ranges(url), 1 << 16)) as archive:
+                name = next((n for n in archive.namelist() if wanted(n)), None)
+                return archive.read(name) if name is not None else None
+        except (OSError, zipfile.BadZipFile) as error:
+            if attempt == TRIES - 1:
+                raise OSError(f"{url}: {error} ({TRIES} tries)") from error
+            time.sleep(2**attempt)
+    return None
 
 
 def fields(text: str) -> dict[str, list[str]]:

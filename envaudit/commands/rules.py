@@ -1,4 +1,5 @@
-"""`envaudit rules [ID]`: what envaudit knows, listed, or one rule or check shown in full."""
+"""`envaudit rules [ID]`: what envaudit knows, listed, or one rule or check shown in full; `--tables`: the release
+tables, each with how far it reaches, and where the knowledge as a whole stops."""
 
 from __future__ import annotations
 
@@ -15,15 +16,42 @@ from envaudit.model.exitcodes import Exit, UsageError
 class RulesOptions:
     id: str | None = None
     format: options.ListFormat = "text"
+    tables: bool = False
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", nargs="?")
+    p.add_argument("--tables", action="store_true", help="the release tables and the jax releases each covers")
     options.add_list_format(p)
 
 
 def parse(parsed: argparse.Namespace) -> RulesOptions:
-    return RulesOptions(parsed.id, options.list_format(parsed))
+    if parsed.tables and parsed.id:
+        raise UsageError("rules --tables takes no rule id")
+    return RulesOptions(parsed.id, options.list_format(parsed), parsed.tables)
+
+
+def _tables(o: RulesOptions) -> int:
+    """Each table: its file, the newest jax release it speaks of (where it is keyed on jax), when and how it was read;
+    first, where the knowledge as a whole stops."""
+    from envaudit.rules import knowledge
+
+    rows = []
+    for name, table in sorted(knowledge.tables().items()):
+        data = table.load()
+        rows.append({"table": name, "jax_to": table.newest_jax() or "", "closed": table.closed, "read": data["read"]})
+    coverage = knowledge.COVERAGE.load()
+    if o.format == "json":
+        document = {"jax": coverage["jax"], "released": coverage["released"], "tables": rows}
+        print(json.dumps(document, indent=2))
+        return Exit.OK
+    print(f"knowledge as of {knowledge.as_of()}: a jax past it is unknown, never OK")
+    width = max(len(r["table"]) for r in rows)
+    for r in rows:
+        reach = f"to jax {r['jax_to']}" if r["jax_to"] else "by library release"
+        said = f"{r['table'].ljust(width)}  {reach:<18}  read {r['read']}"
+        print(said + (f" (closed: {r['closed']})" if r["closed"] else ""))
+    return Exit.OK
 
 
 def _document(e: object) -> dict[str, object]:
@@ -36,6 +64,8 @@ def _document(e: object) -> dict[str, object]:
 
 
 def run(o: RulesOptions) -> int:
+    if o.tables:
+        return _tables(o)
     from envaudit import rules as knowledge
 
     entries = knowledge.catalogue()

@@ -6,6 +6,10 @@ judged OK on their silence (`jax-newer-than-knowledge`, a warning).
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from typing import Any
+
 from envaudit.model.facts import Facts
 from envaudit.model.versions import release
 from envaudit.rules.check import Check, Occurrence
@@ -19,6 +23,19 @@ class Coverage(Provenance):  # coverage.toml: where the tables keyed on jax stop
 
 
 COVERAGE = Table("coverage.toml", Coverage, jax=lambda t: [t["jax"]])
+
+
+def tables() -> dict[str, Table[Any]]:
+    """Every `Table(...)` a module of envaudit.rules declares, by its file's name (the one place a table is added)."""
+    from envaudit import rules
+
+    found: dict[str, Table[Any]] = {}
+    for info in sorted(pkgutil.iter_modules(rules.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{rules.__name__}.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, Table):
+                found.setdefault(value.name, value)
+    return found
 
 
 def as_of() -> str:

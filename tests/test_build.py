@@ -21,7 +21,7 @@ from envaudit.judge import measured
 from envaudit.model.build import Measurement
 from envaudit.model.exitcodes import Exit
 from envaudit.model.fixes import Fix, Plan, Step
-from envaudit.rules import api_removals, checks
+from envaudit.rules import api_removals, checks, wheels
 from tests.conftest import facts_from
 
 SITE = sysconfig.get_paths()["purelib"]  # this interpreter's packages: jax, flax (the fake environment's, by a .pth)
@@ -144,6 +144,26 @@ def test_the_pythons_a_plan_is_built_for_are_its_own_else_those_its_jaxlib_has_w
     assert set(covered) <= {"3.9", "3.10", "3.11", "3.12"} and (here not in covered or covered[0] == here)
     old = building.pythons(facts_from({"packages": {"jax": "0.3.25", "jaxlib": "0.3.25"}}))  # before the table
     assert old[0] == here and len(old) <= build.MAX_PYTHONS
+
+
+def test_a_jaxlib_past_the_wheel_table_is_built_for_the_newest_release_s_pythons_not_older_ones() -> None:
+    """A jaxlib newer than the table (the case where the build tried 3.11, 3.10, 3.9 for jaxlib 0.12.1 and never
+    3.12, and called a healthy plan uninstallable) gets the Pythons of the newest release the table read."""
+    table = wheels.WHEELS.load()
+    newest = [int(n) for n in table["covers_to"].split(".")]
+    past = f"{newest[0]}.{newest[1] + 1}.0"
+    chosen = building.pythons(facts_from({"packages": {"jax": past, "jaxlib": past}}))
+    assert chosen and set(chosen) <= set(wheels.pythons([f"jaxlib=={table['covers_to']}"]) or [])
+
+
+def test_the_project_s_requires_python_bounds_the_pythons_built_for() -> None:
+    """A project that admits only 3.12 (axlearn's `==3.12.*`) is built for 3.12, whatever this interpreter is; one
+    whose jaxlib has no wheel for what it admits still gets what it admits (the build then says why it fails)."""
+    facts = facts_from({"packages": {"jax": "0.4.30", "jaxlib": "0.4.30"}})
+    assert building.pythons(facts, admitted=("3.12",)) == ["3.12"]
+    assert building.pythons(facts, admitted=("3.12", "3.13"))[0] in ("3.12", "3.13")
+    assert "3.10" in building.pythons(facts)  # any, where the project says none
+    assert building.pythons(facts, admitted=("3.8",)) == ["3.8"]
 
 
 def test_nothing_is_built_when_asked_or_turned_off_and_the_report_says_so(capsys: pytest.CaptureFixture[str]) -> None:

@@ -351,3 +351,29 @@ def test_dynamic_extras_are_refused_as_dynamic_not_as_missing(
     assert "optional-dependencies are dynamic" in line and "no extra" not in line
     code, report = plan(capsys, str(tmp_path / "pyproject.toml"))  # without an extra, what it states is planned
     assert code == Exit.OK and report["facts"]["packages"]["jax"] == "0.10.1"
+
+
+def test_a_project_s_requires_python_reaches_the_build(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """alphafold3 (>=3.12) and axlearn (==3.12.*) were built on 3.11: the Pythons a project admits go to the build,
+    which builds for no other (tests/test_build.py holds the choice)."""
+    from envaudit.commands.plan import building
+
+    seen: dict[str, Any] = {}
+    real = building.report
+
+    def spy(facts: Any, **kwargs: Any) -> Any:
+        seen.update(kwargs)
+        return real(facts, **kwargs)
+
+    monkeypatch.setattr(building, "report", spy)
+    project = write(
+        tmp_path / "pyproject.toml",
+        '[project]\nname = "p"\nversion = "1"\nrequires-python = ">=3.12"\n'
+        'dependencies = ["jax==0.4.30", "jaxlib==0.4.30"]\n',
+    )
+    plan(capsys, project)
+    assert seen["admitted"] and set(seen["admitted"]) <= {"3.12", "3.13", "3.14", "3.15"}
+    plan(capsys, "jax==0.4.30", "jaxlib==0.4.30")
+    assert seen["admitted"] == ()  # arguments say no Python: any

@@ -13,7 +13,7 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.versions import public
 from envaudit.rules.check import Check, Occurrence
-from envaudit.rules.releases import covers, is_release, listed
+from envaudit.rules.releases import covers, is_release, listed, numbers
 from envaudit.rules.table import Span, Table, span
 
 
@@ -55,14 +55,29 @@ def no_wheel(facts: Facts) -> list[Occurrence]:
 def pythons(pins: Sequence[str]) -> list[str] | None:
     """The Pythons that have a wheel of the jaxlib release these pins fix (`jax==V`, `jaxlib==V`, or a GPU plugin's
     `==V`: released with jaxlib, for its Pythons), or None when they fix none the table covers."""
+    fixed = _fixed_jaxlib(pins)
+    if fixed is None or not covers(WHEELS.load(), fixed):
+        return None
+    return [py for py, found in WHEELS.load()["versions"].items() if listed(fixed, found)]
+
+
+def _fixed_jaxlib(pins: Sequence[str]) -> str | None:
+    """The jaxlib release these pins fix: `jax==V`, `jaxlib==V`, or a GPU plugin's `==V` (released with jaxlib)."""
     exact = [
         p.split("==", 1)[1].strip()
         for p in pins
         if re.match(r"^(jax|jaxlib|jax-(cuda|rocm)\d+-(plugin|pjrt))(\[[^\]]*\])?\s*==", p)
     ]
-    if not exact or not covers(WHEELS.load(), exact[0]):
+    return exact[0] if exact else None
+
+
+def past_the_table(pins: Sequence[str]) -> list[str] | None:
+    """For pins that fix a jaxlib newer than the table's newest release, the Pythons that release has wheels for
+    (the likeliest for a later one); None otherwise."""
+    fixed, table = _fixed_jaxlib(pins), WHEELS.load()
+    if fixed is None or not is_release(fixed) or numbers(fixed) <= numbers(table["covers_to"]):
         return None
-    return [py for py, found in WHEELS.load()["versions"].items() if listed(exact[0], found)]
+    return pythons([f"jaxlib=={table['covers_to']}"])
 
 
 def installs_here(facts: Facts, pins: Sequence[str]) -> bool | None:

@@ -38,7 +38,7 @@ from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import GPU, Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
 from envaudit.model.redact import select_env
 from envaudit.model.report import Finding, Location, Report
-from envaudit.model.scope import PLUGIN, canonicalize_name, is_relevant
+from envaudit.model.scope import canonicalize_name, is_relevant
 from envaudit.rules.jax_env import env_flag
 
 if TYPE_CHECKING:
@@ -223,6 +223,7 @@ def report(o: PlanOptions, made: Planned) -> Report:
         no_build=o.no_build,
         timeout=o.build_timeout,
         quiet=o.output.quiet,
+        admitted=made.pythons,
     )
     where = dict(made.where)
     return replace(made_report, findings=tuple(located(f, where) for f in made_report.findings))
@@ -324,6 +325,7 @@ class Planned:
     facts: Facts
     target: fixes.Target | None = None
     where: tuple[tuple[str, Location], ...] = ()  # each distribution an input file writes: where its version is
+    pythons: tuple[str, ...] = ()  # the Pythons the project admits (its requires-python), where it says
 
 
 def planned(o: PlanOptions) -> Planned:
@@ -405,7 +407,7 @@ def planned(o: PlanOptions) -> Planned:
     target = fixes.Target(
         tool="lines", written=tuple(sorted(written.items())), into=gathered.default, pinned=exact, ranges=ranges
     )
-    return Planned(facts, target, tuple(sorted(where.items())))
+    return Planned(facts, target, tuple(sorted(where.items())), gathered.admitted)
 
 
 EACH_FORMATS = ("text", "markdown", "github")  # one report after another stays readable, as one JSON document would not
@@ -509,28 +511,18 @@ def _env(assignments: tuple[str, ...]) -> dict[str, str]:
 
 
 def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: JaxFacts) -> None:
-    """jax[cpu|cuda*|rocm*|tpu]==V pins what its METADATA says it installs (`rules/extras.py`); a CUDA extra fixes
-    the platform, and the CUDA major its plugin or jaxlib build names (jax[cuda]==0.4.20 installs a CUDA 11 jaxlib)."""
-    from envaudit.rules.accessors import parse_local_label
-    from envaudit.rules.extras import implied as extras_implied
+    """jax[cpu|cuda*|rocm*|tpu]==V pins what its METADATA says it installs, and an accelerator extra fixes the
+    platform and the CUDA major (`rules/extras.inferred`, triage's reading of a pasted `jax[cuda12]` too)."""
+    from envaudit.rules.extras import inferred
 
-    installs = extras_implied(version, extras)
-    implied |= installs
-    plugins = [m["major"] for name in installs if (m := PLUGIN.match(name)) and m["kind"] == "cuda"]
-    label, _ = parse_local_label(installs.get("jaxlib", ""))  # a single-package jaxlib's +cuda11.cudnn86
-    built = plugins[0] if plugins else label.text.split(".")[0] if label else None
-    for extra in extras:
-        if extra.startswith("cuda"):
-            jax["platform"] = "cuda"
-            named = match[1] if (match := re.match(r"^cuda(\d+)", extra)) else built
-            if named:
-                jax.setdefault("cuda_version", named)
-        elif extra == "tpu":
-            jax["platform"] = "tpu"
-        elif extra.startswith("rocm"):
-            jax["platform"] = "rocm"
-        elif extra == "cpu":
-            jax.setdefault("platform", "cpu")
+    found = inferred(version, extras)
+    implied |= found.installs
+    if found.platform == "cpu":
+        jax.setdefault("platform", "cpu")
+    elif found.platform is not None:
+        jax["platform"] = found.platform
+    if found.cuda_version is not None:
+        jax.setdefault("cuda_version", found.cuda_version)
 
 
 def _nvidia(o: PlanOptions) -> NvidiaFacts:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from envaudit.collect import build
@@ -49,6 +49,7 @@ def report(
     no_build: bool,
     timeout: float,
     quiet: bool,
+    admitted: Sequence[str] = (),
 ) -> Report:
     """The plan's report, built and measured where it can be."""
     why_not = off(no_build)
@@ -59,7 +60,7 @@ def report(
         return _unmeasured(assemble(facts, mode="plan", ignore=ignore, target=target), why_not)
     say = _progress(quiet)
     deadline = time.monotonic() + timeout
-    planned = build.measure(stack(facts), timeout=timeout, uv=uv, say=say)
+    planned = build.measure(stack(facts, admitted), timeout=timeout, uv=uv, say=say)
     if planned.status not in ("built", "not_installable"):
         say(f"not measured ({planned.status}): {planned.document.get('reason', '')}")
         why = f"{planned.status}: {planned.document.get('reason', '')}: the report is the tables' alone"
@@ -72,7 +73,7 @@ def report(
         left = deadline - time.monotonic()
         if left >= MIN_FIXED_S:
             say("building the state the fix leaves, to prove it")
-            fixed = build.measure(stack(state), timeout=left, uv=uv, say=say)
+            fixed = build.measure(stack(state, admitted), timeout=left, uv=uv, say=say)
         else:
             why = f"the bound ({timeout:g} s, --build-timeout) was spent on the planned stack"
             fixed = build.Built({"status": "timeout", "reason": why})
@@ -91,32 +92,40 @@ def _unmeasured(report: Report, why: str, planned: Measurement | None = None) ->
     return replace(report, build=document | {"proof": "unproven", "proof_reason": f"nothing was measured: {why}"})
 
 
-def stack(facts: Facts) -> build.Stack:
+def stack(facts: Facts, admitted: Sequence[str] = ()) -> build.Stack:
     """What to build for these facts: their pins, for their Python (or the Pythons their jaxlib has wheels for,
     this one first), on their system and machine, with their variables (but those redacted, whose value is gone)."""
     env = {k: v for k, v in facts.env.items() if REDACTED not in v}
     platform = facts.platform
     return build.Stack(
         dict(facts.packages),
-        pythons(facts),
+        pythons(facts, admitted),
         str(platform.get("system") or ""),
         str(platform.get("machine") or ""),
         env,
     )
 
 
-def pythons(facts: Facts) -> list[str]:
-    """The Pythons to build for, preferred first: the plan's own; else this one where the planned jaxlib has a
-    wheel for it, then the others that have one, newest first; for a jaxlib the wheel table does not cover (before
-    0.4.18: older Pythons), this one and the ones before it."""
+def pythons(facts: Facts, admitted: Sequence[str] = ()) -> list[str]:
+    """The Pythons to build for, preferred first: the plan's own; else, among those the project admits (its
+    requires-python; any where it says none), this one where the planned jaxlib has a wheel for it, then the others
+    that have one, newest first. For a jaxlib the wheel table does not cover: past its newest release, the Pythons of
+    that release, newest first (a later jaxlib drops old Pythons, never gains them back); before its first, this
+    one and the ones before it."""
     if stated := wheels.python_of(facts):
         return [stated]
     here = build.this_python()
-    listed = wheels.pythons([f"{name}=={version}" for name, version in facts.packages.items()])
+    pins = [f"{name}=={version}" for name, version in facts.packages.items()]
+    listed = wheels.pythons(pins)
+    if listed is None and (newest := wheels.past_the_table(pins)) is not None:
+        listed = newest
     if listed is None:
         major, minor = (int(n) for n in here.split("."))
-        return [f"{major}.{m}" for m in range(minor, max(minor - build.MAX_PYTHONS, 6), -1)]
-    return list(dict.fromkeys([*([here] if here in listed else []), *sorted(listed, key=numbers, reverse=True)]))
+        found = [f"{major}.{m}" for m in range(minor, max(minor - build.MAX_PYTHONS, 6), -1)]
+    else:
+        found = [*([here] if here in listed else []), *sorted(listed, key=numbers, reverse=True)]
+    allowed = [p for p in dict.fromkeys(found) if not admitted or p in admitted]
+    return allowed or sorted(admitted, key=numbers, reverse=True)
 
 
 def _progress(quiet: bool) -> Callable[[str], None]:

@@ -62,6 +62,7 @@ class Gathered:
     requires: dict[str, list[str]] = field(default_factory=dict)  # facts.requires, where a pip report records them
     pinned: frozenset[str] = frozenset()  # the distributions a requirement or constraint line pins exactly (==)
     ranges: dict[str, str] = field(default_factory=dict)  # the others' specifiers as their lines write them
+    admitted: tuple[str, ...] = ()  # the Pythons the inputs' requires-python admit, where one says (none: any)
 
 
 Selector = Callable[[markers.Target], tuple[list[Declared], list[Resolved]]]
@@ -116,7 +117,10 @@ def gather(request: Request) -> Gathered:
     _agree(outcomes)
     chosen = outcomes[0][1]
     platform = pipreport.resolved(reports[0]).platform if reports else {}
-    return Gathered(chosen.pins, python, platform, chosen.into, default, chosen.requires, chosen.pinned, chosen.ranges)
+    admitted = tuple(pythons) if requires and not python else ()
+    return Gathered(
+        chosen.pins, python, platform, chosen.into, default, chosen.requires, chosen.pinned, chosen.ranges, admitted
+    )
 
 
 class DiffersByPython(PlanError):

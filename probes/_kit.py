@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 TOLERANCE = {"float32": 1e-5, "float64": 1e-12}
 EXIT_CODES = {"pass": 0, "fail": 1, "skip": 77}
 # Bounds of what an accelerator computes by documented approximation (transcendental functions, the residuals of
-# matmul-based decompositions: metrics named rel_fn_err_* and rel_residual_*), as envaudit/judge/metrics.toml's
+# matmul-based decompositions: metrics named rel_fn_err_* and rel_residual_*), as envaudit/model/metrics.toml's
 # [platform_error] (measured on a TPU v5e: log 4.5e-5 from float64; eigh and svd residuals 9.7e-6).
 APPROXIMATE = {"float32": 3e-4, "float64": 1e-12}
 

@@ -41,6 +41,7 @@ NAME = "conv_chain"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
 # twice it, and `health` runs what fits its total bound).
 COST_S = 0.5
+NUMERIC = True  # a numeric probe, as envaudit/files/probefiles.numeric says
 CHANNELS, SIZE = 32, 28
 LAYOUT = ("NHWC", "HWIO", "NHWC")  # flax's; see the docstring
 # (examples, 32->32 layers after the first conv) per precision. Depth is what makes a per-convolution error add

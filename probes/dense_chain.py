@@ -42,6 +42,7 @@ NAME = "dense_chain"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
 # twice it, and `health` runs what fits its total bound).
 COST_S = 0.5
+NUMERIC = True  # a numeric probe, as envaudit/files/probefiles.numeric says
 BATCH, WIDTH, DEPTH, CHUNK = 64, 256, 10, 7
 
 

@@ -37,6 +37,7 @@ NAME = "determinism"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
 # twice it, and `health` runs what fits its total bound).
 COST_S = 0.5
+NUMERIC = True  # a numeric probe, as envaudit/files/probefiles.numeric says
 REPEATS = 3
 BITWISE = 0.0  # a rerun of the same executable on the same input must give the same bits
 FIX = "XLA_FLAGS=--xla_gpu_deterministic_ops=true; before jaxlib 0.7.2 it could corrupt scatters: jax-ml/jax#27796"

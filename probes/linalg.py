@@ -19,7 +19,7 @@ Thresholds: measured on a 2-core CPU (jax 0.10.1, 20 seeds): every error and res
 residual the worst); float64 below 2e-15. Measured on a TPU v5e (jax 0.10.2, 4 seeds, HIGHEST): errors of solve,
 cholesky, eigenvalues and singular values at most 2.3e-7, the qr residual 2e-7, but the eigh and svd residuals
 9.7e-6 (its matmul-based algorithms): so errors have the float32 bound of every probe, 1e-5 (float64: 1e-12), and
-the residuals (rel_residual_*) the platform's ([platform_error] in envaudit/judge/metrics.toml; a probe alone:
+the residuals (rel_residual_*) the platform's ([platform_error] in envaudit/model/metrics.toml; a probe alone:
 kit.APPROXIMATE on an accelerator).
 """
 

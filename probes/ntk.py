@@ -43,6 +43,7 @@ NAME = "ntk"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
 # twice it, and `health` runs what fits its total bound).
 COST_S = 0.5
+NUMERIC = True  # a numeric probe, as envaudit/files/probefiles.numeric says
 POINTS, D_IN, HIDDEN = 16, 8, 128
 CHUNKS = (1, 4)  # nt.batch batch sizes; each divides POINTS, as nt.batch requires
 

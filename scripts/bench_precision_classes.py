@@ -1,4 +1,4 @@
-"""Calibrates the precision classes of envaudit's judge (envaudit/judge/metrics.toml): the largest default-precision
+"""Calibrates the precision classes of envaudit's judge (envaudit/model/metrics.toml): the largest default-precision
 error each probe shows when the operands of default-precision matmuls and convolutions are rounded as a TF32 tensor
 core (10-bit mantissa) or a bfloat16 pass (7 bits) rounds them, over many seeds, against each class's bound.
 
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nt", action="store_true", help="include ntk_nt (needs neural-tangents)")
     args = parser.parse_args(argv)
     probes = [*PROBES, *(["ntk_nt"] if args.nt else [])]
-    with (ROOT / "envaudit" / "judge" / "metrics.toml").open("rb") as handle:
+    with (ROOT / "envaudit" / "model" / "metrics.toml").open("rb") as handle:
         bounds = {name: spec["bound"] for name, spec in tomllib.load(handle)["class"].items()}
     worst: dict[str, dict[str, float]] = {p: {} for p in probes}
     for cls, mantissa in MANTISSAS.items():

@@ -189,6 +189,57 @@ def test_the_command_line_loads_no_knowledge_base_before_the_probe_child_starts(
     assert not [m for m in late if m in loaded]
 
 
+# What a verb that needs none of them must not load: the planner (and through it the rules' tables), what follows
+# the probe child, and the fix planner (measured: `import envaudit.cli` held 61 envaudit modules, 0.14-0.16 s, when
+# it imported every verb; 5, 0.02 s, with each verb loaded when used).
+HEAVY = ("envaudit.commands.plan", "envaudit.child.runner", "envaudit.judge.fixplan")
+PARSED = "import envaudit.cli as cli\ncli.run = lambda parsed: 0\nassert cli.main({argv!r}) == 0"
+RUN = (
+    "import contextlib, io\nfrom envaudit.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()):\n    main({argv!r})"
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "argv"),
+    [
+        (PARSED, ["schema"]),
+        (PARSED, ["hook", "status"]),
+        (PARSED, ["--quick"]),
+        (RUN, ["schema"]),
+        (RUN, ["hook", "status"]),
+    ],
+)
+def test_a_verb_loads_its_own_module_and_not_the_others(child_env: dict[str, str], code: str, argv: list[str]) -> None:
+    """The budget is in modules, not seconds: a verb's command line (parsed, or run where it needs no rule) loads
+    its own module and no other verb's, nor the planner, the probe child's runner or the fix planner."""
+    loaded = [m for m in modules_after(code.format(argv=argv), child_env) if m.startswith("envaudit.")]
+    verb = "audit" if argv[0].startswith("-") else argv[0]
+    assert f"envaudit.commands.{verb}" in loaded
+    assert not [m for m in loaded if m.startswith(HEAVY)]
+    others = {f"envaudit.commands.{v}" for v in ("audit", "fix", "check", "plan", "health", "triage", "compare")}
+    assert not [m for m in loaded if m in others - {f"envaudit.commands.{verb}"}]
+
+
+def test_every_verb_is_named_by_the_module_that_holds_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """COMMANDS is the one list of verbs: each name is its module's own COMMAND's, and the parser built of that verb
+    alone (what `envaudit VERB ...` parses with) is the full parser's for that verb: the same help, word for word."""
+    from envaudit.cli import COMMANDS, build_parser, command, parser_for
+
+    assert all(command(name).name == name for name in COMMANDS)
+    full = build_parser()
+    for name in COMMANDS:
+        alone = parser_for([name, "--help"])
+        assert alone is build_parser(name) and alone is not full
+        helps = []
+        for parser in (full, alone):
+            with pytest.raises(SystemExit):
+                parser.parse_args([name, "--help"])
+            helps.append(capsys.readouterr().out)
+        assert helps[0] == helps[1] and f"usage: envaudit {name}" in helps[0]
+    assert parser_for(["--help"]) is parser_for(["nonsense"]) is full
+
+
 @pytest.mark.jax
 @pytest.mark.cpu_only
 def test_end_to_end_full_audit_subprocess(child_env: dict[str, str]) -> None:

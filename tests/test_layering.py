@@ -47,12 +47,33 @@ def test_the_search_finds_a_circle_when_there_is_one() -> None:
 
 def test_envaudit_has_no_import_circle() -> None:
     """Deferred imports count: a circle that works because one side imports inside a function is still a circle
-    (the rules' checks, engine and signatures had one). A module's import of its own package (`from envaudit.collect
-    import packages` inside envaudit.collect) is how Python names a sibling, not a dependency on the package."""
+    (the rules' checks, engine and signatures had one). A circle inside one folder counts too (collect/'s
+    `__init__` -> system -> toolkit -> `__init__` was one): a module that takes a name from its own package's
+    `__init__` depends on it. Naming a sibling through the package (`from envaudit.collect import packages`) is an
+    import of the sibling, not of the package's `__init__` (`_uses`)."""
     uses = _uses()
-    graph = {name: {t for t in used if t != name and not name.startswith(f"{t}.")} for name, used in uses.items()}
+    graph = {name: used - {name} for name, used in uses.items()}
     assert len(graph) > 40 and graph["envaudit.cli"]  # the graph was read
     assert _circle(graph) == []
+
+
+def test_the_circle_check_sees_a_circle_inside_one_folder() -> None:
+    """A package that takes a name from its own `__init__`, which imports it back, is a circle; naming a sibling
+    module through the package is not."""
+    loop = {
+        "envaudit.collect": ["from envaudit.collect import system"],
+        "envaudit.collect.system": ["from envaudit.collect import toolkit"],
+        "envaudit.collect.toolkit": ["from envaudit.collect import within"],
+    }
+    assert _circle(_read(loop)) == [
+        "envaudit.collect",
+        "envaudit.collect.system",
+        "envaudit.collect.toolkit",
+        "envaudit.collect",
+    ]
+    loop["envaudit.collect.toolkit"] = ["from envaudit.collect import system"]  # a sibling, named through its package
+    assert _read(loop)["envaudit.collect.toolkit"] == {"envaudit.collect.system"}
+    assert _circle(_read({**loop, "envaudit.collect.toolkit": []})) == []
 
 
 # The folders of envaudit/ are its layers, bottom to top: a module's layer is the folder it is in
@@ -94,18 +115,37 @@ def test_every_folder_is_a_layer_and_the_root_holds_only_entry_points() -> None:
 
 def _uses() -> dict[str, set[str]]:
     """Every envaudit module each module imports, at module level or inside a function."""
-    graph: dict[str, set[str]] = {}
+    sources: dict[str, list[str]] = {}
     for path in PACKAGE.rglob("*.py"):
         if "_probes" in path.parts:
             continue
         parts = path.relative_to(ROOT).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        sources[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = [path.read_text()]
+    return _read(sources)
+
+
+def _read(sources: dict[str, list[str]]) -> dict[str, set[str]]:
+    """The envaudit modules each module's source (its lines) imports: `from P import x` is P's submodule x where P
+    has one (the sibling it names), else P itself (a name P's `__init__` defines); `import P.Q` is P.Q; and a string
+    that is a module's full name is that module, imported by name (cli.COMMANDS' verbs, `importlib.import_module`)."""
+    graph: dict[str, set[str]] = {}
+    for name, lines in sources.items():
         found = graph.setdefault(name, set())
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(ast.parse("\n".join(lines))):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                found |= {f"{node.module}.{a.name}" for a in node.names} | {node.module}
+                found |= {
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in sources else node.module
+                    for a in node.names
+                }
             elif isinstance(node, ast.Import):
                 found |= {a.name for a in node.names}
+            elif (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and "." in node.value
+                and node.value in sources
+            ):
+                found.add(node.value)
     return {name: {m for m in used if m in graph} for name, used in graph.items()}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import os
 import signal
 import sys
@@ -18,41 +19,53 @@ from collections.abc import Mapping, Sequence
 
 from envaudit.cli.parser import Verb
 from envaudit.cli.parser import build_parser as _build_parser
-from envaudit.commands import audit, check, compare, fix, health, hook, plan, probes, rules, schema, triage
 from envaudit.model.exitcodes import BadInput, Exit, Terminated
 
-# What only a verb's work needs (the rules, the judge, compare's and triage's readers, a saved report, another
-# interpreter) is imported inside its `run`, so a full audit starts its probe child sooner and loads them while the
-# child imports jax: the verbs' modules hold their parsers and options, and little else.
-COMMANDS: Mapping[str, Verb] = {
-    c.name: c
-    for c in (
-        audit.COMMAND,
-        fix.COMMAND,
-        check.COMMAND,
-        plan.COMMAND,
-        rules.COMMAND,
-        probes.COMMAND,
-        health.COMMAND,
-        triage.COMMAND,
-        compare.COMMAND,
-        hook.COMMAND,
-        schema.COMMAND,
-    )
+# The verbs by name, each the module that holds its `COMMAND`, in the order `envaudit --help` lists them. A verb's
+# module is imported when the verb is used (`command`): `envaudit schema` loads schema's module and none of the
+# others' (the planner, the probe child's runner, the rules' tables). What only a verb's work needs (the rules, the
+# judge, compare's and triage's readers, a saved report, another interpreter) is imported inside its `run`, so a full
+# audit starts its probe child sooner and loads them while the child imports jax: the verbs' modules hold their
+# parsers and options, and little else. tests/test_layering.py reads these paths as the command line's imports.
+COMMANDS: Mapping[str, str] = {
+    "audit": "envaudit.commands.audit",
+    "fix": "envaudit.commands.fix",
+    "check": "envaudit.commands.check",
+    "plan": "envaudit.commands.plan",
+    "rules": "envaudit.commands.rules",
+    "probes": "envaudit.commands.probes",
+    "health": "envaudit.commands.health",
+    "triage": "envaudit.commands.triage",
+    "compare": "envaudit.commands.compare",
+    "hook": "envaudit.commands.hook",
+    "schema": "envaudit.commands.schema",
 }
 VERBS = tuple(COMMANDS)
 
-__all__ = ["COMMANDS", "build_parser", "main", "main_entry"]
+__all__ = ["COMMANDS", "build_parser", "command", "main", "main_entry", "parser_for"]
+
+
+def command(verb: str) -> Verb:
+    """The verb named `verb` (a key of COMMANDS), its module imported on first use."""
+    found: Verb = importlib.import_module(COMMANDS[verb]).COMMAND
+    return found
 
 
 @functools.cache
-def build_parser() -> argparse.ArgumentParser:
-    """The grammar of every verb, built once (parsing does not change it)."""
-    return _build_parser(COMMANDS)
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The grammar, built once (parsing does not change it): of every verb, or of `verb` alone, which is all a
+    command line that names it parses (its own sub-parser, with the same prog, usage and errors)."""
+    return _build_parser({name: command(name) for name in COMMANDS if verb in (None, name)})
+
+
+def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser `argv` needs: its verb's alone when it names one (the verb is its first word, `main` having put
+    `audit` before options), else every verb's (--help lists them all; a mistyped verb is told their names)."""
+    return build_parser(argv[0]) if argv and argv[0] in COMMANDS else build_parser()
 
 
 def run(parsed: argparse.Namespace) -> int:
-    return COMMANDS[parsed.verb](parsed)
+    return command(parsed.verb)(parsed)
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -74,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     try:
-        return run(build_parser().parse_args(argv))
+        return run(parser_for(argv).parse_args(argv))
     except BadInput as exc:  # any module's bad input (UsageError, ReportError, PlanError, OutputError, ...)
         print(f"envaudit: error: {one_line(exc)}", file=sys.stderr)
         return Exit.USAGE

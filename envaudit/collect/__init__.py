@@ -7,24 +7,7 @@ together (for the audit, and for the import hook, which has no jax child); `coll
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from typing import TypeVar
-
 from envaudit.model.facts import Facts, JaxFacts, Origin
-
-T = TypeVar("T")
-
-
-def within(seconds: float, ask: Callable[[], T], name: str) -> T | None:
-    """What `ask()` answers, or None if it has not answered within `seconds`: it runs in a daemon thread, left
-    behind if it hangs (a call into a hung driver or file system cannot be interrupted), which never keeps the
-    process alive."""
-    answer: list[T] = []
-    asker = threading.Thread(target=lambda: answer.append(ask()), name=name, daemon=True)
-    asker.start()
-    asker.join(seconds)
-    return answer[0] if answer else None
 
 
 def collect(*, timeout: float = 60.0, python: str | None = None) -> Facts:

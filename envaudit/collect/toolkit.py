@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from envaudit.collect import within
+from envaudit.collect.timed import within
 from envaudit.model.facts import Ptxas, ReportError
 
 MAX_BYTES = 1 << 20  # a version file is a few KiB: anything larger is not one

@@ -58,7 +58,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from envaudit.collect import within
+from envaudit.collect.timed import within
 from envaudit.files import cachedir
 from envaudit.model.facts import PythonFacts, ReportError, XlaFlag, XlaFlagsFacts
 from envaudit.model.redact import redact, redact_xla_flags

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from envaudit.child import runner, state
+from envaudit.child import state
 from envaudit.collect import collect
 from envaudit.commands import options, terminal
 from envaudit.commands.options import Command, Judging, Output, Probing
@@ -110,6 +110,8 @@ class Bounds:
 def probe_request(probing: Probing, line: terminal.Line | None = None, *, budget: bool = False) -> state.Options:
     """The probe child's request. `budget`: run what fits the total bound (health; probes named with --probe
     always run: the user chose them)."""
+    from envaudit.child import runner  # what follows the child: an audit that probes loads it, --quick never
+
     known = probefiles.available()
     if probing.total_timeout < state.JAX_START_S:  # every child starts jax first: a hang could not be told from it
         raise UsageError(
@@ -198,6 +200,8 @@ def run_audit(
         from envaudit.judge.assemble import assemble
 
         return _timed(assemble(facts, mode="quick", ignore=ignore), started)
+    from envaudit.child import runner
+
     child = replace(
         probes or state.Options(timeout=timeout, total=timeout), python=python or sys.executable, facts=True
     )

@@ -57,6 +57,21 @@ def off_device(path: Path) -> bool:
     return _constant(path, "OFF_DEVICE") is True
 
 
+def numeric(path: Path) -> bool:
+    """Whether the probe declares itself numeric (`NUMERIC = True`): what a model computes (a dense chain, a
+    convolution chain, an NTK, a matmul) and its reruns, in the precision asked for, against its known answer at
+    HIGHEST (and reported at the user's default precision) or its own first run, with jax alone: every healthy
+    machine passes it in float32 and in float64. Not the accuracies a platform documents (fft, linalg, eager_jit:
+    `platform_error`), nor what a library adds (flax_dtype, ntk_nt need flax or neural-tangents), nor the known
+    regressions and the imports. The declaration is the one definition: the suites and scripts read `numeric_names`."""
+    return _constant(path, "NUMERIC") is True
+
+
+def numeric_names() -> tuple[str, ...]:
+    """The numeric probes' names (`numeric`), in file order: the one list every suite and script reads."""
+    return tuple(name for name, path in available().items() if numeric(path))
+
+
 def requires(path: Path) -> tuple[str, ...]:
     """The distributions the probe needs (jax, and its `REQUIRES`): without one of them it cannot apply."""
     value = _constant(path, "REQUIRES")

@@ -1,29 +1,27 @@
 """Which Prometheus family each numeric probe metric is exported in: one quantity and one unit per family.
 
-A probe names its metrics by the conventions of the judge's table (`envaudit/judge/metrics.toml`: `rel_*` errors,
+A probe names its metrics by the conventions of the metrics' table (`envaudit/model/metrics.toml`: `rel_*` errors,
 `rerun_*` differences, `effective_bits_*`, ...), and the families are declared in that same table, under
-`[[family]]`, by the judge's kinds or by a name pattern: so a new probe metric that follows the conventions is
+`[[family]]`, by the metrics' kinds or by a name pattern: so a new probe metric that follows the conventions is
 exported with no edit here or in the exporter. A format imports nothing from the judge (docs/architecture.md,
-"Layers"): the table is read here as data, with the judge's rule for a name's kind (the first `[[metric]]` pattern
-that matches; tests/formats/test_families.py holds the two readings equal on every metric name the probes write).
+"Layers"): a metric's kind is `model/metrics.py`'s, the judge's too (tests/formats/test_families.py holds the two
+readings equal on every metric name the probes write).
 """
 
 from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-TABLE = Path(__file__).parent.parent / "judge" / "metrics.toml"
+from envaudit.model import metrics
+from envaudit.model.metrics import TableError as TableError
+
+TABLE = metrics.DATA
 NAME = re.compile(r"envaudit_probe_[a-z0-9_]+")  # Prometheus' metric-name characters, envaudit's prefix
 NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}  # as a probe writes them (repr, strict JSON)
-
-
-class TableError(ValueError):
-    """The `[[family]]` entries of metrics.toml do not follow their format; the message names what is wrong."""
 
 
 @dataclass(frozen=True)
@@ -36,12 +34,12 @@ class Family:
 
 @dataclass(frozen=True)
 class Families:
-    kinds: tuple[tuple[re.Pattern[str], str], ...]  # the judge's [[metric]] patterns, in order
+    kinds: metrics.Patterns  # the [[metric]] patterns, in order
     families: tuple[Family, ...]
 
     def kind(self, metric: str) -> str:
-        """The judge's kind of a metric ("report" when no pattern matches), as judge/table.py reads it."""
-        return next((kind for pattern, kind in self.kinds if pattern.search(metric)), "report")
+        """The kind of a metric ("report" when no pattern matches), as the judge reads it (model/metrics.py)."""
+        return metrics.kind_of(metric, self.kinds)
 
     def of(self, metric: str) -> Family | None:
         """The first family that holds the metric, by its kind or by its name; None: it is not exported."""
@@ -53,14 +51,10 @@ class Families:
 
 
 def parse(data: dict[str, object]) -> Families:
-    metrics, entries = data.get("metric"), data.get("family")
-    if not isinstance(metrics, list) or not isinstance(entries, list):
+    declared, entries = data.get("metric"), data.get("family")
+    if not isinstance(declared, list) or not isinstance(entries, list):
         raise TableError("metrics.toml needs [[metric]] and [[family]] entries")
-    kinds = []
-    for entry in metrics:
-        if not isinstance(entry, dict) or not isinstance(entry.get("pattern"), str):
-            raise TableError(f"a [[metric]] entry needs a pattern: {entry!r}")
-        kinds.append((re.compile(entry["pattern"]), str(entry.get("kind"))))
+    kinds = metrics.patterns(declared)
     known = {kind for _, kind in kinds}
     families: list[Family] = []
     for entry in entries:
@@ -76,7 +70,7 @@ def parse(data: dict[str, object]) -> Families:
         if held is not None and (not isinstance(held, list) or not held or not set(held) <= known):
             raise TableError(f"[[family]] {name}: kinds must be among the [[metric]] kinds {sorted(known)}")
         families.append(Family(name, help_text, frozenset(held or ()), _compiled(name, pattern)))
-    return Families(tuple(kinds), tuple(families))
+    return Families(kinds, tuple(families))
 
 
 def _compiled(name: str, pattern: object) -> re.Pattern[str] | None:
@@ -92,8 +86,7 @@ def _compiled(name: str, pattern: object) -> re.Pattern[str] | None:
 
 @cache
 def load(path: Path = TABLE) -> Families:
-    with path.open("rb") as handle:
-        return parse(tomllib.load(handle))
+    return parse(metrics.read(path))
 
 
 @cache

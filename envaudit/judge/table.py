@@ -1,34 +1,33 @@
-"""The judge's data (`metrics.toml`): which kind each probe metric is, and the bounds of each dtype and precision
-class; loaded once, validated, so a misspelt kind is an error at load time rather than a metric silently unjudged.
+"""The judge's data (`model/metrics.toml`): which kind each probe metric is (`model/metrics.py`, which the formats
+read too), and the bounds of each dtype and precision class; loaded once, validated, so a misspelt kind is an error
+at load time rather than a metric silently unjudged.
 """
 
 from __future__ import annotations
 
-import re
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-DATA = Path(__file__).with_name("metrics.toml")
-KINDS = (
-    "error",
-    "default_error",
-    "platform_error",
-    "rerun",
-    "nondeterministic",
-    "dtype",
-    "documented_default",
-    "raised",
-    "wrong_count",
-)
+from envaudit.model import metrics
+from envaudit.model.metrics import DATA, KINDS, REPORT, TableError, kind
+
+__all__ = [
+    "DATA",
+    "KINDS",
+    "PLATFORMS",
+    "REPORT",
+    "STATUSES",
+    "PrecisionClass",
+    "Table",
+    "TableError",
+    "kind",
+    "load",
+    "parse",
+]
+
 PLATFORMS = ("cpu", "gpu", "tpu", "other")  # the keys of [platform_error.<dtype>] (classes.platform_class)
-REPORT = "report"  # a metric that matches no pattern: reported, not judged
 STATUSES = ("error", "crash", "timeout")  # probe statuses that are findings by themselves; a rule may explain them
-
-
-class TableError(ValueError):
-    """metrics.toml does not follow its format; the message names what is wrong."""
 
 
 @dataclass(frozen=True)
@@ -40,13 +39,13 @@ class PrecisionClass:
 
 @dataclass(frozen=True)
 class Table:
-    patterns: tuple[tuple[re.Pattern[str], str], ...]
+    patterns: metrics.Patterns
     error: dict[str, float]  # dtype -> bound at HIGHEST
     classes: dict[str, PrecisionClass]
     platform: dict[str, dict[str, float]]  # dtype -> platform class -> bound of a platform_error
 
     def kind_of(self, metric: str) -> str:
-        return next((kind for pattern, kind in self.patterns if pattern.search(metric)), REPORT)
+        return metrics.kind_of(metric, self.patterns)
 
     def error_bound(self, dtype: str) -> float:
         return self.error.get(dtype, self.error["float32"])
@@ -58,14 +57,10 @@ class Table:
 
 
 def parse(data: dict[str, object]) -> Table:
-    metrics, error, classes = data.get("metric"), data.get("error"), data.get("class")
-    if not isinstance(metrics, list) or not isinstance(error, dict) or not isinstance(classes, dict):
+    entries, error, classes = data.get("metric"), data.get("error"), data.get("class")
+    if not isinstance(entries, list) or not isinstance(error, dict) or not isinstance(classes, dict):
         raise TableError("metrics.toml needs [[metric]] entries, an [error] table and [class.*] tables")
-    patterns = []
-    for entry in metrics:
-        if not isinstance(entry, dict) or entry.get("kind") not in KINDS or not isinstance(entry.get("pattern"), str):
-            raise TableError(f"a [[metric]] entry needs a pattern and a kind among {KINDS}: {entry!r}")
-        patterns.append((re.compile(entry["pattern"]), str(entry["kind"])))
+    patterns = metrics.patterns(entries)
     if not {"float32", "float64"} <= set(error) or not all(isinstance(v, float) for v in error.values()):
         raise TableError("[error] needs float32 and float64 bounds")
     found = {}
@@ -92,11 +87,4 @@ def parse(data: dict[str, object]) -> Table:
 
 @cache
 def load(path: Path = DATA) -> Table:
-    with path.open("rb") as handle:
-        return parse(tomllib.load(handle))
-
-
-@cache
-def kind(metric: str) -> str:
-    """The kind of a metric in the shipped table (memoised: a fleet's thousand reports share a dozen names)."""
-    return load().kind_of(metric)
+    return parse(metrics.read(path))

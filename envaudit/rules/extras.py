@@ -7,12 +7,15 @@ of the extra is modelled as what it installs, so that the build checks apply to 
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TypedDict
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-from envaudit.model.scope import canonicalize_name
+from envaudit.model.scope import PLUGIN, canonicalize_name
 from envaudit.rules import tpu_pins
 from envaudit.rules.table import Span, Table, span
 
@@ -96,3 +99,43 @@ def implied(version: str, extras: set[str]) -> dict[str, str]:
             if (picked := _pick(text, version)) is not None:
                 found[picked[0]] = picked[1]
     return found
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """What `jax[EXTRAS]==V` says of the stack it makes: what it installs, the platform, the CUDA major."""
+
+    installs: dict[str, str]  # name -> version: `implied`
+    platform: str | None  # cuda, rocm or tpu where an extra names one, cpu where only `cpu` is named, else None
+    cuda_version: str | None  # the CUDA major a CUDA extra names (cuda12), else its plugin's or jaxlib build's
+
+    @property
+    def builds(self) -> dict[str, str]:
+        """jaxlib and jax's plugins among what it installs: the builds that name a platform (not libtpu, whose
+        extra a pasted report's text may not have meant, nor the CUDA wheels, whose versions pip picks)."""
+        return {n: v for n, v in self.installs.items() if n == "jaxlib" or PLUGIN.match(n)}
+
+
+def inferred(version: str, extras: Iterable[str]) -> Inferred:
+    """jax[cpu|cuda*|rocm*|tpu]==version: what it installs (`implied`, as its METADATA says), the platform an
+    accelerator extra fixes, and the CUDA major of a CUDA extra: the one its name says, else the one its plugin or
+    its single-package jaxlib build names (jax[cuda]==0.4.20 installs a CUDA 11 jaxlib). Where two accelerator
+    extras are named, the last in sorted order gives the platform and the first CUDA one the major."""
+    named = sorted({canonicalize_name(e) for e in extras})
+    if not named:  # plain jax: installs nothing beside it, says nothing of the platform
+        return Inferred({}, None, None)
+    from envaudit.rules.accessors import parse_local_label
+
+    installs = implied(version, set(named))
+    plugins = [m["major"] for name in installs if (m := PLUGIN.match(name)) and m["kind"] == "cuda"]
+    label, _ = parse_local_label(installs.get("jaxlib", ""))  # a single-package jaxlib's +cuda11.cudnn86
+    built = plugins[0] if plugins else label.text.split(".")[0] if label else None
+    platform: str | None = "cpu" if "cpu" in named else None
+    cuda_version: str | None = None
+    for extra in named:
+        if extra.startswith("cuda"):
+            platform = "cuda"
+            cuda_version = cuda_version or (match[1] if (match := re.match(r"^cuda(\d+)", extra)) else built)
+        elif extra == "tpu" or extra.startswith("rocm"):
+            platform = "tpu" if extra == "tpu" else "rocm"
+    return Inferred(installs, platform, cuda_version)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from pathlib import Path
 from typing import Any
 
 from envaudit.model.facts import Facts
@@ -27,11 +28,10 @@ COVERAGE = Table("coverage.toml", Coverage, jax=lambda t: [t["jax"]])
 
 def tables() -> dict[str, Table[Any]]:
     """Every `Table(...)` a module of envaudit.rules declares, by its file's name (the one place a table is added)."""
-    from envaudit import rules
-
+    package = __name__.rpartition(".")[0]  # envaudit.rules: its folder is this file's, its __init__ is not needed
     found: dict[str, Table[Any]] = {}
-    for info in sorted(pkgutil.iter_modules(rules.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"{rules.__name__}.{info.name}")
+    for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda i: i.name):
+        module = importlib.import_module(f"{package}.{info.name}")
         for value in vars(module).values():
             if isinstance(value, Table):
                 found.setdefault(value.name, value)

@@ -1,6 +1,6 @@
 """The Prometheus families of probe metrics: read from the judge's one table, one quantity and unit each.
 
-The families are declared in envaudit/judge/metrics.toml beside the naming conventions (formats/families.py reads
+The families are declared in envaudit/model/metrics.toml beside the naming conventions (formats/families.py reads
 it, as the judge does, without importing the judge): a metric is read with the judge's kind, so a new probe metric
 named by the conventions lands in its family with no edit, and the values a probe writes for non-finite numbers
 reach Prometheus as what they say.

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from envaudit import judge
+from envaudit.files import probefiles
 from envaudit.model.facts import Facts
 from envaudit.model.report import ProbeResult, ProbeStatus
 from tests.conftest import facts_from
 from tests.replay import audit_on_cpu
 
-NUMERIC = ("dense_chain", "conv_chain", "ntk", "matmul_precision", "determinism", "flax_dtype")
+MEASURED = (*probefiles.numeric_names(), "flax_dtype")  # the numeric probes, and flax's dtypes (documented_default)
 FAULTS = {  # name -> (faults composed, extra environment)
     "healthy": ("", {}),
     "tf32": ("default_precision", {}),
@@ -73,7 +74,7 @@ GPUS_AT_8 = ("a100", "h100", "h200")
 def measured(fault: str) -> tuple[ProbeResult, ...]:
     """The probes' results from one real audit on this CPU with the fault (cached for the module)."""
     faults, env = FAULTS[fault]
-    argv = [arg for name in NUMERIC for arg in ("--probe", name)]
+    argv = [arg for name in MEASURED for arg in ("--probe", name)]
     report = audit_on_cpu(faults, *argv, extra_env=env)
     return tuple(ProbeResult.from_dict(p) for p in report["probes"])
 
@@ -185,7 +186,7 @@ def test_merge_joins_probe_evidence_to_the_rule_that_fired() -> None:
     from envaudit import rules
 
     facts = MACHINES["h200"]
-    merged = judge.merge(rules.evaluate(facts), verdict("tf32", "h200")["findings"], facts)
+    merged = judge.merge(rules.evaluate(facts).findings, verdict("tf32", "h200")["findings"], facts)
     tf32 = [f for f in merged if f.id == "tf32-default-matmul-precision"]
     assert len(tf32) == 1 and tf32[0].source == "rule"
     assert "[matched: " in tf32[0].detail and "[measured: " in tf32[0].detail
@@ -266,7 +267,7 @@ def test_wrong_answers_that_a_rule_explains_join_that_rule_as_one_failure() -> N
         {**cpu.to_dict(), "env": {"XLA_FLAGS": "--xla_cpu_enable_fast_math=true --xla_cpu_fast_math_honor_nans=false"}}
     )
     wrong = [probe(n, precision="float32", rel_err_batched=2e-3) for n in ("dense_chain", "conv_chain")]
-    merged = judge.merge(rules.evaluate(fast), judge.judge(wrong, fast).findings, fast)
+    merged = judge.merge(rules.evaluate(fast).findings, judge.judge(wrong, fast).findings, fast)
     assert [(f.id, f.severity) for f in merged] == [("xla-cpu-fast-math-enabled", "fail")]
     assert "dense_chain rel_err_batched=" in merged[0].detail and "conv_chain rel_err_batched=" in merged[0].detail
 

@@ -68,6 +68,18 @@ def test_probes_import_nothing_of_envaudit(path: Path) -> None:
     assert modules <= ALLOWED, (path.name, modules - ALLOWED)
 
 
+def test_the_numeric_probes_are_those_that_declare_it_and_need_jax_alone() -> None:
+    """`NUMERIC = True` in a probe's file is the one list of numeric probes (the suites read `numeric_names`): each
+    of them needs jax alone and computes on the device, and each file says it in one literal."""
+    found = probefiles.available()
+    names = probefiles.numeric_names()
+    assert names == ("conv_chain", "dense_chain", "determinism", "matmul_precision", "ntk")
+    for name in names:
+        assert probefiles.requires(found[name]) == ("jax",) and not probefiles.off_device(found[name])
+    declared = {n for n, p in found.items() if "\nNUMERIC = " in p.read_text()}
+    assert declared == set(names)
+
+
 @pytest.mark.jax
 @pytest.mark.parametrize("name", sorted(probefiles.available()))
 def test_the_exported_script_runs_alone(name: str, tmp_path: Path) -> None:

@@ -19,10 +19,12 @@ from typing import Any
 
 import pytest
 
+from envaudit.files import probefiles
+
 ROOT = Path(__file__).resolve().parents[2]
 PROBES = ROOT / "probes"
 FAULTS = ROOT / "tests" / "faults"
-NUMERIC = ("dense_chain", "conv_chain", "ntk", "determinism", "matmul_precision")
+NUMERIC = probefiles.numeric_names()  # the numeric probes (their files declare it)
 HAVE_NT = importlib.util.find_spec("neural_tangents") is not None
 # Variables of the parent's environment that would change what the probes compute.
 CLEARED = ("PYTHONPATH", "JAX_ENABLE_X64", "JAX_DEFAULT_MATMUL_PRECISION", "ENVAUDIT_FAULT_DELTA", "XLA_FLAGS")

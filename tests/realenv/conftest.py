@@ -25,8 +25,8 @@ HOME = TEST_ENVS / "real"
 UV = (sys.executable, "-m", "uv")
 UV_BIN = Path(sys.executable).parent  # where the test extra installed uv's command, for the user's shell PATH
 # The probes that see what these environments break (a known regression, flax, the libraries' imports: a library
-# that does not import, neural-tangents' included); the numeric probes (dense and conv chains, the NTK, determinism,
-# matmul precision, neural-tangents' kernels) have suites of their own, and cost each of the suite's audits seconds
+# that does not import, neural-tangents' included); the numeric probes (envaudit.files.probefiles.numeric_names) and
+# neural-tangents' kernels have suites of their own, and cost each of the suite's audits seconds
 # here (ntk_nt on the jax 0.4.25 a neural-tangents fix lands on: a minute)
 PROBES = [arg for name in ("known_regressions", "flax_dtype", "imports") for arg in ("--probe", name)]
 

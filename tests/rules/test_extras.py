@@ -96,6 +96,30 @@ def test_a_release_after_the_table_installs_what_the_newest_row_names() -> None:
     assert set(extras.implied("9999", {"cuda13"})) == {"jaxlib", "jax-cuda13-plugin", "jax-cuda13-pjrt"}
 
 
+@pytest.mark.parametrize(
+    ("requirement", "platform", "cuda", "builds"),
+    [
+        ("jax[cuda12]==0.9.0", "cuda", "12", {"jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt"}),
+        ("jax[cuda]==0.4.20", "cuda", "11", {"jaxlib"}),  # the major of the single-package jaxlib's build
+        ("jax[cuda12_pip]==0.4.23", "cuda", "12", {"jaxlib"}),
+        ("jax[tpu]==0.10.1", "tpu", None, {"jaxlib"}),  # libtpu is installed, and is no build of jax's
+        ("jax[rocm]==0.6.0", "rocm", None, {"jaxlib", "jax-rocm60-plugin"}),
+        ("jax[cpu]==0.6.0", "cpu", None, {"jaxlib"}),
+        ("jax[cpu,cuda12]==0.9.0", "cuda", "12", {"jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt"}),
+        ("jax==0.9.0", None, None, set()),
+    ],
+)
+def test_an_extra_says_the_platform_and_the_cuda_major(
+    requirement: str, platform: str | None, cuda: str | None, builds: set[str]
+) -> None:
+    """The one reading of jax[EXTRA]==V that plan (the facts it states) and triage (a pasted pin) share."""
+    req = Requirement(requirement)
+    (version,) = [s.version for s in req.specifier]
+    found = extras.inferred(version, req.extras)
+    assert (found.platform, found.cuda_version, set(found.builds)) == (platform, cuda, builds)
+    assert found.installs == extras.implied(version, set(req.extras))
+
+
 def plan(*arguments: str, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     main(["plan", *arguments, *BESIDE_MISCOMPILES, "--format", "json"])
     report: dict[str, Any] = json.loads(capsys.readouterr().out)

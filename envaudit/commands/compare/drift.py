@@ -5,7 +5,7 @@ precision, the variables that change numerics). Nodes outside the largest group 
 told which facts differ from the majority. Within a group of identical software, every probe's answer is digested
 (status and the metrics that are answers, bit for bit): the same program on the same stack gives the same bits on
 the CPU and on one GPU model, so a node whose digest differs from its group's majority is the signature of a faulty
-device. What may differ between healthy runs is left out, by the judge's kinds (envaudit/judge/metrics.toml):
+device. What may differ between healthy runs is left out, by the judge's kinds (envaudit/model/metrics.toml):
 rerun differences (nondeterministic by design on GPUs) and reported-only metrics such as timings. One pass over
 the reports, hashing only: linear in their number.
 """

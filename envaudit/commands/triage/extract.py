@@ -16,7 +16,7 @@ from typing import Literal
 from envaudit.commands.triage import gpus
 from envaudit.model.facts import Message
 from envaudit.model.redact import scrubber
-from envaudit.model.scope import PLUGIN, canonicalize_name, is_relevant
+from envaudit.model.scope import canonicalize_name, is_relevant
 from envaudit.model.versions import public, release
 from envaudit.rules import extras as extras_model
 
@@ -239,7 +239,7 @@ def _package(name: str, version: str, number: int, line: str, extras: str = "") 
         return []  # "jax: 0.0" is a printed value: no package is at release 0.0
     implied = "cuda" if name == "jaxlib" and "+cuda" in version else "tpu" if name.startswith("libtpu") else None
     named = {e.strip() for e in extras.split(",") if e.strip()} if name == "jax" else set()
-    installs = [(n, v) for n, v in extras_model.implied(version, named).items() if n == "jaxlib" or PLUGIN.match(n)]
+    installs = extras_model.inferred(version, named).builds.items()
     return (
         [Seen(f"package {name}", version, number, line)]
         + ([Seen("platform", implied, number, line)] if implied else [])

@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from derive.__main__ import _parser
 

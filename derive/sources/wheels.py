@@ -17,6 +17,7 @@ import os
 import re
 import tarfile
 import time
+import urllib.error
 import urllib.request
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
@@ -113,6 +114,28 @@ class Artefact:
     kind: str  # "wheel" or "sdist"
 
 
+TRIES = (
+    3  # a request that failed for the network's sake (a name not resolved, a reset) is made again: seen in refreshes
+)
+
+
+def read_url(url: str, timeout: float) -> bytes:
+    """A URL's whole body; a network failure is tried again (TRIES in all), an HTTP error answer is not (a 404 is
+    the index's word)."""
+    for attempt in range(TRIES):
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                body: bytes = response.read()
+                return body
+        except urllib.error.HTTPError:
+            raise
+        except OSError:
+            if attempt == TRIES - 1:
+                raise
+            time.sleep(2**attempt)
+    raise AssertionError("unreachable")
+
+
 # The projects whose JSON this process read, and those it fetched from PyPI: a refresh reads each project's JSON from
 # the index once however many derivations read it, and fingerprints what each derivation read (derive/refresh.py).
 READ: set[str] = set()
@@ -125,8 +148,7 @@ def project_json(name: str, cache: Path, offline: bool) -> dict[str, Any]:
     path = cache / "json" / f"{name}.json"
     READ.add(name)
     if not offline and (name, cache) not in _FETCHED_IN:
-        with urllib.request.urlopen(PYPI.format(name=name), timeout=60) as response:
-            data = response.read()
+        data = read_url(PYPI.format(name=name), 60)
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_atomic(path, data)
         _FETCHED_IN.add((name, cache))
@@ -211,9 +233,6 @@ def wheel_member(
     return data
 
 
-TRIES = 3  # a ranged read that came back short (a reset connection) is read again: seen once in a cold refresh
-
-
 def _ranged(url: str, wanted: Callable[[str], bool]) -> bytes | None:
     """One member of a remote wheel, read through its central directory (zipfile checks the member's CRC-32)."""
     for attempt in range(TRIES):
@@ -292,8 +311,7 @@ def fetch(artefact: Artefact, cache: Path, offline: bool) -> Path:
     if not path.exists():
         if offline:
             raise SystemExit(f"{artefact.filename}: not in the cache {path.parent} (run once without --offline)")
-        with urllib.request.urlopen(artefact.url, timeout=300) as response:
-            data = response.read()
+        data = read_url(artefact.url, 300)
         _check(artefact, data)
         path.parent.mkdir(parents=True, exist_ok=True)
         _write_atomic(path, data)

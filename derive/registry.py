@@ -185,21 +185,12 @@ def declared_tables() -> dict[str, Table[Any]]:
 
 
 def ordered(chosen: set[str] | None = None) -> list[Derivation]:
-    """The derivations (all, or those chosen and what they need first) in an order where each runs after those it
-    reads: the registry's order, checked."""
-    wanted = set(by_table()) if chosen is None else set(chosen)
-    changed = True
-    while changed:  # what a chosen derivation runs after is chosen too
-        changed = False
-        for d in DERIVATIONS:
-            if d.table in wanted and not set(d.after) <= wanted:
-                wanted |= set(d.after)
-                changed = True
+    """The derivations (all, or those chosen: they alone, reading the tables as they are) in an order where each
+    runs after those it reads: the registry's order, checked."""
     done: list[Derivation] = []
     for d in DERIVATIONS:
-        if d.table in wanted:
-            missing = [a for a in d.after if a not in {e.table for e in done}]
-            if missing:
-                raise ValueError(f"{d.table} is listed before {', '.join(missing)}, which it reads")
-            done.append(d)
-    return done
+        missing = [a for a in d.after if a not in {e.table for e in done}]
+        if missing:
+            raise ValueError(f"{d.table} is listed before {', '.join(missing)}, which it reads")
+        done.append(d)
+    return [d for d in done if chosen is None or d.table in chosen]

@@ -138,9 +138,13 @@ def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[s
         name = canonicalize_name(req.name)
         wanted[name] = wanted.get(name, SpecifierSet()) & req.specifier
         exact = [s.version for s in req.specifier if s.operator == "=="]
+        if not exact and req.extras and name == "jax":  # jax[cuda12]>=0.6.0: the newest jax whose extra installs
+            exact = [v] if (v := _through_extra(req.specifier, set(req.extras), python)) else []
+            if exact:
+                wanted[name] &= SpecifierSet(f"=={exact[0]}")
         if exact:
             implied = {n: SpecifierSet(f"=={v}") for n, v in extras.implied(exact[0], set(req.extras)).items()}
-        else:  # jax[cuda12]>=0.6.0: jaxlib and the plugin of that extra within the same bounds
+        else:  # jaxlib and the plugin of that extra within the same bounds
             implied = {n: req.specifier for n in extras.implied("9999", set(req.extras))}
         for other, spec in implied.items():
             wanted[other] = wanted.get(other, SpecifierSet()) & spec
@@ -156,6 +160,36 @@ def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[s
             # forgot to declare): the installer takes its newest release, whose number is not known here
             found[name] = UNKNOWN_RELEASE
     return found
+
+
+def _through_extra(spec: SpecifierSet, named: set[str], python: str | None) -> str | None:
+    """The release an installer picks for `jax[EXTRA]` within `spec`: the newest jax release whose extra's every
+    requirement has the release it asks for (pip backtracks past jax 0.12.1's cuda12 extra, whose
+    jax-cuda12-plugin==0.12.1 was never released, to 0.12.0.1); None where the tables know none."""
+    for version in sorted(releases("jax", python), key=numbers, reverse=True):
+        if not spec.contains(version, prereleases=True):
+            continue
+        needed = extras.implied(version, named)
+        if all(_released(name, v, python) for name, v in needed.items()):
+            return version
+    return None
+
+
+def _released(name: str, version: str, python: str | None) -> bool:
+    """Whether a release of a jax package exists to install: a GPU plugin's (or its PJRT package's) among the
+    plugin's releases platform-wheels.toml read, which reads every package to the same day (a release past the
+    newest jaxlib it read is unknown: True); jaxlib's, a wheel for this Python."""
+    from envaudit.rules.platform_wheels import PLATFORM_WHEELS
+
+    plugin = PLUGIN.match(name)
+    if plugin is None:
+        return not coupled(name) or not _wheels_known(name, python) or version in releases(name, python)
+    table = PLATFORM_WHEELS.load()
+    base = f"jax-{plugin['kind']}{plugin['major']}-plugin"
+    rows = [v for row in table["release"] if row["package"] == base for v in row["versions"]]
+    if not rows or numbers(version) > numbers(table["newest"].get("jaxlib", "0")):
+        return True
+    return any(numbers(version) == numbers(v) for v in rows)
 
 
 def _choose(name: str, spec: SpecifierSet, python: str | None) -> str | None:

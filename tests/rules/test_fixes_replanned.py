@@ -44,6 +44,9 @@ def extra(requirement: str, version: str, end: int) -> dict[str, str]:
     if req.name != "jax" or not req.extras:
         return {}
     moved = extras.implied(version, set(req.extras))
+    # a CUDA plugin's own Requires-Dist pins its PJRT package (jax-cuda13-plugin 0.12.1: jax-cuda13-pjrt==0.12.1),
+    # which the extra itself stopped naming at jax 0.12.1: pip installs it with the plugin
+    moved |= {n.replace("-plugin", "-pjrt"): v for n, v in moved.items() if n.endswith("-plugin")} | moved
     newest = {row["name"]: row["pins"] for row in PLUGIN_ROWS}  # a release after the table: its newest pins
     pins = [p for name, v in moved.items() for p in PLUGIN_PINS.get((name, v), newest.get(name, ())) if "=" in p]
     return moved | dict(chosen(pin, end) for pin in pins)
@@ -70,13 +73,14 @@ def test_there_are_pinned_fixes_to_prove_and_an_open_bound_is_read_as_pip_reads_
 def test_each_pinned_fix_leaves_no_failure_and_installs_somewhere(rule: engine.Rule) -> None:
     for example in (e for e in rule.examples if e["match"]):
         facts = facts_from(example["facts"])
-        found = rules.evaluate(facts)
+        found = rules.evaluate(facts).findings
         finding = next(f for f in found if f.id == rule.id)
         assert finding.fix.split()[1:4] == ["-m", "pip", "install"], finding.fix
         before = {f.id for f in found if f.severity == "fail" and f.id != rule.id}  # the example's other faults
         for end in (0, -1):  # the oldest release the fix allows, and the newest
             fixed = applied(facts, finding.fix, end)
-            left = [f.id for f in causes.link(rules.evaluate(fixed), fixed) if f.severity == "fail"]
+            evaluated = rules.evaluate(fixed)
+            left = [f.id for f in causes.link(evaluated.findings, evaluated) if f.severity == "fail"]
             left = [i for i in left if i not in before]
             assert left == [], (rule.id, finding.fix, fixed.packages, left)
             if accessors.platform(facts) == "cuda":  # a fix on a GPU machine must not leave jax on the CPU

@@ -7,16 +7,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from envaudit import judge
+from envaudit import judge, rules
 from envaudit.child import jaxfacts
 from envaudit.formats import markdown, text
 from envaudit.judge import assemble, causes
 from envaudit.model.report import Finding, ProbeResult, Report, Subject
 from envaudit.rules import explains
+from envaudit.rules.evaluation import Evaluation
 from tests.conftest import ROOT, facts_from
 from tests.golden import ERRORS, STALE
 
@@ -45,18 +45,18 @@ def test_a_root_takes_the_worst_severity_of_what_it_causes() -> None:
         Finding(Subject("check", "jax-broken"), "fail", "t"),
         Finding(Subject("check", "pythonpath-shadows"), "warn", "t"),
     ]
-    linked = causes.link(found, facts_from(STALE))
+    linked = causes.link(found, rules.evaluate(facts_from(STALE)))
     assert [(f.id, f.severity, f.caused_by) for f in linked] == [
         ("pythonpath-shadows", "fail", ""),
         ("jax-broken", "fail", "pythonpath-shadows"),
     ]
 
 
-def test_findings_that_name_each_other_are_never_lost(monkeypatch: pytest.MonkeyPatch) -> None:
-    declared = {"a": explains.parse(("b",)), "b": explains.parse(("a",))}
-    monkeypatch.setattr(causes, "registry", lambda: SimpleNamespace(declared=declared, by_id={}))
+def test_findings_that_name_each_other_are_never_lost() -> None:
+    named = {"a": explains.parse(("b",)), "b": explains.parse(("a",))}
     linked = causes.link(
-        [Finding(Subject("check", "a"), "fail", "t"), Finding(Subject("check", "b"), "warn", "t")], facts_from({})
+        [Finding(Subject("check", "a"), "fail", "t"), Finding(Subject("check", "b"), "warn", "t")],
+        Evaluation(facts_from({}), (), named),
     )
     assert [(f.id, f.caused_by) for f in linked] == [("b", ""), ("a", "b")]
 
@@ -133,7 +133,7 @@ def test_a_check_that_fires_twice_folds_its_consequences_once() -> None:
         Finding(Subject("check", "plugin-jaxlib-mismatch"), "fail", "t", "pjrt"),
         Finding(Subject("check", "jax-broken"), "fail", "t"),
     ]
-    linked = causes.link(found, facts_from({"jax": {"status": "import_error"}}))
+    linked = causes.link(found, rules.evaluate(facts_from({"jax": {"status": "import_error"}})))
     mismatch = "plugin-jaxlib-mismatch"
     assert [(f.id, f.caused_by) for f in linked] == [(mismatch, ""), ("jax-broken", mismatch), (mismatch, "")]
 

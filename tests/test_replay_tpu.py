@@ -18,6 +18,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 from envaudit import rules
+from envaudit.files import probefiles
 from envaudit.judge import causes
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
@@ -26,7 +27,7 @@ from tests.conftest import FIXTURES, PYTHON, envaudit_run
 from tests.planfix import requested
 
 TPU = FIXTURES / "tpu"
-NUMERIC = ("conv_chain", "dense_chain", "matmul_precision", "ntk")  # the probes that compute at both precisions
+NUMERIC = probefiles.numeric_names()  # the numeric probes (their files declare it)
 FLOAT32_BOUND = 1e-5  # the kit's float32 tolerance at HIGHEST
 LIBTPU = [  # libtpu releases on the package index around the pins the plans meet (pip index versions libtpu)
     "0.0.11", "0.0.11.1", "0.0.11.3", "0.0.11.4", "0.0.40", "0.0.41", "0.0.42", "0.0.42.1", "0.0.43.2", "0.0.44",
@@ -94,7 +95,8 @@ def test_the_plan_moves_nothing_and_the_findings_own_fix_keeps_libtpu_in_step(tm
     facts = Facts.from_dict(report["facts"])
     moved = dict(pip_picks(r) for r in asked.requirements)
     after = replace(facts, packages={**facts.packages, **moved}, jax={}, messages=[])
-    left = causes.link(rules.evaluate(after), after)
+    evaluated = rules.evaluate(after)
+    left = causes.link(evaluated.findings, evaluated)
     assert [f.id for f in left if f.severity == "fail"] == []
     assert [(f.id, f.fix) for f in left if f.fix] == []
 
@@ -131,6 +133,7 @@ def test_its_one_plan_keeps_libtpu_numpy_2_and_exports_nothing(tmp_path: Path) -
     facts = Facts.from_dict(report["facts"])
     moved = dict(pip_picks(r) for r in asked.requirements)
     after = replace(facts, packages={**facts.packages, **moved}, jax={"status": "unknown", "platform": "tpu"})
-    left = [f for f in causes.link(rules.evaluate(after), after) if not f.caused_by]
+    evaluated = rules.evaluate(after)
+    left = [f for f in causes.link(evaluated.findings, evaluated) if not f.caused_by]
     assert [f.id for f in left if f.severity == "fail"] == []
     assert [(f.id, f.fix) for f in left if f.fix and f.severity == "fail"] == []

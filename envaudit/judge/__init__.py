@@ -8,8 +8,8 @@ probe's problem when it names it (`explains = ["probe:kind"]`, or `["probe:metri
 condition holds on the facts (one whose condition is merely unknown is named as a possibility, never as the
 cause), so a fix is never offered where the environment rules it out. One root cause is one finding: the problems
 a rule explains join that rule's finding, and every default run beyond its class joins one. `envaudit check`
-reruns this on a saved report, so an old report benefits from today's judgement. The data lives beside it in
-`metrics.toml`.
+reruns this on a saved report, so an old report benefits from today's judgement. The data is
+`model/metrics.toml` (read by `table.py`; the metrics' kinds by `model/metrics.py`, which the formats read too).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from envaudit import rules
 from envaudit.judge import assess, peers, table
 from envaudit.model import devices, fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.report import SEVERITIES, Clause, Finding, ProbeResult, Subject
 from envaudit.rules.node import starved
+from envaudit.rules.registry import registry
 
 # what to do where no command can fix it: said in the finding's detail, never printed as a fix (no command is one)
 GENERIC_FIX = "envaudit probes {name} --script > repro.py; run it, and attach it and this report to an upstream issue"
@@ -197,7 +197,7 @@ def merge(rule_findings: Sequence[Finding], probe_findings: Sequence[Finding], f
             extra.append(found)
             continue
         worse = min((fired.severity, found.severity), key=SEVERITIES.index)
-        worse = fired.severity if rules.off_default(found.id, facts) else worse
+        worse = fired.severity if registry().cause(found.id).off_default(facts) else worse
         joined = replace(fired, severity=worse, measured=found.measured)
         merged[id(fired)] = by_id[found.id] = joined
     return sorted([*merged.values(), *extra], key=lambda f: SEVERITIES.index(f.severity))

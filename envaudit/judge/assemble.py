@@ -19,6 +19,7 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Plan, Target, aimed
 from envaudit.model.report import Clause, Finding, Mode, ProbeResult, Report
 from envaudit.rules.engine import REGRESSIONS_PROBE
+from envaudit.rules.registry import registry
 
 
 def now_iso() -> str:
@@ -45,8 +46,9 @@ def assemble(
     `target`: what the fixes are rendered for where it is not the facts' installer (a plan read from files: the
     requirement lines to write, `fixes.Target` "lines"); the plan itself is computed the same way."""
     # one finding per root cause (a probe's evidence joins its rule's), consequences linked to their root
-    found = _measured(rules.evaluate(facts), probes)
-    linked = causes.link(judge.merge(found, probe_findings, facts), facts, probes)
+    evaluated = rules.evaluate(facts)
+    found = _measured(evaluated.findings, probes)
+    linked = causes.link(judge.merge(found, probe_findings, facts), evaluated, probes)
     findings = ignoring.mark(linked, ignore or {})
     plan = fixplan.plan(facts, findings, ignore)
     if target is not None:
@@ -65,13 +67,13 @@ def assemble(
     )
 
 
-def _measured(findings: list[Finding], probes: Sequence[ProbeResult]) -> list[Finding]:
+def _measured(findings: Sequence[Finding], probes: Sequence[ProbeResult]) -> list[Finding]:
     """A rule of wrong numbers that the known_regressions probe ran here is judged by what it measured (its own
     severity, and the probe's failure joined to it by `judge.merge`), not failed for want of a measurement."""
     ran = any(p.probe == REGRESSIONS_PROBE and p.status in ("pass", "fail") for p in probes)
     if not ran:
-        return findings
-    return [replace(f, severity=rules.severity_of(f.id), unprobed=False) if f.unprobed else f for f in findings]
+        return list(findings)
+    return [replace(f, severity=registry().cause(f.id).severity, unprobed=False) if f.unprobed else f for f in findings]
 
 
 def _planned(finding: Finding, plan: Plan) -> Finding:

@@ -28,6 +28,7 @@ from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import SEVERITIES, Finding
 from envaudit.model.versions import public, version_or_none
 from envaudit.rules import extras, installing
+from envaudit.rules.registry import registry
 
 MAX_STEPS = 8  # a report has a handful of root causes; more steps than this is a plan that does not converge
 MAX_STATES = 24  # states expanded (each child evaluated, about 2 ms): the search's bound, whatever the report
@@ -77,7 +78,7 @@ def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | N
     findings = ignoring.counted(findings, ignore)
     measured = tuple(f for f in findings if not f.caused_by and f.subject.kind not in ("rule", "check"))
     # wrong-numbers rules a probe ran here: judged by it while jax's packages stay where they were measured
-    cleared = frozenset(f.id for f in findings if rules.wrong_numbers(f.id) and not f.unprobed)
+    cleared = _cleared(findings)
     start = _Node((), facts, tuple(findings))
     best, looped = start, False
     seen = {installing.key(facts)}
@@ -108,16 +109,20 @@ def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | N
     loop = looped and bool(failing)
     jax = reached.packages.get("jax", "")
     down = _moves({"jax": facts.packages.get("jax", "")}, {"jax": jax})[0] > 0
-    held = tuple(dict.fromkeys((lib, jax) for s in steps if down and (lib := rules.holds_back(s.finding))))
+    held = tuple(dict.fromkeys((lib, jax) for s in steps if down and (lib := registry().cause(s.finding).holds_back())))
     return Plan(steps=steps, remaining=failing, loop=loop, fix=one_command(steps), declined=declined, held=held)
 
 
 def leaves(facts: Facts, findings: Sequence[Finding], steps: Sequence[Step]) -> list[Finding]:
     """The root causes of the state the steps' one command leaves, as the knowledge base judges it there (a
     wrong-numbers rule the probes ran keeps their judgement while jax's packages stay where they were measured)."""
-    cleared = frozenset(f.id for f in findings if rules.wrong_numbers(f.id) and not f.unprobed)
     state = outcome(facts, steps)
-    return [f for f in _judged(state, {}, cleared) if not f.caused_by]
+    return [f for f in _judged(state, {}, _cleared(findings)) if not f.caused_by]
+
+
+def _cleared(findings: Sequence[Finding]) -> frozenset[str]:
+    """The wrong-numbers rules a probe ran here (`Cause.wrong_numbers`, the finding no longer unprobed)."""
+    return frozenset(f.id for f in findings if not f.unprobed and registry().cause(f.id).wrong_numbers)
 
 
 def outcome(facts: Facts, steps: Sequence[Step]) -> Facts:
@@ -205,8 +210,9 @@ def _children(
 def _ways(root: Finding, state: Facts, theirs: bool) -> list[Fix]:
     """Its fix, the rule's other way out (jax upgraded where the fix moves NumPy down: the objective chooses), and
     its workaround where the user's state had that root."""
-    around = rules.workaround(root.id, state) if theirs else Fix()
-    other = rules.other_way(root.id, state)
+    cause = registry().cause(root.id)
+    around = cause.workaround(state) if theirs else Fix()
+    other = cause.other_way(state)
     return [way for way in (root.remedy, other, around) if way and not way.saved]
 
 
@@ -234,10 +240,13 @@ def _major(version: str | None) -> int | None:
 def _judged(state: Facts, ignore: ignoring.Ignores, cleared: frozenset[str] = frozenset()) -> list[Finding]:
     """The state's findings; where jax's packages were not moved (jax as measured), a wrong-numbers rule the probe
     ran keeps its measured judgement."""
-    found = rules.evaluate(state)
+    evaluated = rules.evaluate(state)
+    found = list(evaluated.findings)
     if cleared and state.origin != "plan":
         found = [
-            replace(f, severity=rules.severity_of(f.id), unprobed=False) if f.unprobed and f.id in cleared else f
+            replace(f, severity=registry().cause(f.id).severity, unprobed=False)
+            if f.unprobed and f.id in cleared
+            else f
             for f in found
         ]
-    return ignoring.counted(causes.link(found, state), ignore)
+    return ignoring.counted(causes.link(found, evaluated), ignore)

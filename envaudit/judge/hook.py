@@ -26,6 +26,7 @@ def evaluate_now(jax_config: Any, failure: BaseException | None = None) -> list[
         precision = getattr(jax_config, "jax_default_matmul_precision", None)
         jax_facts["default_matmul_precision"] = None if precision is None else str(precision)
     facts = snapshot(jax_facts, nvml_s=5.0, origin="hook")
+    evaluated = rules.evaluate(facts)
     return [
         {
             "id": f.id,
@@ -34,7 +35,7 @@ def evaluate_now(jax_config: Any, failure: BaseException | None = None) -> list[
             "fix": f.fix,
             "detail": f.detail if f.subject.kind == "check" else "",
         }
-        for f in causes.link(rules.evaluate(facts), facts)
+        for f in causes.link(evaluated.findings, evaluated)
         if f.severity in ("fail", "warn")
         and not f.caused_by
         and f.id not in registry().board  # a GPU's health is `health`'s to judge

@@ -9,10 +9,13 @@ knowledge base before an audit has started its jax child.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from envaudit.model.facts import Facts
-from envaudit.model.fixes import Fix
-from envaudit.model.report import SEVERITIES, Finding, Severity
+from envaudit.model.report import SEVERITIES
+
+if TYPE_CHECKING:
+    from envaudit.rules.evaluation import Evaluation
 
 
 @dataclass(frozen=True)
@@ -36,13 +39,21 @@ class Entry:
         return self.kind if self.lifecycle == "active" else "retired"
 
 
-def evaluate(facts: Facts) -> list[Finding]:
-    """All findings for a snapshot, worst first (stable within a severity)."""
-    from envaudit.rules import messages
+def evaluate(facts: Facts) -> Evaluation:
+    """All findings for a snapshot, worst first (stable within a severity), and which finding names which: the
+    facts' messages read once, for the findings they add or quote and the causes they name (rules/evaluation.py).
+    The judge asks a finding's cause the rest (`registry().cause(id)`: `registry.Cause`'s queries)."""
+    from envaudit.rules import evaluation, messages
     from envaudit.rules.registry import registry
 
-    found = messages.apply(registry().evaluate(facts), facts)
-    return sorted(found, key=lambda f: SEVERITIES.index(f.severity))
+    scanned = messages.scan(facts)
+    found = messages.apply(registry().evaluate(facts), scanned, facts)
+    return evaluation.Evaluation(
+        facts,
+        tuple(sorted(found, key=lambda f: SEVERITIES.index(f.severity))),
+        evaluation.explained(facts, scanned),
+        scanned.jax[0].text if scanned.jax else "",
+    )
 
 
 def catalogue() -> list[Entry]:
@@ -54,57 +65,3 @@ def catalogue() -> list[Entry]:
         for c in registry().causes
     ]
     return sorted(entries, key=lambda e: e.id)
-
-
-def workaround(finding: str, facts: Facts) -> Fix:
-    """The workaround of the rule a finding is of, as a fix for these facts (empty: none, or not a rule's)."""
-    from envaudit.rules import engine
-    from envaudit.rules.registry import registry
-
-    rule = registry().get(finding)
-    return rule.around(facts) if isinstance(rule, engine.Rule) else Fix()
-
-
-def other_way(finding: str, facts: Facts) -> Fix:
-    """The other way out of the rule a finding is of, as a fix for these facts (empty: none, or not a rule's)."""
-    from envaudit.rules import engine
-    from envaudit.rules.registry import registry
-
-    rule = registry().get(finding)
-    return rule.other(facts) if isinstance(rule, engine.Rule) else Fix()
-
-
-def off_default(finding: str, facts: Facts) -> bool:
-    """Whether a finding is of a rule whose fault is in a backend jax does not compute on by default here (an
-    XLA:CPU miscompile on a TPU host): a probe that measures it on that backend does not make it a failure."""
-    from envaudit.rules import engine
-    from envaudit.rules.registry import registry
-
-    rule = registry().get(finding)
-    return isinstance(rule, engine.Rule) and bool(rule.off_default(facts))
-
-
-def holds_back(finding: str) -> str:
-    """The library a finding's rule holds jax back for, where no release of it works with a newer jax ("")."""
-    from envaudit.rules import engine
-    from envaudit.rules.registry import registry
-
-    rule = registry().get(finding)
-    return rule.holds_back() if isinstance(rule, engine.Rule) else ""
-
-
-def severity_of(finding: str) -> Severity:
-    """The severity a rule or check declares ("warn" for an id the registry does not know)."""
-    from envaudit.rules.registry import registry
-
-    cause = registry().get(finding)
-    return cause.severity if cause is not None else "warn"
-
-
-def wrong_numbers(finding: str) -> bool:
-    """Whether a finding is of a rule of wrong numbers that the known_regressions probe measures."""
-    from envaudit.rules import engine
-    from envaudit.rules.registry import registry
-
-    rule = registry().get(finding)
-    return isinstance(rule, engine.Rule) and rule.wrong_numbers

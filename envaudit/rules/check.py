@@ -34,8 +34,34 @@ class Occurrence:
     todo: str = ""  # what to do here, where it says more than the check's `fix` (the interpreter to name)
 
 
+class Defaults:
+    """What a cause answers the judge where it has nothing to say: the defaults of `Cause`'s queries (registry.py),
+    for a code check and a retired id. A data rule answers each from its file (engine.Rule)."""
+
+    @property
+    def wrong_numbers(self) -> bool:
+        """Whether its fault is wrong numbers that the known_regressions probe measures: a data rule's."""
+        return False
+
+    def workaround(self, facts: Facts) -> Fix:
+        """Variables that avoid it where no release can, as a fix for these facts: a data rule's."""
+        return Fix()
+
+    def other_way(self, facts: Facts) -> Fix:
+        """Another way out than its fix, as a fix for these facts: a data rule's."""
+        return Fix()
+
+    def off_default(self, facts: Facts) -> str:
+        """The backend jax computes on by default here where its fault is in another one: a data rule's."""
+        return ""
+
+    def holds_back(self) -> str:
+        """The library it holds jax back for, where no release of it works with a newer jax: a data rule's."""
+        return ""
+
+
 @dataclass(frozen=True)
-class Check:
+class Check(Defaults):
     id: str
     severity: Severity
     title: str

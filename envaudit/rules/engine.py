@@ -100,7 +100,7 @@ class Rule:
         str, ...
     ] = ()  # the fix as requirements: installed by the audited interpreter (envaudit/model/fixes.py)
     or_pins: tuple[str, ...] = ()  # another way out the plan may take instead (RuleFile)
-    workaround: tuple[tuple[str, str], ...] = ()  # variables that avoid it where no release can (RuleFile)
+    variables: tuple[tuple[str, str], ...] = ()  # its `workaround`: variables that avoid it where no release can
     signatures: tuple[Signature, ...] = ()  # the messages users see when it bites
     lifecycle: Lifecycle = "active"
     backend: str = ""  # the backend whose compiler has the fault ("" any: RuleFile.backend)
@@ -113,7 +113,7 @@ class Rule:
         evidence: list[str] = []
         return (holds(self.when, facts, evidence) if self.when else None), evidence
 
-    def other(self, facts: Facts) -> fixes.Fix:
+    def other_way(self, facts: Facts) -> fixes.Fix:
         """The other way out as a fix for these facts (empty where the rule has none)."""
         pins = follow.planned(facts, self.or_pins) if self.or_pins else []
         fix = fixes.install(facts, pins, installed_only=True) if pins else fixes.Fix()
@@ -121,11 +121,11 @@ class Rule:
             fix = replace(fix, excluding=follow.excluding(facts, self.when.get("packages") or {}))
         return fix
 
-    def around(self, facts: Facts) -> fixes.Fix:
+    def workaround(self, facts: Facts) -> fixes.Fix:
         """The workaround as a fix for these facts (empty where the rule has none)."""
         exported = tuple(
             (name, fixes.with_flag(facts.env.get(name, ""), value) if name == "XLA_FLAGS" else value)
-            for name, value in self.workaround
+            for name, value in self.variables
         )
         if any(REDACTED in value for _, value in exported):  # the report hides a value it would have to repeat
             return fixes.Fix()
@@ -244,7 +244,7 @@ def parse_rule(data: Mapping[str, Any], where: str) -> Rule:
         explains=tuple(explains),
         pins=tuple(pins),
         or_pins=tuple(or_pins),
-        workaround=tuple(sorted(data.get("workaround", {}).items())),
+        variables=tuple(sorted(data.get("workaround", {}).items())),
         signatures=signatures,
         backend=data.get("backend", ""),
     )

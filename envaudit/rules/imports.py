@@ -113,11 +113,6 @@ def finding_id(distribution: str) -> str:
     return Subject("check", CHECK, distribution).id
 
 
-def messages(facts: Facts) -> list[str]:
-    """The exceptions the imports raised, as messages the signatures read (a rule whose message it is fires)."""
-    return [str(o.get("error")) for o in outcomes(facts) if o.get("status") == "error" and o.get("error")]
-
-
 # The checks this module finds, each declared beside its function (rules/registry.py lists them)
 IMPORT_FAILS = Check(
     id=CHECK,

@@ -1,13 +1,13 @@
 """The messages the facts show, read with the registry's signatures (rules/signatures.py): jax's own exception,
-what the libraries' imports raised, and what a bug report quotes; which causes they name, and the findings they
-add or quote.
+what the libraries' imports raised, and what a bug report quotes; read once an evaluation (`scan`), for the findings
+they add or quote (`apply`) and for the causes they name (rules/evaluation.py).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from envaudit.model.facts import Facts, Message
 from envaudit.model.fixes import named
@@ -35,18 +35,43 @@ def from_jax(facts: Facts) -> list[Match]:
     return [replace(m, line=0) for m in in_text("\n".join(str(said).splitlines()[-200:]))]
 
 
-def from_imports(facts: Facts) -> list[Match]:
-    """The signatures in the exceptions the libraries' imports raised (facts.jax.imports; line 0, as jax's)."""
-    return [replace(m, line=0) for text in imports.messages(facts) for m in in_text(text)]
+@dataclass(frozen=True)
+class Scan:
+    """The signatures the facts' messages show, by where each message was seen."""
+
+    jax: tuple[Match, ...] = ()  # in the exception jax's child or the hook saw (`from_jax`)
+    # each import that raised, in the facts' order: its distribution and the matches in what it raised (line 0)
+    imports: tuple[tuple[str, tuple[Match, ...]], ...] = ()
+    reported: tuple[Match, ...] = ()  # in the messages a bug report quotes (`Facts.messages`, each at its line)
+
+    @property
+    def matches(self) -> list[Match]:
+        """Every match: jax's, then the imports', then the bug report's."""
+        return [*self.jax, *(m for _, found in self.imports for m in found), *self.reported]
+
+    def by_import(self) -> dict[str, set[str]]:
+        """Each distribution whose import raised -> the rules and checks its exception names as the cause."""
+        found: dict[str, set[str]] = {}
+        for distribution, matches in self.imports:
+            found.setdefault(distribution, set()).update(m.owner for m in matches if m.signature.fires)
+        return found
+
+
+def scan(facts: Facts) -> Scan:
+    """The facts' messages read once: jax's exception, each exception the libraries' imports raised
+    (facts.jax.imports; line 0, as jax's), and the messages a bug report quotes."""
+    raised = tuple(
+        (str(o.get("distribution")), tuple(replace(m, line=0) for m in in_text(str(said))))
+        for o in imports.outcomes(facts)
+        if o.get("status") == "error" and (said := o.get("error"))
+    )
+    reported = tuple(m for message in facts.messages[:MAX_MESSAGES] for m in in_text(message["text"], message["line"]))
+    return Scan(tuple(from_jax(facts)), raised, reported)
 
 
 def messages(facts: Facts) -> list[Match]:
-    """The signatures the facts' messages show: jax's exception (`from_jax`), the libraries' imports'
-    (`from_imports`), and the messages a bug report quotes (`Facts.messages`, each at its line)."""
-    found = from_jax(facts) + from_imports(facts)
-    for message in facts.messages[:MAX_MESSAGES]:
-        found += in_text(message["text"], message["line"])
-    return found
+    """The signatures the facts' messages show (`scan`), in one list."""
+    return scan(facts).matches
 
 
 # what a fix may move that a message is about, beside the packages it names and its rule pins: jax's own packages
@@ -68,30 +93,16 @@ def holds_after(message: Message, moved: set[str]) -> bool:
     return True
 
 
-def named_by_imports(facts: Facts) -> dict[str, set[str]]:
-    """Each distribution whose import raised -> the rules and checks its exception names as the cause."""
-    found: dict[str, set[str]] = {}
-    for outcome in imports.outcomes(facts):
-        if outcome.get("status") == "error" and (said := outcome.get("error")):
-            owners = {m.owner for m in in_text(said) if m.signature.fires}
-            found.setdefault(str(outcome.get("distribution")), set()).update(owners)
-    return found
-
-
-def named_by_jax(facts: Facts) -> set[str]:
-    """The rules and checks that jax's own error message names as its cause."""
-    return {m.owner for m in from_jax(facts) if m.signature.fires}
-
-
-def apply(found: list[Finding], facts: Facts) -> list[Finding]:
-    """The findings with what the messages show: a finding whose message is seen quotes it; a rule or check whose
-    firing message is seen and that did not fire on the facts is a finding, at its severity."""
+def apply(found: list[Finding], scanned: Scan, facts: Facts) -> list[Finding]:
+    """The findings with what the messages show (`scanned`, of these facts): a finding whose message is seen quotes
+    it; a rule or check whose firing message is seen and that did not fire on the facts is a finding, at its
+    severity."""
     seen: dict[str, list[Match]] = {}
-    for match in messages(facts):
+    for match in scanned.matches:
         seen.setdefault(match.owner, []).append(match)
     if not seen:
         return found
-    quoted = {owner: [m for m in matches if m.line] for owner, matches in seen.items()}  # jax's: causes.seen
+    quoted = {owner: [m for m in matches if m.line] for owner, matches in seen.items()}  # jax's: Evaluation.said
     fired = {f.id for f in found}
     found = found + [
         registry().seen(owner, facts)

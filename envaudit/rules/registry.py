@@ -2,9 +2,12 @@
 check (declared beside its function, listed here, one line each), behind one `Cause` protocol.
 
 The registry answers by id, says which rules explain a probe's problem and what each cause declares it explains,
-holds the compiled signatures of all of them, lists them for `envaudit rules` and evaluates them on facts. A retired
-id stays known (a saved report, an `--ignore` or a `[tool.envaudit]` that names it still reads), is listed as
-retired with what replaced it, and never fires.
+holds the compiled signatures of all of them, lists them for `envaudit rules` and evaluates them on facts. The judge
+asks a finding's cause (`Registry.cause`) what it needs of it (`Cause`'s queries: a workaround, another way out,
+whether its fault is off jax's default backend here, the library it holds jax back for, whether it is wrong numbers);
+a code check and a retired id answer with the defaults (`check.Defaults`). A retired id stays known (a saved report,
+an `--ignore` or a `[tool.envaudit]` that names it still reads), is listed as retired with what replaced it, and
+never fires.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix
 from envaudit.model.report import Finding, Severity
 from envaudit.rules import (
     api_removals,
@@ -39,7 +43,7 @@ from envaudit.rules import (
     wheels,
     xlaflags,
 )
-from envaudit.rules.check import Check, Lifecycle
+from envaudit.rules.check import Check, Defaults, Lifecycle
 from envaudit.rules.explains import Names
 from envaudit.rules.signatures import Catalogue, Signature
 
@@ -96,7 +100,8 @@ CHECKS: tuple[Check, ...] = (
 
 class Cause(Protocol):
     """What a data rule and a code check both are: an id with its metadata, what it explains, the messages users
-    see when it bites, and its findings on facts."""
+    see when it bites, and its findings on facts; and what the judge asks of a finding's cause (the last five, each
+    with its default on `check.Defaults`: a data rule's own answers, from its file)."""
 
     @property
     def id(self) -> str: ...
@@ -128,10 +133,16 @@ class Cause(Protocol):
     def board(self) -> bool: ...
     def findings(self, facts: Facts) -> list[Finding]: ...
     def seen(self, facts: Facts) -> Finding: ...
+    @property
+    def wrong_numbers(self) -> bool: ...  # wrong numbers the known_regressions probe measures (judge/assemble.py)
+    def workaround(self, facts: Facts) -> Fix: ...  # variables that avoid it, the plan's way out of a loop
+    def other_way(self, facts: Facts) -> Fix: ...  # another way out than its fix (judge/fixplan.py weighs both)
+    def off_default(self, facts: Facts) -> str: ...  # jax's default backend here, where its fault is in another
+    def holds_back(self) -> str: ...  # the library it holds jax back for ("" none)
 
 
 @dataclass(frozen=True)
-class Retired:
+class Retired(Defaults):
     """An id no longer found: what replaced it and why. It satisfies `Cause` and never fires."""
 
     id: str
@@ -160,6 +171,10 @@ class Retired:
     def seen(self, facts: Facts) -> Finding:  # it carries no signature, so nothing is ever seen of it
         raise LookupError(f"{self.id} is retired")
 
+
+# what `Registry.cause` answers for an id no cause is declared by (a probe's finding, a device's, a check's finding of
+# one thing): never fires, answers every query with its default, and warns (what a finding of no known cause is)
+UNDECLARED = Retired("", (), "no rule or check is declared by this id", severity="warn")
 
 RETIRED: tuple[Retired, ...] = (
     Retired(
@@ -202,6 +217,15 @@ class Registry:
         return frozenset(c.id for c in self.active if c.transient)
 
     @functools.cached_property
+    def of_jax(self) -> frozenset[str]:
+        """The causes that declare themselves a cause of jax's failure (`jax:*`, or jax-broken): fixing one may fix
+        what the audit measured of jax."""
+        broken = checks.JAX_BROKEN.id
+        return frozenset(
+            c for c, named in self.declared.items() if any(e.names_finding(broken) or e.subject == "jax" for e in named)
+        )
+
+    @functools.cached_property
     def board(self) -> frozenset[str]:
         """The causes that are a GPU board's health, for `health` to judge (the import hook leaves them alone)."""
         return frozenset(c.id for c in self.active if c.board)
@@ -213,6 +237,11 @@ class Registry:
 
     def get(self, cause_id: str) -> Cause | None:
         return self.by_id.get(cause_id)
+
+    def cause(self, finding_id: str) -> Cause:
+        """The cause a finding is of, to ask what the judge needs of it (`Cause`'s queries): the rule or check of its
+        id, else UNDECLARED, whose answers are the defaults."""
+        return self.by_id.get(finding_id, UNDECLARED)
 
     def explaining(self, probe: str, kind: str, metric: str = "") -> list[engine.Rule]:
         """The data rules whose `explains` names this problem of a probe ("probe:kind", or "probe:metric")."""

@@ -48,8 +48,8 @@ def test_a_stated_python_is_not_described_as_an_examined_interpreter() -> None:
 def test_quick_mode_of_another_interpreter_names_it_in_the_advice() -> None:
     other = "/srv/envs/my env/bin/python"
     facts = facts_from({"jax": {"status": "skipped", "message": "--quick does not start jax", "other_python": other}})
-    (finding,) = [f for f in rules.evaluate(facts) if f.id == "jax-not-imported"]
+    (finding,) = [f for f in rules.evaluate(facts).findings if f.id == "jax-not-imported"]
     assert finding.advice is not None and "--python '/srv/envs/my env/bin/python'" in finding.advice.text
     mine = facts_from({"jax": {"status": "skipped", "message": "--quick does not start jax"}})
-    (finding,) = [f for f in rules.evaluate(mine) if f.id == "jax-not-imported"]
+    (finding,) = [f for f in rules.evaluate(mine).findings if f.id == "jax-not-imported"]
     assert finding.advice is not None and "--python" not in finding.advice.text

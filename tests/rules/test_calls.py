@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from envaudit import rules
 from envaudit.judge import causes
 from envaudit.rules.registry import registry
 from tests.conftest import facts_from
@@ -27,7 +28,7 @@ def _fragment(status: str, imported: str = "ok") -> dict[str, Any]:
 
 def test_a_failed_call_is_its_library_s_failure_folded_under_the_removed_api_of_that_release() -> None:
     facts = facts_from(_fragment("error"))
-    linked = {f.id: f for f in causes.link(registry().evaluate(facts), facts)}
+    linked = {f.id: f for f in causes.link(registry().evaluate(facts), rules.evaluate(facts))}
     failed = linked["call-fails-jaxopt"]
     assert failed.severity == "fail" and ERROR in failed.detail and "`jaxopt.OptaxSolver.run` raises" in failed.detail
     assert "jaxopt/_src/optax_wrapper.py:122" in failed.detail

@@ -23,7 +23,8 @@ ON_THE_CPU = {"status": "ok", "platform": "cpu", "backend": "cpu"}
 
 def roots(packages: dict[str, str], env: dict[str, str], nvidia: dict[str, Any] = GPU) -> dict[str, str]:
     facts = facts_from({"packages": packages, "env": env, "nvidia": nvidia, "jax": ON_THE_CPU})
-    return {f.id: f.severity for f in causes.link(rules.evaluate(facts), facts) if not f.caused_by}
+    evaluated = rules.evaluate(facts)
+    return {f.id: f.severity for f in causes.link(evaluated.findings, evaluated) if not f.caused_by}
 
 
 def test_a_plugin_that_did_not_start_beside_a_gpu_is_a_failure() -> None:

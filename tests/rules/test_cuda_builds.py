@@ -160,7 +160,8 @@ def test_a_live_jax_fallen_back_to_the_cpu_is_one_failure_with_its_cause() -> No
     from envaudit.rules import evaluate
 
     facts = facts_from({"packages": STACK, "nvidia": GPU, "env": {}, "jax": {"status": "ok", "platform": "cpu"}})
-    linked = causes.link(evaluate(facts), facts)
+    evaluated = evaluate(facts)
+    linked = causes.link(evaluated.findings, evaluated)
     assert [f.id for f in linked if not f.caused_by and f.severity == "fail"] == [CHECK]
     assert {f.id: f.caused_by for f in linked}.get("gpu-present-jax-on-cpu") == CHECK
 

@@ -33,7 +33,7 @@ def test_rule_examples(rule: engine.Rule) -> None:
     assert outcomes == {True, False}, "each rule needs a matching and a non-matching example"
     for example in rule.examples:  # by its conditions, or by its messages where the example quotes one
         facts = facts_from(example["facts"])
-        got = rule.evaluate(facts)[0] or rule.id in {f.id for f in rules.evaluate(facts)}
+        got = rule.evaluate(facts)[0] or rule.id in {f.id for f in rules.evaluate(facts).findings}
         assert bool(got) is bool(example["match"]), example
 
 
@@ -70,7 +70,7 @@ SEED_002 = {
 
 
 def test_seed_002_cuda102_ntk_is_a_fail_citing_nt_122() -> None:
-    found = [f for f in rules.evaluate(facts_from(SEED_002)) if f.severity == "fail"]
+    found = [f for f in rules.evaluate(facts_from(SEED_002)).findings if f.severity == "fail"]
     assert any("neural-tangents/issues/122" in ref for f in found for ref in f.references), found
 
 
@@ -81,13 +81,13 @@ def test_seed_000_flax_under_x64_is_a_finding() -> None:
             "jax": {"status": "ok", "platform": "cpu", "x64": True},
         }
     )
-    assert any("flax" in f.id for f in rules.evaluate(facts))
+    assert any("flax" in f.id for f in rules.evaluate(facts).findings)
 
 
 def test_healthy_current_cpu_stack_has_no_fail() -> None:
     facts = collect()
     assert "jax" in facts.packages
-    assert [f for f in rules.evaluate(facts) if f.severity == "fail"] == []
+    assert [f for f in rules.evaluate(facts).findings if f.severity == "fail"] == []
 
 
 def test_readme_lists_every_rule() -> None:

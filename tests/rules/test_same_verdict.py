@@ -24,7 +24,7 @@ EXAMPLES = [
 
 
 def severity(facts: Facts, rule: str) -> str | None:
-    return next((f.severity for f in rules.evaluate(facts) if f.id == rule), None)
+    return next((f.severity for f in rules.evaluate(facts).findings if f.id == rule), None)
 
 
 @pytest.mark.parametrize(("rule", "fragment"), EXAMPLES)

@@ -90,11 +90,11 @@ def test_a_signature_that_fires_makes_its_finding_with_the_quoted_line_and_one_t
     said = (
         "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu."
     )
-    found = {f.id: f for f in rules.evaluate(Facts(messages=[{"line": 7, "text": said}], origin="triage"))}
+    found = {f.id: f for f in rules.evaluate(Facts(messages=[{"line": 7, "text": said}], origin="triage")).findings}
     assert found["gpu-present-jax-on-cpu"].severity == "warn"
     assert "line 7: 'An NVIDIA GPU may be present" in found["gpu-present-jax-on-cpu"].detail
     quiet = Facts(messages=[{"line": 2, "text": "No GPU/TPU found, falling back to CPU."}], origin="triage")
-    assert "gpu-present-jax-on-cpu" not in {f.id for f in rules.evaluate(quiet)}
+    assert "gpu-present-jax-on-cpu" not in {f.id for f in rules.evaluate(quiet).findings}
     assert [m.facts for m in messages.messages(quiet)] == [[("platform", "cpu")]]
 
 
@@ -102,7 +102,7 @@ def test_a_rule_only_its_messages_show_never_fires_from_facts_alone() -> None:
     silent = [r for r in engine.load_rules() if not r.when]
     assert silent and all(any(s.fires for s in r.signatures) for r in silent)
     facts = Facts(packages={"numpy": "2.0.0", "jax": "0.4.30", "jaxlib": "0.4.30"})
-    assert not {r.id for r in silent} & {f.id for f in rules.evaluate(facts)}
+    assert not {r.id for r in silent} & {f.id for f in rules.evaluate(facts).findings}
 
 
 @pytest.mark.parametrize(

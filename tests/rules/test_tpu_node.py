@@ -86,7 +86,7 @@ def tpu_host_facts(**host_facts: object) -> Facts:
 
 
 def ids(facts: Facts) -> dict[str, str]:
-    return {f.id: f.severity for f in rules.evaluate(facts)}
+    return {f.id: f.severity for f in rules.evaluate(facts).findings}
 
 
 @pytest.mark.parametrize(
@@ -112,11 +112,11 @@ def test_a_chip_the_process_can_open_that_jax_does_not_see_fails_unless_chips_we
 def test_a_chip_held_by_another_process_is_busy_not_broken() -> None:
     facts = tpu_host_facts()
     held = replace(facts, jax={**facts.jax, "status": "error", "stage": "devices", "message": HELD})
-    findings = rules.evaluate(held)
-    by_id = {f.id: f for f in findings}
+    evaluated = rules.evaluate(held)
+    by_id = {f.id: f for f in evaluated.findings}
     assert by_id["tpu-held-by-another-process"].severity == "warn"
     assert "multi-process lockfile" in by_id["tpu-held-by-another-process"].detail
-    linked = {f.id: f for f in causes.link(findings, held)}
+    linked = {f.id: f for f in causes.link(evaluated.findings, evaluated)}
     assert linked["jax-broken"].caused_by == "tpu-held-by-another-process"  # no failure of its own: the node is busy
     assert [f.id for f in linked.values() if f.severity == "fail" and not f.caused_by] == []
 
@@ -125,7 +125,8 @@ def test_a_tpu_that_fails_to_start_for_another_reason_stays_a_failure() -> None:
     facts = tpu_host_facts()
     other = "Unable to initialize backend 'tpu': INTERNAL: Failed to get global TPU topology."
     broken = replace(facts, jax={**facts.jax, "status": "error", "stage": "devices", "message": other})
-    linked = causes.link(rules.evaluate(broken), broken)
+    evaluated = rules.evaluate(broken)
+    linked = causes.link(evaluated.findings, evaluated)
     assert "tpu-held-by-another-process" not in {f.id for f in linked}
     assert any(f.severity == "fail" and not f.caused_by for f in linked)
 
@@ -139,6 +140,7 @@ def test_what_ran_apart_from_the_held_chip_keeps_its_own_failure() -> None:
     held = replace(facts, jax={**facts.jax, "status": "error", "stage": "devices", "message": HELD})
     on_cpu = Finding(Subject("probe", "imports", "error"), "fail", "probe imports raised")
     on_chip = Finding(Subject("probe", "dense_chain", "error"), "fail", "probe dense_chain raised")
-    linked = {f.id: f for f in causes.link([*rules.evaluate(held), on_cpu, on_chip], held)}
+    evaluated = rules.evaluate(held)
+    linked = {f.id: f for f in causes.link([*evaluated.findings, on_cpu, on_chip], evaluated)}
     assert linked[on_chip.id].caused_by and linked[on_chip.id].severity == "warn"
     assert linked[on_cpu.id].severity == "fail"

@@ -61,7 +61,7 @@ def tpu_host(jax: str, libtpu: str, name: str = "libtpu") -> dict[str, object]:
 )
 def test_a_libtpu_outside_the_pin_warns_and_moves_to_it_with_jax_held(jax: str, libtpu: str, pinned: str) -> None:
     facts = facts_from(tpu_host(jax, libtpu))
-    (found,) = [f for f in rules.evaluate(facts) if f.id == OUTSIDE]
+    (found,) = [f for f in rules.evaluate(facts).findings if f.id == OUTSIDE]
     assert found.severity == "warn" and f"libtpu {libtpu} is outside {pinned}" in found.detail
     asked = requested(found.fix)
     assert sorted(asked.requirements) == sorted([pinned, f"jax=={jax}", f"jaxlib=={jax}"])
@@ -79,7 +79,7 @@ def test_a_libtpu_outside_the_pin_warns_and_moves_to_it_with_jax_held(jax: str, 
     ],
 )
 def test_the_pinned_libtpu_or_none_is_no_finding(host: dict[str, object]) -> None:
-    assert OUTSIDE not in {f.id for f in rules.evaluate(facts_from(host))}
+    assert OUTSIDE not in {f.id for f in rules.evaluate(facts_from(host)).findings}
 
 
 def test_a_tpu_host_moves_jax_through_its_tpu_extra() -> None:

@@ -112,6 +112,7 @@ def test_what_the_facts_cannot_say_is_no_finding() -> None:
 
 def test_the_failure_it_causes_folds_under_it() -> None:
     """The jax child ended with XLA's own words: one root, jax-broken its consequence, no reinstall printed."""
+    from envaudit import rules
     from envaudit.judge import causes
 
     variable = UNKNOWN["shown"]
@@ -124,7 +125,7 @@ def test_the_failure_it_causes_folds_under_it() -> None:
     facts = facts_from(
         {"packages": JAX, "env": {"XLA_FLAGS": variable}, "xla_flags": xla(variable, UNKNOWN), "jax": jax}
     )
-    linked = causes.link(registry().evaluate_checks(facts), facts)
+    linked = causes.link(registry().evaluate_checks(facts), rules.evaluate(facts))
     roots = [f.id for f in linked if not f.caused_by and f.severity == "fail"]
     assert roots == ["xla-flags-invalid"]
     assert {f.id: f.caused_by for f in linked}["jax-broken"] == "xla-flags-invalid"

@@ -82,6 +82,7 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
         f"### envaudit report: **{report.verdict}**{summary.scope(report)} ({summary.counts(report)})",
         "",
         f"envaudit {_cell(report.envaudit_version)}, {_cell(report.mode)}, {_cell(report.created)}"
+        + (f", knowledge to jax {_cell(report.knowledge['jax'])}" if report.knowledge else "")
         + (f", host {_cell(report.host.get('hostname'))}" if style.show_host and report.host.get("hostname") else ""),
         "",
         "| component | version / state |",

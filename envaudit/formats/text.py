@@ -73,7 +73,10 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
     facts, c, color = report.facts, summary.clean, style.color  # every value is cleaned; only our colours escape
     out = _Lines(style)
     host = report.host.get("hostname")
-    head = [f"envaudit {c(report.envaudit_version)}", *([c(host)] if host else []), c(report.created), c(report.mode)]
+    head = [f"envaudit {c(report.envaudit_version)}", *([c(host)] if host else []), c(report.created)]
+    if report.knowledge is not None:  # before the mode: triage reads the mode last (commands/triage/own.py)
+        head.append(f"knowledge to jax {c(report.knowledge['jax'])}")
+    head.append(c(report.mode))
     word = report.verdict.upper()
     out.para(f"{word}{summary.scope(report)}", "verdict: ", "  ")
     out.out[0] = out.out[0].replace(word, _paint(word, report.verdict, color), 1)  # the first word after the lead

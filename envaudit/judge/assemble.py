@@ -18,6 +18,7 @@ from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Plan, Target, aimed
 from envaudit.model.report import Clause, Finding, Mode, ProbeResult, Report
+from envaudit.rules import knowledge
 from envaudit.rules.engine import REGRESSIONS_PROBE
 from envaudit.rules.registry import registry
 
@@ -62,6 +63,7 @@ def assemble(
         created=created or now_iso(),
         host=host() if host_info is None else host_info,
         envaudit_version=__version__,
+        knowledge=knowledge.reach(),
         mode=mode,
         complete=complete,
     )

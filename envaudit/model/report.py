@@ -175,7 +175,15 @@ class SettingsDocument(TypedDict, total=False):
     ignored: str  # the one found and left unread, with why (another user's, or writable by others)
 
 
+class KnowledgeDocument(TypedDict):
+    """How far the release knowledge that judged the report reaches (rules/tables/coverage.toml)."""
+
+    jax: str  # the newest jax release every table keyed on jax covers
+    released: str  # its first upload to PyPI
+
+
 class _ReportOptional(TypedDict, total=False):
+    knowledge: KnowledgeDocument
     settings: SettingsDocument
     mode: str
     duration_s: float  # seconds the audit took, collection to report (a live audit's; absent in older reports)
@@ -455,6 +463,7 @@ class Report:
     duration_s: float | None = None  # seconds the audit took (run_audit); None: not measured (a plan, an old report)
     settings: Settings | None = None  # the project settings a judging verb found (none: no [tool.envaudit] near)
     build: BuildDocument | None = None  # what a plan built and measured here (model/build.py); written, not read back
+    knowledge: KnowledgeDocument | None = None  # how far the tables that judged it reach (none: an older report)
 
     @property
     def verdict(self) -> Verdict:
@@ -479,6 +488,7 @@ class Report:
             **took,
             "host": self.host,
             "mode": self.mode,
+            **({"knowledge": dict(self.knowledge)} if self.knowledge is not None else {}),
             **({"settings": self.settings.to_dict()} if self.settings is not None else {}),
             "verdict": self.verdict,
             "facts": self.facts.to_dict(),
@@ -517,6 +527,7 @@ class Report:
             complete=obj["verdict"] != "error",
             duration_s=None if took is None else float(took),
             settings=_settings(obj.get("settings")),
+            knowledge=obj.get("knowledge"),
         )
 
 

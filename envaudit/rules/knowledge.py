@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from envaudit.model.facts import Facts
+from envaudit.model.report import KnowledgeDocument
 from envaudit.model.versions import release
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.table import Provenance, Table
@@ -36,6 +37,12 @@ def tables() -> dict[str, Table[Any]]:
             if isinstance(value, Table):
                 found.setdefault(value.name, value)
     return found
+
+
+def reach() -> KnowledgeDocument:
+    """How far the knowledge reaches, as a report carries it."""
+    table = COVERAGE.load()
+    return {"jax": table["jax"], "released": table["released"]}
 
 
 def as_of() -> str:

@@ -61,3 +61,15 @@ def test_the_newest_release_covered_is_judged_by_the_coupling_as_every_older_one
         main(["plan", f"jax=={jax}", "jaxlib==0.10.1", "--no-build", "--format", "json"])
         report = json.loads(capsys.readouterr().out)
         assert report["verdict"] == "fail", (jax, [f["id"] for f in report["findings"]])
+
+
+def test_every_report_says_how_far_the_knowledge_that_judged_it_reaches(capsys: pytest.CaptureFixture[str]) -> None:
+    main(["plan", "jax==0.10.1", "jaxlib==0.10.1", "--no-build", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["knowledge"] == {"jax": COVERAGE["jax"], "released": COVERAGE["released"]}
+    main(["plan", "jax==0.10.1", "jaxlib==0.10.1", "--no-build"])
+    head = capsys.readouterr().out.splitlines()[1]
+    assert head.endswith(f"| knowledge to jax {COVERAGE['jax']} | plan"), head
+    main(["rules", "--tables"])
+    listed = capsys.readouterr().out
+    assert listed.startswith(f"knowledge as of jax {COVERAGE['jax']} (released {COVERAGE['released']})")

@@ -13,7 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from envaudit.cli import build_parser, main
-from envaudit.commands import audit
+from envaudit.commands import _shared
 from envaudit.commands.health import (
     DEFAULT_TOTAL_S,
     MAX_LINE,
@@ -112,7 +112,7 @@ def test_each_file_is_tried_the_textfile_first_and_every_failure_said(
             (tmp_path / name).mkdir()  # cannot be replaced, as on a full or read-only disk
         else:
             (tmp_path / name).write_text(render(replace(failing, findings=()), fmt))  # the last run's: OK
-    monkeypatch.setattr(audit, "run_audit", lambda **_: failing)
+    monkeypatch.setattr(_shared, "run_audit", lambda **_: failing)
 
     code = main(["health", "--prometheus-dir", str(tmp_path), "--probe", "dense_chain"])
 
@@ -177,7 +177,7 @@ def test_the_status_file_holds_the_exit_code_the_time_and_the_line(
 ) -> None:
     """What node-problem-detector's plugin and NHC's check_envaudit read: "<exit code> <unix time>", the line."""
     failing = sample_report()
-    monkeypatch.setattr(audit, "run_audit", lambda **_: failing)
+    monkeypatch.setattr(_shared, "run_audit", lambda **_: failing)
     before = int(time.time())
 
     code = main(["health", "--status-file", str(tmp_path / "health.status"), "--probe", "dense_chain"])
@@ -215,7 +215,7 @@ def test_a_run_that_does_not_complete_says_so_and_keeps_the_last_success(
     def broken(**_: object) -> Report:
         raise raised
 
-    monkeypatch.setattr(audit, "run_audit", broken)
+    monkeypatch.setattr(_shared, "run_audit", broken)
     status = tmp_path / "health.status"
 
     assert main(["health", "--prometheus-dir", str(tmp_path), "--status-file", str(status)]) == code
@@ -237,7 +237,7 @@ def test_without_a_completed_audit_kept_there_is_no_last_success(
     def broken(**_: object) -> Report:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(audit, "run_audit", broken)
+    monkeypatch.setattr(_shared, "run_audit", broken)
     assert main(["health", "--prometheus-dir", str(tmp_path)]) == 3
     gauges = _gauges(tmp_path / PROM_NAME)
     assert gauges["envaudit_verdict"][(("verdict", "error"),)] == 1
@@ -249,7 +249,7 @@ def test_without_a_completed_audit_kept_there_is_no_last_success(
 def test_a_status_file_that_cannot_be_one_is_usage_before_any_probing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: str
 ) -> None:
-    monkeypatch.setattr(audit, "run_audit", lambda **_: pytest.fail("audited"))
+    monkeypatch.setattr(_shared, "run_audit", lambda **_: pytest.fail("audited"))
     assert main(["health", "--status-file", str(tmp_path / where)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--status-file" in err
@@ -259,7 +259,7 @@ def test_a_status_file_that_cannot_be_written_is_said_and_the_verdict_stands(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     failing = sample_report()
-    monkeypatch.setattr(audit, "run_audit", lambda **_: failing)
+    monkeypatch.setattr(_shared, "run_audit", lambda **_: failing)
     status = tmp_path / "health.status"
     status.mkdir()  # checked before the audit; made a directory after it, as a disk that fills meanwhile
     monkeypatch.setattr("envaudit.commands.health.check_status_file", lambda _: None)

@@ -28,7 +28,7 @@ def parse(parsed: argparse.Namespace) -> CheckOptions:
 
 
 def run(o: CheckOptions) -> int:
-    from envaudit.commands.audit import emit
+    from envaudit.commands._shared import emit
     from envaudit.files import reportfile
     from envaudit.judge.assemble import recheck
 

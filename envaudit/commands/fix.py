@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from envaudit.child.state import Options
-from envaudit.commands import audit, options
+from envaudit.commands import _shared, options
 from envaudit.commands.options import Command, Probing
 from envaudit.files import safewrite
 from envaudit.model import fixes
@@ -188,7 +188,7 @@ def run(
     if not dry_run and not yes and ask is None:  # refused before minutes of auditing, nothing changed
         raise RepairError("fix changes the environment: confirm with --yes, or --dry-run (stdin is not a terminal)")
     interpreter = python or sys.executable
-    before = audit.run_audit(quick=False, timeout=timeout, probes=probes, python=python)
+    before = _shared.run_audit(quick=False, timeout=timeout, probes=probes, python=python)
     command = before.plan.fix.command
     say(f"envaudit fix: {before.verdict.upper()} in {interpreter}")
     if not command:
@@ -222,7 +222,7 @@ def run(
         raise
     # audited as another interpreter, whatever this one is: this process's own path still holds what was unset
     try:
-        after = audit.run_audit(quick=False, timeout=timeout, probes=probes, python=interpreter)
+        after = _shared.run_audit(quick=False, timeout=timeout, probes=probes, python=interpreter)
     except Exception as exc:  # no verdict after it: what it changed is not kept on faith
         say(f"the audit after it could not complete ({type(exc).__name__}: {exc}); restoring the snapshot")
         _restore(saved, before.facts, interpreter, timeout, say)
@@ -377,12 +377,12 @@ def main(o: FixOptions) -> int:
     ask = _confirm if sys.stdin.isatty() else None
     try:
         if o.restore is not None:
-            python = audit.interpreter(o.probing.python, o.probing.timeout) or sys.executable
+            python = _shared.interpreter(o.probing.python, o.probing.timeout) or sys.executable
             _not_anothers(python)
             return restore(
                 o.restore, python=python, timeout=o.probing.timeout, dry_run=o.dry_run, yes=o.yes, say=_say, ask=ask
             )
-        bounds = audit.bounded(o.probing, quick=False)
+        bounds = _shared.bounded(o.probing, quick=False)
         assert bounds.probes is not None  # fix always probes: the audit after it must see what the one before saw
         _not_anothers(bounds.python or sys.executable)
         return run(

@@ -189,14 +189,16 @@ def parse(parsed: argparse.Namespace) -> HealthOptions:
 
 def run(o: HealthOptions) -> int:
     """The audit, its line printed first, then the files; a run that does not complete says so in them too."""
-    from envaudit.commands import audit
+    from envaudit.commands import _shared
     from envaudit.judge.assemble import exit_code, now_iso
 
     check_directory(o.prometheus_dir)
     check_status_file(o.status_file)
     started = time.monotonic()
     try:
-        report = audit.known_devices(audit.audited(o.probing, o.quiet, o.judging, quick=False, budget=True), o.probing)
+        report = _shared.known_devices(
+            _shared.audited(o.probing, o.quiet, o.judging, quick=False, budget=True), o.probing
+        )
     except BaseException as exc:  # no verdict: said where the node's readers look, then as for any verb (cli)
         code = Exit.USAGE if isinstance(exc, BadInput) else Exit.INTERNAL
         save_unfinished(o.prometheus_dir, o.status_file, code, why(exc), time.monotonic() - started, now_iso())

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from envaudit.child.state import Options
-from envaudit.commands import audit
+from envaudit.commands import _shared
 from envaudit.commands import fix as repair
 from envaudit.commands.fix import FixOptions, Installed
 from envaudit.files import safewrite
@@ -280,7 +280,7 @@ def test_an_audit_that_cannot_complete_after_the_fix_restores_it_and_exits_3(
         return found
 
     installed = iter([{"jax": Installed("jax", "0.10.2", "pip")}] + [{"jax": Installed("jax", "0.10.1", "pip")}] * 3)
-    monkeypatch.setattr(audit, "run_audit", audited)
+    monkeypatch.setattr(_shared, "run_audit", audited)
     monkeypatch.setattr(repair, "distributions", lambda *_: next(installed))
     monkeypatch.setattr(repair, "debris", lambda *_: repair.Debris())
     ran: list[str] = []
@@ -309,7 +309,7 @@ def test_the_snapshot_is_on_disk_before_the_command_runs(tmp_path: Path, monkeyp
     facts = facts_from({"python": {"executable": sys.executable}, "packages": {"jax": "0.10.2"}})
     before = assemble(facts, mode="audit")
     before = before.__class__(**{**before.__dict__, "plan": Plan(fix=Fix(install=("jax==0.10.1",)))})
-    monkeypatch.setattr(audit, "run_audit", lambda **_: before)
+    monkeypatch.setattr(_shared, "run_audit", lambda **_: before)
     monkeypatch.setattr(repair, "distributions", lambda *_: {"jax": Installed("jax", "0.10.2", "pip")})
     path = tmp_path / "s.json"
     seen: list[object] = []
@@ -335,7 +335,7 @@ def test_a_ctrl_c_is_exit_130(monkeypatch: pytest.MonkeyPatch) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(repair, "run", interrupted)
-    monkeypatch.setattr(audit, "bounded", lambda *_, **__: audit.Bounds(Options(), None, 1.0))
+    monkeypatch.setattr(_shared, "bounded", lambda *_, **__: _shared.Bounds(Options(), None, 1.0))
     assert repair.main(FixOptions(yes=True)) == Exit.INTERRUPTED
     assert int(Exit.INTERRUPTED) == 130
 

@@ -205,7 +205,7 @@ def parse(parsed: argparse.Namespace) -> PlanOptions:
 
 
 def run(o: PlanOptions) -> int:
-    from envaudit.commands.audit import emit
+    from envaudit.commands._shared import emit
 
     if o.each:
         return _each(o)
@@ -243,7 +243,7 @@ def located(finding: Finding, where: Mapping[str, Location]) -> Finding:
 def _each(o: PlanOptions) -> int:
     """--each: each file's report under a line naming it; a file that cannot be planned is its one line on stderr
     (exit 2), and the files after it are still planned. The exit code is the worst plan's."""
-    from envaudit.commands.audit import emit
+    from envaudit.commands._shared import emit
     from envaudit.commands.plan.inputs.gather import DiffersByPython  # lazily: it loads packaging
     from envaudit.formats.summary import clean
 

@@ -1,0 +1,188 @@
+"""What the verbs that audit (`audit`, `health`, `fix`) and that write a report (`check`, `plan`) share: the audit
+run end to end under its bounds (`run_audit`, `audited`), the probes' request and bounds, the interpreter audited,
+and the report written with its exit code (`emit`).
+
+The judge loads while the child imports jax (`run_audit`), so this module imports the stages after `collect`
+where they are used: the verdict is `judge.assemble`'s, whichever verb collected the facts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from envaudit.child import state
+from envaudit.collect import collect
+from envaudit.commands import terminal
+from envaudit.commands.options import Judging, Output, Probing
+from envaudit.files import probefiles, safewrite
+from envaudit.model.exitcodes import UsageError
+
+if TYPE_CHECKING:
+    from envaudit.model.facts import Facts
+    from envaudit.model.report import Report
+
+
+def emit(report: Report, output: Output, judging: Judging) -> int:
+    """The report in its format, to stdout or --output; the exit code its verdict gives."""
+    from envaudit.formats import render
+    from envaudit.judge.assemble import exit_code
+    from envaudit.model.report import Settings
+
+    style = terminal.style(
+        sys.stdout,
+        os.environ,
+        to_file=output.output is not None,
+        mode=output.color,
+        verbose=output.verbose,
+        show_host=output.show_host,
+    )
+    if judging.source is not None or judging.untrusted:
+        report = replace(report, settings=Settings(file=str(judging.source or ""), ignored=judging.untrusted))
+    text = render(report, judging.format, style=style)
+    if output.output is not None:
+        safewrite.write(output.output, text)
+        if not output.quiet:
+            print(f"envaudit: {report.verdict}: report written to {output.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return exit_code(report, strict=judging.strict)
+
+
+def audited(probing: Probing, quiet: bool, judging: Judging, *, quick: bool, budget: bool = False) -> Report:
+    """The audit, its progress on a terminal's stderr from the first second (-q: none), the line erased after."""
+    line = terminal.Line(sys.stderr, os.environ, shown=not quiet)
+    try:
+        line.say("collecting facts")
+        bounds = bounded(probing, line, quick=quick, budget=budget)
+        return run_audit(
+            quick=quick, timeout=bounds.timeout, probes=bounds.probes, python=bounds.python, ignore=judging.ignored
+        )
+    finally:
+        line.clear()
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """The probes' request (None with --quick), the audited interpreter and the bound of each stage."""
+
+    probes: state.Options | None
+    python: str | None
+    timeout: float
+
+
+def probe_request(probing: Probing, line: terminal.Line | None = None, *, budget: bool = False) -> state.Options:
+    """The probe child's request. `budget`: run what fits the total bound (health; probes named with --probe
+    always run: the user chose them)."""
+    from envaudit.child import runner  # what follows the child: an audit that probes loads it, --quick never
+
+    known = probefiles.available()
+    if probing.total_timeout < state.JAX_START_S:  # every child starts jax first: a hang could not be told from it
+        raise UsageError(
+            f"--total-timeout {probing.total_timeout:g} is less than jax's start ({state.JAX_START_S:g} s declared)"
+        )
+    for name in [*probing.probe, *probing.skip_probe]:
+        if name not in known:
+            raise UsageError(f"no probe {name!r}; `envaudit probes` lists them")
+    names = tuple(dict.fromkeys(n for n in (probing.probe or tuple(known)) if n not in probing.skip_probe))
+    request = state.Options(
+        names,
+        probing.precision,
+        probing.timeout,
+        probing.total_timeout,
+        probing.cache,
+        progress=line if line is not None and line.shown else None,
+        devices=probing.device,
+        budget=budget and not probing.probe,
+        # where a chip is, what computes on none runs beside the child that holds it (one accelerator start)
+        beside=tuple(n for n in names if probefiles.off_device(known[n])) if runner.accelerator_here() else (),
+    )
+    if request.budget and names and not state.plan(request)[0]:
+        raise UsageError(f"--total-timeout {probing.total_timeout:g} holds none of the probes' declared costs")
+    return request
+
+
+def bounded(probing: Probing, line: terminal.Line | None = None, *, quick: bool, budget: bool = False) -> Bounds:
+    """Every stage under one total bound: the time --python's interpreter takes to answer is spent from
+    --total-timeout, and no stage waits longer than what is left of it."""
+    started = time.monotonic()
+    probes = None if quick else probe_request(probing, line, budget=budget)
+    python = interpreter(probing.python, min(probing.timeout, probing.total_timeout))
+    left = max(probing.total_timeout - (time.monotonic() - started), 0.0)
+    return Bounds(None if probes is None else replace(probes, total=left), python, min(probing.timeout, left))
+
+
+def interpreter(python: str | None, timeout: float) -> str | None:
+    """--python's interpreter, checked before minutes of probing: it must answer as a Python does, in time."""
+    if python is None:
+        return None
+    from envaudit.collect import outside
+
+    resolved = outside.resolve(python)
+    outside.describe(resolved, timeout)
+    return resolved
+
+
+def known_devices(report: Report, probing: Probing) -> Report:
+    """--device names jax devices, which only the audited jax can list: one it does not have is bad usage."""
+    present = [d.get("id") for d in report.facts.jax.get("devices") or [] if isinstance(d, dict)]
+    missing = [n for n in probing.device if n not in present]
+    if missing and present:
+        shown = ", ".join(map(str, present))
+        raise UsageError(f"no jax device {', '.join(map(str, missing))} here (--device; the devices: {shown})")
+    return report
+
+
+def _host_facts(timeout: float, python: str | None) -> Facts:
+    """Every fact but jax's (no jax import here), collected while the child imports jax; the modules that judge
+    them are imported here too, for the same reason: the child starts before they load."""
+    from envaudit.judge import assemble  # noqa: F401
+    from envaudit.rules.registry import registry
+
+    facts = collect(timeout=timeout, python=python)
+    _ = registry().signatures  # the rules read and the signatures compiled while jax still imports (cached)
+    return facts
+
+
+def run_audit(
+    *,
+    quick: bool,
+    timeout: float,
+    probes: state.Options | None = None,
+    python: str | None = None,
+    ignore: Mapping[str, str] | None = None,
+) -> Report:
+    """Collect facts and run probes. One child reports what jax says and runs the probes (one jax import for
+    both); the other collectors need no jax, so they run in a thread while the child imports jax; the judge needs
+    both, so it comes last. The child is followed from this thread, so that an interrupt reaches the runner, which
+    kills it. Without probes, the child reports the jax facts alone. `python`: the interpreter whose environment
+    is audited (--python), when it is not this one; it runs the child too. `ignore`: as `assemble`'s. The report
+    says how long it took (`duration_s`: from here to the assembled report)."""
+    started = time.monotonic()
+    if quick:
+        facts = collect(timeout=timeout, python=python)
+        from envaudit.judge.assemble import assemble
+
+        return _timed(assemble(facts, mode="quick", ignore=ignore), started)
+    from envaudit.child import runner
+
+    child = replace(
+        probes or state.Options(timeout=timeout, total=timeout), python=python or sys.executable, facts=True
+    )
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        host_facts = pool.submit(_host_facts, timeout, python)
+        outcome = runner.run(child)
+        facts = host_facts.result()
+    assert outcome.jax is not None  # run() always finishes the facts it was asked for (child.facts)
+    from envaudit.judge.assemble import judged
+
+    return _timed(judged(replace(facts, jax=outcome.jax), outcome.results, mode="audit", ignore=ignore), started)
+
+
+def _timed(report: Report, started: float) -> Report:
+    return replace(report, duration_s=time.monotonic() - started)

@@ -80,7 +80,7 @@ def untrusted(path: Path) -> str:
 
 def load(path: Path) -> Settings:
     """The [tool.envaudit] table of one pyproject.toml."""
-    from envaudit.files import reportfile  # loads while the child imports jax (tests/test_cli.py)
+    from envaudit.files import reportfile  # loads while the child imports jax (tests/cli/test_cli.py)
 
     raw = reportfile.read_bounded(path, MAX_BYTES + 1, "a pyproject.toml")
     if len(raw) > MAX_BYTES:

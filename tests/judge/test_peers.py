@@ -13,8 +13,8 @@ import pytest
 from envaudit import judge
 from envaudit.model.facts import GPU, Facts
 from envaudit.model.report import ProbeResult
+from tests.collect.test_devices import node
 from tests.judge.test_judge import MACHINES, gpu
-from tests.test_devices import node
 
 GOOD, OTHER = "a" * 16, "b" * 16
 

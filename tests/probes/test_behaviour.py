@@ -2,7 +2,7 @@
 measures it named, when a fault corrupts what it measures; none cries wolf on 20 healthy seeds; each runs on the
 older stack of the neural-tangents environment; and the judge holds their metrics to the platform's bounds.
 
-Faults come from ``tests/faults/<fault>/sitecustomize.py`` on the child's PYTHONPATH, as in tests/test_probing.py.
+Faults come from ``tests/faults/<fault>/sitecustomize.py`` on the child's PYTHONPATH, as in tests/child/test_probing.py.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import pytest
 from envaudit import judge
 from envaudit.judge import assess
 from envaudit.model.report import ProbeResult
+from tests.child.test_probing import FAULTS, audit, by_name
 from tests.conftest import ROOT
 from tests.judge.test_judge import MACHINES
-from tests.test_probing import FAULTS, audit, by_name
 
 # probe -> (the fault that corrupts what it measures, a metric that must name it)
 FAULTED = {

@@ -112,7 +112,8 @@ def test_flax_075_with_jax_0424_imports_as_measured_and_as_the_table_now_says(
 ) -> None:
     """jax 0.4.24 still answers jax.config.define_bool_state (deprecated, through Config.__getattr__): measured here,
     `import flax` 0.7.5 works, and the derived table, which once said it failed, agrees now: no removed-API
-    finding and nothing contradicted (tests/test_build.py holds a measured import overruling the table)."""
+    finding and nothing contradicted (tests/commands/plan/test_build.py holds a measured import overruling the
+    table)."""
     _, report = plan(capsys, "flax==0.7.5", "jax==0.4.24", "jaxlib==0.4.24", "numpy==1.26.4")
     assert report["build"]["planned"]["status"] == "built" and report["build"]["planned"]["jax"] == "ok"
     ids = {f["id"] for f in report["findings"]}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.commands.test_hook import CHAIN, import_jax, make_venv
 from tests.conftest import ROOT
-from tests.test_hook import CHAIN, import_jax, make_venv
 
 FAULTS = ROOT / "tests" / "faults"
 

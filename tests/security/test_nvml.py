@@ -22,9 +22,9 @@ import pytest
 from envaudit.collect import nvml
 from envaudit.model.exitcodes import Exit
 from envaudit.rules.registry import registry
+from tests.commands.test_hook import CHAIN, import_jax, make_venv
 from tests.conftest import PYTHON, ROOT, envaudit_run, facts_from
 from tests.fakes.fake_pynvml import FIXTURE_VARIABLE
-from tests.test_hook import CHAIN, import_jax, make_venv
 
 HANG = ROOT / "tests" / "faults" / "nvml_hang"
 FIXTURE = ROOT / "tests" / "faults" / "nvml_fixture"

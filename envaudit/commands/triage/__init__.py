@@ -12,7 +12,7 @@ from envaudit.commands.options import Command
 from envaudit.model.exitcodes import Exit
 
 # The names of reply.RENDERERS, written here: importing that module to read them would delay every audit's start
-# (tests/test_cli.py holds them equal)
+# (tests/cli/test_cli.py holds them equal)
 FORMATS = ("text", "json", "markdown")
 
 

@@ -357,7 +357,7 @@ def test_a_project_s_requires_python_reaches_the_build(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """alphafold3 (>=3.12) and axlearn (==3.12.*) were built on 3.11: the Pythons a project admits go to the build,
-    which builds for no other (tests/test_build.py holds the choice)."""
+    which builds for no other (tests/commands/plan/test_build.py holds the choice)."""
     from envaudit.commands.plan import building
 
     seen: dict[str, Any] = {}

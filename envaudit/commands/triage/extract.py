@@ -217,6 +217,12 @@ class Seen:
     implied: bool = False  # not stated but what a stated install brings (jax[cuda12]==V: its jaxlib and plugin)
 
 
+def whole_lines(raw: bytes) -> list[str]:
+    """The text's lines as written, each whole (an envaudit report's JSON holds lines longer than MAX_LINE), within
+    MAX_BYTES and MAX_LINES: what a report envaudit wrote is parsed from, never quoted back."""
+    return raw[:MAX_BYTES].decode("utf-8", errors="replace").splitlines()[:MAX_LINES]
+
+
 def lines(raw: bytes) -> tuple[list[str], bool]:
     """The text's lines, bounded and cleaned; and whether anything was cut."""
     cut = len(raw) > MAX_BYTES

@@ -145,7 +145,7 @@ def triage(raw: bytes) -> Triage:
     from envaudit.rules.registry import registry
 
     text_lines, truncated = extract.lines(raw)
-    if (written := own.read(text_lines)) is not None:
+    if (written := own.read(extract.whole_lines(raw))) is not None:  # a report's JSON lines may be long: read whole
         environment, unread = _own(written, text_lines)
         return Triage((environment,), truncated, unread)
     matches = registry().signatures.scan(text_lines)
@@ -181,8 +181,8 @@ def triage(raw: bytes) -> Triage:
 
 
 def _own(found: own.Own, text_lines: list[str]) -> tuple[Environment, Unread | None]:
-    """envaudit's own report, judged again by today's knowledge: its facts, and its probes' findings as they were;
-    at most MAX_FACTS of them, as for any text (past that, where the reading stopped)."""
+    """envaudit's own report, judged as `check` judges it: its facts and its probes' measurements, by today's
+    knowledge; at most MAX_FACTS facts, as for any text (past that, where the reading stopped)."""
     from envaudit.judge import assemble
 
     facts, unread = found.report.facts, None
@@ -194,10 +194,7 @@ def _own(found: own.Own, text_lines: list[str]) -> tuple[Environment, Unread | N
         packages = {n: v for n, v in facts.packages.items() if f"package {n}" in kept}
         facts = replace(facts, packages=packages)
         said, unread = list(kept.items()), Unread(found.line, "facts", extract.MAX_FACTS)
-    probed = [replace(f, caused_by="") for f in found.report.findings if f.source == "probe"]
-    report = assemble.assemble(
-        facts, mode="triage", probes=found.report.probes, probe_findings=probed, host_info={"hostname": "bug report"}
-    )
+    report = replace(assemble.judged(facts, found.report.probes, mode="triage"), host={"hostname": "bug report"})
     seen, at = [], found.line
     for fact, value in said:  # in the report's order: each looked for from where the one before it was
         at, line = _where(text_lines, found.line, at, fact, value)

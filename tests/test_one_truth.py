@@ -1,0 +1,59 @@
+"""One truth across the verbs: every saved report envaudit wrote (the TPU and H200 replays, the real pass's audits
+before and after their fixes, the README's sample) gets the same verdict and the same failing roots from `check`
+of its JSON and from `triage` of each form envaudit writes that carries its measurements (the JSON itself, and the
+Markdown report, which carries it whole). A report whose lines are longer than triage's line bound is still read as
+the report it is (the TPU audits' were cut, read as nine pasted environments, and answered WARN)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envaudit.cli import main
+from envaudit.formats import render
+from envaudit.model.report import Report
+from tests.conftest import FIXTURES
+
+REPORTS = sorted(
+    p
+    for p in [*FIXTURES.rglob("*.json"), *(FIXTURES.parent / "golden").glob("*.json")]
+    if '"envaudit/report/v1"' in p.read_text()
+)
+
+
+def verdict_and_roots(document: dict[str, Any]) -> tuple[str, list[str]]:
+    failing = sorted(f["id"] for f in document["findings"] if f["severity"] == "fail" and not f.get("caused_by"))
+    return document["verdict"], failing
+
+
+def checked(capsys: pytest.CaptureFixture[str], path: Path) -> dict[str, Any]:
+    main(["check", str(path), "--format", "json"])
+    document: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return document
+
+
+def triaged(capsys: pytest.CaptureFixture[str], path: Path) -> dict[str, Any]:
+    main(["triage", str(path), "--format", "json"])
+    document: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert len(document["environments"]) == 1, (path, len(document["environments"]))
+    return {"verdict": document["verdict"], "findings": document["environments"][0]["findings"]}
+
+
+def test_there_are_reports_of_every_kind_to_compare() -> None:
+    assert len(REPORTS) >= 25
+    assert any("tpu" in p.parts for p in REPORTS) and any("replay" in p.parts for p in REPORTS)
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_check_and_triage_of_each_form_judge_a_report_alike(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, path: Path
+) -> None:
+    expected = verdict_and_roots(checked(capsys, path))
+    assert verdict_and_roots(triaged(capsys, path)) == expected, "triage of the JSON"
+    report = Report.from_dict(json.loads(path.read_text()))
+    markdown = tmp_path / "report.md"
+    markdown.write_text("I ran envaudit and got this:\n\n" + render(report, "markdown") + "\n")
+    assert verdict_and_roots(triaged(capsys, markdown)) == expected, "triage of the Markdown"

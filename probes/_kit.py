@@ -26,6 +26,7 @@ import importlib
 import json
 import math
 import os
+import sys
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -140,9 +141,20 @@ def compile_all(calls: dict[Any, tuple[Callable[..., Any], tuple[Any, ...]]]) ->
     ``jax.jit(fn)(*args)`` would compile and run."""
     import jax
 
+    progress("compiling")
     lowered = {key: jax.jit(fn).lower(*args) for key, (fn, args) in calls.items()}  # traced here: config is per thread
     with ThreadPoolExecutor(max_workers=len(lowered)) as pool:
-        return dict(zip(lowered, pool.map(lambda low: low.compile(), lowered.values()), strict=True))
+        compiled = dict(zip(lowered, pool.map(lambda low: low.compile(), lowered.values()), strict=True))
+    progress("compiled")
+    return compiled
+
+
+def progress(stage: str) -> None:
+    """Tell envaudit's child what this probe is doing ("compiling", "compiled"): a probe cut by its bound while it
+    compiles, using CPU, is slow (a cold compilation cache), not hung. Run alone, a probe has nobody to tell."""
+    tell = getattr(sys.modules.get("__main__"), "envaudit_progress", None)
+    if callable(tell):
+        tell(stage)
 
 
 def devices() -> list[Any]:

@@ -7,6 +7,7 @@ the report it is (the TPU audits' were cut, read as nine pasted environments, an
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,10 @@ import pytest
 
 from envaudit.cli import main
 from envaudit.formats import render
+from envaudit.judge.assemble import assemble, recheck
 from envaudit.model.report import Report
-from tests.conftest import FIXTURES
+from envaudit.rules import accessors
+from tests.conftest import FIXTURES, facts_from
 
 REPORTS = sorted(
     p
@@ -57,3 +60,26 @@ def test_check_and_triage_of_each_form_judge_a_report_alike(
     markdown = tmp_path / "report.md"
     markdown.write_text("I ran envaudit and got this:\n\n" + render(report, "markdown") + "\n")
     assert verdict_and_roots(triaged(capsys, markdown)) == expected, "triage of the Markdown"
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_quick_never_fails_what_the_full_audit_of_the_same_host_does_not(path: Path) -> None:
+    """`--quick` has fewer facts (jax is not imported, no probe runs), never another judgement: its failing roots
+    are among the full audit's. On the TPU host `--quick` failed jaxlib 0.10.2's XLA:CPU rule, which the audit
+    warns of (jax computes on the TPU): the quick facts see the chips' device files beside libtpu (collect/tpu.py),
+    added here where a report predates that fact."""
+    saved = Report.from_dict(json.loads(path.read_text()))
+    platform = saved.facts.platform.copy()
+    if saved.facts.jax.get("platform") == "tpu" and "tpu" not in platform:
+        platform["tpu"] = {"chips": 1, "device_files": 1}
+    quick = replace(saved.facts, jax={"status": "skipped", "message": "--quick does not start jax"}, platform=platform)
+    quick_roots = set(verdict_and_roots(assemble(quick, mode="quick").to_dict())[1])
+    assert quick_roots <= set(verdict_and_roots(recheck(saved).to_dict())[1])
+
+
+def test_the_default_backend_is_what_jax_said_else_an_accelerator_present_with_its_runtime() -> None:
+    tpu_host = {"packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "libtpu": "0.0.42.1"}}
+    present = {"system": "Linux", "tpu": {"chips": 4, "device_files": 1}}
+    assert accessors.default_backend(facts_from({**tpu_host, "platform": present})) == "tpu"
+    assert accessors.default_backend(facts_from(tpu_host)) == ""  # libtpu on a machine without chips: the CPU
+    assert accessors.default_backend(facts_from({**tpu_host, "jax": {"status": "ok", "platform": "cpu"}})) == "cpu"

@@ -65,8 +65,19 @@ def load(path: str, name: str) -> ModuleType:
     return module
 
 
+_RUNNING: list[tuple[TextIO, str]] = []  # the probe running now, for envaudit_progress
+
+
+def envaudit_progress(stage: str) -> None:
+    """What the running probe says it is doing (probes/_kit.progress: "compiling", "compiled"), sent as an event."""
+    if _RUNNING:
+        out, label = _RUNNING[-1]
+        send(out, event="progress", probe=label, stage=stage)
+
+
 def run_task(out: TextIO, label: str, precision: str, path: str) -> None:
     send(out, event="start", probe=label)
+    _RUNNING[:] = [(out, label)]
     start = time.monotonic()
     if os.path.dirname(path) not in sys.path:  # a probe imports its kit (_kit.py) from beside it
         sys.path.insert(0, os.path.dirname(path))

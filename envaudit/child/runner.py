@@ -207,6 +207,7 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
     current, since = (FACTS_STAGE if reports_facts else state.next_label()), time.monotonic()
     mark, printed = load.mark(proc.pid), tail.read
     started: set[str] = set()
+    stage = ""  # what the running probe last said it was doing (probes/_kit.progress)
     while True:
         bound = min(since + state.timeout_of(current), state.deadline)
         try:  # the bound is checked at every line: a child that keeps printing is no less late
@@ -215,6 +216,8 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
             line = lines.get(timeout=max(bound - time.monotonic(), 0.0))
         except queue.Empty:  # what it and the machine did meanwhile tells a loaded machine from a hang
             used = {**load.load(mark, load.mark(proc.pid)), "cost_s": state.cost_of(current)}
+            if stage:
+                used["stage"] = stage
             seconds = max(time.monotonic() - since, 1e-6)
             used["printed_kib_s"] = round((tail.read - printed) / 1024 / seconds, 1)  # a flood is no starved child
             return _ended(state, current, since, reap(proc), reports_facts, tail, timed_out=True, used=used)
@@ -229,12 +232,17 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
             current, since, mark, printed = state.next_label(), time.monotonic(), load.mark(proc.pid), tail.read
         elif kind == "start" and state.is_pending(event.get("probe")) and event["probe"] not in started:
             current, since, mark, printed = str(event["probe"]), time.monotonic(), load.mark(proc.pid), tail.read
+            stage = ""
             started.add(current)  # once: a child that says it starts again does not get its bound again
             state.tell("start", current)
         elif kind in ("result", "error") and event.get("probe") == current and state.is_pending(current):
             state.remember_probe_facts(event.get("result"))
             state.report(parse_result(state.pending_task(current), event))
             since = time.monotonic()
+        elif kind == "progress" and event.get("probe") == current and isinstance(event.get("stage"), str):
+            # what it and the machine do from here is what its stage is judged by: tracing before a compile
+            # that then blocks is CPU, and no evidence the compile progressed
+            stage, mark, printed = str(event["stage"])[:32], load.mark(proc.pid), tail.read
         elif kind == "memory":
             state.remember_memory(event.get("devices"))
         elif kind == "done":  # finished: do not wait for the end of output, which a forked grandchild may hold
@@ -277,7 +285,11 @@ def _ended(
     elif state.is_pending(current):
         task = state.pending_task(current)
         label = task.label
-        if timed_out:  # its last words say what it was doing (the imports probe names the import in flight)
+        if timed_out and seconds < task.timeout and time.monotonic() >= state.deadline:  # the run's total bound,
+            # not its own, ended it: not run to its end, which says nothing of a hang (a cold TPU host's fft)
+            why = f"not run to its end: the total bound was spent {seconds:.1f} s into it (its own: {task.timeout:g} s)"
+            state.report(task.result("timeout", {**used, "not_run": True}, seconds, why, left_out="deadline"))
+        elif timed_out:  # its last words say what it was doing (the imports probe names the import in flight)
             last = tail.last()
             why = f"no answer within {task.timeout:g} s" + (f": {scrub(last)}" if last else "")
             state.report(task.result("timeout", used, seconds, why))

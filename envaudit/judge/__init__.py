@@ -23,7 +23,7 @@ from envaudit.model import devices, fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.report import SEVERITIES, Clause, Finding, ProbeResult, Subject
-from envaudit.rules.node import starved
+from envaudit.rules.node import compiling, starved
 from envaudit.rules.registry import registry
 
 # what to do where no command can fix it: said in the finding's detail, never printed as a fix (no command is one)
@@ -272,7 +272,9 @@ def slow(result: ProbeResult, facts: Facts) -> bool:
     because jax's own start ran out of time while starved."""
     if result.left_out == "jax":
         return result.status == "timeout" and facts.jax.get("status") == "timeout" and starved(facts.jax, facts)
-    return result.status == "timeout" and (result.left_out == "deadline" or starved(result.metrics, facts))
+    return result.status == "timeout" and (
+        result.left_out == "deadline" or starved(result.metrics, facts) or compiling(result.metrics)
+    )
 
 
 def _status_finding(result: ProbeResult, facts: Facts) -> Finding:

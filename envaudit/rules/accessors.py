@@ -92,6 +92,26 @@ def platform(facts: Facts) -> str | None:
     return "cpu" if jaxlib else None
 
 
+def default_backend(facts: Facts) -> str:
+    """The backend jax computes on by default here: what jax reported where it was imported; where it was not (the
+    quick mode, the hook before jax starts, a plan), an accelerator the facts show present with its runtime
+    installed (TPU chips whose device files this process sees, beside libtpu; NVIDIA GPUs, beside a CUDA build of
+    jax); "" where the facts do not say (never a guess from the packages alone: libtpu on a CPU machine computes
+    on the CPU)."""
+    reported = _jax(facts).get("platform")
+    if isinstance(reported, str) and reported:
+        return reported
+    if _jax(facts).get("status") == "ok":
+        return ""
+    tpu = facts.platform.get("tpu") or {}
+    if tpu.get("device_files") and any(name in facts.packages for name in TPU_PACKAGES):
+        return "tpu"
+    cuda_build = any(_cuda_plugin(n) for n in facts.packages) or "+cuda" in facts.packages.get("jaxlib", "")
+    if cuda_build and facts.nvidia.get("status") == "ok" and facts.nvidia.get("gpus"):
+        return "cuda"
+    return ""
+
+
 def cuda(facts: Facts) -> Known | None:
     reported = _jax(facts).get("cuda_version")
     if isinstance(reported, str) and reported:

@@ -22,7 +22,7 @@ from envaudit.model.redact import REDACTED
 from envaudit.model.report import Advice, Finding, Severity, Subject
 from envaudit.model.scope import canonicalize_name
 from envaudit.model.versions import release
-from envaudit.rules import conditions, follow
+from envaudit.rules import accessors, conditions, follow
 from envaudit.rules.check import Lifecycle
 from envaudit.rules.conditions import holds
 from envaudit.rules.signatures import Signature
@@ -141,7 +141,7 @@ class Rule:
     def off_default(self, facts: Facts) -> str:
         """The backend jax computes on by default where it is not the one with the fault ("" where it is, or where
         the facts do not say): the fault then hits only the work a program places there."""
-        platform = str(facts.jax.get("platform") or "")
+        platform = accessors.default_backend(facts)
         return platform if self.backend and platform and platform != self.backend else ""
 
     def holds_back(self) -> str:

@@ -16,6 +16,8 @@ from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import MEM_ERRORS, XID
 
 BUSY = 0.02  # a timed-out child that used less than this share of a CPU was blocked (a driver call): hung
+COMPILING = 0.2  # a compile at work uses a CPU (0.35-1.0 measured, 0.35 on a loaded 2-core machine); one blocked in
+# a lock, 0.01-0.03 (the runtime's own threads): from this share of a CPU, a probe cut while compiling was compiling
 SPARE = 0.5  # CPUs the machine left idle meanwhile, below which the child was starved by other work
 THROTTLED = 0.1  # the share of the window a CPU quota held the child's cgroup, from which the child was starved
 TAKEN = 0.25  # of the CPUs the child may use, what other work took meanwhile, from which the child was starved
@@ -24,6 +26,14 @@ ENOUGH = 4.0  # CPU seconds per second of declared cost (measured on 2 cores), t
 # with a CPU to itself waits a few percent (its wake-ups); one sharing each CPU with another waits about half
 WAITED = 0.2
 FLOOD = 1024.0  # KiB per second a timed-out child printed, from which it was flooding, not starved
+
+
+def compiling(load: Mapping[str, Any]) -> bool:
+    """A timeout that caught the probe compiling (its last word, probes/_kit.progress) while it used the CPU: XLA
+    at work on a cold compilation cache (a fresh TPU host compiles fft for 19 s of CPU), which is progress, not a
+    hang. A compile that used no CPU is blocked like any other call."""
+    busy = load.get("cpu_fraction")
+    return load.get("stage") == "compiling" and isinstance(busy, int | float) and busy >= COMPILING
 
 
 def starved(load: Mapping[str, Any], facts: Facts) -> bool:

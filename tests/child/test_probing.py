@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from envaudit.files import probefiles
+from envaudit.rules import node
 from tests.conftest import PYTHON, ROOT, envaudit_run
 
 FAULTS = ROOT / "tests" / "faults"
@@ -117,6 +118,27 @@ def test_a_hang_in_import_jax_answers_for_every_probe_in_one_bound(child_env: di
     assert [f["id"] for f in roots] == ["jax-broken"]
     probe_findings = [f for f in report["findings"] if f["id"].startswith("probe-")]
     assert len(probe_findings) == 3 and {f["caused_by"] for f in probe_findings} == {"jax-broken"}
+
+
+@pytest.mark.slow
+@pytest.mark.jax
+@pytest.mark.parametrize("blocked", [False, True], ids=["compiling", "blocked in compile"])
+def test_a_probe_cut_by_its_bound_while_compiling_is_slow_and_one_blocked_there_hangs(
+    child_env: dict[str, str], blocked: bool
+) -> None:
+    """A fresh TPU host's health check failed the node: fft, compiling on a cold cache (19 s of CPU), ran past its
+    bound and was judged hung. The kit says "compiling" before XLA compiles: a probe cut there while it used the CPU
+    is slow (a warning, the node kept); one that used no CPU there is blocked, and hangs as any call does."""
+    env = {**child_env, "ENVAUDIT_FAULT_BLOCK": "1" if blocked else "0"}
+    code, report = audit(env, *FAST, "--probe", "fft", "--timeout", "4", fault=FAULTS / "spin_in_compile")
+    fft = by_name(report)["fft"]
+    assert fft["status"] == "timeout" and fft["metrics"]["stage"] == "compiling", fft
+    finding = next(f for f in report["findings"] if f["id"] == "probe-fft-timeout")
+    if blocked:
+        assert (code, finding["severity"]) == (1, "fail") and "hung" in finding["title"], finding
+    else:
+        assert fft["metrics"]["cpu_fraction"] >= node.COMPILING, fft["metrics"]
+        assert (code, finding["severity"]) == (0, "warn") and "did not finish in time" in finding["title"], finding
 
 
 @pytest.mark.jax

@@ -77,7 +77,7 @@ def _ctrl_c_reaches_it() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("entry", ENTRIES)
-@pytest.mark.parametrize("module", ["envaudit.cli", "argparse", "envaudit.commands.audit", "envaudit.cli.parser"])
+@pytest.mark.parametrize("module", ["envaudit.cli", "argparse", "envaudit.commands.triage", "envaudit.cli.parser"])
 @pytest.mark.parametrize("in_exec", [False, True], ids=["plain", "in a string exec"])
 def test_an_interrupt_inside_each_import_is_one_line_and_exit_3(
     tmp_path: Path, entry: str, module: str, in_exec: bool

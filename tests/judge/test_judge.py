@@ -332,3 +332,17 @@ def test_findings_for_probes_that_could_not_compute_say_what_to_do() -> None:
     hung = ProbeResult("ntk", "timeout", {"cpu_fraction": 0.0, "idle_cpus": 1.5}, 15.2, "no answer within 15 s")
     (finding,) = judge.judge([hung], facts).findings
     assert not finding.fix and "what to do: rerun it with more time (--timeout 31;" in finding.detail
+
+
+def test_a_timeout_while_compiling_with_a_cpu_busy_is_slow_and_without_one_hangs() -> None:
+    """The kit says "compiling" before XLA compiles (probes/_kit.progress); the runner measures the CPU from there."""
+    facts = facts_from({"packages": {"jax": "0.10.2", "jaxlib": "0.10.2", "libtpu": "0.0.42.1"}})
+    compiling = {"cpu_fraction": 0.95, "idle_cpus": 11.0, "cpu_s": 19.0, "cost_s": 2.0, "stage": "compiling"}
+    for metrics, severity in (
+        (compiling, "warn"),  # a cold compile on a fresh TPU host: 19 s of CPU, 10 times its declared cost
+        ({**compiling, "cpu_fraction": 0.01, "cpu_s": 0.2}, "fail"),  # blocked in the compile: a hang
+        ({**compiling, "stage": "compiled"}, "fail"),  # compiled, then spinning: a spin-wait on a hung device
+    ):
+        timed_out = ProbeResult("fft", "timeout", metrics, 20.0, "no answer within 20 s")
+        (finding,) = judge.judge([timed_out], facts).findings
+        assert finding.severity == severity, (metrics, finding.title)

@@ -15,6 +15,7 @@ import pytest
 
 from envaudit.cli import main
 from envaudit.formats import render
+from envaudit.judge import fixplan
 from envaudit.judge.assemble import assemble, recheck
 from envaudit.model.report import Report
 from envaudit.rules import accessors
@@ -83,3 +84,21 @@ def test_the_default_backend_is_what_jax_said_else_an_accelerator_present_with_i
     assert accessors.default_backend(facts_from({**tpu_host, "platform": present})) == "tpu"
     assert accessors.default_backend(facts_from(tpu_host)) == ""  # libtpu on a machine without chips: the CPU
     assert accessors.default_backend(facts_from({**tpu_host, "jax": {"status": "ok", "platform": "cpu"}})) == "cpu"
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_the_state_the_one_plan_leaves_has_no_failure_no_new_fix_and_no_invented_fact(path: Path) -> None:
+    """plan(fix(state)): the one command applied to the state (judge/fixplan.outcome, as the planner applies it)
+    leaves no failing root and asks for no further command. A TPU host's report carries its chips here (as the
+    collector reads them today): a planned state after a jax move showed tpu-chips-unseen, a fact no plan makes."""
+    saved = Report.from_dict(json.loads(path.read_text()))
+    facts = saved.facts
+    if facts.jax.get("platform") == "tpu" and "tpu" not in facts.platform:
+        platform = facts.platform.copy()
+        platform["tpu"] = {"chips": 1, "device_files": 1}
+        facts = replace(facts, platform=platform)
+    report = recheck(replace(saved, facts=facts))
+    state = fixplan.outcome(facts, report.plan.steps)
+    after = assemble(state, mode="plan")
+    assert verdict_and_roots(after.to_dict())[1] == [], report.plan.fix.command
+    assert not after.plan.fix.command, (report.plan.fix.command, after.plan.fix.command)

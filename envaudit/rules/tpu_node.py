@@ -45,10 +45,13 @@ def hugepages_off(facts: Facts) -> list[Occurrence]:
 
 def chips_unseen(facts: Facts) -> list[Occurrence]:
     """jax computes on the TPU but sees fewer chips than this process can open: a chip the runtime could not start.
-    Not where a variable chooses the chips, nor where no device file says how many this process may use."""
+    Not where a variable chooses the chips, nor where no device file says how many this process may use, nor
+    where jax did not report its devices (a plan's state after a move: jax there is not imported, nothing seen)."""
     host = facts.platform.get("tpu") or {}
     files = host.get("device_files") or 0
     if facts.jax.get("platform") != "tpu" or not files or any(facts.env.get(name) for name in CHOSEN):
+        return []
+    if facts.jax.get("status") != "ok" or "devices" not in facts.jax:
         return []
     seen = [d for d in facts.jax.get("devices") or [] if d.get("platform") == "tpu"]
     chips = {d.get("local_hardware_id", d.get("id")) for d in seen}

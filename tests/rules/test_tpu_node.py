@@ -17,6 +17,8 @@ from envaudit import rules
 from envaudit.collect import tpu
 from envaudit.judge import causes
 from envaudit.model.facts import Facts, TpuHost
+from envaudit.model.fixes import Fix
+from envaudit.rules import installing
 from tests.conftest import FIXTURES
 
 # measured on the TPU v5e host (jax 0.10.2, libtpu 0.0.42.1) while another process held the chip
@@ -107,6 +109,16 @@ def test_a_chip_the_process_can_open_that_jax_does_not_see_fails_unless_chips_we
     assert "tpu-chips-unseen" not in ids(chosen)
     on_cpu = replace(missing, jax={**missing.jax, "platform": "cpu"})
     assert "tpu-chips-unseen" not in ids(on_cpu)  # jax not on the TPU: the rules of why say so, not this one
+
+
+def test_a_planned_state_invents_no_unseen_chip() -> None:
+    """Every planned TPU state after a jax move showed tpu-chips-unseen (no device list kept: 0 chips < 1 device file),
+    "still failing after it": a plan's jax is not imported, so it has seen no chip, and says nothing of them."""
+    missing = tpu_host_facts(chips=4, device_files=4)
+    after = installing.after(missing, Fix(install=("jax[tpu]==0.10.1", "jaxlib==0.10.1")))
+    assert after.packages["jax"] == "0.10.1" and after.jax.get("platform") == "tpu"
+    assert "tpu-chips-unseen" not in ids(after)
+    assert "tpu-chips-unseen" not in ids(tpu_host_facts(chips=4, device_files=1))
 
 
 def test_a_chip_held_by_another_process_is_busy_not_broken() -> None:

@@ -102,3 +102,20 @@ def test_the_state_the_one_plan_leaves_has_no_failure_no_new_fix_and_no_invented
     after = assemble(state, mode="plan")
     assert verdict_and_roots(after.to_dict())[1] == [], report.plan.fix.command
     assert not after.plan.fix.command, (report.plan.fix.command, after.plan.fix.command)
+
+
+@pytest.mark.parametrize("version", ["0.4.30", "0.6.0", "0.10.2"])
+@pytest.mark.parametrize(("extra", "lines"), [("cuda12", ("jax-cuda12-plugin", "jax-cuda12-pjrt")), ("tpu", ())])
+def test_one_stack_written_through_its_extra_or_as_its_packages_is_judged_alike(
+    capsys: pytest.CaptureFixture[str], version: str, extra: str, lines: tuple[str, ...]
+) -> None:
+    """A lock writes what `jax[cuda12]` resolves to (jax, jaxlib, jax-cuda12-plugin lines): alphafold3's uv.lock
+    failed where its pyproject.toml warned, the platform read from the extra and not from the plugin lines."""
+    main(["plan", f"jax[{extra}]=={version}", "--no-build", "--format", "json"])
+    through_extra = json.loads(capsys.readouterr().out)
+    written = [f"{name}=={v}" for name, v in through_extra["facts"]["packages"].items()]
+    assert {f"{p}=={version}" for p in lines} <= set(written)
+    main(["plan", *written, "--no-build", "--format", "json"])
+    as_packages = json.loads(capsys.readouterr().out)
+    assert as_packages["facts"]["jax"].get("platform") == through_extra["facts"]["jax"].get("platform")
+    assert verdict_and_roots(as_packages) == verdict_and_roots(through_extra)

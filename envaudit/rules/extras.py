@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypedDict
 
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-from envaudit.model.scope import PLUGIN, canonicalize_name
+from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name
 from envaudit.rules import tpu_pins
 from envaudit.rules.table import Span, Table, span
 
@@ -139,3 +139,19 @@ def inferred(version: str, extras: Iterable[str]) -> Inferred:
         elif extra == "tpu" or extra.startswith("rocm"):
             platform = "tpu" if extra == "tpu" else "rocm"
     return Inferred(installs, platform, cuda_version)
+
+
+def of_stack(packages: Mapping[str, str]) -> Inferred:
+    """What a stack's own packages say of its platform, however they were written (`jax[cuda12]==V`, or jax, jaxlib
+    and jax-cuda12-plugin lines, as a lock resolves the extra): a CUDA or ROCm plugin at jaxlib's release, a
+    single-package CUDA jaxlib (+cuda12), libtpu. The same stack is the same platform, from any input."""
+    jaxlib = packages.get("jaxlib", "")
+    plugins = [m for name, v in packages.items() if (m := PLUGIN.match(name)) and (not jaxlib or v == jaxlib)]
+    cuda = sorted(m["major"] for m in plugins if m["kind"] == "cuda")
+    if cuda or "+cuda" in jaxlib:  # a single-package build's CUDA is its label's, which accessors.cuda reads whole
+        return Inferred({}, "cuda", cuda[-1] if cuda else None)
+    if any(m["kind"] == "rocm" for m in plugins) or "+rocm" in jaxlib:
+        return Inferred({}, "rocm", None)
+    if any(name in packages for name in TPU_PACKAGES):
+        return Inferred({}, "tpu", None)
+    return Inferred({}, None, None)

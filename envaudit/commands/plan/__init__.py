@@ -375,6 +375,14 @@ def planned(o: PlanOptions) -> Planned:
         )
     if o.platform:
         jax["platform"] = o.platform
+    elif "platform" not in jax:  # plugin lines say what jax[cuda12] says: one stack, one platform
+        from envaudit.rules.extras import of_stack
+
+        stated = of_stack(packages)
+        if stated.platform is not None:
+            jax["platform"] = stated.platform
+        if stated.cuda_version is not None:
+            jax.setdefault("cuda_version", stated.cuda_version)
     if cuda := _version("--cuda", o.cuda):
         jax["cuda_version"] = cuda
     if cudnn := _version("--cudnn", o.cudnn):

@@ -58,9 +58,10 @@ def test_a_plan_of_files_is_the_plan_of_its_pins_written_as_lines() -> None:
 
 def test_each_line_goes_to_the_file_that_names_its_distribution() -> None:
     """jaxlib 0.10.2's fix moves jax, jaxlib and the CUDA plugins; the plugins are pinned by arguments here. The plan
-    says no GPU (with one, jax computes there and the XLA:CPU fault is a warning, as the audit of that host says)."""
+    says jax computes on the CPU (on the GPU the plugins give it, the XLA:CPU fault is a warning, as the audit of
+    such a host says, and no fix is forced)."""
     plugins = ("jax-cuda12-plugin==0.10.2", "jax-cuda12-pjrt==0.10.2")
-    made = planned(args("-r", "jaxlib-0102/requirements.in", *plugins))
+    made = planned(args("-r", "jaxlib-0102/requirements.in", *plugins, "--platform", "cpu"))
     assert made.target is not None
     fix = assemble.assemble(made.facts, mode="plan", target=made.target).plan.fix
     found = lines_by_file(fix.command)

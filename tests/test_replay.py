@@ -66,6 +66,24 @@ def test_a_batch_dependent_error_at_highest_fails_and_names_the_probe(
 
 
 @pytest.mark.slow
+def test_an_error_past_tf32_at_the_default_precision_is_the_probes_failure_not_tf32s(
+    saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    """The seeds' symptom on an H200: the batched dense chain off by 1e-1 at the default precision while TF32
+    documents 5e-3 at most. It was folded into tf32-default-matmul-precision ("TF32 by default": by design, fixed by
+    HIGHEST); it is the probe's wrong answer, and the TF32 rule stays the warning it is."""
+    broken = copy.deepcopy(saved)
+    dense = next(p for p in broken["probes"] if p["name"] == "dense_chain")
+    dense["metrics"] |= {"rel_err_batched_default": 1e-1}
+    code, report, text = check(broken, tmp_path, child_env)
+    assert code == 1 and ids(report, "fail") == {"probe-dense-chain"}, report["findings"]
+    assert ids(report, "warn") == {"tf32-default-matmul-precision"}
+    dense_finding = next(f for f in report["findings"] if f["id"] == "probe-dense-chain")
+    assert "past what tf32-default-matmul-precision documents" in dense_finding["detail"]
+    assert "rel_err_batched_default" in text
+
+
+@pytest.mark.slow
 def test_check_rejudges_probe_findings_saved_by_an_older_judge(
     saved: dict[str, Any], tmp_path: Path, child_env: dict[str, str]
 ) -> None:

@@ -18,7 +18,8 @@ from envaudit.formats import render
 from envaudit.judge import fixplan
 from envaudit.judge.assemble import assemble, recheck
 from envaudit.model.report import Report
-from envaudit.rules import accessors
+from envaudit.model.scope import is_relevant
+from envaudit.rules import accessors, checks, wheels
 from tests.conftest import FIXTURES, facts_from
 
 REPORTS = sorted(
@@ -119,3 +120,30 @@ def test_one_stack_written_through_its_extra_or_as_its_packages_is_judged_alike(
     as_packages = json.loads(capsys.readouterr().out)
     assert as_packages["facts"]["jax"].get("platform") == through_extra["facts"]["jax"].get("platform")
     assert verdict_and_roots(as_packages) == verdict_and_roots(through_extra)
+
+
+# what only a plan judges: whether the installer would take the pins (a live environment exists however it was made)
+INSTALLER_ONLY = {
+    checks.PLANNED_REQUIREMENT_REFUSED.id,
+    checks.PLAN_DOES_NOT_INSTALL.id,
+    wheels.NO_JAXLIB_WHEEL_FOR_PYTHON.id,
+}
+
+
+@pytest.mark.parametrize("path", REPORTS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_plan_of_the_same_pins_fails_nothing_the_audit_does_not(
+    capsys: pytest.CaptureFixture[str], path: Path
+) -> None:
+    """`plan` of the audited stack's own pins (its Python and jax's platform stated) judges the same facts the same
+    way: a plan has fewer facts (no probe, no driver, no variable), so its failing roots are among the audit's,
+    besides the installer's word on the pins, which only a plan asks for."""
+    saved = Report.from_dict(json.loads(path.read_text()))
+    pins = [f"{name}=={version}" for name, version in saved.facts.packages.items() if is_relevant(name)]
+    argv = ["plan", *pins, "--no-build", "--format", "json"]
+    if python := saved.facts.python.get("version"):
+        argv += ["--python", ".".join(str(python).split(".")[:2])]
+    if platform := saved.facts.jax.get("platform"):
+        argv += ["--platform", str(platform)]
+    main(argv)
+    planned = set(verdict_and_roots(json.loads(capsys.readouterr().out))[1]) - INSTALLER_ONLY
+    assert planned <= set(verdict_and_roots(recheck(saved).to_dict())[1])

@@ -1,8 +1,9 @@
-"""One truth across the verbs: every saved report envaudit wrote (the TPU and H200 replays, the real pass's audits
-before and after their fixes, the README's sample) gets the same verdict and the same failing roots from `check`
-of its JSON and from `triage` of each form envaudit writes that carries its measurements (the JSON itself, and the
-Markdown report, which carries it whole). A report whose lines are longer than triage's line bound is still read as
-the report it is (the TPU audits' were cut, read as nine pasted environments, and answered WARN)."""
+"""One truth across the verbs, the differential harness: every saved report envaudit wrote (the TPU and H200
+replays, the real pass's audits before and after their fixes, the README's sample) is judged by each verb from the
+facts it has, and they agree. `check` of its JSON and `triage` of each form that carries its measurements (the JSON,
+the Markdown report) give one verdict and the same failing roots; `--quick` (no jax, no probe) and `plan` of its
+pins (no probe, no driver) fail nothing the audit does not; the one plan leaves a state with no failure, no further
+command and no invented fact; one stack written through its extra or as its packages is judged alike."""
 
 from __future__ import annotations
 

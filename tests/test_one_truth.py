@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from envaudit.cli import main
 from envaudit.formats import render
@@ -148,3 +150,40 @@ def test_a_plan_of_the_same_pins_fails_nothing_the_audit_does_not(
     main(argv)
     planned = set(verdict_and_roots(json.loads(capsys.readouterr().out))[1]) - INSTALLER_ONLY
     assert planned <= set(verdict_and_roots(recheck(saved).to_dict())[1])
+
+
+VERSIONS = ("0.4.23", "0.4.30", "0.6.0", "0.10.1", "0.10.2", "0.12.1", "0.13.0")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    index=st.integers(0, len(REPORTS) - 1),
+    jax=st.sampled_from(VERSIONS),
+    jaxlib=st.sampled_from(VERSIONS),
+    numpy=st.sampled_from(("1.26.4", "2.0.0", "2.4.6")),
+    x64=st.sampled_from(("", "1", "0", "true", "yes")),
+)
+def test_mutated_reports_are_judged_alike_by_check_triage_and_quick(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path_factory: pytest.TempPathFactory,
+    index: int,
+    jax: str,
+    jaxlib: str,
+    numpy: str,
+    x64: str,
+) -> None:
+    """The same properties over states no one saved: a report's jax, jaxlib and NumPy moved (jax then not measured:
+    what the audit saw of the old one says nothing of these) and JAX_ENABLE_X64 set or not. check and triage of its
+    JSON agree; --quick fails nothing check does not."""
+    saved = Report.from_dict(json.loads(REPORTS[index].read_text()))
+    env = {**saved.facts.env, **({"JAX_ENABLE_X64": x64} if x64 else {})}
+    packages = {**saved.facts.packages, "jax": jax, "jaxlib": jaxlib, "numpy": numpy}
+    moved = packages != saved.facts.packages
+    facts = replace(saved.facts, packages=packages, env=env, jax={"status": "unknown"} if moved else saved.facts.jax)
+    mutated = replace(saved, facts=facts, probes=() if moved else saved.probes, findings=())
+    path = tmp_path_factory.mktemp("mutated") / "report.json"
+    path.write_text(json.dumps(mutated.to_dict()))
+    checked_ = checked(capsys, path)
+    assert verdict_and_roots(triaged(capsys, path)) == verdict_and_roots(checked_)
+    quick = replace(mutated.facts, jax={"status": "skipped", "message": "--quick does not start jax"})
+    assert set(verdict_and_roots(assemble(quick, mode="quick").to_dict())[1]) <= set(verdict_and_roots(checked_)[1])

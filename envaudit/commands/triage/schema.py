@@ -17,10 +17,10 @@ from envaudit.commands.triage.extract import Seen, Unread
 from envaudit.commands.triage.triaged import Environment, Triage
 from envaudit.model import schema as docschema
 from envaudit.model.facts import FactsDocument
-from envaudit.model.report import FindingDocument, Severity
+from envaudit.model.report import FindingDocument
 
 SCHEMA = "envaudit/triage/v1"  # as Triage.to_dict writes it
-Verdict = Literal[Severity, "ok"]  # Triage.verdict: the worst severity found, else ok
+Verdict = Literal["fail", "warn", "ok", "error"]  # Triage.verdict: the worst of its environments' report verdicts
 
 
 class Possible(TypedDict):

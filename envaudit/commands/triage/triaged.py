@@ -17,7 +17,7 @@ from envaudit.commands.triage.extract import Seen, Unread
 from envaudit.commands.triage.gpus import capability
 from envaudit.model.exitcodes import BadInput
 from envaudit.model.facts import Facts, JaxFacts, Message, NvidiaFacts, PlatformFacts, PythonFacts
-from envaudit.model.report import SEVERITIES, Report
+from envaudit.model.report import Report
 from envaudit.rules.conditions import GPU_CONDITIONS
 
 
@@ -42,8 +42,10 @@ class Triage:
 
     @property
     def verdict(self) -> str:
-        found = {f.severity for e in self.environments for f in e.report.findings}
-        return next((s for s in SEVERITIES if s in found), "ok")
+        """The worst of the environments' verdicts, as every verb says a report's (model/report.Report.verdict): an
+        ignored finding or an info is no verdict of its own (triage of a report said "info" where check said ok)."""
+        found = {e.report.verdict for e in self.environments}
+        return next((v for v in ("error", "fail", "warn") if v in found), "ok")
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -12,11 +12,11 @@ import functools
 from collections.abc import Callable
 from typing import TypedDict
 
-from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import canonicalize_name
 from envaudit.model.versions import version_or_none
+from envaudit.rules import fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
 from envaudit.rules.releases import is_release, numbers
@@ -233,7 +233,7 @@ def _removed_api_fix(facts: Facts, name: str) -> Fix:
     finding says it is one, and the plan declines a warning's fix that would move anything down."""
     upgrade = first_unaffected(facts, name)
     if upgrade:  # (where every release read after it is condemned too, no upgrade fixes it with this jax)
-        return fixes.install(facts, [f"{name}>={upgrade}"], hold=fixes.installed_jax(facts))
+        return fixing.install(facts, [f"{name}>={upgrade}"], hold=fixing.installed_jax(facts))
     # no release without the use: the jax releases that have every name this release uses, from the first with
     # the newest it needs (`<X`: jax added it in X) to below the first removal (`>=X`, or `>=X,<Y` for a name jax
     # brought back), either bound alone where the release has no use of the other kind (keras 3.12 needs
@@ -250,7 +250,7 @@ def _removed_api_fix(facts: Facts, name: str) -> Fix:
         return Fix()
     floor = [f"jax>={newest}", f"jaxlib>={newest}"] if newest else []
     ceiling = [f"jax<{earliest}", f"jaxlib<{earliest}"] if earliest else []
-    return fixes.install(facts, [*floor, *ceiling])
+    return fixing.install(facts, [*floor, *ceiling])
 
 
 def _read(package: str, version: str) -> bool:

@@ -13,7 +13,7 @@ from envaudit.model import fixes
 from envaudit.model.facts import Facts, Unsatisfied
 from envaudit.model.scope import PLUGIN, PROVIDED_BY
 from envaudit.model.versions import release
-from envaudit.rules import declared, jax_pins
+from envaudit.rules import declared, fixing, jax_pins
 from envaudit.rules import environment as env
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.node import starved
@@ -61,7 +61,7 @@ def _others_unmet(facts: Facts, unmet: list[Unsatisfied], said: str) -> list[Occ
     fixed by installing what it requires (less its marker)."""
     moved = {env.target(str(r.get("requires"))) for r in env.jax_unmet(facts)}
     return [
-        Occurrence(env.describe(r, said), fixes.install(facts, [str(r.get("requires")).split(";")[0].strip()]))
+        Occurrence(env.describe(r, said), fixing.install(facts, [str(r.get("requires")).split(";")[0].strip()]))
         for r in unmet
         if not env.coupled(str(r.get("package")))
         and env.target(str(r.get("requires"))) not in moved
@@ -96,7 +96,7 @@ def plugins(facts: Facts) -> list[Occurrence]:
     if not behind:
         return []
     said = ", ".join(f"{name} {version}" for name, version in behind) + f" beside jaxlib {jaxlib}"
-    return [Occurrence(said, fixes.install(facts, [f"{name}=={jaxlib}" for name, _ in behind]))]
+    return [Occurrence(said, fixing.install(facts, [f"{name}=={jaxlib}" for name, _ in behind]))]
 
 
 def duplicates(facts: Facts) -> list[Occurrence]:
@@ -114,7 +114,7 @@ def leftovers(facts: Facts) -> list[Occurrence]:
     sees no such distribution), pip warns of them at every run, and a reader of the directory takes the stash for
     jaxlib 0.10.2; they are deleted by path. What the interrupted install left missing is another finding's."""
     said = facts.python.get("leftovers") or []
-    fix = fixes.delete(facts, said)
+    fix = fixing.delete(facts, said)
     if not fix:
         return []
     return [Occurrence(f"{len(fix.delete)} left by an interrupted pip: {', '.join(fix.delete)}", fix)]

@@ -19,7 +19,7 @@ from typing import TypedDict
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.versions import release, version_or_none
-from envaudit.rules import accessors, cuda_builds, extras, platforms, wheels
+from envaudit.rules import accessors, cuda_builds, extras, fixing, platforms, wheels
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.table import Provenance, Table
 
@@ -131,7 +131,7 @@ def _fix(facts: Facts, ccs: list[int]) -> tuple[str, fixes.Fix]:
             if wheels.installs_here(facts, [pin := f"jax[{extra}]=={version}"]) is not False
         ]
         if fitting:
-            return fitting[0], fixes.install(facts, [fitting[0]])
+            return fitting[0], fixing.install(facts, [fitting[0]])
     return "", fixes.Fix()
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TypedDict, TypeVar
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.versions import public, release, version_or_none
+from envaudit.rules import fixing
 from envaudit.rules.accessors import parse_local_label
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.extras import CUDA_EXTRA
@@ -158,7 +159,7 @@ def _refused_fix(facts: Facts, moved: list[str]) -> fixes.Fix:
         if name.startswith("nvidia-") and name.endswith(f"-cu{_major(jaxlib)}") and name not in moved
     ]
     pins = [f"{wheel}>={build['pins'][wheel]}" for wheel in moved]
-    return fixes.install(facts, pins, hold=[*fixes.installed_jax(facts), *held])
+    return fixing.install(facts, pins, hold=[*fixing.installed_jax(facts), *held])
 
 
 PLUGINS = ("jax-cuda12-plugin", "jax-cuda13-plugin")
@@ -227,7 +228,7 @@ def outside_pin(wheel: str) -> Callable[[Facts], list[Occurrence]]:
             Occurrence(
                 f"{name} {installed} is outside {name}{spec}, which {source} pins (pip check does not read an "
                 "extra's pins)",
-                fixes.install(facts, [f"{name}{spec}"], hold=fixes.installed_jax(facts)),
+                fixing.install(facts, [f"{name}{spec}"], hold=fixing.installed_jax(facts)),
             )
             for name, installed, spec, source in _outside(facts)
             if name == wheel

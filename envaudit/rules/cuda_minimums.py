@@ -15,10 +15,9 @@ import functools
 from collections.abc import Callable
 from typing import TypedDict
 
-from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.versions import release
-from envaudit.rules import cuda_builds, platforms
+from envaudit.rules import cuda_builds, fixing, platforms
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import CUDA_MINIMUMS, CUDA_MINIMUMS_BEFORE
 from envaudit.rules.table import Provenance, Table
@@ -159,7 +158,7 @@ def below_minimum(library: str) -> Callable[[Facts], list[Occurrence]]:
             f"{facts.packages.get(code, '')}'s _check_cuda_versions asks: jax logs {said} when its CUDA backend "
             "starts, and computes on the CPU"
         )
-        return [Occurrence(detail, fixes.install(facts, pins, hold=fixes.installed_jax(facts)))]
+        return [Occurrence(detail, fixing.install(facts, pins, hold=fixing.installed_jax(facts)))]
 
     return run
 

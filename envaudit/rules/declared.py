@@ -129,7 +129,7 @@ def applying_on(
 
 def requires(facts: Facts, packages: Mapping[str, str]) -> dict[str, list[str]]:
     """Each listed release's requirements on the other packages of `packages`, on any Python evaluated: what a fix
-    that moves one must keep true (fixes.dependents), as collect/packages.check says it of an installed set."""
+    that moves one must keep true (fixing.dependents), as collect/packages.check says it of an installed set."""
     found: dict[str, list[str]] = {}
     for name, version in sorted(packages.items()):
         each = applying(facts, name, version) or []

@@ -22,7 +22,7 @@ from envaudit.model.redact import REDACTED
 from envaudit.model.report import Advice, Finding, Severity, Subject
 from envaudit.model.scope import canonicalize_name
 from envaudit.model.versions import release
-from envaudit.rules import accessors, conditions, follow
+from envaudit.rules import accessors, conditions, fixing, follow
 from envaudit.rules.check import Lifecycle
 from envaudit.rules.conditions import holds
 from envaudit.rules.signatures import Signature
@@ -116,7 +116,7 @@ class Rule:
     def other_way(self, facts: Facts) -> fixes.Fix:
         """The other way out as a fix for these facts (empty where the rule has none)."""
         pins = follow.planned(facts, self.or_pins) if self.or_pins else []
-        fix = fixes.install(facts, pins, installed_only=True) if pins else fixes.Fix()
+        fix = fixing.install(facts, pins, installed_only=True) if pins else fixes.Fix()
         if fix.install:  # a file's lines exclude what fails, as the finding's own fix's do
             fix = replace(fix, excluding=follow.excluding(facts, self.when.get("packages") or {}))
         return fix
@@ -124,7 +124,7 @@ class Rule:
     def workaround(self, facts: Facts) -> fixes.Fix:
         """The workaround as a fix for these facts (empty where the rule has none)."""
         exported = tuple(
-            (name, fixes.with_flag(facts.env.get(name, ""), value) if name == "XLA_FLAGS" else value)
+            (name, fixing.with_flag(facts.env.get(name, ""), value) if name == "XLA_FLAGS" else value)
             for name, value in self.variables
         )
         if any(REDACTED in value for _, value in exported):  # the report hides a value it would have to repeat
@@ -171,7 +171,7 @@ class Rule:
         words = self.symptom + (f" [matched: {'; '.join(dict.fromkeys(evidence))}]" if evidence else "")
         # the command alone is the fix, pasteable into any shell; what it does, or what to do without one, is said
         pins = follow.planned(facts, self.pins) if self.pins else []
-        fix = fixes.install(facts, pins, installed_only=True) if pins else fixes.Fix()
+        fix = fixing.install(facts, pins, installed_only=True) if pins else fixes.Fix()
         if fix.install:
             fix = replace(fix, excluding=follow.excluding(facts, self.when.get("packages") or {}))
         elsewhere = self.off_default(facts)

@@ -16,7 +16,7 @@ from envaudit.model import fixes
 from envaudit.model.facts import Duplicate, Facts, Unsatisfied
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import PLUGIN
-from envaudit.rules import accessors, api_removals, declared
+from envaudit.rules import accessors, api_removals, declared, fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import PYTHONPATH
 
@@ -68,15 +68,15 @@ def pythonpath_shadows(facts: Facts) -> list[Occurrence]:
 
 def user_site_shadows(facts: Facts) -> list[Occurrence]:
     # the alternative, uninstalling the user site's copies, is the check's own fix text
-    return _shadows(facts, "user site", fixes.export(facts, "PYTHONNOUSERSITE", "1"))
+    return _shadows(facts, "user site", fixing.export(facts, "PYTHONNOUSERSITE", "1"))
 
 
 def pythonpath_fix(facts: Facts) -> Fix:
     shadow = {entry for _, entry in _shadowing(facts)}
     kept = [e for e in _pythonpath(facts).split(os.pathsep) if e and os.path.normpath(e) not in shadow]
     if not kept:
-        return fixes.unset(facts, "PYTHONPATH")
-    return fixes.export(facts, "PYTHONPATH", os.pathsep.join(kept))
+        return fixing.unset(facts, "PYTHONPATH")
+    return fixing.export(facts, "PYTHONPATH", os.pathsep.join(kept))
 
 
 # jax-v0.10.1 jax/_src/xla_bridge.py, discover_pjrt_plugins: logger.exception("Jax plugin configuration error:
@@ -102,7 +102,7 @@ def plugin_without_driver(facts: Facts) -> list[Occurrence]:
         "nvidia-* wheels the plugin's extra brought can go too, if nothing else needs them (or, on a machine with a "
         "GPU, install its driver instead)"
     )
-    return [Occurrence(said, fixes.uninstall(facts, [n for n, _ in plugins]))]
+    return [Occurrence(said, fixing.uninstall(facts, [n for n, _ in plugins]))]
 
 
 def jax_unmet(facts: Facts) -> list[Unsatisfied]:
@@ -137,27 +137,27 @@ def jax_requirements(facts: Facts) -> list[Occurrence]:
     if not unmet:
         return []
     pins = [str(r.get("requires")).split(";")[0].strip() for r in unmet]  # a requirement, less its marker
-    return [Occurrence("; ".join(describe(r, said) for r in unmet), fixes.install(facts, pins))]
+    return [Occurrence("; ".join(describe(r, said) for r in unmet), fixing.install(facts, pins))]
 
 
 def coupling_fix(facts: Facts) -> Fix:
     """jaxlib (and the plugin) to the installed jax's release, for this platform."""
     jaxlib = facts.packages.get("jaxlib", "")
     if "+" in jaxlib and "jax" in facts.packages:  # a local CUDA build (+cuda12.cudnn89) is not on PyPI: move jax to it
-        return fixes.install(facts, [f"jax=={jaxlib.split('+')[0]}"])
+        return fixing.install(facts, [f"jax=={jaxlib.split('+')[0]}"])
     version = facts.packages.get("jax") or jaxlib
     if not version:
         return Fix()
-    return fixes.install(facts, fixes.jax_release(facts, version))
+    return fixing.install(facts, fixing.jax_release(facts, version))
 
 
 def broken_fix(facts: Facts) -> Fix:
     """No known cause: reinstall the installed release's files (a truncated library), nothing else moved."""
     version = facts.packages.get("jax")
     if version is None:
-        return fixes.install(facts, ["jax"])
+        return fixing.install(facts, ["jax"])
     plugins = [f"{name}=={v}" for name, v in sorted(facts.packages.items()) if PLUGIN.match(name)]
-    return fixes.reinstall(facts, [f"jax=={version}", f"jaxlib=={version}", *plugins])
+    return fixing.reinstall(facts, [f"jax=={version}", f"jaxlib=={version}", *plugins])
 
 
 # The checks this module finds, each declared beside its function (rules/registry.py lists them)

@@ -14,9 +14,9 @@ nowhere (objax 1.8.0's six): installing it is the fix, and what the import then 
 
 from __future__ import annotations
 
-from envaudit.model import fixes
 from envaudit.model.facts import Facts, ImportOutcome
 from envaudit.model.report import Subject
+from envaudit.rules import fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
 
@@ -63,7 +63,7 @@ def failures(facts: Facts) -> list[Occurrence]:
             detail = f"{name} {version} imports {', '.join(forgot)} and declares it nowhere: {said}; {ADVICE_FORGOT}"
         else:
             detail = f"{name} {version} with jax {jax}: {said}; {ADVICE.format(name=name, jax=jax)}"
-        found.append(Occurrence(detail, fixes.install(facts, forgot), about=name))  # (nothing forgot: no fix)
+        found.append(Occurrence(detail, fixing.install(facts, forgot), about=name))  # (nothing forgot: no fix)
     return found
 
 

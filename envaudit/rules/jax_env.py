@@ -7,9 +7,9 @@ from __future__ import annotations
 import functools
 from typing import TypedDict
 
-from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.redact import REDACTED
+from envaudit.rules import fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JAX_CONFIG
 from envaudit.rules.releases import covers, is_release, numbers
@@ -73,12 +73,12 @@ def invalid_env(facts: Facts) -> list[Occurrence]:
             continue
         if name in table["bool"]["variables"] and env_flag(value) is None:
             said = table["bool"]["message"].format(value=value.lower(), name=name)
-            found.append(Occurrence(f"{name}={value!r}: {said}", fixes.unset(facts, name)))  # jax's default then
+            found.append(Occurrence(f"{name}={value!r}: {said}", fixing.unset(facts, name)))  # jax's default then
         enum = table["enum"].get(name)
         if enum and value not in _accepted(enum, jax):
             said = enum["message"].format(value=value, flag=enum["flag"])
             meant = value.strip().lower()  # jax reads the value as it is: FLOAT32 is refused, float32 accepted
-            fix = fixes.export(facts, name, meant) if meant in _accepted(enum, jax) else fixes.unset(facts, name)
+            fix = fixing.export(facts, name, meant) if meant in _accepted(enum, jax) else fixing.unset(facts, name)
             found.append(Occurrence(f"{name}={value!r}: {said}", fix))
     return found
 

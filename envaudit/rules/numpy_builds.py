@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.versions import release
+from envaudit.rules import fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.table import Provenance, Table
 from envaudit.rules.wheels import python_of
@@ -49,7 +49,7 @@ def numpy1_builds(facts: Facts) -> list[Occurrence]:
             f"{facts.packages['numpy']} beside it"
         )
         pin = f"{row['package']}>={row['fixed']}" if row["fixed"] else "numpy<2"
-        found.append(Occurrence(said, fixes.install(facts, [pin])))
+        found.append(Occurrence(said, fixing.install(facts, [pin])))
     return found
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.versions import public
+from envaudit.rules import fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.releases import is_release, listed, numbers
 from envaudit.rules.table import Provenance, Table
@@ -90,7 +90,7 @@ def _fix(facts: Facts, package: str, where: str) -> Fix:
     newest = newest_for(package, where)
     if package != "jaxlib" or newest is None:
         return Fix()
-    return fixes.install(facts, [f"jax=={newest}", f"jaxlib=={newest}"])
+    return fixing.install(facts, [f"jax=={newest}", f"jaxlib=={newest}"])
 
 
 NO_WHEEL_FOR_PLATFORM = Check(

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import PLUGIN, TPU_PACKAGES
 from envaudit.model.versions import release
+from envaudit.rules import fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import INSTALL, XLA_BRIDGE
 from envaudit.rules.signatures import Signature
@@ -148,9 +148,9 @@ def _fix(facts: Facts, names: list[str], failing: list[str]) -> Fix:
     """The CUDA plugin where it is all that fails beside a driver that answers; else the names that can start, in
     order; else the variable unset (jax then chooses for itself)."""
     if failing == ["cuda"] and facts.nvidia.get("status") == "ok" and "jax" in facts.packages:
-        return fixes.install(facts, fixes.jax_release(facts, facts.packages["jax"]))
+        return fixing.install(facts, fixing.jax_release(facts, facts.packages["jax"]))
     kept = list(dict.fromkeys(platform for name in names for platform in usable(facts, name)))
-    return fixes.export(facts, VARIABLE, ",".join(kept)) if kept else fixes.unset(facts, VARIABLE)
+    return fixing.export(facts, VARIABLE, ",".join(kept)) if kept else fixing.unset(facts, VARIABLE)
 
 
 NAME_VARIABLE = "JAX_PLATFORM_NAME"  # jax_platform_name: deprecated for JAX_PLATFORMS, still read (lowercased)
@@ -175,8 +175,8 @@ def unnamed(facts: Facts) -> list[Occurrence]:
     detail = f"{NAME_VARIABLE}={facts.env[NAME_VARIABLE]!r}: {said}; jax fails at its first computation"
     failing = [member for member, found, _ in judged if found == "fails"]
     if failing == ["cuda"] and facts.nvidia.get("status") == "ok" and "jax" in facts.packages:
-        return [Occurrence(detail, fixes.install(facts, fixes.jax_release(facts, facts.packages["jax"])))]
-    return [Occurrence(detail, fixes.unset(facts, NAME_VARIABLE))]
+        return [Occurrence(detail, fixing.install(facts, fixing.jax_release(facts, facts.packages["jax"])))]
+    return [Occurrence(detail, fixing.unset(facts, NAME_VARIABLE))]
 
 
 # The checks this module finds, each declared beside its function (rules/registry.py lists them)

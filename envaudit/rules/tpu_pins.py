@@ -16,9 +16,9 @@ from typing import TypedDict
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.versions import version_or_none
+from envaudit.rules import fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.table import Span, Table, span
 
@@ -68,7 +68,7 @@ def outside(facts: Facts) -> list[Occurrence]:
                 Occurrence(
                     f"{name} {installed} is outside {req}, which jax[tpu]=={jax} pins (pip check does not read an "
                     "extra's pins)",
-                    fixes.install(facts, [str(req)], hold=fixes.installed_jax(facts)),
+                    fixing.install(facts, [str(req)], hold=fixing.installed_jax(facts)),
                 )
             )
     return found

@@ -11,10 +11,10 @@ flags could not be read is unknown. Where jax ran here, XLA accepted its flags, 
 
 from __future__ import annotations
 
-from envaudit.model import fixes
 from envaudit.model.facts import Facts, XlaFlag
 from envaudit.model.fixes import Fix
 from envaudit.model.redact import REDACTED
+from envaudit.rules import fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import PARSE_FLAGS, TSL_FLAGS, XLA_0414, XLA_AT_JAX
 from envaudit.rules.signatures import Signature
@@ -42,11 +42,11 @@ def _fix(facts: Facts, kept: list[XlaFlag]) -> Fix:
     """The variable without the refused arguments, as the report shows them: none left, unset; where a kept one
     is shown hidden (a value that may be a secret), no command can be printed, and the detail says what to drop."""
     if not kept:
-        return fixes.unset(facts, VARIABLE)
+        return fixing.unset(facts, VARIABLE)
     shown = [str(e.get("shown") or "") for e in kept]
     if any(REDACTED in s or not s for s in shown):
         return Fix()
-    return fixes.export(facts, VARIABLE, " ".join(shown))
+    return fixing.export(facts, VARIABLE, " ".join(shown))
 
 
 def _described(facts: Facts) -> bool:
@@ -69,7 +69,7 @@ def refused(facts: Facts) -> list[Occurrence]:
             "file of that name, which it cannot open: jax ends at its first use (Could not open file ... to read "
             f'flags for environment variable "{VARIABLE}")'
         )
-        return [Occurrence(said, fixes.unset(facts, VARIABLE))]
+        return [Occurrence(said, fixing.unset(facts, VARIABLE))]
     found = xla.get("entries") or []
     why = [(e, _refused(e)) for e in found]
     bad = [said for _, said in why if said]

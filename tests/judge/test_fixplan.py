@@ -21,7 +21,7 @@ from envaudit.judge import assemble, fixplan
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.report import ProbeResult, Report
-from envaudit.rules import engine, installing
+from envaudit.rules import engine, fixing, installing
 from envaudit.rules.releases import numbers
 from tests.conftest import ROOT, facts_from
 from tests.golden import STALE
@@ -222,7 +222,7 @@ def test_in_a_conda_environment_conda_moves_what_conda_installed_and_pip_what_pi
     # NumPy 2 kept (the objective): jax and jaxlib move past both faults, with pip, which installed them; conda's
     # NumPy and SciPy stay where they are
     assert report.plan.fix.command == "/env/bin/python -m pip install jax==0.10.1 jaxlib==0.10.1", report.plan.fix
-    both = fixes.install(report.facts, ["numpy<2", "jaxlib==0.4.26"])  # one conda's, one pip's
+    both = fixing.install(report.facts, ["numpy<2", "jaxlib==0.4.26"])  # one conda's, one pip's
     assert both.command == (
         "conda install -y -p '/opt/conda/envs/my env' 'numpy<2' && /env/bin/python -m pip install jaxlib==0.4.26"
     )

@@ -13,8 +13,7 @@ from packaging.requirements import Requirement
 
 from derive.tables import tpu_extra as derivation
 from envaudit import rules
-from envaudit.model import fixes
-from envaudit.rules import tpu_pins
+from envaudit.rules import fixing, tpu_pins
 from envaudit.rules.table import TABLES
 from tests.conftest import facts_from
 from tests.planfix import requested
@@ -84,11 +83,14 @@ def test_the_pinned_libtpu_or_none_is_no_finding(host: dict[str, object]) -> Non
 
 def test_a_tpu_host_moves_jax_through_its_tpu_extra() -> None:
     """So that pip moves libtpu with jax (what jax_release serves: a platform's or an environment's jax fix)."""
-    assert fixes.jax_release(facts_from(tpu_host("0.10.2", "0.0.42.1")), "0.10.1") == [
+    assert fixing.jax_release(facts_from(tpu_host("0.10.2", "0.0.42.1")), "0.10.1") == [
         "jax[tpu]==0.10.1",
         "jaxlib==0.10.1",
     ]
-    assert fixes.jax_release(facts_from({"packages": {"jax": "0.10.2"}}), "0.10.1") == ["jax==0.10.1", "jaxlib==0.10.1"]
+    assert fixing.jax_release(facts_from({"packages": {"jax": "0.10.2"}}), "0.10.1") == [
+        "jax==0.10.1",
+        "jaxlib==0.10.1",
+    ]
 
 
 def test_pip_chose_the_pinned_libtpu_wherever_it_could_install_the_extra() -> None:

@@ -85,7 +85,7 @@ def load(path: str) -> Report:
 def resolved(report: Report, python: str = "") -> Resolved:
     """The report as a resolution: its Python (`python`, --python, where given), its platform as it records it, and
     what each audited distribution requires of the others (its Requires-Dist, markers evaluated for that
-    environment, by the collector's own `check`), which a fix must keep true (fixes.dependents)."""
+    environment, by the collector's own `check`), which a fix must keep true (fixing.dependents)."""
     environment = report.environment
     python = python or environment["python_full_version"]
     platform = {"system": environment.get("platform_system", ""), "machine": environment.get("platform_machine", "")}

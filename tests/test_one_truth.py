@@ -8,6 +8,7 @@ command and no invented fact; one stack written through its extra or as its pack
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from envaudit.cli import main
 from envaudit.formats import render
 from envaudit.judge import fixplan
 from envaudit.judge.assemble import assemble, recheck
+from envaudit.model.facts import Facts
 from envaudit.model.report import Report
 from envaudit.model.scope import is_relevant
 from envaudit.rules import accessors, checks, wheels
@@ -50,6 +52,16 @@ def triaged(capsys: pytest.CaptureFixture[str], path: Path) -> dict[str, Any]:
     return {"verdict": document["verdict"], "findings": document["environments"][0]["findings"]}
 
 
+def with_chips(facts: Facts) -> Facts:
+    """A TPU host's facts with the chips the collector reads today (collect/tpu.py), where its report predates them:
+    what --quick and a plan see of the host without importing jax."""
+    if facts.jax.get("platform") != "tpu" or "tpu" in facts.platform:
+        return facts
+    platform = facts.platform.copy()
+    platform["tpu"] = {"chips": 1, "device_files": 1}
+    return replace(facts, platform=platform)
+
+
 def test_there_are_reports_of_every_kind_to_compare() -> None:
     assert len(REPORTS) >= 25
     assert any("tpu" in p.parts for p in REPORTS) and any("replay" in p.parts for p in REPORTS)
@@ -74,10 +86,7 @@ def test_quick_never_fails_what_the_full_audit_of_the_same_host_does_not(path: P
     warns of (jax computes on the TPU): the quick facts see the chips' device files beside libtpu (collect/tpu.py),
     added here where a report predates that fact."""
     saved = Report.from_dict(json.loads(path.read_text()))
-    platform = saved.facts.platform.copy()
-    if saved.facts.jax.get("platform") == "tpu" and "tpu" not in platform:
-        platform["tpu"] = {"chips": 1, "device_files": 1}
-    quick = replace(saved.facts, jax={"status": "skipped", "message": "--quick does not start jax"}, platform=platform)
+    quick = replace(with_chips(saved.facts), jax={"status": "skipped", "message": "--quick does not start jax"})
     quick_roots = set(verdict_and_roots(assemble(quick, mode="quick").to_dict())[1])
     assert quick_roots <= set(verdict_and_roots(recheck(saved).to_dict())[1])
 
@@ -96,11 +105,7 @@ def test_the_state_the_one_plan_leaves_has_no_failure_no_new_fix_and_no_invented
     leaves no failing root and asks for no further command. A TPU host's report carries its chips here (as the
     collector reads them today): a planned state after a jax move showed tpu-chips-unseen, a fact no plan makes."""
     saved = Report.from_dict(json.loads(path.read_text()))
-    facts = saved.facts
-    if facts.jax.get("platform") == "tpu" and "tpu" not in facts.platform:
-        platform = facts.platform.copy()
-        platform["tpu"] = {"chips": 1, "device_files": 1}
-        facts = replace(facts, platform=platform)
+    facts = with_chips(saved.facts)
     report = recheck(replace(saved, facts=facts))
     state = fixplan.outcome(facts, report.plan.steps)
     after = assemble(state, mode="plan")
@@ -155,7 +160,11 @@ def test_a_plan_of_the_same_pins_fails_nothing_the_audit_does_not(
 VERSIONS = ("0.4.23", "0.4.30", "0.6.0", "0.10.1", "0.10.2", "0.12.1", "0.13.0")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=int(os.environ.get("ENVAUDIT_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     index=st.integers(0, len(REPORTS) - 1),
     jax=st.sampled_from(VERSIONS),
@@ -179,7 +188,9 @@ def test_mutated_reports_are_judged_alike_by_check_triage_and_quick(
     env = {**saved.facts.env, **({"JAX_ENABLE_X64": x64} if x64 else {})}
     packages = {**saved.facts.packages, "jax": jax, "jaxlib": jaxlib, "numpy": numpy}
     moved = packages != saved.facts.packages
-    facts = replace(saved.facts, packages=packages, env=env, jax={"status": "unknown"} if moved else saved.facts.jax)
+    facts = replace(
+        with_chips(saved.facts), packages=packages, env=env, jax={"status": "unknown"} if moved else saved.facts.jax
+    )
     mutated = replace(saved, facts=facts, probes=() if moved else saved.probes, findings=())
     path = tmp_path_factory.mktemp("mutated") / "report.json"
     path.write_text(json.dumps(mutated.to_dict()))

@@ -22,14 +22,15 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from derive.sources import wheels
-from envaudit.model.scope import RELEVANT_NAMES, in_stack
+from envaudit.model.scope import RELEVANT_NAMES, SELF, in_stack
 from envaudit.rules.declared import DECLARED
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = DECLARED.path
 SINCE = "2022-01-01"  # by upload time: the releases a plan of today names, and the upstream record's cases
 OWN_TABLE = {"jax", "jaxlib"}  # jax-requires.toml, read at the tags
-NOT_RELEASED_HERE = {"envaudit", "libtpu", "libtpu-nightly"}  # envaudit itself; libtpu declares nothing audited
+NOT_RELEASED_HERE = SELF | {"libtpu", "libtpu-nightly"}  # envaudit itself (not on PyPI: a refresh met its 404);
+# libtpu declares nothing audited
 WHEEL_READ = "the METADATA of each release's wheel for CPython 3.11 on Linux x86_64, else of a pure one, else of any"
 PROJECTS = tuple(sorted(RELEVANT_NAMES - OWN_TABLE - NOT_RELEASED_HERE))
 SAME = ("python", "requires")  # what a row's releases all declare

@@ -18,12 +18,14 @@ with why.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from envaudit.collect.build import Built
 from envaudit.model.build import Measurement, Proof
 from envaudit.model.facts import Facts, InstallFacts, JaxFacts
 from envaudit.model.fixes import Plan
+from envaudit.model.versions import release
 from envaudit.rules import declared
 
 JAX_FAILED = ("import_error", "crash", "error")  # how jax ended in the build that is a failure of the stack
@@ -33,11 +35,28 @@ MAX_SAID = 2  # failed imports named in an unproven plan's reason
 RESOLVED = ("numpy", "scipy", "ml-dtypes", "opt-einsum")
 
 
+NO_VERSION = re.compile(r"there is no version of ([A-Za-z0-9._-]+)==([^\s,;]+)")  # uv's resolver, a pin it lacks
+
+
+def missing_here(reason: str) -> str:
+    """The release uv said the index reachable here lacks ("jax 0.12.0"), where the tables say it was published:
+    the plan is not measured here, which says nothing of whether it installs ("" where uv said something else, or
+    named a release no table knows: then it may well not exist)."""
+    found = NO_VERSION.search(reason)
+    if found is None:
+        return ""
+    name, version = found[1].lower().replace("_", "-"), found[2]
+    known = {release(v) for v in declared.releases(name)}
+    return f"{name} {version}" if release(version) in known else ""
+
+
 def joined(facts: Facts, built: Built) -> Facts:
     """The plan's facts with what the build measured of its stack."""
     document = built.document
     status = document["status"]
     python = str(document.get("python") or "")
+    if status == "not_installable" and missing_here(str(document.get("reason") or "")):
+        return facts  # not here is not "does not install": the tables alone
     if status == "not_installable":
         refused: InstallFacts = {"status": "refused", "message": str(document.get("reason") or ""), "installer": "uv"}
         return replace(facts, install=refused | ({"python": python} if python else {}))
@@ -78,6 +97,8 @@ def proof(plan: Plan, planned: Built | None, fixed: Built | None, not_built: str
 def verdict(document: Measurement, which: str) -> tuple[Proof, str]:
     """Proven where the state was built and jax and every library imported there, and every call worked."""
     status = document["status"]
+    if status == "not_installable" and (lacking := missing_here(str(document.get("reason") or ""))):
+        return "unproven", f"{which} was not measured: the package index reachable here lacks {lacking}"
     if status == "not_installable":
         return "unproven", f"{which} does not install here (uv refused it)"
     if status != "built":

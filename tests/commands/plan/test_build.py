@@ -316,3 +316,20 @@ def test_a_bad_build_timeout_is_one_line_and_exit_2(capsys: pytest.CaptureFixtur
     assert main(["plan", *HEALTHY, "--build-timeout", value]) == Exit.USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--build-timeout" in err and "positive number of seconds" in err
+
+
+def test_a_release_the_index_here_lacks_is_not_here_not_uninstallable() -> None:
+    """40 unseen plans: a release missing from the index reachable here read as "does not install" (FAIL). A pin uv
+    finds no version of, that the tables know was published, leaves the plan unmeasured; one no table knows (a
+    release that may not exist: jax-cuda12-pjrt 0.12.1) is still the installer's refusal."""
+    facts = facts_from({"origin": "plan", "packages": {"flax": "0.12.8", "jax": "0.10.1", "jaxlib": "0.10.1"}})
+    lacking = (
+        "No solution found when resolving dependencies: Because there is no version of flax==0.12.8 and you require"
+        " flax==0.12.8, we can conclude that your requirements are unsatisfiable."
+    )
+    missing = build.Built({"status": "not_installable", "reason": lacking, "python": "3.11"})
+    assert measured.joined(facts, missing) == facts  # the tables alone
+    assert "lacks flax 0.12.8" in measured.verdict(missing.document, "the stack as planned")[1]
+    invented = lacking.replace("flax==0.12.8", "flax==99.0")
+    refused = measured.joined(facts, build.Built({"status": "not_installable", "reason": invented, "python": "3.11"}))
+    assert refused.install.get("status") == "refused"

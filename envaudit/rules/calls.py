@@ -11,8 +11,12 @@ worked is evidence too: it clears the API-removal table's claim that the main pa
 
 from __future__ import annotations
 
+import re
+
 from envaudit.model.facts import CallOutcome, Facts
+from envaudit.model.fixes import named
 from envaudit.model.report import Subject
+from envaudit.model.scope import canonicalize_name
 from envaudit.rules import imports
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
@@ -31,20 +35,40 @@ def called(facts: Facts, distribution: str) -> bool:
     return any(o.get("distribution") == distribution and o.get("status") == "ok" for o in outcomes(facts))
 
 
+MISSING = re.compile(r"^(?:ModuleNotFoundError|ImportError): No module named '([A-Za-z0-9_]+)")
+
+
+def transitive(facts: Facts, name: str) -> list[str]:
+    """For a plan, the planned distributions that pull in a library the plan does not name (flax pulls in
+    orbax-checkpoint): [] for one the plan names, and for every library of a live environment, whose requests are
+    not known."""
+    if facts.origin != "plan" or name in facts.packages:
+        return []
+    return sorted(p for p, reqs in facts.requires.items() if any(named(r) == name for r in reqs)) or ["the installer"]
+
+
 def failures(facts: Facts) -> list[Occurrence]:
-    """One occurrence per distribution whose smoke call raised, but one whose import raised (said once, there)."""
+    """One occurrence per distribution whose smoke call raised, but one whose import raised (said once, there). A
+    library a plan does not name, that the installer brought in for another, is not the user's program: its call
+    that needs a module nothing installed (orbax-export without TensorFlow) was not run, and its failure otherwise
+    is a warning that names who pulls it in."""
     broken = {str(o.get("distribution")) for o in imports.outcomes(facts) if o.get("status") == "error"}
     found = []
     for outcome in outcomes(facts):
         name = str(outcome.get("distribution"))
         if outcome.get("status") != "error" or name in broken:
             continue
+        chain = transitive(facts, name)
+        missing = MISSING.match(str(outcome.get("error") or ""))
+        if chain and missing and canonicalize_name(missing[1]) not in facts.packages:
+            continue  # an optional dependency of a library the user did not ask for: the call was not run
         jax = imports.jax_of(facts)
         at = f" (at {outcome['where']})" if outcome.get("where") else ""
         said = f"`{outcome.get('call')}` raises {outcome.get('error')}{at}"
         advice = imports.ADVICE.format(name=name, jax=jax)
-        detail = f"{name} {outcome.get('version', '')} with jax {jax}: {said}; {advice}"
-        found.append(Occurrence(detail, about=name))
+        pulled = f" (not planned: pulled in by {', '.join(chain)})" if chain else ""
+        detail = f"{name} {outcome.get('version', '')}{pulled} with jax {jax}: {said}; {advice}"
+        found.append(Occurrence(detail, about=name, severity="warn" if chain else None))
     return found
 
 

@@ -47,3 +47,24 @@ def test_a_call_that_worked_overrules_the_table_s_main_path_entry() -> None:
 def test_a_library_whose_import_failed_is_reported_once_as_the_import() -> None:
     found = {f.id for f in registry().evaluate(facts_from(_fragment("error", imported="error")))}
     assert "import-fails-jaxopt" in found and "call-fails-jaxopt" not in found
+
+
+def test_a_library_the_plan_does_not_name_warns_with_who_pulls_it_in_and_its_optional_call_is_not_run() -> None:
+    """40 unseen plans: building failed 4 healthy stacks for a library the stack pulled in transitively, whose smoke
+    call needs what the user's program never meets (orbax-export without TensorFlow). The plan names flax; the
+    installer brought orbax-checkpoint and orbax-export for it."""
+    planned = {"jax": "0.10.1", "jaxlib": "0.10.1", "flax": "0.12.8"}
+    calls = [
+        {"distribution": "orbax-checkpoint", "version": "0.12.8", "call": "ocp.StandardCheckpointer", "status": "error"}
+        | {"error": "AttributeError: module 'jax' has no attribute 'x'", "seconds": 0.1},
+        {"distribution": "orbax-export", "version": "0.0.8", "call": "orbax.export.ExportManager", "status": "error"}
+        | {"error": "ModuleNotFoundError: No module named 'tensorflow'", "seconds": 0.1},
+    ]
+    fragment = {"origin": "plan", "packages": planned, "requires": {"flax": ["orbax-checkpoint", "jax>=0.10.0"]}}
+    found = {f.id: f for f in rules.evaluate(facts_from(fragment | {"jax": {"status": "ok", "calls": calls}})).findings}
+    assert found["call-fails-orbax-checkpoint"].severity == "warn"
+    assert "pulled in by flax" in found["call-fails-orbax-checkpoint"].detail
+    assert "call-fails-orbax-export" not in found  # needs TensorFlow, which nothing here installs: not run
+    named = {**planned, "orbax-checkpoint": "0.12.8"}  # the plan names it: its failure is the user's
+    direct = facts_from(fragment | {"packages": named, "jax": {"status": "ok", "calls": calls[:1]}})
+    assert {f.id: f.severity for f in rules.evaluate(direct).findings}["call-fails-orbax-checkpoint"] == "fail"

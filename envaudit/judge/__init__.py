@@ -23,6 +23,7 @@ from envaudit.model import devices, fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.report import SEVERITIES, Clause, Finding, ProbeResult, ProbeRun, Subject
+from envaudit.rules import engine
 from envaudit.rules.node import compiling, starved
 from envaudit.rules.registry import registry
 
@@ -255,11 +256,24 @@ def _wrong_answer(run: ProbeRun, wrong: list[assess.Problem]) -> Finding:
     return Finding(Subject.probe(run), "fail", title, words, Fix(), GENERIC_REFS, "probe")
 
 
+def _judged_by(cause: engine.Rule, problems: list[assess.Problem]) -> bool:
+    """Whether the rule names exactly the case each problem is ("ntk_nt:error_impl3", not "*:error") and is no rule
+    of wrong numbers: it judged that case's consequence (neural-tangents 0.6.5's implementation=3 raising is a
+    warning: implementations 1 and 2 work), so measuring the case confirms the rule, at its severity. A plan, which
+    cannot measure, said the same: it declined the warning, and the audit after it failed on it."""
+    named = {e for e in cause.explains if ":" in e and "*" not in e}
+    return not cause.wrong_numbers and all(
+        f"{p.result.probe}:{p.kind}" in named or f"{p.result.probe}:{p.metric}" in named for p in problems
+    )
+
+
 def _explained(subject: Subject, problems: list[assess.Problem], facts: Facts) -> Finding:
     severity = min((p.severity for p in problems), key=SEVERITIES.index)
     cause = problems[0].cause if problems[0].certain else None
     measured = tuple(p.evidence for p in problems)
     if cause is not None:
+        if _judged_by(cause, problems):  # the rule's word on its own case: what the plan said, the audit says
+            severity = cause.severity
         words = _advised(cause.symptom, cause.fix)  # joins the rule's own finding, with its fix, where it fired
         return Finding(subject, severity, cause.title, words, Fix(), cause.references, "probe", measured=measured)
     if subject == DEFAULT_PRECISION:

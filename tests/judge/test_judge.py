@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from envaudit import judge
+from envaudit import judge, rules
 from envaudit.files import probefiles
 from envaudit.model.facts import Facts
 from envaudit.model.report import ProbeResult, ProbeStatus
@@ -346,3 +346,18 @@ def test_a_timeout_while_compiling_with_a_cpu_busy_is_slow_and_without_one_hangs
         timed_out = ProbeResult("fft", "timeout", metrics, 20.0, "no answer within 20 s")
         (finding,) = judge.judge([timed_out], facts).findings
         assert finding.severity == severity, (metrics, finding.title)
+
+
+def test_a_rule_that_names_a_probe_case_judges_that_case_when_measured_as_it_did_unmeasured() -> None:
+    """neural-tangents 0.6.5 beside jax 0.5.3: the plan said nt-065-impl3-jax-0426 is a warning (implementations 1
+    and 2 work); the audit measured implementation=3 raising and failed the same rule. The rule names that case
+    ("ntk_nt:error_impl3"): measured, it stands at the rule's severity; a rule of wrong numbers, or one that names
+    a kind of problem on every probe ("*:error"), is judged by the measurement."""
+    facts = facts_from({"packages": {"jax": "0.5.3", "jaxlib": "0.5.3", "neural-tangents": "0.6.5"}})
+    error = "AttributeError: module 'jax.interpreters.ad' has no attribute 'source_info_util'"
+    metrics = {"error_impl1": "", "error_impl2": "", "error_impl3": error}
+    raised = ProbeResult("ntk_nt", "fail", {k: v for k, v in metrics.items() if v}, 3.0, "implementation 3 raised")
+    judged = judge.judge([raised], facts).findings
+    found = {f.id: f.severity for f in judge.merge(rules.evaluate(facts).findings, judged, facts)}
+    assert found.get("nt-065-impl3-jax-0426") == "warn", found
+    assert "fail" not in found.values(), found

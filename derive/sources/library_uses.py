@@ -339,7 +339,7 @@ class _Finder:
 
 def uses_in(source: str | bytes, module: str) -> list[Use]:
     """Every jax use of one file (see _Finder); a file that does not parse has none (and is reported)."""
-    tree = ast.parse(source)
+    tree = wheels.parse(source)
     finder = _Finder(tree, module)
     finder.body(tree.body, Context())
     return finder.finish()

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import tarfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -25,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 from urllib.parse import urljoin
 
 from packaging.version import InvalidVersion, Version
@@ -400,10 +401,20 @@ _TYPE_PARAMS = re.compile(rb"^([ \t]*(?:async[ \t]+)?(?:class|def)[ \t]+\w+)\[[^
 _TYPE_ALIAS = re.compile(rb"^([ \t]*)type[ \t]+(\w+)(?:\[[^\]\n]*\])?[ \t]*=", re.M)
 
 
-def parse(source: bytes) -> ast.Module:
+# CPython 3.11's ast raises "SystemError: AST constructor recursion depth mismatch" when two threads build trees at
+# once (seen in CI: jax_env's parallel read; python/cpython#106905): the derivations parse in threads, one at a time
+_PARSING = threading.Lock()
+
+
+def parse(source: bytes | str, mode: str = "exec") -> ast.Module:
     """A module's tree; a source this Python's parser refuses for newer syntax is read again with that syntax cut
-    (the bindings and uses it holds are the same). Raises SyntaxError/ValueError when that does not help."""
-    try:
-        return ast.parse(source)
-    except SyntaxError:
-        return ast.parse(_TYPE_ALIAS.sub(rb"\1\2 =", _TYPE_PARAMS.sub(rb"\1", source)))
+    (the bindings and uses it holds are the same). Raises SyntaxError/ValueError when that does not help. One parse
+    at a time, whatever thread asks."""
+    data = source.encode() if isinstance(source, str) else source
+    with _PARSING:
+        try:
+            return cast(ast.Module, ast.parse(data, mode=mode))
+        except SyntaxError:
+            if mode != "exec":
+                raise
+            return ast.parse(_TYPE_ALIAS.sub(rb"\1\2 =", _TYPE_PARAMS.sub(rb"\1", data)))

@@ -108,7 +108,7 @@ def calls(code: str, modules: list[str]) -> list[tuple[str, list[int]]]:
     """(entry point, its lines: the call's, and for a method of a variable the assignment's that makes it an
     instance of the class) of each call the code makes of the library's names, in the order of the code."""
     try:
-        tree = ast.parse(code)
+        tree = wheels.parse(code)
     except (SyntaxError, ValueError):
         return []
     bindings = _bindings(tree, modules)

@@ -58,7 +58,7 @@ def setup_py(source: bytes) -> tuple[list[str], str]:
     (a list of strings; a string, "" where absent). Anything computed is an error, never a guess."""
     calls = [
         node
-        for node in ast.walk(ast.parse(source))
+        for node in ast.walk(wheels.parse(source))
         if isinstance(node, ast.Call)
         and (getattr(node.func, "id", None) == "setup" or getattr(node.func, "attr", None) == "setup")
     ]

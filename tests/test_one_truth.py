@@ -27,6 +27,9 @@ from envaudit.model.scope import is_relevant
 from envaudit.rules import accessors, checks, wheels
 from tests.conftest import FIXTURES, facts_from
 
+# every case re-judges a whole saved report through the CLI (0.2-2.3 s each, 15 s of CPU in all): CI runs them
+pytestmark = pytest.mark.slow
+
 REPORTS = sorted(
     p
     for p in [*FIXTURES.rglob("*.json"), *(FIXTURES.parent / "golden").glob("*.json")]

@@ -80,6 +80,16 @@ def code_fingerprint(d: Derivation) -> str:
     return _sha(b"".join(_sha(f.read_bytes()).encode() for f in files))
 
 
+def _state(path: Path) -> dict[str, Any]:
+    """The last refresh's fingerprints, or none where the file is missing, unreadable or not one this writes (a
+    refresh then derives everything again: the state is a cache, never a reason to stop)."""
+    try:
+        found = wheels.load_json(path) if path.is_file() else {}
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def tags_fingerprint(git: Path | None) -> str:
     if git is None:
         return ""
@@ -93,7 +103,7 @@ class Refresh:
     def __init__(self, options: Options) -> None:
         self.o = options
         self.state_path = options.cache / STATE
-        self.state: dict[str, Any] = wheels.load_json(self.state_path) if self.state_path.is_file() else {}
+        self.state: dict[str, Any] = _state(self.state_path)
         self.projects: dict[str, str] = {}  # fingerprints taken in this refresh: each project's JSON read once
         self.known = {d.table: d for d in options.derivations}
 
@@ -104,7 +114,7 @@ class Refresh:
         if name not in self.projects:
             try:
                 self.projects[name] = project_fingerprint(name, self.o.cache, self.o.offline)
-            except (OSError, SystemExit) as error:  # gone from the index, or not cached offline: moved
+            except (OSError, ValueError, SystemExit) as error:  # gone, unreadable, or not cached offline: moved
                 self.projects[name] = f"unreadable: {error}"
         return self.projects[name]
 
@@ -123,7 +133,11 @@ class Refresh:
         kept = self.state.get(d.table)
         if self.o.force or not isinstance(kept, dict) or kept.get("output") != _file_sha(self.path(d)):
             return False
-        return bool(kept.get("inputs") == self.inputs(d, list(kept.get("inputs", {}).get("projects", {}))))
+        inputs = kept.get("inputs")
+        projects = inputs.get("projects") if isinstance(inputs, dict) else None
+        if not isinstance(projects, dict):  # a state file this refresh did not write: derive again
+            return False
+        return bool(inputs == self.inputs(d, list(projects)))
 
     def argv(self, d: Derivation, output: Path) -> list[str]:
         extra = [a.replace("{jax_git}", str(self.o.jax_git or "")) for a in d.extra_args]

@@ -13,7 +13,7 @@ from typing import Any
 
 from envaudit.model.facts import Facts
 from envaudit.model.report import KnowledgeDocument
-from envaudit.model.versions import release
+from envaudit.model.versions import public, version_or_none
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.table import Provenance, Table
 
@@ -52,13 +52,14 @@ def as_of() -> str:
 
 
 def beyond(facts: Facts) -> list[Occurrence]:
-    """jax or jaxlib newer than every table has read (a nightly of a later release too)."""
-    newest = release(COVERAGE.load()["jax"]) or ()
+    """jax or jaxlib newer than every table has read, as PEP 440 orders them (a nightly of a later release, a
+    post-release of the last, another epoch); a build of the same release (`+cuda12`) is that release."""
+    newest = version_or_none(COVERAGE.load()["jax"])
     found = []
     for package in ("jax", "jaxlib"):
         version = facts.packages.get(package, "")
-        numbers = release(version)
-        if numbers is not None and numbers > newest:
+        parsed = version_or_none(public(version))
+        if newest is not None and parsed is not None and parsed > newest:
             found.append(
                 Occurrence(
                     f"{package} {version} is newer than envaudit's release knowledge, which reaches {as_of()}: the "

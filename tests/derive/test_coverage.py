@@ -35,7 +35,17 @@ def test_coverage_toml_is_what_the_tables_say() -> None:
 def test_a_jax_past_the_knowledge_is_a_warning_and_one_within_it_is_none() -> None:
     newest = release(COVERAGE["jax"]) or ()
     past = ".".join(map(str, (*newest[:-1], newest[-1] + 1)))
-    for version, expected in ((COVERAGE["jax"], []), (past, ["jax"]), (past + ".dev20270101", ["jax"]), ("0.4.30", [])):
+    cases: tuple[tuple[str, list[str]], ...] = (
+        (COVERAGE["jax"], []),
+        (past, ["jax"]),
+        (past + ".dev20270101", ["jax"]),
+        ("0.4.30", []),
+        (COVERAGE["jax"] + ".post1", ["jax"]),  # released after the tables read: unknown
+        (COVERAGE["jax"] + "+cuda12", []),  # a build of the release they read
+        (COVERAGE["jax"] + ".dev0", []),  # before it
+        ("1!0.1", ["jax"]),  # another epoch sorts after every release of epoch 0
+    )
+    for version, expected in cases:
         found = knowledge.beyond(facts_from({"packages": {"jax": version}}))
         assert [o.about for o in found] == expected, version
     said = knowledge.beyond(facts_from({"packages": {"jax": past, "jaxlib": past}}))

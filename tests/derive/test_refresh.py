@@ -104,3 +104,20 @@ def test_rows_are_named_by_what_identifies_them() -> None:
     assert found.changed == ["use: package=a, api=jax.x"]  # the same use, over other releases
     assert "release.0.4.2" in found.added and "release.0.4.1" in found.removed
     assert diff.render("t.toml", found)[0].startswith("t.toml: ")
+
+
+@pytest.mark.parametrize("state", ["{not json", "[1, 2]", '{"fake.toml": {"output": "x", "inputs": []}}'])
+def test_a_state_file_the_refresh_did_not_write_means_derive_again(tmp_path: Path, state: str) -> None:
+    """The state is a cache: a corrupt or foreign one is a refresh from nothing, never a traceback or an exit 2."""
+    publish(tmp_path / "cache", {"1.0": ["fakeproj-1.0.tar.gz"]})
+    run(tmp_path)
+    (tmp_path / "cache" / refresh.STATE).write_text(state)
+    assert run(tmp_path)[0].status == "same" and runs(tmp_path) == 2
+
+
+def test_an_unreadable_project_json_is_a_moved_input(tmp_path: Path) -> None:
+    publish(tmp_path / "cache", {"1.0": ["fakeproj-1.0.tar.gz"]})
+    run(tmp_path)
+    (tmp_path / "cache" / "json" / "fakeproj.json").write_text("garbage")
+    outcome = run(tmp_path)[0]  # fingerprinted as unreadable: derived again, where the derivation says why it fails
+    assert outcome.status == "failed" and runs(tmp_path) == 2

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 from derive import readme
-from derive.refresh import replace
+from derive.sources import wheels
 from envaudit.rules.table import TABLES
 
 LIBRARY_TABLE = TABLES / "derived" / "libraries.toml"
@@ -40,9 +40,6 @@ def write_all() -> list[str]:
     written = []
     for path, text in ((readme.README, readme.render()), (LIBRARY_LIST, library_list())):
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            scratch = path.with_name(f".{path.name}.new")
-            scratch.write_text(text, encoding="utf-8")
-            replace(scratch, path)
-            scratch.unlink()
+            wheels.write_atomic(path, text.encode())
             written.append(str(path.relative_to(LIBRARY_LIST.parents[2])))
     return written

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -178,7 +177,7 @@ class Refresh:
                 return Outcome(d.table, "failed", time.monotonic() - started, message=why)
             new = output.read_text(encoding="utf-8")
             if new != old:
-                replace(output, target)
+                wheels.write_atomic(target, output.read_bytes())
         self.state[d.table] = {"output": _file_sha(target), "inputs": self.inputs(d, read)}
         wheels.dump_json(self.state_path, self.state)
         found = diff.between(old, new)
@@ -193,7 +192,7 @@ class Refresh:
                 f"no derivation of {', '.join(sorted(chosen - known))}; `python -m derive list` lists them"
             )
         outcomes = []
-        for d in _ordered(self.o.derivations, chosen):
+        for d in registry.ordered(chosen, self.o.derivations):
             outcome = self.derive(d)
             said = f": {outcome.message}" if outcome.message else ""
             print(f"{outcome.status:8} {d.table} ({outcome.seconds:.1f} s){said}")
@@ -201,26 +200,6 @@ class Refresh:
         for generate in self.o.after:
             generate()
         return outcomes
-
-
-def _ordered(derivations: tuple[Derivation, ...], chosen: set[str] | None) -> list[Derivation]:
-    if derivations is registry.DERIVATIONS:
-        return registry.ordered(chosen)
-    return [d for d in derivations if chosen is None or d.table in chosen]
-
-
-def replace(source: Path, target: Path) -> None:
-    """The target replaced by the source's bytes at once (a temporary file beside it, renamed): a table is never
-    half-written."""
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(source.read_bytes())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def report(outcomes: list[Outcome], seconds: float) -> list[str]:

@@ -12,14 +12,12 @@ those, with the derivation's code and the tables it reads.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from envaudit.rules import knowledge
-from envaudit.rules.table import TABLES, Table
-
-ROOT = Path(__file__).resolve().parents[1]
+from envaudit.rules.table import Table
 
 
 @dataclass(frozen=True)
@@ -32,10 +30,6 @@ class Derivation:
     after: tuple[str, ...] = ()  # tables whose derivation must run first (it reads them)
     by_hand: str = ""  # why this table is read by hand, where it is
     extra_args: tuple[str, ...] = ()  # what its main takes beyond --cache, --offline and --output ("{jax_git}")
-
-    @property
-    def path(self) -> Path:
-        return TABLES / self.table
 
 
 JAX_PYPI = ("pypi:jax", "pypi:jaxlib")
@@ -175,20 +169,16 @@ DERIVATIONS: tuple[Derivation, ...] = (
 )
 
 
-def by_table() -> dict[str, Derivation]:
-    return {d.table: d for d in DERIVATIONS}
-
-
 def declared_tables() -> dict[str, Table[Any]]:
     """Every `Table(...)` declared by a module of envaudit.rules, by its file's name: what the registry must cover."""
     return knowledge.tables()
 
 
-def ordered(chosen: set[str] | None = None) -> list[Derivation]:
-    """The derivations (all, or those chosen: they alone, reading the tables as they are) in an order where each
-    runs after those it reads: the registry's order, checked."""
+def ordered(chosen: set[str] | None = None, derivations: Sequence[Derivation] | None = None) -> list[Derivation]:
+    """The derivations (the registry's, or those given; all, or those chosen: they alone, reading the tables as
+    they are) in an order where each runs after those it reads: the given order, checked."""
     done: list[Derivation] = []
-    for d in DERIVATIONS:
+    for d in DERIVATIONS if derivations is None else derivations:
         missing = [a for a in d.after if a not in {e.table for e in done}]
         if missing:
             raise ValueError(f"{d.table} is listed before {', '.join(missing)}, which it reads")

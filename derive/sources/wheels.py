@@ -16,6 +16,7 @@ import json
 import os
 import re
 import tarfile
+import tempfile
 import threading
 import time
 import urllib.error
@@ -151,7 +152,7 @@ def project_json(name: str, cache: Path, offline: bool) -> dict[str, Any]:
     if not offline and (name, cache) not in _FETCHED_IN:
         data = read_url(PYPI.format(name=name), 60)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, data)
+        write_atomic(path, data)
         _FETCHED_IN.add((name, cache))
     if not path.exists():
         raise SystemExit(f"{name}: no cached PyPI JSON in {path.parent} (run once without --offline)")
@@ -206,7 +207,7 @@ def wheel_metadata(filename: str, url: str, cache: Path, offline: bool) -> str:
             raise SystemExit(f"{filename}: no cached METADATA in {path.parent} (run once without --offline)")
         data = _ranged(url, lambda n: n.endswith(".dist-info/METADATA") and n.count("/") == 1)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, data or b"")
+        write_atomic(path, data or b"")
     text: str = path.read_text(encoding="utf-8", errors="replace")
     return text
 
@@ -230,7 +231,7 @@ def wheel_member(
     if data is None:
         absent.touch()
     else:
-        _write_atomic(path, data)
+        write_atomic(path, data)
     return data
 
 
@@ -315,7 +316,7 @@ def fetch(artefact: Artefact, cache: Path, offline: bool) -> Path:
         data = read_url(artefact.url, 300)
         _check(artefact, data)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write_atomic(path, data)
+        write_atomic(path, data)
         return path
     _check(artefact, path.read_bytes())
     return path
@@ -338,10 +339,18 @@ def _check(artefact: Artefact, data: bytes) -> None:
         raise SystemExit(f"{artefact.filename}: sha256 {digest}, PyPI lists {artefact.sha256}")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    partial = path.with_name(path.name + f".part{os.getpid()}")
-    partial.write_bytes(data)
-    partial.replace(path)
+def write_atomic(path: Path, data: bytes) -> None:
+    """The file replaced by these bytes at once (a temporary file of its own beside it, renamed): a cached file or a
+    table is never half-written, and two threads writing the same file never share the temporary one."""
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def python_files(path: Path) -> Iterator[tuple[str, bytes]]:
@@ -392,7 +401,7 @@ def load_json(path: Path) -> Any:
 def dump_json(path: Path, data: Any) -> None:
     """JSON as every derived file is written: sorted keys, one indent, a final newline (byte-identical reruns)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
+    write_atomic(path, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
 
 
 # Python 3.12's type parameters (`class X[T]:`, `def f[T](...)`) and `type X = ...` statements, which an older

@@ -27,16 +27,22 @@ class Coverage(Provenance):  # coverage.toml: where the tables keyed on jax stop
 COVERAGE = Table("coverage.toml", Coverage, jax=lambda t: [t["jax"]])
 
 
-def tables() -> dict[str, Table[Any]]:
-    """Every `Table(...)` a module of envaudit.rules declares, by its file's name (the one place a table is added)."""
+def declarations() -> dict[str, tuple[str, str, Table[Any]]]:
+    """Every `Table(...)` a module of envaudit.rules declares (the one place a table is added), by its file's name:
+    the module that declares it, the constant it is bound to there, and the table."""
     package = __name__.rpartition(".")[0]  # envaudit.rules: its folder is this file's, its __init__ is not needed
-    found: dict[str, Table[Any]] = {}
+    found: dict[str, tuple[str, str, Table[Any]]] = {}
     for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda i: i.name):
-        module = importlib.import_module(f"{package}.{info.name}")
-        for value in vars(module).values():
+        module = f"{package}.{info.name}"
+        for constant, value in vars(importlib.import_module(module)).items():
             if isinstance(value, Table):
-                found.setdefault(value.name, value)
+                found.setdefault(value.name, (module, constant, value))
     return found
+
+
+def tables() -> dict[str, Table[Any]]:
+    """Every declared table, by its file's name."""
+    return {name: table for name, (_, _, table) in declarations().items()}
 
 
 def reach() -> KnowledgeDocument:

@@ -87,7 +87,8 @@ def judge(results: Sequence[ProbeResult], facts: Facts) -> Judgement:
             grouped.setdefault(subject, []).append(problem)
         for found in run.devices:
             by_device.setdefault(found.device, []).append(found)
-    findings += [_wrong_answer(run, wrong) for run, wrong in _outliers(grouped).items()]
+    grouped, outliers = _outliers(grouped)
+    findings += [_wrong_answer(run, wrong) for run, wrong in outliers.items()]
     findings += [_explained(subject, problems, facts) for subject, problems in grouped.items() if problems]
     findings += [_device_finding(device, found, facts) for device, found in sorted(by_device.items())]
     return Judgement(tuple(judged), tuple(findings))
@@ -139,28 +140,30 @@ def _attribute(problems: list[assess.Problem]) -> tuple[list[assess.Problem], li
     return problems, [p for p in problems if p.severity == "fail" and not (p.cause and p.certain)]
 
 
-def _outliers(grouped: dict[Subject, list[assess.Problem]]) -> dict[ProbeRun, list[assess.Problem]]:
+def _outliers(
+    grouped: dict[Subject, list[assess.Problem]],
+) -> tuple[dict[Subject, list[assess.Problem]], dict[ProbeRun, list[assess.Problem]]]:
     """Default runs past their precision class while other default runs here are within it: not the platform's
     precision (that shows in every default run: a V100 computing in bf16), but those probes' own wrong answers,
     taken out of the finding they joined. A class rule (TF32 by default, bf16 on a TPU) documents errors within
     the class, never past it: an H200's batched chain off by 1e-1 beside TF32-sized errors elsewhere was told
     "TF32 by default, by design"; the class stays context in the probe's detail. A rule of wrong numbers (a
-    fail-level fault) still explains what it names."""
+    fail-level fault) still explains what it names. Returns what each finding keeps, and the outliers by run."""
     defaults = [p for problems in grouped.values() for p in problems if p.kind == "default_error"]
     if not any(p.severity != "fail" for p in defaults):
-        return {}
+        return grouped, {}
+    kept: dict[Subject, list[assess.Problem]] = {}
     found: dict[ProbeRun, list[assess.Problem]] = {}
     for subject, problems in grouped.items():
-        kept = []
+        kept[subject] = []
         for p in problems:
             fault = p.cause is not None and p.certain and p.cause.severity == "fail"
             if p.kind == "default_error" and p.severity == "fail" and not fault:
                 past = f"; past what {p.cause.id} documents" if p.cause is not None and p.certain else ""
                 found.setdefault(p.result, []).append(replace(p, cause=None, certain=False, why=p.why + past))
             else:
-                kept.append(p)
-        grouped[subject] = kept
-    return found
+                kept[subject].append(p)
+    return kept, found
 
 
 def _joins(result: ProbeResult, problem: assess.Problem) -> Subject:

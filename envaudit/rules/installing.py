@@ -179,17 +179,16 @@ def _released(name: str, version: str, python: str | None) -> bool:
     """Whether a release of a jax package exists to install: a GPU plugin's (or its PJRT package's) among the
     plugin's releases platform-wheels.toml read, which reads every package to the same day (a release past the
     newest jaxlib it read is unknown: True); jaxlib's, a wheel for this Python."""
-    from envaudit.rules.platform_wheels import PLATFORM_WHEELS
+    from envaudit.rules.platform_wheels import PLATFORM_WHEELS, platforms_of
 
     plugin = PLUGIN.match(name)
     if plugin is None:
         return not coupled(name) or not _wheels_known(name, python) or version in releases(name, python)
-    table = PLATFORM_WHEELS.load()
+    newest = PLATFORM_WHEELS.load()["newest"]
     base = f"jax-{plugin['kind']}{plugin['major']}-plugin"
-    rows = [v for row in table["release"] if row["package"] == base for v in row["versions"]]
-    if not rows or numbers(version) > numbers(table["newest"].get("jaxlib", "0")):
-        return True
-    return any(numbers(version) == numbers(v) for v in rows)
+    if base not in newest or numbers(version) > numbers(newest.get("jaxlib", "0")):
+        return True  # a plugin the table does not read, or a release past what it read: unknown
+    return platforms_of(base, version) is not None
 
 
 def _choose(name: str, spec: SpecifierSet, python: str | None) -> str | None:

@@ -11,16 +11,15 @@ triage they render against this schema, instead of being published undescribed.
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import TypedDict
 
 from envaudit.commands.triage.extract import Seen, Unread
 from envaudit.commands.triage.triaged import Environment, Triage
 from envaudit.model import schema as docschema
 from envaudit.model.facts import FactsDocument
-from envaudit.model.report import FindingDocument
+from envaudit.model.report import FindingDocument, Verdict  # Triage.verdict: its reports' worst
 
 SCHEMA = "envaudit/triage/v1"  # as Triage.to_dict writes it
-Verdict = Literal["fail", "warn", "ok", "error"]  # Triage.verdict: the worst of its environments' report verdicts
 
 
 class Possible(TypedDict):

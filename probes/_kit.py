@@ -149,12 +149,16 @@ def compile_all(calls: dict[Any, tuple[Callable[..., Any], tuple[Any, ...]]]) ->
     return compiled
 
 
-def progress(stage: str) -> None:
+def progress(
+    stage: str, *, facts: dict[str, list[dict[str, Any]]] | None = None, doing: dict[str, Any] | None = None
+) -> None:
     """Tell envaudit's child what this probe is doing ("compiling", "compiled"): a probe cut by its bound while it
-    compiles, using CPU, is slow (a cold compilation cache), not hung. Run alone, a probe has nobody to tell."""
+    compiles, using CPU, is slow (a cold compilation cache), not hung. `facts`: outcomes found so far (the imports
+    probe's, one by one: {"imports": [outcome]}), and `doing`: the one in flight ({"imports": {...}}), so that a
+    process that dies keeps what it found and names what killed it. Run alone, a probe has nobody to tell."""
     tell = getattr(sys.modules.get("__main__"), "envaudit_progress", None)
     if callable(tell):
-        tell(stage)
+        tell(stage, facts=facts, doing=doing)
 
 
 def devices() -> list[Any]:

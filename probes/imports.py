@@ -22,8 +22,9 @@ and cannot be interrupted: the probe answers at 70 % of its bound (envaudit's ch
 with what they showed by then, and names the one in flight; what was not reached is `not_tried` (unknown, not a
 failure). Measured here: 22 libraries with TensorFlow installed take 71 s to import (distrax 22 s, jax-md 15 s);
 jax's own modules and flax, optax, chex, orbax-checkpoint and treescope 1.3 s. Before each import a line
-`envaudit imports: importing MODULE (DIST VERSION)` is written on stderr, so that an import that kills the process
-is named in the probe's crash.
+`envaudit imports: importing MODULE (DIST VERSION)` is written on stderr, and each import in flight and each
+distribution's outcomes are told as progress (`_kit.progress`), so that an import that kills the process is named in
+the probe's crash, as that library's error with what it printed, and the outcomes before it are kept.
 
 Then each library that imported runs its smoke call, where `calls/<distribution>.py` beside this file has one (a
 flax train step, an optax update, an orbax save and restore, a diffrax solve...: what its README shows users call,
@@ -236,6 +237,7 @@ def where(exc: BaseException, distribution: str) -> str:
 def attempt(module: str, distribution: str, version: str) -> tuple[dict[str, Any], BaseException | None]:
     """One import, timed, with jax's deprecation warnings it raised; the exception, if any."""
     print(f"envaudit imports: importing {module} ({distribution} {version})", file=sys.stderr, flush=True)
+    kit.progress("importing", doing={"imports": {"distribution": distribution, "version": version, "module": module}})
     start = time.monotonic()
     error: BaseException | None = None
     with warnings.catch_warnings(record=True) as caught:
@@ -378,6 +380,7 @@ def smoke(path: str, distribution: str, version: str) -> dict[str, Any]:
         spec.loader.exec_module(call)
         outcome["call"] = str(getattr(call, "CALL", distribution))
         print(f"envaudit imports: calling {outcome['call']} ({distribution} {version})", file=sys.stderr, flush=True)
+        kit.progress("calling", doing={"calls": dict(outcome)})
         why = str(call.skipped()) if hasattr(call, "skipped") else ""
         if why:
             return outcome | {"status": "skip", "error": why[:MAX_TEXT], "seconds": round(time.monotonic() - start, 3)}
@@ -457,6 +460,7 @@ class Importer(threading.Thread):
                 with self.lock:
                     self.calls.append(found)
                     self.current = ("", 0.0)
+                    kit.progress("called", facts={"calls": [found]})
         except Stopped:
             return
 
@@ -476,6 +480,7 @@ class Importer(threading.Thread):
         with self.lock:
             self.outcomes += found
             self.current = ("", 0.0)
+            kit.progress("imported", facts={"imports": found})  # kept by envaudit if the process dies later
 
     def answer(self, bound: float) -> list[dict[str, Any]]:
         """What the imports showed by now; the one in flight and those not reached as not tried."""

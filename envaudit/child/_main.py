@@ -9,8 +9,8 @@ event) goes to a duplicate of the original stdout while fd 1 is pointed at stder
 library prints cannot corrupt it.
 Each event is flushed before the next step starts, so when the process dies the parent knows what was running.
 
-Events, in order: ``fact`` (one per jax facts stage, with --facts) and ``facts_done``; per task ``start``, then
-``result`` or ``error``; ``memory`` (each device's allocator statistics after the probes); ``done``.
+Events, in order: ``fact`` (one per jax facts stage, with --facts) and ``facts_done``; per task ``start``, any
+``progress`` (probes/_kit.progress: a stage, the outcomes found so far, the one in flight), then ``result`` or ``error``; ``memory`` (each device's allocator statistics after the probes); ``done``.
 """
 
 from __future__ import annotations
@@ -38,9 +38,14 @@ def channel() -> TextIO:
     return os.fdopen(fd, "w", buffering=1)
 
 
+_SENDING = threading.Lock()  # a probe's thread may tell its progress while the main thread sends an event
+
+
 def send(out: TextIO, **event: Any) -> None:
-    out.write(PREFIX + json.dumps(event, default=str) + "\n")
-    out.flush()
+    line = PREFIX + json.dumps(event, default=str) + "\n"
+    with _SENDING:
+        out.write(line)
+        out.flush()
 
 
 def decode(line: str) -> dict[str, Any] | None:
@@ -68,11 +73,13 @@ def load(path: str, name: str) -> ModuleType:
 _RUNNING: list[tuple[TextIO, str]] = []  # the probe running now, for envaudit_progress
 
 
-def envaudit_progress(stage: str) -> None:
-    """What the running probe says it is doing (probes/_kit.progress: "compiling", "compiled"), sent as an event."""
+def envaudit_progress(stage: str, facts: Any = None, doing: Any = None) -> None:
+    """What the running probe says it is doing (probes/_kit.progress: "compiling", "compiled"), sent as an event,
+    with the outcomes it found so far and the one in flight where it gives them (the parent keeps them for a crash)."""
     if _RUNNING:
         out, label = _RUNNING[-1]
-        send(out, event="progress", probe=label, stage=stage)
+        extra = {k: v for k, v in (("facts", facts), ("doing", doing)) if isinstance(v, dict) and v}
+        send(out, event="progress", probe=label, stage=stage, **extra)
 
 
 def run_task(out: TextIO, label: str, precision: str, path: str) -> None:

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,7 +26,7 @@ from envaudit.child import load
 from envaudit.child._main import decode
 from envaudit.child.bounded import reap, watchdog
 from envaudit.child.jaxfacts import signal_name
-from envaudit.child.state import FACTS_STAGE, Options, Outcome, Run, labels, parse_result, plan
+from envaudit.child.state import FACTS_STAGE, MAX_IMPORTS, Options, Outcome, Run, labels, parse_result, plan
 from envaudit.model.facts import JaxFacts
 from envaudit.model.redact import scrub
 from envaudit.model.report import JSONDict
@@ -139,11 +139,15 @@ def _lines(stream: Any) -> Iterator[tuple[str, int]]:
         skipping = not ended
 
 
+WORDS = 20  # the last lines of a child's stderr kept as its last words (a NumPy 1 module's message, then a crash)
+WORD_CHARS = 1000  # characters of each line kept
+
+
 class Tail:
     """The last lines the child wrote on stderr (its last words when it dies), read by a thread of their own."""
 
     def __init__(self) -> None:
-        self.lines: collections.deque[str] = collections.deque(maxlen=5)
+        self.lines: collections.deque[str] = collections.deque(maxlen=WORDS)
         self.reader: threading.Thread | None = None
         self.read = 0  # characters read so far (a line past LINE_LIMIT counted as cut): how much the child printed
 
@@ -153,6 +157,31 @@ class Tail:
         if self.reader is not None:
             self.reader.join(timeout=1.0)
         return self.lines[-1] if self.lines else ""
+
+    def words(self) -> tuple[str, ...]:
+        """Its last lines (after `last`, which waits for the reader), each cut at WORD_CHARS and redacted."""
+        self.last()
+        return tuple(scrub(line[:WORD_CHARS]) for line in list(self.lines) if line.strip())
+
+
+@dataclass
+class Streamed:
+    """What the running probe said as it went (probes/_kit.progress): the outcomes it found so far, by fact
+    (`imports`, `calls`), and the one in flight; kept for a process that dies before its result."""
+
+    found: dict[str, list[JSONDict]] = field(default_factory=dict)
+    doing: JSONDict = field(default_factory=dict)
+
+    def hear(self, event: JSONDict) -> None:
+        facts, doing = event.get("facts"), event.get("doing")
+        if isinstance(facts, dict):
+            for name, outcomes in facts.items():
+                kept = self.found.setdefault(str(name), [])
+                if isinstance(outcomes, list) and len(kept) < MAX_IMPORTS:
+                    kept += [o for o in outcomes if isinstance(o, dict)][: MAX_IMPORTS - len(kept)]
+            self.doing = {}
+        if isinstance(doing, dict):
+            self.doing = doing
 
 
 def one_child(state: Run) -> None:
@@ -208,6 +237,7 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
     mark, printed = load.mark(proc.pid), tail.read
     started: set[str] = set()
     stage = ""  # what the running probe last said it was doing (probes/_kit.progress)
+    streamed = Streamed()
     while True:
         bound = min(since + state.timeout_of(current), state.deadline)
         try:  # the bound is checked at every line: a child that keeps printing is no less late
@@ -220,9 +250,13 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
                 used["stage"] = stage
             seconds = max(time.monotonic() - since, 1e-6)
             used["printed_kib_s"] = round((tail.read - printed) / 1024 / seconds, 1)  # a flood is no starved child
-            return _ended(state, current, since, reap(proc), reports_facts, tail, timed_out=True, used=used)
+            code = reap(proc)
+            return _ended(
+                state, current, since, code, reports_facts, tail, timed_out=True, used=used, streamed=streamed
+            )
         if line is None:  # the child closed its output: it is exiting, or hangs on the way out (atexit, a thread)
-            return _ended(state, current, since, _reap(proc, bound), reports_facts, tail, timed_out=False)
+            code = _reap(proc, bound)
+            return _ended(state, current, since, code, reports_facts, tail, timed_out=False, streamed=streamed)
         event = decode(line) or {}  # anything else on the channel is not ours, so never a probe's answer
         kind = event.get("event")
         if kind == "fact" and current == FACTS_STAGE:
@@ -232,7 +266,7 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
             current, since, mark, printed = state.next_label(), time.monotonic(), load.mark(proc.pid), tail.read
         elif kind == "start" and state.is_pending(event.get("probe")) and event["probe"] not in started:
             current, since, mark, printed = str(event["probe"]), time.monotonic(), load.mark(proc.pid), tail.read
-            stage = ""
+            stage, streamed = "", Streamed()
             started.add(current)  # once: a child that says it starts again does not get its bound again
             state.tell("start", current)
         elif kind in ("result", "error") and event.get("probe") == current and state.is_pending(current):
@@ -243,6 +277,7 @@ def _follow(state: Run, proc: subprocess.Popen[str], lines: queue.Queue[str | No
             # what it and the machine do from here is what its stage is judged by: tracing before a compile
             # that then blocks is CPU, and no evidence the compile progressed
             stage, mark, printed = str(event["stage"])[:32], load.mark(proc.pid), tail.read
+            streamed.hear(event)
         elif kind == "memory":
             state.remember_memory(event.get("devices"))
         elif kind == "done":  # finished: do not wait for the end of output, which a forked grandchild may hold
@@ -269,6 +304,7 @@ def _ended(
     *,
     timed_out: bool,
     used: JSONDict | None = None,
+    streamed: Streamed | None = None,
 ) -> None:
     """The child is gone: record its exit status, and blame whatever it had not finished. A timeout keeps what
     the child and its CPUs did meanwhile (`load.load`): computing but starved, or hung. A child that did not exit
@@ -279,7 +315,7 @@ def _ended(
     seconds = time.monotonic() - since
     used = used or {}
     if current == FACTS_STAGE and state.facts_wanted:
-        state.finish_facts(ended=code, timed_out=timed_out, seconds=seconds, last_words=tail.last())
+        state.finish_facts(ended=code, timed_out=timed_out, seconds=seconds, last_words="\n".join(tail.words()))
         if state.facts is not None and timed_out:
             state.facts.update(cast(JaxFacts, used))  # what the child and its CPUs did (load.load)
     elif state.is_pending(current):
@@ -288,13 +324,18 @@ def _ended(
         if timed_out and seconds < task.timeout and time.monotonic() >= state.deadline:  # the run's total bound,
             # not its own, ended it: not run to its end, which says nothing of a hang (a cold TPU host's fft)
             why = f"not run to its end: the total bound was spent {seconds:.1f} s into it (its own: {task.timeout:g} s)"
+            state.remember_lost(streamed.found if streamed else {}, streamed.doing if streamed else {}, why)
             state.report(task.result("timeout", {**used, "not_run": True}, seconds, why, left_out="deadline"))
         elif timed_out:  # its last words say what it was doing (the imports probe names the import in flight)
             last = tail.last()
             why = f"no answer within {task.timeout:g} s" + (f": {scrub(last)}" if last else "")
-            state.report(task.result("timeout", used, seconds, why))
+            state.remember_lost(streamed.found if streamed else {}, streamed.doing if streamed else {}, why)
+            state.report(replace(task.result("timeout", used, seconds, why), stderr=tail.words()))
         elif code is not None:
             why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"
             last = tail.last()
             detail = f"{why} while running {label}" + (f": {scrub(last)}" if last else "")
-            state.report(task.result("crash" if code < 0 else "error", {"returncode": code}, seconds, detail))
+            if streamed:  # what it found before, and what killed it: read by the rules as a live error is
+                state.remember_lost(streamed.found, streamed.doing, why, dead=True, stderr=tail.words())
+            result = task.result("crash" if code < 0 else "error", {"returncode": code}, seconds, detail)
+            state.report(replace(result, stderr=tail.words()))

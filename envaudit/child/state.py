@@ -330,6 +330,28 @@ class Run:
                     kept[name] = kept[name][:MAX_IMPORTS]
             self.probe_facts.update(scrub_all(kept))
 
+    def remember_lost(
+        self,
+        found: dict[str, list[JSONDict]],
+        doing: JSONDict,
+        why: str,
+        *,
+        dead: bool = False,
+        stderr: tuple[str, ...] = (),
+    ) -> None:
+        """The outcomes a probe streamed before its process died or was cut (`found`, real as they are), and the
+        one it had in flight (`doing`): where the process died, an error with its last words (`stderr`: what a
+        module printed before the crash names its cause, as a live exception would); where it was cut, not
+        tried (a bound is no evidence against a library)."""
+        facts: dict[str, list[JSONDict]] = {k: list(v) for k, v in found.items() if k in PROBE_FACTS}
+        for name, item in doing.items():
+            if name in PROBE_FACTS and isinstance(item, dict):
+                kind = "importing" if name == "imports" else "calling"
+                lost: JSONDict = {**item, "status": "error" if dead else "not_tried", "error": f"{why} while {kind}"}
+                facts.setdefault(name, []).append(lost | ({"stderr": list(stderr)} if dead and stderr else {}))
+        if facts:
+            self.remember_probe_facts({"facts": facts})
+
     def outcome(self) -> Outcome:
         for task in self.pending:
             why = f"not run: the total bound of {self.opts.total:g} s was spent"

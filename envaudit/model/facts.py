@@ -147,6 +147,7 @@ class ImportOutcome(TypedDict, total=False):  # one import the imports probe tri
     undeclared: str  # the distribution it imports, declares nowhere and does not find (objax 1.8.0: six)
     warnings: list[str]  # jax's deprecation warnings the import raised
     seconds: float
+    stderr: list[str]  # where the import killed the process: the last lines it wrote on stderr (its own words)
 
 
 CallStatus = Literal["ok", "error", "not_tried", "skip"]
@@ -161,6 +162,7 @@ class CallOutcome(TypedDict, total=False):  # one smoke call the imports probe m
     error: str  # the exception as Python's last traceback line prints it; why it was skipped or not tried
     where: str  # the library's own line that raised it ("jaxopt/_src/base.py:241")
     seconds: float
+    stderr: list[str]  # where the call killed the process: the last lines it wrote on stderr
 
 
 class JaxFacts(TypedDict, total=False):  # what jax reported in the child process (child/jaxfacts.py)

@@ -159,6 +159,7 @@ class _ProbeOptional(TypedDict, total=False):
     message: str
     judgement: str
     devices: list[DeviceAnswer]
+    stderr: list[str]  # the last lines a child that died or hung wrote on stderr (redacted, bounded)
 
 
 class ProbeDocument(_ProbeOptional):
@@ -377,6 +378,7 @@ class ProbeResult:
     precision: str = ""  # the precision of this run, when the audit ran the probe at several
     left_out: LeftOut | None = None  # why it was not run, when it was not: no fault of the machine
     saved_name: str = ""  # the name a report gave it, where that is of another shape than a run's label
+    stderr: tuple[str, ...] = ()  # a crashed or hung child's last lines on stderr: the evidence of what killed it
 
     @property
     def run(self) -> ProbeRun:
@@ -403,6 +405,7 @@ class ProbeResult:
             "message": self.message,
         }
         found |= {"judgement": self.judgement} if self.judgement else {}
+        found |= {"stderr": list(self.stderr)} if self.stderr else {}
         return found | ({"devices": [dict(d) for d in self.devices]} if self.devices else {})
 
     @classmethod
@@ -430,6 +433,7 @@ class ProbeResult:
             judgement=obj.get("judgement") or "",
             devices=_devices(obj.get("devices") or []),
             left_out=left_out,
+            stderr=tuple(obj.get("stderr") or ()),
         )
 
 

@@ -9,7 +9,7 @@ import functools
 import re
 from dataclasses import dataclass, replace
 
-from envaudit.model.facts import Facts, Message
+from envaudit.model.facts import Facts, ImportOutcome, Message
 from envaudit.model.fixes import named
 from envaudit.model.report import Clause, Finding
 from envaudit.rules import imports
@@ -17,6 +17,7 @@ from envaudit.rules.registry import registry
 from envaudit.rules.signatures import QUOTED, Match
 
 JAX_FAILED = ("import_error", "crash", "timeout", "error")  # how a jax child ends with a message worth reading
+MAX_WORDS = 20  # lines of a dead import's stderr read (child/runner.WORDS keeps as many)
 MAX_MESSAGES = 50  # messages of a report read: each evaluation reads them again (a plan evaluates many times)
 
 
@@ -61,12 +62,19 @@ def scan(facts: Facts) -> Scan:
     """The facts' messages read once: jax's exception, each exception the libraries' imports raised
     (facts.jax.imports; line 0, as jax's), and the messages a bug report quotes."""
     raised = tuple(
-        (str(o.get("distribution")), tuple(replace(m, line=0) for m in in_text(str(said))))
+        (str(o.get("distribution")), tuple(replace(m, line=0) for m in in_text(said)))
         for o in imports.outcomes(facts)
-        if o.get("status") == "error" and (said := o.get("error"))
+        if o.get("status") == "error" and (said := _said(o))
     )
     reported = tuple(m for message in facts.messages[:MAX_MESSAGES] for m in in_text(message["text"], message["line"]))
     return Scan(tuple(from_jax(facts)), raised, reported)
+
+
+def _said(outcome: ImportOutcome) -> str:
+    """What a failed import showed: its exception, after the last lines it wrote on stderr where it killed the
+    process (a module built for NumPy 1 prints NumPy's message, then the interpreter dies)."""
+    lines = [*(str(line) for line in (outcome.get("stderr") or [])[-MAX_WORDS:]), str(outcome.get("error") or "")]
+    return "\n".join(line for line in lines if line)
 
 
 def messages(facts: Facts) -> list[Match]:

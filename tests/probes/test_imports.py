@@ -189,3 +189,50 @@ def test_an_import_that_hangs_is_named_and_the_probe_still_answers_inside_its_bo
     assert outcomes["aaa_hangs"]["status"] == "not_tried" and "still importing" in outcomes["aaa_hangs"]["error"]
     assert outcomes["brokenlib"]["status"] == "not_tried"  # not reached: unknown, not failed
     assert not any(f["id"].startswith("import-fails-") for f in report["findings"]), report["findings"]
+
+
+NUMPY1_WORDS = (  # what NumPy 2 prints when a module built against NumPy 1 is imported (v2.0.0, lines 22-31)
+    "A module that was compiled using NumPy 1.x cannot be run in\n"
+    "NumPy 2.0.0 as it may crash. To support both 1.x and 2.x\n"
+    "versions of NumPy, modules must be compiled with NumPy 2.0.\n"
+)
+
+
+def test_an_import_that_kills_the_process_keeps_its_last_words_and_the_rule_they_name_is_the_cause(
+    tmp_path: Path,
+) -> None:
+    """jax 0.4.30 + tensorstore 0.1.56 under NumPy 2: NumPy's message on stderr, then SIGSEGV. The crash once kept
+    one line ("importing ..."), so only "report upstream" was left; now the imports seen before it stay, the one in
+    flight is that library's failure with the words it printed, and the rule those words name is the root."""
+    site = tmp_path / "site"
+    crash = "import os, signal, sys\nsys.stderr.write(" + repr(NUMPY1_WORDS) + ")\n"
+    crash += "sys.stderr.write('AttributeError: _ARRAY_API not found\\n')\nsys.stderr.flush()\n"
+    crash += "os.kill(os.getpid(), signal.SIGSEGV)\n"
+    saved = dict(LIBRARIES)
+    LIBRARIES.clear()
+    LIBRARIES.update(
+        goodlib=saved["goodlib"],
+        zcrashlib={"requires": ["jax", "numpy"], "version": "0.1.56", "files": {"zcrashlib/__init__.py": crash}},
+    )
+    try:
+        install(site)
+    finally:
+        LIBRARIES.clear()
+        LIBRARIES.update(saved)
+    env = {**_env(site), "ENVAUDIT_CACHE_DIR": str(tmp_path / "cache")}
+    done = envaudit_run(sys.executable, "--probe", "imports", "--format", "json", env=env, timeout=300)
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    probe = next(p for p in report["probes"] if p["name"] == "imports")
+    assert probe["status"] == "crash" and "SIGSEGV" in probe["message"]
+    assert "AttributeError: _ARRAY_API not found" in probe["stderr"]
+    assert any("compiled using NumPy 1.x" in line for line in probe["stderr"])
+    outcomes = {o["module"]: o for o in report["facts"]["jax"]["imports"]}
+    assert outcomes["goodlib"]["status"] == "ok"  # found before the crash, kept
+    lost = outcomes["zcrashlib"]
+    assert lost["status"] == "error" and lost["version"] == "0.1.56" and "SIGSEGV" in lost["error"]
+    found = {f["id"]: f for f in report["findings"]}
+    assert done.returncode == 1, found
+    assert found["numpy2-module-built-for-numpy1"]["severity"] == "fail"
+    assert not found["numpy2-module-built-for-numpy1"]["caused_by"]
+    assert found["import-fails-zcrashlib"]["caused_by"] == "numpy2-module-built-for-numpy1"

@@ -10,7 +10,8 @@ library prints cannot corrupt it.
 Each event is flushed before the next step starts, so when the process dies the parent knows what was running.
 
 Events, in order: ``fact`` (one per jax facts stage, with --facts) and ``facts_done``; per task ``start``, any
-``progress`` (probes/_kit.progress: a stage, the outcomes found so far, the one in flight), then ``result`` or ``error``; ``memory`` (each device's allocator statistics after the probes); ``done``.
+``progress`` (probes/_kit.progress: a stage, the outcomes found so far, the one in flight), then ``result`` or
+``error``; ``memory`` (each device's allocator statistics after the probes); ``done``.
 """
 
 from __future__ import annotations

@@ -36,9 +36,10 @@ MAX_LINE = 80
 PROM_NAME = "envaudit.prom"
 REPORT_NAME = "envaudit-report.json"
 DEFAULT_TIMEOUT_S = 15.0  # per probe, and for the jax child
-# All probes, the jax child's start included. Measured end to end on a 2-core CPU (`python -m envaudit health`):
-# 2.3 s healthy with a warm cache; 20.2 s when a probe hangs (the bound spent, the rest not run); 15.3 s when
-# `import jax` hangs (the jax child's own bound is the per-probe one): inside NHC's 30 s watchdog and Slurm's 60 s.
+# The whole command, from its process's start to its last write (commands/_shared.audited keeps FINISH_S of it for
+# what follows the probes). Measured end to end on a 2-core CPU (`python -m envaudit health`): 2.3 s healthy with a
+# warm cache; 16.5 s when a probe hangs (the bound spent, the rest not run); 15.6 s when `import jax` hangs (the jax
+# child's own bound is the per-probe one): inside NHC's 30 s watchdog and Slurm's 60 s.
 # 60 % of it (child/state.BUDGET_SHARE) holds every default probe's declared cost (6.5 s together) but ntk_nt's 25 s.
 DEFAULT_TOTAL_S = 20.0
 

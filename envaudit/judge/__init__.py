@@ -24,7 +24,7 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.report import SEVERITIES, Clause, Finding, ProbeResult, ProbeRun, Subject
 from envaudit.rules import engine
-from envaudit.rules.node import compiling, starved
+from envaudit.rules.node import blocked_for_long, compiling, starved
 from envaudit.rules.registry import registry
 
 # what to do where no command can fix it: said in the finding's detail, never printed as a fix (no command is one)
@@ -314,9 +314,9 @@ def slow(result: ProbeResult, facts: Facts) -> bool:
     because jax's own start ran out of time while starved."""
     if result.left_out == "jax":
         return result.status == "timeout" and facts.jax.get("status") == "timeout" and starved(facts.jax, facts)
-    return result.status == "timeout" and (
-        result.left_out == "deadline" or starved(result.metrics, facts) or compiling(result.metrics)
-    )
+    if result.status == "timeout" and result.left_out == "deadline":  # cut by the total bound: a hang only with
+        return not blocked_for_long(result.metrics, result.duration_s, facts)  # evidence of one
+    return result.status == "timeout" and (starved(result.metrics, facts) or compiling(result.metrics))
 
 
 def _status_finding(result: ProbeResult, facts: Facts) -> Finding:

@@ -36,6 +36,20 @@ def compiling(load: Mapping[str, Any]) -> bool:
     return load.get("stage") == "compiling" and isinstance(busy, int | float) and busy >= COMPILING
 
 
+HANG_S = 5.0  # seconds a probe cut by the total bound must have run with no CPU for that to be a hang (at least
+# twice its declared cost too): a probe cut 2.7 s into its compile by a spent bound says nothing of a hang
+
+
+def blocked_for_long(load: Mapping[str, Any], seconds: float, facts: Facts) -> bool:
+    """A probe cut by the run's total bound that hangs all the same: it had run for HANG_S and twice its declared
+    cost (`cost_s`) using no CPU (`BUSY`), neither compiling nor starved. Without it, a node whose first probe
+    blocks forever would pass health once the total bound ends that probe before its own bound."""
+    busy, cost = load.get("cpu_fraction"), load.get("cost_s")
+    long_enough = seconds >= max(HANG_S, 2 * cost if isinstance(cost, int | float) else 0.0)
+    idle = isinstance(busy, int | float) and busy < BUSY
+    return long_enough and idle and not compiling(load) and not starved(load, facts)
+
+
 def starved(load: Mapping[str, Any], facts: Facts) -> bool:
     """A timeout that says the machine was too busy, not that something hangs: the child was computing and could not
     get the CPU it wanted. The scheduler's own counter says so (`wait_fraction`: its threads were runnable and waited

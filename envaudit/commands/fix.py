@@ -4,14 +4,16 @@ new audit, and undone when it made things worse.
 The plan is the one the report prints (`fixplan`): nothing is run that the user could not read first (`--dry-run`
 prints it and stops; without `--yes` a terminal asks). Before anything changes, every distribution of the audited
 interpreter (name, version, installer) is written to a snapshot file that is kept (the user removes it). The plan's
-command runs in bash, as the user would paste it; its variables (an `export XLA_FLAGS=...`) hold for the new audit
-here and are said, since they last one shell. The audit after it is compared with the one before: more failing root
-causes, or jax imported before and not after, and the snapshot is restored (what moved installed at its version
-again, what appeared removed, each by the installer that had installed it). What changed is said either way. The
-command runs in a session of its own: interrupted (Ctrl-C, SIGTERM, its bound), bash and the installer are killed
-together and the way back is printed (`envaudit fix --restore SNAPSHOT`, which puts any snapshot back). Exit 0
-when the environment audits without a failure afterwards, 1 when not, 2 on bad usage (no confirmation from a
-non-terminal, a snapshot path that cannot be written or read).
+command runs in bash, as the user would paste it (but in a private working directory of its own, where no `pip.py`
+or `json.py` another user left is imported by `python -m pip`, and with uv given no configuration file but the
+user's own and a cache of this user's alone: collect/build.py's docstring says why); its variables (an `export
+XLA_FLAGS=...`) hold for the new audit here and are said, since they last one shell. The audit after it is compared
+with the one before: more failing root causes, or jax imported before and not after, and the snapshot is restored
+(what moved installed at its version again, what appeared removed, each by the installer that had installed it).
+What changed is said either way. The command runs in a session of its own: interrupted (Ctrl-C, SIGTERM, its bound),
+bash and the installer are killed together and the way back is printed (`envaudit fix --restore SNAPSHOT`, which
+puts any snapshot back). Exit 0 when the environment audits without a failure afterwards, 1 when not, 2 on bad usage
+(no confirmation from a non-terminal, a snapshot path that cannot be written or read).
 """
 
 from __future__ import annotations
@@ -216,7 +218,7 @@ def run(
         f" --python {shlex.quote(interpreter)}" if python else ""
     )
     try:
-        code = shell(command)
+        code = shell(_as_run(fix))
     except BaseException:  # Ctrl-C, SIGTERM, the bound: the installer's group is gone, the way back is said
         say(f"interrupted: the environment may be half changed; to put the snapshot back: {back}")
         raise
@@ -277,7 +279,7 @@ def restore(
     if not yes and ask is not None and not ask("run it? [y/N] "):
         say("nothing changed")
         return Exit.FINDINGS
-    code = shell(undo.command)
+    code = shell(_as_run(undo))
     return _verified(saved, python, timeout, code, say)
 
 
@@ -286,7 +288,7 @@ def _restore(
 ) -> int:
     undo = restoring(saved, distributions(interpreter, timeout), facts, debris(interpreter, timeout))
     say(f"restoring: {undo.command or 'nothing moved'}")
-    code = shell(undo.command) if undo else 0
+    code = shell(_as_run(undo)) if undo else 0
     return _verified(saved, interpreter, timeout, code, say)
 
 
@@ -305,13 +307,33 @@ def _verified(
 INTERRUPT_GRACE_S = 60.0  # for pip, told of Ctrl-C, to roll back what it had half installed
 
 
+def _as_run(fix: Fix) -> str:
+    """The command as envaudit runs it: the printed one, but for uv's options (`build.uv_options`: no
+    configuration file found by walking up from the working directory, the user's own passed by name)."""
+    from envaudit.collect import build
+
+    return replace(fix, target=replace(fix.target, uv_options=build.uv_options())).command
+
+
 def shell(command: str) -> int:
-    """The command run in bash in a session of its own, to its end or the bound. Interrupted (Ctrl-C, SIGTERM, the
-    bound), its group is sent SIGINT, as a terminal's Ctrl-C would be, so that pip rolls back what it had half
-    installed; what has not ended after a grace period is killed."""
+    """The command run in bash in a session of its own, to its end or the bound, in a private working directory
+    (what the caller's holds is not imported by `python -m pip`, nor read by uv), with uv's cache this user's alone
+    (`build.uv_environ`) and no BASH_ENV (a pasted line reads none in an interactive shell). Interrupted (Ctrl-C,
+    SIGTERM, the bound), its group is sent SIGINT, as a terminal's Ctrl-C would be, so that pip rolls back what it
+    had half installed; what has not ended after a grace period is killed."""
+    from envaudit.collect import build
+    from envaudit.files import safedir
+
+    with safedir.scratch("envaudit-fix-") as home:
+        cache = build.uv_environ(home)["UV_CACHE_DIR"]
+        env = {k: v for k, v in os.environ.items() if k not in ("BASH_ENV", "ENV", "UV_CONFIG_FILE")}
+        return _shell(command, cwd=home, env=env | {"UV_CACHE_DIR": cache})
+
+
+def _shell(command: str, *, cwd: Path, env: dict[str, str]) -> int:
     from envaudit.child.bounded import kill_group
 
-    proc = subprocess.Popen(["bash", "-c", command], start_new_session=True)
+    proc = subprocess.Popen(["bash", "-c", command], start_new_session=True, cwd=cwd, env=env)
     try:
         return proc.wait(timeout=APPLY_TIMEOUT_S)
     except BaseException:

@@ -1,0 +1,217 @@
+"""The fifth adversarial round ("safe as root"), each finding reproduced: uv reads no configuration file from the
+directories above a build's (a /tmp/uv.toml another user wrote) and no cache another user owns; every Python
+envaudit starts imports nothing from the caller's working directory."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from envaudit.child import bounded, runner
+from envaudit.collect import build, nvml, outside
+from envaudit.commands import fix as repair
+from envaudit.commands import hook
+from envaudit.files import safedir
+from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix, Target
+from tests.conftest import PYTHON, facts_from
+
+UV = shutil.which("uv") or shutil.which("uv", path=os.path.dirname(sys.executable))
+
+
+class Spy:
+    """`bounded.run` as the build calls it: each call's argv, working directory and environment noted, and uv's
+    answer an error, so that the build stops at its first steps."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[list[str], str | None, dict[str, str]]] = []
+        self.modes: list[int] = []  # of each working directory, as the call found it
+
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        limit: int = bounded.LIMIT,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> bounded.Finished:
+        self.calls.append((list(argv), cwd, dict(env or {})))
+        self.modes.append(os.stat(cwd).st_mode & 0o777 if cwd else -1)
+        return bounded.Finished(2, "", "error: not run by this test")
+
+
+def built_with(spy: Spy, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(bounded, "run", spy)
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    build.measure(build.Stack({"six": "1.17.0"}, ["3.11"]), timeout=30, uv=("uv",))
+    assert spy.calls, "the build ran no uv"
+
+
+@pytest.fixture
+def shared_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """$TMPDIR as a shared /tmp is: a uv.toml and a pyproject.toml another user wrote there, naming their index."""
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    (shared / "uv.toml").write_text('index-url = "http://127.0.0.1:9/planted"\ncache-dir = "/planted-cache"\n')
+    (shared / "pyproject.toml").write_text('[tool.uv]\nindex-url = "http://127.0.0.1:9/planted"\n')
+    monkeypatch.setenv("TMPDIR", str(shared))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    return shared
+
+
+def test_every_uv_a_build_runs_reads_no_configuration_file_from_its_directories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_tmp: Path
+) -> None:
+    spy = Spy()
+    monkeypatch.chdir(shared_tmp)
+    built_with(spy, monkeypatch, tmp_path)
+    for argv, cwd, env in spy.calls:
+        assert argv[1] == "--no-config", argv
+        assert str(shared_tmp / "uv.toml") not in argv and "UV_CONFIG_FILE" not in env
+        assert cwd is not None and Path(cwd).parent == shared_tmp and cwd != os.getcwd()
+    assert set(spy.modes) == {0o700}
+
+
+@pytest.mark.skipif(UV is None, reason="no uv here")
+@pytest.mark.parametrize("mine", ["the user's own", "another's, or open to others"])
+def test_uv_reads_the_users_own_file_by_name_and_not_one_in_a_directory_above(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_tmp: Path, mine: str
+) -> None:
+    """Run by the uv here: `cache-dir`, which `uv cache dir` prints, tells which file uv read."""
+    config = tmp_path / "config"
+    (config / "uv").mkdir(parents=True)
+    (config / "uv" / "uv.toml").write_text(f'cache-dir = "{tmp_path / "users-cache"}"\n')
+    if mine != "the user's own":
+        (config / "uv" / "uv.toml").chmod(0o666)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    monkeypatch.delenv("UV_CONFIG_FILE", raising=False)
+    below = shared_tmp / "envaudit-build-x"
+    below.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("UV_CACHE_DIR", "UV_NO_CONFIG")}
+    assert UV is not None
+    said = subprocess.run(
+        [UV, *build.uv_options(), "cache", "dir"], cwd=below, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert "planted" not in said.stdout + said.stderr
+    assert ("users-cache" in said.stdout) == (mine == "the user's own"), said
+
+
+NOBODY = 65534
+
+
+def their_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str) -> str:
+    """uv's cache as `variable` names it (UV_CACHE_DIR, or XDG_CACHE_HOME/uv), made here."""
+    theirs = tmp_path / "theirs"
+    (theirs / "uv").mkdir(parents=True)
+    monkeypatch.delenv("UV_CACHE_DIR", raising=False)
+    monkeypatch.setenv(variable, str(theirs / "uv" if variable == "UV_CACHE_DIR" else theirs))
+    return str(theirs / "uv")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to give the cache to another user")
+@pytest.mark.parametrize("variable", ["UV_CACHE_DIR", "XDG_CACHE_HOME"])
+def test_roots_build_uses_no_uv_cache_another_user_owns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    """As root under `sudo -E`: XDG_CACHE_HOME (or UV_CACHE_DIR) is a user's, and a wheel they put in that cache
+    would be installed and imported by root."""
+    named = their_cache(tmp_path, monkeypatch, variable)
+    spy = Spy()
+    built_with(spy, monkeypatch, tmp_path)
+    assert {env["UV_CACHE_DIR"] for _, _, env in spy.calls} == {named}  # root's own: kept
+    os.chown(Path(named).parent, NOBODY, NOBODY)
+    os.chown(named, NOBODY, NOBODY)
+    spy = Spy()
+    built_with(spy, monkeypatch, tmp_path)
+    for _, _, env in spy.calls:
+        assert not env["UV_CACHE_DIR"].startswith(str(Path(named).parent)), env["UV_CACHE_DIR"]
+
+
+@pytest.mark.parametrize("variable", ["UV_CACHE_DIR", "XDG_CACHE_HOME"])
+def test_a_uv_cache_not_this_users_is_replaced_by_one_that_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    """The same without root: the other user is played by this process's euid made another one (the seam is
+    `safedir.owned`, which compares the directory's owner with os.geteuid())."""
+    named = their_cache(tmp_path, monkeypatch, variable)
+    home = tmp_path / "build"
+    assert safedir.owned(named) and build.uv_environ(home)["UV_CACHE_DIR"] == named
+    real = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: real + 1)
+    assert not safedir.owned(named)
+    assert build.uv_environ(home)["UV_CACHE_DIR"] == str(home / "uv-cache")  # no cache of envaudit's is this uid's
+
+
+def test_fix_runs_uv_without_configuration_files_and_prints_it_plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    fix = Fix(install=("six==1.17.0",), uninstall=("chex",), target=Target(python="/env/bin/python", tool="uv"))
+    ran: list[str] = []
+
+    def shell(command: str) -> int:
+        ran.append(command)
+        return 0
+
+    monkeypatch.setattr(repair, "shell", shell)
+    monkeypatch.setattr(repair, "distributions", lambda python, timeout: {})
+    monkeypatch.setattr(repair, "debris", lambda python, timeout: repair.Debris())
+    assert fix.command.startswith("uv pip uninstall")  # what the user reads
+    repair._restore({"six": repair.Installed("six", "1.17.0", "uv")}, _uv_facts(), "/env/bin/python", 30, print)
+    assert ran and ran[0].startswith("uv --no-config pip install"), ran
+
+
+def _uv_facts() -> Facts:
+    return facts_from({"python": {"executable": "/env/bin/python", "environment": "uv", "pip": False, "uv": True}})
+
+
+PLANTED = """\
+import os, sys
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "imported-" + __name__), "w") as f:
+    f.write(" ".join(sys.argv))
+raise SystemExit("planted " + __name__)
+"""
+
+
+@pytest.fixture
+def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working directory another user prepared: a json.py and a pip.py that note being imported."""
+    where = tmp_path / "cwd"
+    where.mkdir()
+    for name in ("json", "pip"):
+        (where / f"{name}.py").write_text(PLANTED)
+    monkeypatch.chdir(where)
+    return where
+
+
+def imported(where: Path) -> list[str]:
+    return sorted(p.name for p in where.glob("imported-*"))
+
+
+def test_hook_status_of_another_interpreter_imports_nothing_from_the_working_directory(planted: Path) -> None:
+    hook.status(PYTHON)
+    assert imported(planted) == []
+
+
+def test_what_describes_an_interpreter_and_asks_nvml_imports_nothing_from_the_working_directory(
+    planted: Path,
+) -> None:
+    outside.describe(PYTHON, 60)
+    nvml.Asking(30, PYTHON).answer()
+    assert imported(planted) == []
+
+
+def test_the_fix_commands_python_imports_nothing_from_the_working_directory(planted: Path) -> None:
+    assert repair.shell(f"{PYTHON} -m pip --version >/dev/null && {PYTHON} -c 'import json'") == 0
+    assert imported(planted) == []
+
+
+@pytest.mark.slow  # imports jax in the child
+def test_the_jax_child_imports_nothing_from_the_working_directory(planted: Path) -> None:
+    runner.jax_facts(120, PYTHON)
+    assert imported(planted) == []

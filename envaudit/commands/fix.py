@@ -131,30 +131,41 @@ def restoring(
     return Fix(install=tuple(moved), uninstall=uninstall, delete=delete, target=target)
 
 
-def read_snapshot(path: Path) -> tuple[str, dict[str, Installed]]:
-    """A snapshot `fix` wrote: the interpreter and its distributions (bad input: one line, exit 2). Only a regular
-    file the caller or root owns and nobody else may write is read: its interpreter is run."""
+@dataclass(frozen=True)
+class Snapshot:
+    """What `fix` kept: the interpreter it audited, its environment (its sys.prefix: a venv's, though its
+    bin/python links to a base Python every other venv of it shares; "" in a snapshot written before it was kept)
+    and every distribution there."""
+
+    python: str
+    prefix: str
+    distributions: dict[str, Installed]
+
+
+def prefix_of(python: str, timeout: float) -> str:
+    """The interpreter's environment, as it says itself (its sys.prefix)."""
+    from envaudit.collect import outside
+
+    return str((outside.describe(python, timeout).get("python") or {}).get("prefix") or "")
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    """A snapshot `fix` wrote (bad input: one line, exit 2). Only a regular file the caller or root owns and nobody
+    else may write is read (its interpreter is run), checked on the descriptor it is read from."""
     from envaudit.files import reportfile
 
-    safewrite.trusted_file(path, "a snapshot")
-    raw = reportfile.read_bounded(path, SNAPSHOT_BYTES, "a snapshot")
+    raw = safewrite.read_trusted(path, SNAPSHOT_BYTES, "a snapshot")
     try:
         data = reportfile.parse_json(raw.decode("utf-8"), path, "a snapshot")
-        python = data["python"]
+        python, prefix = data["python"], data.get("prefix", "")
         found = {d["name"]: Installed(d["name"], d["version"], d.get("installer", "")) for d in data["distributions"]}
     except (ValueError, KeyError, TypeError, AttributeError, ReportError):
         raise RepairError(f"{path}: not a snapshot written by envaudit fix") from None
-    if (
-        not isinstance(python, str)
-        or "\x00" in python
-        or not python.isprintable()
-        or not all(
-            isinstance(d.name, str) and isinstance(d.version, str) and isinstance(d.installer, str)
-            for d in found.values()
-        )
+    if not all(isinstance(p, str) and "\x00" not in p and p.isprintable() for p in (python, prefix)) or not all(
+        isinstance(d.name, str) and isinstance(d.version, str) and isinstance(d.installer, str) for d in found.values()
     ):
         raise RepairError(f"{path}: not a snapshot written by envaudit fix")
-    return python, found
+    return Snapshot(python, prefix, found)
 
 
 def worse(before: Report, after: Report) -> str:
@@ -211,7 +222,8 @@ def run(
     os.environ.update(dict(fix.export))
     saved = distributions(interpreter, timeout)  # the environment's own (a PYTHONPATH copy unset is none of them)
     path = snapshot_path(snapshot)
-    document = {"python": interpreter, "distributions": [vars(d) for d in saved.values()]}
+    prefix = prefix_of(interpreter, timeout)
+    document = {"python": interpreter, "prefix": prefix, "distributions": [vars(d) for d in saved.values()]}
     safewrite.create(path, json.dumps(document, indent=1) + "\n")
     say(f"snapshot of {len(saved)} distributions: {path} (kept: remove it when you no longer need it)")
     back = f"envaudit fix --restore {shlex.quote(str(path))}" + (
@@ -263,12 +275,25 @@ def restore(
 ) -> int:
     """`fix --restore SNAPSHOT`: the interpreter asked for (`python`: --python's, else this one) put back as the
     snapshot has it, after the same confirmation as a fix, then checked. Exit 0 when it holds the snapshot's
-    versions again, 1 when it does not; a snapshot of another interpreter is refused."""
+    versions again, 1 when it does not; a snapshot of another environment is refused (bad input, exit 2): its
+    prefix, as the interpreter asked for says its own, not by the interpreter's real path (every venv of one base
+    Python shares it), and a snapshot that names no prefix (an older one) of the same interpreter path only."""
     from envaudit.collect import collect
 
-    interpreter, saved = read_snapshot(path)
-    if os.path.realpath(interpreter) != os.path.realpath(python):
-        raise RepairError(f"{path} is a snapshot of {interpreter}, not of {python}: give --python {interpreter}")
+    kept = read_snapshot(path)
+    interpreter, saved = kept.python, kept.distributions
+    here = prefix_of(python, timeout)
+    same = (
+        os.path.realpath(kept.prefix) == os.path.realpath(here)
+        if kept.prefix and here
+        else os.path.abspath(interpreter) == os.path.abspath(python)
+    )
+    if not same:
+        theirs = f"{kept.prefix or 'an environment'} ({interpreter})"
+        raise RepairError(
+            f"{path} is a snapshot of {theirs}, not of {here or 'this environment'} ({python}):"
+            f" give --python {interpreter}"
+        )
     if not dry_run and not yes and ask is None:
         raise RepairError("--restore changes the environment: confirm with --yes, or --dry-run (stdin is no terminal)")
     now = distributions(python, timeout)

@@ -1,24 +1,29 @@
 """The fifth adversarial round ("safe as root"), each finding reproduced: uv reads no configuration file from the
 directories above a build's (a /tmp/uv.toml another user wrote) and no cache another user owns; every Python
-envaudit starts imports nothing from the caller's working directory."""
+envaudit starts imports nothing from the caller's working directory; `fix --restore` acts only on the environment
+its snapshot names, read from the descriptor it checked."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import venv
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 from envaudit.child import bounded, runner
+from envaudit.cli import main
 from envaudit.collect import build, nvml, outside
 from envaudit.commands import fix as repair
 from envaudit.commands import hook
-from envaudit.files import safedir
+from envaudit.files import safedir, safewrite
+from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Target
 from tests.conftest import PYTHON, facts_from
@@ -215,3 +220,53 @@ def test_the_fix_commands_python_imports_nothing_from_the_working_directory(plan
 def test_the_jax_child_imports_nothing_from_the_working_directory(planted: Path) -> None:
     runner.jax_facts(120, PYTHON)
     assert imported(planted) == []
+
+
+def two_venvs(tmp_path: Path) -> tuple[Path, Path]:
+    """Two environments of one base Python: their bin/python resolve to the same file."""
+    made = []
+    for name in ("a", "b"):
+        venv.create(tmp_path / name, with_pip=False, symlinks=True)
+        made.append(tmp_path / name)
+    assert os.path.realpath(made[0] / "bin" / "python") == os.path.realpath(made[1] / "bin" / "python")
+    return made[0], made[1]
+
+
+def test_a_restore_into_another_venv_of_the_same_base_python_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = two_venvs(tmp_path)
+    prefix = os.path.realpath(a)
+    document = {"python": str(a / "bin" / "python"), "prefix": prefix, "distributions": []}
+    safewrite.create(tmp_path / "s.json", json.dumps(document))
+    code = main(["fix", "--restore", str(tmp_path / "s.json"), "--python", str(b / "bin" / "python"), "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == Exit.USAGE and err.count("\n") == 1, err
+    assert prefix in err and os.path.realpath(b) in err and "--python" in err
+    assert main(["fix", "--restore", str(tmp_path / "s.json"), "--python", str(a / "bin" / "python"), "--dry-run"]) in (
+        Exit.OK,
+        Exit.FINDINGS,
+    )
+
+
+def test_a_snapshot_swapped_for_a_link_between_its_check_and_its_read_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race of a check by name and an open by name: the file is swapped for a link to one anybody may write
+    just as it is opened."""
+    path = tmp_path / "s.json"
+    safewrite.create(path, json.dumps({"python": PYTHON, "distributions": []}))
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text(json.dumps({"python": "/tmp/evil/python", "distributions": []}))
+    theirs.chmod(0o666)
+    real_open = os.open
+
+    def swapping(file: object, flags: int, *args: object, **kwargs: object) -> int:
+        if os.fspath(file) == str(path) and not path.is_symlink():  # type: ignore[call-overload]
+            path.unlink()
+            path.symlink_to(theirs)
+        return real_open(file, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", swapping)
+    with pytest.raises(safewrite.OutputError):
+        repair.read_snapshot(path)

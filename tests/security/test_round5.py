@@ -1,7 +1,7 @@
 """The fifth adversarial round ("safe as root"), each finding reproduced: uv reads no configuration file from the
 directories above a build's (a /tmp/uv.toml another user wrote) and no cache another user owns; every Python
 envaudit starts imports nothing from the caller's working directory; `fix --restore` acts only on the environment
-its snapshot names, read from the descriptor it checked."""
+its snapshot names, read from the descriptor it checked; an output that cannot be written is no internal error."""
 
 from __future__ import annotations
 
@@ -270,3 +270,32 @@ def test_a_snapshot_swapped_for_a_link_between_its_check_and_its_read_is_not_rea
     monkeypatch.setattr(os, "open", swapping)
     with pytest.raises(safewrite.OutputError):
         repair.read_snapshot(path)
+
+
+def closed_pipe() -> int:
+    read, write = os.pipe()
+    os.close(read)
+    return write
+
+
+@pytest.mark.parametrize("args", [["schema"], ["--version"], ["rules", "--format", "json"]])
+def test_a_reader_that_left_is_a_quiet_exit_3(args: list[str]) -> None:
+    write = closed_pipe()
+    try:
+        done = subprocess.run(
+            [PYTHON, "-m", "envaudit", *args], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (Exit.INTERNAL, ""), done.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("args", [["schema"], ["--version"], ["rules"]])
+def test_a_full_disk_is_one_line_and_exit_2(args: list[str]) -> None:
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [PYTHON, "-m", "envaudit", *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    assert done.returncode == Exit.USAGE and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("envaudit: error: cannot write the output: No space left"), done.stderr

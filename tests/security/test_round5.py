@@ -1,13 +1,15 @@
 """The fifth adversarial round ("safe as root"), each finding reproduced: uv reads no configuration file from the
 directories above a build's (a /tmp/uv.toml another user wrote) and no cache another user owns; every Python
 envaudit starts imports nothing from the caller's working directory; `fix --restore` acts only on the environment
-its snapshot names, read from the descriptor it checked; an output that cannot be written is no internal error."""
+its snapshot names, read from the descriptor it checked; an output that cannot be written is no internal error; a
+Ctrl-C while envaudit starts is no traceback."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,7 +28,8 @@ from envaudit.files import safedir, safewrite
 from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Target
-from tests.conftest import PYTHON, facts_from
+from tests.cli.test_interrupt_at_start import SITECUSTOMIZE
+from tests.conftest import PYTHON, ROOT, facts_from
 
 UV = shutil.which("uv") or shutil.which("uv", path=os.path.dirname(sys.executable))
 
@@ -299,3 +302,42 @@ def test_a_full_disk_is_one_line_and_exit_2(args: list[str]) -> None:
         )
     assert done.returncode == Exit.USAGE and done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith("envaudit: error: cannot write the output: No space left"), done.stderr
+
+
+CONSOLE_SCRIPT = """\
+import re
+import sys
+from envaudit.__main__ import main_entry
+if __name__ == "__main__":
+    sys.argv[0] = re.sub(r"(-script\\.pyw|\\.exe)?$", "", sys.argv[0])
+    sys.exit(main_entry())
+"""
+
+
+@pytest.mark.parametrize("entry", ["python -m envaudit", "console script"])
+def test_ctrl_c_as_envaudits_main_module_loads_is_one_line(tmp_path: Path, entry: str) -> None:
+    """The interrupt lands as the package's __main__ is found: after the interpreter's own start and the package's
+    first lines, before the command line's modules (tests/cli/test_interrupt_at_start.py covers those)."""
+    module = "envaudit.__main__"
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    script = tmp_path / "bin" / "envaudit"
+    script.parent.mkdir()
+    script.write_text(CONSOLE_SCRIPT)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("INTERRUPT_")}
+    environ.update(PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT)]), INTERRUPT_AT=module)
+    start = ["-m", "envaudit"] if entry == "python -m envaudit" else [str(script)]
+    done = subprocess.run(
+        [PYTHON, *start, "triage", "-"],
+        env=environ,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    lines = [line for line in done.stderr.splitlines() if line != "loading envaudit"]
+    assert (done.returncode, lines) == (Exit.INTERNAL, [f"interrupting at {module}", "envaudit: interrupted"]), (
+        done.stderr
+    )

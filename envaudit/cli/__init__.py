@@ -123,7 +123,7 @@ def _answered(argv: list[str]) -> int:
     try:
         return run(parser_for(argv).parse_args(argv))
     except BadInput as exc:  # any module's bad input (UsageError, ReportError, PlanError, OutputError, ...)
-        print(f"envaudit: error: {one_line(exc)}", file=sys.stderr)
+        print(f"envaudit: error: {one_line(_scrubbed(exc))}", file=sys.stderr)
         return Exit.USAGE
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0)
@@ -136,8 +136,16 @@ def _answered(argv: list[str]) -> int:
         print("envaudit: terminated (SIGTERM): the audit did not complete", file=sys.stderr)
         return Exit.INTERNAL
     except Exception as exc:  # the audit itself broke: say so in one line, exit 3, never a traceback
-        print(f"envaudit: internal error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
+        print(f"envaudit: internal error: {type(exc).__name__}: {one_line(_scrubbed(exc))}", file=sys.stderr)
         return Exit.INTERNAL
+
+
+def _scrubbed(said: object) -> str:
+    """An error line that may quote input (`flax @ git+https://user:tok@host/x`, a file's `-r URL` line): URL
+    credentials, queries and secrets hidden, as in a report (`redact.scrub_error`)."""
+    from envaudit.model import redact
+
+    return redact.scrub_error(str(said))
 
 
 def one_line(said: object) -> str:

@@ -2,7 +2,7 @@
 directories above a build's (a /tmp/uv.toml another user wrote) and no cache another user owns; every Python
 envaudit starts imports nothing from the caller's working directory; `fix --restore` acts only on the environment
 its snapshot names, read from the descriptor it checked; an output that cannot be written is no internal error; a
-Ctrl-C while envaudit starts is no traceback."""
+Ctrl-C while envaudit starts is no traceback; an error line quoting input shows no URL's credentials."""
 
 from __future__ import annotations
 
@@ -341,3 +341,27 @@ def test_ctrl_c_as_envaudits_main_module_loads_is_one_line(tmp_path: Path, entry
     assert (done.returncode, lines) == (Exit.INTERNAL, [f"interrupting at {module}", "envaudit: interrupted"]), (
         done.stderr
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "flax @ git+https://user:SECRET@host/x"],
+        ["plan", "-r https://user:SECRET@host/r.txt"],
+    ],
+)
+def test_an_error_line_quoting_input_shows_no_urls_credentials(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(argv) == Exit.USAGE
+    err = capsys.readouterr().err
+    assert "SECRET" not in err and err.count("\n") == 1, err
+
+
+def test_a_requirement_files_url_line_is_quoted_without_its_credentials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "requirements.txt").write_text("jax==0.4.30\n-r https://user:tok3n@host/r.txt\n")
+    assert main(["plan", str(tmp_path / "requirements.txt")]) == Exit.USAGE
+    err = capsys.readouterr().err
+    assert "tok3n" not in err and "line 2" in err, err

@@ -2,18 +2,20 @@
 
 Loading the command line's modules takes a good part of a second on a cold disk, before `cli.main` can answer a
 Ctrl-C. So this module imports nothing of envaudit's until it can answer one itself: an interrupt while they load is
-noted, and said once they have loaded as one during the run is (one line, exit 3: the audit did not complete), never
-as a traceback.
+noted, and said once they have loaded as one during the run is (one line, exit 3: the audit did not complete, as
+the exit-code table says of any run cut short), never as a traceback. The noting starts earlier still, in
+`envaudit/__init__.py`, the first of envaudit's code either way of starting runs (this module's own loading and
+imports are then covered too); what comes before it is the interpreter's own start (site.py, finding the package),
+where no code of envaudit's can answer.
 """
 
 import signal
 import sys
 
-_asked: list[int] = []  # a Ctrl-C while the modules load: answered once they have
+import envaudit
 
-
-def _later(signum: int, frame: object) -> None:
-    _asked.append(signum)
+_asked = envaudit._interrupts  # a Ctrl-C while the modules load: answered once they have
+_later = envaudit._noted
 
 
 def main_entry() -> None:
@@ -23,6 +25,8 @@ def main_entry() -> None:
             # land in a callback whose exceptions CPython ignores (importlib's module-lock weakref callback), where
             # it is printed as "Exception ignored" and lost, and the command then runs on
             previous = signal.signal(signal.SIGINT, _later)
+            if previous is _later:  # noted since the package started, which replaced Python's own handler only
+                previous = signal.default_int_handler
             from envaudit.cli import main_entry as command_line
 
             signal.signal(signal.SIGINT, previous)

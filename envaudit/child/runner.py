@@ -192,6 +192,11 @@ def one_child(state: Run) -> None:
     argv += [t.argument() for t in state.pending]
     with watchdog() as watch:  # the child's group dies with envaudit, even by SIGKILL
         try:
+            # by path, not `-c` or `-m`: sys.path starts with the child's own directory, never the working one, so a
+            # json.py the caller's directory holds is not imported. Not `-I` (nor `-P`, which would drop that own
+            # directory): the audited environment is audited as its programs start, PYTHONPATH, the user site and
+            # .pth files included; and its working directory is the caller's, where a relative PYTHONPATH entry
+            # means what it means for the user's program
             proc = subprocess.Popen(
                 [state.opts.python, str(CHILD), *argv],
                 stdout=subprocess.PIPE,

@@ -4,11 +4,21 @@
 through `envaudit/__main__.py` (which answers a Ctrl-C while this module loads). Bad usage or bad input is one line
 on stderr and exit 2 (argparse's multi-line usage dump is replaced by one line); an unexpected exception is one
 line and exit 3, so a scheduler can tell "the node is bad" (1) from "the audit broke" (3).
+
+Standard output that cannot be written is answered here too, the buffer flushed before the exit so that a failure
+of the last write is seen (`--version > /dev/full` exited 0, its line lost). A reader that left (`envaudit schema |
+head -c 10`: EPIPE) is no error of envaudit's to report: nothing is said (pip says one line, uv nothing), and the
+exit is 3, the output not delivered: 0 would claim an answer nobody read, and 1, Python's documented choice and
+pip's, is envaudit's "a fail finding", on which a Slurm wrapper drains the node. A full disk or quota (`> /dev/full`:
+ENOSPC, EDQUOT, EFBIG) is one line on stderr and exit 2, as an --output file that cannot be written is. Either way
+standard output is then pointed at /dev/null, so the interpreter's own flush at exit has nothing left to fail on.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import functools
 import importlib
 import os
@@ -87,15 +97,38 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: list[str]) -> int:
     try:
+        code = _answered(argv)
+        sys.stdout.flush()  # the last write's failure is seen here, not by the interpreter's flush at exit
+        return code
+    except OSError as exc:
+        return _unwritten(exc)
+
+
+def _unwritten(exc: OSError) -> int:
+    """An output that could not be written (the module's docstring says why each answer)."""
+    if exc.errno not in (errno.EPIPE, errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        print(f"envaudit: internal error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
+        return Exit.INTERNAL
+    with contextlib.suppress(OSError, ValueError):  # nothing left for the exit's own flush to fail on
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    if exc.errno == errno.EPIPE:  # `envaudit rules | head`: the reader left; nothing more is said
+        return Exit.INTERNAL
+    print(f"envaudit: error: cannot write the output: {exc.strerror or one_line(exc)}", file=sys.stderr)
+    return Exit.USAGE
+
+
+def _answered(argv: list[str]) -> int:
+    try:
         return run(parser_for(argv).parse_args(argv))
     except BadInput as exc:  # any module's bad input (UsageError, ReportError, PlanError, OutputError, ...)
-        print(f"envaudit: error: {one_line(exc)}", file=sys.stderr)
+        print(f"envaudit: error: {one_line(_scrubbed(exc))}", file=sys.stderr)
         return Exit.USAGE
     except SystemExit as exc:  # --help and --version
         return int(exc.code or 0)
-    except BrokenPipeError:  # `envaudit rules | head`: the reader left; say nothing more, on a stdout that is gone
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return Exit.INTERNAL
+    except OSError as exc:  # an output that could not be written, else the audit broke
+        return _unwritten(exc)
     except KeyboardInterrupt:
         print("envaudit: interrupted", file=sys.stderr)
         return Exit.INTERNAL
@@ -103,8 +136,16 @@ def _main(argv: list[str]) -> int:
         print("envaudit: terminated (SIGTERM): the audit did not complete", file=sys.stderr)
         return Exit.INTERNAL
     except Exception as exc:  # the audit itself broke: say so in one line, exit 3, never a traceback
-        print(f"envaudit: internal error: {type(exc).__name__}: {one_line(exc)}", file=sys.stderr)
+        print(f"envaudit: internal error: {type(exc).__name__}: {one_line(_scrubbed(exc))}", file=sys.stderr)
         return Exit.INTERNAL
+
+
+def _scrubbed(said: object) -> str:
+    """An error line that may quote input (`flax @ git+https://user:tok@host/x`, a file's `-r URL` line): URL
+    credentials, queries and secrets hidden, as in a report (`redact.scrub_error`)."""
+    from envaudit.model import redact
+
+    return redact.scrub_error(str(said))
 
 
 def one_line(said: object) -> str:

@@ -4,11 +4,15 @@ line (UsageError, exit 2) instead of its multi-line usage dump."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
-from typing import NoReturn, Protocol
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from envaudit import __version__
 from envaudit.model.exitcodes import UsageError
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 
 class Verb(Protocol):
@@ -27,6 +31,12 @@ class Verb(Protocol):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        """As argparse's, without its silence on an OSError (`--version > /dev/full` exited 0, its line lost):
+        the command line answers a write that failed (cli.main)."""
+        if message:
+            (file or sys.stderr).write(message)
 
 
 def build_parser(verbs: Mapping[str, Verb]) -> argparse.ArgumentParser:

@@ -1,7 +1,8 @@
 """A throwaway environment built from a stack's pins, and what importing its libraries there shows.
 
 `plan` answers from the tables; where the planned stack installs here, this module builds it: `uv venv` and `uv pip
-install` (uv's own cache, shared with every other use of uv on the machine) in a temporary directory, then the
+install` (uv's own cache, shared with every other use of uv on the machine, where it is this user's) in a temporary
+directory, then the
 imports probe runs there, by that environment's interpreter, as the audit runs probes (`child/runner.py`, under
 every bound), and the directory is removed afterwards, whatever happened. An accelerator stack is built as its CPU
 twin: the same jax, jaxlib and libraries from their CPU wheels, without jax's GPU and TPU plugins, libtpu, jax-metal
@@ -14,24 +15,38 @@ Where uv refuses the install for one Python (no wheel for it), the next one here
 (`child/bounded.py`: a uv that hangs or floods is cut off, with its process group) and the whole build by one
 deadline. Nothing here judges: the judge reads the measurement (`judge/measured.py`), and `triage` may build a
 reported stack the same way.
+
+What uv is told by anyone but the user (`uv_options`, `uv_environ`; `envaudit fix` runs its uv the same way). uv
+reads `uv.toml` and a `pyproject.toml`'s `[tool.uv]` from its working directory and every directory above it: in a
+build's $TMPDIR/envaudit-build-*, a /tmp/uv.toml that any user may write would name root's index (and so the code
+root runs). So every uv envaudit runs is given `--no-config`, in a private working directory (`safedir.scratch`),
+and the one configuration file the user chose is passed back by name (`--config-file`): UV_CONFIG_FILE, else their
+own uv.toml (XDG_CONFIG_HOME/uv, ~/.config/uv), else the system's (/etc/uv/uv.toml), the first that is a regular
+file only root or this user can change; the user's index is theirs to choose, another user's file is not (uv merges
+the user's and the system's files; here one is read: the user's where they have one). Where uv's cache (UV_CACHE_DIR,
+XDG_CACHE_HOME/uv, ~/.cache/uv) is not this user's alone (`safedir.owned`: root under `sudo -E` keeps a user's
+XDG_CACHE_HOME), a wheel another user put there would be installed and imported: uv is given envaudit's own cache
+(`cachedir.private("uv")`), else one inside the build's directory. pip, which envaudit runs only in `fix` (the plan's
+own command), reads no configuration from its working directory: its files are the user's (~), the system's (/etc)
+and the environment's (its prefix), and PIP_CONFIG_FILE is the caller's own variable: the user's choice of index for
+the user's environment, kept as the printed command would be run; pip refuses a cache it does not own by itself.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import platform
 import re
 import shutil
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from envaudit.child import bounded, runner, state
+from envaudit.files import cachedir, safedir
 from envaudit.model.build import BuildStatus, Measurement
 from envaudit.model.facts import CallOutcome, ImportOutcome, JaxFacts
 from envaudit.model.scope import canonicalize_name, selected
@@ -160,18 +175,8 @@ def measure(stack: Stack, *, timeout: float, uv: Sequence[str], say: Say | None 
         return _not("skipped", made.refused, made)
     if not made.requirements:
         return _not("skipped", "the stack pins nothing to install", made)
-    with _directory() as home:
-        return _built(stack, made, home, deadline, tuple(uv), tell, timeout)
-
-
-@contextlib.contextmanager
-def _directory() -> Iterator[Path]:
-    """A private temporary directory (the system's, never the working directory), removed afterwards."""
-    home = Path(tempfile.mkdtemp(prefix="envaudit-build-"))
-    try:
-        yield home
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    with safedir.scratch("envaudit-build-") as home:
+        return _built(stack, made, home, deadline, (*uv, *uv_options()), tell, timeout)
 
 
 def _built(
@@ -180,7 +185,7 @@ def _built(
     """The stack installed for the first of its Pythons that is here (the next where uv finds no wheel for it);
     where none is, for the first, which uv may fetch."""
     started = time.monotonic()
-    env = uv_environ()
+    env = uv_environ(home)
     wanted = [p for p in dict.fromkeys(stack.pythons) if p][:MAX_PYTHONS] or [this_python()]
     found = [(python, path) for python in wanted if (path := _local_python(uv, python, deadline, env, home))]
     first_reason, tried = "", list[str]()
@@ -352,11 +357,48 @@ def _one(text: str) -> str:
     return line if len(line) <= MAX_REASON else line[: MAX_REASON - 3] + "..."
 
 
-def uv_environ() -> dict[str, str]:
-    """uv's environment: the user's (their index, proxy, cache and config are uv's), without colour or progress
-    bars, and with no virtual environment of theirs to install into."""
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "UV_PYTHON")}
-    return env | {"NO_COLOR": "1", "UV_NO_PROGRESS": "1"}
+def uv_options() -> tuple[str, ...]:
+    """uv's global options for a uv envaudit runs: no configuration file found by walking up from the working
+    directory, and the one the user chose by name (the module's docstring says which)."""
+    chosen = user_uv_config()
+    return ("--no-config", *(("--config-file", chosen) if chosen else ()))
+
+
+def user_uv_config() -> str:
+    """The uv configuration file this user chose: UV_CONFIG_FILE, else their own uv.toml, else the system's; the
+    first that is a regular file only root or this user can change ("" where none is)."""
+    explicit = os.environ.get("UV_CONFIG_FILE", "")
+    if explicit:
+        return explicit if safedir.trusted_file(explicit) else ""
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    home = os.environ.get("HOME", "")
+    found = [Path(xdg) / "uv" / "uv.toml"] if os.path.isabs(xdg) else []
+    found += [Path(home) / ".config" / "uv" / "uv.toml"] if os.path.isabs(home) else []
+    found.append(Path("/etc/uv/uv.toml"))
+    return next((str(p) for p in found if safedir.trusted_file(p)), "")
+
+
+def uv_cache_dir() -> str:
+    """The cache uv would use (UV_CACHE_DIR, else XDG_CACHE_HOME/uv, else ~/.cache/uv; "" where none is named)."""
+    xdg, home = os.environ.get("XDG_CACHE_HOME", ""), os.environ.get("HOME", "")
+    if os.environ.get("UV_CACHE_DIR"):
+        return os.environ["UV_CACHE_DIR"]
+    if os.path.isabs(xdg):
+        return os.path.join(xdg, "uv")
+    return os.path.join(home, ".cache", "uv") if os.path.isabs(home) else ""
+
+
+def uv_environ(home: Path) -> dict[str, str]:
+    """uv's environment: the user's (their index and proxy are uv's), without colour or progress bars, with no
+    virtual environment of theirs to install into, no configuration file but the one passed by name, and a cache
+    that is this user's alone: uv's own where it is (`safedir.owned`), else envaudit's, else one in `home` (the
+    build's or the fix's private directory, gone with it)."""
+    dropped = ("VIRTUAL_ENV", "CONDA_PREFIX", "UV_PYTHON", "UV_CONFIG_FILE")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
+    cache = uv_cache_dir()
+    if not (cache and safedir.owned(cache)):
+        cache = str(cachedir.private("uv") or home / "uv-cache")
+    return env | {"NO_COLOR": "1", "UV_NO_PROGRESS": "1", "UV_CACHE_DIR": cache}
 
 
 def child_environ(plan_env: Mapping[str, str]) -> dict[str, str]:

@@ -259,9 +259,13 @@ class Asking:
 
     def _run(self) -> None:
         from envaudit.child import bounded
+        from envaudit.files import safedir
 
         try:
-            self.finished = bounded.run(self.argv, timeout=self.seconds, limit=LIMIT)
+            # run by path (the script's directory first on sys.path, then envaudit's own path), in an empty
+            # directory of its own: an entry "" of envaudit's path (started by `python -c`) is no caller's json.py
+            with safedir.scratch("envaudit-nvml-") as home:
+                self.finished = bounded.run(self.argv, timeout=self.seconds, limit=LIMIT, cwd=str(home))
         except (OSError, ValueError) as exc:  # ValueError: no interpreter named (an empty sys.executable)
             self.finished = f"could not start {self.argv[0] or 'Python'} to ask NVML: {exc}"
 

@@ -70,6 +70,8 @@ def describe(python: str, timeout: float = 60.0) -> dict[str, Any]:
     """What the interpreter says of itself (`_interpreter.py`'s JSON object), within `timeout` and `bounded.LIMIT`
     bytes; whatever it starts is killed with it (`bounded.run`)."""
     try:
+        # by path: sys.path starts with the script's directory, never the working one (a json.py there is not
+        # imported); not `-I`: it says what the interpreter's programs see, PYTHONPATH and the user site included
         done = bounded.run([python, str(SCRIPT)], timeout=timeout)
     except OSError as exc:
         raise InterpreterError(f"--python {python}: cannot run it: {exc.strerror or exc}") from None

@@ -4,14 +4,16 @@ new audit, and undone when it made things worse.
 The plan is the one the report prints (`fixplan`): nothing is run that the user could not read first (`--dry-run`
 prints it and stops; without `--yes` a terminal asks). Before anything changes, every distribution of the audited
 interpreter (name, version, installer) is written to a snapshot file that is kept (the user removes it). The plan's
-command runs in bash, as the user would paste it; its variables (an `export XLA_FLAGS=...`) hold for the new audit
-here and are said, since they last one shell. The audit after it is compared with the one before: more failing root
-causes, or jax imported before and not after, and the snapshot is restored (what moved installed at its version
-again, what appeared removed, each by the installer that had installed it). What changed is said either way. The
-command runs in a session of its own: interrupted (Ctrl-C, SIGTERM, its bound), bash and the installer are killed
-together and the way back is printed (`envaudit fix --restore SNAPSHOT`, which puts any snapshot back). Exit 0
-when the environment audits without a failure afterwards, 1 when not, 2 on bad usage (no confirmation from a
-non-terminal, a snapshot path that cannot be written or read).
+command runs in bash, as the user would paste it (but in a private working directory of its own, where no `pip.py`
+or `json.py` another user left is imported by `python -m pip`, and with uv given no configuration file but the
+user's own and a cache of this user's alone: collect/build.py's docstring says why); its variables (an `export
+XLA_FLAGS=...`) hold for the new audit here and are said, since they last one shell. The audit after it is compared
+with the one before: more failing root causes, or jax imported before and not after, and the snapshot is restored
+(what moved installed at its version again, what appeared removed, each by the installer that had installed it).
+What changed is said either way. The command runs in a session of its own: interrupted (Ctrl-C, SIGTERM, its bound),
+bash and the installer are killed together and the way back is printed (`envaudit fix --restore SNAPSHOT`, which
+puts any snapshot back). Exit 0 when the environment audits without a failure afterwards, 1 when not, 2 on bad usage
+(no confirmation from a non-terminal, a snapshot path that cannot be written or read).
 """
 
 from __future__ import annotations
@@ -129,30 +131,41 @@ def restoring(
     return Fix(install=tuple(moved), uninstall=uninstall, delete=delete, target=target)
 
 
-def read_snapshot(path: Path) -> tuple[str, dict[str, Installed]]:
-    """A snapshot `fix` wrote: the interpreter and its distributions (bad input: one line, exit 2). Only a regular
-    file the caller or root owns and nobody else may write is read: its interpreter is run."""
+@dataclass(frozen=True)
+class Snapshot:
+    """What `fix` kept: the interpreter it audited, its environment (its sys.prefix: a venv's, though its
+    bin/python links to a base Python every other venv of it shares; "" in a snapshot written before it was kept)
+    and every distribution there."""
+
+    python: str
+    prefix: str
+    distributions: dict[str, Installed]
+
+
+def prefix_of(python: str, timeout: float) -> str:
+    """The interpreter's environment, as it says itself (its sys.prefix)."""
+    from envaudit.collect import outside
+
+    return str((outside.describe(python, timeout).get("python") or {}).get("prefix") or "")
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    """A snapshot `fix` wrote (bad input: one line, exit 2). Only a regular file the caller or root owns and nobody
+    else may write is read (its interpreter is run), checked on the descriptor it is read from."""
     from envaudit.files import reportfile
 
-    safewrite.trusted_file(path, "a snapshot")
-    raw = reportfile.read_bounded(path, SNAPSHOT_BYTES, "a snapshot")
+    raw = safewrite.read_trusted(path, SNAPSHOT_BYTES, "a snapshot")
     try:
         data = reportfile.parse_json(raw.decode("utf-8"), path, "a snapshot")
-        python = data["python"]
+        python, prefix = data["python"], data.get("prefix", "")
         found = {d["name"]: Installed(d["name"], d["version"], d.get("installer", "")) for d in data["distributions"]}
     except (ValueError, KeyError, TypeError, AttributeError, ReportError):
         raise RepairError(f"{path}: not a snapshot written by envaudit fix") from None
-    if (
-        not isinstance(python, str)
-        or "\x00" in python
-        or not python.isprintable()
-        or not all(
-            isinstance(d.name, str) and isinstance(d.version, str) and isinstance(d.installer, str)
-            for d in found.values()
-        )
+    if not all(isinstance(p, str) and "\x00" not in p and p.isprintable() for p in (python, prefix)) or not all(
+        isinstance(d.name, str) and isinstance(d.version, str) and isinstance(d.installer, str) for d in found.values()
     ):
         raise RepairError(f"{path}: not a snapshot written by envaudit fix")
-    return python, found
+    return Snapshot(python, prefix, found)
 
 
 def worse(before: Report, after: Report) -> str:
@@ -209,14 +222,15 @@ def run(
     os.environ.update(dict(fix.export))
     saved = distributions(interpreter, timeout)  # the environment's own (a PYTHONPATH copy unset is none of them)
     path = snapshot_path(snapshot)
-    document = {"python": interpreter, "distributions": [vars(d) for d in saved.values()]}
+    prefix = prefix_of(interpreter, timeout)
+    document = {"python": interpreter, "prefix": prefix, "distributions": [vars(d) for d in saved.values()]}
     safewrite.create(path, json.dumps(document, indent=1) + "\n")
     say(f"snapshot of {len(saved)} distributions: {path} (kept: remove it when you no longer need it)")
     back = f"envaudit fix --restore {shlex.quote(str(path))}" + (
         f" --python {shlex.quote(interpreter)}" if python else ""
     )
     try:
-        code = shell(command)
+        code = shell(_as_run(fix))
     except BaseException:  # Ctrl-C, SIGTERM, the bound: the installer's group is gone, the way back is said
         say(f"interrupted: the environment may be half changed; to put the snapshot back: {back}")
         raise
@@ -261,12 +275,25 @@ def restore(
 ) -> int:
     """`fix --restore SNAPSHOT`: the interpreter asked for (`python`: --python's, else this one) put back as the
     snapshot has it, after the same confirmation as a fix, then checked. Exit 0 when it holds the snapshot's
-    versions again, 1 when it does not; a snapshot of another interpreter is refused."""
+    versions again, 1 when it does not; a snapshot of another environment is refused (bad input, exit 2): its
+    prefix, as the interpreter asked for says its own, not by the interpreter's real path (every venv of one base
+    Python shares it), and a snapshot that names no prefix (an older one) of the same interpreter path only."""
     from envaudit.collect import collect
 
-    interpreter, saved = read_snapshot(path)
-    if os.path.realpath(interpreter) != os.path.realpath(python):
-        raise RepairError(f"{path} is a snapshot of {interpreter}, not of {python}: give --python {interpreter}")
+    kept = read_snapshot(path)
+    interpreter, saved = kept.python, kept.distributions
+    here = prefix_of(python, timeout)
+    same = (
+        os.path.realpath(kept.prefix) == os.path.realpath(here)
+        if kept.prefix and here
+        else os.path.abspath(interpreter) == os.path.abspath(python)
+    )
+    if not same:
+        theirs = f"{kept.prefix or 'an environment'} ({interpreter})"
+        raise RepairError(
+            f"{path} is a snapshot of {theirs}, not of {here or 'this environment'} ({python}):"
+            f" give --python {interpreter}"
+        )
     if not dry_run and not yes and ask is None:
         raise RepairError("--restore changes the environment: confirm with --yes, or --dry-run (stdin is no terminal)")
     now = distributions(python, timeout)
@@ -277,7 +304,7 @@ def restore(
     if not yes and ask is not None and not ask("run it? [y/N] "):
         say("nothing changed")
         return Exit.FINDINGS
-    code = shell(undo.command)
+    code = shell(_as_run(undo))
     return _verified(saved, python, timeout, code, say)
 
 
@@ -286,7 +313,7 @@ def _restore(
 ) -> int:
     undo = restoring(saved, distributions(interpreter, timeout), facts, debris(interpreter, timeout))
     say(f"restoring: {undo.command or 'nothing moved'}")
-    code = shell(undo.command) if undo else 0
+    code = shell(_as_run(undo)) if undo else 0
     return _verified(saved, interpreter, timeout, code, say)
 
 
@@ -305,13 +332,33 @@ def _verified(
 INTERRUPT_GRACE_S = 60.0  # for pip, told of Ctrl-C, to roll back what it had half installed
 
 
+def _as_run(fix: Fix) -> str:
+    """The command as envaudit runs it: the printed one, but for uv's options (`build.uv_options`: no
+    configuration file found by walking up from the working directory, the user's own passed by name)."""
+    from envaudit.collect import build
+
+    return replace(fix, target=replace(fix.target, uv_options=build.uv_options())).command
+
+
 def shell(command: str) -> int:
-    """The command run in bash in a session of its own, to its end or the bound. Interrupted (Ctrl-C, SIGTERM, the
-    bound), its group is sent SIGINT, as a terminal's Ctrl-C would be, so that pip rolls back what it had half
-    installed; what has not ended after a grace period is killed."""
+    """The command run in bash in a session of its own, to its end or the bound, in a private working directory
+    (what the caller's holds is not imported by `python -m pip`, nor read by uv), with uv's cache this user's alone
+    (`build.uv_environ`) and no BASH_ENV (a pasted line reads none in an interactive shell). Interrupted (Ctrl-C,
+    SIGTERM, the bound), its group is sent SIGINT, as a terminal's Ctrl-C would be, so that pip rolls back what it
+    had half installed; what has not ended after a grace period is killed."""
+    from envaudit.collect import build
+    from envaudit.files import safedir
+
+    with safedir.scratch("envaudit-fix-") as home:
+        cache = build.uv_environ(home)["UV_CACHE_DIR"]
+        env = {k: v for k, v in os.environ.items() if k not in ("BASH_ENV", "ENV", "UV_CONFIG_FILE")}
+        return _shell(command, cwd=home, env=env | {"UV_CACHE_DIR": cache})
+
+
+def _shell(command: str, *, cwd: Path, env: dict[str, str]) -> int:
     from envaudit.child.bounded import kill_group
 
-    proc = subprocess.Popen(["bash", "-c", command], start_new_session=True)
+    proc = subprocess.Popen(["bash", "-c", command], start_new_session=True, cwd=cwd, env=env)
     try:
         return proc.wait(timeout=APPLY_TIMEOUT_S)
     except BaseException:

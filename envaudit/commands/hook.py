@@ -138,10 +138,16 @@ def _where(python: str) -> tuple[list[Path], str]:
     import subprocess
 
     from envaudit.collect.outside import InterpreterError
+    from envaudit.files import safedir
 
     here = str(Path(__file__).resolve().parents[2])  # the directory envaudit/ is in
     try:
-        done = subprocess.run([python, "-c", WHERE, here], capture_output=True, text=True, timeout=60, check=True)
+        # `-c` puts the working directory first on sys.path: a json.py the caller's holds would run there (as root,
+        # for `hook status` in /tmp). Not `-I`: the key lists sys.path as the hook there sees it (PYTHONPATH, the
+        # user site), so the interpreter starts as its hook's would, in an empty directory of envaudit's own
+        with safedir.scratch("envaudit-hook-") as home:
+            argv = [python, "-c", WHERE, here]
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True, cwd=home)
         purelib, user, key = json.loads(done.stdout)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         raise InterpreterError(

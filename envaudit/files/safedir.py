@@ -15,6 +15,8 @@ import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
+from pathlib import Path
 
 FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
@@ -127,3 +129,73 @@ def make_private(path: str | os.PathLike[str], make: bool = True) -> int:
     except BaseException:
         os.close(fd)
         raise
+
+
+def owned(path: str | os.PathLike[str]) -> bool:
+    """Whether the directory `path` names exists and is this user's alone: every directory on the way root's or
+    this user's and closed to others' writes (as `make_private` requires, without making or changing anything),
+    the last one this user's and writable by nobody else. What another program keeps there (uv's cache of wheels)
+    is then this user's own; a directory another user owns, or could swap, is not (root with a user's
+    XDG_CACHE_HOME under `sudo -E` or `su`)."""
+    try:
+        fd = _walk(os.fspath(path) or ".", make=False, closed=True)
+    except OSError:
+        return False
+    try:
+        here = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return here.st_uid == os.geteuid() and here.st_mode & 0o022 == 0
+
+
+def trusted_file(path: str | os.PathLike[str]) -> bool:
+    """Whether `path` names a regular file (not a link) that only root or this user can change, in a directory
+    reached as `owned` requires of its way: a configuration file whose words this user may act on."""
+    text = os.fspath(path)
+    parent, name = os.path.split(text)
+    if not name:
+        return False
+    try:
+        directory = _walk(parent or ".", make=False, closed=True)
+    except OSError:
+        return False
+    try:
+        if not _closed(os.fstat(directory)):  # others could replace the file
+            return False
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=directory)
+    except OSError:
+        return False
+    finally:
+        os.close(directory)
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    return stat.S_ISREG(st.st_mode) and st.st_uid in owners() and st.st_mode & 0o022 == 0
+
+
+@contextlib.contextmanager
+def scratch(prefix: str) -> Iterator[Path]:
+    """A new private directory (0700, this user's) to work in, removed afterwards: a build's, or the working
+    directory of a program envaudit starts, so that nothing another user wrote is found there (a `json.py` that
+    `python -c` or `-m` would import first, a `uv.toml` uv would read). In $TMPDIR where the way to it is closed to
+    others (`owned`; root under `sudo -E` keeps a user's TMPDIR), else in /tmp (raises OSError when neither is)."""
+    import shutil  # lazily: the hook's warm path reads safedir too
+    import tempfile
+
+    home = None
+    for where in dict.fromkeys([tempfile.gettempdir(), "/tmp"]):
+        try:
+            made = Path(tempfile.mkdtemp(prefix=prefix, dir=where))
+        except OSError:
+            continue
+        if owned(made):
+            home = made
+            break
+        shutil.rmtree(made, ignore_errors=True)
+    if home is None:
+        raise UntrustedPath(errno.EPERM, "no private temporary directory: $TMPDIR and /tmp are open to other users")
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

@@ -212,8 +212,32 @@ def trusted_file(path: Path, what: str) -> None:
         found = os.stat(path, follow_symlinks=False)
     except OSError as exc:
         raise OutputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    _trusted(found, path, what)
+
+
+def _trusted(found: os.stat_result, path: Path, what: str) -> None:
     if not stat.S_ISREG(found.st_mode):
         raise OutputError(f"{path}: not a regular file, so not {what}")
     others = stat.S_IWOTH | (stat.S_IWGRP if os.geteuid() == 0 else 0)
     if found.st_uid not in (os.geteuid(), 0) or found.st_mode & others:
         raise OutputError(f"{path}: {what} another user owns or may write is not used")
+
+
+def read_trusted(path: Path, limit: int, what: str) -> bytes:
+    """At most `limit` bytes of a file `trusted_file` accepts, checked on the descriptor it is read from: opened
+    once, without following a link or blocking on a FIFO, and its fstat judged, so the file checked is the file
+    read (a check of the name and then an open by name can be swapped in between)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OutputError(f"{path}: not a regular file, so not {what}") from None
+        raise OutputError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeEncodeError):
+        raise OutputError(f"{str(path)!a}: not a path a file can have") from None
+    with os.fdopen(fd, "rb") as handle:
+        _trusted(os.fstat(fd), path, what)
+        try:
+            return handle.read(limit)
+        except OSError as exc:
+            raise OutputError(f"cannot read {path}: {exc.strerror or exc}") from None

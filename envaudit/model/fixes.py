@@ -103,6 +103,9 @@ class Target:
     # a range, or where no line names it, it writes the least constraint that excludes what fails (Fix.excluding)
     pinned: frozenset[str] | None = None  # None: every one (the plan's arguments are pins)
     ranges: tuple[tuple[str, str], ...] = ()  # lines: the ranges the inputs write (name, specifier), kept in a line
+    # uv's global options where envaudit runs the command itself (`fix`: --no-config and the user's own file, as
+    # collect/build.uv_options says); the command printed for the user has none
+    uv_options: tuple[str, ...] = ()
 
     def file_of(self, name: str) -> str:
         """lines: the input file a distribution's requirement line is written in."""
@@ -114,7 +117,7 @@ class Target:
         rest = [n for n in names if n not in by_conda]
         found = [" ".join(["conda", "remove", "-y", "-p", self.prefix, *_quoted(by_conda)])] if by_conda else []
         if rest and self.tool == "uv":
-            found.append(" ".join(["uv", "pip", "uninstall", "--python", self.python, *_quoted(rest)]))
+            found.append(" ".join(["uv", *self._uv(), "pip", "uninstall", "--python", self.python, *_quoted(rest)]))
         elif rest:
             bootstrap = [f"{self.python} -m ensurepip"] if not self.pip else []
             found += [*bootstrap, " ".join([self.python, "-m", "pip", "uninstall", "-y", *_quoted(rest)])]
@@ -134,13 +137,15 @@ class Target:
             links = ["-f", CUDA_RELEASES] if any(re.match(r"jaxlib==[^+]+\+cuda", p) for p in rest) else []
             if self.tool == "uv":
                 uv_options = ["--reinstall" if o == "--force-reinstall" else o for o in options]
-                found.append(
-                    " ".join(["uv", "pip", "install", "--python", self.python, *uv_options, *_quoted(rest), *links])
-                )
+                uv = ["uv", *self._uv(), "pip", "install", "--python", self.python]
+                found.append(" ".join([*uv, *uv_options, *_quoted(rest), *links]))
             else:
                 bootstrap = [f"{self.python} -m ensurepip"] if not self.pip else []
                 found += [*bootstrap, " ".join([self.python, "-m", "pip", "install", *options, *_quoted(rest), *links])]
         return found
+
+    def _uv(self) -> list[str]:
+        return _quoted(self.uv_options)
 
 
 def _quoted(words: Sequence[str]) -> list[str]:

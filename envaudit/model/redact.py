@@ -296,6 +296,17 @@ def scrub(text: str, environ: Mapping[str, str] | None = None) -> str:
     return scrubber(environ)(text)
 
 
+# a URL's credentials where a path's normalisation has collapsed its `//` (`https:/user:tok@host/r.txt`, a URL
+# given where a file was expected): what follows `scheme:/` up to an `@`, with no `/` before it
+COLLAPSED_USERINFO = re.compile(r"(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]{0,31}:/)([^/\s'\"<>`@]+@)")
+
+
+def scrub_error(text: str) -> str:
+    """An error line that quotes input (a requirement, a file's line, a path): `scrub`'s rule (a URL's credentials,
+    query and fragment, a PEM block, a secret of the environment), and credentials in a URL a path has collapsed."""
+    return COLLAPSED_USERINFO.sub(lambda m: m.group(1) + REDACTED + "@", scrub(text))
+
+
 def scrub_all(value: T, environ: Mapping[str, str] | None = None) -> T:
     """A JSON value (a probe's metrics, a stage of jax's facts, another interpreter's answer) with each of its
     strings scrubbed, keys kept; a copy, made without recursion (a document may be nested as deep as JSON allows)."""

@@ -324,9 +324,8 @@ def test_the_snapshot_is_on_disk_before_the_command_runs(tmp_path: Path, monkeyp
         repair.run(
             python=None, probes=Options(), timeout=10, dry_run=False, yes=True, snapshot=path, say=said.append, ask=None
         )
-    assert seen == [
-        {"python": sys.executable, "distributions": [{"name": "jax", "version": "0.10.2", "installer": "pip"}]}
-    ]
+    dists = [{"name": "jax", "version": "0.10.2", "installer": "pip"}]
+    assert seen == [{"python": sys.executable, "prefix": sys.prefix, "distributions": dists}]  # its environment named
     assert any(f"--restore {path}" in line for line in said), said
 
 

@@ -31,6 +31,8 @@ FAKE_UV = """\
 import json, os, sys, time
 from pathlib import Path
 mode, args = os.environ.get("FAKE_UV", "ok"), sys.argv[1:]
+while args and args[0].startswith("--"):  # uv's global options: --no-config, --config-file FILE
+    args = args[2:] if args[0] == "--config-file" else args[1:]
 if os.environ.get("FAKE_UV_PID"):
     Path(os.environ["FAKE_UV_PID"]).write_text(str(os.getpid()))
 if args[:2] == ["python", "find"]:

@@ -46,27 +46,62 @@ def assemble(
     """`ignore`: the rules the user ignores, with their reasons (envaudit/judge/ignoring.py): shown, never counted.
     `target`: what the fixes are rendered for where it is not the facts' installer (a plan read from files: the
     requirement lines to write, `fixes.Target` "lines"); the plan itself is computed the same way."""
+    return candidates(
+        facts,
+        mode=mode,
+        probes=probes,
+        probe_findings=probe_findings,
+        created=created,
+        host_info=host_info,
+        complete=complete,
+        ignore=ignore,
+        target=target,
+        limit=1,
+    )[0]
+
+
+def candidates(
+    facts: Facts,
+    *,
+    mode: Mode,
+    probes: Sequence[ProbeResult] = (),
+    probe_findings: Sequence[Finding] = (),
+    created: str | None = None,
+    host_info: dict[str, str] | None = None,
+    complete: bool = True,
+    ignore: Mapping[str, str] | None = None,
+    target: Target | None = None,
+    limit: int = 4,
+) -> list[Report]:
+    """The report as `assemble` makes it, then the same report with each other plan the tables propose
+    (`fixplan.candidates`, best first, at most `limit` in all): what a measurement chooses from where the first
+    plan does not install or run (commands/plan/building.py). The findings are the same in each; their fixes are
+    their parts of that report's plan."""
     # one finding per root cause (a probe's evidence joins its rule's), consequences linked to their root
     evaluated = rules.evaluate(facts)
     found = _measured(evaluated.findings, probes)
     linked = causes.link(judge.merge(found, probe_findings, facts), evaluated, probes)
     findings = ignoring.mark(linked, ignore or {})
-    plan = fixplan.plan(facts, findings, ignore)
+    plans = fixplan.candidates(facts, findings, ignore, limit=limit)
     if target is not None:
-        plan = plan.aimed(target)
+        plans = [plan.aimed(target) for plan in plans]
         findings = [replace(f, remedy=aimed(f.remedy, target)) for f in findings]
-    return Report(
-        facts=facts,
-        findings=tuple(_planned(f, plan) for f in findings),
-        plan=plan,
-        probes=tuple(probes),
-        created=created or now_iso(),
-        host=host() if host_info is None else host_info,
-        envaudit_version=__version__,
-        knowledge=knowledge.reach(),
-        mode=mode,
-        complete=complete,
-    )
+    when, where = created or now_iso(), host() if host_info is None else host_info
+    return [
+        Report(
+            facts=facts,
+            findings=tuple(_planned(f, plan) for f in findings),
+            plan=plan,
+            probes=tuple(probes),
+            created=when,
+            host=where,
+            envaudit_version=__version__,
+            knowledge=knowledge.reach(),
+            mode=mode,
+            complete=complete,
+        )
+        for plan in plans
+    ]
 
 
 def _measured(findings: Sequence[Finding], probes: Sequence[ProbeResult]) -> list[Finding]:

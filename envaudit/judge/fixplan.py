@@ -74,6 +74,16 @@ def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | N
     """The plan for a report of these facts and findings. The findings of its probes are the first state's: the
     states after it are judged by the knowledge base, which is what a plan can know, and what the probes found
     with no rule to explain it (a wrong answer, a device) is carried along until a step of its own fixes it."""
+    return candidates(facts, findings, ignore, limit=1)[0]
+
+
+def candidates(
+    facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | None = None, *, limit: int = 4
+) -> list[Plan]:
+    """The plans the tables propose, best first by the objective (`_Node.rank`), at most `limit`, each with a
+    command of its own: the first is `plan`'s; the others are what a measurement tries where the first does not
+    install or run (the resolver and a built twin decide, commands/plan/building.py). Only plans that leave no
+    more failures than the first are offered."""
     ignore = ignore or {}
     findings = ignoring.counted(findings, ignore)
     measured = tuple(f for f in findings if not f.caused_by and f.subject.kind not in ("rule", "check"))
@@ -84,6 +94,7 @@ def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | N
     seen = {installing.key(facts)}
     queue, explored = deque([start]), 0
     rank = functools.partial(_Node.rank, start=facts)
+    ranked: list[_Node] = [start]
     depth = MAX_STEPS  # breadth first: the fewest steps that end clean, and among plans of that many the best
     while queue and explored < MAX_STATES:
         node = queue.popleft()
@@ -95,11 +106,33 @@ def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | N
             children, back = _children(node, seen, measured, ignore, start, cleared)
             looped = looped or back
             queue.extend(children)
+            ranked += children
             best = min([best, *children], key=rank)
         if best.score()[:2] == (0, 0):
             depth = min(depth, len(best.steps))
     if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
         best = min([best, _greedy(best, measured, ignore, start, cleared)], key=rank)
+    found = [_planned(facts, best, looped, ignore, cleared, measured)]
+    for node in sorted(ranked, key=rank):
+        if len(found) >= limit:
+            break
+        if node is best or not node.steps or node.score()[0] > best.score()[0]:
+            continue
+        other = _planned(facts, node, looped, ignore, cleared, measured)
+        if len(other.remaining) <= len(found[0].remaining) and all(other.fix != f.fix for f in found):
+            found.append(other)
+    return found
+
+
+def _planned(
+    facts: Facts,
+    best: _Node,
+    looped: bool,
+    ignore: ignoring.Ignores,
+    cleared: frozenset[str],
+    measured: Sequence[Finding],
+) -> Plan:
+    """The plan a searched state makes: its steps as one command, and what that command leaves."""
     steps, reached = _one_command(facts, best)
     done = {s.finding for s in steps}
     left = [f for f in _judged(reached, ignore, cleared) if not f.caused_by]  # what the one command leaves

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from envaudit.collect import build
 from envaudit.judge import fixplan, measured
-from envaudit.judge.assemble import assemble
+from envaudit.judge.assemble import assemble, candidates
 from envaudit.model import fixes
 from envaudit.model.build import BuildDocument, Measurement
 from envaudit.model.facts import Facts
@@ -29,6 +29,7 @@ from envaudit.rules.releases import numbers
 
 DISABLE = "ENVAUDIT_NO_BUILD"  # set (not empty, not 0): no plan builds its stack (the unit tests set it)
 MIN_FIXED_S = 5.0  # what must be left of the bound to build the fixed state: jax's start and an import or two
+CANDIDATES = 4  # plans tried, best first, until one is proven (each a build of seconds from uv's cache)
 
 
 def off(no_build: bool, environ: Mapping[str, str] | None = None) -> str:
@@ -66,23 +67,58 @@ def report(
         why = f"{planned.status}: {planned.document.get('reason', '')}: the report is the tables' alone"
         base = assemble(facts, mode="plan", ignore=ignore, target=target)
         return _unmeasured(base, why, planned.document)
-    made = assemble(measured.joined(facts, planned), mode="plan", ignore=ignore, target=target)
-    fixed = None
-    if made.plan.steps and not made.plan.remaining:
-        state = fixplan.outcome(made.facts, made.plan.steps)
-        left = deadline - time.monotonic()
-        if left >= MIN_FIXED_S:
-            say("building the state the fix leaves, to prove it")
-            fixed = build.measure(stack(state, admitted), timeout=left, uv=uv, say=say)
-        else:
-            why = f"the bound ({timeout:g} s, --build-timeout) was spent on the planned stack"
-            fixed = build.Built({"status": "timeout", "reason": why})
+    options = candidates(measured.joined(facts, planned), mode="plan", ignore=ignore, target=target, limit=CANDIDATES)
+    made, fixed, refused = _tried(options, planned, deadline, timeout, admitted, uv, say)
     proof, reason = measured.proof(made.plan, planned, fixed)
+    if refused:
+        reason += f"; before it, {len(refused)} plan(s) the tables ranked higher: " + "; ".join(refused)
     document: BuildDocument = {"measured": True, "planned": planned.document}
     if fixed is not None:
         document["fixed"] = fixed.document
     say(f"{proof}: {reason}")
     return replace(made, build=document | {"proof": proof, "proof_reason": reason})
+
+
+def _tried(
+    options: Sequence[Report],
+    planned: build.Built,
+    deadline: float,
+    timeout: float,
+    admitted: Sequence[str],
+    uv: Sequence[str],
+    say: Callable[[str], None],
+) -> tuple[Report, build.Built | None, list[str]]:
+    """The report whose fix is printed, the build of the state it leaves, and what refused the ones before it.
+    The plans the tables propose are tried best first: the state each leaves is built (the installer resolves it,
+    then jax and the libraries are imported and called there); the first proven one is printed. Where none is
+    proven, the first is, unproven, with what its own build said."""
+    first = options[0]
+    if not first.plan.steps or first.plan.remaining:
+        return first, None, []
+    refused: list[str] = []
+    fixed_first: build.Built | None = None
+    for option in options:
+        if option is not first and (not option.plan.steps or option.plan.remaining):
+            continue
+        left = deadline - time.monotonic()
+        if left < MIN_FIXED_S:
+            why = f"the bound ({timeout:g} s, --build-timeout) was spent before it could be built"
+            fixed_first = fixed_first or build.Built({"status": "timeout", "reason": why})
+            break
+        say("building the state the fix leaves, to prove it" if option is first else "trying the next plan")
+        state = fixplan.outcome(option.facts, option.plan.steps)
+        fixed = build.measure(stack(state, admitted), timeout=left, uv=uv, say=say)
+        proof, why = measured.proof(option.plan, planned, fixed)
+        if proof == "proven":
+            return option, fixed, refused
+        fixed_first = fixed_first or fixed
+        refused.append(f"{_command(option)}: {why}")
+    return first, fixed_first, []
+
+
+def _command(report: Report) -> str:
+    """A plan's command, short, for the reason a later one was printed instead."""
+    return " ".join(report.plan.fix.install) or "(no install)"
 
 
 def _unmeasured(report: Report, why: str, planned: Measurement | None = None) -> Report:

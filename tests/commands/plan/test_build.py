@@ -18,6 +18,7 @@ from envaudit.cli import main
 from envaudit.collect import build
 from envaudit.commands.plan import building
 from envaudit.judge import measured
+from envaudit.judge.assemble import candidates
 from envaudit.model.build import Measurement
 from envaudit.model.exitcodes import Exit
 from envaudit.model.fixes import Fix, Plan, Step
@@ -335,3 +336,41 @@ def test_a_release_the_index_here_lacks_is_not_here_not_uninstallable() -> None:
     invented = lacking.replace("flax==0.12.8", "flax==99.0")
     refused = measured.joined(facts, build.Built({"status": "not_installable", "reason": invented, "python": "3.11"}))
     assert refused.install.get("status") == "refused"
+
+
+def test_a_plan_the_installer_refuses_is_not_printed_the_next_one_the_build_proves_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Fixes predicted, not found: the one plan was printed whether or not the installer took the state it leaves
+    (`'distrax>=0.1.8' 'jax<0.7.0'`, unsatisfiable). The tables' plans are tried best first, each state built; the
+    first the build proves is printed, and the reason says what refused the ones before it."""
+    facts = facts_from(
+        {"origin": "plan", "packages": {"jax": "0.4.27", "jaxlib": "0.4.27"}, "platform": {"machine": "x86_64"}}
+    )
+    options = candidates(facts, mode="plan", ignore={}, target=None, limit=building.CANDIDATES)
+    assert len(options) >= 2 and options[0].plan.fix != options[1].plan.fix  # the tables propose more than one
+    good: Measurement = {"status": "built", "python": "3.11.7", "jax": "ok", "tried": 2, "failed": []}
+    refusal = "No solution found when resolving dependencies: jaxlib==0.4.29 conflicts with the rest"
+    built: list[build.Stack] = []
+
+    def measure(stack: build.Stack, **_: Any) -> build.Built:
+        built.append(stack)
+        if len(built) == 2:  # the first plan's state: the installer refuses it
+            return build.Built({"status": "not_installable", "reason": refusal, "python": "3.11.7"})
+        return build.Built(good)
+
+    monkeypatch.setattr(build, "measure", measure)
+    monkeypatch.setattr(building, "off", lambda *_: "")
+    monkeypatch.setattr(build, "uv_command", lambda: ("uv",))
+    made = building.report(facts, target=None, ignore={}, no_build=False, timeout=60, quiet=True)
+    assert len(built) == 3  # the stack, the first plan's state (refused), the second's (proven)
+    assert made.plan.fix == options[1].plan.fix and made.plan.fix != options[0].plan.fix
+    assert made.build is not None and made.build["proof"] == "proven", made.build
+    assert "does not install here (uv refused it)" in made.build["proof_reason"]
+    # where none is proven, the first is printed, unproven, with its own build's words
+    built.clear()
+    monkeypatch.setattr(
+        build, "measure", lambda stack, **_: build.Built({"status": "not_installable", "reason": refusal})
+    )
+    worst = building.report(facts, target=None, ignore={}, no_build=False, timeout=60, quiet=True)
+    assert worst.plan.fix == options[0].plan.fix and worst.build is not None and worst.build["proof"] == "unproven"

@@ -2,7 +2,10 @@
 new audit, and undone when it made things worse.
 
 The plan is the one the report prints (`fixplan`): nothing is run that the user could not read first (`--dry-run`
-prints it and stops; without `--yes` a terminal asks). Before anything changes, every distribution of the audited
+prints it and stops; without `--yes` a terminal asks), and nothing unproven without being asked: the state the plan
+leaves is built first as a twin of the environment (commands/plan/building.prove: its distributions with the plan's
+changes, imported and called in a throwaway uv environment); only a proven plan runs with `--yes` alone, another
+needs `--unproven` or a `y` at the terminal after the reason is read. Before anything changes, every distribution of the audited
 interpreter (name, version, installer) is written to a snapshot file that is kept (the user removes it). The plan's
 command runs in bash, as the user would paste it (but in a private working directory of its own, where no `pip.py`
 or `json.py` another user left is imported by `python -m pip`, and with uv given no configuration file but the
@@ -195,9 +198,12 @@ def run(
     snapshot: Path | None,
     say: Callable[[str], None],
     ask: Callable[[str], bool] | None,
+    proving: Proving | None = None,
 ) -> int:
-    """The verb: audit, plan, confirm, snapshot, apply, audit again, restore if worse. `ask` is the terminal's
-    prompt (None: stdin is no terminal)."""
+    """The verb: audit, plan, prove it on a built twin, confirm, snapshot, apply, audit again, restore if worse.
+    `ask` is the terminal's prompt (None: stdin is no terminal). A plan that is not proven is applied only with
+    --unproven, or where the terminal's user says so after reading why."""
+    proving = proving or Proving()
     if not dry_run and not yes and ask is None:  # refused before minutes of auditing, nothing changed
         raise RepairError("fix changes the environment: confirm with --yes, or --dry-run (stdin is not a terminal)")
     interpreter = python or sys.executable
@@ -211,11 +217,22 @@ def run(
     say(f"the plan: {command}")
     if before.plan.remaining:
         say(f"still failing after it: {', '.join(before.plan.remaining)}")
+    from envaudit.commands.plan import building  # the twin's build: loaded only where a plan is to prove
+
+    proof, why = building.prove(
+        before.facts, before.plan, no_build=proving.no_build, timeout=proving.timeout, quiet=proving.quiet
+    )
+    say(f"{proof}: {why}")
+    unchanged = Exit.FINDINGS if before.verdict == "fail" else Exit.OK
     if dry_run:  # nothing changed: the environment afterwards is the one audited
-        return Exit.FINDINGS if before.verdict == "fail" else Exit.OK
-    if not yes and ask is not None and not ask("run it? [y/N] "):
+        return unchanged
+    if proof != "proven" and not proving.unproven:
+        if yes or ask is None or not ask("it is not proven; run it anyway? [y/N] "):
+            say("nothing changed: only a proven plan is applied without asking (--unproven to apply it anyway)")
+            return unchanged
+    elif not yes and ask is not None and not ask("run it? [y/N] "):
         say("nothing changed")
-        return Exit.FINDINGS if before.verdict == "fail" else Exit.OK
+        return unchanged
     fix = before.plan.fix
     for name in fix.unset:  # what the command does to its own shell, done first here: the snapshot, the installer and
         os.environ.pop(name, None)  # the audit after it see the environment as the user's next shell will
@@ -382,12 +399,24 @@ def _status(code: int) -> str:
 
 
 @dataclass(frozen=True)
+class Proving:
+    """How the plan is proven before it is applied: its state built as a twin of the environment (--no-build: not;
+    --build-timeout), and whether an unproven one may be applied all the same (--unproven)."""
+
+    no_build: bool = False
+    timeout: float = 240.0
+    unproven: bool = False
+    quiet: bool = False
+
+
+@dataclass(frozen=True)
 class FixOptions:
     dry_run: bool = False
     yes: bool = False
     snapshot: Path | None = None
     restore: Path | None = None
     probing: Probing = field(default_factory=Probing)
+    proving: Proving = field(default_factory=Proving)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -401,11 +430,26 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--restore", type=options.path_argument, metavar="SNAPSHOT", help="put a snapshot's distributions back instead"
     )
+    p.add_argument(
+        "--unproven",
+        action="store_true",
+        help="apply the plan even where it could not be proven (by default only a plan whose state was built here as"
+        " a twin of this environment, and imported and called there, is applied without asking)",
+    )
+    p.add_argument("--no-build", action="store_true", help="do not build the twin: the plan stays unproven")
+    p.add_argument(
+        "--build-timeout",
+        type=options.seconds,
+        default=240.0,
+        metavar="SECONDS",
+        help="seconds for building and measuring the twin (default: 240)",
+    )
     options.add_probing(p)
 
 
 def parse(parsed: argparse.Namespace) -> FixOptions:
-    return FixOptions(parsed.dry_run, parsed.yes, parsed.snapshot, parsed.restore, options.probing(parsed))
+    proving = Proving(parsed.no_build, parsed.build_timeout, parsed.unproven)
+    return FixOptions(parsed.dry_run, parsed.yes, parsed.snapshot, parsed.restore, options.probing(parsed), proving)
 
 
 def _say(line: str) -> None:
@@ -441,6 +485,7 @@ def main(o: FixOptions) -> int:
             snapshot=o.snapshot,
             say=_say,
             ask=ask,
+            proving=o.proving,
         )
     except KeyboardInterrupt:
         print("envaudit: interrupted", file=sys.stderr)

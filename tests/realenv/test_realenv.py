@@ -105,8 +105,10 @@ def test_envaudit_fix_yes_applies_the_plan_and_ends_clean(env: Broken, tmp_path:
     changed said, and the audit after it clean (its variables said, since they last one shell)."""
     prefix = copy(built(env), tmp_path)
     snapshot = tmp_path / "before.json"
+    # unproven: the suite builds no twin here (ENVAUDIT_NO_BUILD); test_envaudit_fix_dry_run_changes_nothing proves
+    argv = ["fix", "--yes", "--unproven", "--snapshot", str(snapshot), *PROBES]
     done = subprocess.run(
-        [str(prefix / "bin" / "python"), "-m", "envaudit", "fix", "--yes", "--snapshot", str(snapshot), *PROBES],
+        [str(prefix / "bin" / "python"), "-m", "envaudit", *argv],
         env=_env(env, prefix),
         capture_output=True,
         text=True,
@@ -127,7 +129,7 @@ def test_envaudit_fix_restores_the_snapshot_when_the_fix_makes_things_worse(tmp_
     shell_env = _env(env, prefix) | {"PYTHONPATH": str(ROOT / "tests" / "faults" / "jax_0101_refused")}
     python = str(prefix / "bin" / "python")
     done = subprocess.run(
-        [python, "-m", "envaudit", "fix", "--yes", "--snapshot", str(tmp_path / "s.json"), *PROBES],
+        [python, "-m", "envaudit", "fix", "--yes", "--unproven", "--snapshot", str(tmp_path / "s.json"), *PROBES],
         env=shell_env,
         capture_output=True,
         text=True,
@@ -150,14 +152,17 @@ def test_envaudit_fix_dry_run_changes_nothing(tmp_path: Path) -> None:
     (env,) = [e for e in BROKEN if e.name == "uv-jaxlib-0102"]
     prefix = copy(built(env), tmp_path)
     before = sorted(p.name for p in next((prefix / "lib").glob("python3*/site-packages")).iterdir())
+    # the twin is built here (the suite's ENVAUDIT_NO_BUILD lifted): the plan is proven before anything is run
+    shell = {k: v for k, v in _env(env, prefix).items() if k != "ENVAUDIT_NO_BUILD"}
     done = subprocess.run(
         [str(prefix / "bin" / "python"), "-m", "envaudit", "fix", "--dry-run", *PROBES],
-        env=_env(env, prefix),
+        env=shell,
         capture_output=True,
         text=True,
         timeout=600,
         cwd=tmp_path,
     )
     assert done.returncode == 1 and "the plan: " in done.stdout and "jax==0.10.1" in done.stdout, done.stdout
+    assert "\nproven: the state the fix leaves (a twin of this environment) built here" in done.stdout, done.stdout
     after = sorted(p.name for p in next((prefix / "lib").glob("python3*/site-packages")).iterdir())
     assert after == before and not list(tmp_path.glob("envaudit-snapshot-*"))

@@ -295,6 +295,7 @@ def test_an_audit_that_cannot_complete_after_the_fix_restores_it_and_exits_3(
         snapshot=tmp_path / "s.json",
         say=said.append,
         ask=None,
+        proving=repair.Proving(unproven=True),
     )
     assert code == Exit.INTERNAL
     assert any("could not complete" in line for line in said) and len(ran) == 2 and "jax==0.10.2" in ran[1]
@@ -322,7 +323,15 @@ def test_the_snapshot_is_on_disk_before_the_command_runs(tmp_path: Path, monkeyp
     said: list[str] = []
     with pytest.raises(KeyboardInterrupt):
         repair.run(
-            python=None, probes=Options(), timeout=10, dry_run=False, yes=True, snapshot=path, say=said.append, ask=None
+            python=None,
+            probes=Options(),
+            timeout=10,
+            dry_run=False,
+            yes=True,
+            snapshot=path,
+            say=said.append,
+            ask=None,
+            proving=repair.Proving(unproven=True),
         )
     dists = [{"name": "jax", "version": "0.10.2", "installer": "pip"}]
     assert seen == [{"python": sys.executable, "prefix": sys.prefix, "distributions": dists}]  # its environment named
@@ -346,3 +355,43 @@ def test_root_does_not_fix_another_users_environment(tmp_path: Path) -> None:
     os.chown(theirs, NOBODY, NOBODY)
     with pytest.raises(repair.RepairError, match="run envaudit fix as that user"):
         repair._not_anothers(str(theirs / "bin" / "python"))
+
+
+@pytest.mark.parametrize("proven", [False, True])
+def test_only_a_proven_plan_is_applied_with_yes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, proven: bool) -> None:
+    """Fixes predicted, not found: `fix --yes` ran the one plan whether or not its state installs or runs. The plan
+    is proven first on a built twin of the environment; one that is not is said, with why, and not run (exit as
+    before it: nothing changed), unless --unproven."""
+    from envaudit.commands.plan import building
+    from envaudit.judge.assemble import assemble
+    from envaudit.model.fixes import Fix, Plan
+
+    facts = facts_from({"python": {"executable": sys.executable}, "packages": {"jax": "0.10.2"}})
+    before = assemble(facts, mode="audit")
+    before = before.__class__(**{**before.__dict__, "plan": Plan(fix=Fix(install=("jax==0.10.1",)))})
+    monkeypatch.setattr(_shared, "run_audit", lambda **_: before)
+    monkeypatch.setattr(repair, "distributions", lambda *_: {"jax": Installed("jax", "0.10.2", "pip")})
+    monkeypatch.setattr(repair, "debris", lambda *_: repair.Debris())
+    why = "the state the fix leaves (a twin of this environment) does not install here (uv refused it)"
+    answer = ("proven", "built here") if proven else ("unproven", why)
+    monkeypatch.setattr(building, "prove", lambda *_, **__: answer)
+    ran: list[str] = []
+    monkeypatch.setattr(repair, "shell", ran_by(ran))
+    said: list[str] = []
+    code = repair.run(
+        python=None,
+        probes=Options(),
+        timeout=10,
+        dry_run=False,
+        yes=True,
+        snapshot=tmp_path / "s.json",
+        say=said.append,
+        ask=None,
+    )
+    assert f"{answer[0]}: {answer[1]}" in said
+    if proven:
+        assert ran and "jax==0.10.1" in ran[0], said
+    else:
+        assert not ran and not (tmp_path / "s.json").exists(), said  # nothing run, no snapshot taken
+        assert code == (Exit.FINDINGS if before.verdict == "fail" else Exit.OK)
+        assert any("--unproven" in line for line in said), said

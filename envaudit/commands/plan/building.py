@@ -20,8 +20,9 @@ from envaudit.collect import build
 from envaudit.judge import fixplan, measured
 from envaudit.judge.assemble import assemble, candidates
 from envaudit.model import fixes
-from envaudit.model.build import BuildDocument, Measurement
+from envaudit.model.build import BuildDocument, Measurement, Proof
 from envaudit.model.facts import Facts
+from envaudit.model.fixes import Plan
 from envaudit.model.redact import REDACTED
 from envaudit.model.report import Report
 from envaudit.rules import wheels
@@ -119,6 +120,26 @@ def _tried(
 def _command(report: Report) -> str:
     """A plan's command, short, for the reason a later one was printed instead."""
     return " ".join(report.plan.fix.install) or "(no install)"
+
+
+def prove(facts: Facts, plan: Plan, *, no_build: bool, timeout: float, quiet: bool) -> tuple[Proof, str]:
+    """Whether the state a live environment's plan leaves runs, measured on its twin: the audited distributions with
+    the plan's changes, built here in a throwaway environment for the same Python, jax and every library imported
+    there and their smoke calls made (`envaudit fix` applies only a proven plan). Unproven, with why, where nothing
+    could be built (turned off, no uv, the index unreachable) or the twin did not install or run."""
+    why_not = off(no_build)
+    uv = None if why_not else build.uv_command()
+    if not why_not and uv is None:
+        why_not = "uv is not installed here (pip install uv)"
+    if uv is None:
+        return "unproven", f"nothing was built: {why_not}"
+    if plan.remaining:
+        return "unproven", f"the plan leaves {', '.join(plan.remaining)} failing"
+    say = _progress(quiet)
+    say("building the state the fix leaves, to prove it")
+    state = fixplan.outcome(facts, plan.steps)
+    fixed = build.measure(stack(state), timeout=timeout, uv=uv, say=say)
+    return measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")
 
 
 def _unmeasured(report: Report, why: str, planned: Measurement | None = None) -> Report:

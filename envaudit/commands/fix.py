@@ -6,7 +6,8 @@ prints it and stops; without `--yes` a terminal asks), and nothing unproven with
 leaves is built first as a twin of the environment (commands/plan/building.prove: its distributions with the plan's
 changes, imported and called in a throwaway uv environment); only a proven plan runs with `--yes` alone, another
 needs `--unproven` or a `y` at the terminal after the reason is read. Before anything changes, every distribution
-of the audited interpreter (name, version, installer) is written to a snapshot file that is kept (the user removes it). The plan's
+of the audited interpreter (name, version, installer) is written to a snapshot file that is kept (the user removes
+it). The plan's
 command runs in bash, as the user would paste it (but in a private working directory of its own, where no `pip.py`
 or `json.py` another user left is imported by `python -m pip`, and with uv given no configuration file but the
 user's own and a cache of this user's alone: collect/build.py's docstring says why); its variables (an `export

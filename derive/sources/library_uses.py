@@ -365,14 +365,17 @@ def exports(tree: ast.Module, module: str, is_package: bool) -> Iterator[tuple[s
 
 
 def imported_at_import(tree: ast.Module, module: str, is_package: bool) -> set[str]:
-    """The modules a module imports when it is imported (statements outside functions: module level, `try`, `if`,
-    class bodies), resolved: `import a.b` imports a and a.b, `from a import b` imports a, and a.b if it is a module
+    """The modules a module imports when it is imported (statements outside functions: module level, `try`, `if`
+    but `if TYPE_CHECKING:`, class bodies), resolved: `import a.b` imports a and a.b, `from a import b` imports a, and a.b if it is a module
     (the caller keeps only the package's own modules)."""
     found: set[str] = set()
     pending: list[ast.AST] = list(tree.body)
     while pending:
         node = pending.pop()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.If) and _type_checking(node.test):  # for a type checker only: a lazy package's
+            pending.extend(node.orelse)  # (transformers') `import` imports none of it, its `else:` runs instead
             continue
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)

@@ -312,6 +312,25 @@ def test_what_import_of_the_package_reaches() -> None:
     }
 
 
+def test_a_lazy_package_s_type_checking_imports_are_not_reached() -> None:
+    """transformers 4.31.0: its __init__ names every model under `if TYPE_CHECKING:` and hands the rest to a lazy
+    module, so `import transformers` runs none of modeling_flax_bart, whose jnp.DeviceArray (gone in jax 0.4.14)
+    breaks only `from transformers import FlaxBartModel`; read as reached, a working `import transformers` cleared
+    the entry and the plan moved to a transformers without Flax models, said OK."""
+    sources = {
+        ("lazy", True): (
+            "from typing import TYPE_CHECKING\nfrom .utils import LazyModule\nif TYPE_CHECKING:\n"
+            "    from .models.bart import FlaxBartModel\nelse:\n    from . import utils\n"
+        ),
+        ("lazy.utils", False): "",
+        ("lazy.models", True): "",
+        ("lazy.models.bart", True): "from .modeling_flax_bart import FlaxBartModel\n",
+        ("lazy.models.bart.modeling_flax_bart", False): "import jax.numpy as jnp\nX = jnp.DeviceArray\n",
+    }
+    imports = {m: library_uses.imported_at_import(ast.parse(src), m, pkg) for (m, pkg), src in sources.items()}
+    assert library_uses.reached(imports) == {"lazy", "lazy.utils"}
+
+
 def entry(**fields: Any) -> Use:
     """An entry of the table with only the fields a test reads (the rest as the table never has them)."""
     return cast(Use, fields)

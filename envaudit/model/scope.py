@@ -108,6 +108,14 @@ def is_relevant(name: str) -> bool:
     return in_stack(norm) or norm in LIBRARIES
 
 
+COUPLED = ("jax", "jaxlib")
+
+
+def coupled(name: str) -> bool:
+    """jax, jaxlib and the GPU plugins/PJRT packages: released together, each pinning the others."""
+    return name in COUPLED or bool(PLUGIN.match(name))
+
+
 def in_stack(name: str) -> bool:
     """The audited stack without LIBRARIES: the packages whose requirements on each other declared-requires.toml
     reads (derive/tables/declared.py); a library's versions are collected, its requirements not read."""

@@ -11,7 +11,7 @@ import shlex
 
 from envaudit.model import fixes
 from envaudit.model.facts import Facts, Unsatisfied
-from envaudit.model.scope import PLUGIN, PROVIDED_BY
+from envaudit.model.scope import PLUGIN, PROVIDED_BY, coupled
 from envaudit.model.versions import release
 from envaudit.rules import declared, fixing, jax_pins
 from envaudit.rules import environment as env
@@ -22,7 +22,7 @@ from envaudit.rules.signatures import Signature
 
 
 def _is_coupling(req: Unsatisfied) -> bool:
-    return env.coupled(str(req.get("package"))) and env.coupled(env.target(str(req.get("requires", ""))))
+    return coupled(str(req.get("package"))) and coupled(env.target(str(req.get("requires", ""))))
 
 
 def coupling(facts: Facts) -> list[Occurrence]:
@@ -63,7 +63,7 @@ def _others_unmet(facts: Facts, unmet: list[Unsatisfied], said: str) -> list[Occ
     return [
         Occurrence(env.describe(r, said), fixing.install(facts, [str(r.get("requires")).split(";")[0].strip()]))
         for r in unmet
-        if not env.coupled(str(r.get("package")))
+        if not coupled(str(r.get("package")))
         and env.target(str(r.get("requires"))) not in moved
         and not _provided(facts, str(r.get("requires")))
     ]

@@ -15,12 +15,10 @@ import os
 from envaudit.model import fixes
 from envaudit.model.facts import Duplicate, Facts, Unsatisfied
 from envaudit.model.fixes import Fix
-from envaudit.model.scope import PLUGIN
+from envaudit.model.scope import PLUGIN, coupled
 from envaudit.rules import accessors, api_removals, declared, fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import PYTHONPATH
-
-COUPLED = ("jax", "jaxlib")
 
 
 def _pythonpath(facts: Facts) -> str:
@@ -112,11 +110,6 @@ def jax_unmet(facts: Facts) -> list[Unsatisfied]:
         for r in facts.requirements or declared.unmet(facts)
         if coupled(str(r.get("package"))) and not coupled(target(str(r.get("requires"))))
     ]
-
-
-def coupled(name: str) -> bool:
-    """jax, jaxlib and the GPU plugins/PJRT packages: released together, each pinning the others."""
-    return name in COUPLED or bool(PLUGIN.match(name))
 
 
 def target(requirement: str) -> str:

@@ -19,10 +19,9 @@ from typing import TYPE_CHECKING
 
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
-from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name
+from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name, coupled
 from envaudit.model.versions import public, version_or_none
 from envaudit.rules import declared, extras, tpu_pins
-from envaudit.rules.environment import coupled
 from envaudit.rules.releases import listed
 from envaudit.rules.wheels import WHEELS, python_of
 

@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING
 from envaudit.model import fixes
 from envaudit.model.facts import CallOutcome, Duplicate, Facts, ImportOutcome, JaxFacts, Unsatisfied
 from envaudit.model.fixes import Fix
-from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name
+from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name, coupled
 from envaudit.rules import extras, messages
 from envaudit.rules.api_removals import uses_of
-from envaudit.rules.environment import coupled
 from envaudit.rules.jax_env import env_flag
 from envaudit.rules.releases import covers, numbers
 from envaudit.rules.wheels import WHEELS, python_of

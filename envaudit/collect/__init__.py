@@ -34,14 +34,16 @@ def snapshot(
 
     nvidia = nvml.Asking(nvml_s or nvml.NVML_TIMEOUT_S)  # its child starts while the others collect
     if python is None:
-        python_facts, (versions, unsatisfied, duplicates, requires, installers) = (
+        python_facts, (versions, unsatisfied, duplicates, requires, installers, requested) = (
             system.get_python(),
             packages.get_packages(),
         )
     else:
         from envaudit.collect import outside
 
-        python_facts, (versions, unsatisfied, duplicates, requires, installers) = outside.facts(python, timeout)
+        python_facts, (versions, unsatisfied, duplicates, requires, installers, requested) = outside.facts(
+            python, timeout
+        )
     return Facts(
         packages=versions,
         python=python_facts,
@@ -54,5 +56,6 @@ def snapshot(
         requires=requires,
         origin=origin,
         installers=installers,
+        requested=requested,
         xla_flags=xlaflags.get(python=None if python is None else python_facts),
     )

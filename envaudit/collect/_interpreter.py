@@ -119,6 +119,15 @@ def installer(dist: metadata.Distribution) -> str:
     return lines[0].strip()[:64] if lines else ""
 
 
+def requested(dist: metadata.Distribution) -> bool:
+    """Whether it was installed by name, not pulled in by another: pip and uv write a REQUESTED file then (PEP 376,
+    packaging's recording-installed-packages)."""
+    try:
+        return dist.read_text("REQUESTED") is not None
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def stashed(dist: metadata.Distribution) -> bool:
     """pip's stash of a distribution it is removing or replacing (`~axlib-0.10.2.dist-info`: the name's first letter
     made `~`): what an interrupted install leaves behind, and no distribution Python imports."""
@@ -164,6 +173,7 @@ def distributions() -> list[dict[str, object]]:
                     "requires": requires(dist),
                     "installer": installer(dist),
                     "recorded": recorded(dist),
+                    "requested": requested(dist),
                 }
             )
     return found

@@ -29,6 +29,7 @@ CANDIDATES = ("bin/python", "bin/python3", "python.exe", "Scripts/python.exe")  
 class _DistributionOptional(TypedDict, total=False):
     installer: str  # its INSTALLER file (envaudit 0.2 did not say)
     recorded: bool  # it has a RECORD file, which its installer needs to replace it (absent: not said)
+    requested: bool  # installed by name (its REQUESTED file), not pulled in by another (absent: not said)
 
 
 class Distribution(_DistributionOptional):  # one entry of `_interpreter.distributions()`, as the other one says it
@@ -102,6 +103,7 @@ def facts(python: str, timeout: float = 60.0) -> tuple[PythonFacts, packages.Ins
             location=d["location"],
             requires=tuple(d["requires"]),
             installer=d.get("installer", ""),
+            requested=d.get("requested", False),
         )
         for d in answer["distributions"]
     ]
@@ -111,4 +113,5 @@ def facts(python: str, timeout: float = 60.0) -> tuple[PythonFacts, packages.Ins
     said = {} if data.get("python") is None else data["python"]  # null: it said nothing of itself
     if wrong := typecheck.problem(said, PythonFacts, "python"):  # the other interpreter's word, checked as a report's
         raise InterpreterError(f"--python {python}: not a Python interpreter envaudit can use ({wrong})")
-    return cast(PythonFacts, said), (versions, problems, duplicates, requires, packages.installers(dists))
+    chosen = packages.requested(dists)
+    return cast(PythonFacts, said), (versions, problems, duplicates, requires, packages.installers(dists), chosen)

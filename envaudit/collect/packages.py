@@ -26,8 +26,9 @@ from envaudit.model.facts import Duplicate, Unsatisfied
 from envaudit.model.redact import scrub  # a direct URL requirement may carry a token
 from envaudit.model.scope import canonicalize_name, is_relevant
 
-# get_packages(): versions, unmet requirements, duplicates, requirements on each other, installers
-Installed = tuple[dict[str, str], list[Unsatisfied], list[Duplicate], dict[str, list[str]], dict[str, str]]
+# get_packages(): versions, unmet requirements, duplicates, requirements on each other, installers, those installed
+# by name
+Installed = tuple[dict[str, str], list[Unsatisfied], list[Duplicate], dict[str, list[str]], dict[str, str], list[str]]
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class Dist:
     requires: tuple[str, ...]
     location: str
     installer: str = ""  # its INSTALLER file (pip, uv, conda), "" where it has none or it was not read
+    requested: bool = False  # installed by name (its REQUESTED file), not pulled in by another
 
 
 def installers(dists: Iterable[Dist]) -> dict[str, str]:
@@ -49,6 +51,16 @@ def installers(dists: Iterable[Dist]) -> dict[str, str]:
         if is_relevant(name) and name not in found and dist.installer:
             found[name] = dist.installer
     return dict(sorted(found.items()))
+
+
+def requested(dists: Iterable[Dist]) -> list[str]:
+    """The relevant distributions the user installed by name (the copy import finds): what a fix keeps where it can."""
+    found: dict[str, bool] = {}
+    for dist in dists:
+        name = canonicalize_name(dist.name)
+        if is_relevant(name) and name not in found:
+            found[name] = dist.requested
+    return sorted(name for name, chosen in found.items() if chosen)
 
 
 def select(dists: Iterable[Dist]) -> tuple[dict[str, str], list[Duplicate]]:
@@ -142,8 +154,16 @@ def installed() -> tuple[list[Dist], dict[str, metadata.Distribution]]:
             continue
         relevant = is_relevant(name_version[0])
         tool = _interpreter.installer(dist) if relevant else ""
+        chosen = _interpreter.requested(dist) if relevant else False
         found.append(
-            Dist(name=name_version[0], version=name_version[1], requires=(), location=location, installer=tool)
+            Dist(
+                name=name_version[0],
+                version=name_version[1],
+                requires=(),
+                location=location,
+                installer=tool,
+                requested=chosen,
+            )
         )
         if relevant:
             handles[location] = dist
@@ -173,7 +193,7 @@ def get_packages() -> Installed:
     try:
         dists, handles = installed()
         packages, duplicates = select(dists)
-        tools = installers(dists)
+        tools, chosen = installers(dists), requested(dists)
         cache_name = f"pipcheck-{fingerprint(dists)}.json"
         cached = cachedir.read_json(cache_name)
         if (
@@ -181,10 +201,10 @@ def get_packages() -> Installed:
             and isinstance(cached.get("problems"), list)
             and isinstance(cached.get("requires"), dict)
         ):
-            return packages, cached["problems"], duplicates, cached["requires"], tools
+            return packages, cached["problems"], duplicates, cached["requires"], tools, chosen
         full = [replace(d, requires=read_requires(handles[d.location])) if d.location in handles else d for d in dists]
         problems, requires = check(full)
     except Exception as exc:  # a broken METADATA file must not stop the audit
-        return {}, [{"package": "?", "requires": f"metadata unreadable: {exc}", "installed": None}], [], {}, {}
+        return {}, [{"package": "?", "requires": f"metadata unreadable: {exc}", "installed": None}], [], {}, {}, []
     cachedir.write_json(cache_name, {"problems": problems, "requires": requires})
-    return packages, problems, duplicates, requires, tools
+    return packages, problems, duplicates, requires, tools, chosen

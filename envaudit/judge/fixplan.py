@@ -51,16 +51,19 @@ class _Node:
 
     def rank(self, start: Facts) -> tuple[int, ...]:
         """The planner's objective (docs/architecture.md, "The one plan"), in order: fewest failures; fewest failures
-        still with a fix to print; no variable exported to work around a release where releases reach as far (a
-        workaround is the way out of a loop, not a fix); the NumPy major kept; fewest warnings with a fix to print
-        (an upgrade or a variable: a warning never forces a downgrade, `_children`); then the least change: fewest
-        packages moved down, fewest moved, fewest steps."""
+        still with a fix to print; the fewest of what the user installed by name moved (`Facts.requested`, their
+        REQUESTED marks: the library held and jax moved, where both end clean); no variable exported to work around
+        a release where releases reach as far (a workaround is the way out of a loop, not a fix); the NumPy major
+        kept; fewest warnings with a fix to print (an upgrade or a variable: a warning never forces a downgrade,
+        `_children`); then the least change: fewest packages moved down, fewest moved, fewest steps."""
         roots = self.roots()
         fails = [f for f in roots if f.severity == "fail"]
         down, moved = _moves(start, self.state)
+        chosen = start.requested
         return (
             len(fails),
             sum(bool(f.remedy) for f in fails),
+            sum(start.packages.get(name) != self.state.packages.get(name) for name in chosen),
             sum(bool(s.fix.export) and not s.fix.install for s in self.steps),
             _major(start.packages.get("numpy")) != _major(self.state.packages.get("numpy")),
             sum(bool(f.remedy) for f in roots if f.severity != "fail"),

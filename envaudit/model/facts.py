@@ -263,6 +263,9 @@ class Facts:
     requires: dict[str, list[str]] = field(default_factory=dict)  # each audited package's requirements on the others
     origin: Origin = "live"
     installers: dict[str, str] = field(default_factory=dict)  # canonical name -> its INSTALLER (pip, uv, conda)
+    # the audited distributions installed by name (REQUESTED: pip's and uv's mark), not pulled in by another: what
+    # the user chose, which a fix keeps where one can (judge/fixplan.py)
+    requested: list[str] = field(default_factory=list)
     xla_flags: XlaFlagsFacts = field(default_factory=lambda: XlaFlagsFacts(status="unknown"))
     messages: list[Message] = field(default_factory=list)  # messages a bug report quotes (rules/signatures.py)
     errors: list[Message] = field(default_factory=list)  # error lines a bug report quotes that no signature reads
@@ -297,6 +300,7 @@ class FactsDocument(TypedDict, total=False):  # Facts as JSON: what `problem` ch
     requires: dict[str, list[str]]
     origin: Origin
     installers: dict[str, str]
+    requested: list[str]
     xla_flags: XlaFlagsFacts
     messages: list[Message]
     errors: list[Message]

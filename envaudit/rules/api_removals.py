@@ -16,7 +16,7 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import canonicalize_name
 from envaudit.model.versions import version_or_none
-from envaudit.rules import fixing
+from envaudit.rules import fixing, follow
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
 from envaudit.rules.releases import is_release, numbers
@@ -234,6 +234,26 @@ def _removed_api_fix(facts: Facts, name: str) -> Fix:
     upgrade = first_unaffected(facts, name)
     if upgrade:  # (where every release read after it is condemned too, no upgrade fixes it with this jax)
         return fixing.install(facts, [f"{name}>={upgrade}"], hold=fixing.installed_jax(facts))
+    return _jax_for(facts, name)
+
+
+def _jax_the_other_way(name: str) -> Callable[[Facts], Fix]:
+    """The other direction where the fix moves the library: the library held, jax moved to the releases that have
+    every name it uses (`_jax_for`), made the newest release with a wheel through jax's extra (rules/follow, as a
+    data rule's other way); nothing where the fix already moves jax."""
+
+    def other(facts: Facts) -> Fix:
+        if not first_unaffected(facts, name):
+            return Fix()
+        ranged = _jax_for(facts, name).install
+        pins = follow.planned(facts, list(ranged)) if ranged else []
+        return fixing.install(facts, pins, installed_only=True) if pins else Fix()
+
+    return other
+
+
+def _jax_for(facts: Facts, name: str) -> Fix:
+    """The jax releases that have every name the installed release of the library uses."""
     # no release without the use: the jax releases that have every name this release uses, from the first with
     # the newest it needs (`<X`: jax added it in X) to below the first removal (`>=X`, or `>=X,<Y` for a name jax
     # brought back), either bound alone where the release has no use of the other kind (keras 3.12 needs
@@ -315,6 +335,7 @@ REMOVED_API: tuple[Check, ...] = tuple(
         references=("https://github.com/jax-ml/jax/blob/main/CHANGELOG.md", JEP_9419),
         run=removed_api_uses(name),
         explains=(f"@{name}:error", f"@{name}:call", "jax-api-missing"),  # its import, its call, a probe that needs it
+        other=_jax_the_other_way(name),
     )
     for name in removal_packages()
 )

@@ -73,6 +73,13 @@ class Check(Defaults):
     explains: tuple[str, ...] = ()  # what its fault makes fail too (envaudit/judge/causes.py): "probe:kind" or an id
     signatures: tuple[Signature, ...] = ()  # the messages users see when it bites (rules/signatures.py)
     lifecycle: Lifecycle = "active"
+    # another way out than its occurrence's fix (the other direction: jax moved where the fix moves the library),
+    # for the planner to weigh and a build to try where the fix does not install or run (judge/fixplan.py)
+    other: Callable[[Facts], Fix] | None = None
+
+    def other_way(self, facts: Facts) -> Fix:
+        return self.other(facts) if self.other is not None else Fix()
+
     kind: Literal["check"] = "check"
     symptom: str = ""  # a data rule's; a check says what it found in each occurrence
     notes: str = ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from envaudit.collect._interpreter import minimum_jaxlib
 from envaudit.collect.packages import Dist, get_packages, select, unsatisfied
@@ -67,7 +68,7 @@ def test_minimum_jaxlib_of_old_jax() -> None:
 
 def test_live_environment_has_jax_without_importing_it() -> None:
     before = "jax" in sys.modules
-    versions, problems, dups, _, installers = get_packages()
+    versions, problems, dups, _, installers, _ = get_packages()
     assert "jax" in versions and "jaxlib" in versions and "numpy" in versions
     assert ("jax" in sys.modules) == before
     assert problems == [] and dups == []
@@ -93,3 +94,27 @@ def test_requirements_are_judged_for_the_audited_interpreter() -> None:
         'numpy>=1.26.0; python_version >= "3.12"'
     ]
     assert _interpreter.markers() == default_environment()  # stdlib only, the same answer as packaging's
+
+
+def test_what_the_user_installed_by_name_is_told_from_what_came_with_it(tmp_path: Path) -> None:
+    """pip and uv write REQUESTED in the dist-info of what was asked for by name: a fix keeps it where it can. The
+    copy import finds decides, as for its version."""
+    from importlib import metadata
+
+    from envaudit.collect import _interpreter
+    from envaudit.collect.packages import Dist, requested
+
+    info = tmp_path / "flax-0.12.8.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: flax\nVersion: 0.12.8\n")
+    assert not _interpreter.requested(metadata.PathDistribution(info))
+    (info / "REQUESTED").write_text("")
+    assert _interpreter.requested(metadata.PathDistribution(info))
+    dists = [
+        Dist("flax", "0.12.8", (), "a", requested=True),
+        Dist("optax", "0.2.8", (), "a"),
+        Dist("Jax", "0.10.1", (), "a", requested=False),
+        Dist("jax", "0.4.30", (), "b", requested=True),  # a copy import does not find
+        Dist("requests", "2.0", (), "a", requested=True),  # not audited
+    ]
+    assert requested(dists) == ["flax"]

@@ -23,6 +23,11 @@ Cases:
   give -w, and XLA_FLAGS=--xla_disable_hlo_passes=onednn-matmul-rewriter gives -w on 0.4.26 to 0.4.28. oneDNN
   rewrites float32 dots only, so the float64 run is a check of the case, not of the bug.
 
+- jax29537 (https://github.com/jax-ml/jax/issues/29537, "[regression] JAX 0.6.2 breaks `xp.exp(x * xp.nan)` inside
+  jax.jit"): on the CPU, float64, jit(lambda x: exp(x * jnp.nan)) must be NaN. Measured here: jaxlib 0.6.1 NaN,
+  0.6.2 4.7e-322 (a number), 0.7.0, 0.7.1 and 0.7.2 NaN. Run in float64 whatever the precision asked; its metric
+  is the share of results that are not NaN.
+
 Known answer: each case's exact result, computed by numpy in float64 (integers below 2**53). Threshold: the kit's
 norm-wise tolerance for the dtype asked for, on rel_err_<case> = max|got - want| / max|want|: a healthy float32 run
 only rounds k**2 to 24 bits (2.9e-8 measured), float64 is exact; the bug is off by 2.0e-3 to 7.8e-3, depending on
@@ -86,12 +91,25 @@ def xla13054(dtype: str) -> tuple[Callable[..., Any], tuple[Any, ...], NDArray[A
     return jax.jit(grad), (np.ones(dim, dtype),), -np.arange(1, dim + 1, dtype=np.float64)
 
 
-CASES = {"jax39103": jax39103, "xla13054": xla13054}
+def jax29537(dtype: str) -> tuple[Callable[..., Any], tuple[Any, ...], NDArray[Any]]:
+    """exp(x * nan) with the NaN a constant, jitted, in float64 (the issue's own program): NaN, not a number. A
+    float64 bug (`FLOAT64_ONLY`): the float32 answer is the ieee_special probe's question."""
+    import jax
+    import jax.numpy as jnp
+
+    del dtype
+    x = np.asarray([0.123, 1.0, -2.5], dtype=np.float64)
+    return jax.jit(lambda v: jnp.exp(v * jnp.nan)), (x,), np.full(x.shape, np.nan)
+
+
+CASES = {"jax39103": jax39103, "xla13054": xla13054, "jax29537": jax29537}
 # Where each case runs: from the first jaxlib measured wrong, to the first fixed one (None: no fix known).
 RELEASES: dict[str, tuple[tuple[int, ...], tuple[int, ...] | None]] = {
     "jax39103": ((0, 10, 2), None),
     "xla13054": ((0, 4, 24), (0, 4, 29)),
+    "jax29537": ((0, 6, 2), (0, 7, 0)),
 }
+FLOAT64_ONLY = frozenset({"jax29537"})  # run in float64 whatever the precision asked: the bug is float64's
 
 
 def numbers(version: str) -> tuple[int, ...]:
@@ -131,14 +149,20 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
     except RuntimeError as exc:  # JAX_PLATFORMS without cpu: jax has no CPU backend to ask
         return kit.result(NAME, "skip", {}, {}, f"no CPU backend in this process ({exc}): these are XLA:CPU bugs")
     metrics: dict[str, object] = {}
-    with kit.x64(dtype == "float64"), jax.default_device(cpu):
-        for name in cases:
-            fn, args, want = CASES[name](dtype)
+    for name in cases:
+        asked = "float64" if name in FLOAT64_ONLY else dtype
+        with kit.x64(asked == "float64"), jax.default_device(cpu):
+            fn, args, want = CASES[name](asked)
             got = np.asarray(fn(*(jax.device_put(a, cpu) for a in args)))
+        if np.isnan(want).any():  # a NaN to keep: the share of the results that are not NaN where they must be
+            metrics[f"rel_err_{name}"] = float(np.mean(np.isnan(got) != np.isnan(want)))
+        else:
             metrics[f"rel_err_{name}"] = kit.rel(got, want)
+        if name not in FLOAT64_ONLY:
             metrics["output_dtype"] = str(got.dtype)
     thresholds: dict[str, object] = {k: kit.TOLERANCE[dtype] for k in metrics if k.startswith("rel_err_")}
-    thresholds["output_dtype"] = dtype
+    if "output_dtype" in metrics:
+        thresholds["output_dtype"] = dtype
     return kit.finish(NAME, metrics, thresholds, f"known regression(s) {', '.join(cases)} absent in {dtype}")
 
 

@@ -118,8 +118,8 @@ def test_a_library_that_imported_clears_the_suspicion_that_its_import_breaks() -
 def test_a_library_that_raises_in_another_librarys_code_folds_under_that_librarys_failure() -> None:
     said = "RuntimeError: the backend is broken"  # no rule knows it: the link is the line that raised
     at = "tensorflow_probability/python/internal/backend/jax/ops.py:681"  # distrax 0.1.9's, measured with jax 0.10.1
-    # jax 0.6.2: the tables say nothing of these releases with it, so only the line that raised links them
-    packages = {"jax": "0.6.2", "jaxlib": "0.6.2", "distrax": "0.1.9", "tensorflow-probability": "0.25.0"}
+    # jax 0.6.1: the tables say nothing of these releases with it, so only the line that raised links them
+    packages = {"jax": "0.6.1", "jaxlib": "0.6.1", "distrax": "0.1.9", "tensorflow-probability": "0.25.0"}
     found = report(
         packages,
         outcome("distrax", "distrax", "error", said, version="0.1.9", where=at),

@@ -315,7 +315,9 @@ def declared(dist: importlib.metadata.Distribution, module: str) -> bool:
 def library(dist: importlib.metadata.Distribution, timed: Timed) -> list[dict[str, Any]]:
     """Every module of one distribution, imported, and its packages named `jax` (where a library that serves
     several frameworks keeps its JAX code: `import tensorflow_probability` is lazy, its JAX users import
-    `tensorflow_probability.substrates.jax`); a top level that needs a missing optional dependency is `needs`."""
+    `tensorflow_probability.substrates.jax`); a top level that needs a missing optional dependency is `needs`.
+    Then the submodules envaudit asks for (SUBMODULES: those its tables say break at their own import, such as
+    transformers' Flax models, which a lazy `import transformers` does not reach), where their top level worked."""
     found = []
     for module in modules(dist):
         outcome, missing = timed(module, lambda m: tried(m, dist))
@@ -323,7 +325,24 @@ def library(dist: importlib.metadata.Distribution, timed: Timed) -> list[dict[st
         if outcome["status"] == "ok" or missing is not None:  # what failed otherwise fails its packages too
             packages = jax_packages(dist, module.split(".")[0])
             found += [timed(p, lambda m: tried(m, dist))[0] for p in packages if p != module]
+    worked = {o["module"] for o in found if o["status"] == "ok"}
+    done = {o["module"] for o in found}
+    for module in asked(canonical(name_of(dist))):
+        if module not in done and module.split(".")[0] in worked:
+            found.append(timed(module, lambda m: tried(m, dist))[0])
     return found
+
+
+SUBMODULES = "ENVAUDIT_SUBMODULES"  # distribution=module,module;... (envaudit/collect/build.py writes it)
+
+
+def asked(distribution: str) -> list[str]:
+    """The submodules of a distribution envaudit asks this probe to import (none where it asks for none)."""
+    for part in os.environ.get(SUBMODULES, "").split(";"):
+        name, _, listed = part.partition("=")
+        if canonical(name.strip()) == distribution:
+            return [m for m in (s.strip() for s in listed.split(",")) if all(p.isidentifier() for p in m.split("."))]
+    return []
 
 
 def tried(module: str, dist: importlib.metadata.Distribution) -> tuple[dict[str, Any], str | None]:

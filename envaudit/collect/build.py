@@ -135,6 +135,9 @@ class Stack:
     system: str = ""
     machine: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
+    # modules to import beside each library's top level (distribution -> modules): those a table says break at
+    # their own import (transformers' Flax models), which `import transformers` does not reach
+    modules: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -249,7 +252,7 @@ def _probed(
         total=left,
         cache=False,
         python=str(interpreter),
-        environ=child_environ(stack.env),
+        environ=child_environ(stack.env) | submodules(stack.modules),
     )
     outcome = runner.run(options)
     jax = outcome.jax or {}
@@ -399,6 +402,15 @@ def uv_environ(home: Path) -> dict[str, str]:
     if not (cache and safedir.owned(cache)):
         cache = str(cachedir.private("uv") or home / "uv-cache")
     return env | {"NO_COLOR": "1", "UV_NO_PROGRESS": "1", "UV_CACHE_DIR": cache}
+
+
+SUBMODULES = "ENVAUDIT_SUBMODULES"  # distribution=module,module;... : what probes/imports.py imports beside the tops
+
+
+def submodules(modules: Mapping[str, Sequence[str]]) -> dict[str, str]:
+    """The variable that asks the imports probe for these submodules too (none where there are none)."""
+    said = ";".join(f"{name}={','.join(found)}" for name, found in sorted(modules.items()) if found)
+    return {SUBMODULES: said} if said else {}
 
 
 def child_environ(plan_env: Mapping[str, str]) -> dict[str, str]:

@@ -58,7 +58,13 @@ def _removed_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use
     # (one at the import of a module that `import PACKAGE` does not reach, `module`, was not tried); its smoke call
     # worked here: no use on its main path (`standard_path`) breaks it
     ran = calls.called(facts, package)
-    return [use for use in uses if not (cleared and _at_import(use)) and not (ran and "standard_path" in use)]
+    return [
+        use
+        for use in uses
+        if not (cleared and _at_import(use))
+        and not (ran and "standard_path" in use)
+        and not ("module" in use and _module_imported(facts, package, use["module"]))
+    ]
 
 
 # libraries of several frameworks that compute with jax only where the user chose it: the variable that chooses
@@ -93,6 +99,28 @@ def _table_uses(facts: Facts, package: str, any_jax: bool = False) -> list[Use]:
     ]
 
 
+def claimed_modules(facts: Facts) -> dict[str, list[str]]:
+    """The modules the table says break at their own import with these releases (a library's Flax models, its
+    jax substrate), by distribution: what a measurement imports beside the library's top level, so that a working
+    `import PACKAGE` is not taken for them."""
+    found: dict[str, list[str]] = {}
+    for package in removal_packages():
+        modules = [use["module"] for use in _table_uses(facts, package) if use["kind"] == "import" and "module" in use]
+        if modules:
+            found[package] = sorted(set(modules))
+    return found
+
+
+def _module_imported(facts: Facts, package: str, module: str) -> bool:
+    """Whether that module of the library was imported here and worked."""
+    from envaudit.rules import imports
+
+    return any(
+        o.get("distribution") == package and o.get("module") == module and o.get("status") == "ok"
+        for o in imports.outcomes(facts)
+    )
+
+
 def _at_import(use: Use) -> bool:
     """A use that `import PACKAGE` runs (not one at the import of a module it does not reach)."""
     return use["kind"] == "import" and "module" not in use
@@ -111,6 +139,7 @@ def contradicted(facts: Facts) -> list[Occurrence]:
         if not uses:
             continue
         wrong = [u for u in uses if _at_import(u)] if imports.imported(facts, package) else []
+        wrong += [u for u in uses if "module" in u and _module_imported(facts, package, u["module"])]
         main = [u for u in uses if "standard_path" in u and u not in wrong] if calls.called(facts, package) else []
         said, worked = [], []
         if wrong:

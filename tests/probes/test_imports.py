@@ -236,3 +236,37 @@ def test_an_import_that_kills_the_process_keeps_its_last_words_and_the_rule_they
     assert found["numpy2-module-built-for-numpy1"]["severity"] == "fail"
     assert not found["numpy2-module-built-for-numpy1"]["caused_by"]
     assert found["import-fails-zcrashlib"]["caused_by"] == "numpy2-module-built-for-numpy1"
+
+
+def test_the_submodules_envaudit_asks_for_are_imported_where_the_top_level_works(tmp_path: Path) -> None:
+    """transformers 4.31.0's Flax models use jnp.DeviceArray, gone in jax 0.4.14, but `import transformers` is lazy
+    and worked: the build took it for the models, cleared the table's entry and said OK. The modules a table names
+    are asked for (ENVAUDIT_SUBMODULES) and imported too, each its own outcome; nothing is asked, nothing more."""
+    site = tmp_path / "site"
+    saved = dict(LIBRARIES)
+    LIBRARIES.clear()
+    LIBRARIES["lazylib"] = {
+        "requires": ["jax"],
+        "files": {
+            "lazylib/__init__.py": "VERSION = 1\n",
+            "lazylib/models/__init__.py": "",
+            "lazylib/models/flax_model.py": "import jax.numpy as jnp\nARRAY = jnp.DeviceArray\n",
+        },
+    }
+    try:
+        install(site)
+    finally:
+        LIBRARIES.clear()
+        LIBRARIES.update(saved)
+
+    def outcomes(**extra: str) -> dict[str, dict[str, Any]]:
+        env = {**_env(site), **extra}
+        done = subprocess.run([sys.executable, str(PROBE)], capture_output=True, text=True, env=env, timeout=240)
+        return {o["module"]: o for o in json.loads(done.stdout)["facts"]["imports"] if o["distribution"] == "lazylib"}
+
+    assert set(outcomes()) == {"lazylib"}  # its top level, as before
+    asked = outcomes(ENVAUDIT_SUBMODULES="other=x.y;lazylib=lazylib.models.flax_model,not a module")
+    assert asked["lazylib"]["status"] == "ok"
+    model = asked["lazylib.models.flax_model"]
+    assert model["status"] == "error" and "DeviceArray" in model["error"]
+    assert set(asked) == {"lazylib", "lazylib.models.flax_model"}

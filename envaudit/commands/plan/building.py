@@ -25,7 +25,7 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Plan
 from envaudit.model.redact import REDACTED
 from envaudit.model.report import Report
-from envaudit.rules import wheels
+from envaudit.rules import api_removals, wheels
 from envaudit.rules.releases import numbers
 
 DISABLE = "ENVAUDIT_NO_BUILD"  # set (not empty, not 0): no plan builds its stack (the unit tests set it)
@@ -160,6 +160,7 @@ def stack(facts: Facts, admitted: Sequence[str] = ()) -> build.Stack:
         str(platform.get("system") or ""),
         str(platform.get("machine") or ""),
         env,
+        api_removals.claimed_modules(facts),
     )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from derive.sources import wheels
 
-FORMAT = 14  # of the cached results: bumped when what is read changes (14: a wheel's top-level modules)
+FORMAT = 15  # of the cached results: bumped when what is read changes (15: no import under `if TYPE_CHECKING:`)
 LIBRARIES = Path(__file__).resolve().parents[2] / "envaudit" / "rules" / "tables" / "derived" / "libraries.toml"
 
 
@@ -366,8 +366,8 @@ def exports(tree: ast.Module, module: str, is_package: bool) -> Iterator[tuple[s
 
 def imported_at_import(tree: ast.Module, module: str, is_package: bool) -> set[str]:
     """The modules a module imports when it is imported (statements outside functions: module level, `try`, `if`
-    but `if TYPE_CHECKING:`, class bodies), resolved: `import a.b` imports a and a.b, `from a import b` imports a, and a.b if it is a module
-    (the caller keeps only the package's own modules)."""
+    but `if TYPE_CHECKING:`, class bodies), resolved: `import a.b` imports a and a.b, `from a import b` imports a,
+    and a.b if it is a module (the caller keeps only the package's own modules)."""
     found: set[str] = set()
     pending: list[ast.AST] = list(tree.body)
     while pending:

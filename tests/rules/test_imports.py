@@ -144,3 +144,18 @@ def test_a_rule_that_declares_the_import_its_consequence_takes_the_messages_rule
     causes = {f.id: f.caused_by for f in found.findings if f.severity == "fail"}
     assert causes["nt-065-jax-060-import"] == ""
     assert causes["import-fails-neural-tangents"] == causes["jax-api-missing"] == "nt-065-jax-060-import"
+
+
+def test_a_lazy_top_level_that_imported_does_not_clear_a_submodule_s_entry_its_own_import_does() -> None:
+    """transformers 4.31.0 with jax 0.4.18: `import transformers` works (a lazy module), its Flax models use
+    jnp.DeviceArray (api-removals.toml names the module). The top level's import no longer clears that entry, and
+    building stacks asks for the module itself (claimed_modules), whose working import would."""
+    packages = {"jax": "0.4.18", "jaxlib": "0.4.18", "transformers": "4.31.0"}
+    module = "transformers.models.bart.modeling_flax_bart"
+    assert api_removals.claimed_modules(facts(packages)) == {"transformers": [module]}
+    top = outcome("transformers", "transformers", version="4.31.0")
+    assert api_removals.removed_api_uses("transformers")(facts(packages, top))  # still condemned
+    assert not api_removals.contradicted(facts(packages, top))
+    itself = outcome("transformers", module, version="4.31.0")
+    assert not api_removals.removed_api_uses("transformers")(facts(packages, top, itself))  # measured working
+    assert api_removals.contradicted(facts(packages, top, itself))  # and the entry is said wrong for this pair

@@ -60,15 +60,20 @@ def emit(report: Report, output: Output, judging: Judging) -> int:
 FINISH_S = 3.5
 
 
+STARTING_S = 10.0  # a process older than this when the audit starts was not started for it (main() called in a
+# running process: a test, a library): its age is no part of this command, whose bound then counts from here
+
+
 def process_age() -> float:
     """Seconds since this process started (the interpreter's own start and envaudit's imports: 1.2 s on a TPU
-    host); 0.0 where the system does not say."""
+    host); 0.0 where the system does not say, or where the process is older than a command's start (STARTING_S)."""
     try:
         import psutil
 
-        return max(time.time() - float(psutil.Process().create_time()), 0.0)
+        age = max(time.time() - float(psutil.Process().create_time()), 0.0)
     except Exception:  # a container without /proc: the bound then counts from here, as it did
         return 0.0
+    return age if age <= STARTING_S else 0.0
 
 
 def audited(probing: Probing, quiet: bool, judging: Judging, *, quick: bool, budget: bool = False) -> Report:
@@ -78,10 +83,7 @@ def audited(probing: Probing, quiet: bool, judging: Judging, *, quick: bool, bud
     line = terminal.Line(sys.stderr, os.environ, shown=not quiet)
     try:
         line.say("collecting facts")
-        if budget:
-            whole = probing.total_timeout - process_age() - FINISH_S
-            probing = replace(probing, total_timeout=max(whole, min(probing.total_timeout, state.JAX_START_S)))
-        bounds = bounded(probing, line, quick=quick, budget=budget)
+        bounds = bounded(probing, line, quick=quick, budget=budget, reserve=process_age() + FINISH_S if budget else 0)
         return run_audit(
             quick=quick, timeout=bounds.timeout, probes=bounds.probes, python=bounds.python, ignore=judging.ignored
         )
@@ -129,13 +131,18 @@ def probe_request(probing: Probing, line: terminal.Line | None = None, *, budget
     return request
 
 
-def bounded(probing: Probing, line: terminal.Line | None = None, *, quick: bool, budget: bool = False) -> Bounds:
+def bounded(
+    probing: Probing, line: terminal.Line | None = None, *, quick: bool, budget: bool = False, reserve: float = 0.0
+) -> Bounds:
     """Every stage under one total bound: the time --python's interpreter takes to answer is spent from
-    --total-timeout, and no stage waits longer than what is left of it."""
+    --total-timeout, and no stage waits longer than what is left of it. `reserve`: what the bound must keep beyond
+    the probes (health: the process's own start before, the judge and the writers after), taken from the probes'
+    share, never below jax's declared start."""
     started = time.monotonic()
-    probes = None if quick else probe_request(probing, line, budget=budget)
+    share = max(probing.total_timeout - reserve, min(probing.total_timeout, state.JAX_START_S))
+    probes = None if quick else probe_request(replace(probing, total_timeout=share), line, budget=budget)
     python = interpreter(probing.python, min(probing.timeout, probing.total_timeout))
-    left = max(probing.total_timeout - (time.monotonic() - started), 0.0)
+    left = max(share - (time.monotonic() - started), 0.0)
     return Bounds(None if probes is None else replace(probes, total=left), python, min(probing.timeout, left))
 
 

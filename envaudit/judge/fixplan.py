@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from envaudit import rules
@@ -25,7 +25,7 @@ from envaudit.judge import causes, ignoring
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Plan, Step
-from envaudit.model.report import SEVERITIES, Finding
+from envaudit.model.report import SEVERITIES, Finding, Severity
 from envaudit.model.versions import public, version_or_none
 from envaudit.rules import extras, installing
 from envaudit.rules.registry import registry
@@ -51,11 +51,12 @@ class _Node:
 
     def rank(self, start: Facts) -> tuple[int, ...]:
         """The planner's objective (docs/architecture.md, "The one plan"), in order: fewest failures; fewest failures
-        still with a fix to print; the fewest of what the user installed by name moved (`Facts.requested`, their
-        REQUESTED marks: the library held and jax moved, where both end clean); no variable exported to work around
-        a release where releases reach as far (a workaround is the way out of a loop, not a fix); the NumPy major
-        kept; fewest warnings with a fix to print (an upgrade or a variable: a warning never forces a downgrade,
-        `_children`); then the least change: fewest packages moved down, fewest moved, fewest steps."""
+        still with a fix to print; no variable exported to work around a release where releases reach as far (a
+        workaround is the way out of a loop, not a fix); the NumPy major kept; fewest warnings with a fix to print
+        (an upgrade or a variable: a warning never forces a downgrade, `_children`); then, of plans that fix as
+        much, the fewest of what the user installed by name moved (`Facts.requested`, their REQUESTED marks: the
+        library held and jax moved, where both end clean); then the least change: fewest packages moved down,
+        fewest moved, fewest steps."""
         roots = self.roots()
         fails = [f for f in roots if f.severity == "fail"]
         down, moved = _moves(start, self.state)
@@ -63,10 +64,10 @@ class _Node:
         return (
             len(fails),
             sum(bool(f.remedy) for f in fails),
-            sum(start.packages.get(name) != self.state.packages.get(name) for name in chosen),
             sum(bool(s.fix.export) and not s.fix.install for s in self.steps),
             _major(start.packages.get("numpy")) != _major(self.state.packages.get("numpy")),
             sum(bool(f.remedy) for f in roots if f.severity != "fail"),
+            sum(start.packages.get(name) != self.state.packages.get(name) for name in chosen),
             down,
             moved,
             len(self.steps),
@@ -132,7 +133,7 @@ def _planned(
     best: _Node,
     looped: bool,
     ignore: ignoring.Ignores,
-    cleared: frozenset[str],
+    cleared: Mapping[str, Severity],
     measured: Sequence[Finding],
 ) -> Plan:
     """The plan a searched state makes: its steps as one command, and what that command leaves."""
@@ -156,9 +157,11 @@ def leaves(facts: Facts, findings: Sequence[Finding], steps: Sequence[Step]) -> 
     return [f for f in _judged(state, {}, _cleared(findings)) if not f.caused_by]
 
 
-def _cleared(findings: Sequence[Finding]) -> frozenset[str]:
-    """The wrong-numbers rules a probe ran here (`Cause.wrong_numbers`, the finding no longer unprobed)."""
-    return frozenset(f.id for f in findings if not f.unprobed and registry().cause(f.id).wrong_numbers)
+def _cleared(findings: Sequence[Finding]) -> dict[str, Severity]:
+    """The wrong-numbers rules a probe ran here (`Cause.wrong_numbers`, the finding no longer unprobed), each with
+    the severity its measurement gave it here (a CPU regression the probe measured wrong on this CPU fails, where
+    the rule alone says warn: on an accelerator host only CPU-placed work meets it)."""
+    return {f.id: f.severity for f in findings if not f.unprobed and registry().cause(f.id).wrong_numbers}
 
 
 def outcome(facts: Facts, steps: Sequence[Step]) -> Facts:
@@ -173,7 +176,7 @@ def one_command(steps: Sequence[Step]) -> Fix:
 
 
 def _greedy(
-    node: _Node, measured: Sequence[Finding], ignore: ignoring.Ignores, start: _Node, cleared: frozenset[str]
+    node: _Node, measured: Sequence[Finding], ignore: ignoring.Ignores, start: _Node, cleared: Mapping[str, Severity]
 ) -> _Node:
     """From `node`, the best state one step away, again and again, until none is new: one path (what the
     breadth-first search could not reach within its bound), each step chosen among every root's ways."""
@@ -210,7 +213,7 @@ def _children(
     measured: Sequence[Finding],
     ignore: ignoring.Ignores,
     start: _Node,
-    cleared: frozenset[str],
+    cleared: Mapping[str, Severity],
 ) -> tuple[list[_Node], bool]:
     """The states each root cause leads to, worst first, by each of its ways (its fix, then the rule's
     workaround where the user's state had that root: a variable never undoes the plan's own choice); and whether
@@ -273,16 +276,13 @@ def _major(version: str | None) -> int | None:
     return parsed.major if parsed is not None else None
 
 
-def _judged(state: Facts, ignore: ignoring.Ignores, cleared: frozenset[str] = frozenset()) -> list[Finding]:
+def _judged(state: Facts, ignore: ignoring.Ignores, cleared: Mapping[str, Severity] | None = None) -> list[Finding]:
     """The state's findings; where jax's packages were not moved (jax as measured), a wrong-numbers rule the probe
-    ran keeps its measured judgement."""
+    ran keeps its measured judgement: the severity it had where it was measured."""
     evaluated = rules.evaluate(state)
     found = list(evaluated.findings)
     if cleared and state.origin != "plan":
         found = [
-            replace(f, severity=registry().cause(f.id).severity, unprobed=False)
-            if f.unprobed and f.id in cleared
-            else f
-            for f in found
+            replace(f, severity=cleared[f.id], unprobed=False) if f.unprobed and f.id in cleared else f for f in found
         ]
     return ignoring.counted(causes.link(found, evaluated), ignore)

@@ -40,6 +40,8 @@ import subprocess, sys
 from pathlib import Path
 done = subprocess.run([*UV, *sys.argv[1:]])
 args = sys.argv[1:]
+while args and args[0].startswith("--"):  # uv's global options before the command: --no-config, --config-file F
+    args = args[2:] if args[0] == "--config-file" else args[1:]
 if done.returncode == 0 and args[:2] == ["pip", "install"]:
     prefix = Path(args[args.index("--python") + 1]).parent.parent
     next(prefix.glob("lib/python*/site-packages")).joinpath("sitecustomize.py").write_text(FAULT)

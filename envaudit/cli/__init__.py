@@ -25,7 +25,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from envaudit.cli.parser import Verb
 from envaudit.cli.parser import build_parser as _build_parser
@@ -56,9 +56,35 @@ __all__ = ["COMMANDS", "build_parser", "command", "main", "main_entry", "parser_
 
 
 def command(verb: str) -> Verb:
-    """The verb named `verb` (a key of COMMANDS), its module imported on first use."""
-    found: Verb = importlib.import_module(COMMANDS[verb]).COMMAND
+    """The verb named `verb` (a key of COMMANDS), its module imported on first use, with a Ctrl-C meanwhile noted
+    and raised once it has loaded (`_noting`)."""
+    with _noting():
+        module = importlib.import_module(COMMANDS[verb])
+    found: Verb = module.COMMAND
     return found
+
+
+@contextlib.contextmanager
+def _noting() -> Iterator[None]:
+    """A Ctrl-C while a verb's modules load is noted and raised after: raised inside an import it can land where
+    CPython ignores it (importlib's module-lock callback: "Exception ignored", and the command runs on) or wraps it
+    (a class body's `__set_name__`: a RuntimeError, said as an internal error). Off the main thread, or where
+    SIGINT is not Python's own handler (ignored, or the caller's), nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        yield
+        return
+    noted: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if noted:
+        raise KeyboardInterrupt
 
 
 @functools.cache
@@ -136,6 +162,9 @@ def _answered(argv: list[str]) -> int:
         print("envaudit: terminated (SIGTERM): the audit did not complete", file=sys.stderr)
         return Exit.INTERNAL
     except Exception as exc:  # the audit itself broke: say so in one line, exit 3, never a traceback
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):  # a Ctrl-C inside a class's creation:
+            print("envaudit: interrupted", file=sys.stderr)  # Python wraps it (RuntimeError from __set_name__)
+            return Exit.INTERNAL
         print(f"envaudit: internal error: {type(exc).__name__}: {one_line(_scrubbed(exc))}", file=sys.stderr)
         return Exit.INTERNAL
 

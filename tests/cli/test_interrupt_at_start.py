@@ -101,3 +101,23 @@ def test_ctrl_c_early_is_one_line_and_exit_3(tmp_path: Path, entry: str, delay_s
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert (proc.returncode, err) == (Exit.INTERNAL, "envaudit: interrupted\n"), err
+
+
+def test_a_ctrl_c_python_wraps_in_another_error_is_still_an_interrupt(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A SIGINT that lands in a class body's `__set_name__` (a dataclass field) reaches the command line as
+    `RuntimeError: Error calling __set_name__ ...`, caused by the KeyboardInterrupt: seen in CI as "internal error"."""
+    from envaudit import cli
+
+    def wrapped(parsed: object) -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as interrupt:
+            raise RuntimeError(
+                "Error calling __set_name__ on 'Field' instance 'probe_facts' in 'Outcome'"
+            ) from interrupt
+
+    monkeypatch.setattr(cli, "run", wrapped)
+    assert cli.main(["schema"]) == Exit.INTERNAL
+    assert capsys.readouterr().err == "envaudit: interrupted\n"

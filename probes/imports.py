@@ -333,6 +333,7 @@ def library(dist: importlib.metadata.Distribution, timed: Timed) -> list[dict[st
     return found
 
 
+CALLING: dict[str, str] = {}  # distribution -> the call its file makes, once the file has said it (smoke)
 SUBMODULES = "ENVAUDIT_SUBMODULES"  # distribution=module,module;... (envaudit/collect/build.py writes it)
 
 
@@ -400,6 +401,7 @@ def smoke(path: str, distribution: str, version: str) -> dict[str, Any]:
         outcome["call"] = str(getattr(call, "CALL", distribution))
         print(f"envaudit imports: calling {outcome['call']} ({distribution} {version})", file=sys.stderr, flush=True)
         kit.progress("calling", doing={"calls": dict(outcome)})
+        CALLING[distribution] = str(outcome["call"])  # what the probe's answer names, should it never return
         why = str(call.skipped()) if hasattr(call, "skipped") else ""
         if why:
             return outcome | {"status": "skip", "error": why[:MAX_TEXT], "seconds": round(time.monotonic() - start, 3)}
@@ -535,13 +537,20 @@ class Importer(threading.Thread):
             name = canonical(name_of(dist))
             if name not in self.files or name in done:
                 continue
+            in_flight = doing == f"call {name}"  # it did not return: `timeout`; one not reached is unknown
             why = (
                 f"still calling after {time.monotonic() - since:.1f} s, past {SHARE:.0%} of the probe's bound of "
                 f"{bound:g} s"
-                if doing == f"call {name}"
+                if in_flight
                 else f"not tried: what ran before it took {SHARE:.0%} of the probe's bound of {bound:g} s"
             )
-            said = {"distribution": name, "version": str(dist.version), "call": name, "status": "not_tried"}
+            status = "timeout" if in_flight else "not_tried"
+            said = {
+                "distribution": name,
+                "version": str(dist.version),
+                "call": CALLING.get(name, name),
+                "status": status,
+            }
             found.append(said | {"error": why})
         return found
 

@@ -150,7 +150,7 @@ class ImportOutcome(TypedDict, total=False):  # one import the imports probe tri
     stderr: list[str]  # where the import killed the process: the last lines it wrote on stderr (its own words)
 
 
-CallStatus = Literal["ok", "error", "not_tried", "skip"]
+CallStatus = Literal["ok", "error", "not_tried", "skip", "timeout"]
 
 
 class CallOutcome(TypedDict, total=False):  # one smoke call the imports probe made (probes/calls/<distribution>.py)
@@ -158,7 +158,7 @@ class CallOutcome(TypedDict, total=False):  # one smoke call the imports probe m
     version: str
     call: str  # what users call ("diffrax.diffeqsolve")
     status: CallStatus  # skip: not applicable here (its import failed, Keras on another backend); not_tried: the
-    # probe's time was spent (unknown)
+    # probe's time was spent (unknown); timeout: it was made and did not return within its share of the bound
     error: str  # the exception as Python's last traceback line prints it; why it was skipped or not tried
     where: str  # the library's own line that raised it ("jaxopt/_src/base.py:241")
     seconds: float

@@ -72,6 +72,22 @@ def failures(facts: Facts) -> list[Occurrence]:
     return found
 
 
+def unreturned(facts: Facts) -> list[Occurrence]:
+    """One occurrence per distribution whose smoke call was made and did not return within its share of the
+    imports probe's bound (blocked, spinning or printing without end): no pass, and no failure either (a slow machine
+    or a first compile look the same from here), but the library is named and the user told to try the call."""
+    found = []
+    for outcome in outcomes(facts):
+        if outcome.get("status") != "timeout":
+            continue
+        name = str(outcome.get("distribution"))
+        chain = transitive(facts, name)
+        pulled = f" (not planned: pulled in by {', '.join(chain)})" if chain else ""
+        said = f"`{outcome.get('call')}` did not return: {outcome.get('error', '')}"
+        found.append(Occurrence(f"{name} {outcome.get('version', '')}{pulled}: {said}", about=name))
+    return found
+
+
 def error_of(facts: Facts, distribution: str) -> str:
     """What a distribution's smoke call raised here, or ""."""
     mine = (o for o in outcomes(facts) if o.get("distribution") == distribution and o.get("status") == "error")
@@ -82,6 +98,16 @@ def finding_id(distribution: str) -> str:
     """The id of a distribution's call failure."""
     return Subject("check", CHECK, distribution).id
 
+
+CALL_HANGS = Check(
+    id="call-does-not-return",
+    severity="warn",
+    title="an installed library's main call (the one its README shows) did not return within the probe's bound",
+    fix="run that call alone with a debugger or py-spy dump to see where it waits; rerun the audit with more time"
+    " (--timeout) to tell a slow call from one that never returns",
+    references=("https://docs.python.org/3/library/faulthandler.html",),
+    run=unreturned,
+)
 
 CALL_FAILS = Check(
     id=CHECK,

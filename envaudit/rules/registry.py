@@ -72,6 +72,7 @@ CHECKS: tuple[Check, ...] = (
     api_removals.CONTRADICTED,
     imports.IMPORT_FAILS,
     calls.CALL_FAILS,
+    calls.CALL_HANGS,
     checks.REQUIREMENT_UNSATISFIED,
     numpy_builds.NUMPY2_WITH_NUMPY1_BUILD,
     checks.PLANNED_REQUIREMENT_REFUSED,

@@ -586,8 +586,32 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
         message += f"; {len(outcomes) - tried} not tried within {SHARE:.0%} of the probe's bound ({bound:g} s)"
     if unmade := sum(o["status"] == "not_tried" for o in calls):
         message += f"; {unmade} calls not tried within {SHARE:.0%} of the probe's bound ({bound:g} s)"
+    outcomes, calls = fitted(outcomes, calls)
     facts: dict[str, object] = {"imports": outcomes} | ({"calls": calls} if calls else {})
-    return kit.result(NAME, "pass", metrics, {}, message) | {"facts": facts}
+    return kit.result(NAME, "pass", metrics, {}, message[:MESSAGE_CHARS]) | {"facts": facts}
+
+
+RESULT_BYTES = 192 * 1024  # the answer is one protocol line, which envaudit reads up to 256 KiB (child/runner.py)
+MESSAGE_CHARS = 4000  # the message sums up; each outcome keeps its own error in the facts
+
+
+def fitted(
+    outcomes: list[dict[str, Any]], calls: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The outcomes with their texts cut shorter, by halves, until the answer fits its line (80 libraries raising 3 KB
+    each once made a line envaudit cut, and every import's failure was lost to one "probe error"): every outcome is
+    kept, with the start of what it raised."""
+    limit = MAX_TEXT
+    while limit > 64 and len(json.dumps({"imports": outcomes, "calls": calls}, default=str)) > RESULT_BYTES:
+        limit //= 2
+        outcomes, calls = [_cut(o, limit) for o in outcomes], [_cut(c, limit) for c in calls]
+    return outcomes, calls
+
+
+def _cut(outcome: dict[str, Any], limit: int) -> dict[str, Any]:
+    texts = {k: str(v)[:limit] for k, v in outcome.items() if k in ("error", "where") and isinstance(v, str)}
+    lists = {k: [str(t)[:limit] for t in v] for k, v in outcome.items() if k == "warnings" and isinstance(v, list)}
+    return outcome | texts | lists
 
 
 if __name__ == "__main__":

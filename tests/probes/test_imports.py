@@ -270,3 +270,28 @@ def test_the_submodules_envaudit_asks_for_are_imported_where_the_top_level_works
     model = asked["lazylib.models.flax_model"]
     assert model["status"] == "error" and "DeviceArray" in model["error"]
     assert set(asked) == {"lazylib", "lazylib.models.flax_model"}
+
+
+def test_eighty_libraries_that_raise_long_errors_are_each_still_their_own_failure(tmp_path: Path) -> None:
+    """The probe's answer is one protocol line, read up to 256 KiB: 80 libraries raising 3 KB each made it longer,
+    the line was cut, and every `import-fails-*` was lost to one probe error. Each outcome is kept, its text cut."""
+    site = tmp_path / "site"
+    saved = dict(LIBRARIES)
+    LIBRARIES.clear()
+    for n in range(80):
+        files = {f"loud{n}/__init__.py": f"raise RuntimeError('loud{n} ' + 'x' * 3000)\n"}
+        LIBRARIES[f"loud{n}"] = {"requires": ["jax"], "files": files}
+    try:
+        install(site)
+    finally:
+        LIBRARIES.clear()
+        LIBRARIES.update(saved)
+    env = {**_env(site), "ENVAUDIT_CACHE_DIR": str(tmp_path / "cache")}
+    done = envaudit_run(sys.executable, "--probe", "imports", "--format", "json", env=env, timeout=300)
+    report = json.loads(done.stdout)
+    probe = next(p for p in report["probes"] if p["name"] == "imports")
+    assert probe["status"] == "pass" and probe["metrics"]["failed"] == 80, probe["message"][:300]
+    found = {f["id"] for f in report["findings"]}
+    assert {f"import-fails-loud{n}" for n in range(80)} <= found
+    errors = [o["error"] for o in report["facts"]["jax"]["imports"] if o["distribution"].startswith("loud")]
+    assert len(errors) == 80 and all(e.startswith("RuntimeError: loud") for e in errors)

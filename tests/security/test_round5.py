@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import venv
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -365,3 +366,47 @@ def test_a_requirement_files_url_line_is_quoted_without_its_credentials(
     assert main(["plan", str(tmp_path / "requirements.txt")]) == Exit.USAGE
     err = capsys.readouterr().err
     assert "tok3n" not in err and "line 2" in err, err
+
+
+def test_a_killed_runs_build_directory_is_swept_at_the_next_start_and_nothing_else_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGKILLed plan left its build environment in $TMPDIR (5,701 files, 635 MB). The next scratch directory's
+    start removes such leftovers: this user's own private directories of that name, old enough, held by no run;
+    never one a live run holds, a link, a recent one, or one of other permissions."""
+    import fcntl
+
+    from envaudit.files import safedir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    tmp_path.chmod(0o700)
+    old = time.time() - 2 * safedir.LEFTOVER_S
+
+    def leftover(name: str, mode: int = 0o700, age: float = old) -> Path:
+        path = tmp_path / name
+        path.mkdir(mode=mode)
+        (path / "env0").mkdir()
+        (path / "env0" / "python").write_text("")
+        path.chmod(mode)
+        os.utime(path, (age, age))
+        return path
+
+    dead = leftover("envaudit-build-dead")
+    live = leftover("envaudit-build-live")
+    fresh = leftover("envaudit-build-fresh", age=time.time())
+    odd = leftover("envaudit-build-open", mode=0o755)
+    other = leftover("not-envaudit-build-x")
+    target = tmp_path / "target"
+    target.mkdir()
+    (tmp_path / "envaudit-build-link").symlink_to(target)
+    holder = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        with safedir.scratch("envaudit-build-") as home:
+            assert home.is_dir()
+            assert not dead.exists()
+            assert live.exists() and fresh.exists() and odd.exists() and other.exists() and target.exists()
+            assert (tmp_path / "envaudit-build-link").is_symlink()
+    finally:
+        os.close(holder)
+    assert not home.exists()

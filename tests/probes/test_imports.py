@@ -74,10 +74,10 @@ LIBRARIES: dict[str, dict[str, Any]] = {
 }
 
 
-def install(site: Path) -> None:
-    """The libraries as pip installs them: their files, and their .dist-info with METADATA, RECORD and (for some)
-    top_level.txt."""
-    for name, lib in LIBRARIES.items():
+def install(site: Path, libraries: dict[str, dict[str, Any]] | None = None) -> None:
+    """The libraries (LIBRARIES by default) as pip installs them: their files, and their .dist-info with METADATA,
+    RECORD and (for some) top_level.txt."""
+    for name, lib in (LIBRARIES if libraries is None else libraries).items():
         info = site / f"{name.replace('-', '_')}-{lib.get('version', '1.0')}.dist-info"
         info.mkdir(parents=True)
         lines = [f"Metadata-Version: 2.1\nName: {name}\nVersion: {lib.get('version', '1.0')}\n"]
@@ -207,18 +207,11 @@ def test_an_import_that_kills_the_process_keeps_its_last_words_and_the_rule_they
     site = tmp_path / "site"
     crash = "import os, signal, sys\nsys.stderr.write(" + repr(NUMPY1_WORDS) + ")\n"
     crash += "sys.stderr.write('AttributeError: _ARRAY_API not found\\n')\nsys.stderr.flush()\n"
-    crash += "os.kill(os.getpid(), signal.SIGSEGV)\n"
-    saved = dict(LIBRARIES)
-    LIBRARIES.clear()
-    LIBRARIES.update(
-        goodlib=saved["goodlib"],
-        zcrashlib={"requires": ["jax", "numpy"], "version": "0.1.56", "files": {"zcrashlib/__init__.py": crash}},
-    )
-    try:
-        install(site)
-    finally:
-        LIBRARIES.clear()
-        LIBRARIES.update(saved)
+    # a real SIGSEGV is synchronous; one sent by kill() is handled meanwhile (faulthandler dumps, then re-raises it):
+    # the import waits for it, as the crashing C code would never return
+    crash += "os.kill(os.getpid(), signal.SIGSEGV)\nimport time\ntime.sleep(60)\n"
+    crashing = {"requires": ["jax", "numpy"], "version": "0.1.56", "files": {"zcrashlib/__init__.py": crash}}
+    install(site, {"goodlib": LIBRARIES["goodlib"], "zcrashlib": crashing})
     env = {**_env(site), "ENVAUDIT_CACHE_DIR": str(tmp_path / "cache")}
     done = envaudit_run(sys.executable, "--probe", "imports", "--format", "json", env=env, timeout=300)
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
@@ -243,21 +236,12 @@ def test_the_submodules_envaudit_asks_for_are_imported_where_the_top_level_works
     and worked: the build took it for the models, cleared the table's entry and said OK. The modules a table names
     are asked for (ENVAUDIT_SUBMODULES) and imported too, each its own outcome; nothing is asked, nothing more."""
     site = tmp_path / "site"
-    saved = dict(LIBRARIES)
-    LIBRARIES.clear()
-    LIBRARIES["lazylib"] = {
-        "requires": ["jax"],
-        "files": {
-            "lazylib/__init__.py": "VERSION = 1\n",
-            "lazylib/models/__init__.py": "",
-            "lazylib/models/flax_model.py": "import jax.numpy as jnp\nARRAY = jnp.DeviceArray\n",
-        },
+    files = {
+        "lazylib/__init__.py": "VERSION = 1\n",
+        "lazylib/models/__init__.py": "",
+        "lazylib/models/flax_model.py": "import jax.numpy as jnp\nARRAY = jnp.DeviceArray\n",
     }
-    try:
-        install(site)
-    finally:
-        LIBRARIES.clear()
-        LIBRARIES.update(saved)
+    install(site, {"lazylib": {"requires": ["jax"], "files": files}})
 
     def outcomes(**extra: str) -> dict[str, dict[str, Any]]:
         env = {**_env(site), **extra}
@@ -276,16 +260,14 @@ def test_eighty_libraries_that_raise_long_errors_are_each_still_their_own_failur
     """The probe's answer is one protocol line, read up to 256 KiB: 80 libraries raising 3 KB each made it longer,
     the line was cut, and every `import-fails-*` was lost to one probe error. Each outcome is kept, its text cut."""
     site = tmp_path / "site"
-    saved = dict(LIBRARIES)
-    LIBRARIES.clear()
-    for n in range(80):
-        files = {f"loud{n}/__init__.py": f"raise RuntimeError('loud{n} ' + 'x' * 3000)\n"}
-        LIBRARIES[f"loud{n}"] = {"requires": ["jax"], "files": files}
-    try:
-        install(site)
-    finally:
-        LIBRARIES.clear()
-        LIBRARIES.update(saved)
+    loud = {f"loud{n}/__init__.py": f"raise RuntimeError('loud{n} ' + 'x' * 3000)\n" for n in range(80)}
+    install(
+        site,
+        {
+            f"loud{n}": {"requires": ["jax"], "files": {f"loud{n}/__init__.py": loud[f"loud{n}/__init__.py"]}}
+            for n in range(80)
+        },
+    )
     env = {**_env(site), "ENVAUDIT_CACHE_DIR": str(tmp_path / "cache")}
     done = envaudit_run(sys.executable, "--probe", "imports", "--format", "json", env=env, timeout=300)
     report = json.loads(done.stdout)

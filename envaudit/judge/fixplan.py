@@ -117,7 +117,7 @@ def candidates(
     if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
         best = min([best, _greedy(best, measured, ignore, start, cleared)], key=rank)
     found = [_planned(facts, best, looped, ignore, cleared, measured)]
-    for node in sorted(ranked, key=rank):
+    for node in sorted(ranked, key=rank) if limit > 1 else ():  # one plan (every report's): nothing more to rank
         if len(found) >= limit:
             break
         if node is best or not node.steps or node.score()[0] > best.score()[0]:

@@ -33,13 +33,20 @@ MIN_FIXED_S = 5.0  # what must be left of the bound to build the fixed state: ja
 CANDIDATES = 4  # plans tried, best first, until one is proven (each a build of seconds from uv's cache)
 
 
+def _installer(no_build: bool) -> tuple[tuple[str, ...] | None, str]:
+    """The uv that builds stacks here, or None and why nothing is built (asked, turned off, no uv)."""
+    why_not = off(no_build)
+    uv = None if why_not else build.uv_command()
+    return uv, why_not or ("uv is not installed here (pip install uv)" if uv is None else "")
+
+
 def off(no_build: bool, environ: Mapping[str, str] | None = None) -> str:
     """Why nothing is built ("" where the stack is built): asked, or turned off for this environment."""
     environ = os.environ if environ is None else environ
     if no_build:
-        return "--no-build: the report is the tables' alone"
+        return "--no-build"
     if environ.get(DISABLE, "") not in ("", "0"):
-        return f"{DISABLE} is set: the report is the tables' alone"
+        return f"{DISABLE} is set"
     return ""
 
 
@@ -54,12 +61,11 @@ def report(
     admitted: Sequence[str] = (),
 ) -> Report:
     """The plan's report, built and measured where it can be."""
-    why_not = off(no_build)
-    uv = None if why_not else build.uv_command()
-    if not why_not and uv is None:
-        why_not = "uv is not installed here (pip install uv): the report is the tables' alone"
+    uv, why_not = _installer(no_build)
     if uv is None:
-        return _unmeasured(assemble(facts, mode="plan", ignore=ignore, target=target), why_not)
+        return _unmeasured(
+            assemble(facts, mode="plan", ignore=ignore, target=target), f"{why_not}: the report is the tables' alone"
+        )
     say = _progress(quiet)
     deadline = time.monotonic() + timeout
     planned = build.measure(stack(facts, admitted), timeout=timeout, uv=uv, say=say)
@@ -127,10 +133,7 @@ def prove(facts: Facts, plan: Plan, *, no_build: bool, timeout: float, quiet: bo
     the plan's changes, built here in a throwaway environment for the same Python, jax and every library imported
     there and their smoke calls made (`envaudit fix` applies only a proven plan). Unproven, with why, where nothing
     could be built (turned off, no uv, the index unreachable) or the twin did not install or run."""
-    why_not = off(no_build)
-    uv = None if why_not else build.uv_command()
-    if not why_not and uv is None:
-        why_not = "uv is not installed here (pip install uv)"
+    uv, why_not = _installer(no_build)
     if uv is None:
         return "unproven", f"nothing was built: {why_not}"
     if plan.remaining:

@@ -315,6 +315,7 @@ def _ended(
     the child and its CPUs did meanwhile (`load.load`): computing but starved, or hung. A child that did not exit
     even after SIGKILL (`code` None: held in the kernel by a driver call) is a timeout too."""
     timed_out = timed_out or code is None
+    streamed = streamed or Streamed()  # a child that said `done` has nothing in flight
     if reports_facts:
         state.facts_returncode = code  # the real exit status of the child that reported the jax facts
     seconds = time.monotonic() - since
@@ -329,18 +330,18 @@ def _ended(
         if timed_out and seconds < task.timeout and time.monotonic() >= state.deadline:  # the run's total bound,
             # not its own, ended it: not run to its end, which says nothing of a hang (a cold TPU host's fft)
             why = f"not run to its end: the total bound was spent {seconds:.1f} s into it (its own: {task.timeout:g} s)"
-            state.remember_lost(streamed.found if streamed else {}, streamed.doing if streamed else {}, why)
+            state.remember_lost(streamed.found, streamed.doing, why)
             state.report(task.result("timeout", {**used, "not_run": True}, seconds, why, left_out="deadline"))
         elif timed_out:  # its last words say what it was doing (the imports probe names the import in flight)
             last = tail.last()
             why = f"no answer within {task.timeout:g} s" + (f": {scrub(last)}" if last else "")
-            state.remember_lost(streamed.found if streamed else {}, streamed.doing if streamed else {}, why)
+            state.remember_lost(streamed.found, streamed.doing, why)
             state.report(replace(task.result("timeout", used, seconds, why), stderr=tail.words()))
         elif code is not None:
             why = f"killed by {signal_name(code)}" if code < 0 else f"exited with status {code}"
             last = tail.last()
             detail = f"{why} while running {label}" + (f": {scrub(last)}" if last else "")
-            if streamed:  # what it found before, and what killed it: read by the rules as a live error is
-                state.remember_lost(streamed.found, streamed.doing, why, dead=True, stderr=tail.words())
+            words = tail.words()  # what it found before, and what killed it: read by the rules as a live error is
+            state.remember_lost(streamed.found, streamed.doing, why, dead=True, stderr=words)
             result = task.result("crash" if code < 0 else "error", {"returncode": code}, seconds, detail)
-            state.report(replace(result, stderr=tail.words()))
+            state.report(replace(result, stderr=words))

@@ -47,6 +47,11 @@ def transitive(facts: Facts, name: str) -> list[str]:
     return sorted(p for p, reqs in facts.requires.items() if any(named(r) == name for r in reqs)) or ["the installer"]
 
 
+def _pulled(chain: list[str]) -> str:
+    """Who pulls a library in that the plan does not name (`transitive`), as its finding says it ("" for none)."""
+    return f" (not planned: pulled in by {', '.join(chain)})" if chain else ""
+
+
 def failures(facts: Facts) -> list[Occurrence]:
     """One occurrence per distribution whose smoke call raised, but one whose import raised (said once, there). A
     library a plan does not name, that the installer brought in for another, is not the user's program: its call
@@ -66,8 +71,7 @@ def failures(facts: Facts) -> list[Occurrence]:
         at = f" (at {outcome['where']})" if outcome.get("where") else ""
         said = f"`{outcome.get('call')}` raises {outcome.get('error')}{at}"
         advice = imports.ADVICE.format(name=name, jax=jax)
-        pulled = f" (not planned: pulled in by {', '.join(chain)})" if chain else ""
-        detail = f"{name} {outcome.get('version', '')}{pulled} with jax {jax}: {said}; {advice}"
+        detail = f"{name} {outcome.get('version', '')}{_pulled(chain)} with jax {jax}: {said}; {advice}"
         found.append(Occurrence(detail, about=name, severity="warn" if chain else None))
     return found
 
@@ -81,8 +85,7 @@ def unreturned(facts: Facts) -> list[Occurrence]:
         if outcome.get("status") != "timeout":
             continue
         name = str(outcome.get("distribution"))
-        chain = transitive(facts, name)
-        pulled = f" (not planned: pulled in by {', '.join(chain)})" if chain else ""
+        pulled = _pulled(transitive(facts, name))
         said = f"`{outcome.get('call')}` did not return: {outcome.get('error', '')}"
         found.append(Occurrence(f"{name} {outcome.get('version', '')}{pulled}: {said}", about=name))
     return found

@@ -240,7 +240,7 @@ def run(
     os.environ.update(dict(fix.export))
     saved = distributions(interpreter, timeout)  # the environment's own (a PYTHONPATH copy unset is none of them)
     path = snapshot_path(snapshot)
-    prefix = prefix_of(interpreter, timeout)
+    prefix = str(before.facts.python.get("prefix") or "") or prefix_of(interpreter, timeout)  # the audit's word
     document = {"python": interpreter, "prefix": prefix, "distributions": [vars(d) for d in saved.values()]}
     safewrite.create(path, json.dumps(document, indent=1) + "\n")
     say(f"snapshot of {len(saved)} distributions: {path} (kept: remove it when you no longer need it)")

@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from envaudit.commands import fix as repair
 from envaudit.commands.fix import FixOptions, Installed
 from envaudit.files import safewrite
 from envaudit.model.exitcodes import Exit
+from envaudit.model.report import Report
 from tests.conftest import facts_from
 
 NOBODY = 65534
@@ -30,6 +32,15 @@ def snapshot(path: Path, python: str = sys.executable, **versions: str) -> Path:
     dists = [{"name": n, "version": v, "installer": "pip"} for n, v in versions.items()]
     safewrite.create(path, json.dumps({"python": python, "distributions": dists}))
     return path
+
+
+def planned_audit() -> Report:
+    """An audit of this interpreter whose one plan moves jax 0.10.2 to 0.10.1: what `fix` applies."""
+    from envaudit.judge.assemble import assemble
+    from envaudit.model.fixes import Fix, Plan
+
+    facts = facts_from({"python": {"executable": sys.executable}, "packages": {"jax": "0.10.2"}})
+    return replace(assemble(facts, mode="audit"), plan=Plan(fix=Fix(install=("jax==0.10.1",))))
 
 
 def ran_by(ran: list[str]) -> object:
@@ -265,12 +276,7 @@ def test_an_interrupted_installer_is_let_roll_back(tmp_path: Path, monkeypatch: 
 def test_an_audit_that_cannot_complete_after_the_fix_restores_it_and_exits_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from envaudit.judge.assemble import assemble
-    from envaudit.model.fixes import Fix, Plan
-
-    facts = facts_from({"python": {"executable": sys.executable}, "packages": {"jax": "0.10.2"}})
-    before = assemble(facts, mode="audit")
-    before = before.__class__(**{**before.__dict__, "plan": Plan(fix=Fix(install=("jax==0.10.1",)))})
+    before = planned_audit()
     audits = iter([before])
 
     def audited(**_: object) -> object:
@@ -304,12 +310,7 @@ def test_an_audit_that_cannot_complete_after_the_fix_restores_it_and_exits_3(
 def test_the_snapshot_is_on_disk_before_the_command_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The transaction's first half: whatever the command does (here it is killed, as by an OOM or a closed SSH
     session), the snapshot it would restore from was written, whole, before it started; the way back is said."""
-    from envaudit.judge.assemble import assemble
-    from envaudit.model.fixes import Fix, Plan
-
-    facts = facts_from({"python": {"executable": sys.executable}, "packages": {"jax": "0.10.2"}})
-    before = assemble(facts, mode="audit")
-    before = before.__class__(**{**before.__dict__, "plan": Plan(fix=Fix(install=("jax==0.10.1",)))})
+    before = planned_audit()
     monkeypatch.setattr(_shared, "run_audit", lambda **_: before)
     monkeypatch.setattr(repair, "distributions", lambda *_: {"jax": Installed("jax", "0.10.2", "pip")})
     path = tmp_path / "s.json"
@@ -363,12 +364,8 @@ def test_only_a_proven_plan_is_applied_with_yes(tmp_path: Path, monkeypatch: pyt
     is proven first on a built twin of the environment; one that is not is said, with why, and not run (exit as
     before it: nothing changed), unless --unproven."""
     from envaudit.commands.plan import building
-    from envaudit.judge.assemble import assemble
-    from envaudit.model.fixes import Fix, Plan
 
-    facts = facts_from({"python": {"executable": sys.executable}, "packages": {"jax": "0.10.2"}})
-    before = assemble(facts, mode="audit")
-    before = before.__class__(**{**before.__dict__, "plan": Plan(fix=Fix(install=("jax==0.10.1",)))})
+    before = planned_audit()
     monkeypatch.setattr(_shared, "run_audit", lambda **_: before)
     monkeypatch.setattr(repair, "distributions", lambda *_: {"jax": Installed("jax", "0.10.2", "pip")})
     monkeypatch.setattr(repair, "debris", lambda *_: repair.Debris())

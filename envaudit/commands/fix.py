@@ -220,9 +220,7 @@ def run(
         say(f"still failing after it: {', '.join(before.plan.remaining)}")
     from envaudit.commands.plan import building  # the twin's build: loaded only where a plan is to prove
 
-    proof, why = building.prove(
-        before.facts, before.plan, no_build=proving.no_build, timeout=proving.timeout, quiet=proving.quiet
-    )
+    proof, why = building.prove(before, no_build=proving.no_build, timeout=proving.timeout, quiet=proving.quiet)
     say(f"{proof}: {why}")
     unchanged = Exit.FINDINGS if before.verdict == "fail" else Exit.OK
     if dry_run:  # nothing changed: the environment afterwards is the one audited

@@ -168,8 +168,8 @@ def plan_lines(report: Report) -> tuple[str, list[str]]:
     if found.declined:
         said.append(
             f"left out: the fix of {', '.join(found.declined)} (a warning), which would move a package to an older "
-            "release or break something else; warnings never force a downgrade, so its own fix is there to take "
-            "if you choose"
+            "release or a new major, or break something else; warnings never force a downgrade or a breaking "
+            "release, so its own fix is there to take if you choose"
         )
     if any(name for step in found.steps for name, _ in step.fix.export):
         said.append("the variables it exports last for this shell: set them where the program runs (a job script)")

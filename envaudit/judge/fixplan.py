@@ -20,12 +20,16 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+
 from envaudit import rules
 from envaudit.judge import causes, ignoring
 from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import SEVERITIES, Finding, Severity
+from envaudit.model.scope import canonicalize_name
 from envaudit.model.versions import public, version_or_none
 from envaudit.rules import extras, installing
 from envaudit.rules.registry import registry
@@ -55,8 +59,9 @@ class _Node:
         workaround is the way out of a loop, not a fix); the NumPy major kept; fewest warnings with a fix to print
         (an upgrade or a variable: a warning never forces a downgrade, `_children`); then, of plans that fix as
         much, the fewest of what the user installed by name moved (`Facts.requested`, their REQUESTED marks: the
-        library held and jax moved, where both end clean); then the least change: fewest packages moved down,
-        fewest moved, fewest steps."""
+        library held and jax moved, where both end clean); then the least change: fewest libraries carried into
+        another major (a major may drop what the user imports), fewest packages moved down, fewest moved, fewest
+        steps."""
         roots = self.roots()
         fails = [f for f in roots if f.severity == "fail"]
         down, moved = _moves(start, self.state)
@@ -68,6 +73,7 @@ class _Node:
             _major(start.packages.get("numpy")) != _major(self.state.packages.get("numpy")),
             sum(bool(f.remedy) for f in roots if f.severity != "fail"),
             sum(start.packages.get(name) != self.state.packages.get(name) for name in chosen),
+            _majors(start, self.state),
             down,
             moved,
             len(self.steps),
@@ -157,6 +163,22 @@ def leaves(facts: Facts, findings: Sequence[Finding], steps: Sequence[Step]) -> 
     return [f for f in _judged(state, {}, _cleared(findings)) if not f.caused_by]
 
 
+def settled(facts: Facts, findings: Sequence[Finding], state: Facts, ignore: ignoring.Ignores | None = None) -> str:
+    """Why the state a plan leaves (`state`: `outcome`'s, with what a build measured there joined) is no fixed
+    point, judged again as a new report would be: "" where it fails nothing and its own plan has no step; else
+    what fails there, or the fix a plan of it would print next (a plan is printed only where planning again
+    would not change it)."""
+    ignore = ignore or {}
+    found = _judged(state, ignore, _cleared(findings))
+    failing = list(dict.fromkeys(f.id for f in found if f.severity == "fail" and f.counts and not f.caused_by))
+    if failing:
+        return f"judged again, the state it leaves fails {', '.join(failing)}"
+    again = candidates(state, found, ignore, limit=1)[0]
+    if again.steps:
+        return f"judged again, the state it leaves has a fix of its own ({again.fix.command or 'variables'})"
+    return ""
+
+
 def _cleared(findings: Sequence[Finding]) -> dict[str, Severity]:
     """The wrong-numbers rules a probe ran here (`Cause.wrong_numbers`, the finding no longer unprobed), each with
     the severity its measurement gave it here (a CPU regression the probe measured wrong on this CPU fails, where
@@ -217,16 +239,17 @@ def _children(
 ) -> tuple[list[_Node], bool]:
     """The states each root cause leads to, worst first, by each of its ways (its fix, then the rule's
     workaround where the user's state had that root: a variable never undoes the plan's own choice); and whether
-    a way led back to a state already planned (a loop). A warning's way that moves a package down is not taken:
-    warnings break ties, they do not force a downgrade (the finding still says its own fix)."""
+    a way led back to a state already planned (a loop). A warning's way that moves a package down, or a library into
+    another major (which may drop what the user imports), is not taken: warnings break ties, they do not force a
+    downgrade or a breaking release (the finding still says its own fix)."""
     back, found = False, []
     path = node.path | {installing.key(node.state)}
     theirs = {f.id for f in start.roots()}
     for root in sorted(node.roots(), key=lambda f: SEVERITIES.index(f.severity)):
         for way in _ways(root, node.state, root.id in theirs):
             state = installing.after(node.state, way, jax_cause=causes.explains_jax(root.id))
-            if root.severity != "fail" and _moves(node.state, state)[0]:
-                continue  # a warning's way down: left out (Plan.declined says so)
+            if root.severity != "fail" and (_moves(node.state, state)[0] or _majors(node.state, state)):
+                continue  # a warning's way down or into a new major: left out (Plan.declined says so)
             key = installing.key(state)
             back = back or key in path  # back to a state on the way here; another order reaching it is no loop
             if key in seen:
@@ -252,7 +275,39 @@ def _ways(root: Finding, state: Facts, theirs: bool) -> list[Fix]:
     cause = registry().cause(root.id)
     around = cause.workaround(state) if theirs else Fix()
     other = cause.other_way(state)
-    return [way for way in (root.remedy, other, around) if way and not way.saved]
+    ways = [way for way in (root.remedy, other, around) if way and not way.saved]
+    return [kept for way in ways for kept in (_same_major(way, state), way) if kept]
+
+
+def _same_major(way: Fix, state: Facts) -> Fix:
+    """The way with each range that would carry an installed library into a new major held below it, where the
+    range's own floor is in the installed major (`transformers>=4.32.0` for 4.30.2 lands on 5.0, which has no Flax
+    models at all; `transformers>=4.32.0,<5` is the least change): tried before the way itself, an empty Fix where
+    no range crosses a major. A major may drop what the user imports; a build of the state says whether it did."""
+    held, changed = [], False
+    reached = installing.after(state, way).packages
+    for text in way.install:
+        name, spec = _range(text)
+        was, now = _major(state.packages.get(name)), _major(reached.get(name))
+        if spec is not None and was is not None and now is not None and now > was:
+            floors = [v for s in spec if s.operator in (">=", ">") and (v := version_or_none(s.version)) is not None]
+            if floors and min(floors).major == was:
+                held.append(f"{text},<{was + 1}")
+                changed = True
+                continue
+        held.append(text)
+    return replace(way, install=tuple(held)) if changed else Fix()
+
+
+def _range(text: str) -> tuple[str, SpecifierSet | None]:
+    """A requirement's canonical name and its specifier, where it is a range with no marker or extra."""
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return "", None
+    if req.marker is not None or req.extras or req.url or any(s.operator == "==" for s in req.specifier):
+        return canonicalize_name(req.name), None
+    return canonicalize_name(req.name), req.specifier
 
 
 def _moves(before: Facts | dict[str, str], after: Facts | dict[str, str]) -> tuple[int, int]:
@@ -269,6 +324,15 @@ def _moves(before: Facts | dict[str, str], after: Facts | dict[str, str]) -> tup
         old, new = version_or_none(public(version)), version_or_none(public(now or ""))
         down += old is not None and new is not None and new < old
     return down, moved + sum(name not in old_packages for name in new_packages)
+
+
+def _majors(before: Facts, after: Facts) -> int:
+    """Libraries the state carries into another major release than the one installed (NumPy's is its own term)."""
+    return sum(
+        _major(version) != _major(after.packages.get(name))
+        for name, version in before.packages.items()
+        if name != "numpy" and name in after.packages
+    )
 
 
 def _major(version: str | None) -> int | None:

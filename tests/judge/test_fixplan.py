@@ -416,3 +416,27 @@ def test_the_tpu_host_keeps_its_accelerator_numpy_2_and_exports_nothing() -> Non
 
     said = " ".join(text.render(report).split())
     assert "it holds jax at 0.5.3 for neural-tangents" in said and "uninstall it and jax is free to move" in said
+
+
+def test_a_library_s_fix_stays_in_its_installed_major_where_its_floor_is_there() -> None:
+    """transformers 4.30.2's Flax models use jnp.DeviceArray, which jax 0.4.30 lacks; 4.32.0 fixes it, and
+    `transformers>=4.32.0` lands on 5.x, which has no Flax models at all. The least change stays in the major the
+    user has (`transformers>=4.32.0,<5`), jax held."""
+    doc = {**CPU, "packages": {"jax": "0.4.30", "jaxlib": "0.4.30", "transformers": "4.30.2", "flax": "0.8.5"}}
+    plans = fixplan.candidates(facts_from(doc), assemble.assemble(facts_from(doc), mode="audit").findings)
+    first = requested(plans[0].fix.command)
+    transformers = next(r for r in first.requirements if r.startswith("transformers"))
+    assert transformers.replace(" ", "") in ("transformers>=4.32.0,<5", "transformers<5,>=4.32.0"), first
+    assert first.pins["jax"] == "0.4.30"
+    assert numbers(fixplan.outcome(facts_from(doc), plans[0].steps).packages["transformers"])[0] == 4
+
+
+def test_a_warning_never_forces_a_new_major() -> None:
+    """transformers 4.57.6 calls jax.lib.xla_bridge (gone in jax 0.9.0) in its `env` command only: a warning, whose
+    own fix is transformers 5, a new major without the Flax models. The plan does not take it; the finding still
+    says it."""
+    doc = {**CPU, "packages": {"jax": "0.9.0", "jaxlib": "0.9.0", "transformers": "4.57.6", "flax": "0.12.0"}}
+    report = assemble.assemble(facts_from(doc), mode="audit")
+    found = next(f for f in report.findings if f.id == "removed-jax-api-in-transformers")
+    assert found.severity == "warn" and "transformers>=5" in found.fix
+    assert not report.plan.steps and report.plan.declined == ("removed-jax-api-in-transformers",)

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from packaging.requirements import Requirement
 
 from envaudit.cli import main
 from envaudit.model import fixes
@@ -92,8 +93,9 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
             return
         assert asked.requirements[1:] == (f"jax=={without}", f"jaxlib=={without}"), asked
         assert not (asked.remove or asked.unset or asked.export), asked
-        name, _, version = asked.requirements[0].partition(">=")
-        assert name == use["package"] and releases.numbers(version) >= releases.numbers(use["fixed"])
+        req = Requirement(asked.requirements[0])  # the floor, and a cap where the floor's major is the installed one
+        floor = next(s.version for s in req.specifier if s.operator == ">=")
+        assert req.name == use["package"] and releases.numbers(floor) >= releases.numbers(use["fixed"])
 
 
 def test_an_old_flax_is_one_root_cause_with_the_rule_that_names_it(capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,7 +22,6 @@ from envaudit.judge.assemble import assemble, candidates
 from envaudit.model import fixes
 from envaudit.model.build import BuildDocument, Measurement, Proof
 from envaudit.model.facts import Facts
-from envaudit.model.fixes import Plan
 from envaudit.model.redact import REDACTED
 from envaudit.model.report import Report
 from envaudit.rules import api_removals, wheels
@@ -75,7 +74,7 @@ def report(
         base = assemble(facts, mode="plan", ignore=ignore, target=target)
         return _unmeasured(base, why, planned.document)
     options = candidates(measured.joined(facts, planned), mode="plan", ignore=ignore, target=target, limit=CANDIDATES)
-    made, fixed, refused = _tried(options, planned, deadline, timeout, admitted, uv, say)
+    made, fixed, refused = _tried(options, planned, deadline, timeout, admitted, uv, say, ignore)
     proof, reason = measured.proof(made.plan, planned, fixed)
     if refused:
         reason += f"; before it, {len(refused)} plan(s) the tables ranked higher: " + "; ".join(refused)
@@ -94,11 +93,13 @@ def _tried(
     admitted: Sequence[str],
     uv: Sequence[str],
     say: Callable[[str], None],
+    ignore: Mapping[str, str],
 ) -> tuple[Report, build.Built | None, list[str]]:
     """The report whose fix is printed, the build of the state it leaves, and what refused the ones before it.
     The plans the tables propose are tried best first: the state each leaves is built (the installer resolves it,
-    then jax and the libraries are imported and called there); the first proven one is printed. Where none is
-    proven, the first is, unproven, with what its own build said."""
+    then jax and the libraries are imported and called there, the modules the tables name in the stack as planned
+    among them) and judged again with what it measured (`fixplan.settled`: no failure, no fix of its own); the
+    first proven one is printed. Where none is proven, the first is, unproven, with what its own build said."""
     first = options[0]
     if not first.plan.steps or first.plan.remaining:
         return first, None, []
@@ -114,8 +115,13 @@ def _tried(
             break
         say("building the state the fix leaves, to prove it" if option is first else "trying the next plan")
         state = fixplan.outcome(option.facts, option.plan.steps)
-        fixed = build.measure(stack(state, admitted), timeout=left, uv=uv, say=say)
+        carried = api_removals.claimed_modules(option.facts)
+        fixed = build.measure(stack(state, admitted, carried), timeout=left, uv=uv, say=say)
         proof, why = measured.proof(option.plan, planned, fixed)
+        if proof == "proven" and (
+            unsettled := fixplan.settled(option.facts, option.findings, measured.joined(state, fixed), ignore)
+        ):
+            proof, why = "unproven", unsettled
         if proof == "proven":
             return option, fixed, refused
         fixed_first = fixed_first or fixed
@@ -128,11 +134,12 @@ def _command(report: Report) -> str:
     return " ".join(report.plan.fix.install) or "(no install)"
 
 
-def prove(facts: Facts, plan: Plan, *, no_build: bool, timeout: float, quiet: bool) -> tuple[Proof, str]:
+def prove(audited: Report, *, no_build: bool, timeout: float, quiet: bool) -> tuple[Proof, str]:
     """Whether the state a live environment's plan leaves runs, measured on its twin: the audited distributions with
     the plan's changes, built here in a throwaway environment for the same Python, jax and every library imported
     there and their smoke calls made (`envaudit fix` applies only a proven plan). Unproven, with why, where nothing
     could be built (turned off, no uv, the index unreachable) or the twin did not install or run."""
+    facts, plan, findings = audited.facts, audited.plan, audited.findings
     uv, why_not = _installer(no_build)
     if uv is None:
         return "unproven", f"nothing was built: {why_not}"
@@ -141,8 +148,11 @@ def prove(facts: Facts, plan: Plan, *, no_build: bool, timeout: float, quiet: bo
     say = _progress(quiet)
     say("building the state the fix leaves, to prove it")
     state = fixplan.outcome(facts, plan.steps)
-    fixed = build.measure(stack(state), timeout=timeout, uv=uv, say=say)
-    return measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")
+    fixed = build.measure(stack(state, (), api_removals.claimed_modules(facts)), timeout=timeout, uv=uv, say=say)
+    proof, why = measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")
+    if proof == "proven" and (unsettled := fixplan.settled(facts, findings, measured.joined(state, fixed))):
+        return "unproven", unsettled
+    return proof, why
 
 
 def _unmeasured(report: Report, why: str, planned: Measurement | None = None) -> Report:
@@ -152,18 +162,27 @@ def _unmeasured(report: Report, why: str, planned: Measurement | None = None) ->
     return replace(report, build=document | {"proof": "unproven", "proof_reason": f"nothing was measured: {why}"})
 
 
-def stack(facts: Facts, admitted: Sequence[str] = ()) -> build.Stack:
+def stack(
+    facts: Facts, admitted: Sequence[str] = (), carried: Mapping[str, Sequence[str]] | None = None
+) -> build.Stack:
     """What to build for these facts: their pins, for their Python (or the Pythons their jaxlib has wheels for,
-    this one first), on their system and machine, with their variables (but those redacted, whose value is gone)."""
+    this one first), on their system and machine, with their variables (but those redacted, whose value is gone).
+    Beside the top-level imports, the modules the tables name for these releases, and `carried`: those they named
+    in the state before a fix, for each library the fix keeps, so that a release which no longer has the module
+    (transformers 5 and its Flax models) fails the proof instead of passing for want of a claim."""
     env = {k: v for k, v in facts.env.items() if REDACTED not in v}
     platform = facts.platform
+    modules = {name: list(found) for name, found in api_removals.claimed_modules(facts).items()}
+    for name, found in (carried or {}).items():
+        if name in facts.packages:
+            modules[name] = sorted({*modules.get(name, ()), *found})
     return build.Stack(
         dict(facts.packages),
         pythons(facts, admitted),
         str(platform.get("system") or ""),
         str(platform.get("machine") or ""),
         env,
-        api_removals.claimed_modules(facts),
+        modules,
     )
 
 

@@ -9,6 +9,7 @@ import os
 import sys
 import sysconfig
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -374,3 +375,75 @@ def test_a_plan_the_installer_refuses_is_not_printed_the_next_one_the_build_prov
     )
     worst = building.report(facts, target=None, ignore={}, no_build=False, timeout=60, quiet=True)
     assert worst.plan.fix == options[0].plan.fix and worst.build is not None and worst.build["proof"] == "unproven"
+
+
+def test_a_fixed_state_is_built_with_the_modules_the_tables_named_before_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fix that moves a library to a release without the module the tables named (transformers 5 has no Flax
+    models) must not pass for want of a claim: the state's twin imports the modules named in the stack before the
+    fix, for each library the fix keeps. Where that import fails, the plan is not proven and the next one is
+    tried."""
+    facts = facts_from(
+        {
+            "origin": "plan",
+            "packages": {"jax": "0.4.30", "jaxlib": "0.4.30", "transformers": "4.30.2", "flax": "0.8.5"},
+            "platform": {"machine": "x86_64", "system": "Linux"},
+        }
+    )
+    module = "transformers.models.bart.modeling_flax_bart"
+    assert api_removals.claimed_modules(facts) == {"transformers": [module]}
+    moved = facts_from({"packages": {"jax": "0.4.30", "transformers": "5.0.0"}})
+    assert building.stack(moved).modules == {}  # no claim for 5.0.0: nothing would ask for the Flax models
+    assert building.stack(moved, (), {"transformers": [module], "gone": ["gone.x"]}).modules == {
+        "transformers": [module]
+    }
+    built: list[build.Stack] = []
+
+    def measure(stack: build.Stack, **_: Any) -> build.Built:
+        built.append(stack)
+        version = stack.packages.get("transformers", "")
+        asked = module in stack.modules.get("transformers", ())
+        failed = [f"{module}: ModuleNotFoundError: No module named '{module}'"] if asked and version >= "4.32" else []
+        return build.Built({"status": "built", "python": "3.11.7", "jax": "ok", "tried": 3, "failed": failed})
+
+    monkeypatch.setattr(build, "measure", measure)
+    monkeypatch.setattr(building, "off", lambda *_: "")
+    monkeypatch.setattr(build, "uv_command", lambda: ("uv",))
+    made = building.report(facts, target=None, ignore={}, no_build=False, timeout=60, quiet=True)
+    assert all(module in s.modules.get("transformers", ()) for s in built if "transformers" in s.packages)
+    assert made.build is not None and made.build["proof"] == "proven", made.build
+    assert made.plan.fix.command and "transformers" not in " ".join(made.plan.fix.install), made.plan.fix
+    assert module in made.build["proof_reason"]  # the plan refused before it, with the import that failed
+
+
+def test_a_proven_state_judged_again_must_fail_nothing_and_need_no_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built and imported is not enough: the state a plan leaves, with what its build measured, is judged again as
+    its own report would be (`fixplan.settled`); where that finds a failure or a fix of its own, the plan is not
+    printed as proven and the next is tried. The judgement itself, on states the tables know: NumPy 2 beside
+    jaxlib 0.4.23 fails there; a library's removed API left has a fix of its own; the fixed state has neither."""
+    from envaudit.judge import fixplan
+
+    facts = facts_from(
+        {
+            "origin": "plan",
+            "packages": {"jax": "0.4.23", "jaxlib": "0.4.23", "transformers": "4.30.2", "flax": "0.7.5"},
+            "platform": {"machine": "x86_64", "system": "Linux"},
+        }
+    )
+    first = candidates(facts, mode="plan", ignore={}, target=None, limit=building.CANDIDATES)[0]
+    state = fixplan.outcome(facts, first.plan.steps)
+    assert fixplan.settled(facts, first.findings, state) == ""
+    numpy2 = replace(state, packages={**state.packages, "numpy": "2.0.0"})
+    assert "fails numpy2-with-jaxlib-before-0426" in fixplan.settled(facts, first.findings, numpy2)
+    undone = replace(state, packages={**state.packages, "transformers": "4.30.2"})
+    assert "fails removed-jax-api-in-transformers" in fixplan.settled(facts, first.findings, undone)
+    good: Measurement = {"status": "built", "python": "3.11.7", "jax": "ok", "tried": 3, "failed": []}
+    monkeypatch.setattr(build, "measure", lambda stack, **_: build.Built(good, {"status": "ok"}))
+    monkeypatch.setattr(building, "off", lambda *_: "")
+    monkeypatch.setattr(build, "uv_command", lambda: ("uv",))
+    unsettled = "judged again, the state it leaves fails something"
+    monkeypatch.setattr(fixplan, "settled", lambda f, found, s, *_: unsettled if s.packages == state.packages else "")
+    made = building.report(facts, target=None, ignore={}, no_build=False, timeout=60, quiet=True)
+    assert made.build is not None and made.build["proof"] == "proven", made.build
+    assert made.plan.fix != first.plan.fix and unsettled in made.build["proof_reason"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -85,7 +85,12 @@ def audited(probing: Probing, quiet: bool, judging: Judging, *, quick: bool, bud
         line.say("collecting facts")
         bounds = bounded(probing, line, quick=quick, budget=budget, reserve=process_age() + FINISH_S if budget else 0)
         return run_audit(
-            quick=quick, timeout=bounds.timeout, probes=bounds.probes, python=bounds.python, ignore=judging.ignored
+            quick=quick,
+            timeout=bounds.timeout,
+            probes=bounds.probes,
+            python=bounds.python,
+            ignore=judging.ignored,
+            keep=judging.keep,
         )
     finally:
         line.clear()
@@ -185,19 +190,20 @@ def run_audit(
     probes: state.Options | None = None,
     python: str | None = None,
     ignore: Mapping[str, str] | None = None,
+    keep: Sequence[str] = (),
 ) -> Report:
     """Collect facts and run probes. One child reports what jax says and runs the probes (one jax import for
     both); the other collectors need no jax, so they run in a thread while the child imports jax; the judge needs
     both, so it comes last. The child is followed from this thread, so that an interrupt reaches the runner, which
     kills it. Without probes, the child reports the jax facts alone. `python`: the interpreter whose environment
-    is audited (--python), when it is not this one; it runs the child too. `ignore`: as `assemble`'s. The report
+    is audited (--python), when it is not this one; it runs the child too. `ignore`, `keep`: as `assemble`'s. The report
     says how long it took (`duration_s`: from here to the assembled report)."""
     started = time.monotonic()
     if quick:
         facts = collect(timeout=timeout, python=python)
         from envaudit.judge.assemble import assemble
 
-        return _timed(assemble(facts, mode="quick", ignore=ignore), started)
+        return _timed(assemble(facts, mode="quick", ignore=ignore, keep=keep), started)
     from envaudit.child import runner
 
     child = replace(
@@ -210,7 +216,8 @@ def run_audit(
     assert outcome.jax is not None  # run() always finishes the facts it was asked for (child.facts)
     from envaudit.judge.assemble import judged
 
-    return _timed(judged(replace(facts, jax=outcome.jax), outcome.results, mode="audit", ignore=ignore), started)
+    audited = replace(facts, jax=outcome.jax)
+    return _timed(judged(audited, outcome.results, mode="audit", ignore=ignore, keep=keep), started)
 
 
 def _timed(report: Report, started: float) -> Report:

@@ -35,7 +35,7 @@ def run(o: CheckOptions) -> int:
     saved = reportfile.read_report(o.report)
     if not saved.complete:  # exit 3 (the audit could not complete) needs its one line too
         print(f"envaudit: {o.report}: the saved audit did not complete (verdict error)", file=sys.stderr)
-    return emit(recheck(saved, o.judging.ignored), o.output, o.judging)
+    return emit(recheck(saved, o.judging.ignored, o.judging.keep), o.output, o.judging)
 
 
 COMMAND = Command("check", "re-evaluate a saved JSON report with today's rules", add_arguments, parse, run)

@@ -31,7 +31,7 @@ import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -200,6 +200,7 @@ def run(
     say: Callable[[str], None],
     ask: Callable[[str], bool] | None,
     proving: Proving | None = None,
+    keep: Sequence[str] = (),
 ) -> int:
     """The verb: audit, plan, prove it on a built twin, confirm, snapshot, apply, audit again, restore if worse.
     `ask` is the terminal's prompt (None: stdin is no terminal). A plan that is not proven is applied only with
@@ -208,7 +209,7 @@ def run(
     if not dry_run and not yes and ask is None:  # refused before minutes of auditing, nothing changed
         raise RepairError("fix changes the environment: confirm with --yes, or --dry-run (stdin is not a terminal)")
     interpreter = python or sys.executable
-    before = _shared.run_audit(quick=False, timeout=timeout, probes=probes, python=python)
+    before = _shared.run_audit(quick=False, timeout=timeout, probes=probes, python=python, keep=keep)
     command = before.plan.fix.command
     say(f"envaudit fix: {before.verdict.upper()} in {interpreter}")
     if not command:
@@ -220,7 +221,9 @@ def run(
         say(f"still failing after it: {', '.join(before.plan.remaining)}")
     from envaudit.commands.plan import building  # the twin's build: loaded only where a plan is to prove
 
-    proof, why = building.prove(before, no_build=proving.no_build, timeout=proving.timeout, quiet=proving.quiet)
+    proof, why = building.prove(
+        before, no_build=proving.no_build, timeout=proving.timeout, quiet=proving.quiet, keep=keep
+    )
     say(f"{proof}: {why}")
     unchanged = Exit.FINDINGS if before.verdict == "fail" else Exit.OK
     if dry_run:  # nothing changed: the environment afterwards is the one audited
@@ -416,6 +419,7 @@ class FixOptions:
     restore: Path | None = None
     probing: Probing = field(default_factory=Probing)
     proving: Proving = field(default_factory=Proving)
+    keep: tuple[str, ...] = ()  # what the plan never moves (--keep)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -444,11 +448,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="seconds for building and measuring the twin (default: 240)",
     )
     options.add_probing(p)
+    options.add_keep(p)
 
 
 def parse(parsed: argparse.Namespace) -> FixOptions:
     proving = Proving(parsed.no_build, parsed.build_timeout, parsed.unproven)
-    return FixOptions(parsed.dry_run, parsed.yes, parsed.snapshot, parsed.restore, options.probing(parsed), proving)
+    probing = options.probing(parsed)
+    return FixOptions(
+        parsed.dry_run, parsed.yes, parsed.snapshot, parsed.restore, probing, proving, options.kept(parsed)
+    )
 
 
 def _say(line: str) -> None:
@@ -485,6 +493,7 @@ def main(o: FixOptions) -> int:
             say=_say,
             ask=ask,
             proving=o.proving,
+            keep=o.keep,
         )
     except KeyboardInterrupt:
         print("envaudit: interrupted", file=sys.stderr)

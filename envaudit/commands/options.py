@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,7 @@ class Judging:
     format: str = "text"
     strict: bool = False
     ignore: tuple[tuple[str, str], ...] = ()  # (rule id, reason)
+    keep: tuple[str, ...] = ()  # distributions the plan never moves (--keep), canonical names
     source: Path | None = None  # the pyproject.toml read, if any
     untrusted: str = ""  # the nearest one with [tool.envaudit], not read, and why
 
@@ -146,6 +148,28 @@ def add_judging(p: argparse.ArgumentParser) -> None:
         metavar="RULE[:REASON]",
         help="show this rule's findings as ignored and count none of them (repeatable; `envaudit rules` lists ids)",
     )
+    add_keep(p)
+
+
+def add_keep(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--keep",
+        action="append",
+        type=distribution_argument,
+        metavar="NAME",
+        help="the plan never moves this distribution (repeatable); what only moving it would fix is left and said",
+    )
+
+
+def distribution_argument(text: str) -> str:
+    """A distribution's name as the index spells it, canonical (argparse's type for --keep)."""
+    if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,198}[A-Za-z0-9])?", text):
+        raise argparse.ArgumentTypeError(f"{text!a} is not a distribution name")
+    return re.sub(r"[-_.]+", "-", text).lower()  # PEP 503's normal form
+
+
+def kept(parsed: argparse.Namespace) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(getattr(parsed, "keep", None) or ()))
 
 
 def seconds(text: str) -> float:
@@ -212,6 +236,7 @@ def judging(parsed: argparse.Namespace, formats: tuple[str, ...] = tuple(FORMATS
         ignore=tuple(settings.ignore.items()),
         source=settings.source,
         untrusted=settings.untrusted,
+        keep=kept(parsed),
     )
 
 

@@ -165,6 +165,11 @@ def plan_lines(report: Report) -> tuple[str, list[str]]:
             f"ways, in order: {library} from its repository, where a fix may have landed since its last release "
             f"(envaudit cannot see one); or without {library}: uninstall it and jax is free to move"
         )
+    if found.kept:
+        said.append(
+            f"kept where they are, as asked (--keep): {', '.join(found.kept)}; a way out of what is left moves "
+            f"{'it' if len(found.kept) == 1 else 'them'}: plan without --keep to see it"
+        )
     if found.declined:
         said.append(
             f"left out: the fix of {', '.join(found.declined)} (a warning), which would move a package to an older "

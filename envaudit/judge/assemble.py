@@ -8,7 +8,7 @@ same verdict whichever verb collected them, and the exit code follows from the v
 from __future__ import annotations
 
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -42,8 +42,10 @@ def assemble(
     complete: bool = True,
     ignore: Mapping[str, str] | None = None,
     target: Target | None = None,
+    keep: Collection[str] = (),
 ) -> Report:
     """`ignore`: the rules the user ignores, with their reasons (envaudit/judge/ignoring.py): shown, never counted.
+    `keep`: the distributions the plan never moves (`--keep`; judge/fixplan.py).
     `target`: what the fixes are rendered for where it is not the facts' installer (a plan read from files: the
     requirement lines to write, `fixes.Target` "lines"); the plan itself is computed the same way."""
     return candidates(
@@ -57,6 +59,7 @@ def assemble(
         ignore=ignore,
         target=target,
         limit=1,
+        keep=keep,
     )[0]
 
 
@@ -72,6 +75,7 @@ def candidates(
     ignore: Mapping[str, str] | None = None,
     target: Target | None = None,
     limit: int = 4,
+    keep: Collection[str] = (),
 ) -> list[Report]:
     """The report as `assemble` makes it, then the same report with each other plan the tables propose
     (`fixplan.candidates`, best first, at most `limit` in all): what a measurement chooses from where the first
@@ -82,7 +86,7 @@ def candidates(
     found = _measured(evaluated.findings, probes)
     linked = causes.link(judge.merge(found, probe_findings, facts), evaluated, probes)
     findings = ignoring.mark(linked, ignore or {})
-    plans = fixplan.candidates(facts, findings, ignore, limit=limit)
+    plans = fixplan.candidates(facts, findings, ignore, limit=limit, keep=keep)
     if target is not None:
         plans = [plan.aimed(target) for plan in plans]
         findings = [replace(f, remedy=aimed(f.remedy, target)) for f in findings]
@@ -132,12 +136,15 @@ def judged(
     mode: Mode,
     saved: Report | None = None,
     ignore: Mapping[str, str] | None = None,
+    keep: Collection[str] = (),
 ) -> Report:
     """The report of these facts and probe results as today's rules and judge see them (`saved`: the report
     they come from, whose time, host and completeness are kept)."""
     verdict = judge.judge(causes.not_applicable(results, facts), facts)
     if saved is None:
-        return assemble(facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings, ignore=ignore)
+        return assemble(
+            facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings, ignore=ignore, keep=keep
+        )
     again = assemble(
         facts,
         mode=mode,
@@ -147,14 +154,15 @@ def judged(
         host_info=saved.host,
         complete=saved.complete,
         ignore=ignore,
+        keep=keep,
     )
     return replace(again, duration_s=saved.duration_s)  # how long that audit took, as its time and host are kept
 
 
-def recheck(saved: Report, ignore: Mapping[str, str] | None = None) -> Report:
+def recheck(saved: Report, ignore: Mapping[str, str] | None = None, keep: Collection[str] = ()) -> Report:
     """Today's rules and judge on a saved report's facts and probe metrics: the probe findings it was saved with
     are replaced by today's judgement of the same measurements (a saved "error" report stays one)."""
-    return judged(saved.facts, saved.probes, mode="check", saved=saved, ignore=ignore)
+    return judged(saved.facts, saved.probes, mode="check", saved=saved, ignore=ignore, keep=keep)
 
 
 def exit_code(report: Report, *, strict: bool) -> Exit:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
@@ -36,6 +36,19 @@ from envaudit.rules.registry import registry
 
 MAX_STEPS = 8  # a report has a handful of root causes; more steps than this is a plan that does not converge
 MAX_STATES = 24  # states expanded (each child evaluated, about 2 ms): the search's bound, whatever the report
+
+
+@dataclass(frozen=True)
+class _Holding:
+    """The distributions the user keeps where they are (`--keep`), as installed (None: not installed, and kept
+    out), and those of them that some way out would have moved (filled by the search)."""
+
+    names: frozenset[str]
+    at: Mapping[str, str | None]
+    blocked: set[str] = field(default_factory=set)
+
+    def moved(self, state: Facts) -> list[str]:
+        return sorted(n for n in self.names if state.packages.get(n) != self.at[n])
 
 
 @dataclass(frozen=True)
@@ -80,21 +93,30 @@ class _Node:
         )
 
 
-def plan(facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | None = None) -> Plan:
+def plan(
+    facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | None = None, keep: Collection[str] = ()
+) -> Plan:
     """The plan for a report of these facts and findings. The findings of its probes are the first state's: the
     states after it are judged by the knowledge base, which is what a plan can know, and what the probes found
     with no rule to explain it (a wrong answer, a device) is carried along until a step of its own fixes it."""
-    return candidates(facts, findings, ignore, limit=1)[0]
+    return candidates(facts, findings, ignore, limit=1, keep=keep)[0]
 
 
 def candidates(
-    facts: Facts, findings: Sequence[Finding], ignore: ignoring.Ignores | None = None, *, limit: int = 4
+    facts: Facts,
+    findings: Sequence[Finding],
+    ignore: ignoring.Ignores | None = None,
+    *,
+    limit: int = 4,
+    keep: Collection[str] = (),
 ) -> list[Plan]:
     """The plans the tables propose, best first by the objective (`_Node.rank`), at most `limit`, each with a
     command of its own: the first is `plan`'s; the others are what a measurement tries where the first does not
     install or run (the resolver and a built twin decide, commands/plan/building.py). Only plans that leave no
-    more failures than the first are offered."""
+    more failures than the first are offered. `keep`: distributions no step may move (`--keep NAME`): a way that
+    moves one is not taken, and the plan names those that held a way back (`Plan.kept`)."""
     ignore = ignore or {}
+    holding = _Holding(frozenset(keep), {n: facts.packages.get(n) for n in keep})
     findings = ignoring.counted(findings, ignore)
     measured = tuple(f for f in findings if not f.caused_by and f.subject.kind not in ("rule", "check"))
     # wrong-numbers rules a probe ran here: judged by it while jax's packages stay where they were measured
@@ -113,7 +135,7 @@ def candidates(
         explored += 1
         best = min([best, node], key=rank)
         if len(node.steps) < depth and node.score()[:2] != (0, 0):
-            children, back = _children(node, seen, measured, ignore, start, cleared)
+            children, back = _children(node, seen, measured, ignore, start, cleared, holding)
             looped = looped or back
             queue.extend(children)
             ranked += children
@@ -121,14 +143,14 @@ def candidates(
         if best.score()[:2] == (0, 0):
             depth = min(depth, len(best.steps))
     if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
-        best = min([best, _greedy(best, measured, ignore, start, cleared)], key=rank)
-    found = [_planned(facts, best, looped, ignore, cleared, measured)]
+        best = min([best, _greedy(best, measured, ignore, start, cleared, holding)], key=rank)
+    found = [_planned(facts, best, looped, ignore, cleared, measured, holding)]
     for node in sorted(ranked, key=rank) if limit > 1 else ():  # one plan (every report's): nothing more to rank
         if len(found) >= limit:
             break
         if node is best or not node.steps or node.score()[0] > best.score()[0]:
             continue
-        other = _planned(facts, node, looped, ignore, cleared, measured)
+        other = _planned(facts, node, looped, ignore, cleared, measured, holding)
         if len(other.remaining) <= len(found[0].remaining) and all(other.fix != f.fix for f in found):
             found.append(other)
     return found
@@ -141,6 +163,7 @@ def _planned(
     ignore: ignoring.Ignores,
     cleared: Mapping[str, Severity],
     measured: Sequence[Finding],
+    holding: _Holding,
 ) -> Plan:
     """The plan a searched state makes: its steps as one command, and what that command leaves."""
     steps, reached = _one_command(facts, best)
@@ -153,7 +176,10 @@ def _planned(
     jax = reached.packages.get("jax", "")
     down = _moves({"jax": facts.packages.get("jax", "")}, {"jax": jax})[0] > 0
     held = tuple(dict.fromkeys((lib, jax) for s in steps if down and (lib := registry().cause(s.finding).holds_back())))
-    return Plan(steps=steps, remaining=failing, loop=loop, fix=one_command(steps), declined=declined, held=held)
+    kept = tuple(sorted(holding.blocked)) if failing or declined else ()
+    return Plan(
+        steps=steps, remaining=failing, loop=loop, fix=one_command(steps), declined=declined, held=held, kept=kept
+    )
 
 
 def leaves(facts: Facts, findings: Sequence[Finding], steps: Sequence[Step]) -> list[Finding]:
@@ -163,7 +189,13 @@ def leaves(facts: Facts, findings: Sequence[Finding], steps: Sequence[Step]) -> 
     return [f for f in _judged(state, {}, _cleared(findings)) if not f.caused_by]
 
 
-def settled(facts: Facts, findings: Sequence[Finding], state: Facts, ignore: ignoring.Ignores | None = None) -> str:
+def settled(
+    facts: Facts,
+    findings: Sequence[Finding],
+    state: Facts,
+    ignore: ignoring.Ignores | None = None,
+    keep: Collection[str] = (),
+) -> str:
     """Why the state a plan leaves (`state`: `outcome`'s, with what a build measured there joined) is no fixed
     point, judged again as a new report would be: "" where it fails nothing and its own plan has no step; else
     what fails there, or the fix a plan of it would print next (a plan is printed only where planning again
@@ -173,7 +205,7 @@ def settled(facts: Facts, findings: Sequence[Finding], state: Facts, ignore: ign
     failing = list(dict.fromkeys(f.id for f in found if f.severity == "fail" and f.counts and not f.caused_by))
     if failing:
         return f"judged again, the state it leaves fails {', '.join(failing)}"
-    again = candidates(state, found, ignore, limit=1)[0]
+    again = candidates(state, found, ignore, limit=1, keep=keep)[0]
     if again.steps:
         return f"judged again, the state it leaves has a fix of its own ({again.fix.command or 'variables'})"
     return ""
@@ -198,13 +230,19 @@ def one_command(steps: Sequence[Step]) -> Fix:
 
 
 def _greedy(
-    node: _Node, measured: Sequence[Finding], ignore: ignoring.Ignores, start: _Node, cleared: Mapping[str, Severity]
+    node: _Node,
+    measured: Sequence[Finding],
+    ignore: ignoring.Ignores,
+    start: _Node,
+    cleared: Mapping[str, Severity],
+    holding: _Holding,
 ) -> _Node:
     """From `node`, the best state one step away, again and again, until none is new: one path (what the
     breadth-first search could not reach within its bound), each step chosen among every root's ways."""
     best = node
     while len(node.steps) < MAX_STEPS and node.score()[:2] != (0, 0):
-        children, _ = _children(node, {installing.key(node.state), *node.path}, measured, ignore, start, cleared)
+        seen = {installing.key(node.state), *node.path}
+        children, _ = _children(node, seen, measured, ignore, start, cleared, holding)
         if not children:
             break
         node = min(children, key=lambda n: n.rank(start.state))
@@ -236,6 +274,7 @@ def _children(
     ignore: ignoring.Ignores,
     start: _Node,
     cleared: Mapping[str, Severity],
+    holding: _Holding,
 ) -> tuple[list[_Node], bool]:
     """The states each root cause leads to, worst first, by each of its ways (its fix, then the rule's
     workaround where the user's state had that root: a variable never undoes the plan's own choice); and whether
@@ -250,6 +289,9 @@ def _children(
             state = installing.after(node.state, way, jax_cause=causes.explains_jax(root.id))
             if root.severity != "fail" and (_moves(node.state, state)[0] or _majors(node.state, state)):
                 continue  # a warning's way down or into a new major: left out (Plan.declined says so)
+            if moved := holding.moved(state):
+                holding.blocked.update(moved)
+                continue  # the user keeps it where it is
             key = installing.key(state)
             back = back or key in path  # back to a state on the way here; another order reaching it is no loop
             if key in seen:

@@ -436,6 +436,8 @@ class Plan:
     # (library, jax release): jax held at that release for a library no release of which works with a newer jax;
     # the other ways (the library from its repository, or without it) are said beside the plan
     held: tuple[tuple[str, str], ...] = ()
+    # the distributions the user keeps (--keep) that a way out of what the plan leaves would have moved
+    kept: tuple[str, ...] = ()
     fix: Fix = field(default_factory=Fix)  # every step's fix as one (`combined`): the steps' commands pasted in order
 
     def aimed(self, target: Target) -> Plan:

@@ -505,6 +505,7 @@ class Report:
                 "loop": self.plan.loop,
                 "declined": list(self.plan.declined),
                 "held": [{"library": lib, "jax": jax} for lib, jax in self.plan.held],
+                **({"kept": list(self.plan.kept)} if self.plan.kept else {}),
             },
             **({"build": dict(self.build)} if self.build is not None else {}),
         }

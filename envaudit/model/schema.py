@@ -85,6 +85,7 @@ class HeldDocument(TypedDict):
 class _PlanOptional(TypedDict, total=False):
     declined: list[str]  # from envaudit 0.2.0: the warnings whose fix the plan leaves out (it moves a package down)
     held: list[HeldDocument]  # from envaudit 0.2.0: jax held back for a library, the other ways said beside
+    kept: list[str]  # the distributions kept where they are (--keep) that a way out of what is left would move
 
 
 class PlanDocument(_PlanOptional):

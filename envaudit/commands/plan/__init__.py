@@ -220,6 +220,7 @@ def report(o: PlanOptions, made: Planned) -> Report:
         made.facts,
         target=made.target,
         ignore=o.judging.ignored,
+        keep=o.judging.keep,
         no_build=o.no_build,
         timeout=o.build_timeout,
         quiet=o.output.quiet,
@@ -397,6 +398,8 @@ def planned(o: PlanOptions) -> Planned:
         env=env,
         requires=gathered.requires if gathered else {},
         origin="plan",
+        # what the user asks for by name, which a plan keeps where it can: the arguments, the inputs' direct ones
+        requested=sorted(n for n in from_arguments | (gathered.direct if gathered else set()) if n in packages),
     )
     if gathered is None or not gathered.requires:  # what the releases declare, where no resolution says it
         from envaudit.rules import declared  # lazily: it loads the tables

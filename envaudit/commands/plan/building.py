@@ -58,12 +58,14 @@ def report(
     timeout: float,
     quiet: bool,
     admitted: Sequence[str] = (),
+    keep: Sequence[str] = (),
 ) -> Report:
-    """The plan's report, built and measured where it can be."""
+    """The plan's report, built and measured where it can be (`keep`: what the plan never moves)."""
     uv, why_not = _installer(no_build)
     if uv is None:
         return _unmeasured(
-            assemble(facts, mode="plan", ignore=ignore, target=target), f"{why_not}: the report is the tables' alone"
+            assemble(facts, mode="plan", ignore=ignore, target=target, keep=keep),
+            f"{why_not}: the report is the tables' alone",
         )
     say = _progress(quiet)
     deadline = time.monotonic() + timeout
@@ -71,10 +73,11 @@ def report(
     if planned.status not in ("built", "not_installable"):
         say(f"not measured ({planned.status}): {planned.document.get('reason', '')}")
         why = f"{planned.status}: {planned.document.get('reason', '')}: the report is the tables' alone"
-        base = assemble(facts, mode="plan", ignore=ignore, target=target)
+        base = assemble(facts, mode="plan", ignore=ignore, target=target, keep=keep)
         return _unmeasured(base, why, planned.document)
-    options = candidates(measured.joined(facts, planned), mode="plan", ignore=ignore, target=target, limit=CANDIDATES)
-    made, fixed, refused = _tried(options, planned, deadline, timeout, admitted, uv, say, ignore)
+    joined = measured.joined(facts, planned)
+    options = candidates(joined, mode="plan", ignore=ignore, target=target, limit=CANDIDATES, keep=keep)
+    made, fixed, refused = _tried(options, planned, deadline, timeout, admitted, uv, say, ignore, keep)
     proof, reason = measured.proof(made.plan, planned, fixed)
     if refused:
         reason += f"; before it, {len(refused)} plan(s) the tables ranked higher: " + "; ".join(refused)
@@ -94,6 +97,7 @@ def _tried(
     uv: Sequence[str],
     say: Callable[[str], None],
     ignore: Mapping[str, str],
+    keep: Sequence[str] = (),
 ) -> tuple[Report, build.Built | None, list[str]]:
     """The report whose fix is printed, the build of the state it leaves, and what refused the ones before it.
     The plans the tables propose are tried best first: the state each leaves is built (the installer resolves it,
@@ -119,7 +123,7 @@ def _tried(
         fixed = build.measure(stack(state, admitted, carried), timeout=left, uv=uv, say=say)
         proof, why = measured.proof(option.plan, planned, fixed)
         if proof == "proven" and (
-            unsettled := fixplan.settled(option.facts, option.findings, measured.joined(state, fixed), ignore)
+            unsettled := fixplan.settled(option.facts, option.findings, measured.joined(state, fixed), ignore, keep)
         ):
             proof, why = "unproven", unsettled
         if proof == "proven":
@@ -134,7 +138,9 @@ def _command(report: Report) -> str:
     return " ".join(report.plan.fix.install) or "(no install)"
 
 
-def prove(audited: Report, *, no_build: bool, timeout: float, quiet: bool) -> tuple[Proof, str]:
+def prove(
+    audited: Report, *, no_build: bool, timeout: float, quiet: bool, keep: Sequence[str] = ()
+) -> tuple[Proof, str]:
     """Whether the state a live environment's plan leaves runs, measured on its twin: the audited distributions with
     the plan's changes, built here in a throwaway environment for the same Python, jax and every library imported
     there and their smoke calls made (`envaudit fix` applies only a proven plan). Unproven, with why, where nothing
@@ -150,7 +156,7 @@ def prove(audited: Report, *, no_build: bool, timeout: float, quiet: bool) -> tu
     state = fixplan.outcome(facts, plan.steps)
     fixed = build.measure(stack(state, (), api_removals.claimed_modules(facts)), timeout=timeout, uv=uv, say=say)
     proof, why = measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")
-    if proof == "proven" and (unsettled := fixplan.settled(facts, findings, measured.joined(state, fixed))):
+    if proof == "proven" and (unsettled := fixplan.settled(facts, findings, measured.joined(state, fixed), keep=keep)):
         return "unproven", unsettled
     return proof, why
 

@@ -63,6 +63,8 @@ class Gathered:
     pinned: frozenset[str] = frozenset()  # the distributions a requirement or constraint line pins exactly (==)
     ranges: dict[str, str] = field(default_factory=dict)  # the others' specifiers as their lines write them
     admitted: tuple[str, ...] = ()  # the Pythons the inputs' requires-python admit, where one says (none: any)
+    direct: frozenset[str] = frozenset()  # what the inputs ask for by name (a requirement line, a lock's project
+    # requirements, a pip report's requested), not what came in as a dependency: what a plan keeps where it can
 
 
 Selector = Callable[[markers.Target], tuple[list[Declared], list[Resolved]]]
@@ -119,7 +121,16 @@ def gather(request: Request) -> Gathered:
     platform = pipreport.resolved(reports[0]).platform if reports else {}
     admitted = tuple(pythons) if requires and not python else ()
     return Gathered(
-        chosen.pins, python, platform, chosen.into, default, chosen.requires, chosen.pinned, chosen.ranges, admitted
+        chosen.pins,
+        python,
+        platform,
+        chosen.into,
+        default,
+        chosen.requires,
+        chosen.pinned,
+        chosen.ranges,
+        admitted,
+        chosen.direct,
     )
 
 
@@ -237,7 +248,8 @@ def _uvlock(path: str, request: Request, extras: frozenset[str], groups: frozens
     def select(target: markers.Target) -> tuple[list[Declared], list[Resolved]]:
         versions = uvlock.select(lock, target, extras=chosen, groups=groups)
         lines = {n: lock.line(n, v) for n, v in versions.items()}
-        return [], [Resolved(versions, Source(path), into, lines=lines)]
+        asked = uvlock.direct(lock, extras=chosen, groups=groups)
+        return [], [Resolved(versions, Source(path), into, lines=lines, direct=asked)]
 
     specs = ((lock.requires_python, Source(path)),) if lock.requires_python else ()
     return _Input("uv.lock", path, into, select, specs, takes_choice=True)
@@ -264,11 +276,13 @@ def _evaluated(inputs: list[_Input], target: markers.Target, default: str) -> Ga
     declared: list[tuple[Declared, _Input]] = []
     resolved: dict[str, tuple[str, Resolved]] = {}
     requires: dict[str, list[str]] = {}
+    direct: set[str] = set()
     for item in inputs:
         lines, resolutions = item.select(target)
         declared += [(d, item) for d in lines]
         for resolution in resolutions:
             requires |= resolution.requires
+            direct |= resolution.direct
             for name, version in resolution.versions.items():
                 if name in resolved and not same_release(resolved[name][0], version):
                     first, where = resolved[name]
@@ -308,7 +322,8 @@ def _evaluated(inputs: list[_Input], target: markers.Target, default: str) -> Ga
             )
     pinned = frozenset(d.name for d, _ in declared if d.name and (d.direct or _exact(d.specifier)))
     ranges = {d.name: d.specifier for d, _ in declared if d.name and d.name not in pinned and not d.constraint}
-    return Gathered(pins, into=into, requires=requires, pinned=pinned, ranges=ranges)
+    direct |= {d.name for d, _ in declared if d.name and not d.constraint}
+    return Gathered(pins, into=into, requires=requires, pinned=pinned, ranges=ranges, direct=frozenset(direct))
 
 
 def _version(

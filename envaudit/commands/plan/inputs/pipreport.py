@@ -57,6 +57,7 @@ class Report:
     versions: dict[str, str] = field(default_factory=dict)  # canonical name -> version
     environment: dict[str, str] = field(default_factory=dict)
     requires_dist: dict[str, tuple[str, ...]] = field(default_factory=dict)  # canonical name -> its Requires-Dist
+    requested: frozenset[str] = frozenset()  # what pip was asked to install by name (its `requested`)
 
 
 def load(path: str) -> Report:
@@ -69,6 +70,7 @@ def load(path: str) -> Report:
         raise PlanError(f"{path}: report version {document['version']!r}; envaudit reads version 1 (pip >= 23.0)")
     versions: dict[str, str] = {}
     requires_dist: dict[str, tuple[str, ...]] = {}
+    requested: set[str] = set()
     for item in document["install"]:
         metadata = item["metadata"]
         name = canonicalize_name(metadata["name"])
@@ -76,10 +78,12 @@ def load(path: str) -> Report:
             raise PlanError(f"{path}: installs {name} twice")
         versions[name] = metadata["version"]
         requires_dist[name] = tuple(metadata.get("requires_dist") or ())
+        if item.get("requested"):
+            requested.add(name)
     environment = document.get("environment") or {}
     if not environment.get("python_full_version"):
         raise PlanError(f"{path}: its environment records no python_full_version")
-    return Report(path, versions, environment, requires_dist)
+    return Report(path, versions, environment, requires_dist, frozenset(requested))
 
 
 def resolved(report: Report, python: str = "") -> Resolved:
@@ -104,4 +108,5 @@ def resolved(report: Report, python: str = "") -> Resolved:
         python=python,
         platform={k: v for k, v in platform.items() if v},
         requires=requires,
+        direct=report.requested,
     )

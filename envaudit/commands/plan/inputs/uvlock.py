@@ -182,6 +182,17 @@ def select(
     return found
 
 
+def direct(lock: Lock, *, name: str = "", extras: frozenset[str], groups: frozenset[str]) -> frozenset[str]:
+    """What the project asks for by name (canonical): its dependencies, those of the extras and groups chosen."""
+    root = project(lock, name)
+    named = [
+        *root.get("dependencies", []),
+        *(d for e in sorted(extras) for d in _by_name(root.get("optional-dependencies")).get(e, [])),
+        *(d for g in sorted(groups) for d in _by_name(root.get("dev-dependencies")).get(g, [])),
+    ]
+    return frozenset(canonicalize_name(d["name"]) for d in named)
+
+
 def _by_name(table: dict[str, list[UvDependency]] | None) -> dict[str, list[UvDependency]]:
     """An extra's or a group's edges, by its normalized name."""
     return {canonicalize_name(k): v for k, v in (table or {}).items()}

@@ -46,6 +46,8 @@ class Resolved:
     platform: dict[str, str] = field(default_factory=dict)  # its environment's system and machine, where it says
     requires: dict[str, list[str]] = field(default_factory=dict)  # facts.requires, where it records requirements
     lines: dict[str, int] = field(default_factory=dict)  # canonical name -> the line of its entry, where it has lines
+    direct: frozenset[str] = frozenset()  # what the user asked for by name: a lock's project requirements, a pip
+    # report's `requested` (the others came in as dependencies)
 
     def at(self, name: str) -> Source:
         """Where a distribution's version is written in it: its entry's line, where the input has lines."""

@@ -41,6 +41,7 @@ NAME = "conv_chain"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
 # twice it, and `health` runs what fits its total bound).
 COST_S = 0.5
+PLATFORM_COST_S = {"tpu": 4.9}  # cold on a TPU v5e, jax 0.10.2 (2026-12-06): 4.80, 4.87 s
 NUMERIC = True  # a numeric probe, as envaudit/files/probefiles.numeric says
 CHANNELS, SIZE = 32, 28
 LAYOUT = ("NHWC", "HWIO", "NHWC")  # flax's; see the docstring

@@ -42,6 +42,7 @@ NAME = "dense_chain"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
 # twice it, and `health` runs what fits its total bound).
 COST_S = 0.5
+PLATFORM_COST_S = {"tpu": 0.7}  # cold on a TPU v5e, jax 0.10.2 (2026-12-06): 0.59, 0.60 s
 NUMERIC = True  # a numeric probe, as envaudit/files/probefiles.numeric says
 BATCH, WIDTH, DEPTH, CHUNK = 64, 256, 10, 7
 

@@ -69,6 +69,7 @@ NAME = "imports"
 # in 1.3 s together (measured, jax 0.10.1); neural-tangents brings TensorFlow, which takes more (health runs what
 # fits its bound).
 COST_S = 1.5
+PLATFORM_COST_S = {"tpu": 1.8}  # cold on a TPU v5e, jax 0.10.2 (2026-12-06): 1.76, 1.61, beside the chip's child s
 OFF_DEVICE = True  # it computes nothing on a device: beside an accelerator's child, it runs on the CPU
 # jax's own distributions: `import jax` loads them (a broken one is jax's failure, in the jax facts)
 OWN = re.compile(r"^(jax|jaxlib|jax-(cuda|rocm)\d*-(plugin|pjrt)|jax-metal|libtpu(-nightly)?|jax-tpu-embedding)$")

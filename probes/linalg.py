@@ -37,6 +37,7 @@ NAME = "linalg"
 # decomposition 0.1-0.25 s to compile; 0.27 s with the cache warm; envaudit's per-probe bound is at least twice it,
 # and `health` runs what fits its total bound).
 COST_S = 0.6
+PLATFORM_COST_S = {"tpu": 1.5}  # cold on a TPU v5e, jax 0.10.2 (2026-12-06): 1.30, 1.44 s
 N = 32
 
 

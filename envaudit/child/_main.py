@@ -72,11 +72,17 @@ def load(path: str, name: str) -> ModuleType:
 
 
 _RUNNING: list[tuple[TextIO, str]] = []  # the probe running now, for envaudit_progress
+_COMPILING: list[float] = [0.0, 0.0]  # the running probe's seconds of compiling so far, and when it last began
 
 
 def envaudit_progress(stage: str, facts: Any = None, doing: Any = None) -> None:
     """What the running probe says it is doing (probes/_kit.progress: "compiling", "compiled"), sent as an event,
     with the outcomes it found so far and the one in flight where it gives them (the parent keeps them for a crash)."""
+    if stage == "compiling":
+        _COMPILING[1] = time.monotonic()
+    elif stage == "compiled" and _COMPILING[1]:
+        _COMPILING[0] += time.monotonic() - _COMPILING[1]
+        _COMPILING[1] = 0.0
     if _RUNNING:
         out, label = _RUNNING[-1]
         extra = {k: v for k, v in (("facts", facts), ("doing", doing)) if isinstance(v, dict) and v}
@@ -86,13 +92,15 @@ def envaudit_progress(stage: str, facts: Any = None, doing: Any = None) -> None:
 def run_task(out: TextIO, label: str, precision: str, path: str) -> None:
     send(out, event="start", probe=label)
     _RUNNING[:] = [(out, label)]
+    _COMPILING[:] = [0.0, 0.0]
     start = time.monotonic()
     if os.path.dirname(path) not in sys.path:  # a probe imports its kit (_kit.py) from beside it
         sys.path.insert(0, os.path.dirname(path))
     try:
         module = load(path, "envaudit_probe_" + os.path.splitext(os.path.basename(path))[0])
         result = module.run(precision)
-        send(out, event="result", probe=label, result=result, duration_s=time.monotonic() - start)
+        took = time.monotonic() - start
+        send(out, event="result", probe=label, result=result, duration_s=took, compile_s=_COMPILING[0])
     except ImportError as exc:
         text = f"{type(exc).__name__}: {exc}"
         send(out, event="error", probe=label, kind="import", error=text, duration_s=time.monotonic() - start)

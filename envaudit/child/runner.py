@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
@@ -27,6 +27,7 @@ from envaudit.child._main import decode
 from envaudit.child.bounded import reap, watchdog
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, MAX_IMPORTS, Options, Outcome, Run, labels, parse_result, plan
+from envaudit.files.probefiles import Platform
 from envaudit.model.facts import JaxFacts
 from envaudit.model.redact import scrub
 from envaudit.model.report import JSONDict
@@ -39,8 +40,22 @@ def accelerator_here(dev: Path = Path("/dev")) -> bool:
     /dev/vfio/3), an NVIDIA GPU's (/dev/nvidia0...), an AMD GPU's (/dev/kfd). Where one is, only one process may hold
     it (a TPU), or each process that starts jax there pays the accelerator's start: the probes that need no device
     run beside the one child that holds it (Options.beside)."""
-    chips = [*dev.glob("accel[0-9]*"), *dev.glob("nvidia[0-9]*"), *(p for p in dev.glob("vfio/*") if p.name.isdigit())]
-    return bool(chips) or (dev / "kfd").exists()
+    return _chips(dev) != "cpu"
+
+
+def _chips(dev: Path) -> Platform:
+    tpu = [*dev.glob("accel[0-9]*"), *(p for p in dev.glob("vfio/*") if p.name.isdigit())]
+    return "tpu" if tpu else "gpu" if [*dev.glob("nvidia[0-9]*")] or (dev / "kfd").exists() else "cpu"
+
+
+def platform_here(dev: Path = Path("/dev"), environ: Mapping[str, str] | None = None) -> Platform:
+    """The platform class the probes will run on, from the chips' device files (before jax starts): what their
+    declared costs are read for (probefiles.cost). JAX_PLATFORMS naming neither chip's platform is the CPU."""
+    environ = os.environ if environ is None else environ
+    asked = {p.strip().lower() for p in environ.get("JAX_PLATFORMS", "").split(",") if p.strip()}
+    found = _chips(dev)
+    names = {"tpu": {"tpu"}, "gpu": {"cuda", "gpu", "rocm"}, "cpu": {"cpu"}}[found]
+    return found if not asked or asked & names else "cpu"
 
 
 def run(opts: Options) -> Outcome:

@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 
 from envaudit.child import jaxfacts
 from envaudit.files import cachedir, probefiles
+from envaudit.files.probefiles import Platform
 from envaudit.model.facts import DeviceMemory, JaxFacts, ReportError
 from envaudit.model.redact import scrub, scrub_all
 from envaudit.model.report import JSONDict, LeftOut, ProbeResult, ProbeRun, ProbeStatus
@@ -64,6 +65,10 @@ class Options:
     # child_env's changes, where it is not this process's (a built plan's: collect/build.py)
     beside: tuple[str, ...] = ()  # probes run in a second child at once, off the accelerator (JAX_PLATFORMS=cpu):
     # the imports probe where a chip is here (runner.ACCELERATOR_FILES), which only one process may hold
+    platform: Platform = "cpu"  # the platform class the probes run on (runner.platform_here): their costs' column
+    # what each probe run (by label) took here the last time it ran to its end with the compilation cache
+    # (files/probecosts.py): its cost where it is known, for the cache is warm then
+    costs: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -108,7 +113,21 @@ class Outcome:
 
 NO_CALLS = "ENVAUDIT_NO_CALLS"  # why the imports probe makes no smoke call (probes/imports.py reads it)
 JAX_START_S = 2.0  # the jax facts child's declared cost: measured 0.9-2.0 s on a 2-core CPU beside other work
+# jax's start by platform class where it is not the CPU's: a TPU v5e host's first `import jax` and chip start took
+# 9-12.2 s (jax 0.10.2, libtpu 0.0.42.1, measured 2026-12-05/06); no GPU is measured here (the CPU's is used)
+JAX_START_BY_PLATFORM_S: dict[str, float] = {"tpu": 12.5}
 BUDGET_SHARE = 0.6  # of the total bound, for the probes' declared costs: the rest is for starting jax and slack
+
+
+def jax_start(platform: str) -> float:
+    """jax's declared start on this platform class (the facts child's cost)."""
+    return JAX_START_BY_PLATFORM_S.get(platform, JAX_START_S)
+
+
+def budget(opts: Options) -> float:
+    """What the probes' costs may add up to under the total bound (health): its share, and never more than what
+    jax's start on this platform leaves of it."""
+    return max(min(opts.total * BUDGET_SHARE, opts.total - jax_start(opts.platform)), 0.0)
 
 
 def _runs(opts: Options) -> list[tuple[ProbeRun, str]]:
@@ -122,13 +141,15 @@ def plan(opts: Options) -> tuple[list[Task], list[ProbeResult]]:
     the total bound, as skipped results that say so."""
     known = probefiles.available()
     todo, skipped, spent = [], [], 0.0
+    measured = dict(opts.costs)
     for run, precision in _runs(opts):
         task = Task(run, precision, known[run.probe])
-        cost = probefiles.cost(task.path)
-        if opts.budget and spent + cost > opts.total * BUDGET_SHARE:
+        cost = measured.get(run.label) or probefiles.cost(task.path, opts.platform)
+        if opts.budget and spent + cost > budget(opts):
+            said = "its cost here" if run.label in measured else f"its declared cost on a {opts.platform.upper()}"
             why = (
-                f"not run: its declared cost ({cost:g} s) does not fit the total bound of {opts.total:g} s "
-                f"with the others; give a larger --total-timeout to include it"
+                f"not run: {said} ({cost:g} s) does not fit the total bound of {opts.total:g} s with jax's start "
+                f"and the others; give a larger --total-timeout to include it (a warm compilation cache costs less)"
             )
             skipped.append(task.result("skip", {"declared_cost_s": cost}, 0.0, why, left_out="budget"))
             continue
@@ -188,7 +209,11 @@ def parse_result(task: Task, event: dict[str, Any]) -> ProbeResult:
         return task.result("error", {"error_kind": "unreadable"}, duration, "unreadable devices in the result")
     message = scrub(str(result.get("message") or ""))  # an exception's text may quote XLA_FLAGS
     metrics = scrub_all(dict(metrics or {}))  # an error_* metric is an exception's text
-    return task.result(cast(ProbeStatus, status), metrics, duration, message, devices)
+    found = task.result(cast(ProbeStatus, status), metrics, duration, message, devices)
+    compiling = event.get("compile_s")
+    if isinstance(compiling, int | float) and not isinstance(compiling, bool) and 0 <= compiling <= duration:
+        found = replace(found, compile_s=float(compiling))
+    return found
 
 
 def users_info(info: str, changes: dict[str, str]) -> str:
@@ -230,7 +255,7 @@ class Run:
 
     def cost_of(self, label: str | None) -> float:
         """The declared cost of what the child is doing: a task's, or jax's start (for the jax facts)."""
-        return next((t.cost for t in self.pending if t.label == label), JAX_START_S)
+        return next((t.cost for t in self.pending if t.label == label), jax_start(self.opts.platform))
 
     def next_label(self) -> str | None:
         return self.pending[0].label if self.pending else None

@@ -25,7 +25,7 @@ from envaudit.model.exitcodes import UsageError
 
 if TYPE_CHECKING:
     from envaudit.model.facts import Facts
-    from envaudit.model.report import Report
+    from envaudit.model.report import ProbeResult, Report
 
 
 def emit(report: Report, output: Output, judging: Judging) -> int:
@@ -111,6 +111,7 @@ def probe_request(probing: Probing, line: terminal.Line | None = None, *, budget
     from envaudit.child import runner  # what follows the child: an audit that probes loads it, --quick never
 
     known = probefiles.available()
+    platform = runner.platform_here()
     if probing.total_timeout < state.JAX_START_S:  # every child starts jax first: a hang could not be told from it
         raise UsageError(
             f"--total-timeout {probing.total_timeout:g} is less than jax's start ({state.JAX_START_S:g} s declared)"
@@ -130,10 +131,33 @@ def probe_request(probing: Probing, line: terminal.Line | None = None, *, budget
         budget=budget and not probing.probe,
         # where a chip is, what computes on none runs beside the child that holds it (one accelerator start)
         beside=tuple(n for n in names if probefiles.off_device(known[n])) if runner.accelerator_here() else (),
+        platform=platform,
     )
     if request.budget and names and not state.plan(request)[0]:
         raise UsageError(f"--total-timeout {probing.total_timeout:g} holds none of the probes' declared costs")
     return request
+
+
+def _warm(request: state.Options) -> state.Options:
+    """The request with what each probe run took the last time it ended in this interpreter on this platform with
+    the compilation cache (files/probecosts.py): their costs now, for the cache is warm."""
+    if not request.cache:
+        return request
+    from envaudit.files import probecosts
+
+    known = probecosts.remembered(probecosts.key(request.python, request.platform))
+    return replace(request, costs=tuple(known.items()))
+
+
+def _remember(request: state.Options, results: Sequence[ProbeResult]) -> None:
+    """Keep what each probe run took where it ran to its end with the compilation cache; forget the others' times."""
+    if not request.cache:
+        return
+    from envaudit.files import probecosts
+
+    ended = {r.run.label: (r.duration_s, r.compile_s) for r in results if r.status in ("pass", "fail")}
+    cut = [r.run.label for r in results if r.status in ("timeout", "crash", "error")]
+    probecosts.remember(probecosts.key(request.python, request.platform), ended, cut)
 
 
 def bounded(
@@ -206,13 +230,14 @@ def run_audit(
         return _timed(assemble(facts, mode="quick", ignore=ignore, keep=keep), started)
     from envaudit.child import runner
 
-    child = replace(
-        probes or state.Options(timeout=timeout, total=timeout), python=python or sys.executable, facts=True
+    child = _warm(
+        replace(probes or state.Options(timeout=timeout, total=timeout), python=python or sys.executable, facts=True)
     )
     with ThreadPoolExecutor(max_workers=1) as pool:
         host_facts = pool.submit(_host_facts, timeout, python)
         outcome = runner.run(child)
         facts = host_facts.result()
+    _remember(child, outcome.results)
     assert outcome.jax is not None  # run() always finishes the facts it was asked for (child.facts)
     from envaudit.judge.assemble import judged
 

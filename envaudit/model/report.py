@@ -160,6 +160,7 @@ class _ProbeOptional(TypedDict, total=False):
     judgement: str
     devices: list[DeviceAnswer]
     stderr: list[str]  # the last lines a child that died or hung wrote on stderr (redacted, bounded)
+    compile_s: float  # of duration_s, the seconds it spent compiling, where the probe says when it compiles
 
 
 class ProbeDocument(_ProbeOptional):
@@ -366,6 +367,16 @@ class Finding:
         )
 
 
+def _compiling(value: object, duration: float) -> float | None:
+    """A result's compile_s read back: seconds within its duration, else none."""
+    if value is None:
+        return None
+    seconds = float(_number(value, "probe compile_s"))
+    if not 0 <= seconds <= duration:
+        raise ReportError("probe compile_s must be within its duration_s")
+    return seconds
+
+
 @dataclass(frozen=True)
 class ProbeResult:
     probe: str  # the probe's name (its file's stem)
@@ -379,6 +390,7 @@ class ProbeResult:
     left_out: LeftOut | None = None  # why it was not run, when it was not: no fault of the machine
     saved_name: str = ""  # the name a report gave it, where that is of another shape than a run's label
     stderr: tuple[str, ...] = ()  # a crashed or hung child's last lines on stderr: the evidence of what killed it
+    compile_s: float | None = None  # of duration_s, what it spent compiling (probes/_kit.compile_all), where it says
 
     @property
     def run(self) -> ProbeRun:
@@ -406,6 +418,7 @@ class ProbeResult:
         }
         found |= {"judgement": self.judgement} if self.judgement else {}
         found |= {"stderr": list(self.stderr)} if self.stderr else {}
+        found |= {"compile_s": round(self.compile_s, 4)} if self.compile_s is not None else {}
         return found | ({"devices": [dict(d) for d in self.devices]} if self.devices else {})
 
     @classmethod
@@ -434,6 +447,7 @@ class ProbeResult:
             devices=_devices(obj.get("devices") or []),
             left_out=left_out,
             stderr=tuple(obj.get("stderr") or ()),
+            compile_s=_compiling(obj.get("compile_s"), float(duration)),
         )
 
 

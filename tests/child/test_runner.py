@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -180,7 +181,8 @@ def test_a_budgeted_run_takes_what_fits_its_bound_in_order_and_says_what_it_left
     names = tuple(known)
     opts = state.Options(names, precision="both", timeout=1.0, total=total, budget=True)
     todo, skipped = state.plan(opts)
-    spent, budget = 0.0, total * state.BUDGET_SHARE
+    spent, budget = 0.0, state.budget(opts)
+    assert budget == max(min(total * state.BUDGET_SHARE, total - state.JAX_START_S), 0)  # the CPU's start
     for label in state.labels(opts):  # first fit, in the order asked for
         cost = probefiles.cost(known[label.partition("[")[0]])
         run = [t for t in todo if t.label == label]
@@ -209,7 +211,7 @@ def test_health_says_which_probes_its_bound_left_out(
     costly = max(known, key=lambda n: probefiles.cost(known[n]))
     cheap = min(known, key=lambda n: probefiles.cost(known[n]))
     total = 20.0  # time enough for jax to start on a slow machine, not for the costliest probe
-    assert probefiles.cost(known[cheap]) <= total * state.BUDGET_SHARE < probefiles.cost(known[costly])
+    assert probefiles.cost(known[cheap]) <= state.budget(state.Options(total=total)) < probefiles.cost(known[costly])
     others = [arg for name in known if name not in (cheap, costly) for arg in ("--skip-probe", name)]
 
     def health(*argv: str, python: str = PYTHON) -> tuple[subprocess.CompletedProcess[str], dict[str, dict]]:  # type: ignore[type-arg]
@@ -302,3 +304,48 @@ def test_what_computes_on_no_device_runs_beside_on_the_cpu(tmp_path: Path) -> No
     assert outcome.jax is not None and outcome.jax.get("status") != "ok"  # no TPU here: the first child's jax fails
     assert by["dense_chain"].status == "error" and by["imports"].status == "pass", by["imports"].message
     assert outcome.jax.get("imports") and outcome.jax["imports"] == outcome.probe_facts["imports"]
+
+
+@pytest.mark.parametrize(
+    ("files", "environ", "platform"),
+    [
+        ((), {}, "cpu"),
+        (("accel0",), {}, "tpu"),
+        (("vfio/3",), {}, "tpu"),
+        (("nvidia0",), {}, "gpu"),
+        (("kfd",), {}, "gpu"),
+        (("accel0",), {"JAX_PLATFORMS": "cpu"}, "cpu"),
+        (("accel0",), {"JAX_PLATFORMS": "tpu,cpu"}, "tpu"),
+        (("nvidia0",), {"JAX_PLATFORMS": "cuda"}, "gpu"),
+    ],
+)
+def test_the_platform_class_the_probes_run_on_is_read_from_the_chips_device_files(
+    tmp_path: Path, files: tuple[str, ...], environ: dict[str, str], platform: str
+) -> None:
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).touch()
+    from envaudit.child import runner
+
+    assert runner.platform_here(tmp_path, environ) == platform
+
+
+def test_on_a_tpu_the_declared_costs_are_a_tpu_s_and_a_warm_cache_s_costs_run_them_all() -> None:
+    """A fresh TPU node compiles each program for seconds (conv_chain 4.8 s, fft 4.6-4.9 s cold on a v5e, 0.3-0.6 s
+    warm): its health check plans with the TPU's declared costs and jax's start there, so it leaves out up front
+    what cannot fit (a skip that says so) instead of starting probes the bound then cuts; the next check, with the
+    times the first measured here, runs every probe."""
+    known = probefiles.available()
+    names = tuple(known)
+    assert any(probefiles.cost(known[n], "tpu") > 2 * probefiles.cost(known[n]) for n in names)  # measured apart
+    assert all(probefiles.cost(known[n], "gpu") == probefiles.cost(known[n]) for n in names)  # none measured: CPU's
+    cold = state.Options(names, total=21.5, budget=True, platform="tpu")
+    assert state.budget(cold) == pytest.approx(21.5 - state.jax_start("tpu"))
+    todo, skipped = state.plan(cold)
+    assert todo and skipped and sum(t.cost for t in todo) <= state.budget(cold)
+    assert all("its declared cost on a TPU" in r.message for r in skipped)
+    warm = replace(cold, costs=tuple((t, 0.3) for t in state.labels(cold)))
+    warm_todo, warm_skipped = state.plan(warm)
+    assert not warm_skipped and len(warm_todo) == len(names) and {t.cost for t in warm_todo} == {0.3}
+    on_cpu = state.plan(replace(cold, platform="cpu"))
+    assert len(on_cpu[0]) > len(todo)  # the same bound holds more on a CPU, which compiles each in a fraction

@@ -42,6 +42,7 @@ NAME = "conv_chain"
 # twice it, and `health` runs what fits its total bound).
 COST_S = 0.5
 PLATFORM_COST_S = {"tpu": 4.9}  # cold on a TPU v5e, jax 0.10.2 (2026-12-06): 4.80, 4.87 s
+COMPILES_FIRST = True  # run() reaches kit.compile_all before any work of its own: compiled ahead where slow
 NUMERIC = True  # a numeric probe, as envaudit/files/probefiles.numeric says
 CHANNELS, SIZE = 32, 28
 LAYOUT = ("NHWC", "HWIO", "NHWC")  # flax's; see the docstring

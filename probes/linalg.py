@@ -38,6 +38,7 @@ NAME = "linalg"
 # and `health` runs what fits its total bound).
 COST_S = 0.6
 PLATFORM_COST_S = {"tpu": 1.5}  # cold on a TPU v5e, jax 0.10.2 (2026-12-06): 1.30, 1.44 s
+COMPILES_FIRST = True  # run() reaches kit.compile_all before any work of its own: compiled ahead where slow
 N = 32
 
 

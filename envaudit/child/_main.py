@@ -30,6 +30,7 @@ from typing import Any, TextIO
 
 PREFIX = "ENVAUDIT "
 BOUND_VARIABLE = "ENVAUDIT_PROBE_BOUND_S"  # the running probe's bound in seconds (probes/_kit.py reads it)
+PREPARE_VARIABLE = "ENVAUDIT_PREPARE"  # labels of the tasks whose programs are compiled ahead (comma-separated)
 
 
 def channel() -> TextIO:
@@ -61,6 +62,32 @@ def decode(line: str) -> dict[str, Any] | None:
     return event if isinstance(event, dict) else None
 
 
+_LOADED: dict[str, ModuleType] = {}  # path -> the probe's module, loaded once for both threads
+_LOADING = threading.Lock()
+
+
+def probe_module(path: str) -> ModuleType:
+    """The probe file's module, loaded once (the preparing thread and the run share it)."""
+    with _LOADING:
+        if path not in _LOADED:
+            if os.path.dirname(path) not in sys.path:  # a probe imports its kit (_kit.py) from beside it
+                sys.path.insert(0, os.path.dirname(path))
+            _LOADED[path] = load(path, "envaudit_probe_" + os.path.splitext(os.path.basename(path))[0])
+        return _LOADED[path]
+
+
+def prepare(tasks: list[tuple[str, str, str]]) -> None:
+    """Compile ahead, in this thread and the kit's pool, what each of these probes (label, precision, path) will
+    compile when its turn comes (probes/_kit.prepare): on an accelerator's host compiling takes seconds a program
+    and the cores are idle while one probe runs. What fails here is left for the probe's own run to say."""
+    for _label, precision, path in tasks:
+        try:
+            module = probe_module(path)
+            module.kit.prepare(module.run, precision)
+        except BaseException:  # its own run reports it, under its own bound
+            continue
+
+
 def load(path: str, name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -72,17 +99,17 @@ def load(path: str, name: str) -> ModuleType:
 
 
 _RUNNING: list[tuple[TextIO, str]] = []  # the probe running now, for envaudit_progress
-_COMPILING: list[float] = [0.0, 0.0]  # the running probe's seconds of compiling so far, and when it last began
+# the running probe's seconds of compiling so far (-1: it said nothing of compiling), and when it last began
+_COMPILING: list[float] = [-1.0, 0.0]
 
 
 def envaudit_progress(stage: str, facts: Any = None, doing: Any = None) -> None:
     """What the running probe says it is doing (probes/_kit.progress: "compiling", "compiled"), sent as an event,
     with the outcomes it found so far and the one in flight where it gives them (the parent keeps them for a crash)."""
     if stage == "compiling":
-        _COMPILING[1] = time.monotonic()
+        _COMPILING[:] = [max(_COMPILING[0], 0.0), time.monotonic()]
     elif stage == "compiled" and _COMPILING[1]:
-        _COMPILING[0] += time.monotonic() - _COMPILING[1]
-        _COMPILING[1] = 0.0
+        _COMPILING[:] = [_COMPILING[0] + time.monotonic() - _COMPILING[1], 0.0]
     if _RUNNING:
         out, label = _RUNNING[-1]
         extra = {k: v for k, v in (("facts", facts), ("doing", doing)) if isinstance(v, dict) and v}
@@ -92,15 +119,14 @@ def envaudit_progress(stage: str, facts: Any = None, doing: Any = None) -> None:
 def run_task(out: TextIO, label: str, precision: str, path: str) -> None:
     send(out, event="start", probe=label)
     _RUNNING[:] = [(out, label)]
-    _COMPILING[:] = [0.0, 0.0]
+    _COMPILING[:] = [-1.0, 0.0]
     start = time.monotonic()
-    if os.path.dirname(path) not in sys.path:  # a probe imports its kit (_kit.py) from beside it
-        sys.path.insert(0, os.path.dirname(path))
     try:
-        module = load(path, "envaudit_probe_" + os.path.splitext(os.path.basename(path))[0])
+        module = probe_module(path)
         result = module.run(precision)
         took = time.monotonic() - start
-        send(out, event="result", probe=label, result=result, duration_s=took, compile_s=_COMPILING[0])
+        said = {"compile_s": _COMPILING[0]} if _COMPILING[0] >= 0 else {}
+        send(out, event="result", probe=label, result=result, duration_s=took, **said)
     except ImportError as exc:
         text = f"{type(exc).__name__}: {exc}"
         send(out, event="error", probe=label, kind="import", error=text, duration_s=time.monotonic() - start)
@@ -158,8 +184,12 @@ def main(argv: list[str]) -> int:
         tasks = tasks[1:]
         facts.stages(lambda stage, **data: send(out, event="fact", stage=stage, **data))
         send(out, event="facts_done")
-    for task in tasks:
-        label, precision, bound, path = task.split(":", 3)  # only a path may hold a colon
+    parsed = [task.split(":", 3) for task in tasks]  # LABEL:PRECISION:BOUND:PATH, only a path may hold a colon
+    ahead = set(filter(None, os.environ.get(PREPARE_VARIABLE, "").split(",")))
+    if ahead:  # the first task compiles itself; those after it are compiled while it runs
+        later = [(label, precision, path) for label, precision, _, path in parsed[1:] if label in ahead]
+        threading.Thread(target=prepare, args=(later,), name="envaudit-prepare", daemon=True).start()
+    for label, precision, bound, path in parsed:
         # the probe's own bound, or what is left of the total if less: for a probe that keeps to it (kit.bound_s)
         os.environ[BOUND_VARIABLE] = f"{max(min(float(bound), deadline - time.time()), 0.0):.3f}"
         run_task(out, label, precision, path)

@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any, cast
 
 from envaudit.child import load
-from envaudit.child._main import decode
+from envaudit.child._main import PREPARE_VARIABLE, decode
 from envaudit.child.bounded import reap, watchdog
 from envaudit.child.jaxfacts import signal_name
 from envaudit.child.state import FACTS_STAGE, MAX_IMPORTS, Options, Outcome, Run, labels, parse_result, plan
+from envaudit.files import probefiles
 from envaudit.files.probefiles import Platform
 from envaudit.model.facts import JaxFacts
 from envaudit.model.redact import scrub
@@ -199,6 +200,17 @@ class Streamed:
             self.doing = doing
 
 
+def _ahead(state: Run) -> dict[str, str]:
+    """The first child's word to compile ahead (child/_main.prepare) the programs of the probes that reach their
+    compile first (`COMPILES_FIRST`), on an accelerator's host: compiling there takes seconds a program (conv_chain
+    4.4 s, fft 4.3 s cold on a TPU v5e) while its cores sit idle. Not in a child restarted after a crash or a hang:
+    there each probe compiles in its own turn, so whatever dies is the one that was running."""
+    if state.pids or state.opts.platform == "cpu":
+        return {}
+    ahead = [t.label for t in state.pending[1:] if probefiles.compiles_first(t.path)]
+    return {PREPARE_VARIABLE: ",".join(ahead)} if ahead else {}
+
+
 def one_child(state: Run) -> None:
     """One child over the pending tasks (and the jax facts while they are wanted); returns when it is gone."""
     left = state.deadline - time.monotonic()  # the total bound, as the child's clock reads it
@@ -220,7 +232,7 @@ def one_child(state: Run) -> None:
                 text=True,
                 encoding="utf-8",
                 errors="replace",
-                env=state.env,
+                env=state.env | _ahead(state),
                 start_new_session=True,  # stdin: the pipe the child watches; it ends with us, even by SIGKILL
             )
         except OSError as exc:

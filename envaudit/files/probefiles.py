@@ -63,6 +63,12 @@ def _seconds(value: object) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else 0.0
 
 
+def compiles_first(path: Path) -> bool:
+    """Whether the probe's run reaches `kit.compile_all` before it computes anything of its own
+    (`COMPILES_FIRST = True`): its programs may then be compiled ahead while another probe runs (kit.prepare)."""
+    return _constant(path, "COMPILES_FIRST") is True
+
+
 def off_device(path: Path) -> bool:
     """Whether the probe computes on no device (`OFF_DEVICE = True`: the imports probe): where an accelerator is,
     it runs beside the child that holds it, on the CPU (child/runner.py)."""

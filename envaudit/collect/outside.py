@@ -54,17 +54,26 @@ class InterpreterError(BadInput, ValueError):
 def resolve(path: str) -> str:
     """The interpreter at `path`, or in the environment directory `path`. Not its link target: a virtualenv's
     bin/python links to the base interpreter, whose environment is another one."""
-    where = Path(path).expanduser()
-    if where.is_dir():
-        found = next((where / c for c in CANDIDATES if (where / c).is_file()), None)
-        if found is None:
-            raise InterpreterError(f"--python {path}: no Python interpreter in that directory (no bin/python)")
-        where = found
-    if not where.is_file():
-        raise InterpreterError(f"--python {path}: no such file")
-    if not os.access(where, os.X_OK):
-        raise InterpreterError(f"--python {path}: not executable")
-    return os.path.abspath(where)
+    try:
+        where = Path(path).expanduser()
+        if where.is_dir():
+            found = next((where / c for c in CANDIDATES if (where / c).is_file()), None)
+            if found is None:
+                raise InterpreterError(f"--python {path}: no Python interpreter in that directory (no bin/python)")
+            where = found
+        if not where.is_file():
+            raise InterpreterError(f"--python {path}: no such file")
+        if not os.access(where, os.X_OK):
+            raise InterpreterError(f"--python {path}: not executable")
+        return os.path.abspath(where)
+    except (OSError, RuntimeError) as exc:  # a name the system refuses (too long, a loop), or no home for ~
+        said = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise InterpreterError(f"--python {_short(path)}: {said}") from None
+
+
+def _short(path: str) -> str:
+    """A path as an error line quotes it: its end, where it is long (a 4,000-byte name is no line)."""
+    return path if len(path) <= 120 else f"...{path[-100:]}"
 
 
 def describe(python: str, timeout: float = 60.0) -> dict[str, Any]:

@@ -66,23 +66,24 @@ def find(start: Path) -> Path | None:
     return None
 
 
-def untrusted(path: Path) -> str:
-    """Why the settings of this file are not applied ("" where they are): a file another user owns or may write
-    would choose what a root `health` counts (an ignored rule, a node kept in service)."""
+def read(path: Path) -> tuple[bytes | None, str]:
+    """The file's bytes where its settings may be applied, else None and why: a file another user owns or may
+    write would choose what a root `health` counts (an ignored rule, a node kept in service). Judged on the
+    descriptor it is read from (`safewrite.read_trusted`), so the file judged is the file read."""
     from envaudit.files import safewrite
 
     try:
-        safewrite.trusted_file(path, "a settings file")
+        return safewrite.read_trusted(path, MAX_BYTES + 1, "a settings file"), ""
     except safewrite.OutputError as exc:
-        return str(exc)
-    return ""
+        return None, str(exc)
 
 
-def load(path: Path) -> Settings:
-    """The [tool.envaudit] table of one pyproject.toml."""
-    from envaudit.files import reportfile  # loads while the child imports jax (tests/cli/test_cli.py)
+def load(path: Path, raw: bytes | None = None) -> Settings:
+    """The [tool.envaudit] table of one pyproject.toml (`raw`: its bytes, where already read)."""
+    if raw is None:
+        from envaudit.files import reportfile  # loads while the child imports jax (tests/cli/test_cli.py)
 
-    raw = reportfile.read_bounded(path, MAX_BYTES + 1, "a pyproject.toml")
+        raw = reportfile.read_bounded(path, MAX_BYTES + 1, "a pyproject.toml")
     if len(raw) > MAX_BYTES:
         raise ConfigError(f"{path}: larger than {MAX_BYTES} bytes, so not a pyproject.toml")
     try:
@@ -118,10 +119,10 @@ class Given:
 def resolve(given: Given, formats: tuple[str, ...], cwd: Path) -> Settings:
     """The settings of this run: the project's file, then the command line (its --format, --strict, --ignore)."""
     source = find(cwd)
-    why = untrusted(source) if source is not None else ""
+    raw, why = read(source) if source is not None else (None, "")
     if why:  # the nearest project's table is not applied, nor a parent's: the defaults and the command line
         source = None
-    settings = load(source) if source is not None else Settings()
+    settings = load(source, raw) if source is not None else Settings()
     if settings.format is not None and settings.format not in formats:
         raise ConfigError(f"{source}: [tool.envaudit].format is {settings.format!r}, not one of {', '.join(formats)}")
     ignore = settings.ignore | dict(given.ignore)

@@ -164,3 +164,28 @@ def test_a_project_table_another_user_could_write_is_not_applied_and_the_report_
     os.chown(project, os.geteuid(), os.getegid())
     code, document, _ = check(capsys)
     assert code == Exit.FINDINGS and document["settings"] == {"file": str(project)}
+
+
+def test_the_settings_file_judged_is_the_file_read(
+    _in_a_project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 5: the table was judged by its name, then opened by name again (another user could swap the file in
+    between). It is read once, from the descriptor its owner and mode were judged on; a link in its place is not
+    followed to a file that would pass."""
+    from envaudit.files import reportfile
+
+    write_project(_in_a_project, "[tool.envaudit]\nstrict = true\n")
+    by_name = reportfile.read_bounded
+
+    def read_bounded(path: Path, *rest: object) -> bytes:
+        assert Path(path).name != "pyproject.toml", "the settings read a second time, by name"
+        return by_name(path, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(reportfile, "read_bounded", read_bounded)
+    code, document, _ = check(capsys)
+    assert code == Exit.FINDINGS and document["settings"] == {"file": str(_in_a_project / "pyproject.toml")}
+    real = _in_a_project / "real.toml"
+    (_in_a_project / "pyproject.toml").rename(real)
+    (_in_a_project / "pyproject.toml").symlink_to(real)
+    code, document, _ = check(capsys)
+    assert code == Exit.OK and "not a regular file" in str(document["settings"])

@@ -410,3 +410,32 @@ def test_a_killed_runs_build_directory_is_swept_at_the_next_start_and_nothing_el
     finally:
         os.close(holder)
     assert not home.exists()
+
+
+def one_line_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "internal error" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("name", ["a" * 300, "a/" * 3000])
+def test_a_python_path_the_system_refuses_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    """Round 4's residual: a --python path over 255 bytes a component (or 4,096 in all) was exit 3, an internal
+    error; it is bad input. The line quotes the path's end, not 6,000 bytes of it."""
+    err = one_line_exit_2(capsys, ["--quick", "--python", str(tmp_path / name)])
+    assert "too long" in err and len(err) < 300
+
+
+@pytest.mark.parametrize("line", ["jax==0.4.{}", "jaxlib==0.4.30\njax==0.4.30\nflax==1.{}", "jax>=0.4,=={}"])
+def test_a_version_of_thousands_of_digits_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, line: str
+) -> None:
+    """Round 4's residual: a 5,000-digit version in a requirements file was exit 3 (Python refuses to read an
+    integer of more than 4,300 digits); no installer reads it either."""
+    path = tmp_path / "requirements.txt"
+    path.write_text(line.format("9" * 5000) + "\n")
+    err = one_line_exit_2(capsys, ["plan", "--no-build", "-r", str(path)])
+    assert "not a version" in err or "requirement" in err, err

@@ -25,6 +25,7 @@ from packaging.version import InvalidVersion, Version
 from envaudit.commands.plan.inputs import Kind, PlanError, markers, pipreport, pylock, pyproject, requirements, uvlock
 from envaudit.commands.plan.inputs.values import Declared, Resolved, Source
 from envaudit.model.scope import SELF, canonicalize_name, is_relevant
+from envaudit.model.versions import version_or_none
 
 REPORT = "pip install --dry-run --ignore-installed --report report.json"  # a resolution, nothing installed
 
@@ -294,6 +295,7 @@ def _evaluated(inputs: list[_Input], target: markers.Target, default: str) -> Ga
         if evaluated(name) and not version:
             raise PlanError(f"{resolution.source}: {name} has no version (a source tree): a plan needs its release")
         if evaluated(name):
+            _a_version(name, version, resolution.at(name))
             pins[name], into[name] = Pin(version, resolution.at(name)), resolution.into or default
     constraints = [d for d, _ in declared if d.constraint]
     stated: dict[str, Pin] = {}  # what the requirements pin, each distribution once
@@ -301,6 +303,7 @@ def _evaluated(inputs: list[_Input], target: markers.Target, default: str) -> Ga
         if line.constraint or not line.name or not evaluated(line.name):
             continue
         pin = _version(line, origin, constraints, resolved)
+        _a_version(line.name, pin.version, pin.source)
         if line.name in stated and not same_release(stated[line.name].version, pin.version):
             earlier = stated[line.name]
             raise PlanError(
@@ -378,6 +381,13 @@ def _exact(specifier: str) -> str:
     if len(specs) == 1 and specs[0].operator in ("==", "===") and "*" not in specs[0].version:
         return specs[0].version
     return ""
+
+
+def _a_version(name: str, version: str, where: Source) -> None:
+    """A pinned version PEP 440 reads (an installer's resolver reads it, or refuses the file), else one line."""
+    if version and version_or_none(version) is None:
+        shown = version if len(version) <= 40 else f"{version[:20]}...({len(version)} characters)"
+        raise PlanError(f"{where}: {name} {shown} is not a version an installer reads (PEP 440)")
 
 
 def same_release(a: str, b: str) -> bool:

@@ -226,8 +226,11 @@ def declare(
         return _direct(location.strip(), source, constraint)
     try:
         req = Requirement(text)
+        specifier = str(req.specifier)  # written in order, each version read (PEP 440)
     except InvalidRequirement as exc:
         raise PlanError(f"{source}: not a requirement pip reads ({_why(exc)})") from None
+    except ValueError:  # a version number beyond the 4,300 digits Python reads as an integer
+        raise PlanError(f"{source}: not a requirement pip reads (a version of thousands of digits)") from None
     if req.marker is not None and not markers.holds(str(req.marker), target, source):
         return None
     name = canonicalize_name(req.name)
@@ -236,7 +239,7 @@ def declare(
         return Declared(
             name, text, source, extras=extras, constraint=constraint, direct=True, version=wheel_version(req.url)
         )
-    return Declared(name, text, source, str(req.specifier), extras, constraint)
+    return Declared(name, text, source, specifier, extras, constraint)
 
 
 def _why(exc: InvalidRequirement) -> str:

@@ -225,6 +225,7 @@ def report(o: PlanOptions, made: Planned) -> Report:
         timeout=o.build_timeout,
         quiet=o.output.quiet,
         admitted=made.pythons,
+        sources=made.sources,
     )
     where = dict(made.where)
     return replace(made_report, findings=tuple(located(f, where) for f in made_report.findings))
@@ -327,6 +328,7 @@ class Planned:
     target: fixes.Target | None = None
     where: tuple[tuple[str, Location], ...] = ()  # each distribution an input file writes: where its version is
     pythons: tuple[str, ...] = ()  # the Pythons the project admits (its requires-python), where it says
+    sources: tuple[str, ...] = ()  # where the inputs take an audited distribution from elsewhere than the index
 
 
 def planned(o: PlanOptions) -> Planned:
@@ -418,7 +420,7 @@ def planned(o: PlanOptions) -> Planned:
     target = fixes.Target(
         tool="lines", written=tuple(sorted(written.items())), into=gathered.default, pinned=exact, ranges=ranges
     )
-    return Planned(facts, target, tuple(sorted(where.items())), gathered.admitted)
+    return Planned(facts, target, tuple(sorted(where.items())), gathered.admitted, gathered.sources)
 
 
 EACH_FORMATS = ("text", "markdown", "github")  # one report after another stays readable, as one JSON document would not

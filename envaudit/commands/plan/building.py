@@ -59,9 +59,20 @@ def report(
     quiet: bool,
     admitted: Sequence[str] = (),
     keep: Sequence[str] = (),
+    sources: Sequence[str] = (),
 ) -> Report:
-    """The plan's report, built and measured where it can be (`keep`: what the plan never moves)."""
+    """The plan's report, built and measured where it can be (`keep`: what the plan never moves). Not where the
+    inputs take an audited distribution from elsewhere than the package index (`sources`: an index of their own,
+    links, a URL, a path): the build installs from the user's own index only (a file's sources are the file's to
+    choose, not envaudit's to trust), so it would measure other files than theirs."""
     uv, why_not = _installer(no_build)
+    if uv is not None and sources:
+        more = f" (and {len(sources) - 1} more)" if len(sources) > 1 else ""
+        why_not = (
+            f"the inputs take distributions from elsewhere than your package index ({sources[0]}{more}); the build"
+            " installs from yours only, so it would measure other files than theirs"
+        )
+        uv = None
     if uv is None:
         return _unmeasured(
             assemble(facts, mode="plan", ignore=ignore, target=target, keep=keep),

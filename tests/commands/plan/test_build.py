@@ -447,3 +447,47 @@ def test_a_proven_state_judged_again_must_fail_nothing_and_need_no_fix(monkeypat
     made = building.report(facts, target=None, ignore={}, no_build=False, timeout=60, quiet=True)
     assert made.build is not None and made.build["proof"] == "proven", made.build
     assert made.plan.fix != first.plan.fix and unsettled in made.build["proof_reason"]
+
+
+@pytest.mark.parametrize(
+    ("lines", "said"),
+    [
+        ("--index-url https://user:tok@example.com/simple\njax==0.4.30\njaxlib==0.4.30\n", "line 1: --index-url"),
+        ("-f ./wheels\njax==0.4.30\njaxlib==0.4.30\n", "line 1: --find-links"),
+        ("jax==0.4.30\njaxlib @ https://example.com/jaxlib-0.4.30-cp311-cp311-manylinux2014_x86_64.whl\n", "jaxlib"),
+    ],
+)
+def test_inputs_that_take_distributions_from_elsewhere_are_not_built_from_the_index(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, lines: str, said: str
+) -> None:
+    """Round 5: the build installed `name==version` from the user's index whatever the file said: a pin only on
+    the project's index was "does not install", a jaxlib from a URL was proven with PyPI's. The file's sources are
+    the file's (untrusted): nothing is built, and the report says why, naming the line, never its URL's token."""
+    monkeypatch.setattr(building, "off", lambda *_: "")
+    monkeypatch.setattr(build, "uv_command", lambda: ("uv",))
+    monkeypatch.setattr(build, "measure", lambda *_, **__: pytest.fail("built from the index"))
+    (tmp_path / "requirements.txt").write_text(lines)
+    main(["plan", "-r", str(tmp_path / "requirements.txt"), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert not report["build"]["measured"] and "elsewhere than your package index" in report["build"]["reason"]
+    assert said in report["build"]["reason"] and "tok" not in json.dumps(report["build"])
+    (tmp_path / "plain.txt").write_text("--extra-index-url https://example.com/simple\njax==0.4.30\njaxlib==0.4.30\n")
+    monkeypatch.setattr(build, "measure", lambda *_, **__: build.Built({"status": "offline", "reason": "none here"}))
+    main(["plan", "-r", str(tmp_path / "plain.txt"), "--format", "json"])  # PyPI still among its indexes: built
+    assert "offline" in json.loads(capsys.readouterr().out)["build"]["reason"]
+
+
+def test_a_lock_that_takes_jax_from_its_own_index_is_not_built_from_the_index(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    inputs = Path(__file__).parents[2] / "fixtures" / "plan-inputs" / "old-jax"
+    (tmp_path / "pyproject.toml").write_text((inputs / "pyproject.toml").read_text())
+    lock = (inputs / "uv.lock").read_text()
+    own = 'name = "jax"\nversion = "0.4.20"\nsource = { registry = "https://mirror.example.com/simple" }'
+    (tmp_path / "uv.lock").write_text(lock.replace(own.replace("mirror.example.com", "pypi.org"), own))
+    monkeypatch.setattr(building, "off", lambda *_: "")
+    monkeypatch.setattr(build, "uv_command", lambda: ("uv",))
+    monkeypatch.setattr(build, "measure", lambda *_, **__: pytest.fail("built from the index"))
+    main(["plan", str(tmp_path / "uv.lock"), "--python", "3.11", "--format", "json"])
+    reason = json.loads(capsys.readouterr().out)["build"]["reason"]
+    assert "jax from its own index" in reason and "uv.lock line 50" in reason, reason

@@ -64,6 +64,9 @@ class Gathered:
     pinned: frozenset[str] = frozenset()  # the distributions a requirement or constraint line pins exactly (==)
     ranges: dict[str, str] = field(default_factory=dict)  # the others' specifiers as their lines write them
     admitted: tuple[str, ...] = ()  # the Pythons the inputs' requires-python admit, where one says (none: any)
+    # where the inputs take an audited distribution from elsewhere than the package index (an index of their own,
+    # links, a URL or a path): a build from the index would measure other files than theirs
+    sources: tuple[str, ...] = ()
     direct: frozenset[str] = frozenset()  # what the inputs ask for by name (a requirement line, a lock's project
     # requirements, a pip report's requested), not what came in as a dependency: what a plan keeps where it can
 
@@ -80,6 +83,7 @@ class _Input:
     requires_python: tuple[tuple[str, Source], ...] = ()
     takes_choice: bool = False  # it has extras and dependency groups
     report: pipreport.Report | None = None  # a pip report: the plan is of its environment
+    sources: tuple[str, ...] = ()  # where it takes every distribution from elsewhere than the package index
 
 
 def gather(request: Request) -> Gathered:
@@ -131,7 +135,8 @@ def gather(request: Request) -> Gathered:
         chosen.pinned,
         chosen.ranges,
         admitted,
-        chosen.direct,
+        sources=(*(s for i in inputs for s in i.sources), *chosen.sources),
+        direct=chosen.direct,
     )
 
 
@@ -189,12 +194,13 @@ def _choice(have: Iterable[str], extras: frozenset[str], every: bool) -> frozens
 
 
 def _requirements(path: str) -> _Input:
-    lines = requirements.load(path)
+    sources: list[str] = []
+    lines = requirements.load(path, sources)
 
     def select(target: markers.Target) -> tuple[list[Declared], list[Resolved]]:
         return requirements.select(lines, target), []
 
-    return _Input("requirements", path, path, select)
+    return _Input("requirements", path, path, select, sources=tuple(sources))
 
 
 def _report(path: str, request: Request) -> _Input:
@@ -250,7 +256,8 @@ def _uvlock(path: str, request: Request, extras: frozenset[str], groups: frozens
         versions = uvlock.select(lock, target, extras=chosen, groups=groups)
         lines = {n: lock.line(n, v) for n, v in versions.items()}
         asked = uvlock.direct(lock, extras=chosen, groups=groups)
-        return [], [Resolved(versions, Source(path), into, lines=lines, direct=asked)]
+        elsewhere = uvlock.elsewhere(lock, versions)
+        return [], [Resolved(versions, Source(path), into, lines=lines, direct=asked, elsewhere=elsewhere)]
 
     specs = ((lock.requires_python, Source(path)),) if lock.requires_python else ()
     return _Input("uv.lock", path, into, select, specs, takes_choice=True)
@@ -326,7 +333,23 @@ def _evaluated(inputs: list[_Input], target: markers.Target, default: str) -> Ga
     pinned = frozenset(d.name for d, _ in declared if d.name and (d.direct or _exact(d.specifier)))
     ranges = {d.name: d.specifier for d, _ in declared if d.name and d.name not in pinned and not d.constraint}
     direct |= {d.name for d, _ in declared if d.name and not d.constraint}
-    return Gathered(pins, into=into, requires=requires, pinned=pinned, ranges=ranges, direct=frozenset(direct))
+    elsewhere = tuple(
+        f"{d.source}: {d.name} from a URL or a path" for d, _ in declared if d.direct and evaluated(d.name)
+    )
+    elsewhere += tuple(
+        f"{by.at(name)}: {name} from {by.elsewhere[name]}"
+        for name, (_, by) in sorted(resolved.items())
+        if evaluated(name) and name in by.elsewhere
+    )
+    return Gathered(
+        pins,
+        into=into,
+        requires=requires,
+        pinned=pinned,
+        ranges=ranges,
+        direct=frozenset(direct),
+        sources=elsewhere,
+    )
 
 
 def _version(

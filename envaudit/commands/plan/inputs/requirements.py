@@ -87,12 +87,18 @@ class _Options(optparse.OptionParser):
         raise PlanError(msg or "invalid options")
 
 
-def load(path: str) -> list[Line]:
-    """The requirement lines of a requirements file and of every file it includes, in pip's order."""
+# the options that take every distribution from elsewhere than the package index (their dest -> their name)
+OWN_SOURCES = {"pypi_url": "--index-url", "no_index": "--no-index", "find_links": "--find-links"}
+
+
+def load(path: str, sources: list[str] | None = None) -> list[Line]:
+    """The requirement lines of a requirements file and of every file it includes, in pip's order; `sources`
+    collects the lines whose options choose where every distribution comes from instead of the package index
+    (`--index-url`, `--no-index`, `--find-links`: named with their line, never their URL, which may hold a token)."""
     found: list[Line] = []
     count = [0]
     root = os.path.dirname(os.path.realpath(path)) if path != STDIN else os.path.realpath(".")
-    _read(path, constraint=False, chain=(), found=found, count=count, by=None, root=root)
+    _read(path, constraint=False, chain=(), found=found, count=count, by=None, root=root, sources=sources)
     return found
 
 
@@ -105,6 +111,7 @@ def _read(
     count: list[int],
     by: Source | None,
     root: str,
+    sources: list[str] | None = None,
 ) -> None:
     """Read one file's lines into `found`, its includes in place (`by`: the line that includes it)."""
     count[0] += 1
@@ -130,6 +137,8 @@ def _read(
             raise PlanError(f"{source}: cannot split its options: {exc}") from None
         except PlanError as exc:
             raise PlanError(f"{source}: {exc}") from None
+        if sources is not None:
+            sources += [f"{source}: {option}" for dest, option in OWN_SOURCES.items() if getattr(opts, dest, None)]
         if args:
             found.append(Line(args, source, constraint))
         elif opts.editable:
@@ -158,6 +167,7 @@ def _read(
                 count=count,
                 by=source,
                 root=root,
+                sources=sources,
             )
 
 

@@ -15,6 +15,7 @@ select it. `supported-markers` (uv's `environments`) says which environments the
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypedDict
 
@@ -179,6 +180,25 @@ def select(
         if dist in found and found[dist] != package.get("version", ""):
             raise PlanError(f"{lock.path}: installs {dist} twice for the plan's target")
         found[dist] = package.get("version", "")
+    return found
+
+
+PYPI = ("https://pypi.org/simple", "https://pypi.org/simple/")
+
+
+def elsewhere(lock: Lock, versions: Mapping[str, str]) -> dict[str, str]:
+    """The selected packages the lock takes from elsewhere than PyPI (canonical name -> what its source is: "its
+    own index", "a URL", "a git repository", "a path"), the project itself left out."""
+    found: dict[str, str] = {}
+    for package in lock.packages:
+        name = canonicalize_name(package["name"])
+        source = package.get("source") or {}
+        if versions.get(name) != package.get("version", "") or not source:
+            continue
+        if "registry" in source and source["registry"] not in PYPI:
+            found[name] = "its own index"
+        elif (kind := next((k for k in ("url", "git", "path", "directory") if k in source), "")) and name in versions:
+            found[name] = {"url": "a URL", "git": "a git repository"}.get(kind, "a path")
     return found
 
 

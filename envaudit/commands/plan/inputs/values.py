@@ -46,6 +46,9 @@ class Resolved:
     platform: dict[str, str] = field(default_factory=dict)  # its environment's system and machine, where it says
     requires: dict[str, list[str]] = field(default_factory=dict)  # facts.requires, where it records requirements
     lines: dict[str, int] = field(default_factory=dict)  # canonical name -> the line of its entry, where it has lines
+    # canonical name -> where it takes that distribution from, where not the package index (a lock's own index,
+    # a URL, a repository, a path)
+    elsewhere: dict[str, str] = field(default_factory=dict)
     direct: frozenset[str] = frozenset()  # what the user asked for by name: a lock's project requirements, a pip
     # report's `requested` (the others came in as dependencies)
 

@@ -17,7 +17,7 @@ from typing import Any
 from envaudit.model.facts import ReportError
 from envaudit.model.report import Report
 
-MAX_REPORT_BYTES = 64 * 1024 * 1024  # a report is a few hundred KiB; anything far bigger is not one
+MAX_REPORT_BYTES = 16 * 1024 * 1024  # a report is a few hundred KiB (a TPU audit of 1,000 imports: 3 MiB)
 
 
 def read_bounded(path: Path, limit: int, what: str = "a saved report", *, follow: bool = True) -> bytes:

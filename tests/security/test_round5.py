@@ -17,6 +17,7 @@ import time
 import venv
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -439,3 +440,25 @@ def test_a_version_of_thousands_of_digits_is_one_line_and_exit_2(
     path.write_text(line.format("9" * 5000) + "\n")
     err = one_line_exit_2(capsys, ["plan", "--no-build", "-r", str(path)])
     assert "not a version" in err or "requirement" in err, err
+
+
+@pytest.mark.parametrize(
+    ("grow", "said"),
+    [
+        (lambda d: d["facts"]["packages"].update({f"pkg{i}": "1.0" for i in range(60_000)}), "60008 items"),
+        (lambda d: d["facts"]["jax"].update(status="import_error", message="x" * 2_000_000), "2000000 characters"),
+    ],
+)
+def test_a_report_of_more_than_any_environment_has_is_refused_before_it_is_judged(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, grow: Any, said: str
+) -> None:
+    """Round 5: `check` and `compare` had no bound below the file's size cap: a 57 MiB report took 156 s and 1 GB
+    (200,000 packages here: 18 s; a 30 MB message: 10 s and 500 MB). A collection of more items than any document
+    envaudit writes, or a string longer than any, is bad input, said before the rules run."""
+    document = json.loads((Path(__file__).parents[1] / "fixtures" / "tpu" / "tpu-v5e-jax0102-audit.json").read_text())
+    grow(document)
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(document))
+    for verb in ("check", "compare"):
+        err = one_line_exit_2(capsys, [verb, str(path)])
+        assert said in err, err

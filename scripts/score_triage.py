@@ -44,6 +44,25 @@ def triage(path: Path) -> tuple[str, dict[str, set[str]], list[str]]:
     return str(answer.get("verdict")), facts, roots
 
 
+def _same(expected: str, read: set[str]) -> bool:
+    """A value read as stated: the same text, or the same release as PEP 440 compares them ("JAX 0.7" is 0.7.0)."""
+    from packaging.version import InvalidVersion, Version
+
+    if expected in read:
+        return True
+    try:
+        wanted = Version(expected)
+    except InvalidVersion:
+        return False
+    for value in read:
+        try:
+            if Version(value) == wanted:
+                return True
+        except InvalidVersion:
+            continue
+    return False
+
+
 def expected_facts(case: dict[str, object]) -> dict[str, list[str]]:
     stated = case.get("facts") or {}
     assert isinstance(stated, dict)
@@ -61,12 +80,17 @@ def main(argv: list[str]) -> int:
         right += ok
         named += bool(roots) == (case["verdict"] != "ok")
         wanted = {k: v for k, v in expected_facts(case).items() if k in SCORED or "-" in k or k in ("jax", "jaxlib")}
-        hits = sum(any(value in facts.get(SCORED.get(k, k), set()) for value in values) for k, values in wanted.items())
+        hits = sum(
+            any(_same(value, facts.get(SCORED.get(k, k), set())) for value in values) for k, values in wanted.items()
+        )
         read, stated = read + hits, stated + len(wanted)
         mark = "ok " if ok else "BAD"
         print(f"{mark} {name}: expected {case['verdict']}, triage {verdict}; facts {hits}/{len(wanted)}; roots {roots}")
         if verbose:
             print(f"      expected root: {case.get('root')}")
+            for k, values in wanted.items():
+                if not any(_same(value, facts.get(SCORED.get(k, k), set())) for value in values):
+                    print(f"      missed {k}={'|'.join(values)} (read {sorted(facts.get(SCORED.get(k, k), set()))})")
     total = len(cases)
     print(f"verdicts right: {right}/{total}; a root named where expected (none where healthy): {named}/{total}")
     print(f"facts read as stated: {read}/{stated} (jax, jaxlib, packages, python, cuda, cudnn, driver, gpu)")

@@ -35,11 +35,18 @@ SPACE = r"[\s`'\":=]*+"  # what may stand between a name and its version, taken 
 ENV_INFO = re.compile(rf"^\s*+(jax|jaxlib|numpy|scipy)\s*+:\s++{VERSION}\s*+$")  # jax.print_environment_info()
 PYTHON = re.compile(
     r"^\W*python\W*:\s+(\d+\.\d+\.\d+)"  # print_environment_info, `python`: 3.11.11
-    r"|\bpython\s++(?:version\s*+)?+(?:\([^)]{0,100}+\))?+\s*+(?:is\s++)?+[:=]?+\s*+[`'\"]*+v?+(3\.\d+(?:\.\d+)?)\b"
-    r"|^Python (\d+\.\d+\.\d+) [|(]",
+    r"|\bpython(?:\s++|(?=[:=]))(?:version\s*+)?+(?:\([^)]{0,100}+\))?+\s*+(?:is\s++)?+(?:==?|:)?+\s*+[`'\"]*+v?+"
+    r"(3\.\d+(?:\.\d+)?)\b"  # "Python 3.10", `conda create -n x python=3.10.11`
+    r"|^Python (\d+\.\d+\.\d+) [|(]"  # the interpreter's banner
+    r"|(?<![\w.])(3\.\d{1,2}\.\d{1,2}) \((?:main|default|tags|heads|remotes|bpo|HEAD)\b"  # a bare sys.version
+    r"|\bcpython-(3\.\d+\.\d+)-",  # uv's name of an interpreter: cpython-3.12.9-macos-x86_64-none
     re.IGNORECASE,
-)  # the interpreter's banner
-PYTHON_PATH = re.compile(r"[/\\]lib[/\\]python(\d\.\d+)[/\\](?:site|dist)-packages|[/\\]Python(\d)(\d+)[/\\]lib[/\\]")
+)
+UV_PYTHON = re.compile(r"\bcpython-3\.\d+\.\d+-(macos|linux|windows)-(x86_64|aarch64|arm64)\b", re.IGNORECASE)
+PYTHON_PATH = re.compile(
+    r"[/\\]Python[/\\](3\.\d+\.\d+)[/\\]"  # a CI runner's tool cache: /opt/hostedtoolcache/Python/3.9.18/x64/
+    r"|[/\\]lib[/\\]python(\d\.\d+)[/\\](?:site|dist)-packages|[/\\]Python(\d)(\d+)[/\\]lib[/\\]"
+)
 DEVICES = re.compile(
     r"jax\.devices\s*\([^)]*\)\s*:\s*\[\s*([A-Za-z]+?)(?:Device)?\(|^\s*\[(Tpu|Cuda|Gpu|Cpu)Device\(", re.IGNORECASE
 )
@@ -86,10 +93,15 @@ SATISFIED = re.compile(
 )
 # jax's issue template asks "What jax/jaxlib version are you using?"; an answer of versions alone, "0.4.14",
 # "0.4.20/0.4.20" or "jax/jaxlib v0.3.25", is jax's then jaxlib's (one version: both)
-TEMPLATE_QUESTION = re.compile(r"What jax/jaxlib version", re.IGNORECASE)
+# jax's issue templates: "What jax/jaxlib version are you using?", "System info (python version, jaxlib version,
+# accelerator, etc.)"; a bare answer on the next line is jax's version, then jaxlib's ("0.4.23 0.4.23", "0.4.31")
+TEMPLATE_QUESTION = re.compile(r"What jax/jaxlib version|System info \(python version, jaxlib version", re.IGNORECASE)
 TEMPLATE_ANSWER = re.compile(
-    rf"^\W*+(?:jax\s*+/\s*+jaxlib\s++)?+{VERSION}(?:\s*+[/,]\s*+{VERSION})?+\s*+$", re.IGNORECASE
+    rf"^\W*+(?:jax\s*+/\s*+jaxlib\s++)?+{VERSION}(?:\s*+[/,]\s*+{VERSION}|\s++{VERSION})?+\s*+$", re.IGNORECASE
 )
+DASHED = re.compile(rf"^\W*+([A-Za-z][A-Za-z0-9._-]*+)\s++[-\u2013]\s++{VERSION}\s*+$")  # a list: "jax - 0.4.28"
+# pipdeptree: "├── jax [required: >=0.5.0, installed: 0.5.3]"
+TREE = re.compile(rf"([A-Za-z][A-Za-z0-9._-]*+)\s*+\[required:[^\]]{{0,80}}?installed:\s*+{VERSION}\]")
 DUNDER = re.compile(r"^\W*(?:\d+\s+)?(?:__version__\s*=\s*)?'?(\d+\.\d+\.\d+[^'\s]*)'?\s*$")  # jax.__version__
 NAMED = re.compile(
     rf"\b(flax|jax|jaxlib|optax|chex|orbax|neural[-_]tangents|tensorflow)\b{SPACE}(?:version{SPACE})?+"
@@ -134,7 +146,7 @@ PROSE_NAMES = "|".join(
 # "jax 0.4.32", "bumping JAX to 0.4.32", "JAX version 0.4.29", "upgraded to optax 0.2.3", "jax v0.4.12"; a version
 # followed by "+" or after ">=", "at least" is a requirement the text states, not the installed one.
 PROSE = re.compile(
-    rf"(?<![\w./-])({PROSE_NAMES})(?:\[([\w,-]{{1,40}}+)\])?+(?![\w]|-(?!\d))[`'\"]?+(?:-(?=\d))?+(?:\s++(?:version|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"(]*+{VERSION}"
+    rf"(?<![\w./-])({PROSE_NAMES})(?:\[([\w,-]{{1,40}}+)\])?+(?![\w]|-(?!\d))[`'\"]?+(?:-(?=\d))?+(?:\s++(?:v[a-z]{{2,4}}on|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"(]*+{VERSION}"
     r"(\+|\s++or\s++(?:newer|later|higher|above))?+",
     re.IGNORECASE,
 )
@@ -143,6 +155,19 @@ ALSO = re.compile(rf"\s*+(?:&|/|->|→|\bor\b|\band\b|\bto\b|\bvs\.?+)\s*+{VERSI
 # an installer's move in parentheses, "Updating jax (0.4.23 -> 0.4.30)" (poetry): its lines are no environment,
 # and their before/after pairs over two lines would mix one package's old release with another's new one
 UPDATING = re.compile(r"\s*+(?:->|→)")
+# "the jax version used (0.4.28)": a version in parentheses within a few words of its name
+PAREN = re.compile(
+    rf"(?<![\w./-])({PROSE_NAMES})(?![\w-])(?:\s++[A-Za-z]++){{0,3}}+\s*+\(\s*+{VERSION}\s*+\)", re.IGNORECASE
+)
+# a version after a verb of change, in a sentence that says the change helps ("can be solved by downgrading Flax
+# to 0.6.4", "pinning optax==0.1.7 fixes it"): a way out, not what is installed
+CHANGE = re.compile(
+    r"\b(?:downgrad|upgrad|pinn?|revert|roll(?:ing|ed)?+\s++back|switch|bump)\w*+(?:\s++\w++){0,3}+\s*+$", re.IGNORECASE
+)
+HELPS = re.compile(
+    r"\b(?:solv\w*+|fix(?:es|ed)?+|resolv\w*+|workaround|(?<!n't\s)(?<!not\s)(?<!never\s)works?|helps?)\b",
+    re.IGNORECASE,
+)
 REQUIRES = re.compile(r"\b(?:requires?|needs?|depends\s++on)\s*+$", re.IGNORECASE)  # a requirement, stated
 # a version the text names as a release, not as what is installed: "removed in JAX v0.4.36", "since jax 0.4.14"
 RELEASE = re.compile(
@@ -177,6 +202,22 @@ JAX_USE = re.compile(
 
 def mentions_jax(text_lines: list[str]) -> bool:
     return any(JAX_USE.search(line) for line in text_lines)
+
+
+# a version with no name beside it, outside a path, a URL or a date: "it crashes with 0.4.30 on 12.2"
+BARE = re.compile(rf"(?<![\w./\\:-]){VERSION}(?![\w/\\-])")
+MAX_UNNAMED = 8
+
+
+def unnamed(text_lines: list[str]) -> list[Seen]:
+    """The versions a text states where no reader found a name for them (asked about: "which packages are
+    these?"), at most MAX_UNNAMED, each once."""
+    found: dict[str, Seen] = {}
+    for number, line in enumerate(text_lines, 1):
+        for match in BARE.finditer(re.sub(r"\S*+://\S*+", " ", line)):
+            if len(found) < MAX_UNNAMED and "." in match[1]:
+                found.setdefault(match[1], Seen("unnamed", match[1], number, line.strip()[:200]))
+    return list(found.values())
 
 
 # what an error looks like in a paste, whatever printed it: Python's last traceback line (`ValueError: ...`,
@@ -263,7 +304,10 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
             return [s for n, v in named for s in _package(n, v, number, short)]
         ordered = zip(("flax", "jax", "jaxlib"), re.findall(VERSION, match[1]), strict=False)  # the template's order
         return [s for n, v in ordered for s in _package(n, v, number, short)]
-    for pattern in (ENV_INFO, COLUMNS):
+    if TEMPLATE_QUESTION.search(previous) and (match := TEMPLATE_ANSWER.match(line)):
+        jax, jaxlib = public(match[1]), match[2] or match[3] or match[1]  # a +cuda label is jaxlib's, never jax's
+        return _package("jax", jax, number, short) + _package("jaxlib", jaxlib, number, short)
+    for pattern in (ENV_INFO, DASHED, COLUMNS):
         if (match := pattern.match(line)) and not (pattern is COLUMNS and MINIMUM.search(line)):
             found = _package(match[1], match[2], number, short)
             return _distinct(found + _prose(number, line, short)) if pattern is COLUMNS else found
@@ -272,10 +316,9 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
         return [s for n, v in pairs for s in _package(n, v, number, short)]
     if match := SATISFIED.search(line):
         return _package(match[1], match[2], number, short)
-    if TEMPLATE_QUESTION.search(previous) and (match := TEMPLATE_ANSWER.match(line)):
-        jax, jaxlib = public(match[1]), match[2] or match[1]  # a +cuda label is jaxlib's, never jax's
-        return _package("jax", jax, number, short) + _package("jaxlib", jaxlib, number, short)
-    found = [s for n, e, v in PIN.findall(line) for s in _package(n, v, number, short, e)]
+    pins = [m for m in PIN.finditer(line) if not _counterfactual(line, m.start())]
+    found = [s for m in pins for s in _package(m[1], m[3], number, short, m[2] or "")]
+    found += [s for n, v in TREE.findall(line) for s in _package(n, v, number, short)]
     found += [s for n, v, *_ in wheels for s in _package(n, v, number, short)]
     owner = re.search(r"\b(jaxlib|jax|flax|neural_tangents)(?:\.__version__|/__init__\.py)", previous)
     if (match := DUNDER.match(line)) and owner:
@@ -289,7 +332,7 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
     for match in PROSE.finditer(line):
         name, extra, version, minimum = match.groups()
         moved = "(" in line[match.start() : match.start(3)] and UPDATING.match(line, match.end())
-        if RELEASE.search(_before(line, match.start())) or moved:
+        if RELEASE.search(_before(line, match.start())) or moved or _counterfactual(line, match.start()):
             continue
         if REQUIRES.search(_before(line, match.start())):  # "equinox 0.10.4 requires jax 0.4.13"
             found.append(Seen(f"requires {_name(name)}", version, number, short))
@@ -302,6 +345,9 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
         while also := ALSO.match(line, end):  # "0.4.23.dev20240125 & 0.4.23.dev20240522": another environment
             found += _package(_name(name), also[1], number, short)
             end = also.end()
+    for paren in PAREN.finditer(line):
+        if not (RELEASE.search(_before(line, paren.start())) or _counterfactual(line, paren.start())):
+            found += _package(_name(paren[1]), paren[2], number, short)
     for stated in STATED.finditer(line):  # "equinox requires jax: 0.4.13" states a requirement
         required = REQUIRES.search(_before(line, stated.start()))
         name, version = stated.groups()
@@ -311,6 +357,11 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
             else _package(name, version, number, short)
         )
     return _distinct(found)
+
+
+def _counterfactual(line: str, at: int) -> bool:
+    """Whether the version named at `at` is a change the text says helps (a way out), not the environment."""
+    return bool(CHANGE.search(_before(line, at)) and HELPS.search(line))
 
 
 def _before(line: str, at: int) -> str:
@@ -351,7 +402,12 @@ def _machine(number: int, line: str, previous: str, wheels: list[tuple[str, ...]
     elif re.search(r"accelerator|\.platform\b|get_backend", previous, re.I) and (match := ACCELERATOR.match(line)):
         platform = PLATFORMS[match[1].lower()]
     found += [Seen("platform", platform, number, short)] if platform else []
-    if match := UNAME.search(line):
+    if match := UV_PYTHON.search(line):
+        found.append(Seen("system", SYSTEMS.get(match[1].lower().replace("macos", "darwin"), match[1]), number, short))
+        found.append(
+            Seen("machine", {"arm64": "arm64", "aarch64": "aarch64"}.get(match[2].lower(), "x86_64"), number, short)
+        )
+    elif match := UNAME.search(line):
         found.append(Seen("system", SYSTEMS.get(match[1].lower(), match[1]), number, short))
         found += [Seen("machine", m[1], number, short)] if (m := MACHINE.search(line)) else []
     elif match := SYSTEM.search(line):
@@ -363,9 +419,9 @@ def _machine(number: int, line: str, previous: str, wheels: list[tuple[str, ...]
         )
         found.append(Seen("system", said, number, short))
     if match := PYTHON.search(line):
-        found.append(Seen("python", match[1] or match[2] or match[3], number, short))
+        found.append(Seen("python", next(g for g in match.groups() if g), number, short))
     elif match := PYTHON_PATH.search(line):
-        found.append(Seen("python", match[1] or f"{match[2]}.{match[3]}", number, short))
+        found.append(Seen("python", match[1] or match[2] or f"{match[3]}.{match[4]}", number, short))
     elif wheels:
         _, _, major, minor = wheels[0]
         found += [Seen("python", f"{major}.{minor}", number, short)] if major else []

@@ -73,6 +73,10 @@ def text(result: Triage, *, style: Style = PLAIN) -> str:
             out += [
                 line for rule, title in env.possible for line in wrapped(f"{c(rule)}: {c(title)}", "    - ", " " * 6)
             ]
+    if result.unnamed:
+        out += ["", "Versions without a name: which packages are these? (state NAME==VERSION, or paste pip list)"]
+        for s in result.unnamed:
+            out += wrapped(f"{c(s.value)}  line {s.line}: {c(s.text)}", "    ", " " * 6)
     if result.requirements:
         out += ["", "Requirements the text states (not what is installed)"]
         for s in result.requirements:
@@ -109,6 +113,9 @@ def markdown(result: Triage, *, style: Style = PLAIN) -> str:
             out += ["", "Could you also tell us " + "; ".join(_cell(m) for m in env.missing) + "?"]
         if env.possible:
             out += ["", "That would decide: " + ", ".join(_code(rule) for rule, _ in env.possible) + "."]
+    if result.unnamed:
+        said = ", ".join(f"{_code(s.value)} (line {s.line})" for s in result.unnamed)
+        out += ["", f"Which packages are {said}? Could you paste `pip list` (or name each as NAME==VERSION)?"]
     if result.requirements:
         stated = (f"{_code(s.fact.removeprefix('requires ') + s.value)} (line {s.line})" for s in result.requirements)
         out += ["", "Requirements the text states, not what is installed: " + ", ".join(stated) + "."]

@@ -37,7 +37,11 @@ class EnvironmentDocument(TypedDict):
     evaluated: FactsDocument  # the facts evaluated: what the text says and nothing assumed
 
 
-class TriageDocument(TypedDict):
+class _TriageOptional(TypedDict, total=False):
+    unnamed: list[Seen]  # versions stated with no name found for them, where there are
+
+
+class TriageDocument(_TriageOptional):
     """The environments a pasted bug report shows, each judged by the knowledge base."""
 
     schema: str

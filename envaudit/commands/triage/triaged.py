@@ -39,6 +39,7 @@ class Triage:
     truncated: bool  # the text was longer than the bytes, lines or line length read
     unread: Unread | None  # where the reading of facts stopped: more environments or facts than are read
     requirements: tuple[Seen, ...] = ()  # minimums the text states ("jax 0.4.4+"): not what is installed
+    unnamed: tuple[Seen, ...] = ()  # versions the text states with no name found for them: asked about
 
     @property
     def verdict(self) -> str:
@@ -55,6 +56,7 @@ class Triage:
             "unread": vars(self.unread) if self.unread else None,
             "environments": [_env_dict(e) for e in self.environments],
             "requirements": [vars(s) for s in self.requirements],
+            **({"unnamed": [vars(s) for s in self.unnamed]} if self.unnamed else {}),
         }
 
 
@@ -156,8 +158,9 @@ def triage(raw: bytes) -> Triage:
     stated = tuple(s for s in found if s.fact.startswith("requires "))
     shown = extract.environments([s for s in found if not s.fact.startswith("requires ")])
     environments = shown.environments
-    if not environments and (matches or stated or extract.mentions_jax(text_lines)):
-        environments = [{}]  # an error, or jax's code, and no versions: answered, with what to state
+    bare = tuple(extract.unnamed(text_lines)) if not environments else ()
+    if not environments and (matches or stated or bare or extract.mentions_jax(text_lines)):
+        environments = [{}]  # an error, jax's code or versions without names: answered, with what to state
     if not environments:
         raise TriageError(
             "no environment in this text (expected jax.print_environment_info() output, pip list or "
@@ -179,7 +182,7 @@ def triage(raw: bytes) -> Triage:
         report = assemble.assemble(facts, mode="triage", host_info={"hostname": "bug report"})
         seen = sorted((s for v in env.values() for s in (v if isinstance(v, list) else [v])), key=lambda s: s.line)
         result.append(Environment(tuple(seen), report, tuple(missing(facts)), tuple(possible(facts))))
-    return Triage(tuple(result), truncated, shown.unread, stated)
+    return Triage(tuple(result), truncated, shown.unread, stated, bare)
 
 
 def _own(found: own.Own, text_lines: list[str]) -> tuple[Environment, Unread | None]:

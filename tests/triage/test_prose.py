@@ -1,0 +1,89 @@
+"""The forms reporters write versions in, read by one reader (envaudit/commands/triage/extract.py), each seen in
+real bug reports: lists, parentheses, pipdeptree, issue templates' bare answers, conda's `python=`, sys.version
+strings, uv's interpreter names, CI runners' tool caches; and a version after a verb of change in a sentence that
+says it helps is a way out, not what is installed."""
+
+from __future__ import annotations
+
+import pytest
+
+from envaudit.commands.triage import extract
+
+
+def read(*lines: str) -> set[tuple[str, str]]:
+    return {(s.fact, str(s.value)) for s in extract.seen(list(lines))}
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        (["jax - 0.4.28", "jaxlib - 0.4.28"], {("package jax", "0.4.28"), ("package jaxlib", "0.4.28")}),
+        (["The jax version used (0.4.28) is the latest"], {("package jax", "0.4.28")}),
+        (["jax varsion: 0.4.30"], {("package jax", "0.4.30")}),
+        (["├── jax [required: >=0.5.0, installed: 0.5.3]"], {("package jax", "0.5.3")}),
+        (
+            ["### What jax/jaxlib version are you using?", "", "0.4.23 0.4.23"],
+            {("package jax", "0.4.23"), ("package jaxlib", "0.4.23")},
+        ),
+        (
+            ["### System info (python version, jaxlib version, accelerator, etc.)", "0.4.31"],
+            {("package jax", "0.4.31"), ("package jaxlib", "0.4.31")},
+        ),
+        (["conda create --name test python=3.10.11 --yes"], {("python", "3.10.11")}),
+        (["conda create -n gpax python==3.10"], {("python", "3.10")}),
+        (["3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]"], {("python", "3.10.12")}),
+        (
+            ["Using CPython 3.12.9 interpreter at: cpython-3.12.9-macos-aarch64-none"],
+            {("python", "3.12.9"), ("system", "Darwin"), ("machine", "aarch64")},
+        ),
+        (
+            ['  File "/opt/hostedtoolcache/Python/3.9.18/x64/lib/python3.9/site-packages/jax/x.py"'],
+            {("python", "3.9.18")},
+        ),
+    ],
+)
+def test_a_version_in_each_form_is_read(lines: list[str], expected: set[tuple[str, str]]) -> None:
+    assert expected <= read(*lines), read(*lines)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Can be solved by downgrading Flax to 0.6.4",
+        "pinning optax==0.1.7 fixes it",
+        "It works after I upgraded jax to 0.4.30",
+        "Reverting to jaxlib 0.4.23 resolved the crash",
+    ],
+)
+def test_a_change_the_text_says_helps_is_no_installed_version(line: str) -> None:
+    assert not {f for f, _ in read(line) if f.startswith("package")}, read(line)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("After upgrading jax to 0.4.30 I get this error", ("package jax", "0.4.30")),
+        ("I upgraded jax to 0.4.30 and it still doesn't work", ("package jax", "0.4.30")),
+        ("pip install jax==0.4.30 jaxlib==0.4.30", ("package jaxlib", "0.4.30")),
+        ("Updating jax (0.4.23 -> 0.4.30)", None),  # poetry's move: no environment of its own
+    ],
+)
+def test_a_change_that_did_not_help_is_what_is_installed(line: str, expected: tuple[str, str] | None) -> None:
+    found = read(line)
+    assert (expected in found) if expected else not {f for f, _ in found if f.startswith("package")}, found
+
+
+def test_versions_without_names_are_asked_about_not_refused() -> None:
+    """A text that states versions but no package names (and no error a rule reads) was exit 2, "no
+    environment": a maintainer asks which packages they are. Versions inside a URL or a path are not asked about."""
+    import json
+
+    from envaudit.commands.triage import reply
+    from envaudit.commands.triage.triaged import triage
+
+    text = b"My code crashes with version 0.4.30 on 12.2\nsee https://example.com/v/1.2.3 and /opt/x/3.4.5/bin\n"
+    result = triage(text)
+    assert [s.value for s in result.unnamed] == ["0.4.30", "12.2"]
+    assert "Which packages are `0.4.30` (line 1), `12.2` (line 1)?" in reply.markdown(result)
+    assert json.loads(json.dumps(result.to_dict()))["unnamed"][0]["value"] == "0.4.30"
+    assert not triage(b"jax==0.4.30 crashes with 12.2 threads\n").unnamed  # a name was found: nothing to ask

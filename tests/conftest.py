@@ -50,6 +50,17 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["ENVAUDIT_CACHE_DIR"] = str(tmp_path_factory.mktemp("envaudit-cache"))
 
 
+def compiled() -> dict[str, str]:
+    """For a test's own jax subprocess (a probe run alone, a bench child): the session's compilation cache, every
+    program kept, as an audit's child keeps them (child/state.child_env). A fault that changes a program changes
+    its key; one that changes results after the run is applied after a cached program all the same."""
+    return {
+        "JAX_COMPILATION_CACHE_DIR": os.path.join(os.environ["ENVAUDIT_CACHE_DIR"], "jax-compilation-cache"),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+    }
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _no_build() -> None:
     """`plan` builds its stack where uv is here (envaudit/commands/plan/building.py): no unit test does, in this

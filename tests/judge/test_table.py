@@ -19,7 +19,7 @@ from envaudit.judge import table
 from envaudit.model.report import ProbeResult
 from envaudit.rules import engine
 from envaudit.rules.registry import CHECKS
-from tests.conftest import ROOT
+from tests.conftest import ROOT, compiled
 from tests.judge.test_judge import MACHINES
 
 PROBES = [name for name in probefiles.available() if name != "ntk_nt"]  # ntk_nt needs its own environment
@@ -29,7 +29,7 @@ CLEARED = ("PYTHONPATH", "JAX_ENABLE_X64", "JAX_DEFAULT_MATMUL_PRECISION", "XLA_
 @cache
 def standalone(fault: str | None) -> tuple[dict[str, Any], ...]:
     """Every probe's own output (with its thresholds), run in one process, with the fault if any."""
-    env = {k: v for k, v in os.environ.items() if k not in CLEARED}
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED} | compiled()
     if fault:
         env["PYTHONPATH"] = str(ROOT / "tests" / "faults" / fault)
     cmd = [sys.executable, str(ROOT / "scripts" / "bench_sensitivity.py"), "--child", ",".join(PROBES), "--seeds", "0"]

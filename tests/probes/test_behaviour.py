@@ -20,7 +20,7 @@ from envaudit import judge
 from envaudit.judge import assess
 from envaudit.model.report import ProbeResult
 from tests.child.test_probing import FAULTS, audit, by_name
-from tests.conftest import ROOT
+from tests.conftest import ROOT, compiled
 from tests.judge.test_judge import MACHINES
 
 # probe -> (the fault that corrupts what it measures, a metric that must name it)
@@ -53,7 +53,7 @@ def test_healthy_seeds_pass_alone_and_judged() -> None:
     """No false alarm: seeds (other inputs each) in one child, each result passing alone and as judged. Here five
     seeds, of the suite's time; `python -m scripts.bench_sensitivity --runs 20` runs twenty (its figures are in the
     probes' docstrings)."""
-    env = {k: v for k, v in os.environ.items() if k not in CLEARED}
+    env = {k: v for k, v in os.environ.items() if k not in CLEARED} | compiled()
     seeds = ",".join(map(str, range(SEEDS)))
     cmd = [
         sys.executable,

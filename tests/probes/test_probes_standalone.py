@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from envaudit.files import probefiles
+from tests.conftest import compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBES = ROOT / "probes"
@@ -33,7 +34,7 @@ CLEARED = ("PYTHONPATH", "JAX_ENABLE_X64", "JAX_DEFAULT_MATMUL_PRECISION", "ENVA
 def run_probe(
     name: str, *args: str, fault: str | None = None, env: dict[str, str] | None = None, timeout: float = 240
 ) -> subprocess.CompletedProcess[str]:
-    child_env = {k: v for k, v in os.environ.items() if k not in CLEARED}
+    child_env = {k: v for k, v in os.environ.items() if k not in CLEARED} | compiled()
     if fault is not None:
         child_env["PYTHONPATH"] = str(FAULTS / fault)
     child_env.update(env or {})

@@ -178,7 +178,21 @@ def plan_lines(report: Report) -> tuple[str, list[str]]:
         )
     if any(name for step in found.steps for name, _ in step.fix.export):
         said.append("the variables it exports last for this shell: set them where the program runs (a job script)")
+    if proof := proof_line(report):
+        said.append(proof)
     return found.fix.command, said
+
+
+def proof_line(report: Report) -> str:
+    """Whether the plan is proven, where a report has a plan and says nothing of a build: an audit's plan is the
+    tables' and the probes', not yet built ("" for a plan's report, whose build rows say it, or no plan)."""
+    if report.build is not None or report.proof != "unproven" or report.facts.origin not in ("live", "hook"):
+        return ""
+    return (
+        "not proven yet: nothing was built; `envaudit fix --dry-run` builds a twin of this environment with the"
+        " plan's changes and imports and calls its libraries there before anything changes (`fix` applies only a"
+        " proven plan)"
+    )
 
 
 def build_rows(report: Report) -> list[tuple[str, str]]:

@@ -497,6 +497,14 @@ class Report:
         except ValueError:
             return 0.0
 
+    @property
+    def proof(self) -> str:
+        """Whether its plan is proven: a plan's report says what its build found ("proven" or "unproven"); an
+        audit's plan was built nowhere yet ("unproven"); "" where there is no command to prove."""
+        if self.build is not None:
+            return str(self.build.get("proof") or "unproven")
+        return "unproven" if self.plan.fix.command else ""
+
     def to_dict(self) -> JSONDict:
         took = {} if self.duration_s is None else {"duration_s": round(self.duration_s, 3)}
         return {
@@ -520,6 +528,7 @@ class Report:
                 "declined": list(self.plan.declined),
                 "held": [{"library": lib, "jax": jax} for lib, jax in self.plan.held],
                 **({"kept": list(self.plan.kept)} if self.plan.kept else {}),
+                **({"proof": self.proof} if self.proof else {}),
             },
             **({"build": dict(self.build)} if self.build is not None else {}),
         }

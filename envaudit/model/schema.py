@@ -86,6 +86,7 @@ class _PlanOptional(TypedDict, total=False):
     declined: list[str]  # from envaudit 0.2.0: the warnings whose fix the plan leaves out (it moves a package down)
     held: list[HeldDocument]  # from envaudit 0.2.0: jax held back for a library, the other ways said beside
     kept: list[str]  # the distributions kept where they are (--keep) that a way out of what is left would move
+    proof: str  # proven: the state its command leaves was built and ran here; unproven: not (yet), or it did not
 
 
 class PlanDocument(_PlanOptional):

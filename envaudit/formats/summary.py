@@ -183,6 +183,15 @@ def plan_lines(report: Report) -> tuple[str, list[str]]:
     return found.fix.command, said
 
 
+def what_to_do(finding: Finding) -> str:
+    """A finding's fix as a reply says it: its command, else that no command fixes it and what to do (its cause's
+    advice), so that no format prints an empty fix."""
+    if finding.fix:
+        return finding.fix
+    advice = finding.advice.text if finding.advice is not None else "its detail says what is known"
+    return f"no command fixes this; what to do: {advice}"
+
+
 def proof_line(report: Report) -> str:
     """Whether the plan is proven, where a report has a plan and says nothing of a build: an audit's plan is the
     tables' and the probes', not yet built ("" for a plan's report, whose build rows say it, or no plan)."""

@@ -87,3 +87,17 @@ def test_versions_without_names_are_asked_about_not_refused() -> None:
     assert "Which packages are `0.4.30` (line 1), `12.2` (line 1)?" in reply.markdown(result)
     assert json.loads(json.dumps(result.to_dict()))["unnamed"][0]["value"] == "0.4.30"
     assert not triage(b"jax==0.4.30 crashes with 12.2 threads\n").unnamed  # a name was found: nothing to ask
+
+
+def test_a_finding_with_no_command_says_what_to_do_in_every_reply() -> None:
+    """Issue 54: every Markdown finding printed `Fix: ` and an empty code span where its rule has no command (what
+    to do was only in the detail, which the reply leaves out)."""
+    from envaudit.commands.triage import reply
+    from envaudit.commands.triage.triaged import triage
+
+    text = b"jax==0.7.0\nAttributeError: jax.interpreters.xla.pytype_aval_mappings was removed in JAX v0.7.0.\n"
+    result = triage(text)
+    said = reply.markdown(result)
+    assert "Fix: ` `" not in said and "Fix: ``" not in said
+    assert all(" Fix: " in line for line in said.splitlines() if line.startswith("- **"))
+    assert "no command fixes this; what to do:" in said + reply.text(result)

@@ -14,6 +14,7 @@ from envaudit.commands.triage.extract import Unread
 from envaudit.commands.triage.triaged import Environment, Triage
 from envaudit.formats import PLAIN, Renderers, Style, as_json, summary
 from envaudit.formats.markdown import _cell, _code, _reference
+from envaudit.model.report import Finding
 
 
 def _in_cell(text: str) -> str:
@@ -26,6 +27,11 @@ def _span(env: Environment) -> str:
     if not lines:
         return "no versions stated"
     return f"lines {min(lines)}-{max(lines)}" if len(set(lines)) > 1 else f"line {lines[0]}"
+
+
+def _fix(finding: Finding) -> str:
+    """A finding's fix in Markdown: its command as code, else what to do in words."""
+    return _code(finding.fix) if finding.fix else _cell(summary.what_to_do(finding))
 
 
 def _stopped(unread: Unread) -> str:
@@ -61,7 +67,8 @@ def text(result: Triage, *, style: Style = PLAIN) -> str:
         for f, caused in roots:
             out += wrapped(f"{c(f.id)}: {c(f.title)}", f"    {f.severity.upper():<5} ", " " * 10)
             out += wrapped(c(f.detail), " " * 10, " " * 10)
-            out += [f"          fix: {c(f.fix)}"] + [f"          see: {c(r)}" for r in f.references]
+            out += wrapped(c(summary.what_to_do(f)), "          fix: ", " " * 15)
+            out += [f"          see: {c(r)}" for r in f.references]
             if caused:
                 said = f"(with {len(caused)} consequence(s): {', '.join(g.id for g in caused)})"
                 out += wrapped(said, " " * 10, " " * 11)
@@ -106,9 +113,7 @@ def markdown(result: Triage, *, style: Style = PLAIN) -> str:
         out += ["", "Known problems:" if roots else "No known problem for these versions."]
         for f, _ in roots:
             refs = " ".join(map(_reference, f.references))
-            out.append(
-                f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}. Fix: {_code(f.fix)} {refs}".rstrip()
-            )
+            out.append(f"- **{_cell(f.severity)}** {_code(f.id)}: {_cell(f.title)}. Fix: {_fix(f)} {refs}".rstrip())
         if env.missing:
             out += ["", "Could you also tell us " + "; ".join(_cell(m) for m in env.missing) + "?"]
         if env.possible:

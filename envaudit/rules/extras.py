@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypedDict
 
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name
@@ -74,7 +74,10 @@ def releases(extra: str) -> list[str]:
 def _pick(text: str, version: str) -> tuple[str, str] | None:
     """(name, the version pip installs) for one of the table's requirements at a jax release: the one it pins
     (==, a `.*` pin by its prefix), else the top of its range (<=: pip takes the newest release within it)."""
-    req = Requirement(text.replace("{V}", version))
+    try:
+        req = Requirement(text.replace("{V}", version))
+    except InvalidRequirement:  # a release no index has (a local label, `0.4.30+x`): no range holds it
+        return None
     for operator in ("==", "<="):
         pinned = [s.version.removesuffix(".*") for s in req.specifier if s.operator == operator]
         if pinned:

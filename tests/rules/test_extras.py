@@ -194,3 +194,13 @@ def test_a_later_removal_drops_only_an_extra_that_would_reinstall_it(requirement
     the lexical rule dropped cuda12_pip's +cuda jaxlib with the plugin)."""
     combined = fixes.Fix(install=(requirement,)).then(fixes.Fix(uninstall=(removed,)), extras.implied)
     assert combined.install == (kept,)
+
+
+def test_a_jax_pin_with_a_local_label_implies_no_range_and_raises_nothing() -> None:
+    """Found by the requirements grammar fuzzer: `jax[cpu,cuda12]==12b2+cuda12.cudnn89` made the cuda12 extra's
+    `<={V},>={V}` range an invalid requirement (a local label only goes with ==), an internal error. No release on an
+    index has such a label: the extra implies nothing for it beyond jaxlib."""
+    from envaudit.rules import extras
+
+    assert "jax-cuda12-plugin" not in extras.implied("0.4.30+cuda12.cudnn89", {"cuda12"})
+    assert extras.implied("0.4.30", {"cuda12"}).get("jax-cuda12-plugin") == "0.4.30"

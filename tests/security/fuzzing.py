@@ -2,13 +2,18 @@
 through the command line (`cli.main`), each input judged by the exit-code contract alone: 0, 1 or 2, never 3 (an
 internal error: a traceback the user would have seen) and never an exception out of `main`.
 
-Families: `check` (saved reports), `compare` (several of them), `plan` (requirements files, pyproject.toml, uv.lock,
-pylock.toml, a pip report, the arguments), `triage` (pasted texts), `args` (the command line of the verbs that do
-not start jax) and `snapshot` (what `fix --restore` reads). Seeds are the repository's own fixtures; mutations
-replace JSON values, lines and words with what broke readers before (huge and non-finite numbers, other scripts'
-digits, control characters, surrogates, deep nesting, long lines, variables, paths out of the tree). The same seed
-gives the same inputs: a failure is reproduced by its family, seed and index. tests/security/test_fuzz.py runs each
-family for a few seconds in CI; `python -m scripts.fuzz` runs them longer and prints the figures.
+Families, mutation: `check` (saved reports), `compare` (several of them), `plan` (requirements files,
+pyproject.toml, uv.lock, pylock.toml, a pip report, the arguments), `triage` (pasted texts), `args` (the command line
+of the verbs that do not start jax) and `snapshot` (what `fix --restore` reads). Seeds are the repository's own
+fixtures; mutations replace JSON values, lines and words with what broke readers before (huge and non-finite
+numbers, other scripts' digits, control characters, surrogates, deep nesting, long lines, variables, paths out of
+the tree). Grammar: `requirements` and `pyproject` (files written from the grammars pip and PEP 621 read, each
+part drawn from valid and hostile values), `report` (pasted reports made of the forms triage reads: freezes,
+lists, jax's environment report, prose, templates, tracebacks, nvidia-smi), `verbs` (every option of each verb
+that starts no jax, read from its own argparse parser, with values of its kind and edge values). Besides the exit
+code, an input breaks the contract where any output shows a traceback, or exit 2 says more than one line.
+The same seed gives the same inputs: a failure is reproduced by its family, seed and index.
+tests/security/test_fuzz.py runs each family for a few seconds in CI; `python -m scripts.fuzz` runs them longer.
 """
 
 from __future__ import annotations
@@ -261,6 +266,183 @@ def _snapshot(rng: random.Random, scratch: Path) -> list[str]:
     return ["fix", "--restore", str(path), "--dry-run"]
 
 
+NAMES = ["jax", "jaxlib", "flax", "optax", "jax-cuda12-plugin", "libtpu", "numpy", "chex", "Jax_Lib", "equinox"]
+ODD_NAMES = ["x", "-bad", "a.b-c_d", "\u00e9", "jax..lib"]
+VERSIONS = ["0.4.30", "0.4.23", "0.10.2", "0.10.1", "0.6.2", "0.4.25", "0.8.5", "1.26.4", "2.2.6", "0.1.82", "0.12.1"]
+
+
+def _version(rng: random.Random) -> str:
+    """A version from PEP 440's grammar, or one that broke readers."""
+    if rng.random() < 0.6:
+        return rng.choice(VERSIONS)
+    if rng.random() < 0.1:
+        return rng.choice(["", "٣.٢", "1e309", "nan", "9" * rng.choice([5, 400, 5000]), "0.4.*", "${V}", "0.4.30 "])
+    parts = ".".join(str(rng.choice([0, 0, 1, 4, 12, 30, 10**6])) for _ in range(rng.randint(1, 5)))
+    parts += rng.choice(["", "", "rc1", ".dev20240125", ".post1", "a0", "b2"])
+    return parts + rng.choice(["", "", "", "+cuda12.cudnn89", "+local.1"])
+
+
+def _requirement(rng: random.Random) -> str:
+    name = rng.choice(NAMES) if rng.random() < 0.95 else rng.choice(ODD_NAMES)
+    extras = rng.choice(["", "", "", "", "[cuda12]", "[tpu]", "[cpu,cuda12]", "[", "[\u00e9]"]) if name == "jax" else ""
+    operators = ["==", ">=", "<", "~=", "!=", "===", "<=", ">"]
+    if rng.random() < 0.7:
+        spec = f"=={_version(rng)}"
+    else:
+        spec = ",".join(f"{rng.choice(operators)}{_version(rng)}" for _ in range(rng.randint(0, 3)))
+    marker = rng.choice(
+        [
+            "",
+            "",
+            "",
+            "",
+            "",
+            "",
+            "; python_version < '3.12'",
+            "; sys_platform == 'linux'",
+            "; platform_machine == 'aarch64'",
+            "; extra == 'gpu'",
+            "; python_version <<< '3'",
+            "; os_name == 'nt' and python_full_version >= '3.11.0'",
+        ]
+    )
+    return f"{name}{extras}{spec}{marker}"
+
+
+def _requirements(rng: random.Random, scratch: Path) -> list[str]:
+    lines = []
+    for _ in range(rng.randint(0, 12)):
+        kind = rng.random()
+        if kind < 0.8:
+            lines.append(_requirement(rng))
+        elif kind < 0.9:
+            lines.append(rng.choice(["# a comment", "", "   ", "\\", "jax==0.4.30 \\", "--pre", "--no-index"]))
+        elif kind < 0.96:
+            lines.append(
+                rng.choice(
+                    [
+                        "-i https://u:tok@example.com/simple",
+                        "--extra-index-url https://example.com",
+                        "-f ./wheels",
+                        "-r other.txt",
+                        "-c constraints.txt",
+                        "--hash=sha256:" + "0" * 64,
+                    ]
+                )
+            )
+        else:
+            lines.append(rng.choice(LINES))
+    (scratch / "other.txt").write_text(_requirement(rng) + "\n")
+    (scratch / "constraints.txt").write_text(_requirement(rng) + "\n")
+    path = _write(scratch, "requirements.txt", "\n".join(lines) + "\n")
+    return ["plan", "-r", str(path), "--format", rng.choice(["text", "json", "markdown", "github"])]
+
+
+def _pyproject(rng: random.Random, scratch: Path) -> list[str]:
+    deps = ", ".join(json.dumps(_requirement(rng)) for _ in range(rng.randint(0, 6)))
+    extra = ", ".join(json.dumps(_requirement(rng)) for _ in range(rng.randint(0, 3)))
+    python = rng.choice([">=3.11", ">=3.12,<3.13", "==3.12.*", ">=4", "~=3.10", "nan", ">=3.11,<3.11"])
+    tool = rng.choice(
+        ["", "[tool.envaudit]\nstrict = true\n", "[tool.envaudit]\nstrict = 3\n", "[tool.envaudit.ignore]\nx = 1\n"]
+    )
+    text = (
+        f'[project]\nname = "p"\nversion = "0"\nrequires-python = "{python}"\ndependencies = [{deps}]\n'
+        f"[project.optional-dependencies]\ngpu = [{extra}]\n{tool}"
+    )
+    if rng.random() < 0.3:
+        text = _mutate_text(text, rng)
+    path = _write(scratch, "pyproject.toml", text)
+    flags = rng.choice(
+        [[], ["--extra", "gpu"], ["--all-extras"], ["--python", rng.choice(["3.11", "3.12", "2.7", "x"])]]
+    )
+    return ["plan", str(path), *flags]
+
+
+FORMS = [
+    "{n}=={v}",
+    "{n} {v}",
+    "{n}: {v}",
+    "{n} - {v}",
+    "the {n} version used ({v})",
+    "I use {n} {v} on Python {p}",
+    "Can be solved by downgrading {n} to {v}",
+    "├── {n} [required: >=0.4, installed: {v}]",
+    "Successfully installed {n}-{v}",
+    "{p} (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]",
+    "cpython-{p}-macos-aarch64-none",
+    "conda create -n x python={p}",
+    "### What jax/jaxlib version are you using?\n{v} {v}",
+    "jax:    {v}\njaxlib: {v}\nnumpy:  {v}\npython: {p}",
+    "| NVIDIA-SMI 535.104.05   Driver Version: {v}   CUDA Version: {v} |",
+    "Traceback (most recent call last):\nAttributeError: module 'jax' has no attribute '{n}'",
+    "RuntimeError: Unable to initialize backend 'cuda': {n} {v}",
+    "jaxlib is version {v}, but this version of jax requires version {v}.",
+]
+
+
+def _report(rng: random.Random, scratch: Path) -> list[str]:
+    lines = []
+    for _ in range(rng.randint(1, 15)):
+        form = rng.choice(FORMS)
+        lines.append(
+            form.format(n=rng.choice(NAMES), v=_version(rng), p=rng.choice(["3.11.7", "3.10", "3.٣", "9" * 50]))
+        )
+    text = "\n".join(lines)
+    if rng.random() < 0.3:
+        text = _mutate_text(text, rng)
+    path = _write(scratch, "paste.txt", text)
+    return ["triage", str(path), "--format", rng.choice(["text", "json", "markdown"])]
+
+
+# the verbs that start no jax, no build and change nothing, with the words they need first
+SAFE = {
+    "plan": [],
+    "rules": [],
+    "probes": [],
+    "schema": [],
+    "check": [],
+    "compare": [],
+    "triage": [],
+    "hook": ["status"],
+}
+
+
+def _value(action: Any, rng: random.Random, scratch: Path) -> str:
+    if action.choices and rng.random() < 0.8:
+        return str(rng.choice(list(action.choices)))
+    if rng.random() < 0.3:
+        return rng.choice(STRINGS)
+    dest = str(action.dest)
+    if dest in ("output", "snapshot", "status_file", "prometheus_dir"):
+        return str(scratch / "out")
+    if dest in ("python",):
+        return rng.choice(["/nonexistent/bin/python", "3.11", "3.12", str(scratch)])
+    return rng.choice(["1", "0", "-1", "20", "1e6", "3.11", "535.104.05", "8.0", "12.4", "x", "jax==0.4.30", "A=B"])
+
+
+def _verbs(rng: random.Random, scratch: Path) -> list[str]:
+    import argparse
+
+    from envaudit.cli import build_parser
+
+    verb = rng.choice(sorted(SAFE))
+    parsers = [a for a in build_parser(verb)._actions if isinstance(a, argparse._SubParsersAction)]
+    own = parsers[0].choices[verb]
+    options = [a for a in own._actions if a.option_strings and a.dest not in ("help", "version")]
+    argv = [verb, *SAFE[verb]]
+    for action in rng.sample(options, k=rng.randint(0, min(4, len(options)))):
+        argv.append(rng.choice(action.option_strings))
+        if action.nargs != 0:
+            argv.append(_value(action, rng, scratch))
+    if verb in ("check", "compare"):
+        argv.append(str(_write(scratch, "report.json", _json_text(rng.choice(_seeds("replay/*.json")), rng))))
+    elif verb == "triage":
+        argv.append(str(_write(scratch, "paste.txt", rng.choice(FORMS).format(n="jax", v="0.4.30", p="3.11"))))
+    elif verb == "plan":
+        argv.append(rng.choice(["jax==0.4.30", "jaxlib==0.4.30", _requirement(rng)]))
+    return [a for a in argv if "\x00" not in a]
+
+
 FAMILIES: dict[str, Family] = {
     "check": _check,
     "compare": _compare,
@@ -268,7 +450,24 @@ FAMILIES: dict[str, Family] = {
     "triage": _triage,
     "args": _args,
     "snapshot": _snapshot,
+    "requirements": _requirements,
+    "pyproject": _pyproject,
+    "report": _report,
+    "verbs": _verbs,
 }
+
+
+def _broken(code: int, stderr: str) -> str:
+    """How an input broke the contract ("" where it did not): an exit other than 0, 1, 2; a traceback shown; an
+    exit 2 that says more than its one line."""
+    if code not in (0, 1, 2):
+        return f"exit {code}"
+    if "Traceback (most recent call last)" in stderr:
+        return "a traceback"
+    said = [line for line in stderr.splitlines() if line.strip()]
+    if code == 2 and len(said) != 1:
+        return f"exit 2 in {len(said)} lines"
+    return ""
 
 
 def inputs(family: str, seed: int) -> Iterator[tuple[int, random.Random]]:
@@ -279,15 +478,16 @@ def inputs(family: str, seed: int) -> Iterator[tuple[int, random.Random]]:
         index += 1
 
 
-def run(family: str, seed: int, seconds: float, outcome: Outcome | None = None) -> Outcome:
-    """Inputs of one family, for `seconds`, each through `main` with its output swallowed and stdin empty."""
+def run(family: str, seed: int, seconds: float, outcome: Outcome | None = None, limit: int | None = None) -> Outcome:
+    """Inputs of one family, for `seconds` (and at most `limit` of them), each through `main` with its output
+    swallowed and stdin empty."""
     outcome = outcome or Outcome()
     make = FAMILIES[family]
     deadline = time.monotonic() + seconds
     with tempfile.TemporaryDirectory(prefix="envaudit-fuzz-") as where:
         scratch = Path(where)
         for index, rng in inputs(family, seed):
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or (limit is not None and index >= limit):
                 break
             for leftover in scratch.iterdir():
                 leftover.unlink() if leftover.is_file() or leftover.is_symlink() else None
@@ -305,6 +505,6 @@ def run(family: str, seed: int, seconds: float, outcome: Outcome | None = None) 
             outcome.exits[code] += 1
             if took > outcome.worst_s:
                 outcome.worst_s, outcome.worst = took, f"{family} {seed} {index}"
-            if code not in (0, 1, 2):
-                outcome.broken.append(f"{family} {seed} {index}: exit {code}: {said.getvalue().strip()[:300]}")
+            if why := _broken(code, said.getvalue()):
+                outcome.broken.append(f"{family} {seed} {index}: {why}: {said.getvalue().strip()[:300]}")
     return outcome

@@ -96,12 +96,17 @@ class Twin:
     refused: str = ""
 
 
-def twin(packages: Mapping[str, str]) -> Twin:
+def twin(packages: Mapping[str, str], ranges: Mapping[str, str] | None = None) -> Twin:
     """The stack's CPU twin: every pin but jax's accelerator packages (a jaxlib built for a GPU, `+cuda12.cudnn89`,
     as its CPU wheel of the same release); a package that only a GPU runs, or another's build for one (a local
-    label), has no twin."""
+    label), has no twin. `ranges`: the requirement a fix writes for a package (`scipy<1.13`), installed as written
+    instead of the release a model of the installer chose for it, so that the installer chooses as it will."""
     found, left = [], []
+    ranges = ranges or {}
     for name, version in sorted(packages.items()):
+        if name in ranges and not ACCELERATOR.match(name) and not GPU_ONLY.match(name):
+            found.append(ranges[name])
+            continue
         public, _, label = version.partition("+")
         if ACCELERATOR.match(name):
             left.append(f"{name} {version}")
@@ -138,6 +143,8 @@ class Stack:
     # modules to import beside each library's top level (distribution -> modules): those a table says break at
     # their own import (transformers' Flax models), which `import transformers` does not reach
     modules: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # the requirement a fix writes for a package, where it is a range (name -> `scipy<1.13`): built as written
+    ranges: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -167,7 +174,7 @@ def measure(stack: Stack, *, timeout: float, uv: Sequence[str], say: Say | None 
     for what the stack or uv does (an interrupt propagates, after the directory is removed)."""
     deadline = time.monotonic() + timeout
     tell = say or (lambda _: None)
-    made = twin(stack.packages)
+    made = twin(stack.packages, stack.ranges)
     system, machine = here()
     if stack.system and stack.machine and (stack.system, _machine(stack.machine)) != (system, machine):
         why = f"the stack is for {stack.system} {stack.machine}; this machine is {system} {machine}"

@@ -262,7 +262,11 @@ def _one_command(facts: Facts, best: _Node) -> tuple[tuple[Step, ...], Facts]:
     if not apart:
         return best.steps, reached
     *before, last = best.steps
-    pinned = tuple(f"{n}=={best.state.packages[n]}" for n in apart)
+    # a release the model chose below a bound (`_below`'s 1.12.999) is no release to pin: the range that chose it
+    # stays the command's, and the installer picks within it
+    pinned = tuple(f"{n}=={best.state.packages[n]}" for n in apart if not fixes.placeholder(best.state.packages[n]))
+    if not pinned:
+        return best.steps, reached
     steps = (*before, Step(last.finding, replace(last.fix, install=(*last.fix.install, *pinned)), last.also))
     return steps, outcome(facts, steps)
 

@@ -81,6 +81,12 @@ def _below(version: str) -> str:
     return "0"
 
 
+def placeholder(version: str) -> bool:
+    """Whether a version is `_below`'s stand-in for the newest release under a bound (a component of 999), not a
+    release an index has."""
+    return "999" in version.split(".")
+
+
 def python(facts: Facts) -> str:
     """The audited interpreter, quoted for a shell ("python" when the facts do not say)."""
     return shlex.quote(str(facts.python.get("executable") or "python"))

@@ -462,3 +462,9 @@ def test_a_report_of_more_than_any_environment_has_is_refused_before_it_is_judge
     for verb in ("check", "compare"):
         err = one_line_exit_2(capsys, [verb, str(path)])
         assert said in err, err
+
+
+def test_each_file_s_error_is_one_line_whatever_its_name_holds(capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by the fuzzer's contract: `plan --each -r $'\\n\\n'` said its error in three lines (the name quoted as
+    it is); each file's error is one line, as the command line's own are."""
+    one_line_exit_2(capsys, ["plan", "--each", "-r", "\n\n"])

@@ -248,6 +248,10 @@ def _each(o: PlanOptions) -> int:
     from envaudit.commands._shared import emit
     from envaudit.commands.plan.inputs.gather import DiffersByPython  # lazily: it loads packaging
     from envaudit.formats.summary import clean
+    from envaudit.model.redact import scrub_error
+
+    def said(exc: Exception) -> str:  # one line, as the command line's own errors (a file name may hold a newline)
+        return clean(scrub_error(str(exc)))
 
     code: int = Exit.OK
     todo = [(name, one, "") for name, one in separately(o)]
@@ -265,11 +269,11 @@ def _each(o: PlanOptions) -> int:
                 sys.stdout.write(f"its stack differs by Python: planned for Python {', '.join(exc.pythons)}\n")
                 todo[:0] = [(name, replace(one, python=p), f" (Python {p})") for p in exc.pythons]
                 continue
-            print(f"envaudit: error: {exc}", file=sys.stderr, flush=True)
+            print(f"envaudit: error: {said(exc)}", file=sys.stderr, flush=True)
             code = max(code, Exit.USAGE)
             continue
         except PlanError as exc:
-            print(f"envaudit: error: {exc}", file=sys.stderr, flush=True)
+            print(f"envaudit: error: {said(exc)}", file=sys.stderr, flush=True)
             code = max(code, Exit.USAGE)
             continue
         code = max(code, emit(report(one, made), one.output, one.judging))

@@ -16,14 +16,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from envaudit.collect import build
 from envaudit.judge import fixplan, measured
 from envaudit.judge.assemble import assemble, candidates
 from envaudit.model import fixes
 from envaudit.model.build import BuildDocument, Measurement, Proof
 from envaudit.model.facts import Facts
+from envaudit.model.fixes import Plan
 from envaudit.model.redact import REDACTED
 from envaudit.model.report import Report
+from envaudit.model.scope import canonicalize_name
 from envaudit.rules import api_removals, wheels
 from envaudit.rules.releases import numbers
 
@@ -131,7 +135,8 @@ def _tried(
         say("building the state the fix leaves, to prove it" if option is first else "trying the next plan")
         state = fixplan.outcome(option.facts, option.plan.steps)
         carried = api_removals.claimed_modules(option.facts)
-        fixed = build.measure(stack(state, admitted, carried), timeout=left, uv=uv, say=say)
+        made = replace(stack(state, admitted, carried), ranges=written(option.plan))
+        fixed = build.measure(made, timeout=left, uv=uv, say=say)
         proof, why = measured.proof(option.plan, planned, fixed)
         if proof == "proven" and (
             unsettled := fixplan.settled(option.facts, option.findings, measured.joined(state, fixed), ignore, keep)
@@ -165,11 +170,29 @@ def prove(
     say = _progress(quiet)
     say("building the state the fix leaves, to prove it")
     state = fixplan.outcome(facts, plan.steps)
-    fixed = build.measure(stack(state, (), api_removals.claimed_modules(facts)), timeout=timeout, uv=uv, say=say)
+    made = replace(stack(state, (), api_removals.claimed_modules(facts)), ranges=written(plan))
+    fixed = build.measure(made, timeout=timeout, uv=uv, say=say)
     proof, why = measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")
     if proof == "proven" and (unsettled := fixplan.settled(facts, findings, measured.joined(state, fixed), keep=keep)):
         return "unproven", unsettled
     return proof, why
+
+
+def written(plan: Plan) -> dict[str, str]:
+    """The ranges the plan's command installs, by canonical name (`scipy<1.13`, `orbax-checkpoint<0.4.8`): its
+    state's twin installs them as written, so the installer chooses the release the user's will (a model of it
+    chose 1.12.999 below 1.13, which no index has, or an older release than pip takes). Exact pins, extras and
+    markers stay the state's."""
+    found: dict[str, str] = {}
+    for text in plan.fix.install:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        exact = any(s.operator in ("==", "===") for s in req.specifier)
+        if req.specifier and not exact and not req.extras and req.marker is None and req.url is None:
+            found[canonicalize_name(req.name)] = f"{canonicalize_name(req.name)}{req.specifier}"
+    return found
 
 
 def _unmeasured(report: Report, why: str, planned: Measurement | None = None) -> Report:

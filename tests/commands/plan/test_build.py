@@ -491,3 +491,14 @@ def test_a_lock_that_takes_jax_from_its_own_index_is_not_built_from_the_index(
     main(["plan", str(tmp_path / "uv.lock"), "--python", "3.11", "--format", "json"])
     reason = json.loads(capsys.readouterr().out)["build"]["reason"]
     assert "jax from its own index" in reason and "uv.lock line 50" in reason, reason
+
+
+def test_a_fix_s_ranges_are_built_as_written_not_as_the_model_s_release() -> None:
+    """A 16-environment pass: a `scipy<1.13` fix was built as `scipy==1.12.999` (the model's placeholder below the
+    bound, which no index has), so a right plan stayed unproven; an `orbax-checkpoint<0.4.8` fix was built at the
+    model's 0.3.2 while pip takes 0.4.7. The twin installs the fix's ranges as the command writes them."""
+    fix = Fix(install=("scipy<1.13", "orbax-checkpoint<0.4.8", "jax==0.4.23", "jax[cuda12]>=0.4.30"))
+    ranges = building.written(Plan(fix=fix))
+    assert ranges == {"scipy": "scipy<1.13", "orbax-checkpoint": "orbax-checkpoint<0.4.8"}
+    made = build.twin({"scipy": "1.12.999", "orbax-checkpoint": "0.3.2", "jax": "0.4.23"}, ranges)
+    assert made.requirements == ("jax==0.4.23", "orbax-checkpoint<0.4.8", "scipy<1.13")

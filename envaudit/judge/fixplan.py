@@ -290,7 +290,10 @@ def _children(
     theirs = {f.id for f in start.roots()}
     for root in sorted(node.roots(), key=lambda f: SEVERITIES.index(f.severity)):
         for way in _ways(root, node.state, root.id in theirs):
-            state = installing.after(node.state, way, jax_cause=causes.explains_jax(root.id))
+            try:
+                state = installing.after(node.state, way, jax_cause=causes.explains_jax(root.id))
+            except (InvalidRequirement, ValueError):  # versions no installer reads (a pasted report's): no way
+                continue
             if root.severity != "fail" and (_moves(node.state, state)[0] or _majors(node.state, state)):
                 continue  # a warning's way down or into a new major: left out (Plan.declined says so)
             if moved := holding.moved(state):
@@ -331,7 +334,10 @@ def _same_major(way: Fix, state: Facts) -> Fix:
     models at all; `transformers>=4.32.0,<5` is the least change): tried before the way itself, an empty Fix where
     no range crosses a major. A major may drop what the user imports; a build of the state says whether it did."""
     held, changed = [], False
-    reached = installing.after(state, way).packages
+    try:
+        reached = installing.after(state, way).packages
+    except (InvalidRequirement, ValueError):  # a fix of versions no installer reads (a pasted report's): none held
+        return Fix()
     for text in way.install:
         name, spec = _range(text)
         was, now = _major(state.packages.get(name)), _major(reached.get(name))

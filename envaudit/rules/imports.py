@@ -7,12 +7,17 @@ sees it and the library's line that raised it; a rule that explains it (a derive
 names it with "@<distribution>:error" and folds it under itself (envaudit/judge/causes.py). A library that imported is
 evidence too: it clears a static suspicion that its import breaks (`imported`).
 
-No command is offered of its own (which release of a library works with which jax is the derived tables' and the
-rules' to say; where none does, the detail says what to do) but for a dependency the library imports and declares
-nowhere (objax 1.8.0's six): installing it is the fix, and what the import then shows, the next audit's.
+Which release of a library works with which jax is the derived tables' and the rules' to say. Where none says,
+and the exception is jax's API gone (a name or module jax no longer has: `API_GONE`), the command offered is a
+maintainer's answer: a newer release of the library, jax held where it is (`LIB>VERSION`), a proposal that a plan's
+build and `fix`'s twin install and import before it is printed as proven. For a dependency the library imports and
+declares nowhere (objax 1.8.0's six) installing it is the fix, and what the import then shows, the next audit's.
+Anything else gets no command: the detail says what to do.
 """
 
 from __future__ import annotations
+
+import re
 
 from envaudit.model.facts import Facts, ImportOutcome
 from envaudit.model.report import Subject
@@ -24,6 +29,13 @@ CHECK = "import-fails"  # the check's id (IMPORT_FAILS below)
 ADVICE = (
     "upgrade {name} to a release made for jax {jax} (holding jax), or install the jax release it was made for; "
     "if its newest release fails too, report this message upstream"
+)
+
+# jax's API gone, as Python and jax's deprecation table say it (rules/data/jax-api-missing.toml's signatures)
+API_GONE = re.compile(
+    r"was removed in JAX v|module 'jax[.\w]*' has no attribute"
+    r"|cannot import name '[\w.]+' from 'jax[.\w]*'|No module named 'jax\.",
+    re.IGNORECASE,
 )
 
 ADVICE_FORGOT = "install it (what the import then shows is judged by the next audit)"
@@ -63,7 +75,10 @@ def failures(facts: Facts) -> list[Occurrence]:
             detail = f"{name} {version} imports {', '.join(forgot)} and declares it nowhere: {said}; {ADVICE_FORGOT}"
         else:
             detail = f"{name} {version} with jax {jax}: {said}; {ADVICE.format(name=name, jax=jax)}"
-        found.append(Occurrence(detail, fixing.install(facts, forgot), about=name))  # (nothing forgot: no fix)
+        fix = fixing.install(facts, forgot)
+        if not forgot and name != "jax" and version and any(API_GONE.search(str(o.get("error"))) for o in failed):
+            fix = fixing.install(facts, [f"{name}>{version}"], hold=fixing.installed_jax(facts))
+        found.append(Occurrence(detail, fix, about=name))
     return found
 
 

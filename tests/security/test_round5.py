@@ -468,3 +468,17 @@ def test_each_file_s_error_is_one_line_whatever_its_name_holds(capsys: pytest.Ca
     """Found by the fuzzer's contract: `plan --each -r $'\\n\\n'` said its error in three lines (the name quoted as
     it is); each file's error is one line, as the command line's own are."""
     one_line_exit_2(capsys, ["plan", "--each", "-r", "\n\n"])
+
+
+def test_a_version_in_another_script_s_digits_is_never_planned(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Found by the fuzzer: a pasted `jaxlib==0.3.25\\u0663` (Python's `\\d` reads Arabic-Indic digits) became a plan's
+    requirement no installer reads, an internal error. Such a version is no fact, and a way whose requirement
+    cannot be read is no way."""
+    path = tmp_path / "paste.txt"
+    path.write_text("pip install jax==0.3.25 jaxlib==0.3.25\u0663\nimport jax\n", encoding="utf-8")
+    code = main(["triage", str(path), "--format", "json"])
+    said = capsys.readouterr()
+    assert code in (0, 1), said.err
+    assert "0.3.25\u0663" not in said.out and "0.3.25" in said.out

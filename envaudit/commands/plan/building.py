@@ -28,7 +28,7 @@ from envaudit.model.fixes import Plan
 from envaudit.model.redact import REDACTED
 from envaudit.model.report import Report
 from envaudit.model.scope import canonicalize_name
-from envaudit.rules import api_removals, wheels
+from envaudit.rules import api_removals, imports, wheels
 from envaudit.rules.releases import numbers
 
 DISABLE = "ENVAUDIT_NO_BUILD"  # set (not empty, not 0): no plan builds its stack (the unit tests set it)
@@ -212,12 +212,21 @@ def stack(
     (transformers 5 and its Flax models) fails the proof instead of passing for want of a claim."""
     env = {k: v for k, v in facts.env.items() if REDACTED not in v}
     platform = facts.platform
+    # what the audit imported beside the audited distributions (a library on jax that no table knows: chromax,
+    # jax-cfd, phiml), at the release it imported: the twin installs and imports it too, or a plan that leaves it
+    # failing would pass for proven
+    imported = {
+        str(o["distribution"]): str(o["version"])
+        for o in imports.outcomes(facts)
+        if o.get("distribution") not in (None, "jax") and o.get("version") and o.get("status") in ("ok", "error")
+    }
+    packages = {**imported, **facts.packages}
     modules = {name: list(found) for name, found in api_removals.claimed_modules(facts).items()}
     for name, found in (carried or {}).items():
-        if name in facts.packages:
+        if name in packages:
             modules[name] = sorted({*modules.get(name, ()), *found})
     return build.Stack(
-        dict(facts.packages),
+        dict(sorted(packages.items())),
         pythons(facts, admitted),
         str(platform.get("system") or ""),
         str(platform.get("machine") or ""),

@@ -282,6 +282,8 @@ def _package(name: str, version: str, number: int, line: str, extras: str = "") 
     name = canonicalize_name(name)
     if not is_relevant(name) and name not in DOWNSTREAM.values():
         return []
+    if not version.isascii():  # `\d` reads other scripts' digits ("0.3.25\u0663"): no installer reads them
+        return []
     if release(version) == (0,):
         return []  # "jax: 0.0" is a printed value: no package is at release 0.0
     implied = "cuda" if name == "jaxlib" and "+cuda" in version else "tpu" if name.startswith("libtpu") else None

@@ -502,3 +502,24 @@ def test_a_fix_s_ranges_are_built_as_written_not_as_the_model_s_release() -> Non
     assert ranges == {"scipy": "scipy<1.13", "orbax-checkpoint": "orbax-checkpoint<0.4.8"}
     made = build.twin({"scipy": "1.12.999", "orbax-checkpoint": "0.3.2", "jax": "0.4.23"}, ranges)
     assert made.requirements == ("jax==0.4.23", "orbax-checkpoint<0.4.8", "scipy<1.13")
+
+
+def test_a_twin_installs_and_imports_what_the_audit_imported_beside_the_tables_libraries() -> None:
+    """The fix pass: chromax, jax-cfd and haliax are on no table, so a twin of their environments installed jax alone
+    and a plan that left them failing was "proven". What the audit imported (at its release) is installed and
+    imported in the twin too."""
+    facts = facts_from(
+        {
+            "packages": {"jax": "0.4.24", "jaxlib": "0.4.24"},
+            "jax": {
+                "status": "ok",
+                "imports": [
+                    {"distribution": "chromax", "version": "0.0.3a0", "module": "chromax", "status": "error"},
+                    {"distribution": "jax", "version": "0.4.24", "module": "jax.scipy.linalg", "status": "ok"},
+                    {"distribution": "optional-thing", "version": "1.0", "module": "x", "status": "needs"},
+                ],
+            },
+        }
+    )
+    made = building.stack(facts)
+    assert made.packages == {"chromax": "0.0.3a0", "jax": "0.4.24", "jaxlib": "0.4.24"}

@@ -103,7 +103,11 @@ def link(findings: Sequence[Finding], evaluated: Evaluation, results: Sequence[P
         consequences = [f for f in findings if f.id != top.id and roots[f.id] == top.id]
         quoted = list(dict.fromkeys(filter(None, (seen(f, evaluated, results) for f in consequences))))
         said = (Clause("seen", tuple(quoted[:2])),) if quoted else ()
-        linked.append(replace(top, severity=worst[top.id], caused_by="").said(*said))
+        # a root that says what to do in words but has no command of its own (jax's API gone, read from the message
+        # the import raised) takes the one its consequence offers (that library's next release, jax held): the
+        # library the traceback names is the one to move, and a plan's build proves it or refuses it
+        remedy = top.remedy or next((f.remedy for f in consequences if f.remedy and f.subject.kind == "check"), Fix())
+        linked.append(replace(top, severity=worst[top.id], caused_by="", remedy=remedy).said(*said))
         # its own fix would act on a symptom: the root's fixes it (every format says so where it shows the consequence)
         linked += [
             replace(f, caused_by=top.id, remedy=Fix(), severity=_capped(f.severity, _cap(f, capped.get(top.id))))

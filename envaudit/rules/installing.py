@@ -23,6 +23,7 @@ from envaudit.model import fixes
 from envaudit.model.facts import CallOutcome, Duplicate, Facts, ImportOutcome, JaxFacts, Unsatisfied
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import PLUGIN, TPU_PACKAGES, canonicalize_name, coupled
+from envaudit.model.versions import version_or_none
 from envaudit.rules import extras, messages
 from envaudit.rules.api_removals import uses_of
 from envaudit.rules.jax_env import env_flag
@@ -65,12 +66,50 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
         duplicates=duplicates,
         requires=requires,
         requirements=_unmet(facts.requirements, requires, installed, moved),
-        jax=_planned_jax(facts, installed, env) if replanned else _unmoved_imports(facts.jax, moved),
+        jax=_kept_gone(facts, _planned_jax(facts, installed, env), installed, moved)
+        if replanned
+        else _unmoved_imports(facts.jax, moved),
         origin="plan" if replanned else facts.origin,
         # what a bug report quotes was printed by the environment before the fix: once it changed, not after
         messages=[] if env != facts.env else [m for m in facts.messages if messages.holds_after(m, moved)],
         install=facts.install if not moved else {},  # what installing the stack here showed, of that stack only
     )
+
+
+def _kept_gone(facts: Facts, planned: JaxFacts, installed: dict[str, str], moved: set[str]) -> JaxFacts:
+    """jax's planned facts, with the imports that failed on jax's API gone (imports.API_GONE) for a library that
+    did not move, where jax moved to a newer release: a newer jax does not bring a removed name back, so moving jax
+    up fixes none of them (the oneDNN rule's move to jax 0.4.29 left chromax failing on jax.random.PRNGKeyArray)."""
+    from envaudit.rules.imports import API_GONE, outcomes  # lazily: it imports what fixes are made of
+
+    before, after = version_or_none(facts.packages.get("jax", "")), version_or_none(installed.get("jax", ""))
+    if before is None or after is None or after <= before:
+        return planned
+    gone = [
+        o
+        for o in outcomes(facts)
+        if o.get("status") == "error"
+        and o.get("distribution") not in moved
+        and API_GONE.search(str(o.get("error")))
+        and not _needs_newer_jax(facts, str(o.get("distribution")))
+    ]
+    return {**planned, "imports": [*planned.get("imports", []), *gone]} if gone else planned
+
+
+def _needs_newer_jax(facts: Facts, name: str) -> bool:
+    """Whether the library declares a jax the installed one does not meet: a name it misses is then one a newer jax
+    added (flax 0.12.8 asks jax 0.4.30 for what jax 0.8 has), which moving jax up does bring."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    installed = facts.packages.get("jax", "")
+    for text in facts.requires.get(name, ()):
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) == "jax" and installed and not req.specifier.contains(installed, True):
+            return True
+    return False
 
 
 def _unmoved_imports(jax: JaxFacts, moved: set[str]) -> JaxFacts:
@@ -155,8 +194,10 @@ def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[s
         chosen = _choose(name, spec, python)
         if chosen is not None:
             found[name] = chosen
-        elif current is None and not spec:  # a package no table knows, asked for by name (a dependency a library
-            # forgot to declare): the installer takes its newest release, whose number is not known here
+        elif (current is None and not spec) or (current is not None and not coupled(name)):
+            # a package no table knows, asked for by name (a dependency a library forgot to declare), or moved
+            # past the release installed (`chromax>0.0.3a0`): the installer takes a release whose number is not
+            # known here (a build installs the range as written and says what it took)
             found[name] = UNKNOWN_RELEASE
     return found
 

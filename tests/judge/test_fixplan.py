@@ -440,3 +440,35 @@ def test_a_warning_never_forces_a_new_major() -> None:
     found = next(f for f in report.findings if f.id == "removed-jax-api-in-transformers")
     assert found.severity == "warn" and "transformers>=5" in found.fix
     assert not report.plan.steps and report.plan.declined == ("removed-jax-api-in-transformers",)
+
+
+def test_a_library_failing_on_jax_s_api_gone_moves_up_and_moving_jax_up_does_not_fix_it() -> None:
+    """Third fix pass (chromax 0.0.3a0 on jax 0.4.24: `jax.random` has no `PRNGKeyArray`): no table knows
+    chromax, and the plan moved jax to 0.4.29 for the oneDNN rule and called the import fixed (a moved jax dropped
+    what the audit saw). A newer jax does not bring a removed name back: the failure stays in the planned state,
+    and the library's next release, which the import's own root now offers, is the way out (a build proves it)."""
+    doc = {
+        **CPU,
+        "packages": {"jax": "0.4.24", "jaxlib": "0.4.24", "chromax": "0.0.3a0", "numpy": "1.26.4"},
+        "jax": {
+            "status": "ok",
+            "imports": [
+                {
+                    "distribution": "chromax",
+                    "version": "0.0.3a0",
+                    "module": "chromax",
+                    "status": "error",
+                    "error": "AttributeError: module 'jax.random' has no attribute 'PRNGKeyArray'",
+                    "where": "chromax/functional.py:12",
+                }
+            ],
+        },
+    }
+    report = assemble.assemble(facts_from(doc), mode="audit")
+    root = next(f for f in report.findings if f.id == "jax-api-missing")
+    assert "chromax>0.0.3a0" in root.fix and not report.plan.remaining, report.plan
+    assert "'chromax>0.0.3a0'" in report.plan.fix.command
+    moved_up = installing.after(facts_from(doc), fixes.Fix(install=("jax==0.4.29", "jaxlib==0.4.29")))
+    assert [o["distribution"] for o in moved_up.jax.get("imports", [])] == ["chromax"]  # still failing
+    moved_down = installing.after(facts_from(doc), fixes.Fix(install=("jax==0.4.23", "jaxlib==0.4.23")))
+    assert not moved_down.jax.get("imports")  # below the removal: unknown until measured

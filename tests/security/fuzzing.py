@@ -408,13 +408,13 @@ SAFE = {
 
 
 def _value(action: Any, rng: random.Random, scratch: Path) -> str:
+    dest = str(action.dest)
+    if dest in ("output", "snapshot", "status_file", "prometheus_dir"):  # never written outside the scratch
+        return str(scratch / "out")
     if action.choices and rng.random() < 0.8:
         return str(rng.choice(list(action.choices)))
     if rng.random() < 0.3:
         return rng.choice(STRINGS)
-    dest = str(action.dest)
-    if dest in ("output", "snapshot", "status_file", "prometheus_dir"):
-        return str(scratch / "out")
     if dest in ("python",):
         return rng.choice(["/nonexistent/bin/python", "3.11", "3.12", str(scratch)])
     return rng.choice(["1", "0", "-1", "20", "1e6", "3.11", "535.104.05", "8.0", "12.4", "x", "jax==0.4.30", "A=B"])

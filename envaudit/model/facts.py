@@ -285,7 +285,11 @@ class Facts:
         if found := problem(obj, FactsDocument, "facts"):
             raise ReportError(found)
         defaults = cls()
-        return cls(**{k: obj[k] if obj.get(k) is not None else getattr(defaults, k) for k in vars(defaults)})
+        read = {k: obj[k] if obj.get(k) is not None else getattr(defaults, k) for k in vars(defaults)}
+        # each requirement once: a package's requirements are a set (a document that repeats one 3,000 times made
+        # every state a plan tried read it again: 89 s to check one report)
+        read["requires"] = {name: list(dict.fromkeys(reqs)) for name, reqs in read["requires"].items()}
+        return cls(**read)
 
 
 class FactsDocument(TypedDict, total=False):  # Facts as JSON: what `problem` checks a loaded document against

@@ -40,7 +40,8 @@ Tool = Literal["pip", "uv", "lines"]
 CUDA_RELEASES = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
 
 
-def parse(pin: str) -> tuple[str, str]:
+@functools.lru_cache(maxsize=16384)  # a plan reads the same requirements at every state it tries (and a report's
+def parse(pin: str) -> tuple[str, str]:  # requires may repeat one thousands of times: 89 s to check one, uncached)
     from packaging.requirements import Requirement
 
     req = Requirement(pin)
@@ -59,10 +60,15 @@ def valid(pin: str) -> bool:
 
 def candidates(spec: str) -> list[str]:
     """Versions that stand for what a specifier allows: those it names, in both directions of each bound."""
+    return list(_candidates(spec))
+
+
+@functools.lru_cache(maxsize=16384)
+def _candidates(spec: str) -> tuple[str, ...]:
     from packaging.specifiers import SpecifierSet
 
     named = [s.version.removesuffix(".*") for s in SpecifierSet(spec)]
-    return named + [f"{v}.post0" for v in named] + [_below(v) for v in named]
+    return (*named, *(f"{v}.post0" for v in named), *(_below(v) for v in named))
 
 
 @functools.lru_cache(maxsize=16384)  # a plan names the same requirements at every state it tries

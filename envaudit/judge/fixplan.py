@@ -334,6 +334,8 @@ def _same_major(way: Fix, state: Facts) -> Fix:
     models at all; `transformers>=4.32.0,<5` is the least change): tried before the way itself, an empty Fix where
     no range crosses a major. A major may drop what the user imports; a build of the state says whether it did."""
     held, changed = [], False
+    if not any(_range(text)[1] for text in way.install):  # exact pins only (most ways): nothing to hold
+        return Fix()
     try:
         reached = installing.after(state, way).packages
     except (InvalidRequirement, ValueError):  # a fix of versions no installer reads (a pasted report's): none held

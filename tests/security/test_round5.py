@@ -492,3 +492,14 @@ def test_a_requirement_repeated_thousands_of_times_is_read_once() -> None:
     document = json.loads((Path(__file__).parents[1] / "fixtures" / "tpu" / "tpu-v5e-jax0102-audit.json").read_text())
     document["facts"]["requires"] = {"optax": ["jax>=0.5.3"] * 3000 + ["chex"]}
     assert Facts.from_dict(document["facts"]).requires == {"optax": ["jax>=0.5.3", "chex"]}
+
+
+def test_a_constraint_of_thousands_of_digits_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Found by the fuzz run after the requirements' own check: a constraints file's pin of 5,000 digits reached
+    the check that a pinned version meets it (exit 3)."""
+    (tmp_path / "constraints.txt").write_text(f"jaxlib=={'9' * 5000}\n")
+    (tmp_path / "requirements.txt").write_text("-c constraints.txt\njax==0.4.30\njaxlib==0.4.30\n")
+    err = one_line_exit_2(capsys, ["plan", "--no-build", "-r", str(tmp_path / "requirements.txt")])
+    assert "thousands of digits" in err and len(err) < 300

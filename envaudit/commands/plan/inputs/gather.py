@@ -417,7 +417,7 @@ def same_release(a: str, b: str) -> bool:
     """The same release as PEP 440 compares them (0.4.30.0 is 0.4.30)."""
     try:
         return Version(a) == Version(b)
-    except InvalidVersion:
+    except (InvalidVersion, ValueError):  # ValueError: more digits than Python reads as an integer
         return a == b
 
 
@@ -426,6 +426,8 @@ def _meets(version: str, specifier: str, where: Source) -> bool:
     try:
         return SpecifierSet(specifier).contains(version, prereleases=True)
     except InvalidSpecifier:
-        raise PlanError(f"{where}: {specifier!r} is not a version specifier") from None
+        raise PlanError(f"{where}: {specifier[:60]!r} is not a version specifier") from None
     except InvalidVersion:
         return False
+    except ValueError:  # a version of more digits than Python reads as an integer (4,300)
+        raise PlanError(f"{where}: a version in {specifier[:40]!r}... has thousands of digits") from None

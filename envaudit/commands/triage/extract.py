@@ -320,7 +320,8 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
         return _package(match[1], match[2], number, short)
     pins = [m for m in PIN.finditer(line) if not _counterfactual(line, m.start())]
     found = [s for m in pins for s in _package(m[1], m[3], number, short, m[2] or "")]
-    found += [s for n, v in TREE.findall(line) for s in _package(n, v, number, short)]
+    if "[required:" in line:  # pipdeptree's; elsewhere its name part would be tried at every position of the line
+        found += [s for n, v in TREE.findall(line) for s in _package(n, v, number, short)]
     found += [s for n, v, *_ in wheels for s in _package(n, v, number, short)]
     owner = re.search(r"\b(jaxlib|jax|flax|neural_tangents)(?:\.__version__|/__init__\.py)", previous)
     if (match := DUNDER.match(line)) and owner:

@@ -213,6 +213,9 @@ def unnamed(text_lines: list[str]) -> list[Seen]:
     """The versions a text states where no reader found a name for them (asked about: "which packages are
     these?"), at most MAX_UNNAMED, each once."""
     found: dict[str, Seen] = {}
+    text = "".join(text_lines)
+    if sum(not (ch.isprintable() or ch.isspace()) or ch == "\ufffd" for ch in text) > len(text) // 100:
+        return []  # not prose (a binary file read as text): its digits are no one's versions
     for number, line in enumerate(text_lines, 1):
         for match in BARE.finditer(re.sub(r"\S*+://\S*+", " ", line)):
             if len(found) < MAX_UNNAMED and "." in match[1]:

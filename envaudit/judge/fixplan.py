@@ -20,8 +20,7 @@ from collections import deque
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
+from packaging.requirements import InvalidRequirement
 
 from envaudit import rules
 from envaudit.judge import causes, ignoring
@@ -29,7 +28,6 @@ from envaudit.model import fixes
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import SEVERITIES, Finding, Severity
-from envaudit.model.scope import canonicalize_name
 from envaudit.model.versions import public, version_or_none
 from envaudit.rules import extras, installing
 from envaudit.rules.registry import registry
@@ -334,16 +332,20 @@ def _same_major(way: Fix, state: Facts) -> Fix:
     models at all; `transformers>=4.32.0,<5` is the least change): tried before the way itself, an empty Fix where
     no range crosses a major. A major may drop what the user imports; a build of the state says whether it did."""
     held, changed = [], False
-    if not any(_range(text)[1] for text in way.install):  # exact pins only (most ways): nothing to hold
+    if not any(fixes.ranged(text) for text in way.install):  # exact pins only (most ways): nothing to hold
         return Fix()
     try:
         reached = installing.after(state, way).packages
     except (InvalidRequirement, ValueError):  # a fix of versions no installer reads (a pasted report's): none held
         return Fix()
     for text in way.install:
-        name, spec = _range(text)
+        found = fixes.ranged(text)
+        if found is None:
+            held.append(text)
+            continue
+        name, spec = found
         was, now = _major(state.packages.get(name)), _major(reached.get(name))
-        if spec is not None and was is not None and now is not None and now > was:
+        if was is not None and now is not None and now > was:
             floors = [v for s in spec if s.operator in (">=", ">") and (v := version_or_none(s.version)) is not None]
             if floors and min(floors).major == was:
                 held.append(f"{text},<{was + 1}")
@@ -351,17 +353,6 @@ def _same_major(way: Fix, state: Facts) -> Fix:
                 continue
         held.append(text)
     return replace(way, install=tuple(held)) if changed else Fix()
-
-
-def _range(text: str) -> tuple[str, SpecifierSet | None]:
-    """A requirement's canonical name and its specifier, where it is a range with no marker or extra."""
-    try:
-        req = Requirement(text)
-    except InvalidRequirement:
-        return "", None
-    if req.marker is not None or req.extras or req.url or any(s.operator == "==" for s in req.specifier):
-        return canonicalize_name(req.name), None
-    return canonicalize_name(req.name), req.specifier
 
 
 def _moves(before: Facts | dict[str, str], after: Facts | dict[str, str]) -> tuple[int, int]:

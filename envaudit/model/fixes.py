@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from packaging.specifiers import Specifier
+    from packaging.specifiers import Specifier, SpecifierSet
 
 from envaudit.model.facts import Facts
 from envaudit.model.scope import canonicalize_name
@@ -46,6 +46,21 @@ def parse(pin: str) -> tuple[str, str]:  # requires may repeat one thousands of 
 
     req = Requirement(pin)
     return canonicalize_name(req.name), str(req.specifier)
+
+
+def ranged(requirement: str) -> tuple[str, SpecifierSet] | None:
+    """A requirement's canonical name and specifier where it is a range (no exact pin, extra, marker or URL): what
+    an installer chooses within, as a fix writes it; None otherwise."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        req = Requirement(requirement)
+    except InvalidRequirement:
+        return None
+    exact = any(s.operator in ("==", "===") for s in req.specifier)
+    if not req.specifier or exact or req.extras or req.marker is not None or req.url is not None:
+        return None
+    return canonicalize_name(req.name), req.specifier
 
 
 def valid(pin: str) -> bool:

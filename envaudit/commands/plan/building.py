@@ -16,8 +16,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from envaudit.collect import build
 from envaudit.judge import fixplan, measured
 from envaudit.judge.assemble import assemble, candidates
@@ -27,7 +25,6 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Plan
 from envaudit.model.redact import REDACTED
 from envaudit.model.report import Report
-from envaudit.model.scope import canonicalize_name
 from envaudit.rules import api_removals, imports, wheels
 from envaudit.rules.releases import numbers
 
@@ -185,13 +182,9 @@ def written(plan: Plan) -> dict[str, str]:
     markers stay the state's."""
     found: dict[str, str] = {}
     for text in plan.fix.install:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
-        exact = any(s.operator in ("==", "===") for s in req.specifier)
-        if req.specifier and not exact and not req.extras and req.marker is None and req.url is None:
-            found[canonicalize_name(req.name)] = f"{canonicalize_name(req.name)}{req.specifier}"
+        if (ranged := fixes.ranged(text)) is not None:
+            name, spec = ranged
+            found[name] = f"{name}{spec}"
     return found
 
 

@@ -380,6 +380,11 @@ def planned(o: PlanOptions) -> Planned:
             f"nothing to plan: {named} no release of jax, jaxlib, a jax plugin or a library envaudit audits"
             " (a plan needs them pinned, or resolved by a lock or a pip report)"
         )
+    accelerator, cuda_built = gathered.accelerator if gathered else ("", "")
+    if accelerator and "platform" not in jax:  # a conda jaxlib's build string: conda-forge's CUDA or CPU build
+        jax["platform"] = accelerator
+        if cuda_built:
+            jax.setdefault("cuda_version", cuda_built)
     if o.platform:
         jax["platform"] = o.platform
     elif "platform" not in jax:  # plugin lines say what jax[cuda12] says: one stack, one platform

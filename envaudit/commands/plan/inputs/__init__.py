@@ -1,4 +1,5 @@
-"""What `envaudit plan` reads: requirements files, pyproject.toml, uv.lock, pylock.toml and pip's installation report.
+"""What `envaudit plan` reads: requirements files, pyproject.toml, uv.lock, pylock.toml, pip's installation report,
+poetry.lock, pixi.lock, Pipfile.lock, conda's environment.yml and `conda list --export` / `--json` output.
 
 Each input is read once, bounded (`files.py`), into values (`values.py`); what it selects for the plan's target is
 then evaluated for that target's markers (`markers.py`), and `gather.py` puts the inputs together: what each says is
@@ -15,10 +16,31 @@ from typing import Literal
 
 from envaudit.model.exitcodes import BadInput
 
-Kind = Literal["requirements", "pyproject", "uv.lock", "pylock", "pip-report"]
+Kind = Literal[
+    "requirements",
+    "pyproject",
+    "uv.lock",
+    "pylock",
+    "pip-report",
+    "poetry.lock",
+    "pixi.lock",
+    "pipfile.lock",
+    "conda",
+    "json",
+]
 # PEP 751's names of a lock file: pylock.toml, or pylock.NAME.toml (https://packaging.python.org/en/latest/
 # specifications/pylock-toml/#file-name: r"^pylock\.([^.]+\.)?toml$")
 PYLOCK = re.compile(r"^pylock\.([^.]+\.)?toml$")
+# conda's environment file: `conda env create` reads environment.yml (or .yaml) by default; a project names its
+# variants environment-cuda.yml, environment_dev.yaml
+CONDA_ENV = re.compile(r"^environment([-_.][^/]*)?\.ya?ml$")
+NAMES: dict[str, Kind] = {
+    "pyproject.toml": "pyproject",
+    "uv.lock": "uv.lock",
+    "poetry.lock": "poetry.lock",
+    "pixi.lock": "pixi.lock",
+    "Pipfile.lock": "pipfile.lock",
+}
 
 
 class PlanError(BadInput, ValueError):
@@ -27,14 +49,18 @@ class PlanError(BadInput, ValueError):
 
 def kind(word: str) -> Kind | None:
     """The kind of input file a plan's argument names, by its name (a requirement string has no such name):
-    pyproject.toml, uv.lock, a pylock.toml, a requirements *.txt."""
+    pyproject.toml, uv.lock, a pylock.toml, poetry.lock, pixi.lock, Pipfile.lock, a conda environment.yml, a *.json
+    (pip's report or `conda list --json`: its content says which), a requirements *.txt (or `conda list --export`
+    output: its header says so)."""
     if re.search(r"[\s=<>!~;@\[]", word):
         return None
     base = os.path.basename(word)
-    if base == "pyproject.toml":
-        return "pyproject"
-    if base == "uv.lock":
-        return "uv.lock"
+    if base in NAMES:
+        return NAMES[base]
     if PYLOCK.match(base):
         return "pylock"
+    if CONDA_ENV.match(base):
+        return "conda"
+    if base.endswith(".json") and len(base) > 5:
+        return "json"
     return "requirements" if base.endswith(".txt") and len(base) > 4 else None

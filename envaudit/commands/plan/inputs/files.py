@@ -51,6 +51,27 @@ def read_toml_text(path: str, what: str) -> tuple[dict[str, Any], str]:
         raise PlanError(f"{path}: nested too deeply to be {what}") from None
 
 
+def read_yaml(path: str, what: str) -> object:
+    """A YAML document (conda's environment.yml, pixi.lock), read as PyYAML's safe loader reads it: plain data, no
+    tags; an alias is refused (neither conda nor pixi writes one, and a document of aliases of aliases is a small
+    file that expands to more than memory holds)."""
+    import yaml  # type: ignore[import-untyped, unused-ignore]  # lazily: only a YAML input needs it
+
+    text = read_text(path, what)
+    loader = yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader
+    try:
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=loader)):
+            raise PlanError(f"{path}: it uses YAML aliases (*NAME), which {what} does not, so not read")
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:  # its problem and line, never the text it quotes (a file may hold a secret)
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        said = str(getattr(exc, "problem", None) or "invalid")[:80]
+        raise PlanError(f"{path}{where}: not valid YAML ({said}), so not {what}") from None
+    except RecursionError:
+        raise PlanError(f"{path}: nested too deeply to be {what}") from None
+
+
 def read_json(path: str, what: str) -> object:
     try:
         return parse_json(read_text(path, what), path, what)

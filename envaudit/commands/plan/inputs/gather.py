@@ -22,7 +22,20 @@ from dataclasses import dataclass, field
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envaudit.commands.plan.inputs import Kind, PlanError, markers, pipreport, pylock, pyproject, requirements, uvlock
+from envaudit.commands.plan.inputs import (
+    Kind,
+    PlanError,
+    conda,
+    files,
+    markers,
+    pipreport,
+    pixilock,
+    poetrylock,
+    pylock,
+    pyproject,
+    requirements,
+    uvlock,
+)
 from envaudit.commands.plan.inputs.values import Declared, Resolved, Source
 from envaudit.model.scope import SELF, canonicalize_name, is_relevant
 from envaudit.model.versions import version_or_none
@@ -69,6 +82,7 @@ class Gathered:
     sources: tuple[str, ...] = ()
     direct: frozenset[str] = frozenset()  # what the inputs ask for by name (a requirement line, a lock's project
     # requirements, a pip report's requested), not what came in as a dependency: what a plan keeps where it can
+    accelerator: tuple[str, str] = ("", "")  # what a conda jaxlib's build says: ("cuda", "12.0"), ("cpu", "")
 
 
 Selector = Callable[[markers.Target], tuple[list[Declared], list[Resolved]]]
@@ -91,7 +105,9 @@ def gather(request: Request) -> Gathered:
     groups = frozenset(canonicalize_name(g) for g in request.groups)
     inputs = _loaded(request, extras, groups)
     if (extras or groups or request.all_extras) and not any(i.takes_choice for i in inputs):
-        raise PlanError("--extra, --all-extras and --group select from a pyproject.toml, uv.lock or pylock.toml")
+        raise PlanError(
+            "--extra, --all-extras and --group select from a pyproject.toml, uv.lock, pylock.toml or poetry.lock"
+        )
     reports = [i.report for i in inputs if i.report is not None]
     if len(reports) > 1:
         raise PlanError("one --pip-report at a time: a report is of one environment")
@@ -137,6 +153,7 @@ def gather(request: Request) -> Gathered:
         admitted,
         sources=(*(s for i in inputs for s in i.sources), *chosen.sources),
         direct=chosen.direct,
+        accelerator=chosen.accelerator,
     )
 
 
@@ -174,6 +191,14 @@ def _loaded(request: Request, extras: frozenset[str], groups: frozenset[str]) ->
     for kind, path in request.inputs:
         if kind == "requirements":
             found.append(_requirements(path))
+        elif kind == "poetry.lock":
+            found.append(_poetry(path, request, extras, groups))
+        elif kind == "pixi.lock":
+            found.append(_pixi(path))
+        elif kind == "conda":
+            found.append(_conda_environment(path))
+        elif kind == "json":
+            found.append(_json(path, request))
         elif kind == "pyproject":
             item, lock = _pyproject(path, request, extras, groups)
             locks |= {os.path.realpath(lock)} if lock else set()
@@ -194,6 +219,11 @@ def _choice(have: Iterable[str], extras: frozenset[str], every: bool) -> frozens
 
 
 def _requirements(path: str) -> _Input:
+    text = files.read_text(path, "a requirements file") if path != "-" else ""
+    if text and conda.is_export(text):  # `conda list --export` or `--explicit`, named *.txt as conda's docs do
+        resolved = conda.load_export(path, text)
+        specs = ((spec, Source(path)),) if (spec := conda.selected_python(resolved.versions.items())) else ()
+        return _Input("conda", path, "", lambda target: ([], [resolved]), specs, sources=_conda_sources(resolved))
     sources: list[str] = []
     lines = requirements.load(path, sources)
 
@@ -201,6 +231,97 @@ def _requirements(path: str) -> _Input:
         return requirements.select(lines, target), []
 
     return _Input("requirements", path, path, select, sources=tuple(sources))
+
+
+def _conda_sources(resolved: Resolved) -> tuple[str, ...]:
+    return tuple(
+        f"{resolved.at(n)}: {n} from {w}"
+        for n, w in sorted(resolved.elsewhere.items())
+        if evaluated(n) and n in resolved.versions
+    )
+
+
+def _json(path: str, request: Request) -> _Input:
+    """A *.json input: `conda list --json` (an array), else pip's installation report."""
+    document = files.read_json(path, "a pip report or `conda list --json`")
+    if isinstance(document, list):
+        resolved = conda.load_json(path, document)
+        specs = ((spec, Source(path)),) if (spec := conda.selected_python(resolved.versions.items())) else ()
+        return _Input("conda", path, "", lambda target: ([], [resolved]), specs)
+    return _report(path, request)
+
+
+def _conda_environment(path: str) -> _Input:
+    """conda's environment.yml: its conda specs, then its pip: lines, as requirements (no resolution in it)."""
+    environment = conda.load_environment(path)
+    specs = declared_conda = conda.declared(environment)
+    sources = (
+        tuple(f"{d.source}: {d.name} from a conda channel" for d in declared_conda if d.name and evaluated(d.name))
+        + environment.options
+    )
+    pip_lines = [requirements.Line(text, where, editable=text.startswith("-e")) for text, where in environment.pip]
+    for i, line in enumerate(pip_lines):
+        if line.editable:
+            pip_lines[i] = requirements.Line(line.text.split(None, 1)[-1], line.source, editable=True)
+
+    def select(target: markers.Target) -> tuple[list[Declared], list[Resolved]]:
+        return [*specs, *requirements.select(pip_lines, target)], []
+
+    python = conda.python(environment)
+    requires = ((python, Source(path, section="dependencies python")),) if python else ()
+    return _Input("conda", path, path, select, requires, sources=sources)
+
+
+def _pixi(path: str) -> _Input:
+    """pixi.lock: its default environment on the target's platform; its requirements are in pixi.toml (or the
+    pyproject.toml's [tool.pixi]) beside it."""
+    lock = pixilock.load(path)
+    directory = os.path.dirname(path)
+    into = next(
+        (
+            os.path.join(directory, n)
+            for n in ("pixi.toml", "pyproject.toml")
+            if os.path.isfile(os.path.join(directory, n))
+        ),
+        "",
+    )
+
+    def select(target: markers.Target) -> tuple[list[Declared], list[Resolved]]:
+        resolved = pixilock.select(lock, target)
+        return [], [
+            Resolved(resolved.versions, resolved.source, into, elsewhere=resolved.elsewhere, builds=resolved.builds)
+        ]
+
+    return _Input("pixi.lock", path, into or f"the pixi manifest {path} was locked from", select)
+
+
+def _poetry(path: str, request: Request, extras: frozenset[str], groups: frozenset[str]) -> _Input:
+    """poetry.lock, with the pyproject.toml beside it: its requirements (where the lock's lines go, what the project
+    asks for by name) and the content-hash poetry checks the lock against."""
+    lock = poetrylock.load(path)
+    beside = os.path.join(os.path.dirname(path), "pyproject.toml")
+    document = poetrylock.read_pyproject(beside)
+    if document is not None and not poetrylock.fresh(lock, document):
+        raise PlanError(
+            f"{path}: its content-hash is not {beside}'s: pyproject.toml changed since poetry.lock was made, and"
+            " poetry refuses to install it; run `poetry lock`"
+        )
+    project = poetrylock.root(document) if document is not None else None
+    chosen = frozenset(project.extras) if project is not None and request.all_extras else extras
+    if project is not None and (missing := sorted(chosen - project.extras.keys())):
+        raise PlanError(f"{beside}: no extra {missing[0]!r} (poetry: Extra [{missing[0]}] is not specified)")
+    asked = poetrylock.direct(project, groups)
+    requires: tuple[tuple[str, Source], ...] = ()
+    python = (document or {}).get("project", {}).get("requires-python") if document else None
+    if isinstance(python, str) and python:
+        requires = ((python, Source(beside, section="[project] requires-python")),)
+
+    def select(target: markers.Target) -> tuple[list[Declared], list[Resolved]]:
+        versions = poetrylock.select(lock, target, project, extras=chosen, groups=groups)
+        lines = {n: lock.lines.get((n, v), 0) for n, v in versions.items()}
+        return [], [Resolved(versions, Source(path), beside if document is not None else "", lines=lines, direct=asked)]
+
+    return _Input("poetry.lock", path, beside, select, requires, takes_choice=True)
 
 
 def _report(path: str, request: Request) -> _Input:
@@ -285,12 +406,15 @@ def _evaluated(inputs: list[_Input], target: markers.Target, default: str) -> Ga
     resolved: dict[str, tuple[str, Resolved]] = {}
     requires: dict[str, list[str]] = {}
     direct: set[str] = set()
+    builds: dict[str, str] = {}
     for item in inputs:
         lines, resolutions = item.select(target)
         declared += [(d, item) for d in lines]
+        builds |= {d.name: d.build for d in lines if d.build}
         for resolution in resolutions:
             requires |= resolution.requires
             direct |= resolution.direct
+            builds |= resolution.builds
             for name, version in resolution.versions.items():
                 if name in resolved and not same_release(resolved[name][0], version):
                     first, where = resolved[name]
@@ -349,6 +473,7 @@ def _evaluated(inputs: list[_Input], target: markers.Target, default: str) -> Ga
         ranges=ranges,
         direct=frozenset(direct),
         sources=elsewhere,
+        accelerator=conda.accelerator(builds.get("jaxlib", "")) or ("", ""),
     )
 
 
@@ -388,6 +513,11 @@ def _how(origin: _Input) -> str:
     """The commands that make a resolution of this input that a plan reads."""
     if origin.kind == "requirements":
         return f"`{REPORT} -r {origin.path}`, then `envaudit plan -r {origin.path} --pip-report report.json`"
+    if origin.kind == "conda":
+        return (
+            "create the environment, then `conda list --export > conda-list.txt` (NAME=VERSION=BUILD lines) and"
+            " `envaudit plan conda-list.txt`"
+        )
     directory = os.path.dirname(origin.path) or "."
     return (
         f"`uv lock` beside it (`envaudit plan {origin.path}` then reads uv.lock), or `{REPORT} {directory}`, then"

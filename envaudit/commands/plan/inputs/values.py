@@ -33,6 +33,7 @@ class Declared:
     constraint: bool = False  # a -c line: it constrains what is installed and installs nothing
     direct: bool = False  # a direct reference (NAME @ URL, a path or URL, -e): no index chooses its version
     version: str = ""  # a direct reference's version where its wheel's file name states one
+    build: str = ""  # a conda spec's build string, where it names one (`jaxlib=0.4.23=cuda120py311h5a49573_202`)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class Resolved:
     elsewhere: dict[str, str] = field(default_factory=dict)
     direct: frozenset[str] = frozenset()  # what the user asked for by name: a lock's project requirements, a pip
     # report's `requested` (the others came in as dependencies)
+    builds: dict[str, str] = field(default_factory=dict)  # canonical name -> a conda package's build string
 
     def at(self, name: str) -> Source:
         """Where a distribution's version is written in it: its entry's line, where the input has lines."""

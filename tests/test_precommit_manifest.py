@@ -41,6 +41,10 @@ def selected(path: str) -> bool:
         ("pylock.cpu.toml", "pylock"),
         ("pyproject.toml", "pyproject"),
         ("libs/model/pyproject.toml", "pyproject"),
+        ("poetry.lock", "poetry.lock"),
+        ("app/pixi.lock", "pixi.lock"),
+        ("environment.yml", "conda"),
+        ("envs/environment-cuda.yaml", "conda"),
     ],
 )
 def test_the_files_it_runs_on_are_read_as_their_kind(path: str, expected: str) -> None:
@@ -59,6 +63,8 @@ def test_the_files_it_runs_on_are_read_as_their_kind(path: str, expected: str) -
         "pyproject.toml.orig",
         "uv.lock.bak",
         "setup.cfg",
+        "poetry.lock.bak",
+        "my-environment.yml",
     ],
 )
 def test_other_files_are_left_alone(path: str) -> None:

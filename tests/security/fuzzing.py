@@ -202,12 +202,12 @@ def _compare(rng: random.Random, scratch: Path) -> list[str]:
 
 
 def _plan(rng: random.Random, scratch: Path) -> list[str]:
-    seed = rng.choice(_seeds("plan-inputs/**/*"))
+    seed = rng.choice([p for p in _seeds("plan-inputs/**/*") + _seeds("inputs-round3/**/*") if p.suffix != ".md"])
     text = seed.read_text(encoding="utf-8", errors="surrogateescape")
     if seed.suffix == ".json":
         path = _write(scratch, "report.json", _json_text(seed, rng))
         return ["plan", "--pip-report", str(path), "--format", rng.choice(["text", "json"])]
-    name = {".toml": seed.name, ".lock": "uv.lock"}.get(seed.suffix, "requirements.txt")
+    name = {".toml": seed.name, ".lock": seed.name, ".yml": "environment.yml"}.get(seed.suffix, "requirements.txt")
     path = _write(scratch, name, _mutate_text(text, rng))
     flags = rng.sample(["--python", "3.11", "--extra", "cpu", "--all-extras", "--os", "Linux", "--env", "X=1"], 2)
     flags = [f for f in flags if f.startswith("-")][:1]

@@ -499,7 +499,9 @@ def _classified(o: PlanOptions) -> tuple[list[str], list[tuple[Kind, str]]]:
         elif named := kind(word):
             inputs.append((named, word))
         elif os.path.isfile(word) and re.fullmatch(r"[A-Za-z0-9._-]+", os.path.basename(word)):
-            raise PlanError(f"{word} is a file envaudit cannot tell the kind of: a requirements file is -r {word}")
+            from envaudit.commands.plan.inputs import unread
+
+            raise PlanError(unread(word))
         else:
             texts.append(word)
     if o.pip_report:

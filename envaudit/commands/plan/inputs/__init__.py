@@ -1,5 +1,5 @@
 """What `envaudit plan` reads: requirements files, pyproject.toml, uv.lock, pylock.toml, pip's installation report,
-poetry.lock, pixi.lock, Pipfile.lock, conda's environment.yml and `conda list --export` / `--json` output.
+poetry.lock, pixi.lock, conda's environment.yml and `conda list --export` / `--json` output.
 
 Each input is read once, bounded (`files.py`), into values (`values.py`); what it selects for the plan's target is
 then evaluated for that target's markers (`markers.py`), and `gather.py` puts the inputs together: what each says is
@@ -39,7 +39,6 @@ NAMES: dict[str, Kind] = {
     "uv.lock": "uv.lock",
     "poetry.lock": "poetry.lock",
     "pixi.lock": "pixi.lock",
-    "Pipfile.lock": "pipfile.lock",
 }
 
 
@@ -49,7 +48,7 @@ class PlanError(BadInput, ValueError):
 
 def kind(word: str) -> Kind | None:
     """The kind of input file a plan's argument names, by its name (a requirement string has no such name):
-    pyproject.toml, uv.lock, a pylock.toml, poetry.lock, pixi.lock, Pipfile.lock, a conda environment.yml, a *.json
+    pyproject.toml, uv.lock, a pylock.toml, poetry.lock, pixi.lock, a conda environment.yml, a *.json
     (pip's report or `conda list --json`: its content says which), a requirements *.txt (or `conda list --export`
     output: its header says so)."""
     if re.search(r"[\s=<>!~;@\[]", word):
@@ -64,3 +63,26 @@ def kind(word: str) -> Kind | None:
     if base.endswith(".json") and len(base) > 5:
         return "json"
     return "requirements" if base.endswith(".txt") and len(base) > 4 else None
+
+
+# files a plan does not read, and the command that makes one it reads (each output's form is planned in
+# tests/commands/plan/test_plan_round3.py)
+REPORT = "pip install --dry-run --ignore-installed --report report.json"
+EXPORTS = {
+    "setup.py": f"`{REPORT} .` beside it, then `envaudit plan --pip-report report.json`",
+    "setup.cfg": f"`{REPORT} .` beside it, then `envaudit plan --pip-report report.json`",
+    "Pipfile": "`pipenv requirements > requirements.txt`, then `envaudit plan -r requirements.txt`",
+    "Pipfile.lock": "`pipenv requirements > requirements.txt`, then `envaudit plan -r requirements.txt`",
+    "pixi.toml": "`pixi lock` beside it, then `envaudit plan pixi.lock`",
+    "pdm.lock": "`pdm export -o requirements.txt`, then `envaudit plan -r requirements.txt`",
+    "requirements.in": "`uv pip compile requirements.in -o requirements.txt`, then `envaudit plan requirements.txt`",
+}
+
+
+def unread(word: str) -> str:
+    """The one line for a file whose kind a plan does not read: the command that makes a file it reads."""
+    base = os.path.basename(word)
+    how = EXPORTS.get(
+        base, f"`{REPORT} -r {word}` if it is a requirements file, then `envaudit plan --pip-report report.json`"
+    )
+    return f"{word} is not a file envaudit plan reads: {how}"

@@ -172,6 +172,14 @@ def _poetry_table(into: dict[str, list[tuple[str, str, bool]]], table: object) -
                 )
 
 
+def allows(constraint: str, version: str, path: str) -> bool:
+    """Whether a poetry constraint (PEP 440, or poetry's `^`, `~`, `*`, `A || B`) allows a version."""
+    try:
+        return any(SpecifierSet(pep440(part)).contains(version, prereleases=True) for part in constraint.split("||"))
+    except PlanError as exc:
+        raise PlanError(f"{path}: {exc}") from None
+
+
 def pep440(constraint: str) -> str:
     """A poetry constraint as a PEP 440 specifier (poetry-core's `^`, `~`, `*`, `x.*`; PEP 440 forms as they are)."""
     parts = [p.strip() for p in re.split(r",|\s+(?=[<>=!~^])", constraint.strip()) if p.strip()]
@@ -271,7 +279,7 @@ def _walk(
                 if optional and name not in wanted:
                     continue
                 if _holds(marker, target, Source(lock.path, section=f"project {group}"), extras):
-                    todo.append((name, pep440(constraint), frozenset()))
+                    todo.append((name, constraint, frozenset()))
     found: dict[str, str] = {}
     done: set[tuple[str, frozenset[str]]] = set()
     while todo:
@@ -279,11 +287,7 @@ def _walk(
         if (name, asked) in done:
             continue
         done.add((name, asked))
-        candidates = [
-            p
-            for p in by_name.get(name, [])
-            if not specifier or SpecifierSet(specifier).contains(p["version"], prereleases=True)
-        ]
+        candidates = [p for p in by_name.get(name, []) if allows(specifier, p["version"], lock.path)]
         if len(candidates) != 1:
             said = "no package" if not candidates else "more than one package"
             raise PlanError(f"{lock.path}: {name} {specifier} matches {said} of the lock (`poetry lock` again)")
@@ -306,7 +310,7 @@ def _walk(
                 if not _holds(str(table.get("markers") or ""), target, where, frozenset()):
                     continue
                 more = frozenset(canonicalize_name(str(e)) for e in table.get("extras") or ())
-                todo.append((dep, pep440(str(table.get("version") or "*")), more))
+                todo.append((dep, str(table.get("version") or "*"), more))
     return found
 
 

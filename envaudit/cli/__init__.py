@@ -42,6 +42,7 @@ COMMANDS: Mapping[str, str] = {
     "fix": "envaudit.commands.fix",
     "check": "envaudit.commands.check",
     "plan": "envaudit.commands.plan",
+    "suggest": "envaudit.commands.suggest",
     "rules": "envaudit.commands.rules",
     "probes": "envaudit.commands.probes",
     "health": "envaudit.commands.health",

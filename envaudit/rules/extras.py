@@ -66,6 +66,11 @@ def _installs(version: Version, extra: str) -> tuple[str, ...] | None:
     return runs[-1][1] if version > _covers_to() else None
 
 
+def names() -> list[str]:
+    """The extras the table speaks of, normalised as pip compares them (cuda12, cuda13-local, rocm7-local)."""
+    return sorted(_rows())
+
+
 def releases(extra: str) -> list[str]:
     """The jax releases the table says have this extra, oldest first: what a fix may pin it at."""
     return [str(v) for versions, _ in _rows().get(canonicalize_name(extra), []) for v in versions]

@@ -52,6 +52,11 @@ def pins(jax: str) -> tuple[str, ...] | None:
     return tuple(str(r) for r in found) if found is not None else None
 
 
+def releases() -> list[str]:
+    """The jax releases the table says `jax[tpu]` installs at, oldest first: what a suggestion may pick."""
+    return [version for row in TPU_EXTRA.load()["release"] for version in row["versions"]]
+
+
 def outside(facts: Facts) -> list[Occurrence]:
     """Each installed libtpu wheel outside the pin of the installed jax's tpu extra, fixed by moving it to the pin
     with jax and jaxlib held where they are."""

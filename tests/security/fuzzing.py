@@ -403,6 +403,7 @@ SAFE = {
     "check": [],
     "compare": [],
     "triage": [],
+    "suggest": [],
     "hook": ["status"],
 }
 

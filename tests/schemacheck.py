@@ -22,13 +22,15 @@ from typing import Any
 
 import jsonschema
 
+from envaudit.commands.compare.drift import Comparison
+from envaudit.commands.compare.schema import COMPARE
 from envaudit.commands.triage.schema import TRIAGE
 from envaudit.commands.triage.triaged import Triage
 from envaudit.model import schema as docschema
 from envaudit.model.facts import ReportError
 from envaudit.model.report import Report
 
-SHAPES = {docschema.REPORT.name: docschema.REPORT, TRIAGE.name: TRIAGE}
+SHAPES = {shape.name: shape for shape in (docschema.REPORT, TRIAGE, COMPARE)}
 MAX_FILE = 8 << 20  # a report of 15,000 packages is about 1 MB
 DEPTH = 3  # tmp_path/r.json, tmp_path/prom/envaudit-report.json, tmp_path/nodes/a/report.json
 WRONG: list[tuple[str, bool]] = []  # what was found wrong in the test running now; whether envaudit refuses it too
@@ -106,14 +108,15 @@ def _checked(to_dict: Callable[[Any], dict[str, Any]]) -> Callable[[Any], dict[s
 
 @contextlib.contextmanager
 def watching() -> Iterator[None]:
-    """Every report and triage made in this process, validated as it is made."""
-    originals = (Report.to_dict, Triage.to_dict)
+    """Every report, triage and comparison made in this process, validated as it is made."""
+    originals = (Report.to_dict, Triage.to_dict, Comparison.to_dict)
     Report.to_dict = _checked(Report.to_dict)  # type: ignore[method-assign, assignment]
     Triage.to_dict = _checked(Triage.to_dict)  # type: ignore[method-assign, assignment]
+    Comparison.to_dict = _checked(Comparison.to_dict)  # type: ignore[method-assign, assignment]
     try:
         yield
     finally:
-        Report.to_dict, Triage.to_dict = originals  # type: ignore[method-assign]
+        Report.to_dict, Triage.to_dict, Comparison.to_dict = originals  # type: ignore[method-assign]
 
 
 def taken(test: str) -> list[str]:

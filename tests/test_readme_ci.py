@@ -151,6 +151,46 @@ def test_the_plan_job_annotates_the_requirements_file(runner: Runner, tmp_path: 
         assert commands == [] and "envaudit: OK" in step.stdout
 
 
+def _sarif_upload() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sarif job and its upload step (GitHub's codeql-action upload-sarif)."""
+    job: dict[str, Any] = workflow()["jobs"]["sarif"]
+    (upload,) = [s for s in job["steps"] if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@")]
+    return job, upload
+
+
+def test_the_sarif_job_writes_the_log_its_upload_step_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The job's envaudit step, run in this process (the README's words after `envaudit`), writes the file that the
+    upload step uploads, valid SARIF 2.1.0 with the finding on its line; a finding (exit 1) lets the upload run."""
+    from tests.formats import published
+
+    job, upload = _sarif_upload()
+    assert job["permissions"]["security-events"] == "write"  # upload-sarif's permission
+    (command,) = [c for c in runs("sarif") if not is_install(c)]
+    envaudit, tolerated = command.split("||")
+    assert tolerated.strip() == "test $? -eq 1"
+    argv = envaudit.split()
+    assert argv[0] == "envaudit"
+    (tmp_path / "requirements.txt").write_text(COUPLING, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ENVAUDIT_NO_BUILD", "1")
+    assert main(argv[1:]) == Exit.FINDINGS, capsys.readouterr().err
+    log = json.loads((tmp_path / upload["with"]["sarif_file"]).read_text(encoding="utf-8"))
+    assert published.problems(published.sarif(), log) == []
+    (result,) = [r for r in log["runs"][0]["results"] if r["ruleId"] == "jax-jaxlib-coupling"]
+    where = result["locations"][0]["physicalLocation"]
+    assert where["artifactLocation"]["uri"] == "requirements.txt" and where["region"]["startLine"] == 2
+
+
+@pytest.mark.realenv
+def test_the_sarif_job_runs_on_a_runner(runner: Runner, tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text(COUPLING, encoding="utf-8")
+    (step,) = _job(runner, "sarif", tmp_path, tmp_path / "summary.md")
+    assert step.returncode == 0, step.stdout + step.stderr  # a finding is let through to the upload
+    assert (tmp_path / _sarif_upload()[1]["with"]["sarif_file"]).is_file()
+
+
 @pytest.mark.realenv
 @pytest.mark.jax
 def test_the_audit_job_writes_the_markdown_report_to_the_step_summary(runner: Runner, tmp_path: Path) -> None:

@@ -1,4 +1,8 @@
-"""`envaudit schema [report|triage]`: the JSON Schema of a document envaudit writes, generated from its types."""
+"""`envaudit schema [report|triage|compare]`: the JSON Schema of a document envaudit writes, generated from its types.
+
+A document names its schema by `$schema`, the schema's `$id` (`urn:envaudit:report:v1`), which this verb takes as
+well as the document's name, so that what a document says is enough to print its schema.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,11 @@ from typing import Literal, cast, get_args
 
 from envaudit.commands.options import Command
 from envaudit.model.exitcodes import Exit
+from envaudit.model.report import schema_id
 
-Document = Literal["report", "triage"]
+Document = Literal["report", "triage", "compare"]
 SCHEMAS: tuple[Document, ...] = get_args(Document)
+IDS = {schema_id(f"envaudit/{name}/v1"): name for name in SCHEMAS}  # each schema's $id, as documents name it
 
 
 @dataclass(frozen=True)
@@ -20,11 +26,18 @@ class SchemaOptions:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", nargs="?", choices=SCHEMAS, default="report", help="the document (default: report)")
+    p.add_argument(
+        "name",
+        nargs="?",
+        choices=[*SCHEMAS, *IDS],
+        default="report",
+        metavar="{" + ",".join(SCHEMAS) + "}",
+        help="the document, or its schema's $id as a document's $schema names it (default: report)",
+    )
 
 
 def parse(parsed: argparse.Namespace) -> SchemaOptions:
-    return SchemaOptions(cast(Document, parsed.name))
+    return SchemaOptions(cast(Document, IDS.get(parsed.name, parsed.name)))
 
 
 def run(o: SchemaOptions) -> int:
@@ -32,6 +45,8 @@ def run(o: SchemaOptions) -> int:
 
     if o.name == "triage":
         from envaudit.commands.triage.schema import TRIAGE as shape
+    elif o.name == "compare":
+        from envaudit.commands.compare.schema import COMPARE as shape
     else:
         shape = schema.REPORT
     sys.stdout.write(schema.dumps(schema.generate(shape)))
@@ -45,6 +60,7 @@ COMMAND = Command(
     parse,
     run,
     description="Print the JSON Schema (draft 2020-12) of a JSON document envaudit writes, generated from the "
-    "types that declare it: report (what --format json writes, and check reads) or triage (what "
-    "triage --format json writes).",
+    "types that declare it: report (what --format json writes, and check reads), triage (what triage --format json "
+    "writes) or compare (what compare --format json writes). Each document names its schema's $id in its $schema "
+    "(urn:envaudit:report:v1), which this command takes too.",
 )

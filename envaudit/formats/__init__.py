@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Generic, TypeVar
 
-from envaudit.formats import github, json_format, markdown, prometheus, text
+from envaudit.formats import cyclonedx, github, json_format, markdown, prometheus, sarif, text
 from envaudit.formats.json_format import as_json
 from envaudit.formats.style import PLAIN, Style
 from envaudit.model.report import Report
@@ -46,6 +46,8 @@ FORMATS: Renderers[Report] = Renderers(
     markdown=markdown.render,
     prometheus=prometheus.render,
     github=github.render,
+    sarif=sarif.render,
+    cyclonedx=cyclonedx.render,
 )
 
 

@@ -6,17 +6,26 @@ cause an input file writes carries `file=` and `line=` (`Finding.location`: the 
 the line of the requirement or lock entry), so that the annotation lands on that line of a pull request. Each
 command is one line: its data escapes `%`, CR and LF and its properties `:` and `,` too, as the Actions toolkit does
 (actions/toolkit packages/core/src/command.ts, escapeData and escapeProperty), so no text of a report can start a
-command of its own. Then come, as plain log text, the audited
-packages and, last, the verdict and the plan's one command.
+command of its own.
+
+GitHub shows at most 10 error, 10 warning and 10 notice annotations per step, and 50 per job (actions/toolkit
+docs/problem-matchers.md, "Limitations"); what a step writes past that is dropped without a word. So at most
+`PER_KIND` of each command are written, in the report's order (roots first, the ignored after), and where any is
+left out, one `::notice` (its slot kept free) says how many of which kind; each one left out is still in the log, as a
+plain line (`envaudit left out: ...`). Then come, as plain log text, the audited packages and, last, the verdict and
+the plan's one command.
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from envaudit.formats import summary
 from envaudit.formats.style import PLAIN, Style
 from envaudit.model.report import Finding, Report
 
 COMMAND = {"fail": "error", "warn": "warning", "info": "notice"}
+PER_KIND = 10  # annotations of one kind GitHub shows per step (actions/toolkit docs/problem-matchers.md)
 
 
 def _data(text: str) -> str:
@@ -27,9 +36,15 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def _command(f: Finding) -> str:
+    return COMMAND[f.severity] if f.counts else "notice"
+
+
+def _title(f: Finding) -> str:
+    return f"envaudit {f.severity}: {f.id}" if f.counts else f"envaudit ignored {f.severity}: {f.id}"
+
+
 def _annotation(f: Finding, caused: list[Finding]) -> str:
-    command = COMMAND[f.severity] if f.counts else "notice"
-    title = f"envaudit {f.severity}: {f.id}" if f.counts else f"envaudit ignored {f.severity}: {f.id}"
     parts = [f"{f.title}."]
     if not f.counts:
         parts.append(f"({summary.ignored_line(f)})")
@@ -41,7 +56,7 @@ def _annotation(f: Finding, caused: list[Finding]) -> str:
         parts.append(f"Consequences, fixed with it: {', '.join(g.id for g in caused)}.")
     parts += [f"See {ref}" for ref in f.references]
     message = "\n".join(summary.clean(p) for p in parts)
-    return f"::{command} {','.join(_properties(f, title))}::{_data(message)}"
+    return f"::{_command(f)} {','.join(_properties(f, _title(f)))}::{_data(message)}"
 
 
 def _properties(f: Finding, title: str) -> list[str]:
@@ -53,10 +68,43 @@ def _properties(f: Finding, title: str) -> list[str]:
     return [*found, f"title={_property(title)}"]
 
 
+def _capped(
+    roots: list[tuple[Finding, list[Finding]]], notices: int
+) -> tuple[list[tuple[Finding, list[Finding]]], list[Finding]]:
+    """The roots annotated (at most PER_KIND of each command, `notices` of notices) and those left out, in order."""
+    room = Counter({"error": PER_KIND, "warning": PER_KIND, "notice": notices})
+    shown, left = [], []
+    for f, caused in roots:
+        if room[_command(f)] > 0:
+            room[_command(f)] -= 1
+            shown.append((f, caused))
+        else:
+            left.append(f)
+    return shown, left
+
+
+def _overflow(left: list[Finding]) -> str:
+    """The one notice that says what GitHub would not have shown: how many annotations of each kind."""
+    kinds = Counter(_command(f) for f in left)
+    said = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in kinds.items())
+    message = (
+        f"{len(left)} more annotation{'s' if len(left) > 1 else ''} left out ({said}): GitHub shows {PER_KIND} of"
+        " each kind per step. Each is a line of this step's log that starts 'envaudit left out:';"
+        " --format text or json shows them all."
+    )
+    return f"::notice title={_property('envaudit: annotations left out')}::{_data(message)}"
+
+
 def render(report: Report, *, style: Style = PLAIN) -> str:
     del style  # the runner renders the annotations
-    lines = [_annotation(f, caused) for f, caused in summary.roots(report)]
-    lines += [_annotation(f, caused) for f, caused in summary.roots(report, ignored=True)]
+    roots = summary.roots(report) + summary.roots(report, ignored=True)
+    shown, left = _capped(roots, PER_KIND)
+    if left:  # the overflow notice takes a notice's slot
+        shown, left = _capped(roots, PER_KIND - 1)
+    lines = [_annotation(f, caused) for f, caused in shown]
+    if left:
+        lines.append(_overflow(left))
+        lines += [f"envaudit left out: {summary.clean(_title(f))}: {summary.clean(f.title)}" for f in left]
     lines.append(f"envaudit audited: {summary.clean(summary.packages_line(report.facts))}")
     command, said = summary.plan_lines(report)
     tail = f"envaudit: {report.verdict.upper()}{summary.scope(report)} ({summary.counts(report)})"

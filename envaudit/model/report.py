@@ -21,6 +21,16 @@ from envaudit.model.facts import Facts, ReportError
 from envaudit.model.fixes import Fix, Plan
 
 SCHEMA = "envaudit/report/v1"
+
+
+def schema_id(name: str) -> str:
+    """The `$id` of a document's JSON Schema (`envaudit schema` prints it) from its schema name: envaudit has no web
+    address, so a URN of the name (`envaudit/report/v1` -> `urn:envaudit:report:v1`). A document envaudit writes
+    names it in its `$schema`, so that a reader finds the schema: `envaudit schema urn:envaudit:report:v1`."""
+    return "urn:" + name.replace("/", ":")
+
+
+SCHEMA_ID = schema_id(SCHEMA)
 INTEGERS = range(-(2**63), 2**64)  # what a 64-bit counter holds, signed or not (NVML's are unsigned)
 
 Severity = Literal["fail", "warn", "info"]  # worst first
@@ -184,7 +194,11 @@ class KnowledgeDocument(TypedDict):
     released: str  # its first upload to PyPI
 
 
-class _ReportOptional(TypedDict, total=False):
+# `$schema` is no Python name: declared in the functional syntax (a report written before envaudit wrote it has none)
+_Named = TypedDict("_Named", {"$schema": str}, total=False)
+
+
+class _ReportOptional(_Named, total=False):
     knowledge: KnowledgeDocument
     settings: SettingsDocument
     mode: str
@@ -508,6 +522,7 @@ class Report:
     def to_dict(self) -> JSONDict:
         took = {} if self.duration_s is None else {"duration_s": round(self.duration_s, 3)}
         return {
+            "$schema": SCHEMA_ID,
             "schema": SCHEMA,
             "envaudit_version": self.envaudit_version,
             "created": self.created,
@@ -539,6 +554,8 @@ class Report:
             raise ReportError("report must be a JSON object")
         if data.get("schema") != SCHEMA:
             raise ReportError(f"schema is {data.get('schema')!r}, expected {SCHEMA!r}")
+        if "$schema" in data and data["$schema"] != SCHEMA_ID:  # absent in a report of an envaudit before it
+            raise ReportError(f"$schema is {data['$schema']!r}, expected {SCHEMA_ID!r}")
         obj = _checked(data, ReportDocument, "report")
         _numbers(obj)
         took = obj.get("duration_s")

@@ -36,7 +36,7 @@ from typing import Any, Literal, TypedDict, Union, get_args, get_origin, is_type
 from envaudit.model import fixes, typecheck
 from envaudit.model.build import BuildDocument
 from envaudit.model.facts import FACT_KEYS, FactsDocument
-from envaudit.model.report import SCHEMA, FindingDocument, ProbeDocument, ReportDocument
+from envaudit.model.report import SCHEMA, FindingDocument, ProbeDocument, ReportDocument, schema_id
 
 # https://json-schema.org/draft/2020-12/json-schema-core: "$schema" names the dialect by this URI (section 8.1.1);
 # "$id" is an absolute URI without a fragment (section 8.2.1): envaudit has no web address, so a URN of the
@@ -69,7 +69,7 @@ class Shape:
 
     @property
     def id(self) -> str:
-        return "urn:" + self.name.replace("/", ":")
+        return schema_id(self.name)
 
 
 class StepDocument(TypedDict):
@@ -105,6 +105,7 @@ REPORT = Shape(
     title=f"envaudit report ({SCHEMA})",
     refined={
         (ReportDocument, "schema"): One(SCHEMA),  # Report.from_dict refuses any other value
+        (ReportDocument, "$schema"): One(schema_id(SCHEMA)),  # the `$id` of this schema; absent in older reports
         (ReportDocument, "facts"): FactsDocument,  # checked by Facts.from_dict
         (ReportDocument, "findings"): list[FindingDocument],  # each by Finding.from_dict
         (ReportDocument, "probes"): list[ProbeDocument],  # each by ProbeResult.from_dict

@@ -5,6 +5,7 @@ never start a command of its own."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 
 from hypothesis import given, settings
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from envaudit.formats import github, summary
 from envaudit.model.fixes import Fix
-from envaudit.model.report import Finding, Location, Report, Subject
+from envaudit.model.report import Finding, Location, Report, Severity, Subject
 from tests.conftest import sample_report
 
 COMMAND = re.compile(r"^::(?P<name>[a-z-]+)(?: (?P<props>[^:]*))?::(?P<data>.*)$")
@@ -113,3 +114,57 @@ def test_a_location_of_any_name_is_one_command_read_back_whole(name: str, line: 
     assert command == "warning"
     assert props == {"file": name, "line": str(line), "title": f"envaudit warn: {name}"}
     assert data.startswith(f"{summary.clean(name)}.")  # the message, cleaned for a log, read back whole
+
+
+def _many(severity: Severity, n: int, *, ignored: bool = False) -> list[Finding]:
+    name = f"ignored-{severity}" if ignored else severity
+    return [
+        Finding(Subject("rule", f"{name}-{k}"), severity, f"{name} {k}", ignored="x" if ignored else None)
+        for k in range(n)
+    ]
+
+
+OVERFLOW = "envaudit: annotations left out"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 25), st.integers(0, 25), st.integers(0, 25), st.integers(0, 3))
+def test_no_kind_has_more_annotations_than_github_shows_and_what_is_left_out_is_said(
+    fails: int, warns: int, infos: int, ignored: int
+) -> None:
+    """GitHub shows 10 annotations of each kind per step and drops the rest without a word: envaudit writes at most
+    that many, says in one notice how many of each kind it left out, and keeps each left out as a plain log line."""
+    findings = _many("fail", fails) + _many("warn", warns) + _many("info", infos) + _many("warn", ignored, ignored=True)
+    rendered = github.render(replace(sample_report(), findings=tuple(findings)))
+    found = commands(rendered)
+    assert all(n <= github.PER_KIND for n in Counter(name for name, _, _ in found).values())
+    annotated = [(name, props["title"].rsplit(": ", 1)[1]) for name, props, _ in found if props["title"] != OVERFLOW]
+    left = [line.split(": ")[2] for line in rendered.splitlines() if line.startswith("envaudit left out: ")]
+    assert sorted([i for _, i in annotated] + left) == sorted(f.id for f in findings)  # each once, one way or other
+    by_id = {f.id: f for f in findings}
+    kinds = Counter(github._command(by_id[i]) for i in left)
+    overflow = [data for _, props, data in found if props["title"] == OVERFLOW]
+    if left:
+        [said] = overflow
+        assert said.startswith(f"{len(left)} more annotation")
+        assert all(f"{n} {kind}" in said for kind, n in kinds.items())
+    else:
+        assert overflow == []
+    for kind in kinds:  # one of a kind is left out only where that kind is full (the overflow notice takes one)
+        full = github.PER_KIND - (kind == "notice")
+        assert sum(name == kind for name, _ in annotated) == full
+    order = [f.id for f in findings]
+    for kind in ("error", "warning", "notice"):  # of a kind, the first in the report's order are annotated
+        ids = [i for name, i in annotated if name == kind]
+        assert ids == [i for i in order if github._command(by_id[i]) == kind][: len(ids)]
+
+
+def test_twenty_failures_are_ten_errors_and_one_notice_that_counts_the_other_ten() -> None:
+    rendered = github.render(replace(sample_report(), findings=tuple(_many("fail", 20))))
+    found = commands(rendered)
+    assert [name for name, _, _ in found] == ["error"] * 10 + ["notice"]
+    assert [props["title"] for _, props, _ in found[:10]] == [f"envaudit fail: fail-{k}" for k in range(10)]
+    assert found[-1][2].startswith("10 more annotations left out (10 errors)")
+    assert [line for line in rendered.splitlines() if line.startswith("envaudit left out")] == [
+        f"envaudit left out: envaudit fail: fail-{k}: fail {k}" for k in range(10, 20)
+    ]

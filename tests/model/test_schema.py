@@ -27,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envaudit.cli import main
+from envaudit.commands.compare.schema import COMPARE
 from envaudit.commands.schema import SCHEMAS
 from envaudit.commands.triage.schema import TRIAGE
 from envaudit.commands.triage.triaged import TriageError, triage
@@ -34,6 +35,7 @@ from envaudit.model import facts, typecheck
 from envaudit.model import report as model
 from envaudit.model import schema as docschema
 from envaudit.model.exitcodes import Exit
+from envaudit.model.facts import ReportError
 from envaudit.model.report import Report
 from tests import schemacheck
 from tests.conftest import FIXTURES, PYTHON, ROOT, sample_report
@@ -99,7 +101,7 @@ def _typeddicts(root: Any) -> dict[str, Any]:
     return found
 
 
-@pytest.mark.parametrize("shape", [docschema.REPORT, TRIAGE], ids=lambda s: s.name)
+@pytest.mark.parametrize("shape", [docschema.REPORT, TRIAGE, COMPARE], ids=lambda s: s.name)
 def test_every_declared_field_is_a_property_and_only_the_required_ones_are_required(shape: docschema.Shape) -> None:
     schema = docschema.generate(shape)
     reached = _typeddicts(shape.root) | {
@@ -423,3 +425,36 @@ def test_a_key_written_but_not_declared_is_found() -> None:
     document["findings"][0]["severity_score"] = 3
     document["facts"]["jax"]["carried_from_a_newer_envaudit"] = 1  # facts carry what they do not declare
     assert schemacheck.undeclared(document, schema) == ["$.findings[0].severity_score"]
+
+
+@pytest.mark.parametrize("shape", [docschema.REPORT, TRIAGE, COMPARE], ids=lambda s: s.name)
+def test_a_document_s_schema_is_what_its_dollar_schema_names(
+    capsys: pytest.CaptureFixture[str], shape: docschema.Shape
+) -> None:
+    """Each document envaudit writes names its schema's `$id` in `$schema`, and `envaudit schema` prints the schema
+    by that id as by the document's name."""
+    code, by_id, err = printed(capsys, shape.id)
+    assert code == Exit.OK and err == ""
+    assert by_id == printed(capsys, shape.name.split("/")[1])[1]
+    schema = json.loads(by_id)
+    assert schema["$id"] == shape.id
+    assert schema["properties"]["$schema"]["enum"][0] == shape.id  # only its own id (or none, in an older report)
+
+
+def test_every_json_document_names_its_schema_by_dollar_schema() -> None:
+    """The report, a comparison and a triage as written: `$schema` first, the id `envaudit schema` takes."""
+    from envaudit.commands.compare.drift import Comparison
+    from envaudit.commands.triage.triaged import Triage
+
+    written = [sample_report().to_dict(), Comparison(2, 1, 2).to_dict(), Triage((), False, None).to_dict()]
+    for document, shape in zip(written, (docschema.REPORT, COMPARE, TRIAGE), strict=True):
+        assert next(iter(document)) == "$schema" and document["$schema"] == shape.id
+        assert jsonschema.Draft202012Validator(docschema.generate(shape)).is_valid(json.loads(json.dumps(document)))
+
+
+def test_a_report_saved_before_dollar_schema_is_still_read_and_a_wrong_one_is_refused() -> None:
+    document = json.loads(json.dumps(sample_report().to_dict()))
+    older = {k: v for k, v in document.items() if k != "$schema"}
+    assert Report.from_dict(older).to_dict() == sample_report().to_dict()
+    with pytest.raises(ReportError, match=r"\$schema is 'urn:envaudit:triage:v1', expected 'urn:envaudit:report:v1'"):
+        Report.from_dict(document | {"$schema": "urn:envaudit:triage:v1"})

@@ -17,22 +17,24 @@ import json
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from envaudit.files import reportfile
 from envaudit.formats import PLAIN, Renderers, Style, as_json
 from envaudit.formats.summary import clean
 from envaudit.judge import table
 from envaudit.model.facts import ReportError
-from envaudit.model.report import ProbeResult, Report
+from envaudit.model.report import ProbeResult, Report, schema_id
 from envaudit.model.scope import SELF
+
+SCHEMA = "envaudit/compare/v1"  # what Comparison.to_dict writes; its JSON Schema is compare/schema.py's COMPARE
 
 
 @dataclass(frozen=True)
 class Drift:
-    node: str
-    kind: str  # "environment" | "probe"
-    details: tuple[str, ...]
+    node: str  # the node: its report's host
+    kind: Literal["environment", "probe"]  # its software differs from the majority's, or its probes' answers do
+    details: tuple[str, ...]  # what differs, one line each
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "$schema": schema_id(SCHEMA),
+            "schema": SCHEMA,
             "nodes": self.nodes,
             "environments": self.environments,
             "majority_size": self.majority,

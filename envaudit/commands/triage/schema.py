@@ -14,12 +14,10 @@ from __future__ import annotations
 from typing import TypedDict
 
 from envaudit.commands.triage.extract import Seen, Unread
-from envaudit.commands.triage.triaged import Environment, Triage
+from envaudit.commands.triage.triaged import SCHEMA, Environment, Triage
 from envaudit.model import schema as docschema
 from envaudit.model.facts import FactsDocument
-from envaudit.model.report import FindingDocument, Verdict  # Triage.verdict: its reports' worst
-
-SCHEMA = "envaudit/triage/v1"  # as Triage.to_dict writes it
+from envaudit.model.report import FindingDocument, Verdict, schema_id  # Verdict: Triage.verdict, its reports' worst
 
 
 class Possible(TypedDict):
@@ -37,7 +35,10 @@ class EnvironmentDocument(TypedDict):
     evaluated: FactsDocument  # the facts evaluated: what the text says and nothing assumed
 
 
-class _TriageOptional(TypedDict, total=False):
+_Named = TypedDict("_Named", {"$schema": str}, total=False)  # `$schema` is no Python name
+
+
+class _TriageOptional(_Named, total=False):
     unnamed: list[Seen]  # versions stated with no name found for them, where there are
 
 
@@ -56,7 +57,10 @@ TRIAGE = docschema.Shape(
     name=SCHEMA,
     root=TriageDocument,
     title=f"envaudit triage ({SCHEMA})",
-    refined={(TriageDocument, "schema"): docschema.One(SCHEMA)},
+    refined={
+        (TriageDocument, "schema"): docschema.One(SCHEMA),
+        (TriageDocument, "$schema"): docschema.One(schema_id(SCHEMA)),  # the `$id` of this schema
+    },
     present=docschema.REPORT.present,  # the evaluated facts are a report's facts
     closed=frozenset({TriageDocument, EnvironmentDocument, Possible, Seen, Unread}),
     documented_by={TriageDocument: Triage, EnvironmentDocument: Environment},

@@ -17,8 +17,10 @@ from envaudit.commands.triage.extract import Seen, Unread
 from envaudit.commands.triage.gpus import capability
 from envaudit.model.exitcodes import BadInput
 from envaudit.model.facts import Facts, JaxFacts, Message, NvidiaFacts, PlatformFacts, PythonFacts
-from envaudit.model.report import Report
+from envaudit.model.report import Report, schema_id
 from envaudit.rules.conditions import GPU_CONDITIONS
+
+SCHEMA = "envaudit/triage/v1"  # what to_dict writes; its JSON Schema is triage/schema.py's TRIAGE
 
 
 class TriageError(BadInput, ValueError):
@@ -50,7 +52,8 @@ class Triage:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schema": "envaudit/triage/v1",
+            "$schema": schema_id(SCHEMA),
+            "schema": SCHEMA,
             "verdict": self.verdict,
             "truncated": self.truncated,
             "unread": vars(self.unread) if self.unread else None,

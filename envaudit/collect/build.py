@@ -34,6 +34,7 @@ the user's environment, kept as the printed command would be run; pip refuses a 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -44,9 +45,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from envaudit.child import bounded, runner, state
-from envaudit.files import cachedir, safedir
+from envaudit.files import buildmemory, cachedir, safedir
+from envaudit.model import typecheck
 from envaudit.model.build import BuildStatus, Measurement
 from envaudit.model.facts import CallOutcome, ImportOutcome, JaxFacts
 from envaudit.model.scope import canonicalize_name, selected
@@ -185,8 +188,123 @@ def measure(stack: Stack, *, timeout: float, uv: Sequence[str], say: Say | None 
         return _not("skipped", made.refused, made)
     if not made.requirements:
         return _not("skipped", "the stack pins nothing to install", made)
+    options = (*uv, *uv_options())
+    asked = _asked(stack, made, options)
+    if (again := _again(stack, asked, options)) is not None:
+        tell(f"measured before: {measurement_seen(again.document)}")
+        return again
     with safedir.scratch("envaudit-build-") as home:
-        return _built(stack, made, home, deadline, (*uv, *uv_options()), tell, timeout)
+        found = _built(stack, made, home, deadline, options, tell, timeout)
+    _keep(stack, asked, found, options)
+    return found
+
+
+# What a build measured is remembered (files/buildmemory.py) and reused where nothing it depends on changed: the same
+# request to the same installer and index (for a day: the index moves), then the same installed set, Python, platform,
+# variables and probe code. ENVAUDIT_REBUILD (set, not 0) builds anew, and keeps what it measured.
+REBUILD = "ENVAUDIT_REBUILD"
+# what the imports child runs: a change to any of them is another measurement
+_CHILD_FILES = ("child/_main.py", "child/_jaxfacts.py", "_probes/imports.py", "_probes/_kit.py", "_probes/calls")
+
+
+def _asked(stack: Stack, made: Twin, uv: Sequence[str]) -> str:
+    """The key of what this request installs here: the pins asked for, the Pythons, the installer and the index
+    its configuration and variables name."""
+    return buildmemory.key(made.requirements, list(stack.pythons), here(), _installer(uv))
+
+
+def _installer(uv: Sequence[str]) -> list[object]:
+    """The installer and the index it reads: its command, the configuration file the user chose (and when it last
+    changed) and the variables that name an index."""
+    config = user_uv_config()
+    index = {k: v for k, v in os.environ.items() if k.startswith(("UV_", "PIP_")) and k not in _NOT_INDEX}
+    return [list(uv), config, _stamp(Path(config)) if config else "", index]
+
+
+_NOT_INDEX = frozenset({"UV_CACHE_DIR", "UV_NO_PROGRESS", "UV_PYTHON", "UV_CONFIG_FILE"})
+
+
+def _measured(stack: Stack, installed: Mapping[str, str], python: str, uv: Sequence[str]) -> str:
+    """The key of a measurement: the installed set, from which installer and index, the Python, the platform, the
+    child's variables that a plan states and the code the child runs."""
+    mine = {k: v for k, v in os.environ.items() if k.startswith("ENVAUDIT_") and k != "ENVAUDIT_CACHE_DIR"}
+    variables = dict(stack.env) | submodules(stack.modules) | mine
+    return buildmemory.key(dict(installed), python, here(), _installer(uv), variables, _child_code())
+
+
+@functools.cache
+def _child_code() -> str:
+    package = Path(__file__).resolve().parent.parent
+    from envaudit import __version__
+
+    parts = [__version__]
+    for name in _CHILD_FILES:
+        path = package / name
+        for one in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            try:
+                parts.append(f"{one.relative_to(package)}:{one.read_bytes().hex()}")
+            except OSError:
+                parts.append(f"{name}:unreadable")
+    return buildmemory.key(parts)
+
+
+def _stamp(path: Path) -> str:
+    try:
+        return str(path.stat().st_mtime_ns)
+    except OSError:
+        return ""
+
+
+def _fresh() -> bool:
+    return os.environ.get(REBUILD, "") not in ("", "0")
+
+
+def _again(stack: Stack, asked: str, uv: Sequence[str]) -> Built | None:
+    """What an earlier build of the same request measured, where it may be reused; None: build it."""
+    if _fresh() or (seen := buildmemory.recall("asked", asked)) is None:
+        return None
+    refused = seen.get("refused")
+    if refused is not None:
+        if (
+            typecheck.problem(refused, Measurement, "a remembered refusal")
+            or refused.get("status") != "not_installable"
+        ):
+            return None
+        return Built(cast(Measurement, refused) | {"reused": True})
+    installed, python = seen.get("installed"), seen.get("python")
+    if not isinstance(installed, dict) or not isinstance(python, str):
+        return None
+    return _recalled(stack, installed, python, uv)
+
+
+def _recalled(stack: Stack, installed: Mapping[str, str], python: str, uv: Sequence[str]) -> Built | None:
+    """What the imports probe measured in this installed set before, where it was measured."""
+    if _fresh() or (seen := buildmemory.recall("measured", _measured(stack, installed, python, uv))) is None:
+        return None
+    document, jax = seen.get("document"), seen.get("jax")
+    if typecheck.problem(document, Measurement, "a remembered build") or typecheck.problem(jax, JaxFacts, "jax"):
+        return None
+    if cast(Measurement, document).get("status") != "built":
+        return None
+    return Built(cast(Measurement, document) | {"reused": True}, cast(JaxFacts, jax))
+
+
+def _keep(stack: Stack, asked: str, found: Built, uv: Sequence[str]) -> None:
+    """Remember what a build measured: an installed set measured to its end, or the installer's refusal."""
+    document = found.document
+    if document["status"] == "not_installable":
+        buildmemory.remember("asked", asked, {"refused": dict(document)})
+        return
+    installed, python = document.get("installed"), document.get("python", "")
+    if document["status"] != "built" or not installed or not python or found.jax.get("status") == "timeout":
+        return
+    cut = any(o.get("status") == "not_tried" for o in found.jax.get("imports") or [])
+    if cut or any(o.get("status") == "timeout" for o in found.jax.get("calls") or []):
+        return  # cut by the bound: another run may get further
+    if not document.get("reused"):  # built anew, and the probe skipped for what it measured before: kept already
+        measured = {"document": dict(document), "jax": dict(found.jax)}
+        buildmemory.remember("measured", _measured(stack, installed, python, uv), measured)
+    buildmemory.remember("asked", asked, {"installed": dict(installed), "python": python})
 
 
 def _built(
@@ -239,6 +357,9 @@ def _probed(
     built_s = time.monotonic() - started
     version = _venv_version(prefix)
     installed = _installed(uv, interpreter, deadline, env, home)
+    if installed and (again := _recalled(stack, installed, version, uv)) is not None:
+        say(f"built in {built_s:.1f} s; measured before: {measurement_seen(again.document)}")
+        return Built({**again.document, "build_s": round(built_s, 3)}, again.jax)
     document: Measurement = {
         "status": "built",
         "python": version,
@@ -290,6 +411,13 @@ def _probed(
     said = f"{document['tried']} imports tried, {document['called']} calls made"
     say(f"measured: jax {document['jax']}, {said}, {len(failed)} raised")
     return Built(document, measured)
+
+
+def measurement_seen(document: Measurement) -> str:
+    """A remembered measurement in a few words, for the progress line."""
+    if document["status"] == "not_installable":
+        return "the installer refused this request"
+    return f"jax {document.get('jax')}, {document.get('tried', 0)} imports, {len(document.get('failed') or [])} raised"
 
 
 def _failed(outcome: ImportOutcome) -> str:

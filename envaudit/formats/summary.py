@@ -226,11 +226,14 @@ def measurement_line(one: Mapping[str, object]) -> str:
     left = one.get("left_out")
     twin = f" (the CPU twin: {', '.join(map(str, left))} left out)" if isinstance(left, list) and left else ""
     if status == "not_installable":
-        return f"uv refused it for Python {python}{twin}: {one.get('reason', '')}"
+        again = " (remembered from an earlier plan today)" if one.get("reused") else ""
+        return f"uv refused it for Python {python}{twin}{again}: {one.get('reason', '')}"
     if status != "built":
         return f"not measured ({status}){twin}: {one.get('reason', '')}"
     failed = one.get("failed")
     raised = len(failed) if isinstance(failed, list) else 0
     seconds = f" in {one['build_s']:.1f} s" if isinstance(one.get("build_s"), int | float) else ""
+    if one.get("reused"):
+        seconds += " (measured by an earlier build of the same stack here, remembered)"
     said = f"jax {one.get('jax')}, {one.get('tried', 0)} imports tried, {raised} raised"
     return f"with uv for Python {python}{seconds}{twin}: {said}"

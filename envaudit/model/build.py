@@ -37,6 +37,7 @@ class Measurement(TypedDict, total=False):
     tried: int  # the modules the imports probe tried there
     called: int  # the smoke calls it made there (probes/calls/)
     failed: list[str]  # each import or call that raised: "flax: `import flax` raises AttributeError: ..."
+    reused: bool  # what an earlier build of the same request or installed set measured here (envaudit's cache)
 
 
 class BuildDocument(TypedDict, total=False):

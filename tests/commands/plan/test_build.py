@@ -9,6 +9,7 @@ import os
 import sys
 import sysconfig
 import tempfile
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from envaudit.cli import main
 from envaudit.collect import build
 from envaudit.commands.plan import building
+from envaudit.files import buildmemory
 from envaudit.judge import measured
 from envaudit.judge.assemble import candidates
 from envaudit.model.build import Measurement
@@ -37,6 +39,9 @@ while args and args[0].startswith("--"):  # uv's global options: --no-config, --
     args = args[2:] if args[0] == "--config-file" else args[1:]
 if os.environ.get("FAKE_UV_PID"):
     Path(os.environ["FAKE_UV_PID"]).write_text(str(os.getpid()))
+if os.environ.get("FAKE_UV_LOG"):
+    with open(os.environ["FAKE_UV_LOG"], "a") as log:
+        log.write(" ".join(args[:2]) + "\\n")
 if args[:2] == ["python", "find"]:
     print(sys.executable)
 elif args[0] == "venv":
@@ -73,7 +78,9 @@ elif args[:2] == ["pip", "install"]:
     elif mode in SITECUSTOMIZE:
         (site / "sitecustomize.py").write_text(SITECUSTOMIZE[mode])
 elif args[:2] == ["pip", "list"]:
-    print(json.dumps([{"name": "jax", "version": "0.10.1"}, {"name": "flax", "version": "0.12.8"}]))
+    asked = [a.split("==") for a in os.environ.get("FAKE_UV_ASKED", "").split() if "==" in a]
+    rows = [{"name": "jax", "version": "0.10.1"}, {"name": "flax", "version": "0.12.8"}]
+    print(json.dumps(rows + [{"name": n, "version": v} for n, v in asked if n not in ("jax", "flax")]))
 """
 # what the fake writes into the environment it installs into: a fault at `import flax`, a child that hangs or floods
 SITECUSTOMIZE = {
@@ -523,3 +530,75 @@ def test_a_twin_installs_and_imports_what_the_audit_imported_beside_the_tables_l
     )
     made = building.stack(facts)
     assert made.packages == {"chromax": "0.0.3a0", "jax": "0.4.24", "jaxlib": "0.4.24"}
+
+
+def _installs(log: Path) -> int:
+    return log.read_text().splitlines().count("pip install") if log.exists() else 0
+
+
+@pytest.mark.jax
+def test_a_stack_planned_again_reuses_what_its_build_measured_until_what_it_depends_on_changes(
+    fake_uv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The same request planned again is not built again: its measurement is remembered (envaudit's cache) and the
+    report says so; a fault the first build measured is measured the second time too, not lost. Another request
+    (a pin changed) is built; ENVAUDIT_REBUILD builds anew; a remembered request older than a day is installed again
+    (the index moves) and, its installed set unchanged, is not imported again."""
+    log = tmp_path / "uv.log"
+    monkeypatch.setenv("FAKE_UV_LOG", str(log))
+    monkeypatch.setenv("FAKE_UV", "fault")
+    _, first, _ = plan(capsys, *HEALTHY)
+    assert _installs(log) >= 1 and not first["build"]["planned"].get("reused")
+    before = _installs(log)
+    _, again, err = plan(capsys, *HEALTHY)
+    assert _installs(log) == before, "the same request was installed again"
+    assert again["build"]["planned"]["reused"] is True and "measured before" in err
+    assert [f["id"] for f in again["findings"]] == [f["id"] for f in first["findings"]]
+    assert again["build"]["planned"]["failed"] == first["build"]["planned"]["failed"] != []
+    monkeypatch.setenv("FAKE_UV_ASKED", "numpy==2.3.5")  # what the fake's `pip list` adds to its installed set
+    _, other, _ = plan(capsys, "flax==0.12.8", "jax==0.10.1", "jaxlib==0.10.1", "numpy==2.3.5")
+    monkeypatch.delenv("FAKE_UV_ASKED")
+    assert _installs(log) > before and not other["build"]["planned"].get("reused")
+    before = _installs(log)
+    monkeypatch.setenv(build.REBUILD, "1")
+    _, rebuilt, _ = plan(capsys, *HEALTHY)
+    assert _installs(log) > before and not rebuilt["build"]["planned"].get("reused")
+    monkeypatch.delenv(build.REBUILD)
+    before = _installs(log)
+    day_later = time.time() + buildmemory.ASKED_S + 60
+    monkeypatch.setattr(buildmemory.time, "time", lambda: day_later)
+    _, later, _ = plan(capsys, *HEALTHY)
+    assert _installs(log) > before, "a request remembered for more than a day was trusted"
+    assert later["build"]["planned"]["reused"] is True  # the same installed set: its imports are not measured again
+
+
+def test_a_refusal_is_remembered_for_the_same_request_and_a_damaged_memory_is_a_build(
+    fake_uv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    log = tmp_path / "uv.log"
+    monkeypatch.setenv("FAKE_UV_LOG", str(log))
+    monkeypatch.setenv("FAKE_UV", "conflict")
+    request = ("jax==0.6.0", "jaxlib==0.6.0", "tensorflow==2.18.0")
+    code, first, _ = plan(capsys, *request)
+    installs = _installs(log)
+    code_again, again, _ = plan(capsys, *request)
+    assert _installs(log) == installs and code_again == code
+    assert again["build"]["planned"]["reused"] is True
+    assert again["build"]["planned"]["reason"] == first["build"]["planned"]["reason"]
+    assert [f["id"] for f in again["findings"]] == [f["id"] for f in first["findings"]]
+    memory = Path(os.environ["ENVAUDIT_CACHE_DIR"]) / buildmemory.NAME
+    for damaged in (
+        "{not json",
+        json.dumps({"asked": {"x": 1}, "measured": []}),
+        json.dumps(
+            {
+                "asked": {
+                    k: {"at": "soon", "value": {"refused": {"status": "built"}}}
+                    for k in json.loads(memory.read_text())["asked"]
+                }
+            }
+        ),
+    ):
+        memory.write_text(damaged)
+        code_damaged, damaged_report, _ = plan(capsys, *request)
+        assert code_damaged == code and not damaged_report["build"]["planned"].get("reused")

@@ -566,7 +566,7 @@ def test_a_stack_planned_again_reuses_what_its_build_measured_until_what_it_depe
     monkeypatch.delenv(build.REBUILD)
     before = _installs(log)
     day_later = time.time() + buildmemory.ASKED_S + 60
-    monkeypatch.setattr(buildmemory.time, "time", lambda: day_later)
+    monkeypatch.setattr(time, "time", lambda: day_later)
     _, later, _ = plan(capsys, *HEALTHY)
     assert _installs(log) > before, "a request remembered for more than a day was trusted"
     assert later["build"]["planned"]["reused"] is True  # the same installed set: its imports are not measured again

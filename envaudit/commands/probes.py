@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from envaudit.commands import options
 from envaudit.commands.options import Command
 from envaudit.files import probefiles
-from envaudit.model.exitcodes import Exit, UsageError
+from envaudit.model.exitcodes import SHOWING, Exit, UsageError
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,9 @@ class ProbesOptions:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", nargs="?")
+    p.add_argument(
+        "name", nargs="?", metavar="NAME", help="a probe's name: that one shown (or, with --script, printed)"
+    )
     p.add_argument("--script", action="store_true", help="print the probe as a program runnable with plain python")
     options.add_list_format(p)
 
@@ -50,5 +52,15 @@ def run(o: ProbesOptions) -> int:
 
 
 COMMAND = Command(
-    "probes", "list the probes; NAME --script prints a standalone repro program", add_arguments, parse, run
+    "probes",
+    "list the probes; NAME --script prints a standalone repro program",
+    add_arguments,
+    parse,
+    run,
+    examples=(
+        ("envaudit probes", "every probe and what it measures"),
+        ("envaudit probes ntk --script > ntk_repro.py", "one probe as a program plain python runs, to attach to a bug"),
+    ),
+    exits=SHOWING,
+    exit_words=((Exit.OK, "printed"),),
 )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from envaudit.commands import options
 from envaudit.commands.options import Command
-from envaudit.model.exitcodes import Exit, UsageError
+from envaudit.model.exitcodes import SHOWING, Exit, UsageError
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class RulesOptions:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("id", nargs="?")
+    p.add_argument("id", nargs="?", metavar="ID", help="a rule's or check's id: that one shown in full")
     p.add_argument("--tables", action="store_true", help="the release tables and the jax releases each covers")
     options.add_list_format(p)
 
@@ -97,4 +97,17 @@ def run(o: RulesOptions) -> int:
     return Exit.OK
 
 
-COMMAND = Command("rules", "list the rules, or show one", add_arguments, parse, run)
+COMMAND = Command(
+    "rules",
+    "list the rules, or show one",
+    add_arguments,
+    parse,
+    run,
+    examples=(
+        ("envaudit rules", "every rule and check: id, severity, kind and title"),
+        ("envaudit rules numpy2-with-jaxlib-before-0426", "one rule: its fix, pins, references and notes"),
+        ("envaudit rules --tables", "the release tables and how far each reaches"),
+    ),
+    exits=SHOWING,
+    exit_words=((Exit.OK, "printed"),),
+)

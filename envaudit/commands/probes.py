@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import dataclass
 
-from envaudit.commands import options
+from envaudit.commands import options, terminal
 from envaudit.commands.options import Command
 from envaudit.files import probefiles
+from envaudit.formats.style import hanging, row
 from envaudit.model.exitcodes import SHOWING, Exit, UsageError
 
 
@@ -40,14 +42,18 @@ def run(o: ProbesOptions) -> int:
         found = [{"name": n, "summary": probefiles.summary(p), "file": str(p)} for n, p in chosen.items()]
         print(json.dumps(found if o.name is None else found[0], indent=2))
         return Exit.OK
+    width = terminal.width(sys.stdout)  # wrapped as the report is: at whitespace, under a hanging indent
     if o.name is None:
-        for probe, path in known.items():
-            print(f"{probe:<18}{probefiles.summary(path)}")
+        column = max(map(len, known)) + 1
+        print("\n".join(line for n, p in known.items() for line in row(n.ljust(column), probefiles.summary(p), width)))
         return Exit.OK
     if o.name not in known:
         raise UsageError(f"no probe {o.name!r}; `envaudit probes` lists them")
     path = known[o.name]
-    print(probefiles.script(path) if o.script else f"{o.name}: {probefiles.summary(path)}\n  file: {path}")
+    if o.script:  # a program, as it is
+        print(probefiles.script(path))
+        return Exit.OK
+    print("\n".join([*hanging(probefiles.summary(path), width, f"{o.name}: ", "  "), f"  file: {path}"]))
     return Exit.OK
 
 

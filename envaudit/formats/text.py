@@ -8,10 +8,8 @@ references behind `-v`. The CLI decides the style (commands/terminal.py); this m
 
 from __future__ import annotations
 
-import textwrap
-
 from envaudit.formats import summary
-from envaudit.formats.style import MIN_WIDTH, PLAIN, Style
+from envaudit.formats.style import MIN_WIDTH, PLAIN, Style, hanging
 from envaudit.model.report import Finding, Report
 
 COLORS = {
@@ -49,14 +47,7 @@ class _Lines:
     def para(self, text: str, lead: str, indent: str, painted: str | None = None) -> None:
         """`lead` then `text`, wrapped, the next lines under `indent`; `painted`: the lead as shown (colours do
         not count toward the width)."""
-        lines = textwrap.wrap(
-            text,
-            self.width,
-            initial_indent=lead,
-            subsequent_indent=indent,
-            break_long_words=False,
-            break_on_hyphens=False,
-        ) or [lead.rstrip()]
+        lines = hanging(text, self.width, lead, indent)
         if painted is not None:
             lines[0] = painted + lines[0][len(lead) :]
         self.out += lines

@@ -68,11 +68,11 @@ def _width() -> int:
 def epilog(examples: Sequence[tuple[str, str]], codes: Sequence[Exit], said: Mapping[Exit, str]) -> str:
     """The examples, each command on its own line (never wrapped: it is to be pasted) with what it does under it,
     then each exit code with its meaning (`exitcodes.meaning`)."""
-    width, lines = _width(), ["examples:"]
+    width, lines = _width(), ["examples:"] if examples else []
     for command, what in examples:
         lines.append(f"  {command}")
         lines += textwrap.wrap(what, width, initial_indent=" " * 6, subsequent_indent=" " * 6)
-    lines += ["", "exit codes:"]
+    lines += ["", "exit codes:"] if examples else ["exit codes:"]
     for code in codes:
         lead = f"  {int(code):<3} "
         lines += textwrap.wrap(meaning(code, said), width, initial_indent=lead, subsequent_indent=" " * len(lead))

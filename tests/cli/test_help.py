@@ -86,6 +86,8 @@ def test_a_verbs_help_shows_the_exit_codes_it_can_return(verb: str, capsys: pyte
 
 def examples(shown: str) -> list[str]:
     """The command lines of a help text's `examples:` section (each on a line of its own, indented 2)."""
+    if "\nexamples:\n" not in shown:
+        return []
     section = shown.split("\nexamples:\n", 1)[1].split("\n\n", 1)[0]
     return [line[2:] for line in section.splitlines() if line.startswith("  ") and not line.startswith("   ")]
 

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from envaudit.child import state
 from envaudit.collect import collect
-from envaudit.commands import terminal
+from envaudit.commands import terminal, written
 from envaudit.commands.options import Judging, Output, Probing
-from envaudit.files import probefiles, safewrite
+from envaudit.files import probefiles
 from envaudit.model.exitcodes import UsageError
 
 if TYPE_CHECKING:
@@ -44,13 +44,9 @@ def emit(report: Report, output: Output, judging: Judging) -> int:
     )
     if judging.source is not None or judging.untrusted:
         report = replace(report, settings=Settings(file=str(judging.source or ""), ignored=judging.untrusted))
-    text = render(report, judging.format, style=style)
-    if output.output is not None:
-        safewrite.write(output.output, text)
-        if not output.quiet:
-            print(f"envaudit: {report.verdict}: report written to {output.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    written.deliver(
+        render(report, judging.format, style=style), output.output, quiet=output.quiet, verdict=report.verdict
+    )
     return exit_code(report, strict=judging.strict)
 
 

@@ -39,4 +39,15 @@ def run(o: AuditOptions) -> int:
     return emit(known_devices(report, o.probing), o.output, o.judging)
 
 
-COMMAND = Command("audit", "collect facts, evaluate rules, run probes (the default)", add_arguments, parse, run)
+COMMAND = Command(
+    "audit",
+    "collect facts, evaluate rules, run probes (the default)",
+    add_arguments,
+    parse,
+    run,
+    examples=(
+        ("envaudit", "audit this environment: facts, rules and probes (`audit` is the default verb)"),
+        ("envaudit --quick -f json -o report.json", "facts and rules only (no jax import), the JSON report to a file"),
+        ("envaudit --python ~/envs/ntk/bin/python -v", "another interpreter's environment, every detail shown"),
+    ),
+)

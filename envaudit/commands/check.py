@@ -19,7 +19,7 @@ class CheckOptions:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("report", type=options.path_argument)
+    p.add_argument("report", type=options.path_argument, help="a JSON report envaudit wrote (-f json)")
     options.add_output(p)
 
 
@@ -38,4 +38,15 @@ def run(o: CheckOptions) -> int:
     return emit(recheck(saved, o.judging.ignored, o.judging.keep), o.output, o.judging)
 
 
-COMMAND = Command("check", "re-evaluate a saved JSON report with today's rules", add_arguments, parse, run)
+COMMAND = Command(
+    "check",
+    "re-evaluate a saved JSON report with today's rules",
+    add_arguments,
+    parse,
+    run,
+    examples=(
+        ("envaudit check report.json", "a saved report (`envaudit -f json -o report.json`) judged again"),
+        ("envaudit check report.json -f markdown -o report.md", "the same, as Markdown to paste in an issue"),
+        ("envaudit check report.json --strict", "exit 1 on a warning too"),
+    ),
+)

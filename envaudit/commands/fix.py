@@ -41,7 +41,7 @@ from envaudit.commands import _shared, options
 from envaudit.commands.options import Command, Probing
 from envaudit.files import safewrite
 from envaudit.model import fixes
-from envaudit.model.exitcodes import BadInput, Exit
+from envaudit.model.exitcodes import JUDGING, BadInput, Exit
 from envaudit.model.facts import Facts, ReportError
 from envaudit.model.fixes import Fix
 from envaudit.model.report import Report
@@ -515,5 +515,19 @@ def _not_anothers(python: str) -> None:
 
 
 COMMAND = Command(
-    "fix", "apply the report's one plan with the environment's installer, then audit again", add_arguments, parse, main
+    "fix",
+    "apply the report's one plan with the environment's installer, then audit again",
+    add_arguments,
+    parse,
+    main,
+    examples=(
+        ("envaudit fix --dry-run", "the plan, proven on a twin of this environment; nothing changes"),
+        ("envaudit fix --yes", "apply a proven plan without asking (a snapshot is kept; undone if worse)"),
+        ("envaudit fix --restore envaudit-snapshot-FILE.json", "put a snapshot's distributions back"),
+    ),
+    exits=(*JUDGING, Exit.INTERRUPTED),
+    exit_words=(
+        (Exit.OK, "no fail finding after it (--dry-run: before it; --restore: the snapshot is back)"),
+        (Exit.FINDINGS, "a fail finding is left, the fix made things worse and was undone, or a restore is partial"),
+    ),
 )

@@ -171,9 +171,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="write PATH atomically after each run: '<exit code> <unix time>', then the one line "
         "(read by scripts/k8s/envaudit-npd-plugin.sh and scripts/nhc/envaudit.nhc)",
     )
-    p.add_argument(
-        "--format",
-        choices=["line", "json", "prometheus"],
+    options.add_format(
+        p,
+        ["line", "json", "prometheus"],
         default="line",
         help="what stdout gets: the one line a node's readers parse (default), or the report (json, prometheus)",
     )
@@ -233,5 +233,14 @@ def why(exc: BaseException) -> str:
 
 
 COMMAND = Command(
-    "health", "node health check: the audit in one line of at most 80 characters", add_arguments, parse, run
+    "health",
+    "node health check: the audit in one line of at most 80 characters",
+    add_arguments,
+    parse,
+    run,
+    examples=(
+        ("envaudit health", "the one line a node's checks read; the exit code is the verdict's"),
+        ("envaudit health --prometheus-dir /var/lib/prometheus/node-exporter -q", "node_exporter's textfile too"),
+        ("envaudit health --status-file /run/envaudit.status", "the exit code, the time and the line, for a checker"),
+    ),
 )

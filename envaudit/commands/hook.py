@@ -19,7 +19,7 @@ from typing import Literal, cast
 from envaudit.commands import options
 from envaudit.commands.options import Command
 from envaudit.files import cachedir, safewrite
-from envaudit.model.exitcodes import Exit, UsageError
+from envaudit.model.exitcodes import SHOWING, Exit, UsageError
 
 PTH_NAME = "envaudit-hook.pth"
 _BOOT = """if not getattr(sys, "_envaudit_hook_seen", False):
@@ -168,7 +168,12 @@ class HookOptions:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("action", choices=["enable", "disable", "status"])
+    p.add_argument(
+        "action",
+        choices=["enable", "disable", "status"],
+        help="enable: a .pth line in site-packages that checks at `import jax`; disable: remove it; status: where"
+        " it is enabled, and the cached verdict",
+    )
     p.add_argument("--user", action="store_true", help="enable in the user site-packages instead")
     p.add_argument("--python", metavar="PATH", help="status: of this interpreter's environment instead")
     options.add_list_format(p)
@@ -194,4 +199,17 @@ def run(o: HookOptions) -> int:
     return Exit.OK
 
 
-COMMAND = Command("hook", "opt-in warning when jax is imported into a known-bad environment", add_arguments, parse, run)
+COMMAND = Command(
+    "hook",
+    "opt-in warning when jax is imported into a known-bad environment",
+    add_arguments,
+    parse,
+    run,
+    examples=(
+        ("envaudit hook enable --user", "warn at `import jax` in the user site-packages' interpreters"),
+        ("envaudit hook status --python ~/envs/ntk/bin/python", "where it is enabled, and the cached verdict"),
+        ("envaudit hook disable", "remove it"),
+    ),
+    exits=SHOWING,
+    exit_words=((Exit.OK, "done"),),
+)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Literal, TypeVar, cast
 
 from envaudit.commands import config, terminal
 from envaudit.formats import FORMATS
+from envaudit.model.exitcodes import JUDGING, Exit
 
 Options = TypeVar("Options")
 Color = Literal["auto", "always", "never"]
@@ -35,6 +36,9 @@ class Command(Generic[Options]):
     options: Callable[[argparse.Namespace], Options]  # the parsed arguments, read into the verb's own options
     run: Callable[[Options], int]
     description: str = ""
+    examples: tuple[tuple[str, str], ...] = ()  # (a command line, what it does), shown by --help
+    exits: tuple[Exit, ...] = JUDGING  # the codes it can exit with, their meanings model/exitcodes.py's
+    exit_words: tuple[tuple[Exit, str], ...] = ()  # where a code means something of this verb's own (compare: drift)
 
     def __call__(self, parsed: argparse.Namespace) -> int:
         return self.run(self.options(parsed))
@@ -99,8 +103,20 @@ def path_text(text: str) -> str:
     return text
 
 
+def add_format(p: argparse.ArgumentParser, choices: Sequence[str], *, help: str, default: str | None = None) -> None:
+    """--format (-f), the one way every verb declares it."""
+    p.add_argument("-f", "--format", choices=list(choices), default=default, help=help)
+
+
+def add_output_file(p: argparse.ArgumentParser, what: str = "the report") -> None:
+    """--output (-o), the one way every verb declares it: written atomically (files/safewrite.py, `written.deliver`)."""
+    p.add_argument(
+        "-o", "--output", type=path_argument, metavar="PATH", help=f"write {what} to PATH atomically instead of stdout"
+    )
+
+
 def add_list_format(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=["text", "json"], default="text", help="text for a terminal, json for a program")
+    add_format(p, ["text", "json"], default="text", help="text for a terminal, json for a program (default: text)")
 
 
 def list_format(parsed: argparse.Namespace) -> ListFormat:
@@ -112,10 +128,8 @@ def add_quiet(p: argparse.ArgumentParser) -> None:
 
 
 def add_output(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--format", choices=sorted(FORMATS), help="output format (default: [tool.envaudit] format, else text)"
-    )
-    p.add_argument("--output", type=path_argument, help="write the report to PATH atomically instead of stdout")
+    add_format(p, sorted(FORMATS), help="output format (default: [tool.envaudit] format, else text)")
+    add_output_file(p)
     p.add_argument(
         "--color",
         choices=terminal.COLOR_CHOICES,

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from envaudit.commands import options
+from envaudit.commands import options, terminal
 from envaudit.commands.options import Command
-from envaudit.model.exitcodes import Exit, UsageError
+from envaudit.formats.style import hanging, row
+from envaudit.model.exitcodes import SHOWING, Exit, UsageError
+
+if TYPE_CHECKING:
+    from envaudit.rules import Entry
 
 
 @dataclass(frozen=True)
@@ -20,7 +26,7 @@ class RulesOptions:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("id", nargs="?")
+    p.add_argument("id", nargs="?", metavar="ID", help="a rule's or check's id: that one shown in full")
     p.add_argument("--tables", action="store_true", help="the release tables and the jax releases each covers")
     options.add_list_format(p)
 
@@ -45,12 +51,14 @@ def _tables(o: RulesOptions) -> int:
         document = {"jax": coverage["jax"], "released": coverage["released"], "tables": rows}
         print(json.dumps(document, indent=2))
         return Exit.OK
-    print(f"knowledge as of {knowledge.as_of()}: a jax past it is unknown, never OK")
-    width = max(len(r["table"]) for r in rows)
+    width = terminal.width(sys.stdout)
+    lines = hanging(f"knowledge as of {knowledge.as_of()}: a jax past it is unknown, never OK", width)
+    column = max(len(r["table"]) for r in rows)
     for r in rows:
         reach = f"to jax {r['jax_to']}" if r["jax_to"] else "by library release"
-        said = f"{r['table'].ljust(width)}  {reach:<18}  read {r['read']}"
-        print(said + (f" (closed: {r['closed']})" if r["closed"] else ""))
+        said = f"read {r['read']}" + (f" (closed: {r['closed']})" if r["closed"] else "")
+        lines += row(f"{r['table'].ljust(column)}  {reach:<18}  ", said, width)
+    print("\n".join(lines))
     return Exit.OK
 
 
@@ -75,26 +83,46 @@ def run(o: RulesOptions) -> int:
             raise UsageError(f"no rule {o.id!r}; `envaudit rules` lists them")
         print(json.dumps([_document(e) for e in chosen] if o.id is None else _document(chosen[0]), indent=2))
         return Exit.OK
+    width = terminal.width(sys.stdout)  # wrapped as the report is: at whitespace, under a hanging indent
     if o.id is None:
-        width = max(len(e.id) for e in entries)
-        for e in entries:
-            print(f"{e.id.ljust(width)}  {e.severity:<4}  {e.listed_as:<5}  {e.title}")
+        column = max(len(e.id) for e in entries)
+        lines = [line for e in entries for line in row(_columns(e, column), e.title, width)]
+        print("\n".join(lines))
         return Exit.OK
     match = [e for e in entries if e.id == o.id]
     if not match:
         raise UsageError(f"no rule {o.id!r}; `envaudit rules` lists them")
     e = match[0]
-    print(f"{e.id} ({e.severity}, {e.listed_as})\n  {e.title}")
+    lines = [f"{e.id} ({e.severity}, {e.listed_as})", *hanging(e.title, width, "  ", "  ")]
     if e.symptom:
-        print(f"  symptom: {e.symptom}")
-    print(f"  fix: {e.fix}")
+        lines += hanging(e.symptom, width, "  symptom: ", "    ")
+    lines += hanging(e.fix, width, "  fix: ", "    ")
     if e.pins:
-        print(f"  pins: {' '.join(e.pins)} (installed by the audited interpreter, with what they would break)")
-    for ref in e.references:
-        print(f"  see: {ref}")
+        said = f"{' '.join(e.pins)} (installed by the audited interpreter, with what they would break)"
+        lines += hanging(said, width, "  pins: ", "    ")
+    lines += [f"  see: {ref}" for ref in e.references]  # a URL whole, to be opened
     if e.notes:
-        print(f"  notes: {e.notes}")
+        lines += hanging(e.notes, width, "  notes: ", "    ")
+    print("\n".join(lines))
     return Exit.OK
 
 
-COMMAND = Command("rules", "list the rules, or show one", add_arguments, parse, run)
+def _columns(e: Entry, column: int) -> str:
+    """A catalogue entry's columns in the list: its id (padded to `column`), severity and kind."""
+    return f"{e.id.ljust(column)}  {e.severity:<4}  {e.listed_as:<5}  "
+
+
+COMMAND = Command(
+    "rules",
+    "list the rules, or show one",
+    add_arguments,
+    parse,
+    run,
+    examples=(
+        ("envaudit rules", "every rule and check: id, severity, kind and title"),
+        ("envaudit rules numpy2-with-jaxlib-before-0426", "one rule: its fix, pins, references and notes"),
+        ("envaudit rules --tables", "the release tables and how far each reaches"),
+    ),
+    exits=SHOWING,
+    exit_words=((Exit.OK, "printed"),),
+)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal, cast, get_args
 
 from envaudit.commands.options import Command
-from envaudit.model.exitcodes import Exit
+from envaudit.model.exitcodes import SHOWING, Exit
 from envaudit.model.report import schema_id
 
 Document = Literal["report", "triage", "compare"]
@@ -59,6 +59,12 @@ COMMAND = Command(
     add_arguments,
     parse,
     run,
+    examples=(
+        ("envaudit schema > report.schema.json", "the schema of the report `-f json` writes"),
+        ("envaudit schema triage", "the schema of what `triage -f json` writes"),
+    ),
+    exits=SHOWING,
+    exit_words=((Exit.OK, "printed"),),
     description="Print the JSON Schema (draft 2020-12) of a JSON document envaudit writes, generated from the "
     "types that declare it: report (what --format json writes, and check reads), triage (what triage --format json "
     "writes) or compare (what compare --format json writes). Each document names its schema's $id in its $schema "

@@ -50,8 +50,13 @@ def style(
 ) -> Style:
     """The text format's style for this run's output: a file written with --output is a file, whatever stdout is."""
     tty = _tty(stream) and not to_file
-    width = shutil.get_terminal_size((NOT_A_TERMINAL, 24)).columns if tty else NOT_A_TERMINAL
-    return Style(color("never" if to_file else mode, stream, environ), width, verbose or not tty, show_host=show_host)
+    shown = width(stream) if tty else NOT_A_TERMINAL
+    return Style(color("never" if to_file else mode, stream, environ), shown, verbose or not tty, show_host=show_host)
+
+
+def width(stream: TextIO) -> int:
+    """The columns to wrap what is written to `stream` to: a terminal's, else NOT_A_TERMINAL."""
+    return shutil.get_terminal_size((NOT_A_TERMINAL, 24)).columns if _tty(stream) else NOT_A_TERMINAL
 
 
 def describe(event: Progress) -> str:

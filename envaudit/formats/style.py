@@ -4,9 +4,11 @@ format never looks at the terminal itself, and the machine formats (JSON, Promet
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 MIN_WIDTH = 40  # narrower than this, a hanging indent leaves no room: wrap as if it were this wide
+BLOCK_INDENT = " " * 4  # a row whose columns leave no room: its text under them, this far in
 
 
 @dataclass(frozen=True)
@@ -19,3 +21,24 @@ class Style:
 
 
 PLAIN = Style()  # a file, a pipe, a test: 80 columns, every detail, no colour
+
+
+def hanging(text: str, width: int, lead: str = "", indent: str = "") -> list[str]:
+    """`lead` then `text` wrapped to `width`, the next lines under `indent`: at whitespace only, so a URL, a path
+    or a version is never split (a word longer than the line stands on its own)."""
+    return textwrap.wrap(
+        text,
+        max(width, MIN_WIDTH),
+        initial_indent=lead,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [lead.rstrip()]
+
+
+def row(lead: str, text: str, width: int) -> list[str]:
+    """A list's row: its columns (`lead`, padded) then its text wrapped under the text's column, where the columns
+    leave the text half the width; else the columns alone on a line and the text under them (BLOCK_INDENT)."""
+    if len(lead) <= max(width, MIN_WIDTH) // 2:
+        return hanging(text, width, lead, " " * len(lead))
+    return [lead.rstrip(), *hanging(text, width, BLOCK_INDENT, BLOCK_INDENT)]

@@ -90,8 +90,21 @@ def nvidia_line(facts: Facts) -> str:
     )
 
 
-def packages_line(facts: Facts) -> str:
-    return ", ".join(f"{k} {v}" for k, v in facts.packages.items()) or "none of the audited stack"
+def packages_line(facts: Facts, room: int | None = None) -> str:
+    """Each audited distribution and its version; in `room` columns (a terminal's short view), as many as fit (the
+    first whatever its length) and how many more."""
+    said = [f"{k} {v}" for k, v in facts.packages.items()]
+    if not said:
+        return "none of the audited stack"
+    shown: list[str] = []
+    for i, one in enumerate(said):
+        left = len(said) - i - 1
+        line = ", ".join([*shown, one]) + (f", and {left} more" if left else "")
+        if room is not None and shown and len(line) > room:
+            break
+        shown.append(one)
+    left = len(said) - len(shown)
+    return ", ".join(shown) + (f", and {left} more" if left else "")
 
 
 def scope(report: Report) -> str:

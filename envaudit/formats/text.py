@@ -2,16 +2,16 @@
 
 Prose is wrapped with a hanging indent under its label (stdlib textwrap, at whitespace only: a URL or a version is
 never split); a command is never wrapped, so that it can be copied and pasted whole, and stands on a line of its
-own after `fix:`. `Style.verbose` False is a terminal's short view: each finding's title and fix, its detail and
-references behind `-v`. The CLI decides the style (commands/terminal.py); this module never looks at the terminal.
+own after `fix:`. `Style.verbose` False is a terminal's short view, which keeps the verdict and every finding on a
+24-line screen where nothing is wrong: each finding's title and fix (its detail and references behind `-v`), the
+packages on one line, the probes that passed or were skipped named on a line each, the others in full. The CLI
+decides the style (commands/terminal.py); this module never looks at the terminal.
 """
 
 from __future__ import annotations
 
-import textwrap
-
 from envaudit.formats import summary
-from envaudit.formats.style import MIN_WIDTH, PLAIN, Style
+from envaudit.formats.style import MIN_WIDTH, PLAIN, Style, hanging
 from envaudit.model.report import Finding, Report
 
 COLORS = {
@@ -33,7 +33,9 @@ PROBE_SEVERITY = {
     "crash": "fail",
 }
 DETAIL = " " * 8  # under a finding's severity
-HINT = "(each finding's detail and references: -v, or --format markdown)"
+ROW = " " * 12  # under an environment row's value
+HINT = "(every finding's detail, package and probe: -v, or --format markdown)"
+FOLDED = ("pass", "skip")  # the probes the short view names on one line each (by status), the others in full
 
 
 def _paint(text: str, level: str | None, color: bool) -> str:
@@ -49,14 +51,7 @@ class _Lines:
     def para(self, text: str, lead: str, indent: str, painted: str | None = None) -> None:
         """`lead` then `text`, wrapped, the next lines under `indent`; `painted`: the lead as shown (colours do
         not count toward the width)."""
-        lines = textwrap.wrap(
-            text,
-            self.width,
-            initial_indent=lead,
-            subsequent_indent=indent,
-            break_long_words=False,
-            break_on_hyphens=False,
-        ) or [lead.rstrip()]
+        lines = hanging(text, self.width, lead, indent)
         if painted is not None:
             lines[0] = painted + lines[0][len(lead) :]
         self.out += lines
@@ -81,12 +76,14 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
     out.para(f"{word}{summary.scope(report)}", "verdict: ", "  ")
     out.out[0] = out.out[0].replace(word, _paint(word, report.verdict, color), 1)  # the first word after the lead
     out.command(" | ".join(head), "")  # one line, as triage reads a pasted report (envaudit/commands/triage/own.py)
+    packages = summary.packages_line(facts, room=None if style.verbose else out.width - len(ROW))  # short: one line
+    folded = packages != summary.packages_line(facts)
     rows = [
         ("python", summary.python_line(facts)),
         ("platform", summary.platform_line(facts)),
         ("jax", summary.jax_line(facts)),
         ("nvidia", summary.nvidia_line(facts)),
-        ("packages", summary.packages_line(facts)),
+        ("packages", packages),
     ]
     if report.settings is not None:
         settings = report.settings
@@ -95,7 +92,7 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
     rows += summary.build_rows(report)
     out.blank("Environment")
     for name, value in rows:
-        out.para(c(value), f"  {name:<10}", " " * 12)
+        out.para(c(value), f"  {name:<10}", ROW)
     out.blank(f"Findings ({summary.counts(report)})")
     shown = summary.roots(report)
     if not shown:
@@ -108,8 +105,8 @@ def render(report: Report, *, style: Style = PLAIN) -> str:
         for f, caused in ignored:
             _finding(out, f, caused, ignored=True)
     _plan(out, report)
-    _probes(out, report)
-    if not style.verbose and any(f.detail or f.references for f in report.findings):
+    folded = _probes(out, report) or folded
+    if not style.verbose and (folded or any(f.detail or f.references for f in report.findings)):
         out.blank()
         out.para(HINT, "", "")
     return "\n".join(out.out) + "\n"
@@ -148,9 +145,10 @@ def _plan(out: _Lines, report: Report) -> None:
         out.para(f"({summary.clean(line)})", "  ", "   ")
 
 
-def _probes(out: _Lines, report: Report) -> None:
+def _probes(out: _Lines, report: Report) -> bool:
+    """The probes' section; whether the short view folded some of them (FOLDED)."""
     if not report.probes:
-        return
+        return False
     c, color = summary.clean, out.style.color
     out.blank("Probes")
     skipped = [p for p in report.probes if p.status == "skip"]
@@ -158,9 +156,18 @@ def _probes(out: _Lines, report: Report) -> None:
     if len(skipped) == len(report.probes) > 2 and len(reasons) == 1:  # one reason for all: said once
         names = ", ".join(c(p.run.label) for p in skipped)
         out.para(f"{len(skipped)} skipped: {c(reasons.pop())} ({names})", "  skip    ", " " * 10)
-        return
-    width = max(len(c(p.run.label)) for p in report.probes)
-    for p in report.probes:
+        return False
+    shown = list(report.probes)
+    if not out.style.verbose:  # the short view: those that passed, or were skipped, by name on a line each
+        for status in FOLDED:
+            labels = [c(p.run.label) for p in shown if p.status == status]
+            if labels:
+                lead = f"  {status.ljust(7)} "
+                painted = f"  {_paint(status.ljust(7), PROBE_SEVERITY[status], color)} "
+                out.para(f"{len(labels)}: {', '.join(labels)}", lead, " " * len(lead), painted)
+        shown = [p for p in shown if p.status not in FOLDED]
+    width = max((len(c(p.run.label)) for p in shown), default=0)
+    for p in shown:
         status = p.status.ljust(7)
         tail = p.judgement or p.message or p.metrics_text()  # the judge's words, else the numbers
         lead = f"  {status} {c(p.run.label).ljust(width)}  {p.duration_s:6.2f} s  "
@@ -170,8 +177,9 @@ def _probes(out: _Lines, report: Report) -> None:
         if summary.devices_to_show(p.devices):
             for d in p.devices:
                 verdict = str(d.get("verdict", "?")).ljust(7)
-                shown = _paint(verdict, DEVICE_SEVERITY.get(str(d.get("verdict"))), color)
+                said = _paint(verdict, DEVICE_SEVERITY.get(str(d.get("verdict"))), color)
                 body = (
                     f"device {d['id']}: rel_err={summary.short(d.get('rel_err'))}  {c(d.get('board', d.get('kind')))}"
                 )
-                out.para(body, f"    {verdict} ", " " * 12, f"    {shown} ")
+                out.para(body, f"    {verdict} ", " " * 12, f"    {said} ")
+    return len(shown) < len(report.probes)

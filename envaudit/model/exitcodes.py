@@ -3,7 +3,9 @@
 node-problem-detector reads 0 as OK, 1 as NonOK and anything else as Unknown; the Slurm wrapper drains on 1 only.
 """
 
+from collections.abc import Mapping
 from enum import IntEnum
+from types import MappingProxyType
 
 
 class BadInput(Exception):
@@ -20,8 +22,28 @@ class Terminated(BaseException):
 
 
 class Exit(IntEnum):
-    OK = 0  # no finding of severity fail (with --strict: no warn either)
-    FINDINGS = 1  # at least one fail finding
-    USAGE = 2  # bad usage or bad input; one clear line on stderr
-    INTERNAL = 3  # the audit itself could not complete
-    INTERRUPTED = 130  # `fix` stopped by Ctrl-C (the shell's 128 + SIGINT), after its installer could roll back
+    """Each code's meaning is MEANING's (what `--help` prints)."""
+
+    OK = 0
+    FINDINGS = 1
+    USAGE = 2
+    INTERNAL = 3
+    INTERRUPTED = 130  # the shell's 128 + SIGINT
+
+
+MEANING: Mapping[Exit, str] = MappingProxyType(
+    {
+        Exit.OK: "no fail finding (with --strict: no warn either)",
+        Exit.FINDINGS: "at least one fail finding",
+        Exit.USAGE: "bad usage or bad input; one line on stderr",
+        Exit.INTERNAL: "the audit itself could not complete (an internal error, Ctrl-C, SIGTERM)",
+        Exit.INTERRUPTED: "fix stopped by Ctrl-C, after its installer could roll back",
+    }
+)
+JUDGING = (Exit.OK, Exit.FINDINGS, Exit.USAGE, Exit.INTERNAL)  # what a verb that judges exits with
+SHOWING = (Exit.OK, Exit.USAGE, Exit.INTERNAL)  # what a verb that only lists or prints exits with
+
+
+def meaning(code: Exit, said: Mapping[Exit, str] | None = None) -> str:
+    """What `code` means: a verb's own words for it where it has them (`said`), else the contract's."""
+    return (said or {}).get(code) or MEANING[code]

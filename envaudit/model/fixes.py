@@ -301,8 +301,18 @@ def _lines(fix: Fix) -> str:
         by_file.setdefault(fix.target.file_of(name), []).append(requirement)
     for name in fix.uninstall:
         by_file.setdefault(fix.target.file_of(name), []).append(f"no {name}")
-    parts += [f"in {file}: {', '.join(lines)}" for file, lines in by_file.items()]
+    parts += [f"in {file_named(file)}: {', '.join(lines)}" for file, lines in by_file.items()]
     return "; ".join(parts)
+
+
+# the command line's name for standard input (`-r -`, as pip takes it), a plan's input file like any other; its
+# readers name it so too (commands/plan/inputs/values.STDIN; tests/model/test_fix_locations.py holds them equal)
+STDIN = "-"
+
+
+def file_named(file: str) -> str:
+    """An input file as a sentence names it: standard input in words (`in -:` told nobody where to write)."""
+    return "the requirements read from standard input" if file == STDIN else file
 
 
 def aimed(fix: Fix, target: Target) -> Fix:

@@ -1,17 +1,71 @@
-"""What a newcomer reads first: the short view says the next step where a finding has no command, a page of
-probes skipped for one reason is one line, an interpreter nobody examined is not described as one, and quick mode
-of another interpreter names that interpreter in its advice."""
+"""What a newcomer reads first: a healthy audit's verdict and findings on one 24-line screen, the short view says
+the next step where a finding has no command, a page of probes skipped for one reason is one line, an interpreter
+nobody examined is not described as one, and quick mode of another interpreter names that interpreter in its
+advice."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
+
+import pytest
 
 from envaudit import rules
 from envaudit.formats import summary, text
 from envaudit.formats.style import Style
 from envaudit.model.fixes import Fix
-from envaudit.model.report import Advice, Finding, ProbeResult, Subject
-from tests.conftest import facts_from, sample_report
+from envaudit.model.report import Advice, Finding, ProbeResult, Report, Subject
+from tests.conftest import FIXTURES, facts_from, sample_report
+from tests.golden import README_REPORT
+
+SCREEN = 24  # lines of a terminal as it opens (VT100's, xterm's and most emulators' default)
+
+
+def saved_reports() -> list[Path]:
+    """Every saved report of a live audit with probes (the fixtures' and the README's), healthy or not."""
+    found = []
+    for path in sorted([*FIXTURES.rglob("*.json"), README_REPORT]):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("schema") == "envaudit/report/v1" and data.get("probes"):
+            found.append(path)
+    return found
+
+
+HEALTHY = [p for p in saved_reports() if json.loads(p.read_text(encoding="utf-8"))["verdict"] == "ok"]
+
+
+def test_saved_healthy_audits_are_there_to_test() -> None:
+    assert README_REPORT in HEALTHY and len(HEALTHY) > 1
+
+
+@pytest.mark.parametrize("path", HEALTHY, ids=lambda p: p.stem)
+def test_a_healthy_audit_fits_one_screen_and_v_shows_everything(path: Path) -> None:
+    report = Report.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    short = text.render(report, style=Style(width=80, verbose=False)).splitlines()
+    assert len(short) <= SCREEN and short[0] == "verdict: OK", "\n".join(short)
+    assert text.HINT in " ".join(" ".join(short).split())  # says how to see the rest
+    full = text.render(report, style=Style(width=80, verbose=True))
+    flat = " ".join(full.split())
+    assert all(f"{name} {version}" in flat for name, version in report.facts.packages.items())
+    for p in report.probes:  # every probe on a line of its own, with what it found
+        assert " ".join((p.judgement or p.message or p.metrics_text()).split()) in flat
+        assert any(line.split()[:2] == [p.status, p.run.label] for line in full.splitlines() if line.strip()), p
+    assert full == text.render(report)  # -v is the whole report, as a file or a pipe gets it
+
+
+@pytest.mark.parametrize("path", saved_reports(), ids=lambda p: p.stem)
+def test_the_short_view_keeps_every_finding_and_every_probe_that_did_not_pass(path: Path) -> None:
+    report = Report.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    short = text.render(report, style=Style(width=80, verbose=False))
+    assert short.startswith(f"verdict: {report.verdict.upper()}")
+    assert all(f"{f.id}: " in short for f in report.findings if not f.caused_by)
+    folded = {p.run.label for p in report.probes if p.status in text.FOLDED}
+    for p in report.probes:  # named, and those that did not pass or skip on their own line with what they found
+        assert p.run.label in short
+        if p.run.label not in folded:
+            assert any(line.split()[:2] == [p.status, p.run.label] for line in short.splitlines() if line.strip())
+
 
 ADVICE = "audit the environment that has jax with its interpreter"
 

@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "reports", nargs="+", type=options.path_argument, metavar="REPORT", help="JSON reports, or directories of them"
     )
-    p.add_argument("--format", choices=FORMATS, default="text")
+    options.add_format(p, FORMATS, default="text", help="text for a terminal, json for a program (default: text)")
 
 
 def parse(parsed: argparse.Namespace) -> CompareOptions:
@@ -42,4 +42,15 @@ def run(o: CompareOptions) -> int:
     return Exit.FINDINGS if result.drift else Exit.OK
 
 
-COMMAND = Command("compare", "drift across nodes: versions, facts and probe answers", add_arguments, parse, run)
+COMMAND = Command(
+    "compare",
+    "drift across nodes: versions, facts and probe answers",
+    add_arguments,
+    parse,
+    run,
+    examples=(
+        ("envaudit compare node01.json node02.json", "two nodes' saved reports, side by side"),
+        ("envaudit compare reports/ -f json", "every report in a directory, the drift as JSON"),
+    ),
+    exit_words=((Exit.OK, "no drift: the nodes agree"), (Exit.FINDINGS, "drift: the nodes differ")),
+)

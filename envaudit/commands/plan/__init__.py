@@ -572,4 +572,9 @@ COMMAND = Command(
     add_arguments,
     parse,
     run,
+    examples=(
+        ("envaudit plan jax==0.4.30 jaxlib==0.4.30 numpy==2.1.0", "pinned versions judged before installing them"),
+        ("envaudit plan -r requirements.txt --platform cuda --driver 535.104.05", "a file, for a GPU node"),
+        ("pip freeze | envaudit plan -r -", "what an environment holds, read from standard input"),
+    ),
 )

@@ -70,7 +70,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--facts", type=options.path_argument, metavar="REPORT.json", help="the machine of a saved report's facts"
     )
-    p.add_argument("--format", choices=FORMATS, default="text")
+    options.add_format(p, FORMATS, default="text", help="text for a terminal, json for a program (default: text)")
 
 
 def parse(parsed: argparse.Namespace) -> SuggestOptions:
@@ -108,4 +108,13 @@ COMMAND = Command(
     add_arguments,
     parse,
     run,
+    examples=(
+        ("envaudit suggest", "the command that installs jax for this machine's accelerator, and why that release"),
+        ("envaudit suggest --tpu v5e --python 3.12", "the same for a described machine"),
+        ("envaudit suggest --facts report.json -f json", "for the machine of a saved report, as JSON"),
+    ),
+    exit_words=(
+        (Exit.OK, "a command installs jax for the machine"),
+        (Exit.FINDINGS, "nothing installs for the machine's accelerator (what would is said)"),
+    ),
 )

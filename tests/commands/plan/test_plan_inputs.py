@@ -162,6 +162,27 @@ def test_requirements_come_from_standard_input(
     assert report["facts"]["packages"] == {"jax": "0.4.30", "jaxlib": "0.4.30"}
 
 
+def test_a_fix_for_requirements_from_standard_input_says_where_in_words(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-r -` names no file a person could open: the fix says standard input in words, never `in -:`."""
+    import io
+    import sys
+
+    from envaudit.commands.plan.inputs.values import STDIN
+    from envaudit.model import fixes
+
+    assert fixes.STDIN == STDIN  # the readers' name for it is the one the fix renders
+    crashing = b"jax==0.4.20\njaxlib==0.4.20\nnumpy==2.1.0\n"  # numpy2-with-jaxlib-before-0426: numpy<2 is written
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(crashing)))
+    _, report = plan(capsys, "-r", "-")
+    assert report["plan"]["fix"].startswith(f"in {fixes.file_named(STDIN)}: numpy<2"), report["plan"]["fix"]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(crashing)))
+    assert main(["plan", "-r", "-"]) == Exit.FINDINGS
+    shown = capsys.readouterr().out
+    assert "in -:" not in shown and "fix: in the requirements read from standard input: numpy<2" in shown
+
+
 def test_pip_freeze_split_by_the_shell_is_read_whole(capsys: pytest.CaptureFixture[str]) -> None:
     """`envaudit plan $(pip freeze)` splits `NAME @ URL` into three words; a wheel's file name states its version."""
     wheel = "https://storage.example/jaxlib-0.4.20%2Bcuda12.cudnn89-cp311-cp311-manylinux2014_x86_64.whl"

@@ -22,7 +22,17 @@ from dataclasses import dataclass, field
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from envaudit.commands.plan.inputs import Kind, PlanError, markers, pipreport, pylock, pyproject, requirements, uvlock
+from envaudit.commands.plan.inputs import (
+    Kind,
+    PlanError,
+    Unresolved,
+    markers,
+    pipreport,
+    pylock,
+    pyproject,
+    requirements,
+    uvlock,
+)
 from envaudit.commands.plan.inputs.values import Declared, Resolved, Source
 from envaudit.model.scope import SELF, canonicalize_name, is_relevant
 from envaudit.model.versions import version_or_none
@@ -357,7 +367,7 @@ def _version(
 ) -> Pin:
     """The version a requirement gets: its own pin, an exact constraint's, or the resolution's (which must meet it)."""
     if line.direct and not line.version:
-        raise PlanError(
+        raise Unresolved(
             f"{line.source}: {line.text} is a direct reference that states no version: pin {line.name}==X.Y.Z,"
             " or plan a lock or a pip report of it"
         )
@@ -379,7 +389,7 @@ def _version(
         return Pin(version, source if exact else resolution.at(line.name))
     if exact:
         return Pin(exact, source)
-    raise PlanError(
+    raise Unresolved(
         f"{line.source}: {line.text} is not pinned; a plan reads a resolution, never guesses one: {_how(origin)}"
     )
 

@@ -11,7 +11,9 @@ argument), a pyproject.toml (with the uv.lock beside it, where there is one), a 
 pip's installation report (`--pip-report`), which resolve what is not pinned. A plan's fix is written as the
 requirement lines to change (`fixes.Target` "lines"), in the input files that decide each version or in the
 plan's arguments, not as an install into an environment that does not exist yet. `--each` plans each file alone
-(what pre-commit passes).
+(what pre-commit passes), and says of a stack without jax that it has none rather than a verdict. Inputs that hold
+no resolution of an audited stack (`Unresolved`: nothing audited, or unpinned requirements with no lock) are exit 2
+with the command that makes one, or with `--skip-unresolved` (the hook's) one line and no failure.
 
 Where uv is here and the build is not turned off, the planned stack is also built in a throwaway environment and
 its imports measured, then the state its fix leaves (`building.py`): the report says what it measured beside what

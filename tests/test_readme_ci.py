@@ -3,10 +3,11 @@ runs them (`bash -e`, GitHub's default shell on Linux), with GITHUB_STEP_SUMMARY
 pre-commit snippet and its [tool.envaudit] table against envaudit; and its measured claim of what `--quick` cannot
 see (jaxlib 0.10.2: a warn and exit 0 from the rules, a fail and exit 1 from the full audit's probe).
 
-The workflow's install step (`python -m pip install "envaudit @ git+URL@REV"`, which no test can reach) is replaced
-by an editable install of this checkout into the scratch environment that plays the runner's Python
-(`uv pip install -e ROOT`: its `envaudit` command runs the working tree, committed or not); that environment also
-has the stack installed (jax and jaxlib 0.10.1), as the GPU runner's has. Every other `run:` line runs verbatim.
+The workflow's install step (`python -m pip install "jax-envaudit @ git+URL@REV"`, which
+tests/realenv/test_recipes.py runs as printed against a git repository of this checkout) is replaced here by an
+editable install of this checkout into the scratch environment that plays the runner's Python (`uv pip install -e
+ROOT`: its `envaudit` command runs the working tree, committed or not); that environment also has the stack
+installed (jax and jaxlib 0.10.1), as the GPU runner's has. Every other `run:` line runs verbatim.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import yaml  # type: ignore[import-untyped, unused-ignore]
 from envaudit.cli import main
 from envaudit.model.exitcodes import Exit
 from tests.conftest import ROOT
+from tests.recipes import NAME
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 UV = (sys.executable, "-m", "uv")
@@ -63,8 +65,9 @@ def test_the_workflow_installs_envaudit_from_its_repository_never_pypis_namesake
     for job in ("plan", "audit"):
         installs = [c for c in runs(job) if is_install(c)]
         assert len(installs) == 1 and runs(job)[0] == installs[0], runs(job)  # first, and once
-        # PyPI's "envaudit" is an unrelated environment-variable validator: the step must name a git URL
-        assert re.fullmatch(r'python -m pip install "envaudit @ git\+URL@REV"', installs[0].strip()), installs[0]
+        # PyPI's "envaudit" is an unrelated environment-variable validator: the step must name a git URL, and the
+        # distribution pyproject.toml builds (pip refuses a name its metadata does not have)
+        assert re.fullmatch(rf'python -m pip install "{NAME} @ git\+URL@REV"', installs[0].strip()), installs[0]
     assert "envaudit plan -r requirements.txt --format github" in runs("plan")
 
 

@@ -11,7 +11,9 @@ argument), a pyproject.toml (with the uv.lock beside it, where there is one), a 
 pip's installation report (`--pip-report`), which resolve what is not pinned. A plan's fix is written as the
 requirement lines to change (`fixes.Target` "lines"), in the input files that decide each version or in the
 plan's arguments, not as an install into an environment that does not exist yet. `--each` plans each file alone
-(what pre-commit passes).
+(what pre-commit passes), and says of a stack without jax that it has none rather than a verdict. Inputs that hold
+no resolution of an audited stack (`Unresolved`: nothing audited, or unpinned requirements with no lock) are exit 2
+with the command that makes one, or with `--skip-unresolved` (the hook's) one line and no failure.
 
 Where uv is here and the build is not turned off, the planned stack is also built in a throwaway environment and
 its imports measured, then the state its fix leaves (`building.py`): the report says what it measured beside what
@@ -32,7 +34,7 @@ from packaging.version import InvalidVersion, Version
 
 from envaudit.commands import options
 from envaudit.commands.options import Command, Judging, Output
-from envaudit.commands.plan.inputs import Kind, PlanError, kind
+from envaudit.commands.plan.inputs import Kind, PlanError, Unresolved, kind
 from envaudit.model import fixes
 from envaudit.model.exitcodes import Exit
 from envaudit.model.facts import GPU, Facts, JaxFacts, NvidiaFacts, PlatformFacts, PythonFacts
@@ -72,6 +74,7 @@ class PlanOptions:
     python: str | None = None
     env: tuple[str, ...] = ()
     each: bool = False
+    skip_unresolved: bool = False  # a file with no resolution of an audited stack: a note, and no failure
     no_build: bool = False  # answer from the tables alone: build nothing here
     build_timeout: float = 240.0  # seconds for the builds of one plan together (collect/build.TIMEOUT_S)
     output: Output = field(default_factory=Output)
@@ -160,6 +163,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         " is the worst plan's",
     )
     p.add_argument(
+        "--skip-unresolved",
+        action="store_true",
+        help="a file that holds no resolution of an audited stack (nothing envaudit audits in it, or requirements"
+        " unpinned with no lock beside them) is not planned: one line says so, and it does not fail (the pre-commit"
+        " hook's: a commit hook cannot make a resolution). Without it, such a file is exit 2 with the command that"
+        " makes one. A file that cannot be read is exit 2 either way",
+    )
+    p.add_argument(
         "--no-build",
         action="store_true",
         help="answer from the tables alone: do not build the stack here (by default, where uv is here, the stack is"
@@ -197,6 +208,7 @@ def parse(parsed: argparse.Namespace) -> PlanOptions:
         python=parsed.python,
         env=tuple(parsed.env),
         each=parsed.each,
+        skip_unresolved=parsed.skip_unresolved,
         no_build=parsed.no_build,
         build_timeout=parsed.build_timeout,
         output=options.output(parsed),
@@ -209,7 +221,34 @@ def run(o: PlanOptions) -> int:
 
     if o.each:
         return _each(o)
-    return emit(report(o, planned(o)), o.output, o.judging)
+    try:
+        made = planned(o)
+    except Unresolved as exc:
+        if not o.skip_unresolved:
+            raise
+        return _unresolved(exc)
+    return emit(report(o, made), o.output, o.judging)
+
+
+def _said(exc: Exception) -> str:
+    """An error as one line, as the command line's own errors (a file name may hold a newline)."""
+    from envaudit.formats.summary import clean
+    from envaudit.model.redact import scrub_error
+
+    return clean(scrub_error(str(exc)))
+
+
+def _unresolved(exc: Unresolved) -> int:
+    """--skip-unresolved: what was not planned, and why, as one line on standard output; no failure."""
+    sys.stdout.write(f"not planned: {_said(exc)}\n")
+    sys.stdout.flush()
+    return Exit.OK
+
+
+def _jaxless(made: Planned) -> bool:
+    """A stack without jax (a docs or tooling requirements file): its tables' answer is about NumPy and the like,
+    never a verdict on jax, so --each says so instead of an OK."""
+    return "jax" not in made.facts.packages
 
 
 def report(o: PlanOptions, made: Planned) -> Report:
@@ -248,10 +287,6 @@ def _each(o: PlanOptions) -> int:
     from envaudit.commands._shared import emit
     from envaudit.commands.plan.inputs.gather import DiffersByPython  # lazily: it loads packaging
     from envaudit.formats.summary import clean
-    from envaudit.model.redact import scrub_error
-
-    def said(exc: Exception) -> str:  # one line, as the command line's own errors (a file name may hold a newline)
-        return clean(scrub_error(str(exc)))
 
     code: int = Exit.OK
     todo = [(name, one, "") for name, one in separately(o)]
@@ -269,14 +304,27 @@ def _each(o: PlanOptions) -> int:
                 sys.stdout.write(f"its stack differs by Python: planned for Python {', '.join(exc.pythons)}\n")
                 todo[:0] = [(name, replace(one, python=p), f" (Python {p})") for p in exc.pythons]
                 continue
-            print(f"envaudit: error: {said(exc)}", file=sys.stderr, flush=True)
+            print(f"envaudit: error: {_said(exc)}", file=sys.stderr, flush=True)
+            code = max(code, Exit.USAGE)
+            continue
+        except Unresolved as exc:
+            if one.skip_unresolved:
+                code = max(code, _unresolved(exc))
+                continue
+            print(f"envaudit: error: {_said(exc)}", file=sys.stderr, flush=True)
             code = max(code, Exit.USAGE)
             continue
         except PlanError as exc:
-            print(f"envaudit: error: {said(exc)}", file=sys.stderr, flush=True)
+            print(f"envaudit: error: {_said(exc)}", file=sys.stderr, flush=True)
             code = max(code, Exit.USAGE)
             continue
-        code = max(code, emit(report(one, made), one.output, one.judging))
+        made_report = report(one, made)
+        if _jaxless(made) and not made_report.findings:
+            stack = ", ".join(f"{n} {v}" for n, v in made.facts.packages.items())
+            sys.stdout.write(f"no jax in it ({stack} only): nothing of jax's to audit, so no verdict\n")
+            sys.stdout.flush()
+            continue
+        code = max(code, emit(made_report, one.output, one.judging))
         sys.stdout.flush()
     return code
 
@@ -376,7 +424,7 @@ def planned(o: PlanOptions) -> Planned:
     if not any(is_relevant(name) for name in packages):
         paths = [path for _, path in inputs]
         named = f"{', '.join(paths)} {'names' if len(paths) == 1 else 'name'}" if paths else "the arguments name"
-        raise PlanError(
+        raise Unresolved(
             f"nothing to plan: {named} no release of jax, jaxlib, a jax plugin or a library envaudit audits"
             " (a plan needs them pinned, or resolved by a lock or a pip report)"
         )

@@ -4,8 +4,8 @@ poetry.lock, pixi.lock, conda's environment.yml and `conda list --export` / `--j
 Each input is read once, bounded (`files.py`), into values (`values.py`); what it selects for the plan's target is
 then evaluated for that target's markers (`markers.py`), and `gather.py` puts the inputs together: what each says is
 installed, where each requirement line stands, and the one-line error for everything a plan cannot evaluate exactly.
-This package's `__init__` holds `PlanError` and the names of the input files alone, so that `plan.py`, which the
-command line loads, uses them without loading packaging or building the values' dataclasses (5 ms).
+This package's `__init__` holds `PlanError`, `Unresolved` and the names of the input files alone, so that `plan.py`,
+which the command line loads, uses them without loading packaging or building the values' dataclasses (5 ms).
 """
 
 from __future__ import annotations
@@ -44,6 +44,12 @@ NAMES: dict[str, Kind] = {
 
 class PlanError(BadInput, ValueError):
     """A requirement, input file or flag that a plan cannot evaluate; the message is one line."""
+
+
+class Unresolved(PlanError):
+    """Inputs that hold no resolution of an audited stack: nothing audited in them, or requirements whose versions a
+    resolver would have to choose (the message names the command that makes one). Read as they are, not malformed:
+    `plan --skip-unresolved` (the pre-commit hook's) notes them and goes on."""
 
 
 def kind(word: str) -> Kind | None:

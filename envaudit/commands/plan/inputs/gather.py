@@ -16,6 +16,7 @@ as is a direct reference that names no distribution (`-e .`: the project itself)
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ from packaging.version import InvalidVersion, Version
 from envaudit.commands.plan.inputs import (
     Kind,
     PlanError,
+    Unresolved,
     conda,
     files,
     markers,
@@ -98,6 +100,8 @@ class _Input:
     takes_choice: bool = False  # it has extras and dependency groups
     report: pipreport.Report | None = None  # a pip report: the plan is of its environment
     sources: tuple[str, ...] = ()  # where it takes every distribution from elsewhere than the package index
+    extras: tuple[str, ...] = ()  # the extras selected of it, which a resolution of it must hold (`.[gpu]`)
+    groups: tuple[str, ...] = ()  # the dependency groups selected of it, likewise
 
 
 def gather(request: Request) -> Gathered:
@@ -137,10 +141,17 @@ def gather(request: Request) -> Gathered:
             errors.append(exc)
     if not outcomes or (python and errors):
         raise errors[0]
+    # a Python whose stack has no jax where another's has it is outside what the inputs' markers install jax for
+    # (`jax==0.4.30; python_version >= "3.10"`): not one of the plan's Pythons, nor one a message names
+    with_jax = [(p, g) for p, g in outcomes if "jax" in g.pins]
+    narrowed = bool(with_jax) and len(with_jax) < len(outcomes)
+    outcomes = with_jax if narrowed else outcomes
     _agree(outcomes)
     chosen = outcomes[0][1]
     platform = pipreport.resolved(reports[0]).platform if reports else {}
     admitted = tuple(pythons) if requires and not python else ()
+    if narrowed:  # the build takes a Python the inputs install jax for
+        admitted = tuple(p for p, _ in outcomes)
     return Gathered(
         chosen.pins,
         python,
@@ -180,7 +191,8 @@ def _agree(outcomes: Sequence[tuple[str, Gathered]]) -> None:
                 said = (
                     f"{a.version if a else 'not installed'} on Python {first} and {b.version if b else 'not installed'}"
                 )
-                message = f"{source}: {name} is {said} on Python {python}: say which with --python X.Y"
+                which = " or ".join(f"--python {p}" for p in stacks.values())
+                message = f"{source}: {name} is {said} on Python {python}: say which with {which}"
                 raise DiffersByPython(message, tuple(stacks.values()))
 
 
@@ -363,7 +375,10 @@ def _pyproject(path: str, request: Request, extras: frozenset[str], groups: froz
         lines = {n: lock.line(n, v) for n, v in versions.items()}
         return declared, [Resolved(versions, Source(lock.path), project.path, lines=lines)]
 
-    item = _Input("pyproject", path, path, select, tuple(s for s in specs if s[0]), takes_choice=True)
+    specs = [s for s in specs if s[0]]
+    item = _Input(
+        "pyproject", path, path, select, tuple(specs), True, extras=tuple(sorted(chosen)), groups=tuple(sorted(groups))
+    )
     return item, beside if lock else ""
 
 
@@ -482,7 +497,7 @@ def _version(
 ) -> Pin:
     """The version a requirement gets: its own pin, an exact constraint's, or the resolution's (which must meet it)."""
     if line.direct and not line.version:
-        raise PlanError(
+        raise Unresolved(
             f"{line.source}: {line.text} is a direct reference that states no version: pin {line.name}==X.Y.Z,"
             " or plan a lock or a pip report of it"
         )
@@ -504,24 +519,32 @@ def _version(
         return Pin(version, source if exact else resolution.at(line.name))
     if exact:
         return Pin(exact, source)
-    raise PlanError(
+    raise Unresolved(
         f"{line.source}: {line.text} is not pinned; a plan reads a resolution, never guesses one: {_how(origin)}"
     )
 
 
 def _how(origin: _Input) -> str:
-    """The commands that make a resolution of this input that a plan reads."""
+    """The commands that make a resolution of this input that a plan reads: of what the plan selects of it (its
+    extras and groups), else the resolution lacks what the plan asks for and the plan comes back here."""
+    path = shlex.quote(origin.path)
     if origin.kind == "requirements":
-        return f"`{REPORT} -r {origin.path}`, then `envaudit plan -r {origin.path} --pip-report report.json`"
+        return f"`{REPORT} -r {path}`, then `envaudit plan -r {path} --pip-report report.json`"
     if origin.kind == "conda":
         return (
             "create the environment, then `conda list --export > conda-list.txt` (NAME=VERSION=BUILD lines) and"
             " `envaudit plan conda-list.txt`"
         )
     directory = os.path.dirname(origin.path) or "."
+    if not directory.startswith((".", "/")):  # pip reads a bare word as a project's name on the index
+        directory = f"./{directory}"
+    project = directory + (f"[{','.join(origin.extras)}]" if origin.extras else "")
+    # pip >= 25.1 installs a dependency group with --group PATH:GROUP (pip#12963; `pip install --help`)
+    groups = "".join(f" --group {shlex.quote(f'{origin.path}:{g}')}" for g in origin.groups)
+    chosen = "".join(f" --extra {e}" for e in origin.extras) + "".join(f" --group {g}" for g in origin.groups)
     return (
-        f"`uv lock` beside it (`envaudit plan {origin.path}` then reads uv.lock), or `{REPORT} {directory}`, then"
-        f" `envaudit plan {origin.path} --pip-report report.json`"
+        f"`uv lock` beside it (`envaudit plan {path}{chosen}` then reads uv.lock), or"
+        f" `{REPORT}{groups} {shlex.quote(project)}`, then `envaudit plan {path}{chosen} --pip-report report.json`"
     )
 
 

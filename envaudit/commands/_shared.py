@@ -79,7 +79,10 @@ def audited(probing: Probing, quiet: bool, judging: Judging, *, quick: bool, bud
     line = terminal.Line(sys.stderr, os.environ, shown=not quiet)
     try:
         line.say("collecting facts")
-        bounds = bounded(probing, line, quick=quick, budget=budget, reserve=process_age() + FINISH_S if budget else 0)
+        reserve = FINISH_S if budget else 0.0
+        bounds = bounded(
+            probing, line, quick=quick, budget=budget, reserve=reserve, spent=process_age() if budget else 0
+        )
         return run_audit(
             quick=quick,
             timeout=bounds.timeout,
@@ -101,9 +104,12 @@ class Bounds:
     timeout: float
 
 
-def probe_request(probing: Probing, line: terminal.Line | None = None, *, budget: bool = False) -> state.Options:
+def probe_request(
+    probing: Probing, line: terminal.Line | None = None, *, budget: bool = False, given: float | None = None
+) -> state.Options:
     """The probe child's request. `budget`: run what fits the total bound (health; probes named with --probe
-    always run: the user chose them)."""
+    always run: the user chose them); a bound that holds none of them is bad usage, said of the bound the user
+    gave (`given`, where the request's is what is left of it)."""
     from envaudit.child import runner  # what follows the child: an audit that probes loads it, --quick never
 
     known = probefiles.available()
@@ -130,7 +136,8 @@ def probe_request(probing: Probing, line: terminal.Line | None = None, *, budget
         platform=platform,
     )
     if request.budget and names and not state.plan(request)[0]:
-        raise UsageError(f"--total-timeout {probing.total_timeout:g} holds none of the probes' declared costs")
+        said = probing.total_timeout if given is None else given
+        raise UsageError(f"--total-timeout {said:g} holds none of the probes' declared costs")
     return request
 
 
@@ -157,16 +164,26 @@ def _remember(request: state.Options, results: Sequence[ProbeResult]) -> None:
 
 
 def bounded(
-    probing: Probing, line: terminal.Line | None = None, *, quick: bool, budget: bool = False, reserve: float = 0.0
+    probing: Probing,
+    line: terminal.Line | None = None,
+    *,
+    quick: bool,
+    budget: bool = False,
+    reserve: float = 0.0,
+    spent: float = 0.0,
 ) -> Bounds:
     """Every stage under one total bound: the time --python's interpreter takes to answer is spent from
     --total-timeout, and no stage waits longer than what is left of it. `reserve`: what the bound must keep beyond
-    the probes (health: the process's own start before, the judge and the writers after), taken from the probes'
-    share, never below jax's declared start."""
+    the probes (health: the judge and the writers after), `spent`: what it spent before (health: the process's own
+    start); both are taken from the probes' share, never below jax's declared start."""
     started = time.monotonic()
     share = max(probing.total_timeout - reserve, min(probing.total_timeout, state.JAX_START_S))
-    probes = None if quick else probe_request(replace(probing, total_timeout=share), line, budget=budget)
+    # bad usage is judged of the bound the user gave, never of what a slow start left of it: on a loaded machine
+    # the probes that no longer fit skip, each saying so
+    asked = replace(probing, total_timeout=share)
+    probes = None if quick else probe_request(asked, line, budget=budget, given=probing.total_timeout)
     python = interpreter(probing.python, min(probing.timeout, probing.total_timeout))
+    share = max(share - spent, min(share, state.JAX_START_S))
     left = max(share - (time.monotonic() - started), 0.0)
     return Bounds(None if probes is None else replace(probes, total=left), python, min(probing.timeout, left))
 

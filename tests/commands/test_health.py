@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from envaudit.child import state
 from envaudit.cli import build_parser, main
 from envaudit.commands import _shared
 from envaudit.commands.health import (
@@ -269,3 +270,19 @@ def test_a_status_file_that_cannot_be_written_is_said_and_the_verdict_stands(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"cannot write {status}" in err and "(the verdict above stands)" in err
     assert _gauges(tmp_path / PROM_NAME)["envaudit_verdict"][(("verdict", "fail"),)] == 1
+
+
+def test_a_slow_start_is_no_bad_usage_only_the_bound_the_user_gave_is() -> None:
+    """On a loaded machine health's own start took 6 s of `--total-timeout 8` (its imports under a load of 8 on two
+    cores): that left no probe's declared cost, and it said `--total-timeout 2 holds none of the probes' declared
+    costs`, exit 2, quoting a bound nobody gave. The start is spent from the probes' share, and whatever no longer
+    fits skips (state.plan); bad usage is a bound that holds none as given, and the message quotes it."""
+    from envaudit.commands.options import Probing
+
+    given = Probing(timeout=3, total_timeout=8)
+    bounds = _shared.bounded(given, quick=False, budget=True, reserve=_shared.FINISH_S, spent=6.0)
+    assert bounds.probes is not None and bounds.probes.total <= state.JAX_START_S  # what is left: jax's start
+    idle = _shared.bounded(given, quick=False, budget=True, reserve=_shared.FINISH_S, spent=0.0)
+    assert idle.probes is not None and idle.probes.total > bounds.probes.total
+    with pytest.raises(UsageError, match=r"^--total-timeout 2\.5 holds none"):
+        _shared.bounded(Probing(timeout=3, total_timeout=2.5), quick=False, budget=True, reserve=0.5, spent=0.0)

@@ -320,7 +320,11 @@ def test_a_child_spinning_alone_on_its_one_cpu_is_hung_not_starved(tmp_path: Pat
     )
     (busy,) = [ProbeResult.from_dict(r) for r in json.loads(proc.stdout)]
     assert busy.metrics["cpus"] == 1 and busy.metrics["cpu_fraction"] > 0.5, busy.metrics
-    assert {f.id: f.severity for f in judge.judge([busy], MACHINES["cpu"]).findings} == {"probe-busy-timeout": "fail"}
+    judged = {f.id: f.severity for f in judge.judge([busy], MACHINES["cpu"]).findings}
+    # the CPU sat idle before; where other work took it during the run all the same (the scheduler's counter: the
+    # child waited for it), the case is the starved one, and the judge must say so from that evidence, not a hang
+    contested = busy.metrics.get("wait_fraction", 0.0) >= node.WAITED
+    assert judged == {"probe-busy-timeout": "warn" if contested else "fail"}, busy.metrics
 
 
 @pytest.mark.parametrize(

@@ -50,6 +50,19 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ["ENVAUDIT_CACHE_DIR"] = str(tmp_path_factory.mktemp("envaudit-cache"))
 
 
+@pytest.fixture(autouse=True)
+def _shared_builds(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests that build real environments (`realenv`) share one envaudit cache across tests and runs, in
+    TEST_ENVS beside the environments themselves: a stack one of them built and measured is remembered
+    (files/buildmemory.py), keyed by everything the measurement depends on, the code that builds and measures it
+    included, so a change to that code builds anew; what judges a measurement runs every time."""
+    if request.node.get_closest_marker("realenv") is None:
+        return
+    shared = TEST_ENVS / "envaudit-cache"
+    shared.mkdir(mode=0o700, parents=True, exist_ok=True)
+    monkeypatch.setenv("ENVAUDIT_CACHE_DIR", str(shared))
+
+
 def compiled() -> dict[str, str]:
     """For a test's own jax subprocess (a probe run alone, a bench child): the session's compilation cache, every
     program kept, as an audit's child keeps them (child/state.child_env). A fault that changes a program changes

@@ -203,8 +203,9 @@ def measure(stack: Stack, *, timeout: float, uv: Sequence[str], say: Say | None 
 # request to the same installer and index (for a day: the index moves), then the same installed set, Python, platform,
 # variables and probe code. ENVAUDIT_REBUILD (set, not 0) builds anew, and keeps what it measured.
 REBUILD = "ENVAUDIT_REBUILD"
-# what the imports child runs: a change to any of them is another measurement
-_CHILD_FILES = ("child/_main.py", "child/_jaxfacts.py", "_probes/imports.py", "_probes/_kit.py", "_probes/calls")
+# what builds and measures a stack (this module, the child's runner and bounds) and what the imports child runs there:
+# a change to any of them is another measurement
+_CHILD_FILES = ("collect/build.py", "child", "_probes/imports.py", "_probes/_kit.py", "_probes/calls")
 
 
 def _asked(stack: Stack, made: Twin, uv: Sequence[str]) -> str:

@@ -1,8 +1,8 @@
-"""Measure the README's fast loop: the tests it runs and the wall time it takes here, the figures the README quotes.
+"""Measure the fast loop: the tests it runs and the wall time it takes here, the figures docs/development.md quotes.
 
 usage: python -m scripts.fast_loop [--runs N]
 
-It runs exactly the README's fast-loop command (tests/test_readme.py holds the two equal) and prints one line per
+It runs exactly the documented fast-loop command (tests/test_readme.py holds the two equal) and prints one line per
 run, then the median: "fast loop: N tests, S s wall (median of R runs)".
 """
 

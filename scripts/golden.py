@@ -1,4 +1,5 @@
-"""Rewrite the golden renderings (tests/golden/), the README's table of rules and, with --readme, its sample audit.
+"""Rewrite the golden renderings (tests/golden/), the documentation's table of rules and, with --readme, the README's
+sample audit.
 
 python -m scripts.golden            # after a deliberate format change; review the diff
 python -m scripts.golden --readme   # also: a real audit here, kept as tests/golden/readme-audit.json
@@ -14,18 +15,23 @@ from pathlib import Path
 
 from envaudit.formats import render
 from envaudit.model.report import Report
-from tests.golden import FORMATS, README_REPORT, REPORTS, path, readme_sample
+from tests import docs
+from tests.golden import FORMATS, README_REPORT, REPORTS, SAMPLE_STYLE, path, readme_sample
 
 ROOT = Path(__file__).resolve().parent.parent
-
-README = ROOT / "README.md"
 
 
 TABLE_HEAD = "| id | severity | kind | title |\n|---|---|---|---|\n"
 
 
-def rules_table(readme: str) -> str:
-    """The README's table of rules and checks, from the catalogue (tests/rules/test_data.py holds them equal)."""
+def rules_page() -> Path:
+    """The page of the documentation that holds the table of rules (docs/rules.md), wherever it now is."""
+    (page,) = [p for p in docs.pages() if TABLE_HEAD in docs.text(p)]
+    return page
+
+
+def rules_table(page: str) -> str:
+    """The page's table of rules and checks, from the catalogue (tests/rules/test_data.py holds them equal)."""
     from envaudit import rules
     from envaudit.rules.api_removals import FAMILY
 
@@ -42,8 +48,9 @@ def rules_table(readme: str) -> str:
                 "(`envaudit rules` lists them; a warning where only functions off the everyday path call it) |"
             )
     rows = "\n".join(lines)
-    start = readme.index(TABLE_HEAD) + len(TABLE_HEAD)
-    return readme[:start] + rows + readme[readme.index("\n\n", start) :]
+    start = page.index(TABLE_HEAD) + len(TABLE_HEAD)
+    end = page.find("\n\n", start)
+    return page[:start] + rows + (page[end:] if end >= 0 else "\n")
 
 
 def main() -> int:
@@ -67,10 +74,12 @@ def main() -> int:
         data = json.loads(raw)
         data["host"] = {"hostname": "node01"}
         README_REPORT.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    text = rules_table(README.read_text(encoding="utf-8"))
-    start, end = readme_sample(text)
-    sample = render(Report.from_dict(json.loads(README_REPORT.read_text(encoding="utf-8"))), "text")
-    README.write_text(text[:start] + sample + text[end:], encoding="utf-8")
+    rules = rules_page()
+    rules.write_text(rules_table(docs.text(rules)), encoding="utf-8")
+    readme = docs.text(docs.README)
+    start, end = readme_sample(readme)
+    report = Report.from_dict(json.loads(README_REPORT.read_text(encoding="utf-8")))
+    docs.README.write_text(readme[:start] + render(report, "text", style=SAMPLE_STYLE) + readme[end:], encoding="utf-8")
     return 0
 
 

@@ -1,15 +1,20 @@
-"""The README's promises: its first two commands are the ones CI runs, and its exit-code table is the contract."""
+"""The README's promises: its first two commands are the ones CI runs, its exit-code table is the contract, it is a
+short page of the five jobs, and every link of the documentation leads somewhere. The reference it links (docs/) is
+read through tests/docs.py, which finds a section or a block wherever it now lives."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from envaudit.model.exitcodes import Exit
+from tests import docs
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text()
+LONGEST = 250  # lines: the README is the five jobs and a link to the reference, not the reference
 
 
 def first_commands() -> list[str]:
@@ -42,15 +47,17 @@ def test_the_fast_loop_names_every_slow_marker() -> None:
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
     names = {m.split(":")[0].split("(")[0] for m in declared}
     slow = names - {"cpu_only", "alone", "cost"}  # what a test asserts, or how it is scheduled: not its speed
-    loop = next(c for c in re.findall(r"```sh\n(.+?)\n```", README) if '-m "not jax' in c)
+    (loop,) = [c for c in docs.sh_blocks() if '-m "not jax' in c]
     assert set(re.findall(r"not (\w+)", loop)) == slow, loop
 
 
-def test_every_probe_is_in_the_readmes_probe_table() -> None:
-    """A probe is added by its file alone; the README's table of what each compares must name it."""
+def test_every_probe_is_in_the_documentations_probe_table() -> None:
+    """A probe is added by its file alone; the documentation's table of what each compares must name it."""
     from envaudit.files import probefiles
 
-    listed = set(re.findall(r"^\| `(\w+)` \|", README[README.index("| probe | what it compares |") :], re.MULTILINE))
+    head = "| probe | what it compares |"
+    (page,) = [docs.text(p) for p in docs.pages() if head in docs.text(p)]
+    listed = set(re.findall(r"^\| `(\w+)` \|", page[page.index(head) :], re.MULTILINE))
     assert set(probefiles.available()) <= listed, set(probefiles.available()) - listed
 
 
@@ -67,25 +74,24 @@ def test_the_jax_extra_leaves_out_what_the_readme_says() -> None:
 
 
 def test_the_fast_loop_script_runs_the_readmes_command() -> None:
-    """scripts/fast_loop.py measures the figures the README quotes, by running exactly its fast-loop command."""
+    """scripts/fast_loop.py measures the figures the documentation quotes, by running exactly its fast-loop command."""
     from scripts import fast_loop
 
-    loop = next(c for c in re.findall(r"```sh\n(.+?)\n```", README) if '-m "not jax' in c)
+    (loop,) = [c for c in docs.sh_blocks() if '-m "not jax' in c]
     assert loop == " ".join(["python", *fast_loop.COMMAND[:-1], f'"{fast_loop.COMMAND[-1]}"'])
 
 
 @pytest.mark.slow
 def test_the_readmes_fast_loop_count_is_what_it_collects() -> None:
-    """The number of tests the README says the fast loop runs is what pytest collects for it, within a tenth (so that
-    a new rule's or probe's tests need no edit of the README; the figures are re-measured with the script), and the
+    """The number of tests the documentation says the fast loop runs is what pytest collects for it, within a tenth (so
+    that a new rule's or probe's tests need no edit of the page; the figures are re-measured with the script), and the
     time is the script's to measure: no wall-clock figure is asserted."""
     import subprocess
     import sys
 
     from scripts import fast_loop
 
-    said = re.search(r"python -m scripts\.fast_loop` on [^:]*: (\d+) tests", README)
-    assert said, "the README quotes the fast loop's figures"
+    said = docs.claim(r"python -m scripts\.fast_loop` on [^:]*: (\d+) tests")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", fast_loop.MARKS, "-p", "no:cacheprovider"],
         cwd=ROOT,
@@ -127,3 +133,70 @@ def test_the_suite_runs_without_xdist_too() -> None:
         check=False,
     )
     assert done.returncode == 0 and "tests collected" in done.stdout, done.stdout[-1000:] + done.stderr[-1000:]
+
+
+# each job the README teaches, in its order: a word of its heading and the command its worked example runs
+JOBS = (
+    ("audit", "python -m envaudit"),
+    ("plan", "envaudit plan"),
+    ("triage", "envaudit triage"),
+    ("health", "envaudit health"),
+    ("CI", "envaudit plan -r requirements.txt --format sarif"),
+)
+
+
+def test_the_readme_is_a_short_page_of_the_five_jobs() -> None:
+    """At most LONGEST lines; a numbered heading for each job, in order, whose first block is its worked example."""
+    assert len(README.splitlines()) <= LONGEST, len(README.splitlines())
+    numbered = [h for h in docs.headings(docs.README) if h.level == 2 and re.match(r"\d+\. ", h.title)]
+    assert [int(h.title.split(".")[0]) for h in numbered] == list(range(1, len(JOBS) + 1)), numbered
+    for (word, command), heading in zip(JOBS, numbered, strict=True):
+        assert word.lower() in heading.title.lower(), heading.title
+        example = next(iter(docs.fenced(README[heading.start : heading.end], r"\w+")), "")
+        assert command in example, (heading.title, example[:200])
+
+
+def slug(title: str) -> str:
+    """A heading's anchor as GitHub makes it: lower case, punctuation dropped (backticks, dots, apostrophes,
+    parentheses), each space a hyphen (github/cmark-gfm's and GitHub's renderer's rule)."""
+    return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    found: set[str] = set()
+    for h in docs.headings(page):
+        base, n = slug(h.title), 0
+        while (name := base if n == 0 else f"{base}-{n}") in found:  # a repeated heading gets -1, -2...
+            n += 1
+        found.add(name)
+    return found
+
+
+def links(page: Path) -> list[str]:
+    """The relative links of a page's prose (not inside a fenced block or a code span)."""
+    prose = re.sub(r"^( *)```.*?^\1```$", "", docs.text(page), flags=re.MULTILINE | re.DOTALL)
+    prose = re.sub(r"`[^`\n]*`", "", prose)
+    return [t for t in re.findall(r"\]\(([^)\s]+)\)", prose) if not re.match(r"[a-z]+:", t)]
+
+
+@pytest.mark.parametrize("page", docs.pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_relative_link_of_the_documentation_resolves(page: Path) -> None:
+    """A link of README.md or a docs/ page names a file of the checkout, and a heading of it where it gives one."""
+    broken = []
+    for target in links(page):
+        name, _, anchor = target.partition("#")
+        where = (page.parent / name).resolve() if name else page
+        missing = not where.exists() or not where.is_relative_to(ROOT)
+        if missing or (anchor and where.suffix == ".md" and anchor not in anchors(where)):
+            broken.append(target)
+    assert broken == [], broken
+
+
+def test_the_link_check_reads_github_s_anchors() -> None:
+    assert slug("4. Check a node's health (Slurm, Kubernetes, NHC, Prometheus)") == (
+        "4-check-a-nodes-health-slurm-kubernetes-nhc-prometheus"
+    )
+    assert slug("Plan a project's files before installing them (`envaudit plan`)") == (
+        "plan-a-projects-files-before-installing-them-envaudit-plan"
+    )
+    assert "1-audit-this-environment" in anchors(docs.README) and links(docs.README)

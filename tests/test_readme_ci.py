@@ -1,7 +1,9 @@
-"""The README's "In CI" section, run: its GitHub Actions workflow's `run:` lines in a scratch directory, as a runner
-runs them (`bash -e`, GitHub's default shell on Linux), with GITHUB_STEP_SUMMARY a file of the test's; its
-pre-commit snippet and its [tool.envaudit] table against envaudit; and its measured claim of what `--quick` cannot
-see (jaxlib 0.10.2: a warn and exit 0 from the rules, a fail and exit 1 from the full audit's probe).
+"""The documentation of envaudit in CI, run: the README's GitHub Actions workflow's `run:` lines in a scratch
+directory, as a runner runs them (`bash -e`, GitHub's default shell on Linux), with GITHUB_STEP_SUMMARY a file of the
+test's; its pre-commit snippet and the CI page's [tool.envaudit] table against envaudit; and the CI page's measured
+claim of what `--quick` cannot see (jaxlib 0.10.2: a fail and exit 1 from the rule in quick mode, a fail and exit 1
+from the full audit's probe). Each is found by tests/docs.py wherever it lives: a snippet by the file it is for, a
+claim by its heading.
 
 The workflow's install step (`python -m pip install "jax-envaudit @ git+URL@REV"`, which
 tests/realenv/test_recipes.py runs as printed against a git repository of this checkout) is replaced here by an
@@ -17,7 +19,6 @@ import os
 import re
 import subprocess
 import sys
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,29 +28,22 @@ import yaml  # type: ignore[import-untyped, unused-ignore]
 
 from envaudit.cli import main
 from envaudit.model.exitcodes import Exit
+from tests import docs
 from tests.conftest import ROOT
 from tests.recipes import NAME
 
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 UV = (sys.executable, "-m", "uv")
 COUPLING = "jax==0.4.30\njaxlib==0.4.23\n"  # fail: jax 0.4.30 requires jaxlib >= 0.4.27
 CURRENT = "jax==0.10.1\njaxlib==0.10.1\n"
 WORKFLOW_COMMAND = re.compile(r"^::(error|warning|notice)( [a-z]+=[^:]*)?::[^\r\n]*$")
 
 
-def section() -> str:
-    start = README.index("\n## In CI\n")
-    return README[start : README.index("\n## ", start + 1)]
-
-
-def blocks(fence: str) -> list[str]:
-    """The section's fenced blocks of one language, dedented (a block inside a list item is indented)."""
-    found = re.findall(rf"^( *)```{fence}\n(.*?)^\1```$", section(), re.MULTILINE | re.DOTALL)
-    return [textwrap.dedent(body) for _, body in found]
+QUICK = "What `--quick` cannot see, and what it still fails"  # the heading of the measured claim
+STRICT_GATE = "# pyproject.toml: a strict gate that ignores TF32 by design"  # the first line of the CI page's table
 
 
 def workflow() -> dict[str, Any]:
-    parsed: dict[str, Any] = yaml.safe_load(blocks("yaml")[0])
+    parsed: dict[str, Any] = yaml.safe_load(docs.block("yaml", "# .github/workflows/envaudit.yml"))
     return parsed
 
 
@@ -72,7 +66,7 @@ def test_the_workflow_installs_envaudit_from_its_repository_never_pypis_namesake
 
 
 def test_the_pre_commit_snippet_names_the_manifests_hook() -> None:
-    config = yaml.safe_load(blocks("yaml")[1])
+    config = yaml.safe_load(docs.block("yaml", "# .pre-commit-config.yaml"))
     manifest = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     (repo,) = config["repos"]
     assert {h["id"] for h in repo["hooks"]} <= {h["id"] for h in manifest}
@@ -91,7 +85,7 @@ def test_the_ignore_keeps_a_strict_gate_green_on_tf32_by_design(
     assert main([*a100, "--strict"]) == Exit.FINDINGS  # the warn a strict gate fails on
     assert "tf32-default-matmul-precision" in capsys.readouterr().out
     assert main([*a100, "--strict", "--ignore", f"{ignored[1]}:by design"]) == Exit.OK
-    (table,) = blocks("toml")
+    table = docs.block("toml", STRICT_GATE)
     (tmp_path / "pyproject.toml").write_text(table, encoding="utf-8")
     assert main(a100) == Exit.OK  # strict = true and the ignore, from the table
     out = capsys.readouterr().out
@@ -230,7 +224,7 @@ def test_quick_fails_the_release_whose_wrong_numbers_the_full_audit_computes(run
     assert {f["id"]: f["severity"] for f in report["findings"]}["jaxlib-0102-cpu-vmap-matvec-sum"] == "fail"
     (probe,) = [p for p in report["probes"] if p["name"] == "known_regressions"]
     measured = probe["metrics"]["rel_err_jax39103"]
-    stated = re.search(r"is ([0-9.]+) to ([0-9.]+) away \(relative\)", " ".join(section().split()))
+    stated = re.search(r"is ([0-9.]+) to ([0-9.]+) away \(relative\)", " ".join(docs.section(QUICK).split()))
     assert stated and measured > 1e-5
     # the README's range, as measured here: which rows come out wrong depends on the CPU (0.0078 and 0.0020 seen)
     low, high = float(stated[1]), float(stated[2])

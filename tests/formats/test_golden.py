@@ -1,4 +1,5 @@
-"""Text and Markdown against their golden files, and the README's sample against the report it shows.
+"""Text and Markdown against their golden files, and the README's sample against the report it shows (the short view
+a terminal 80 columns wide gets).
 
 A failure here after a deliberate format change: run `python -m scripts.golden` and review the diff."""
 
@@ -11,7 +12,7 @@ import pytest
 from envaudit.formats import render
 from envaudit.model.report import Report
 from tests.conftest import ROOT
-from tests.golden import FORMATS, README_REPORT, REPORTS, path, readme_sample
+from tests.golden import FORMATS, README_REPORT, REPORTS, SAMPLE_STYLE, path, readme_sample
 
 
 @pytest.mark.parametrize("name", sorted(REPORTS))
@@ -26,4 +27,5 @@ def test_readme_sample_is_the_rendering_of_a_real_audit() -> None:
     shown = readme[start:end]
     report = Report.from_dict(json.loads(README_REPORT.read_text(encoding="utf-8")))
     assert report.mode == "audit" and report.probes  # made by a full audit (scripts/golden.py --readme)
-    assert shown == render(report, "text")
+    assert shown == render(report, "text", style=SAMPLE_STYLE)
+    assert shown.startswith("verdict: OK\n") and "-v" in shown  # the short view: it says how to see the rest

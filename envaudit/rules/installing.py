@@ -53,7 +53,11 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
     if fix.delete and "leftovers" in python:  # pip's stashes, deleted by path
         python["leftovers"] = [p for p in python["leftovers"] if p not in fix.delete]
     packages, duplicates = _unshadowed(facts, str(python.get("pythonpath") or ""), str(python.get("user_site") or ""))
-    installed = {n: v for n, v in _installed(packages, fix, python_of(facts)).items() if n not in fix.uninstall}
+    beside = _measured_beside(facts, packages)
+    installed = {
+        n: v for n, v in _installed(packages | beside, fix, python_of(facts)).items() if n not in fix.uninstall
+    }
+    installed = {n: v for n, v in installed.items() if n not in beside or v != beside[n]}  # moved: now in the state
     moved = {n for n in installed.keys() | facts.packages.keys() if installed.get(n) != facts.packages.get(n)}
     moved |= {name for name, _ in map(fixes.parse, fix.reinstall)}
     requires = {name: reqs for name, reqs in facts.requires.items() if name not in moved and name in installed}
@@ -74,6 +78,21 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
         messages=[] if env != facts.env else [m for m in facts.messages if messages.holds_after(m, moved)],
         install=facts.install if not moved else {},  # what installing the stack here showed, of that stack only
     )
+
+
+def _measured_beside(facts: Facts, packages: dict[str, str]) -> dict[str, str]:
+    """The distributions the audit imported beside the audited ones (a library the imports probe found depending
+    on jax, outside the audited scope: chromax, jax-cfd), at the release it measured: a fix that moves one
+    (`chromax>0.0.3a0`, jax held) moves it in the model too, so its measured failure goes with it, as the build
+    of that state then measures."""
+    from envaudit.rules.imports import outcomes  # lazily: it imports what fixes are made of
+
+    found: dict[str, str] = {}
+    for outcome in outcomes(facts):
+        name, version = str(outcome.get("distribution") or ""), str(outcome.get("version") or "")
+        if name and version and name not in packages and version_or_none(version) is not None:
+            found[canonicalize_name(name)] = version
+    return found
 
 
 def _kept_gone(facts: Facts, planned: JaxFacts, installed: dict[str, str], moved: set[str]) -> JaxFacts:

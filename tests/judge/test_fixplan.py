@@ -472,3 +472,34 @@ def test_a_library_failing_on_jax_s_api_gone_moves_up_and_moving_jax_up_does_not
     assert [o["distribution"] for o in moved_up.jax.get("imports", [])] == ["chromax"]  # still failing
     moved_down = installing.after(facts_from(doc), fixes.Fix(install=("jax==0.4.23", "jaxlib==0.4.23")))
     assert not moved_down.jax.get("imports")  # below the removal: unknown until measured
+
+
+def test_a_library_outside_the_audited_scope_is_moved_by_its_fix_as_one_inside_it() -> None:
+    """Fix pass 3, second run: a live audit collects the audited scope's packages only, and chromax (or jax-cfd)
+    is outside it; the audit knows its release from what the imports probe measured. The model of the installer
+    dropped `chromax>0.0.3a0` for a package it did not hold, so no way moved it, its failure stayed, and the plan
+    printed moved jax alone (the oneDNN rule's 0.4.29), which leaves the program failing."""
+    doc = {
+        **CPU,
+        "packages": {"jax": "0.4.24", "jaxlib": "0.4.24", "numpy": "1.26.4"},
+        "jax": {
+            "status": "ok",
+            "imports": [
+                {
+                    "distribution": "chromax",
+                    "version": "0.0.3a0",
+                    "module": "chromax",
+                    "status": "error",
+                    "error": "AttributeError: module 'jax.random' has no attribute 'PRNGKeyArray'",
+                    "where": "chromax/functional.py:12",
+                }
+            ],
+        },
+    }
+    report = assemble.assemble(facts_from(doc), mode="audit")
+    assert "'chromax>0.0.3a0'" in report.plan.fix.command and not report.plan.remaining, report.plan
+    moved = installing.after(facts_from(doc), fixes.Fix(install=("chromax>0.0.3a0",), hold=("jax==0.4.24",)))
+    assert moved.packages.get("chromax") == installing.UNKNOWN_RELEASE and not moved.jax.get("imports")
+    unmoved = installing.after(facts_from(doc), fixes.Fix(install=("numpy<2",)))
+    assert "chromax" not in unmoved.packages  # a state holds only what the command makes
+    assert [o["distribution"] for o in unmoved.jax.get("imports", [])] == ["chromax"]

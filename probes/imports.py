@@ -132,16 +132,37 @@ def on_jax(name: str, dist: importlib.metadata.Distribution) -> bool:
 
 
 def dependents() -> list[importlib.metadata.Distribution]:
-    """The installed distributions whose requirements name jax or jaxlib, and Keras 3 on its jax backend, each once
-    (the first on sys.path, which is the one `import` finds), by name."""
-    found: dict[str, importlib.metadata.Distribution] = {}
+    """The installed distributions that run on jax, each once (the first on sys.path, which is the one `import`
+    finds), by name: those whose requirements name jax or jaxlib, and Keras 3 on its jax backend; those that require
+    one of them (haliax 1.2 requires equinox, not jax, and fails at `import haliax` on jax's API); and those that
+    declare no jax but ship a package named `jax` below their top level, their JAX backend (phiml's
+    `phiml.backend.jax`, loaded only once a user picks JAX: `import phiml` works where it does not)."""
+    installed: dict[str, importlib.metadata.Distribution] = {}
     for dist in importlib.metadata.distributions():
         name = canonical(name_of(dist))
-        if not name or name in found or OWN.match(name):
-            continue
-        if any(requirement(line)[0] in DEPENDS_ON for line in dist.requires or ()) or on_jax(name, dist):
-            found[name] = dist
-    return [found[name] for name in sorted(found)]
+        if name and name not in installed and not OWN.match(name):
+            installed[name] = dist
+    found = {
+        name
+        for name, dist in installed.items()
+        if any(requirement(line)[0] in DEPENDS_ON for line in dist.requires or ()) or on_jax(name, dist)
+    }
+    for _ in range(MAX_DEPTH):  # what requires a library on jax (not only for an extra), to a fixed point
+        more = {name for name, dist in installed.items() if name not in found and required(dist) & found}
+        if not more:
+            break
+        found |= more
+    # Keras 3 ships all its backends and imports the one configured (on_jax): its jax package is not its JAX use
+    found |= {n for n, dist in installed.items() if n not in found and n != "keras" and backend_packages(dist)}
+    return [installed[name] for name in sorted(found)]
+
+
+MAX_DEPTH = 4  # requirements followed from a library on jax: haliax -> equinox -> jax is one
+
+
+def backend_packages(dist: importlib.metadata.Distribution) -> bool:
+    """Whether it ships a package named `jax` below its top level (RECORD's `top/.../jax/__init__.py`)."""
+    return any(f.name == "__init__.py" and len(f.parts) > 2 and f.parent.name == "jax" for f in files(dist))
 
 
 def files(dist: importlib.metadata.Distribution) -> list[PurePosixPath]:

@@ -68,7 +68,22 @@ LIBRARIES: dict[str, dict[str, Any]] = {
         "requires": ["numpy"],
         "version": "3.12.0",
         "files": {
-            "keras/__init__.py": "import os\nif os.environ.get('KERAS_BACKEND') == 'jax':\n    import jax.gone\n"
+            "keras/__init__.py": "import os\nif os.environ.get('KERAS_BACKEND') == 'jax':\n    import jax.gone\n",
+            "keras/src/__init__.py": "",
+            "keras/src/backend/__init__.py": "",
+            "keras/src/backend/jax/__init__.py": "raise RuntimeError('not the configured backend')\n",
+        },
+    },
+    "throughlib": {  # haliax 1.2: requires equinox, not jax, and fails at its import on jax's API
+        "requires": ["goodlib>=1"],
+        "files": {"throughlib/__init__.py": "import jax.random\nKEY = jax.random.KeyArray\n"},
+    },
+    "lazylib": {  # phiml 1.2.1: declares no jax; its JAX backend is loaded only once a user picks JAX
+        "requires": ["numpy"],
+        "files": {
+            "lazylib/__init__.py": "",
+            "lazylib/backend/__init__.py": "",
+            "lazylib/backend/jax/__init__.py": "from jax.config import config\n",
         },
     },
 }
@@ -122,10 +137,16 @@ def test_the_probe_imports_what_depends_on_jax_and_tells_each_kind_apart(site: P
     assert "unrelated" not in outcomes and "nsroot" not in outcomes  # no jax requirement; a namespace's packages
     assert outcomes["forgetful"]["status"] == "error" and "six_not_installed" in outcomes["forgetful"]["error"]
     assert "keras" not in outcomes  # its backend here is TensorFlow's, Keras 3's default
+    assert "keras.src.backend.jax" not in outcomes  # Keras ships every backend: its jax package is not its use
+    through = outcomes["throughlib"]  # on jax through a library that requires it
+    assert through["status"] == "error" and "KeyArray" in through["error"] and through["version"] == "1.0"
+    assert outcomes["lazylib"]["status"] == "ok"  # its top level works; its JAX backend does not
+    lazy = outcomes["lazylib.backend.jax"]
+    assert lazy["status"] == "error" and lazy["distribution"] == "lazylib" and "config" in lazy["error"]
     assert outcomes["srctree"]["status"] == "ok"
     assert not [m for m in outcomes if m.startswith("srclib")]  # a source tree shipped by mistake is no package
     assert "jax.scipy.linalg" in outcomes and outcomes["jax.scipy.linalg"]["distribution"] == "jax"
-    assert result["metrics"]["failed"] == 2
+    assert result["metrics"]["failed"] == 4
     on_jax = subprocess.run(
         [sys.executable, str(PROBE)], capture_output=True, text=True, env={**_env(site), "KERAS_BACKEND": "jax"}
     )
@@ -165,9 +186,15 @@ def test_an_audit_fails_the_library_that_does_not_import_under_the_rule_its_mess
     # and installing what it forgot is the fix (objax 1.8.0 and six), into this environment
     assert "install" in forgetful["fix"] and "six-not-installed" in forgetful["fix"].replace("_", "-")
     assert "six-not-installed" in report["plan"]["fix"].replace("_", "-")
-    assert not any(i.startswith("import-fails-") and i[13:] not in ("brokenlib", "forgetful") for i in found)
+    # a library on jax through another, and one whose JAX backend does not import, are each their own failure
+    # with the same root: jax's API that is gone
+    for name in ("throughlib", "lazylib"):
+        assert found[f"import-fails-{name}"]["caused_by"] == "jax-api-missing", found[f"import-fails-{name}"]
+    failing = ("brokenlib", "forgetful", "throughlib", "lazylib")
+    assert not any(i.startswith("import-fails-") and i[13:] not in failing for i in found)
     imports = report["facts"]["jax"]["imports"]
-    assert {o["module"] for o in imports if o["status"] == "error"} == {"brokenlib", "forgetful"}
+    wanted = {"brokenlib", "forgetful", "throughlib", "lazylib.backend.jax"}
+    assert {o["module"] for o in imports if o["status"] == "error"} == wanted
 
 
 def test_an_import_that_hangs_is_named_and_the_probe_still_answers_inside_its_bound(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ entry condemns with the installed jax (`first_unaffected`).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import TypedDict
 
@@ -263,6 +264,8 @@ def _removed_api_fix(facts: Facts, name: str) -> Fix:
     upgrade = first_unaffected(facts, name)
     if upgrade:  # (where every release read after it is condemned too, no upgrade fixes it with this jax)
         return fixing.install(facts, [f"{name}>={upgrade}"], hold=fixing.installed_jax(facts))
+    if below := last_unaffected_below(facts, name):  # no newer release stands beside this jax: an older one does
+        return fixing.install(facts, [f"{name}<{below[1]}"], hold=fixing.installed_jax(facts))
     return _jax_for(facts, name)
 
 
@@ -272,7 +275,7 @@ def _jax_the_other_way(name: str) -> Callable[[Facts], Fix]:
     data rule's other way); nothing where the fix already moves jax."""
 
     def other(facts: Facts) -> Fix:
-        if not first_unaffected(facts, name):
+        if not first_unaffected(facts, name) and not last_unaffected_below(facts, name):
             return Fix()
         ranged = _jax_for(facts, name).install
         pins = follow.planned(facts, list(ranged)) if ranged else []
@@ -338,9 +341,49 @@ def first_unaffected(facts: Facts, package: str) -> str:
             continue
         if not any(
             SpecifierSet(spec).contains(version, prereleases=True) for use in condemning for spec in use["versions"]
-        ):
+        ) and _admits(facts, package, version, jax):
             return version
     return ""
+
+
+def last_unaffected_below(facts: Facts, package: str) -> tuple[str, str] | None:
+    """Where no newer release stands beside the installed jax (`first_unaffected` finds none): the newest release
+    below the installed one that no entry condemns with that jax and whose requirements admit it, and the release
+    the table names after it (its bound: `flax<0.10.0` takes 0.9.x beside jax 0.4.30, where flax 0.10.0-0.10.4
+    call jax.core.get_opaque_trace_state, first in jax 0.4.34, and 0.10.5 requires jax>=0.5.1); None where none."""
+    from packaging.specifiers import SpecifierSet
+
+    jax, installed = facts.packages.get("jax", ""), facts.packages.get(package, "")
+    if not is_release(jax) or not is_release(installed):
+        return None
+    condemning = [use for use in uses_of(package) if SpecifierSet(use["jax"]).contains(jax, prereleases=True)]
+    named = sorted(_releases_named(package), key=numbers)
+    for before, after in zip(reversed(named[:-1]), reversed(named[1:]), strict=True):
+        if numbers(after) > numbers(installed):
+            continue
+        if not any(
+            SpecifierSet(spec).contains(before, prereleases=True) for use in condemning for spec in use["versions"]
+        ) and _admits(facts, package, before, jax):
+            return before, after
+    return None
+
+
+def _admits(facts: Facts, package: str, version: str, jax: str) -> bool:
+    """Whether the release's declared requirements admit the installed jax, which its fix holds (flax 0.10.5
+    requires jax>=0.5.1: no installer puts it beside a held jax 0.4.35, so it is no way out there); a release the
+    declared tables do not list is not ruled out."""
+    from packaging.specifiers import SpecifierSet
+
+    from envaudit.rules import declared  # lazily: the tables load on a plan's first use
+
+    found = declared.applying(facts, package, version)
+    if not found:
+        return True
+    for requirements in found:
+        specs = [SpecifierSet(r[len("jax") :]) for r in requirements if re.match(r"jax(?![A-Za-z0-9._-])", r)]
+        if all(spec.contains(jax, prereleases=True) for spec in specs):
+            return True  # on one of the Pythons it is evaluated for
+    return False
 
 
 CONTRADICTED = Check(

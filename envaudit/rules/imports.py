@@ -24,6 +24,7 @@ from envaudit.model.report import Subject
 from envaudit.rules import fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
+from envaudit.rules.releases import newer_than
 
 CHECK = "import-fails"  # the check's id (IMPORT_FAILS below)
 ADVICE = (
@@ -77,7 +78,7 @@ def failures(facts: Facts) -> list[Occurrence]:
             detail = f"{name} {version} with jax {jax}: {said}; {ADVICE.format(name=name, jax=jax)}"
         fix = fixing.install(facts, forgot)
         if not forgot and name != "jax" and version and any(API_GONE.search(str(o.get("error"))) for o in failed):
-            fix = fixing.install(facts, [f"{name}>{version}"], hold=fixing.installed_jax(facts))
+            fix = fixing.install(facts, [f"{name}{newer_than(version)}"], hold=fixing.installed_jax(facts))
         found.append(Occurrence(detail, fix, about=name))
     return found
 

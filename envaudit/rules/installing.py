@@ -83,8 +83,8 @@ def after(facts: Facts, fix: Fix, *, jax_cause: bool = False) -> Facts:
 def _measured_beside(facts: Facts, packages: dict[str, str]) -> dict[str, str]:
     """The distributions the audit imported beside the audited ones (a library the imports probe found depending
     on jax, outside the audited scope: chromax, jax-cfd), at the release it measured: a fix that moves one
-    (`chromax>0.0.3a0`, jax held) moves it in the model too, so its measured failure goes with it, as the build
-    of that state then measures."""
+    (`chromax>=0.0.3a0,!=0.0.3a0`, jax held) moves it in the model too, so its measured failure goes with it, as
+    the build of that state then measures."""
     from envaudit.rules.imports import outcomes  # lazily: it imports what fixes are made of
 
     found: dict[str, str] = {}
@@ -215,8 +215,8 @@ def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[s
             found[name] = chosen
         elif (current is None and not spec) or (current is not None and not coupled(name)):
             # a package no table knows, asked for by name (a dependency a library forgot to declare), or moved
-            # past the release installed (`chromax>0.0.3a0`): the installer takes a release whose number is not
-            # known here (a build installs the range as written and says what it took)
+            # past the release installed (`chromax>=0.0.3a0,!=0.0.3a0`): the installer takes a release whose number
+            # is not known here (a build installs the range as written and says what it took)
             found[name] = UNKNOWN_RELEASE
     return found
 
@@ -257,10 +257,17 @@ def _choose(name: str, spec: SpecifierSet, python: str | None) -> str | None:
     known = [v for v in releases(name, python) if spec.contains(v, prereleases=True)]
     if known:
         return max(known, key=numbers)
-    named = [v for v in fixes.candidates(str(spec)) if spec.contains(v, prereleases=True)]
+    named = [v for v in fixes.candidates(str(spec)) if spec.contains(v, prereleases=True) and _made(v)]
     if _wheels_known(name, python):  # what the table covers and does not list has no wheel here
         named = [v for v in named if not covers(WHEELS.load(), v)]
     return max(named, key=numbers) if named else None
+
+
+def _made(version: str) -> bool:
+    """A version a project releases: not a post-release of a pre-release (0.0.3a0.post0, a stand-in the candidates
+    of `>=0.0.3a0,!=0.0.3a0` name), which the state would then claim as installed."""
+    parsed = version_or_none(version)
+    return parsed is not None and not (parsed.pre is not None and parsed.post is not None)
 
 
 def _wheels_known(name: str, python: str | None) -> bool:

@@ -42,3 +42,15 @@ def row_of(rows: Mapping[str, Row], version: str) -> Row | None:
 def covers(table: Span, version: str) -> bool:
     """Whether a table read over a span of releases (its covers_from and covers_to) speaks of this version."""
     return numbers(table["covers_from"]) <= numbers(version) <= numbers(table["covers_to"])
+
+
+def newer_than(version: str) -> str:
+    """The specifier of every release after this one that an installer will take: `>V` for a final release; for a
+    pre-release or a development release `>=V,!=V` (`chromax>=0.0.3a0,!=0.0.3a0`), for pip takes no pre-release for
+    `>0.0.3a0` (pip 23.2: "No matching distribution found for chromax>0.0.3a0", where 0.0.4a0 is the only newer
+    release) and takes them for a `>=` that names one (PEP 440, "Handling of pre-releases"); it names no release
+    that does not exist."""
+    parsed = version_or_none(version)
+    if parsed is None or not (parsed.is_prerelease or parsed.is_devrelease):
+        return f">{version}"
+    return f">={version},!={version}"

@@ -466,8 +466,8 @@ def test_a_library_failing_on_jax_s_api_gone_moves_up_and_moving_jax_up_does_not
     }
     report = assemble.assemble(facts_from(doc), mode="audit")
     root = next(f for f in report.findings if f.id == "jax-api-missing")
-    assert "chromax>0.0.3a0" in root.fix and not report.plan.remaining, report.plan
-    assert "'chromax>0.0.3a0'" in report.plan.fix.command
+    assert "chromax>=0.0.3a0,!=0.0.3a0" in root.fix and not report.plan.remaining, report.plan
+    assert "'chromax>=0.0.3a0,!=0.0.3a0'" in report.plan.fix.command
     moved_up = installing.after(facts_from(doc), fixes.Fix(install=("jax==0.4.29", "jaxlib==0.4.29")))
     assert [o["distribution"] for o in moved_up.jax.get("imports", [])] == ["chromax"]  # still failing
     moved_down = installing.after(facts_from(doc), fixes.Fix(install=("jax==0.4.23", "jaxlib==0.4.23")))
@@ -497,8 +497,8 @@ def test_a_library_outside_the_audited_scope_is_moved_by_its_fix_as_one_inside_i
         },
     }
     report = assemble.assemble(facts_from(doc), mode="audit")
-    assert "'chromax>0.0.3a0'" in report.plan.fix.command and not report.plan.remaining, report.plan
-    moved = installing.after(facts_from(doc), fixes.Fix(install=("chromax>0.0.3a0",), hold=("jax==0.4.24",)))
+    assert "'chromax>=0.0.3a0,!=0.0.3a0'" in report.plan.fix.command and not report.plan.remaining, report.plan
+    moved = installing.after(facts_from(doc), fixes.Fix(install=("chromax>=0.0.3a0,!=0.0.3a0",), hold=("jax==0.4.24",)))
     assert moved.packages.get("chromax") == installing.UNKNOWN_RELEASE and not moved.jax.get("imports")
     unmoved = installing.after(facts_from(doc), fixes.Fix(install=("numpy<2",)))
     assert "chromax" not in unmoved.packages  # a state holds only what the command makes

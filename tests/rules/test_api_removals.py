@@ -5,12 +5,14 @@ printed fix re-planned."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 from packaging.requirements import Requirement
 
 from envaudit.cli import main
+from envaudit.judge import assemble
 from envaudit.model import fixes
 from envaudit.rules import api_removals, releases
 from envaudit.rules.api_removals import Use
@@ -88,7 +90,12 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
         asked = requested(found[0]["fix"])
         facts = facts_from({"packages": {use["package"]: inside(use), "jax": without, "jaxlib": without}})
         if not api_removals.first_unaffected(facts, use["package"]):  # every later release is condemned with
-            # this jax too (brax 0.12.3: jax.device_put_replicated to its newest): jax moves, the library stays
+            # this jax too (brax 0.12.3: jax.device_put_replicated to its newest), or requires a jax it is not
+            below = api_removals.last_unaffected_below(facts, use["package"])
+            if below:  # an older release stands beside this jax: the library moves below the next one, jax held
+                assert asked.requirements == (f"{use['package']}<{below[1]}", f"jax=={without}", f"jaxlib=={without}")
+                return
+            # none does: jax moves, the library stays
             assert asked.requirements and all(r.startswith(("jax<", "jax>=", "jaxlib")) for r in asked.requirements)
             return
         assert asked.requirements[1:] == (f"jax=={without}", f"jaxlib=={without}"), asked
@@ -203,8 +210,13 @@ def test_a_release_newer_than_jax_is_fixed_by_the_jax_that_has_every_name_it_nee
     stack = {"jax": "0.4.26", "jaxlib": "0.4.26", "keras": "3.12.0"}
     facts = facts_from({"packages": stack, "env": {"KERAS_BACKEND": "jax"}})
     (found,) = api_removals.removed_api_uses("keras")(facts)
-    assert set(found.fix.install) >= {"jax>=0.4.30", "jaxlib>=0.4.30"}
-    assert not any(p.startswith(("jax<", "jaxlib<")) for p in found.fix.install)
+    # two ways: keras below the releases that need jax.export, jax held; or jax up to the first release that has it
+    assert found.fix.install == ("keras<3.10.0",) and "jax==0.4.26" in found.fix.hold
+    other = api_removals._jax_the_other_way("keras")(facts)
+    assert other.install == ("jax>=0.4.30", "jaxlib>=0.4.30")
+    # the plan takes jax up (the oneDNN rule moves jax beside it anyway), never below the name keras needs
+    plan = assemble.assemble(facts, mode="audit").plan
+    assert "jax>=0.4.30" in plan.fix.command and not any(p.startswith(("jax<", "jaxlib<")) for p in plan.fix.install)
 
 
 def test_keras_is_judged_on_jax_only_where_its_backend_is_jax() -> None:
@@ -217,3 +229,35 @@ def test_keras_is_judged_on_jax_only_where_its_backend_is_jax() -> None:
     assert check(facts_from({"packages": stack, "env": {"KERAS_BACKEND": "jax"}}))
     imported = {"distribution": "keras", "version": "3.12.0", "module": "keras", "status": "error", "error": "x"}
     assert check(facts_from({"packages": stack, "jax": {"status": "ok", "imports": [imported]}}))
+
+
+def test_a_library_floor_beside_a_held_jax_is_one_its_release_declares_it_can_stand_beside() -> None:
+    """Fix pass 3 (hj_reachability beside jax 0.4.35): flax 0.10.4's use of a name jax added in 0.5.1 got
+    `flax>=0.10.5` with jax 0.4.35 held, and flax 0.10.5 requires jax>=0.5.1: no installer resolves it. Over the
+    table's libraries, releases and a spread of jax releases, a fix that holds the installed jax and raises the
+    library's floor names a release whose declared requirements admit that jax."""
+    from packaging.specifiers import SpecifierSet
+
+    from envaudit.rules import declared
+
+    checked = 0
+    for package in sorted({u["package"] for u in api_removals.REMOVALS.load()["use"]}):
+        for installed in api_removals._releases_named(package)[::3]:
+            for jax in ("0.4.23", "0.4.30", "0.4.35", "0.5.3", "0.6.2", "0.7.2"):
+                facts = facts_from(
+                    {
+                        "packages": {"jax": jax, "jaxlib": jax, package: installed},
+                        "python": {"version": "3.11.7"},
+                        "platform": {"system": "Linux", "machine": "x86_64"},
+                    }
+                )
+                fix = api_removals._removed_api_fix(facts, package)
+                floors = [r for r in fix.install if r.startswith(f"{package}>=")]
+                if f"jax=={jax}" not in fix.hold or not floors:
+                    continue
+                checked += 1
+                version = floors[0].removeprefix(f"{package}>=")
+                found = declared.applying(facts, package, version) or [[]]
+                specs = [[SpecifierSet(r[3:]) for r in rs if re.match(r"jax(?![\w.-])", r)] for rs in found]
+                assert any(all(s.contains(jax, True) for s in one) for one in specs), (package, installed, jax, fix)
+    assert checked > 10

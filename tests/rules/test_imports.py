@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from envaudit.judge import assemble
 from envaudit.rules import api_removals, releases
+from envaudit.rules.releases import newer_than
 from tests.conftest import facts_from
 from tests.planfix import requested
 
@@ -159,3 +163,34 @@ def test_a_lazy_top_level_that_imported_does_not_clear_a_submodule_s_entry_its_o
     itself = outcome("transformers", module, version="4.31.0")
     assert not api_removals.removed_api_uses("transformers")(facts(packages, top, itself))  # measured working
     assert api_removals.contradicted(facts(packages, top, itself))  # and the entry is said wrong for this pair
+
+
+@given(
+    release=st.lists(st.integers(0, 30), min_size=1, max_size=3),
+    pre=st.one_of(st.none(), st.tuples(st.sampled_from(["a", "b", "rc"]), st.integers(0, 9))),
+    dev=st.one_of(st.none(), st.integers(0, 9)),
+    later=st.lists(st.integers(0, 31), min_size=1, max_size=4),
+    later_pre=st.one_of(st.none(), st.tuples(st.sampled_from(["a", "b", "rc"]), st.integers(0, 9))),
+)
+def test_a_library_moved_past_its_release_may_take_the_next_one_even_a_pre_release(
+    release: list[int],
+    pre: tuple[str, int] | None,
+    dev: int | None,
+    later: list[int],
+    later_pre: tuple[str, int] | None,
+) -> None:
+    """chromax 0.0.3a0 (fix pass 3): `chromax>0.0.3a0` had pip 23.2 answer "No matching distribution found",
+    chromax having pre-releases only (0.0.4a0 next). The specifier excludes the installed release, admits every
+    later one, and names a pre-release where the installed one is, so that an installer takes them (PEP 440)."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    text = (
+        ".".join(map(str, release)) + (f"{pre[0]}{pre[1]}" if pre else "") + (f".dev{dev}" if dev is not None else "")
+    )
+    spec = SpecifierSet(newer_than(text))
+    candidate = Version(".".join(map(str, later)) + (f"{later_pre[0]}{later_pre[1]}" if later_pre else ""))
+    assert not spec.contains(text, prereleases=True)
+    assert spec.contains(candidate, prereleases=True) == (candidate > Version(text))
+    if pre is not None or dev is not None:
+        assert spec.prereleases  # what makes pip and uv take a pre-release for it

@@ -17,7 +17,7 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.scope import canonicalize_name
 from envaudit.model.versions import version_or_none
-from envaudit.rules import fixing, follow
+from envaudit.rules import fixing, follow, wheels
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
 from envaudit.rules.releases import is_release, numbers
@@ -214,7 +214,7 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
         detail = f"{package} {facts.packages[package]} with jax {facts.packages.get('jax')}: {said}"
         # at import, or on the everyday path (Module.init): a failure; only where a few functions call it, a warning
         # (a probe or an import that shows the user's path broken makes it a failure: envaudit/judge/causes.py)
-        everyday = any(u["kind"] == "import" or "standard_path" in u or not u.get("functions") for u in uses)
+        everyday = any(_everyday(u) for u in uses)
         fix = _removed_api_fix(facts, package)
         return [Occurrence(detail, fix, None if everyday else "warn")]
 
@@ -292,6 +292,11 @@ def _jax_for(facts: Facts, name: str) -> Fix:
     # jax.export, first in jax 0.4.30, and uses no name jax removed: jax>=0.4.30); none (it needs a name jax removed
     # before adding another): no fix to print
     every = _removed_uses(facts, name, any_jax=True)
+    # what a user meets (at import, on the everyday path) bounds the jax it moves to; a use a few functions off that
+    # path make does so only where there is no other (jax-md 0.2.8: jax.random.KeyArray at import, gone in 0.4.24,
+    # and jax.experimental.maps.Mesh in one function, gone in 0.4.11: jax<0.4.24, not jax<0.4.11, which has no
+    # wheel for Python 3.11)
+    every = [u for u in every if _everyday(u)] or every
     needs = [u["jax"].removeprefix("<") for u in every if u["jax"].startswith("<")]
     newest = max(needs, key=numbers, default="")
     # a name jax lacked for a while only (`>=X,<Y`, Y at or below the floor: keras 3.12's splash_attention, absent
@@ -302,7 +307,14 @@ def _jax_for(facts: Facts, name: str) -> Fix:
         return Fix()
     floor = [f"jax>={newest}", f"jaxlib>={newest}"] if newest else []
     ceiling = [f"jax<{earliest}", f"jaxlib<{earliest}"] if earliest else []
+    if wheels.range_installs_here(facts, [*floor, *ceiling]) is False:
+        return Fix()  # no jaxlib in that range has a wheel for this Python: the installer would refuse it
     return fixing.install(facts, [*floor, *ceiling])
+
+
+def _everyday(use: Use) -> bool:
+    """A use the user meets: at import, on the main path, or not confined to a few functions."""
+    return use["kind"] == "import" or "standard_path" in use or not use.get("functions")
 
 
 def _read(package: str, version: str) -> bool:

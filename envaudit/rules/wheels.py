@@ -87,6 +87,30 @@ def installs_here(facts: Facts, pins: Sequence[str]) -> bool | None:
     return None if found is None or here is None or here not in WHEELS.load()["versions"] else here in found
 
 
+def range_installs_here(facts: Facts, requirements: Sequence[str]) -> bool | None:
+    """Whether a jaxlib release that meets every jax and jaxlib range among these requirements has a wheel for the
+    audited Python (`jax<0.4.11` on Python 3.11: none, jaxlib 0.4.11's cp311 wheels being the first); None where the
+    table or the facts cannot say (a range reaching past the table's releases may meet one it has not read)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    here, table = python_of(facts), WHEELS.load()
+    if here is None or here not in table["versions"]:
+        return None
+    spec = SpecifierSet()
+    for text in requirements:
+        found = re.match(r"^(jax|jaxlib)(\[[^\]]*\])?\s*([<>=!~].*)$", text.strip())
+        if found:
+            try:
+                spec &= SpecifierSet(found[3])
+            except InvalidSpecifier:
+                return None
+    if not str(spec):
+        return None
+    if any(spec.contains(v, prereleases=True) for v in table["versions"][here]):
+        return True
+    return None if spec.contains(table["covers_to"] + ".post999", prereleases=True) else False
+
+
 def on_this_python(facts: Facts, fix: Fix, pins: Sequence[str]) -> tuple[Fix, str]:
     """A rule's or check's fix of these pins as this Python can take it: none where the jaxlib they fix has no
     wheel for it (pip would refuse the command), and what the pins cost in Pythons, for the detail."""

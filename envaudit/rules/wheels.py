@@ -108,7 +108,9 @@ def range_installs_here(facts: Facts, requirements: Sequence[str]) -> bool | Non
         return None
     if any(spec.contains(v, prereleases=True) for v in table["versions"][here]):
         return True
-    return None if spec.contains(table["covers_to"] + ".post999", prereleases=True) else False
+    parts = numbers(table["covers_to"])
+    later = ".".join(map(str, (*parts[:-1], parts[-1] + 1))) if parts else ""
+    return None if later and spec.contains(later, prereleases=True) else False
 
 
 def on_this_python(facts: Facts, fix: Fix, pins: Sequence[str]) -> tuple[Fix, str]:

@@ -14,7 +14,7 @@ from packaging.requirements import Requirement
 from envaudit.cli import main
 from envaudit.judge import assemble
 from envaudit.model import fixes
-from envaudit.rules import api_removals, releases
+from envaudit.rules import api_removals, releases, wheels
 from envaudit.rules.api_removals import Use
 from tests.conftest import BESIDE_MISCOMPILES, facts_from
 from tests.planfix import requested
@@ -261,3 +261,25 @@ def test_a_library_floor_beside_a_held_jax_is_one_its_release_declares_it_can_st
                 specs = [[SpecifierSet(r[3:]) for r in rs if re.match(r"jax(?![\w.-])", r)] for rs in found]
                 assert any(all(s.contains(jax, True) for s in one) for one in specs), (package, installed, jax, fix)
     assert checked > 10
+
+
+def test_jax_moved_for_a_library_is_bounded_by_the_uses_a_user_meets_and_has_a_wheel_here() -> None:
+    """Fix pass 3: jax-md 0.2.8 beside jax 0.4.24 fails at import on jax.random.KeyArray (gone in 0.4.24); one of
+    its functions also uses jax.experimental.maps.Mesh (gone in 0.4.11). The plan was `jax<0.4.11`, which has no
+    jaxlib wheel for Python 3.11, and pip refused it; jax 0.4.23 runs the program."""
+    facts = facts_from(
+        {"packages": {"jax": "0.4.24", "jaxlib": "0.4.24", "jax-md": "0.2.8"}, "python": {"version": "3.11.7"}}
+    )
+    (found,) = api_removals.removed_api_uses("jax-md")(facts)
+    assert found.fix.install == ("jax<0.4.24", "jaxlib<0.4.24")
+    assert wheels.range_installs_here(facts, found.fix.install) is True
+
+
+def test_a_jax_range_installs_here_only_where_a_jaxlib_in_it_has_a_wheel_for_this_python() -> None:
+    table = wheels.WHEELS.load()
+    for python, found in table["versions"].items():
+        facts = facts_from({"packages": {"jax": found[-1]}, "python": {"version": f"{python}.0"}})
+        first = min(found, key=releases.numbers)
+        assert wheels.range_installs_here(facts, [f"jax<{first}", f"jaxlib<{first}"]) is False, python
+        assert wheels.range_installs_here(facts, [f"jax<={first}", f"jaxlib<={first}"]) is True, python
+        assert wheels.range_installs_here(facts, [f"jax>{table['covers_to']}"]) is None  # past what was read

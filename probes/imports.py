@@ -147,11 +147,15 @@ def dependents() -> list[importlib.metadata.Distribution]:
         for name, dist in installed.items()
         if any(requirement(line)[0] in DEPENDS_ON for line in dist.requires or ()) or on_jax(name, dist)
     }
-    for _ in range(MAX_DEPTH):  # what requires a library on jax (not only for an extra), to a fixed point
-        more = {name for name, dist in installed.items() if name not in found and required(dist) & found}
+    # what requires (not only for an extra) a library that requires jax (not only for an extra), to a fixed point:
+    # optree names jax for an extra only, so Keras, which requires optree, is not on jax through it
+    needing = {name for name, dist in installed.items() if required(dist) & DEPENDS_ON}
+    for _ in range(MAX_DEPTH):
+        more = {name for name, dist in installed.items() if name not in needing and required(dist) & needing}
         if not more:
             break
-        found |= more
+        needing |= more
+    found |= needing
     # Keras 3 ships all its backends and imports the one configured (on_jax): its jax package is not its JAX use
     found |= {n for n, dist in installed.items() if n not in found and n != "keras" and backend_packages(dist)}
     return [installed[name] for name in sorted(found)]

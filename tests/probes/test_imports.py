@@ -78,6 +78,10 @@ LIBRARIES: dict[str, dict[str, Any]] = {
         "requires": ["goodlib>=1"],
         "files": {"throughlib/__init__.py": "import jax.random\nKEY = jax.random.KeyArray\n"},
     },
+    "viaextra": {  # Keras requires optree, which names jax for an extra only: not on jax through it
+        "requires": ["multilib"],
+        "files": {"viaextra/__init__.py": "raise RuntimeError('never imported')\n"},
+    },
     "lazylib": {  # phiml 1.2.1: declares no jax; its JAX backend is loaded only once a user picks JAX
         "requires": ["numpy"],
         "files": {
@@ -140,6 +144,7 @@ def test_the_probe_imports_what_depends_on_jax_and_tells_each_kind_apart(site: P
     assert "keras.src.backend.jax" not in outcomes  # Keras ships every backend: its jax package is not its use
     through = outcomes["throughlib"]  # on jax through a library that requires it
     assert through["status"] == "error" and "KeyArray" in through["error"] and through["version"] == "1.0"
+    assert "viaextra" not in outcomes  # it requires a library that names jax for an extra only
     assert outcomes["lazylib"]["status"] == "ok"  # its top level works; its JAX backend does not
     lazy = outcomes["lazylib.backend.jax"]
     assert lazy["status"] == "error" and lazy["distribution"] == "lazylib" and "config" in lazy["error"]

@@ -57,11 +57,14 @@ def test_a_poetry_lock_older_than_its_pyproject_is_refused_as_poetry_refuses_it(
     assert "content-hash" in err and "poetry lock" in err
 
 
+@pytest.mark.parametrize("name", ["environment.yml", "gpu_environment.yml", "conda.yaml"])
 def test_an_unpinned_conda_spec_names_an_export_whose_output_a_plan_reads(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
 ) -> None:
-    shutil.copy(ROUND3 / "massivefold" / "mf-afmassive.yml", tmp_path / "environment.yml")
-    code, _, err = plan(capsys, str(tmp_path / "environment.yml"))
+    """A conda file named as a project names it (EasyLM's scripts/gpu_environment.yml, projects round 3) is read as
+    conda's: its advice was pip's `-r gpu_environment.yml`, which cannot read YAML."""
+    shutil.copy(ROUND3 / "massivefold" / "mf-afmassive.yml", tmp_path / name)
+    code, _, err = plan(capsys, str(tmp_path / name))
     assert code == Exit.USAGE and len(err.strip().splitlines()) == 1
     assert "jax=0.4.23 is not pinned" in err and "conda list --export > conda-list.txt" in err
     (tmp_path / "conda-list.txt").write_text(EXPORT)  # what that command writes

@@ -64,7 +64,7 @@ def kind(word: str) -> Kind | None:
         return NAMES[base]
     if PYLOCK.match(base):
         return "pylock"
-    if CONDA_ENV.match(base):
+    if CONDA_ENV.match(base) or base.endswith((".yml", ".yaml")):  # named by the user: YAML a plan reads is conda's
         return "conda"
     if base.endswith(".json") and len(base) > 5:
         return "json"

@@ -122,15 +122,7 @@ def _environment(report: Report) -> dict[str, Any]:
 
 
 def _text(f: Finding) -> str:
-    parts = [f"envaudit {f.severity}: {f.id}: {f.title or f.id}."]
-    if not f.counts:
-        parts.append(f"({summary.ignored_line(f)})")
-    if f.detail:
-        parts.append(f.detail)
-    if f.fix:
-        parts.append(f"Fix: {f.fix}")
-    parts += [f"See {ref}" for ref in f.references]
-    return " ".join(parts)
+    return " ".join([f"envaudit {f.severity}: {f.id}: {f.title or f.id}.", *summary.finding_parts(f)])
 
 
 def _annotations(report: Report, refs: dict[str, str], when: str) -> list[dict[str, Any]]:

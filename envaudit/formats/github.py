@@ -45,16 +45,7 @@ def _title(f: Finding) -> str:
 
 
 def _annotation(f: Finding, caused: list[Finding]) -> str:
-    parts = [f"{f.title}."]
-    if not f.counts:
-        parts.append(f"({summary.ignored_line(f)})")
-    if f.detail:
-        parts.append(f.detail)
-    if f.fix:
-        parts.append(f"Fix: {f.fix}")
-    if caused:
-        parts.append(f"Consequences, fixed with it: {', '.join(g.id for g in caused)}.")
-    parts += [f"See {ref}" for ref in f.references]
+    parts = [f"{f.title}.", *summary.finding_parts(f, caused)]
     message = "\n".join(summary.clean(p) for p in parts)
     return f"::{_command(f)} {','.join(_properties(f, _title(f)))}::{_data(message)}"
 

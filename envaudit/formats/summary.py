@@ -137,6 +137,17 @@ def ignored_line(finding: Finding) -> str:
     return f"ignored: {finding.ignored}" if finding.ignored else "ignored (no reason given)"
 
 
+def finding_parts(finding: Finding, caused: Sequence[Finding] = ()) -> list[str]:
+    """A finding said in sentences, after its title, as the machine formats write it in one message: why the user
+    ignores it, its detail, its fix, its consequences, its references."""
+    parts = [] if finding.counts else [f"({ignored_line(finding)})"]
+    parts += [finding.detail] if finding.detail else []
+    parts += [f"Fix: {finding.fix}"] if finding.fix else []
+    if caused:
+        parts.append(f"Consequences, fixed with it: {', '.join(g.id for g in caused)}.")
+    return parts + [f"See {ref}" for ref in finding.references]
+
+
 def devices_to_show(devices: Sequence[Mapping[str, object]]) -> bool:
     """A probe's devices are listed one by one only when one of them does not agree with the others."""
     return any(d.get("verdict", "agrees") != "agrees" for d in devices)

@@ -10,8 +10,10 @@ import pytest
 
 from envaudit.cli import main
 from envaudit.commands.plan import ARGUMENTS
-from envaudit.rules import releases
+from envaudit.rules import jax_pins, releases
 from envaudit.rules.jax_pins import MINIMUM_JAXLIB as TABLE
+from envaudit.rules.jax_pins import NO_JAXLIB, PINS_JAXLIB_SINCE
+from envaudit.rules.wheels import WHEELS
 from tests.conftest import BESIDE_MISCOMPILES
 from tests.planfix import requested
 
@@ -106,3 +108,31 @@ def test_a_pin_padded_with_zeros_is_the_release_it_installs(capsys: pytest.Captu
     main(["plan", *padded, *BESIDE_MISCOMPILES, "--format", "json"])
     assert {f["id"] for f in json.loads(capsys.readouterr().out)["findings"]} == expected
     assert "jax-jaxlib-coupling" in ids(plan(capsys, "--python", "3.11", f"jax=={jax}", f"jaxlib=={jax}.1"))
+
+
+@pytest.mark.parametrize("jax", [v for v in MINIMUM if releases.numbers(v) < releases.numbers(PINS_JAXLIB_SINCE)][-6:])
+def test_a_plan_that_pins_an_old_jax_and_no_jaxlib_installs_a_jax_that_does_not_import(
+    capsys: pytest.CaptureFixture[str], jax: str
+) -> None:
+    """projects round 3 (octo's requirements.txt, octo-models/octo#125): `jax==0.4.20` and no jaxlib planned OK. Before
+    0.4.30 jax requires no jaxlib: alone it installs none (`import jax` raises ModuleNotFoundError); beside a library
+    that requires any jaxlib (chex 0.1.85: `jaxlib>=0.1.37`), the installer takes the newest one for the Python,
+    which jax refuses as newer. The fix pins jaxlib at jax's release, and that plan imports."""
+    alone = [f for f in plan(capsys, f"jax=={jax}", "--python", "3.10") if f["id"] == "jax-jaxlib-coupling"]
+    assert len(alone) == 1 and NO_JAXLIB in alone[0]["detail"] and f"jaxlib=={jax}" in alone[0]["fix"]
+    beside = [
+        f for f in plan(capsys, f"jax=={jax}", "chex==0.1.85", "--python", "3.10") if f["id"] == "jax-jaxlib-coupling"
+    ]
+    newest = max(WHEELS.load()["versions"]["3.10"], key=releases.numbers)
+    assert len(beside) == 1 and f"takes jaxlib {newest}" in beside[0]["detail"] and "chex" in beside[0]["detail"]
+    assert "jax-jaxlib-coupling" not in ids(plan(capsys, f"jax=={jax}", f"jaxlib=={jax}", "--python", "3.10"))
+
+
+def test_a_jax_that_requires_jaxlib_itself_brings_it_and_an_environment_is_read_as_installed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert "jax-jaxlib-coupling" not in ids(plan(capsys, f"jax=={PINS_JAXLIB_SINCE}", "--python", "3.10"))
+    from tests.conftest import facts_from
+
+    environment = facts_from({"packages": {"jax": "0.4.20"}, "python": {"executable": "/env/bin/python"}})
+    assert jax_pins.unpinned(environment, "0.4.20") == []  # its metadata and its import answer there, not a model

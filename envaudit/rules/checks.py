@@ -29,6 +29,7 @@ def coupling(facts: Facts) -> list[Occurrence]:
     """jax's own pins as pip reads them, or, where pip has none to read (a plan; jax < 0.4.30, whose metadata does
     not pin jaxlib), the check jax makes at import from its table: one finding either way."""
     said = [env.describe(r) for r in facts.requirements if _is_coupling(r)] or jax_pins.import_coupling(facts)
+    said = said or declared.unpinned_jaxlib(facts)  # a plan of an old jax and no jaxlib: what the installer leaves
     return [Occurrence(detail, env.coupling_fix(facts)) for detail in said]
 
 

@@ -11,6 +11,7 @@ them. A release the tables do not list, or a requirement on a package the plan d
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, TypedDict
 
@@ -19,7 +20,9 @@ from envaudit.model.facts import Facts, Unsatisfied
 from envaudit.model.fixes import named
 from envaudit.model.scope import canonicalize_name
 from envaudit.model.versions import public, release, version_or_none
+from envaudit.rules import jax_pins, wheels
 from envaudit.rules.jax_pins import REQUIRES
+from envaudit.rules.releases import is_release, numbers
 from envaudit.rules.table import Provenance, Table
 from envaudit.rules.wheels import python_of
 
@@ -174,3 +177,45 @@ def _broken(required: list[str], packages: Mapping[str, str], package: str) -> d
         if not _specifier(text[len(name) :]).contains(pinned, prereleases=True):
             found[name] = text
     return found
+
+
+def unpinned_jaxlib(facts: Facts) -> list[str]:
+    """A plan of requirements (not an environment's) with a jax older than jax_pins.PINS_JAXLIB_SINCE and no jaxlib:
+    no jaxlib at all where nothing planned requires one (`import jax` raises jax_pins.NO_JAXLIB), else the newest
+    jaxlib with a wheel for the plan's Python that the planned requirements admit, which jax refuses where it is newer
+    (octo-models/octo#125: jax==0.4.20 pinned, chex's `jaxlib>=0.1.37` took the newest jaxlib)."""
+    from packaging.specifiers import SpecifierSet
+
+    jax = facts.packages.get("jax", "")
+    if "jaxlib" in facts.packages or not is_release(jax):
+        return []
+    if facts.origin != "plan" or facts.python.get("executable") or numbers(jax) >= numbers(jax_pins.PINS_JAXLIB_SINCE):
+        return []
+    asking: dict[str, SpecifierSet] = {}
+    for package, version in sorted(facts.packages.items()):
+        for requirements in (applying(facts, package, version) or [[]])[:1]:
+            for text in requirements:
+                if found := re.match(r"jaxlib(?![\w.-])(.*)$", text):
+                    asking[package] = SpecifierSet(found[1])
+    if not asking:
+        return [
+            f"jax {jax} installs without jaxlib (it requires none before {jax_pins.PINS_JAXLIB_SINCE}, and nothing"
+            f" planned does): `import jax` raises ModuleNotFoundError: {jax_pins.NO_JAXLIB}"
+        ]
+    python, table = python_of(facts), wheels.WHEELS.load()
+    released = (
+        table["versions"].get(python or "", [])
+        if python
+        else sorted({v for vs in table["versions"].values() for v in vs}, key=numbers)
+    )
+    taken = [v for v in released if all(spec.contains(v, prereleases=False) for spec in asking.values())]
+    if not taken:
+        return []
+    newest = max(taken, key=numbers)
+    if numbers(newest) <= numbers(jax):
+        return []
+    by = ", ".join(f"{name}'s `jaxlib{spec}`" for name, spec in asking.items())
+    said = jax_pins.MINIMUM_JAXLIB.load()["newer_message"].format(jaxlib=newest, jax=jax)
+    return [
+        f"jax {jax} with no jaxlib pinned: {by} takes jaxlib {newest}, and `import jax` raises RuntimeError: {said}"
+    ]

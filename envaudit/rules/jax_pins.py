@@ -5,7 +5,6 @@ setup.py at the tag: what pip checks once a plan is installed).
 
 from __future__ import annotations
 
-import re
 from typing import TypedDict
 
 from envaudit.model.facts import Facts
@@ -47,11 +46,9 @@ NO_JAXLIB = (
 
 def import_coupling(facts: Facts) -> list[str]:
     """What `import jax` raises for this jax and jaxlib, from jax's own table: a jaxlib older than the release's
-    minimum, or newer than jax; in a plan of requirements that pins a jax older than PINS_JAXLIB_SINCE and no
-    jaxlib, what the installer leaves (`unpinned`). Needs no pip metadata, so a plan sees it too."""
+    minimum, or newer than jax. Needs no pip metadata, so a plan sees it too (a plan with no jaxlib:
+    `declared.unpinned_jaxlib`)."""
     jax, jaxlib = facts.packages.get("jax"), facts.packages.get("jaxlib")
-    if jax and not jaxlib and is_release(jax):
-        return unpinned(facts, jax)
     if not jax or not jaxlib or not is_release(jax) or not is_release(jaxlib):
         return []
     if facts.origin == "live" and facts.jax.get("status") == "ok":
@@ -63,44 +60,3 @@ def import_coupling(facts: Facts) -> list[str]:
     if minimum is not None and numbers(jaxlib) < numbers(minimum):
         return [f"jax {jax}: " + table["older_message"].format(jaxlib=jaxlib, minimum=minimum)]
     return []
-
-
-def unpinned(facts: Facts, jax: str) -> list[str]:
-    """A plan of requirements (not an environment's) with a jax older than PINS_JAXLIB_SINCE and no jaxlib: no jaxlib
-    at all where nothing planned requires one (`import jax` raises NO_JAXLIB), else the newest jaxlib with a wheel for
-    the plan's Python that the planned requirements admit, which jax refuses where it is newer (octo-models/octo#125:
-    jax==0.4.20 pinned, chex's `jaxlib>=0.1.37` took the newest jaxlib)."""
-    from packaging.specifiers import SpecifierSet
-
-    from envaudit.rules import declared, wheels  # lazily: declared reads this module's tables
-
-    if facts.origin != "plan" or facts.python.get("executable") or numbers(jax) >= numbers(PINS_JAXLIB_SINCE):
-        return []
-    asking: dict[str, SpecifierSet] = {}
-    for package, version in sorted(facts.packages.items()):
-        for requirements in (declared.applying(facts, package, version) or [[]])[:1]:
-            for text in requirements:
-                if found := re.match(r"jaxlib(?![\w.-])(.*)$", text):
-                    asking[package] = SpecifierSet(found[1])
-    if not asking:
-        return [
-            f"jax {jax} installs without jaxlib (it requires none before {PINS_JAXLIB_SINCE}, and nothing planned"
-            f" does): `import jax` raises ModuleNotFoundError: {NO_JAXLIB}"
-        ]
-    python, table = wheels.python_of(facts), wheels.WHEELS.load()
-    released = (
-        table["versions"].get(python or "", [])
-        if python
-        else sorted({v for vs in table["versions"].values() for v in vs}, key=numbers)
-    )
-    taken = [v for v in released if all(spec.contains(v, prereleases=False) for spec in asking.values())]
-    if not taken:
-        return []
-    newest = max(taken, key=numbers)
-    if numbers(newest) <= numbers(jax):
-        return []
-    by = ", ".join(f"{name}'s `jaxlib{spec}`" for name, spec in asking.items())
-    said = MINIMUM_JAXLIB.load()["newer_message"].format(jaxlib=newest, jax=jax)
-    return [
-        f"jax {jax} with no jaxlib pinned: {by} takes jaxlib {newest}, and `import jax` raises RuntimeError: {said}"
-    ]

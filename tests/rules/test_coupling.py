@@ -10,7 +10,7 @@ import pytest
 
 from envaudit.cli import main
 from envaudit.commands.plan import ARGUMENTS
-from envaudit.rules import jax_pins, releases
+from envaudit.rules import declared, releases
 from envaudit.rules.jax_pins import MINIMUM_JAXLIB as TABLE
 from envaudit.rules.jax_pins import NO_JAXLIB, PINS_JAXLIB_SINCE
 from envaudit.rules.wheels import WHEELS
@@ -135,4 +135,4 @@ def test_a_jax_that_requires_jaxlib_itself_brings_it_and_an_environment_is_read_
     from tests.conftest import facts_from
 
     environment = facts_from({"packages": {"jax": "0.4.20"}, "python": {"executable": "/env/bin/python"}})
-    assert jax_pins.unpinned(environment, "0.4.20") == []  # its metadata and its import answer there, not a model
+    assert declared.unpinned_jaxlib(environment) == []  # its metadata and its import answer there, not a model

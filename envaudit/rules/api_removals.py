@@ -9,7 +9,6 @@ entry condemns with the installed jax (`first_unaffected`).
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from typing import TypedDict
 
@@ -341,21 +340,13 @@ def first_unaffected(facts: Facts, package: str) -> str:
     """The first release of `package` after the installed one that no entry of the table condemns with the
     installed jax ("" where every release the table names after it is condemned, or none follows). Not the first
     release that fixes one entry: numpyro 0.20.0 drops jax.interpreters.pxla.xla_pmap_p, but uses
-    jax.extend.core.primitives.xla_pmap_p, which jax 0.10.0 lacks too (fixed in 0.21.0)."""
-    from packaging.specifiers import SpecifierSet
-
+    jax.extend.core.primitives.xla_pmap_p, which jax 0.10.0 lacks too (fixed in 0.21.0). A release whose declared
+    requirements do not admit that jax (`_standing`) is none either."""
     jax, installed = facts.packages.get("jax", ""), facts.packages.get(package, "")
     if not is_release(jax) or not is_release(installed):
         return ""
-    condemning = [use for use in uses_of(package) if SpecifierSet(use["jax"]).contains(jax, prereleases=True)]
-    for version in _releases_named(package):
-        if numbers(version) <= numbers(installed):
-            continue
-        if not any(
-            SpecifierSet(spec).contains(version, prereleases=True) for use in condemning for spec in use["versions"]
-        ) and _admits(facts, package, version, jax):
-            return version
-    return ""
+    stands = _standing(facts, package, jax)
+    return next((v for v in _releases_named(package) if numbers(v) > numbers(installed) and stands(v)), "")
 
 
 def last_unaffected_below(facts: Facts, package: str) -> tuple[str, str] | None:
@@ -363,39 +354,36 @@ def last_unaffected_below(facts: Facts, package: str) -> tuple[str, str] | None:
     below the installed one that no entry condemns with that jax and whose requirements admit it, and the release
     the table names after it (its bound: `flax<0.10.0` takes 0.9.x beside jax 0.4.30, where flax 0.10.0-0.10.4
     call jax.core.get_opaque_trace_state, first in jax 0.4.34, and 0.10.5 requires jax>=0.5.1); None where none."""
-    from packaging.specifiers import SpecifierSet
-
     jax, installed = facts.packages.get("jax", ""), facts.packages.get(package, "")
     if not is_release(jax) or not is_release(installed):
         return None
-    condemning = [use for use in uses_of(package) if SpecifierSet(use["jax"]).contains(jax, prereleases=True)]
+    stands = _standing(facts, package, jax)
     named = sorted(_releases_named(package), key=numbers)
-    for before, after in zip(reversed(named[:-1]), reversed(named[1:]), strict=True):
-        if numbers(after) > numbers(installed):
-            continue
-        if not any(
-            SpecifierSet(spec).contains(before, prereleases=True) for use in condemning for spec in use["versions"]
-        ) and _admits(facts, package, before, jax):
-            return before, after
-    return None
+    pairs = zip(reversed(named[:-1]), reversed(named[1:]), strict=True)
+    return next(((b, a) for b, a in pairs if numbers(a) <= numbers(installed) and stands(b)), None)
 
 
-def _admits(facts: Facts, package: str, version: str, jax: str) -> bool:
-    """Whether the release's declared requirements admit the installed jax, which its fix holds (flax 0.10.5
-    requires jax>=0.5.1: no installer puts it beside a held jax 0.4.35, so it is no way out there); a release the
-    declared tables do not list is not ruled out."""
+def _standing(facts: Facts, package: str, jax: str) -> Callable[[str], bool]:
+    """Whether a release of the library stands beside the installed jax, which its fix holds: no entry of the table
+    condemns it with that jax, and its declared requirements admit that jax (flax 0.10.5 requires jax>=0.5.1: no
+    installer puts it beside a held jax 0.4.35, so it is no way out there)."""
     from packaging.specifiers import SpecifierSet
 
     from envaudit.rules import declared  # lazily: the tables load on a plan's first use
 
-    found = declared.applying(facts, package, version)
-    if not found:
-        return True
-    for requirements in found:
-        specs = [SpecifierSet(r[len("jax") :]) for r in requirements if re.match(r"jax(?![A-Za-z0-9._-])", r)]
-        if all(spec.contains(jax, prereleases=True) for spec in specs):
-            return True  # on one of the Pythons it is evaluated for
-    return False
+    condemning = [
+        SpecifierSet(spec)
+        for use in uses_of(package)
+        if SpecifierSet(use["jax"]).contains(jax, prereleases=True)
+        for spec in use["versions"]
+    ]
+
+    def stands(version: str) -> bool:
+        if any(spec.contains(version, prereleases=True) for spec in condemning):
+            return False
+        return declared.admits(facts, package, version, {"jax": jax})
+
+    return stands
 
 
 CONTRADICTED = Check(

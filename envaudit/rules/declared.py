@@ -11,8 +11,8 @@ them. A release the tables do not list, or a requirement on a package the plan d
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, TypedDict
 
 from envaudit.model import markerenv
@@ -179,24 +179,31 @@ def _broken(required: list[str], packages: Mapping[str, str], package: str) -> d
     return found
 
 
+def admits(facts: Facts, package: str, version: str, pins: Mapping[str, str]) -> bool:
+    """Whether this release's declared requirements admit these pins on one of the Pythons it is evaluated for (flax
+    0.10.5 requires jax>=0.5.1: no installer puts it beside a held jax 0.4.35); a release the tables do not list is
+    not ruled out."""
+    found = applying(facts, package, version)
+    return not found or any(not _broken(one, pins, package) for one in found)
+
+
 def unpinned_jaxlib(facts: Facts) -> list[str]:
     """A plan of requirements (not an environment's) with a jax older than jax_pins.PINS_JAXLIB_SINCE and no jaxlib:
     no jaxlib at all where nothing planned requires one (`import jax` raises jax_pins.NO_JAXLIB), else the newest
-    jaxlib with a wheel for the plan's Python that the planned requirements admit, which jax refuses where it is newer
-    (octo-models/octo#125: jax==0.4.20 pinned, chex's `jaxlib>=0.1.37` took the newest jaxlib)."""
-    from packaging.specifiers import SpecifierSet
-
+    jaxlib with a wheel for the plan's Python that the planned requirements admit, which `import jax` then judges
+    as jax does (jax_pins.import_coupling: octo-models/octo#125, jax==0.4.20 pinned, chex's `jaxlib>=0.1.37` took
+    the newest jaxlib)."""
     jax = facts.packages.get("jax", "")
     if "jaxlib" in facts.packages or not is_release(jax):
         return []
     if facts.origin != "plan" or facts.python.get("executable") or numbers(jax) >= numbers(jax_pins.PINS_JAXLIB_SINCE):
         return []
-    asking: dict[str, SpecifierSet] = {}
-    for package, version in sorted(facts.packages.items()):
-        for requirements in (applying(facts, package, version) or [[]])[:1]:
-            for text in requirements:
-                if found := re.match(r"jaxlib(?![\w.-])(.*)$", text):
-                    asking[package] = SpecifierSet(found[1])
+    asking = {
+        package: text
+        for package, version in sorted(facts.packages.items())
+        for text in (applying(facts, package, version) or [[]])[0]
+        if named(text) == "jaxlib"
+    }
     if not asking:
         return [
             f"jax {jax} installs without jaxlib (it requires none before {jax_pins.PINS_JAXLIB_SINCE}, and nothing"
@@ -208,14 +215,13 @@ def unpinned_jaxlib(facts: Facts) -> list[str]:
         if python
         else sorted({v for vs in table["versions"].values() for v in vs}, key=numbers)
     )
-    taken = [v for v in released if all(spec.contains(v, prereleases=False) for spec in asking.values())]
+    taken = [v for v in released if not _broken(list(asking.values()), {"jaxlib": v}, "")]
     if not taken:
         return []
     newest = max(taken, key=numbers)
-    if numbers(newest) <= numbers(jax):
-        return []
-    by = ", ".join(f"{name}'s `jaxlib{spec}`" for name, spec in asking.items())
-    said = jax_pins.MINIMUM_JAXLIB.load()["newer_message"].format(jaxlib=newest, jax=jax)
+    by = ", ".join(f"{name}'s `{text}`" for name, text in asking.items())
+    said = jax_pins.import_coupling(replace(facts, packages={**facts.packages, "jaxlib": newest}))
     return [
-        f"jax {jax} with no jaxlib pinned: {by} takes jaxlib {newest}, and `import jax` raises RuntimeError: {said}"
+        f"jax {jax} with no jaxlib pinned: {by} takes jaxlib {newest}, and `import jax` raises RuntimeError: {s}"
+        for s in said
     ]

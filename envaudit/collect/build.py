@@ -235,18 +235,22 @@ def _measured(stack: Stack, installed: Mapping[str, str], python: str, uv: Seque
 
 @functools.cache
 def _child_code() -> str:
-    package = Path(__file__).resolve().parent.parent
+    """A digest of envaudit's version and of the files that build and measure a stack (`_CHILD_FILES`)."""
+    import hashlib
+
     from envaudit import __version__
 
-    parts = [__version__]
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256(__version__.encode())
     for name in _CHILD_FILES:
         path = package / name
         for one in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(f"\0{one.relative_to(package)}\0".encode())
             try:
-                parts.append(f"{one.relative_to(package)}:{one.read_bytes().hex()}")
+                digest.update(one.read_bytes())
             except OSError:
-                parts.append(f"{name}:unreadable")
-    return buildmemory.key(parts)
+                digest.update(b"unreadable")
+    return digest.hexdigest()[:32]
 
 
 def _stamp(path: Path) -> str:

@@ -142,16 +142,15 @@ def dependents() -> list[importlib.metadata.Distribution]:
         name = canonical(name_of(dist))
         if name and name not in installed and not OWN.match(name):
             installed[name] = dist
-    found = {
-        name
-        for name, dist in installed.items()
-        if any(requirement(line)[0] in DEPENDS_ON for line in dist.requires or ()) or on_jax(name, dist)
-    }
+    # each one's requirements read once (METADATA, from disk at every `dist.requires`): (name, only for an extra)
+    reads = {name: [requirement(line) for line in dist.requires or ()] for name, dist in installed.items()}
+    found = {name for name, dist in installed.items() if {r for r, _ in reads[name]} & DEPENDS_ON or on_jax(name, dist)}
     # what requires (not only for an extra) a library that requires jax (not only for an extra), to a fixed point:
     # optree names jax for an extra only, so Keras, which requires optree, is not on jax through it
-    needing = {name for name, dist in installed.items() if required(dist) & DEPENDS_ON}
+    needs = {name: {r for r, optional in read if r and not optional} for name, read in reads.items()}
+    needing = {name for name, wanted in needs.items() if wanted & DEPENDS_ON}
     for _ in range(MAX_DEPTH):
-        more = {name for name, dist in installed.items() if name not in needing and required(dist) & needing}
+        more = {name for name, wanted in needs.items() if name not in needing and wanted & needing}
         if not more:
             break
         needing |= more

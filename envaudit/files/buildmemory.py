@@ -8,8 +8,9 @@ again):
 - **measured**: what the imports probe measured in an environment of exactly this installed set, Python, platform,
   variables and probe code; that does not change while they do not, so it is kept until it is among the oldest.
 
-Each is bounded (`MAX_ENTRIES`, the newest kept; an entry past `MAX_ENTRY_BYTES` is not kept). The keys are made by
-the caller (`collect/build.py`), who knows what a measurement depends on; this module only stores, never raises.
+Each is bounded (`MAX_ENTRIES`, the newest kept; an entry past `MAX_ENTRY_BYTES` is not kept), and the file by
+`BUDGET` (the oldest entries go first). The keys are made by the caller (`collect/build.py`), who knows what a
+measurement depends on; this module only stores, never raises.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from envaudit.files import cachedir
 NAME = "builds.json"
 MAX_ENTRIES = 48  # per memory
 MAX_ENTRY_BYTES = 512 * 1024  # a measurement of a large stack (TensorFlow's hundreds of modules) is about 100 KiB
+BUDGET = cachedir.MAX_BYTES // 2  # the whole file's JSON, well below what the cache reads back
 ASKED_S = 24 * 3600.0  # how long what a request installed is trusted: the index moves
 
 Memory = Literal["asked", "measured"]
@@ -76,4 +78,12 @@ def remember(memory: Memory, digest: str, value: Mapping[str, Any], *, now: floa
     entries.pop(digest, None)
     entries[digest] = {"at": time.time() if now is None else now, "value": dict(value)}
     table[memory] = dict(list(entries.items())[-MAX_ENTRIES:])
+    # the file stays within what the cache reads back (cachedir.MAX_BYTES): past it, every entry would be lost at once
+    sizes = {(m, k): len(json.dumps(v)) for m, kept in table.items() for k, v in kept.items()}
+    total = sum(sizes.values())
+    for old in [k for k in table[memory] if k != digest]:  # oldest first
+        if total <= BUDGET:
+            break
+        total -= sizes[(memory, old)]
+        del table[memory][old]
     return cachedir.write_json(NAME, table)

@@ -40,6 +40,22 @@ def read(*lines: str) -> set[tuple[str, str]]:
             ['  File "/opt/hostedtoolcache/Python/3.9.18/x64/lib/python3.9/site-packages/jax/x.py"'],
             {("python", "3.9.18")},
         ),
+        (["$ python3.11 -m pip install -U jax"], {("python", "3.11")}),  # the interpreter's command
+        (["conda activate py3.10"], {("python", "3.10")}),
+        # a library around jax in prose: any on the derived list, not a hand-kept few
+        (["with dynamax 0.1.4 and tensorflow-probability 0.24.0"], {("package dynamax", "0.1.4")}),
+        # the same sentence: a bare version after "in" is the package it named, at another release
+        (
+            ["It fails with jax 0.4.20 and still fails in 0.5.1."],
+            {("package jax", "0.4.20"), ("package jax", "0.5.1")},
+        ),
+        # an installer's list states any distribution: a pair with a library needs mpi4py's or typeguard's version
+        (
+            ["Package    Version", "---------- -------", "jax        0.4.30", "mpi4py     3.1.4", "typeguard  4.1.0"],
+            {("package mpi4py", "3.1.4"), ("package typeguard", "4.1.0")},
+        ),
+        (["typeguard==2.13.3", "jaxtyping==0.2.19"], {("package typeguard", "2.13.3")}),
+        (["pennylane - 0.35.1"], {("package pennylane", "0.35.1")}),
     ],
 )
 def test_a_version_in_each_form_is_read(lines: list[str], expected: set[tuple[str, str]]) -> None:
@@ -57,6 +73,50 @@ def test_a_version_in_each_form_is_read(lines: list[str], expected: set[tuple[st
 )
 def test_a_change_the_text_says_helps_is_no_installed_version(line: str) -> None:
     assert not {f for f, _ in read(line) if f.startswith("package")}, read(line)
+    assert {f for f, _ in read(line) if f.startswith("helps ")}, read(line)  # kept, as a way out
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["Ubuntu 22.04"],  # a line of a name and a version outside an installer's list: an OS, not a package
+        ["gcc 11.4.0"],
+        ["requests 2.31.0"],  # prose naming a distribution envaudit does not know: not read as installed
+        ["jax 0.4.20 crashes; it was fixed in 0.5.1"],  # a release the text names
+    ],
+)
+def test_what_no_installer_listed_is_not_read_as_an_unknown_package(lines: list[str]) -> None:
+    found = read(*lines)
+    assert not {f for f, _ in found if f.startswith("package") and f != "package jax"}, found
+    assert ("package jax", "0.5.1") not in found
+
+
+def test_a_way_out_is_replied_as_one_and_never_asked_about() -> None:
+    """ "Can be solved by downgrading Flax to 0.6.4" was read as flax 0.6.4 installed, then not at all and asked
+    about as a version without a name: it is a release the text says helps, stated apart from the environment."""
+    from envaudit.commands.triage import reply
+    from envaudit.commands.triage.triaged import triage
+
+    result = triage(b"jax 0.4.30\njaxlib 0.4.30\nCan be solved by downgrading Flax to 0.6.4\n")
+    assert "flax" not in result.environments[0].report.facts.packages and not result.unnamed
+    assert "a way out, not what is installed): `flax==0.6.4` (line 3)." in reply.markdown(result)
+    assert "flax 0.6.4  line 3" in reply.text(result)
+
+
+def test_a_long_list_is_read_whole_and_the_reply_counts_what_it_does_not_list() -> None:
+    """Every package of a pasted `pip list` is a fact (the pairs between libraries need them); the reply lists
+    those envaudit knows or a finding names, and counts the rest."""
+    from envaudit.commands.triage import reply
+    from envaudit.commands.triage.triaged import triage
+
+    others = [f"pkg-{i}    1.{i}.0" for i in range(40)]
+    text = "\n".join(["Package    Version", "---------- -------", "jax        0.4.30", "jaxlib     0.4.20", *others])
+    result = triage(text.encode())
+    packages = result.environments[0].report.facts.packages
+    assert packages["pkg-39"] == "1.39.0" and packages["jaxlib"] == "0.4.20"
+    said = reply.text(result)
+    assert "and 40 other packages (lines 5-44)" in said and "pkg-3" not in said
+    assert "| 40 other packages | | lines 5-44 |" in reply.markdown(result)
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Literal
 
 from envaudit.commands.triage import gpus
@@ -39,7 +40,8 @@ PYTHON = re.compile(
     r"(3\.\d+(?:\.\d+)?)\b"  # "Python 3.10", `conda create -n x python=3.10.11`
     r"|^Python (\d+\.\d+\.\d+) [|(]"  # the interpreter's banner
     r"|(?<![\w.])(3\.\d{1,2}\.\d{1,2}) \((?:main|default|tags|heads|remotes|bpo|HEAD)\b"  # a bare sys.version
-    r"|\bcpython-(3\.\d+\.\d+)-",  # uv's name of an interpreter: cpython-3.12.9-macos-x86_64-none
+    r"|\bcpython-(3\.\d+\.\d+)-"  # uv's name of an interpreter: cpython-3.12.9-macos-x86_64-none
+    r"|(?<![/\\])\bpy(?:thon)?+(3\.\d{1,2}(?:\.\d{1,2})?+)(?!\.?+\d)",  # the interpreter's command: python3.11, py3.10
     re.IGNORECASE,
 )
 UV_PYTHON = re.compile(r"\bcpython-3\.\d+\.\d+-(macos|linux|windows)-(x86_64|aarch64|arm64)\b", re.IGNORECASE)
@@ -77,6 +79,35 @@ PIN = re.compile(
 COLUMNS = re.compile(
     rf"^\s*+([A-Za-z0-9][A-Za-z0-9._-]*+)\s++{VERSION}(?:\s++\S++){{0,3}}+\s*+$"
 )  # pip list, conda list
+# what heads an installer's list: pip list's "Package Version" and its rule of dashes, conda list's "# Name Version"
+LISTING = re.compile(r"^\s*+(?:#\s*+)?+(?:Package|Name)\s++Version\b|^[\s-]*-{3}[\s-]*+$")
+# a distribution's name (https://packaging.python.org/en/latest/specifications/name-normalization/), canonical;
+# and words a "name version" line states that no installer lists (a version of Python, CUDA or an OS)
+DISTRIBUTION = re.compile(r"^[a-z0-9](?:[a-z0-9._-]{0,98}[a-z0-9])?$")
+NOT_DISTRIBUTIONS = frozenset(
+    {
+        "python",
+        "cuda",
+        "cudnn",
+        "driver",
+        "nvidia-driver",
+        "gcc",
+        "ubuntu",
+        "debian",
+        "centos",
+        "linux",
+        "macos",
+        "windows",
+        "version",
+        "release",
+        "cpython",
+        "conda",
+        "os",
+        "kernel",
+        "nccl",
+        "rocm",
+    }
+)
 SHOW = re.compile(r"^\s*(Name|Version)\s*:\s*(\S+)\s*$")  # pip show
 # A wheel's file name, name-version-python-abi-platform.whl (https://packaging.python.org/en/latest/specifications/
 # binary-distribution-format/), matched from where a name starts, never inside one, and possessive: each run of
@@ -137,12 +168,11 @@ DOWNSTREAM = {
     "alphafold": "alphafold",
     "colabfold": "colabfold",
 }
-PROSE_NAMES = "|".join(
-    sorted(
-        {*DOWNSTREAM, "jax", "jaxlib", "flax", "optax", "chex", "numpy", "scipy", "neural-tangents", "tensorflow"},
-        key=len,
-    )[::-1]
-)
+# a name as prose writes it: words joined by "-" or "_" ("neural-tangents", "neural_tangents", "dm-haiku"); the
+# patterns below are tried only where such a name is one envaudit knows (`_at_known`), so that every library on
+# and around jax is read without an alternation of a hundred names tried at each character of a line
+PROSE_NAMES = r"[A-Za-z][A-Za-z0-9_]*+(?:-[A-Za-z][A-Za-z0-9_]*+)*+"
+NAME_TOKEN = re.compile(rf"(?<![\w./-]){PROSE_NAMES}(?![\w])")
 # "jax 0.4.32", "bumping JAX to 0.4.32", "JAX version 0.4.29", "upgraded to optax 0.2.3", "jax v0.4.12"; a version
 # followed by "+" or after ">=", "at least" is a requirement the text states, not the installed one.
 PROSE = re.compile(
@@ -155,6 +185,8 @@ ALSO = re.compile(rf"\s*+(?:&|/|->|→|\bor\b|\band\b|\bto\b|\bvs\.?+)\s*+{VERSI
 # an installer's move in parentheses, "Updating jax (0.4.23 -> 0.4.30)" (poetry): its lines are no environment,
 # and their before/after pairs over two lines would mix one package's old release with another's new one
 UPDATING = re.compile(r"\s*+(?:->|→)")
+# "still fails in 0.5.1": a bare version after a preposition, read where its sentence names one package before it
+AGAIN = re.compile(rf"(?<![\w-])(?:in|on|with|using)\s++{VERSION}(?![\w/\\-])", re.IGNORECASE)
 # "the jax version used (0.4.28)": a version in parentheses within a few words of its name
 PAREN = re.compile(
     rf"(?<![\w./-])({PROSE_NAMES})(?![\w-])(?:\s++[A-Za-z]++){{0,3}}+\s*+\(\s*+{VERSION}\s*+\)", re.IGNORECASE
@@ -185,6 +217,7 @@ MINIMUM = re.compile(r"\d\+|\bor\s+(?:newer|later|higher|above)\b|>=|\bat\s+leas
 TEMPLATE = re.compile(r"flax,\s*jax,\s*jaxlib versions[^:]*:\s*(.*)$", re.IGNORECASE)
 X64 = re.compile(r"(?:jax_enable_x64\W+|JAX_ENABLE_X64\s*=\s*)(True|False|1|0|true|false)\b")
 SYSTEMS = {"windows": "Windows", "darwin": "Darwin", "linux": "Linux"}
+NOT_INSTALLED = ("requires ", "helps ")  # the facts of a Seen that say what is not installed
 NEARBY = 2  # lines after the one that started an environment whose facts belong to it
 # What one text is read for, at most: a before/after report shows two or three environments, each of tens of
 # facts. Every rule judges each environment, so these two bound triage's time; past either the reading stops,
@@ -207,6 +240,7 @@ def mentions_jax(text_lines: list[str]) -> bool:
 # a version with no name beside it, outside a path, a URL or a date: "it crashes with 0.4.30 on 12.2"
 BARE = re.compile(rf"(?<![\w./\\:-]){VERSION}(?![\w/\\-])")
 MAX_UNNAMED = 8
+URL = re.compile(r"(?<!\S)\S*+://\S*+")  # tried where a word starts: at each character, a long word is read again
 
 
 def unnamed(text_lines: list[str]) -> list[Seen]:
@@ -217,7 +251,7 @@ def unnamed(text_lines: list[str]) -> list[Seen]:
     if sum(not (ch.isprintable() or ch.isspace()) or ch == "\ufffd" for ch in text) > len(text) // 100:
         return []  # not prose (a binary file read as text): its digits are no one's versions
     for number, line in enumerate(text_lines, 1):
-        for match in BARE.finditer(re.sub(r"\S*+://\S*+", " ", line)):
+        for match in BARE.finditer(URL.sub(" ", line)):
             if len(found) < MAX_UNNAMED and "." in match[1]:
                 found.setdefault(match[1], Seen("unnamed", match[1], number, line.strip()[:200]))
     return list(found.values())
@@ -254,7 +288,9 @@ def errors(text_lines: list[str], read: list[str]) -> list[Message]:
 
 @dataclass(frozen=True)
 class Seen:
-    fact: str  # "package jax", "python", "system", "platform", "driver", "cuda", "gpu", "x64"
+    # "package jax", "python", "system", "platform", "driver", "cuda", "gpu", "x64"; what is no environment:
+    # "requires jax" (a requirement the text states, ">=0.4.4"), "helps flax" (a release it says helps: a way out)
+    fact: str
     value: str
     line: int  # 1-based
     text: str  # the line, cleaned and cut
@@ -278,12 +314,14 @@ def lines(raw: bytes) -> tuple[list[str], bool]:
     return clean[:MAX_LINES], cut
 
 
-def _package(name: str, version: str, number: int, line: str, extras: str = "") -> list[Seen]:
+def _package(name: str, version: str, number: int, line: str, extras: str = "", *, listed: bool = False) -> list[Seen]:
     """A package's version, and the platform a CUDA jaxlib build or libtpu says jax runs on; for jax with extras
     (`jax[cuda12]==0.11.1`, "jax[cuda12] 0.11.1"), the jaxlib and plugins pip installs with it (rules/extras.py),
-    not the CUDA wheels, whose versions pip chooses within pins."""
+    not the CUDA wheels, whose versions pip chooses within pins. A name in prose is read where it is one envaudit
+    knows (`known`); a name an installer's list states (`listed`: a pin, pip list or conda list, pip's output, a
+    wheel's file name) is any distribution's: mpi4py's or typeguard's version decides a pair with a library too."""
     name = canonicalize_name(name)
-    if not is_relevant(name) and name not in DOWNSTREAM.values():
+    if not (known(name) or (listed and DISTRIBUTION.match(name) and name not in NOT_DISTRIBUTIONS)):
         return []
     if not version.isascii():  # `\d` reads other scripts' digits ("0.3.25\u0663"): no installer reads them
         return []
@@ -297,6 +335,19 @@ def _package(name: str, version: str, number: int, line: str, extras: str = "") 
         + ([Seen("platform", implied, number, line)] if implied else [])
         + [replace(s, implied=True) for n, v in installs for s in _package(n, v, number, line)]
     )
+
+
+def known(name: str) -> bool:
+    """Whether prose naming `name` (canonical) names a distribution envaudit reads: the audited stack, the
+    libraries on and around jax (model/libraries.py), and the frameworks installed beside it; not envaudit, whose
+    own header ("envaudit 0.1.0 | node01 | ...") a report quotes without its environment."""
+    return (is_relevant(name) and name != "envaudit") or name in DOWNSTREAM.values()
+
+
+@lru_cache(maxsize=4096)
+def _known_word(word: str) -> bool:
+    """`known` for a word of prose as written (a text repeats its words: each is looked up once)."""
+    return known(_name(word))
 
 
 def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...]]) -> list[Seen]:
@@ -314,18 +365,25 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
         return _package("jax", jax, number, short) + _package("jaxlib", jaxlib, number, short)
     for pattern in (ENV_INFO, DASHED, COLUMNS):
         if (match := pattern.match(line)) and not (pattern is COLUMNS and MINIMUM.search(line)):
-            found = _package(match[1], match[2], number, short)
+            listed = pattern is not COLUMNS or bool(LISTING.match(previous) or COLUMNS.match(previous))
+            found = _package(match[1], match[2], number, short, listed=listed)
             return _distinct(found + _prose(number, line, short)) if pattern is COLUMNS else found
     if match := INSTALLED.search(line):
         pairs = [token.rsplit("-", 1) for token in match[1].split() if "-" in token]
-        return [s for n, v in pairs for s in _package(n, v, number, short)]
+        return [s for n, v in pairs for s in _package(n, v, number, short, listed=True)]
     if match := SATISFIED.search(line):
-        return _package(match[1], match[2], number, short)
-    pins = [m for m in PIN.finditer(line) if not _counterfactual(line, m.start())]
-    found = [s for m in pins for s in _package(m[1], m[3], number, short, m[2] or "")]
+        return _package(match[1], match[2], number, short, listed=True)
+    pins: list[re.Match[str]] = []
+    ways: list[
+        re.Match[str]
+    ] = []  # a pin the text says helps ("pinning optax==0.1.7 fixes it") is a way out, not installed
+    for m in PIN.finditer(line):
+        (ways if _counterfactual(line, m.start()) else pins).append(m)
+    found = [s for m in pins for s in _package(m[1], m[3], number, short, m[2] or "", listed=True)]
+    found += [Seen(f"helps {_name(m[1])}", m[3], number, short) for m in ways if known(_name(m[1]))]
     if "[required:" in line:  # pipdeptree's; elsewhere its name part would be tried at every position of the line
-        found += [s for n, v in TREE.findall(line) for s in _package(n, v, number, short)]
-    found += [s for n, v, *_ in wheels for s in _package(n, v, number, short)]
+        found += [s for n, v in TREE.findall(line) for s in _package(n, v, number, short, listed=True)]
+    found += [s for n, v, *_ in wheels for s in _package(n, v, number, short, listed=True)]
     owner = re.search(r"\b(jaxlib|jax|flax|neural_tangents)(?:\.__version__|/__init__\.py)", previous)
     if (match := DUNDER.match(line)) and owner:
         found += _package(owner[1], match[1], number, short)
@@ -334,11 +392,15 @@ def _versions(number: int, line: str, previous: str, wheels: list[tuple[str, ...
 
 def _prose(number: int, line: str, short: str) -> list[Seen]:
     """Versions written in sentences; a stated minimum is a requirement (`requires NAME`), not an environment."""
-    found = [Seen(f"requires {_name(n)}", f">={v}", number, short) for n, v in AT_LEAST.findall(line)]
-    for match in PROSE.finditer(line):
+    starts = [m.start() for m in NAME_TOKEN.finditer(line) if _known_word(m[0])]
+    found = [Seen(f"requires {_name(m[1])}", f">={m[2]}", number, short) for m in _at_known(AT_LEAST, line, starts)]
+    for match in _at_known(PROSE, line, starts):
         name, extra, version, minimum = match.groups()
         moved = "(" in line[match.start() : match.start(3)] and UPDATING.match(line, match.end())
-        if RELEASE.search(_before(line, match.start())) or moved or _counterfactual(line, match.start()):
+        if RELEASE.search(_before(line, match.start())) or moved:
+            continue
+        if _counterfactual(line, match.start()):  # "solved by downgrading Flax to 0.6.4": a way out, stated
+            found.append(Seen(f"helps {_name(name)}", version, number, short))
             continue
         if REQUIRES.search(_before(line, match.start())):  # "equinox 0.10.4 requires jax 0.4.13"
             found.append(Seen(f"requires {_name(name)}", version, number, short))
@@ -351,7 +413,8 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
         while also := ALSO.match(line, end):  # "0.4.23.dev20240125 & 0.4.23.dev20240522": another environment
             found += _package(_name(name), also[1], number, short)
             end = also.end()
-    for paren in PAREN.finditer(line):
+    found += _again(line, number, short, [m for m in found if m.fact.startswith("package ")])
+    for paren in _at_known(PAREN, line, starts):
         if not (RELEASE.search(_before(line, paren.start())) or _counterfactual(line, paren.start())):
             found += _package(_name(paren[1]), paren[2], number, short)
     for stated in STATED.finditer(line):  # "equinox requires jax: 0.4.13" states a requirement
@@ -363,6 +426,40 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
             else _package(name, version, number, short)
         )
     return _distinct(found)
+
+
+def _again(line: str, number: int, short: str, named: list[Seen]) -> list[Seen]:
+    """A bare version after "in", "on" or "with" in a sentence that names one package's version before it ("fails
+    with jax 0.4.20 and still fails in 0.5.1"): that package at another release, another environment; not a release
+    the text names ("fixed in 0.5.1"), nor a version another reader took."""
+    names = {s.fact for s in named}
+    if len(names) != 1:
+        return []
+    (fact,) = names
+    taken = {s.value for s in named}
+    found = []
+    for match in AGAIN.finditer(line):
+        sentence = line[: match.start()].rsplit(". ", 1)[-1]
+        said = fact.removeprefix("package ")
+        if match[1] in taken or not re.search(rf"(?<![\w-]){re.escape(said)}(?![\w-])", _canonical_words(sentence)):
+            continue
+        if not (RELEASE.search(_before(line, match.start(1))) or _counterfactual(line, match.start())):
+            found += _package(said, match[1], number, short)
+    return found
+
+
+def _canonical_words(text: str) -> str:
+    """Prose with its names as distributions spell them ("Neural_Tangents" -> "neural-tangents")."""
+    return NAME_TOKEN.sub(lambda m: _name(m[0]), text)
+
+
+def _at_known(pattern: re.Pattern[str], line: str, starts: list[int]) -> list[re.Match[str]]:
+    """The pattern's matches that start at a known name (`starts`), none inside another, as finditer's would be."""
+    found: list[re.Match[str]] = []
+    for start in starts:
+        if (not found or start >= found[-1].end()) and (match := pattern.match(line, start)):
+            found.append(match)
+    return found
 
 
 def _counterfactual(line: str, at: int) -> bool:
@@ -443,7 +540,7 @@ def seen(text_lines: list[str]) -> list[Seen]:
             if match[1] == "Name":
                 pending["name"] = match[2]
             elif "name" in pending:
-                found += _package(pending.pop("name"), match[2], number, line.strip()[:200])
+                found += _package(pending.pop("name"), match[2], number, line.strip()[:200], listed=True)
         else:
             wheels = WHEEL.findall(line)  # once for the line: both readers use its matches
             found += _versions(number, line, previous, wheels) + _machine(number, line, previous, wheels)

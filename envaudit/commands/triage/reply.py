@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
-from envaudit.commands.triage.extract import Unread
+from envaudit.commands.triage.extract import Seen, Unread, known
 from envaudit.commands.triage.triaged import Environment, Triage
 from envaudit.formats import PLAIN, Renderers, Style, as_json, summary
 from envaudit.formats.markdown import _cell, _code, _reference
@@ -34,10 +34,46 @@ def _fix(finding: Finding) -> str:
     return _code(finding.fix) if finding.fix else _cell(summary.what_to_do(finding))
 
 
+def _used(env: Environment) -> tuple[list[Seen], list[Seen]]:
+    """The facts a reply lists, and the packages it only counts: those of an installer's list that envaudit neither
+    audits nor knows as a library on or around jax, and no finding names (a `pip list` of 200 lines is read whole,
+    for the pairs between its libraries, but a reply of 200 rows hides the few that matter)."""
+    named = {p for f in env.report.findings for p in f.about}
+    used: list[Seen] = []
+    other: list[Seen] = []
+    for s in env.seen:
+        name = s.fact.removeprefix("package ")
+        quiet = s.fact.startswith("package ") and not known(name) and name not in named
+        (other if quiet else used).append(s)
+    return used, other
+
+
+def _lines(seen: list[Seen]) -> str:
+    lines = sorted({s.line for s in seen})
+    return f"lines {lines[0]}-{lines[-1]}" if len(lines) > 1 else f"line {lines[0]}"
+
+
+def _others(other: list[Seen]) -> str:
+    return f"{len(other)} other package{'s' if len(other) > 1 else ''} ({_lines(other)})"
+
+
 def _stopped(unread: Unread) -> str:
     """Where the reading stopped, and why, from the typed value."""
     bound = "environments" if unread.bound == "environments" else "facts in one environment"
     return f"reading stopped at line {unread.line}, which would make more than {unread.limit} {bound}"
+
+
+# what the text states that is not installed, by the kind of its fact (extract.NOT_INSTALLED)
+HEADINGS = (
+    ("Requirements the text states (not what is installed)", "requires "),
+    ("Releases the text says help (a way out, not what is installed)", "helps "),
+)
+
+
+def _stated(seen: Seen, kind: str) -> str:
+    """A requirement as a specifier (`jax>=0.4.4`), a release that helps as a pin (`flax==0.6.4`)."""
+    name = seen.fact.removeprefix(kind)
+    return f"{name}=={seen.value}" if kind == "helps " else name + seen.value
 
 
 def text(result: Triage, *, style: Style = PLAIN) -> str:
@@ -59,9 +95,11 @@ def text(result: Triage, *, style: Style = PLAIN) -> str:
     ]
     for n, env in enumerate(result.environments, 1):
         out += ["", f"Environment {n} ({_span(env)})" if many else f"Environment ({_span(env)})", "  facts used"]
-        for s in env.seen:
+        used, other = _used(env)
+        for s in used:
             lead = f"    {c(s.fact.removeprefix('package ')):<18} {c(s.value):<22} "
             out += wrapped(f"line {s.line}: {c(s.text)}", lead, " " * 10)
+        out += [f"    and {_others(other)}"] if other else []
         roots = [(f, caused) for f, caused in summary.roots(env.report) if f.id != "jax-not-imported"]
         out += ["  known problems" if roots else "  known problems: none for these facts"]
         for f, caused in roots:
@@ -84,10 +122,11 @@ def text(result: Triage, *, style: Style = PLAIN) -> str:
         out += ["", "Versions without a name: which packages are these? (state NAME==VERSION, or paste pip list)"]
         for s in result.unnamed:
             out += wrapped(f"{c(s.value)}  line {s.line}: {c(s.text)}", "    ", " " * 6)
-    if result.requirements:
-        out += ["", "Requirements the text states (not what is installed)"]
-        for s in result.requirements:
-            said = f"{c(s.fact.removeprefix('requires '))} {c(s.value)}  line {s.line}: {c(s.text)}"
+    for heading, kind in HEADINGS:
+        stated = [s for s in result.requirements if s.fact.startswith(kind)]
+        out += ["", heading] if stated else []
+        for s in stated:
+            said = f"{c(s.fact.removeprefix(kind))} {c(s.value)}  line {s.line}: {c(s.text)}"
             out += wrapped(said, "    ", " " * 6)
     return "\n".join(out) + "\n"
 
@@ -105,10 +144,12 @@ def markdown(result: Triage, *, style: Style = PLAIN) -> str:
             "| fact | value | from |",
             "|---|---|---|",
         ]
+        used, other = _used(env)
         out += [
             f"| {_cell(s.fact.removeprefix('package '))} | {_in_cell(s.value)} | line {s.line}: {_in_cell(s.text)} |"
-            for s in env.seen
+            for s in used
         ]
+        out += [f"| {len(other)} other packages | | {_lines(other)} |"] if other else []
         roots = [(f, caused) for f, caused in summary.roots(env.report) if f.id != "jax-not-imported"]
         out += ["", "Known problems:" if roots else "No known problem for these versions."]
         for f, _ in roots:
@@ -119,11 +160,11 @@ def markdown(result: Triage, *, style: Style = PLAIN) -> str:
         if env.possible:
             out += ["", "That would decide: " + ", ".join(_code(rule) for rule, _ in env.possible) + "."]
     if result.unnamed:
-        said = ", ".join(f"{_code(s.value)} (line {s.line})" for s in result.unnamed)
-        out += ["", f"Which packages are {said}? Could you paste `pip list` (or name each as NAME==VERSION)?"]
-    if result.requirements:
-        stated = (f"{_code(s.fact.removeprefix('requires ') + s.value)} (line {s.line})" for s in result.requirements)
-        out += ["", "Requirements the text states, not what is installed: " + ", ".join(stated) + "."]
+        bare = ", ".join(f"{_code(s.value)} (line {s.line})" for s in result.unnamed)
+        out += ["", f"Which packages are {bare}? Could you paste `pip list` (or name each as NAME==VERSION)?"]
+    for heading, kind in HEADINGS:
+        said = [f"{_code(_stated(s, kind))} (line {s.line})" for s in result.requirements if s.fact.startswith(kind)]
+        out += ["", f"{heading}: {', '.join(said)}."] if said else []
     return "\n".join(out) + "\n"
 
 

@@ -40,7 +40,9 @@ class Triage:
     environments: tuple[Environment, ...]
     truncated: bool  # the text was longer than the bytes, lines or line length read
     unread: Unread | None  # where the reading of facts stopped: more environments or facts than are read
-    requirements: tuple[Seen, ...] = ()  # minimums the text states ("jax 0.4.4+"): not what is installed
+    # what the text states that is not installed: minimums ("jax 0.4.4+", `requires jax`) and releases it says
+    # help ("downgrading Flax to 0.6.4 solved it", `helps flax`)
+    requirements: tuple[Seen, ...] = ()
     unnamed: tuple[Seen, ...] = ()  # versions the text states with no name found for them: asked about
 
     @property
@@ -158,8 +160,8 @@ def triage(raw: bytes) -> Triage:
     matches = registry().signatures.scan(text_lines)
     found = extract.seen(text_lines) + [Seen(f, v, m.line, m.text[:200]) for m in matches for f, v in m.facts]
     found.sort(key=lambda s: s.line)  # stable: a line's own facts before its message's
-    stated = tuple(s for s in found if s.fact.startswith("requires "))
-    shown = extract.environments([s for s in found if not s.fact.startswith("requires ")])
+    stated = tuple(s for s in found if s.fact.startswith(extract.NOT_INSTALLED))
+    shown = extract.environments([s for s in found if not s.fact.startswith(extract.NOT_INSTALLED)])
     environments = shown.environments
     bare = tuple(extract.unnamed(text_lines)) if not environments else ()
     if not environments and (matches or stated or bare or extract.mentions_jax(text_lines)):

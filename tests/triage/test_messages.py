@@ -118,6 +118,32 @@ def test_jax_code_without_versions_is_answered_and_text_about_nothing_is_refused
         triage(b"The weather was fine and the build finished.\n")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"Jax is slower than Numpy on CPU\nNumpy took 523 ms while Jax took 847 ms.\n",
+        b"Backend Doesn't Change to JAX\nos.environ['KERAS_BACKEND'] = 'jax' still shows tensorflow\n",
+        b"optax's schedule gives nan after 1000 steps\n",  # a library on jax, named as a word
+    ],
+)
+def test_a_report_about_jax_that_states_no_version_is_answered_not_refused(text: bytes) -> None:
+    """A question about jax in prose (a timing, a backend set after import) is a report: refusing it with exit 2
+    ("no environment") answered three healthy reports of the unseen set with nothing; the answer is what to state."""
+    result = triage(text)
+    assert result.verdict == "ok" and "the jax version (pip show jax)" in result.environments[0].missing
+
+
+def test_quoted_lines_are_read_as_the_lines_they_quote() -> None:
+    """A reply or an email quotes a log with "> " marks: its versions and messages are the same facts."""
+    text = b"> jax-cuda12-pjrt 0.4.28\n> > jax 0.4.28\n> jaxlib 0.4.20\n"
+    assert facts(triage(text)) == {
+        "package jax": "0.4.28",
+        "package jax-cuda12-pjrt": "0.4.28",
+        "package jaxlib": "0.4.20",
+    }
+    assert "jax-jaxlib-coupling" in roots(triage(text))
+
+
 def test_a_message_that_only_states_facts_gives_them_and_fires_nothing() -> None:
     result = triage(
         b"WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n"

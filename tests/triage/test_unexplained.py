@@ -31,3 +31,12 @@ def test_an_error_a_rule_reads_is_that_rules() -> None:
 
 def test_a_paste_without_an_error_is_judged_by_its_facts() -> None:
     assert roots(VERSIONS) == ("ok", {})
+
+
+def test_an_error_quoted_in_a_sentence_is_an_error_too() -> None:
+    """ "With JAX 0.7.2, the following code errors with `TypeError: cannot create weak reference to 'Flatten'
+    object`": the error stated in prose, not on a traceback's last line, is still one no rule explains."""
+    verdict, found = roots(
+        VERSIONS + "With this release the code errors with `TypeError: cannot create weak reference to 'X' object`:\n"
+    )
+    assert verdict == "warn" and "TypeError: cannot create weak reference" in found["unexplained-error"]

@@ -16,6 +16,7 @@ from typing import Literal
 
 from envaudit.commands.triage import gpus
 from envaudit.model.facts import Message
+from envaudit.model.libraries import LIBRARIES
 from envaudit.model.redact import scrubber
 from envaudit.model.scope import canonicalize_name, is_relevant
 from envaudit.model.versions import public, release
@@ -234,7 +235,16 @@ JAX_USE = re.compile(
 
 
 def mentions_jax(text_lines: list[str]) -> bool:
-    return any(JAX_USE.search(line) for line in text_lines)
+    """Whether the text is about jax: its code, or its name or a library's on or around it as a word ("Jax is
+    slower than Numpy", "the backend does not change to JAX"): a report to answer, with what to state, even where
+    it states no version."""
+    return any(JAX_USE.search(line) or any(_about_jax(m[0]) for m in NAME_TOKEN.finditer(line)) for line in text_lines)
+
+
+@lru_cache(maxsize=4096)
+def _about_jax(word: str) -> bool:
+    name = _name(word)
+    return name in ("jax", "jaxlib", "keras-core") or name in LIBRARIES
 
 
 # a version with no name beside it, outside a path, a URL or a date: "it crashes with 0.4.30 on 12.2"
@@ -262,6 +272,7 @@ def unnamed(text_lines: list[str]) -> list[Seen]:
 # CHECK or a glog FATAL line), CUDA's and cuDNN's status names, pip's refusals
 ERROR = re.compile(
     r"^\s*+(?:\w+\.){0,8}[A-Z]\w{0,60}(?:Error|Exception)(?::|$)"
+    r"|(?<=[`'\"])(?:\w+\.){0,8}[A-Z]\w{0,60}(?:Error|Exception): "  # quoted in prose: "errors with `TypeError: ...`"
     r"|\b(?:Segmentation fault|core dumped|Fatal Python error|Aborted \(core|terminate called after"
     r"|Check failed:|double free or corruption)"
     r"|^\s*+F\d{4} \d\d:\d\d"
@@ -303,6 +314,10 @@ def whole_lines(raw: bytes) -> list[str]:
     return raw[:MAX_BYTES].decode("utf-8", errors="replace").splitlines()[:MAX_LINES]
 
 
+# a reply's or an email's quote marks ("> W external/xla/...", "> > jax 0.4.30"), never Python's prompt (">>> ")
+QUOTED = re.compile(r"^(?:[ \t]*+>(?!>>)[ \t]?+)++")
+
+
 def lines(raw: bytes) -> tuple[list[str], bool]:
     """The text's lines, bounded and cleaned; and whether anything was cut."""
     cut = len(raw) > MAX_BYTES
@@ -310,8 +325,11 @@ def lines(raw: bytes) -> tuple[list[str], bool]:
     found = text.splitlines()
     cut = cut or len(found) > MAX_LINES or any(len(line) > MAX_LINE for line in found)
     scrub = scrubber({})  # a URL's credentials, query and fragment, a PEM block: never quoted back in a reply
-    clean = [scrub("".join(ch if ch.isprintable() or ch == "\t" else " " for ch in line[:MAX_LINE])) for line in found]
-    return clean[:MAX_LINES], cut
+    clean = [
+        scrub(QUOTED.sub("", "".join(ch if ch.isprintable() or ch == "\t" else " " for ch in line[:MAX_LINE])))
+        for line in found[:MAX_LINES]
+    ]
+    return clean, cut
 
 
 def _package(name: str, version: str, number: int, line: str, extras: str = "", *, listed: bool = False) -> list[Seen]:

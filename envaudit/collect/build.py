@@ -148,6 +148,9 @@ class Stack:
     modules: Mapping[str, Sequence[str]] = field(default_factory=dict)
     # the requirement a fix writes for a package, where it is a range (name -> `scipy<1.13`): built as written
     ranges: Mapping[str, str] = field(default_factory=dict)
+    # releases the installer takes where it installs the package at all (name -> version), never a reason to
+    # install it: the rest of a pasted `pip list`, so that a library's dependency is the release the report has
+    constraints: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -211,7 +214,8 @@ _CHILD_FILES = ("collect/build.py", "child", "_probes/imports.py", "_probes/_kit
 def _asked(stack: Stack, made: Twin, uv: Sequence[str]) -> str:
     """The key of what this request installs here: the pins asked for, the Pythons, the installer and the index
     its configuration and variables name."""
-    return buildmemory.key(made.requirements, list(stack.pythons), here(), _installer(uv))
+    constrained = sorted(f"{name}=={version}" for name, version in stack.constraints.items())
+    return buildmemory.key(made.requirements, list(stack.pythons), here(), _installer(uv), *constrained)
 
 
 def _installer(uv: Sequence[str]) -> list[object]:
@@ -334,7 +338,7 @@ def _built(
             return _not("no_python", why, made, started=started, python=python)
         interpreter = prefix / ("Scripts" if os.name == "nt" else "bin") / "python"
         say(f"installing {len(made.requirements)} pins for Python {python} with uv (bound {timeout:.0f} s)")
-        args = ["pip", "install", "-q", "--python", str(interpreter), *made.requirements]
+        args = ["pip", "install", "-q", "--python", str(interpreter), *_constrained(stack, home), *made.requirements]
         install = _run(uv, args, deadline, env, home)
         if install.status == "not_installable" and WRONG_PYTHON.search(install.reason):
             first_reason, tried = first_reason or install.reason, [*tried, python]
@@ -344,6 +348,15 @@ def _built(
         return _probed(stack, made, interpreter, prefix, deadline, uv, env, home, started, say)
     also = f" (and uv refused Python {', '.join(tried[1:])} here too)" if len(tried) > 1 else ""
     return _not("not_installable", first_reason + also, made, started=started, python=tried[0] if tried else wanted[0])
+
+
+def _constrained(stack: Stack, home: Path) -> list[str]:
+    """uv's arguments for the stack's constraints: a file of them in the build's private directory."""
+    if not stack.constraints:
+        return []
+    path = home / "constraints.txt"
+    path.write_text("".join(f"{name}=={version}\n" for name, version in sorted(stack.constraints.items())))
+    return ["--constraint", str(path)]
 
 
 def _probed(

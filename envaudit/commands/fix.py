@@ -439,13 +439,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="apply the plan even where it could not be proven (by default only a plan whose state was built here as"
         " a twin of this environment, and imported and called there, is applied without asking)",
     )
-    p.add_argument("--no-build", action="store_true", help="do not build the twin: the plan stays unproven")
-    p.add_argument(
-        "--build-timeout",
-        type=options.seconds,
-        default=240.0,
-        metavar="SECONDS",
-        help="seconds for building and measuring the twin (default: 240)",
+    options.add_build(
+        p,
+        "do not build the twin: the plan stays unproven",
+        "seconds for building and measuring the twin (default: 240)",
     )
     options.add_probing(p)
     options.add_keep(p)

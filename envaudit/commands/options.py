@@ -165,6 +165,12 @@ def add_judging(p: argparse.ArgumentParser) -> None:
     add_keep(p)
 
 
+def add_build(p: argparse.ArgumentParser, no_build: str, timeout: str, default: float = 240.0) -> None:
+    """--no-build and --build-timeout: whether a verb builds the stack it judges here, and its bound."""
+    p.add_argument("--no-build", action="store_true", help=no_build)
+    p.add_argument("--build-timeout", type=seconds, default=default, metavar="SECONDS", help=timeout)
+
+
 def add_keep(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--keep",

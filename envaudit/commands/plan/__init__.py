@@ -170,19 +170,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         " hook's: a commit hook cannot make a resolution). Without it, such a file is exit 2 with the command that"
         " makes one. A file that cannot be read is exit 2 either way",
     )
-    p.add_argument(
-        "--no-build",
-        action="store_true",
-        help="answer from the tables alone: do not build the stack here (by default, where uv is here, the stack is"
+    options.add_build(
+        p,
+        "answer from the tables alone: do not build the stack here (by default, where uv is here, the stack is"
         " built in a throwaway environment, its CPU twin for an accelerator stack, and its imports measured; then"
         " the state the fix leaves, to prove it; ENVAUDIT_NO_BUILD=1 does the same)",
-    )
-    p.add_argument(
-        "--build-timeout",
-        type=options.seconds,
-        default=240.0,
-        metavar="SECONDS",
-        help="seconds for building and measuring the plan's stack and its fixed state, together (default: 240; a"
+        "seconds for building and measuring the plan's stack and its fixed state, together (default: 240; a"
         " warm uv cache builds one in seconds)",
     )
     options.add_output(p)

@@ -24,6 +24,8 @@ class TriageOptions:
     format: str = "text"
     output: Path | None = None  # the reply written there atomically instead of stdout
     quiet: bool = False
+    no_build: bool = False  # judge the text alone: build none of the stacks it states
+    build_timeout: float = 240.0  # seconds for building and measuring them, together
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -33,10 +35,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     options.add_output_file(p, "the reply")
     options.add_quiet(p)
+    options.add_build(
+        p,
+        "judge the text alone: do not build the stacks it states (by default, where uv is here, the stack an"
+        " environment states with jax's version is built in a throwaway environment, its CPU twin, and its imports"
+        " and smoke calls measured: the reply says whether that reproduces the report; ENVAUDIT_NO_BUILD=1 does the"
+        " same)",
+        "seconds for building and measuring the stacks the text states, together (default: 240)",
+    )
 
 
 def parse(parsed: argparse.Namespace) -> TriageOptions:
-    return TriageOptions(parsed.source, parsed.format, parsed.output, parsed.quiet)
+    return TriageOptions(
+        parsed.source, parsed.format, parsed.output, parsed.quiet, parsed.no_build, parsed.build_timeout
+    )
 
 
 def _same_file(source: str, output: Path | None) -> bool:
@@ -53,7 +65,7 @@ def run(o: TriageOptions) -> int:
     from envaudit.commands import written
     from envaudit.commands.triage import reply
     from envaudit.commands.triage.extract import MAX_BYTES
-    from envaudit.commands.triage.triaged import triage
+    from envaudit.commands.triage.triaged import Building, triage
     from envaudit.files import reportfile
 
     if _same_file(o.source, o.output):
@@ -63,7 +75,10 @@ def run(o: TriageOptions) -> int:
         if o.source == "-"
         else reportfile.read_bounded(Path(o.source), MAX_BYTES + 1, "a text file")
     )
-    result = triage(raw)
+    say = (
+        (lambda _: None) if o.quiet else (lambda text: print(f"envaudit: triage: {text}", file=sys.stderr, flush=True))
+    )
+    result = triage(raw, Building(o.no_build, o.build_timeout, say))
     written.deliver(
         reply.RENDERERS.render(result, o.format), o.output, quiet=o.quiet, verdict=result.verdict, what="reply"
     )

@@ -63,6 +63,9 @@ def _stopped(unread: Unread) -> str:
     return f"reading stopped at line {unread.line}, which would make more than {unread.limit} {bound}"
 
 
+# what building the stack the text states here showed (reproduce.Reproduction.status), as a reply says it
+_REPRODUCED = {"reproduced": "reproduced here", "not_reproduced": "not reproduced here", "not_built": "not built here"}
+
 # what the text states that is not installed, by the kind of its fact (extract.NOT_INSTALLED)
 HEADINGS = (
     ("Requirements the text states (not what is installed)", "requires "),
@@ -94,7 +97,10 @@ def text(result: Triage, *, style: Style = PLAIN) -> str:
         f"verdict: {result.verdict.upper()}{cut}"
     ]
     for n, env in enumerate(result.environments, 1):
-        out += ["", f"Environment {n} ({_span(env)})" if many else f"Environment ({_span(env)})", "  facts used"]
+        out += ["", f"Environment {n} ({_span(env)})" if many else f"Environment ({_span(env)})"]
+        if env.reproduction is not None:
+            out += wrapped(c(env.reproduction.reason), f"  {_REPRODUCED[env.reproduction.status]}: ", " " * 4)
+        out += ["  facts used"]
         used, other = _used(env)
         for s in used:
             lead = f"    {c(s.fact.removeprefix('package ')):<18} {c(s.value):<22} "
@@ -141,6 +147,7 @@ def markdown(result: Triage, *, style: Style = PLAIN) -> str:
             "",
             f"**Environment {n}** ({_span(env)})" if many else f"**Environment** ({_span(env)})",
             "",
+            *([f"_{_REPRODUCED[r.status].capitalize()}_: {_cell(r.reason)}", ""] if (r := env.reproduction) else []),
             "| fact | value | from |",
             "|---|---|---|",
         ]

@@ -11,11 +11,13 @@ triage they render against this schema, instead of being published undescribed.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from envaudit.commands.triage.extract import Seen, Unread
+from envaudit.commands.triage.reproduce import Reproduction
 from envaudit.commands.triage.triaged import SCHEMA, Environment, Triage
 from envaudit.model import schema as docschema
+from envaudit.model.build import Measurement
 from envaudit.model.facts import FactsDocument
 from envaudit.model.report import FindingDocument, Verdict, schema_id  # Verdict: Triage.verdict, its reports' worst
 
@@ -25,7 +27,22 @@ class Possible(TypedDict):
     title: str
 
 
-class EnvironmentDocument(TypedDict):
+class _ReproductionOptional(TypedDict, total=False):
+    measured: Measurement  # the build's own words, where one ran
+
+
+class ReproductionDocument(_ReproductionOptional):
+    """The stack the environment states, built here and measured (reproduce.py)."""
+
+    status: Literal["reproduced", "not_reproduced", "not_built"]
+    reason: str
+
+
+class _EnvironmentOptional(TypedDict, total=False):
+    reproduction: ReproductionDocument  # where the environment states jax's version
+
+
+class EnvironmentDocument(_EnvironmentOptional):
     """One environment the text shows, judged as a plan is."""
 
     facts: list[Seen]  # every fact used, with its line
@@ -62,6 +79,6 @@ TRIAGE = docschema.Shape(
         (TriageDocument, "$schema"): docschema.One(schema_id(SCHEMA)),  # the `$id` of this schema
     },
     present=docschema.REPORT.present,  # the evaluated facts are a report's facts
-    closed=frozenset({TriageDocument, EnvironmentDocument, Possible, Seen, Unread}),
-    documented_by={TriageDocument: Triage, EnvironmentDocument: Environment},
+    closed=frozenset({TriageDocument, EnvironmentDocument, Possible, Seen, Unread, ReproductionDocument}),
+    documented_by={TriageDocument: Triage, EnvironmentDocument: Environment, ReproductionDocument: Reproduction},
 )

@@ -9,12 +9,15 @@ says what the text did not say that would matter. Every fact used is shown with 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from envaudit.commands.triage import extract, own
 from envaudit.commands.triage.extract import Seen, Unread
 from envaudit.commands.triage.gpus import capability
+from envaudit.commands.triage.reproduce import Reproduction, reproduce
 from envaudit.model.exitcodes import BadInput
 from envaudit.model.facts import Facts, JaxFacts, Message, NvidiaFacts, PlatformFacts, PythonFacts
 from envaudit.model.report import Report, schema_id
@@ -33,6 +36,20 @@ class Environment:
     report: Report
     missing: tuple[str, ...]  # what the text did not say that would matter here
     possible: tuple[tuple[str, str], ...]  # (rule id, title): would apply if an unsaid fact allows it
+    reproduction: Reproduction | None = None  # its stated stack built here and measured, or why not
+
+
+@dataclass(frozen=True)
+class Building:
+    """How a report's stacks are reproduced here (reproduce.py): not at all (`no_build`, or ENVAUDIT_NO_BUILD), or
+    within `timeout` seconds for all of them together, the first MAX_BUILT environments that state jax."""
+
+    no_build: bool = False
+    timeout: float = 240.0
+    say: Callable[[str], None] = field(default=lambda _: None)
+
+
+MAX_BUILT = 3  # a before/after report shows two or three stacks; a text of sixteen is not built sixteen times
 
 
 @dataclass(frozen=True)
@@ -72,7 +89,13 @@ def _env_dict(env: Environment) -> dict[str, Any]:
         "missing": list(env.missing),
         "possible": [{"id": i, "title": t} for i, t in env.possible],
         "evaluated": env.report.facts.to_dict(),
+        **({"reproduction": _reproduction_dict(env.reproduction)} if env.reproduction else {}),
     }
+
+
+def _reproduction_dict(found: Reproduction) -> dict[str, Any]:
+    said: dict[str, Any] = {"status": found.status, "reason": found.reason}
+    return said | ({"measured": dict(found.measured)} if found.measured is not None else {})
 
 
 def _value(env: dict[str, Seen | list[Seen]], fact: str) -> str | None:
@@ -148,7 +171,7 @@ def possible(facts: Facts) -> list[tuple[str, str]]:
     ]
 
 
-def triage(raw: bytes) -> Triage:
+def triage(raw: bytes, building: Building = Building()) -> Triage:
     from envaudit.judge import assemble
     from envaudit.rules import messages as read
     from envaudit.rules.registry import registry
@@ -181,12 +204,21 @@ def triage(raw: bytes) -> Triage:
         first.setdefault(text, Message(line=line, text=text))
     messages = list(first.values())[: read.MAX_MESSAGES]
     unexplained = extract.errors(text_lines, [m.text for m in matches])
-    result = []
+    result, built, deadline = [], 0, time.monotonic() + building.timeout
     for env in environments:
-        facts = replace(facts_of(env), messages=messages, errors=unexplained)
+        facts = stated_facts = replace(facts_of(env), messages=messages, errors=unexplained)
+        shown_here = None
+        if "jax" in facts.packages:
+            left = deadline - time.monotonic()
+            if built == MAX_BUILT or left <= 0:
+                shown_here = Reproduction("not_built", f"only the first {built} stacks are built, within the bound")
+            else:
+                facts, shown_here = reproduce(facts, no_build=building.no_build, timeout=left, say=building.say)
+                built += shown_here.measured is not None
         report = assemble.assemble(facts, mode="triage", host_info={"hostname": "bug report"})
         seen = sorted((s for v in env.values() for s in (v if isinstance(v, list) else [v])), key=lambda s: s.line)
-        result.append(Environment(tuple(seen), report, tuple(missing(facts)), tuple(possible(facts))))
+        asked, could = tuple(missing(stated_facts)), tuple(possible(stated_facts))  # what the text says, not the twin
+        result.append(Environment(tuple(seen), report, asked, could, shown_here))
     return Triage(tuple(result), truncated, shown.unread, stated, bare)
 
 

@@ -47,7 +47,29 @@ def test_the_derivation_reads_the_tpu_extra_only() -> None:
 def test_a_release_the_table_does_not_cover_is_unknown() -> None:
     table = tpu_pins.TPU_EXTRA.load()
     assert tpu_pins.pins(table["covers_from"]) and tpu_pins.pins(table["covers_to"])
-    assert tpu_pins.pins("0.4.14") is None and tpu_pins.pins("99.0") is None and tpu_pins.pins("x") is None
+    assert tpu_pins.pins("0.2.15") is None and tpu_pins.pins("99.0") is None and tpu_pins.pins("x") is None
+
+
+def test_a_release_before_jax_had_wheels_is_read_from_its_setup_py() -> None:
+    """jax published only sdists before 0.4.16, whose PKG-INFO lists no requirement: the tpu extra is read from
+    setup.py. The text is jax-v0.2.16's (https://github.com/jax-ml/jax/blob/jax-v0.2.16/setup.py), the extra as
+    written there; the table's row for 0.2.16 is what the derivation read from that release's sdist."""
+    source = b"""
+_current_jaxlib_version = '0.1.68'
+_libtpu_version = '0.1.dev20210615'
+setup(
+    name='jax',
+    extras_require={
+        'minimum-jaxlib': [f'jaxlib=={_minimum_jaxlib_version}'],
+        'tpu': [f'jaxlib=={_current_jaxlib_version}',
+                f'libtpu-nightly=={_libtpu_version}'],
+        'cpu': [f'jaxlib>={_current_jaxlib_version}'],
+    },
+)
+"""
+    assert derivation.setup_extra(source, "tpu") == ["jaxlib==0.1.68", "libtpu-nightly==0.1.dev20210615"]
+    assert tpu_pins.pins("0.2.16") == ("libtpu-nightly==0.1.dev20210615",)
+    assert tpu_pins.pins("0.4.14") is not None  # between the sdists and the first wheel: read, not unknown
 
 
 def tpu_host(jax: str, libtpu: str, name: str = "libtpu") -> dict[str, object]:

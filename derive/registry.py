@@ -134,6 +134,15 @@ DERIVATIONS: tuple[Derivation, ...] = (
         "comparison is cuda-minimums.toml's, derived",
     ),
     Derivation(
+        "rocm-plugins.toml",
+        "",
+        ("https://github.com/ROCm/ROCm (docs/compatibility/ml-compatibility/jax-compatibility.rst)",),
+        "ROCm plugin release",
+        "none: AMD's table is its own record of what it tested",
+        by_hand="AMD's compatibility table is prose in its documentation (one row so far), not a release's metadata; "
+        "the plugins' METADATA pins only jaxlib's own release",
+    ),
+    Derivation(
         "declared-requires.toml",
         "derive.tables.declared",
         ("pypi:audited (envaudit.model.scope's, less jax and jaxlib)",),

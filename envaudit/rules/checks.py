@@ -13,7 +13,7 @@ from envaudit.model import fixes
 from envaudit.model.facts import Facts, Unsatisfied
 from envaudit.model.scope import PLUGIN, PROVIDED_BY, coupled
 from envaudit.model.versions import release
-from envaudit.rules import declared, fixing, jax_pins
+from envaudit.rules import declared, fixing, jax_pins, rocm_plugins
 from envaudit.rules import environment as env
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.node import starved
@@ -92,7 +92,8 @@ def plugins(facts: Facts) -> list[Occurrence]:
     behind = [
         (name, version)
         for name, version in sorted(facts.packages.items())
-        if jaxlib is not None and PLUGIN.match(name) and release(version) != release(jaxlib)
+        if jaxlib is not None and (plugin := PLUGIN.match(name)) and release(version) != release(jaxlib)
+        if plugin["kind"] != "rocm" or rocm_plugins.compatible(version, jaxlib) is False  # AMD's own cycle
     ]
     if not behind:
         return []

@@ -41,7 +41,8 @@ DERIVATIONS: tuple[Derivation, ...] = (
         "derive.tables.libraries",
         ("file:derive/tables/library_candidates.toml", "pypi:each candidate"),
         "library (distribution name)",
-        "none: a list of what requires jax, read from each newest release's Requires-Dist",
+        "none: a list of what has a jax interface, read from each newest release (its Requires-Dist, its wheel's"
+        " entry points and Python files)",
     ),
     Derivation(
         "derived/entry-points.toml",
@@ -145,9 +146,14 @@ DERIVATIONS: tuple[Derivation, ...] = (
     Derivation(
         "declared-requires.toml",
         "derive.tables.declared",
-        ("pypi:audited (envaudit.model.scope's, less jax and jaxlib)",),
+        (
+            "pypi:audited (envaudit.model.scope's, less jax and jaxlib)",
+            "pypi-libraries",
+            "table:derived/libraries.toml",
+        ),
         "library release",
         "derive.confirm.declared (pip's resolver on each library's newest bound)",
+        after=("derived/libraries.toml",),
     ),
     Derivation(
         "numpy-builds.toml",

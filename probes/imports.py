@@ -7,7 +7,9 @@ longer has. Importing shows it, in seconds: this probe imports, in the audited i
 - each of jax's own optional submodules that `import jax` does not load (`jax.scipy.*`, read from jax's package
   directory), and
 - every installed distribution whose requirements (Requires-Dist, an extra's included) name jax or jaxlib, but
-  jax's own packages (jaxlib and the plugins, which `import jax` loads): its top-level modules (`top_level.txt`,
+  jax's own packages (jaxlib and the plugins, which `import jax` loads), and every one envaudit names in
+  ENVAUDIT_IMPORT (the planned libraries around jax, which may declare no jax: PennyLane, jaxtyping, pymc; Keras
+  keeps its own rule, its backend): its top-level modules (`top_level.txt`,
   else its RECORD; a namespace package, like `orbax`, through its packages that have an `__init__.py`; never a
   source tree the wheel ships by mistake, a directory with a project's build files: flax 0.10.0's `flaxlib/`).
 
@@ -155,6 +157,9 @@ def dependents() -> list[importlib.metadata.Distribution]:
             break
         needing |= more
     found |= needing
+    # what envaudit asks for by name (a build's planned libraries around jax), whatever it declares; Keras 3 on its
+    # backend's word alone (on_jax): on another backend its import is not a jax fact
+    found |= {name for name in named() if name in installed and name != "keras"}
     # Keras 3 ships all its backends and imports the one configured (on_jax): its jax package is not its JAX use
     found |= {n for n, dist in installed.items() if n not in found and n != "keras" and backend_packages(dist)}
     return [installed[name] for name in sorted(found)]
@@ -360,6 +365,12 @@ def library(dist: importlib.metadata.Distribution, timed: Timed) -> list[dict[st
 
 CALLING: dict[str, str] = {}  # distribution -> the call its file makes, once the file has said it (smoke)
 SUBMODULES = "ENVAUDIT_SUBMODULES"  # distribution=module,module;... (envaudit/collect/build.py writes it)
+IMPORT = "ENVAUDIT_IMPORT"  # distribution,distribution: imported whatever they declare (collect/build.py writes it)
+
+
+def named() -> set[str]:
+    """The distributions envaudit asks this probe to import whatever they declare (none where it names none)."""
+    return {canonical(n.strip()) for n in os.environ.get(IMPORT, "").split(",") if n.strip()}
 
 
 def asked(distribution: str) -> list[str]:

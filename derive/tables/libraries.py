@@ -1,10 +1,19 @@
-"""Derive the libraries whose releases library_uses.py reads for api-removals.toml: every candidate of
-library_candidates.toml (a project name and where it was found: the awesome-jax list, the repositories of the
-jax libraries' authors, PyPI's most downloaded projects that say JAX) whose newest release declares a requirement
-on jax, jaxlib, flax, equinox, optax, chex or dm-haiku (its Requires-Dist, an extra's included: a library whose
-jax code is behind an extra still breaks with jax), read from PyPI's JSON; and two that declare none but run jax
-code, kept explicitly: Keras 3 (its jax backend, KERAS_BACKEND=jax) and transformers (its Flax models). A name PyPI
-does not have, or whose newest release requires none of those, is dropped (printed, not written). Written to
+"""Derive the libraries around jax, whose releases library_uses.py reads for api-removals.toml and whose
+declarations declared.py reads: every candidate of library_candidates.toml (a project name and where it was found:
+the awesome-jax list, the repositories of the jax libraries' authors, PyPI's most downloaded projects that say JAX)
+whose newest release has a jax interface or integration, found from the release itself, the first of these ways
+(`way`, with its evidence):
+
+- `requires`: its Requires-Dist names jax, jaxlib, flax, equinox, optax, chex or dm-haiku (PyPI's JSON);
+- `extra`: only under an extra (tensorflow-probability's `jax; extra == "jax"`: its jax code still breaks with jax);
+- `entry point`: its wheel registers an entry point in a group that names jax (`jax_plugins`, the group jax reads
+  its PJRT plugins from: jax/_src/xla_bridge.py, discover_pjrt_plugins), read from the wheel's entry_points.txt;
+- `imports`: a Python file of its package (not tests, docs or examples; not under `if TYPE_CHECKING:`) imports jax
+  (`import jax`, `from jax... import`), read from the newest release's wheel (else its sdist), downloaded once into
+  the cache and sha256-checked, its .py files read one by one until the first that does (PennyLane's jax interface,
+  jaxtyping, Keras 3's jax backend, transformers: none of them declares jax).
+
+A name PyPI does not have, or whose newest release shows none of these, is dropped (printed, not written). Written to
 envaudit/rules/tables/derived/libraries.toml, one [[library]] per project with its provenance.
 
 usage: python -m derive.tables.libraries [--cache DIR] [--offline]
@@ -12,8 +21,12 @@ usage: python -m derive.tables.libraries [--cache DIR] [--offline]
 
 from __future__ import annotations
 
+import ast
+import re
 import tomllib
 import urllib.error
+import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,19 +35,17 @@ from urllib.parse import urljoin
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from derive.sources import wheels
+from derive.sources import library_uses, wheels
 from envaudit.model import scope
 from envaudit.rules.table import TABLES
 
 CANDIDATES = Path(__file__).with_name("library_candidates.toml")
 OUTPUT = TABLES / "derived" / "libraries.toml"
 REQUIRED = ("jax", "jaxlib", "flax", "equinox", "optax", "chex", "dm-haiku")  # a requirement on one: jax code
-# declare no requirement on jax, run jax code all the same: kept with the reason
-EXPLICIT = {
-    "keras": "Keras 3 declares no framework; with KERAS_BACKEND=jax (or keras.json's backend) it imports jax",
-    "transformers": "its Flax models (transformers/models/*/modeling_flax_*.py) import jax and flax, which only "
-    "its flax extra asks for (and not in every release)",
-}
+WAYS = ("requires", "extra", "entry point", "imports")  # how a library was found, in the order tried
+# an entry point group that names jax: jax's own (`jax_plugins`), or one whose name has jax as a word of it
+JAX_GROUP = re.compile(r"(^|[._-])jax($|[._-])", re.IGNORECASE)
+SCAN_FORMAT = 1  # of the cached file scans (derived/jax-imports/FILE.json): bumped when what is read changes
 SINCE = "2023-01-01"  # the releases read: uploaded since then
 OLDER_SINCE = "2022-01-01"  # for OLDER: their 2022 releases have known cases (tables/derived/hand-read.toml)
 OLDER = ("flax", "chex", "optax", "dm-haiku", "tensorflow-probability", "neural-tangents")
@@ -43,11 +54,13 @@ OLDER = ("flax", "chex", "optax", "dm-haiku", "tensorflow-probability", "neural-
 @dataclass(frozen=True)
 class Library:
     package: str
-    requires: str  # the Requires-Dist line that names one of REQUIRED ("" for an EXPLICIT one that has none)
+    requires: str  # the Requires-Dist line that names one of REQUIRED ("" where it was found another way)
     release: str  # the newest release, whose metadata was read
     found: str  # where the name was found (a URL, and what it says)
     since: str  # the releases read: uploaded since then
-    explicit: str = ""  # why an EXPLICIT one is kept
+    way: str = "requires"  # how its jax interface was found (WAYS)
+    evidence: str = ""  # what showed it: the Requires-Dist line, the entry point, the file and line that imports jax
+    entry_point: str = ""  # its entry point in a group that names jax, whatever way found it (jax-metal's plugin)
     imports: tuple[str, ...] = ()  # the modules `import` names (its newest wheel's RECORD): kfac-jax's kfac_jax
 
 
@@ -71,9 +84,151 @@ def requirement_on(lines: list[str]) -> str:
         except InvalidRequirement:
             continue
         if canonicalize_name(requirement.name) in REQUIRED:
-            optional = requirement.marker is not None and "extra" in str(requirement.marker)
-            found.append((optional, line))
+            found.append((under_extra(requirement), line))
     return min(found, key=lambda f: f[0])[1] if found else ""
+
+
+def under_extra(requirement: Requirement) -> bool:
+    return requirement.marker is not None and "extra" in str(requirement.marker)
+
+
+def jax_entry_point(text: str) -> str:
+    """The first entry point of an entry_points.txt (INI: `[group]`, then `name = object`) in a group that names
+    jax, as `[group] name = object`; "" where none is."""
+    group = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("[") and line.endswith("]"):
+            group = line[1:-1].strip()
+        elif "=" in line and not line.startswith(("#", ";")) and JAX_GROUP.search(group):
+            name, _, target = line.partition("=")
+            return f"[{group}] {name.strip()} = {target.strip()}"
+    return ""
+
+
+def imports_jax(source: bytes) -> int:
+    """The line of the first statement of a module that imports jax or one of its modules (`import jax.numpy as
+    jnp`, `from jax import lax`), where it runs: anywhere but under `if TYPE_CHECKING:` (jaxtyping's annotations); 0
+    where none does, or the file does not parse."""
+    try:
+        tree = wheels.parse(source)
+    except (SyntaxError, ValueError):
+        return 0
+    lines = [n.lineno for n in _runtime_nodes(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) and _names_jax(n)]
+    return min(lines, default=0)
+
+
+def _names_jax(node: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(node, ast.Import):
+        return any(a.name == "jax" or a.name.startswith("jax.") for a in node.names)
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        return node.level == 0 and (module == "jax" or module.startswith("jax."))
+    return False
+
+
+def _runtime_nodes(tree: ast.AST) -> Iterator[ast.AST]:
+    """Every node but those under `if TYPE_CHECKING:` / `if typing.TYPE_CHECKING:` (their `else:` runs)."""
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        yield node
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            todo.extend(node.orelse)
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def package_sources(path: Path) -> Iterator[tuple[str, bytes]]:
+    """A wheel's (or an sdist's) package .py files, as library_uses reads package code (not tests, docs, examples,
+    setup.py), in name order, each read only when the one before it was done with: a scan that stops at its first
+    hit reads no more of the archive."""
+    if path.name.endswith((".whl", ".zip")):
+        with zipfile.ZipFile(path) as archive:
+            for name in sorted(n for n in archive.namelist() if n.endswith(".py")):
+                if library_uses.package_file(name, wheel=True) and ".dist-info/" not in name:
+                    yield name, archive.read(name)
+        return
+    for name, data in wheels.python_files(path):  # an sdist: its layout cut to the installed one
+        if library_uses.package_file(name):
+            yield name, data
+
+
+def first_jax_import(path: Path) -> str:
+    """`FILE:LINE` of the first package file (in name order) that imports jax at run time; "" where none does."""
+    for name, data in package_sources(path):
+        line = imports_jax(data)
+        if line:
+            return f"{name}:{line}"
+    return ""
+
+
+def newest_artefact(data: dict[str, Any]) -> wheels.Artefact | None:
+    """The newest release's file to read: its pure wheel, else its sdist, else a platform wheel (whose Python files
+    are any platform's); None where it has none."""
+    every = wheels.artefacts(data, finals_only=False, any_wheel=True)
+    return next((a for a in every if a.version == newest_release(data)), None)
+
+
+def scanned(artefact: wheels.Artefact, cache: Path, offline: bool) -> str:
+    """first_jax_import of the artefact, kept in the cache beside the file's sha256 (a released file does not
+    change: a second run downloads and reads nothing)."""
+    kept = cache / "derived" / "jax-imports" / f"{artefact.filename}.json"
+    if kept.exists():
+        found: dict[str, Any] = wheels.load_json(kept)
+        if found.get("format") == SCAN_FORMAT and found.get("sha256") == artefact.sha256:
+            return str(found["imports"])
+    hit = first_jax_import(wheels.fetch(artefact, cache, offline))
+    wheels.dump_json(kept, {"format": SCAN_FORMAT, "sha256": artefact.sha256, "imports": hit})
+    return hit
+
+
+def entry_points_of(data: dict[str, Any], cache: Path, offline: bool) -> str:
+    """The newest release's wheel's entry_points.txt ("" where it has none, or no wheel), ranged out of the wheel
+    once and cached."""
+    built = _newest_wheels(data)
+    if not built:
+        return ""
+    url = urljoin(wheels.PYPI.format(name=data["info"]["name"]), built[0]["url"])
+    text = wheels.wheel_member(
+        built[0]["filename"],
+        url,
+        cache,
+        offline,
+        "entry_points.txt",
+        lambda n: n.endswith(".dist-info/entry_points.txt"),
+    )
+    return text.decode("utf-8", "replace") if text else ""
+
+
+def _newest_wheels(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The newest release's wheels, its pure one first."""
+    return sorted(
+        (f for f in data["releases"].get(newest_release(data), []) if f["filename"].endswith(".whl")),
+        key=lambda f: (not f["filename"].endswith("-none-any.whl"), f["filename"]),
+    )
+
+
+def way_found(data: dict[str, Any], lines: list[str], cache: Path, offline: bool) -> tuple[str, str, str]:
+    """(way, evidence, its jax entry point) of the first way (WAYS, in order) the newest release shows a jax
+    interface; ("", "", "") where it shows none. The entry points are read for each (a member ranged out of the
+    wheel); the file scan, which downloads the release, only where nothing before it found one."""
+    entry = jax_entry_point(entry_points_of(data, cache, offline))
+    requires = requirement_on(lines)
+    if requires:
+        return ("extra" if under_extra(Requirement(requires)) else "requires"), requires, entry
+    if entry:
+        return "entry point", entry, entry
+    artefact = newest_artefact(data)
+    if artefact is not None and (hit := scanned(artefact, cache, offline)):
+        return "imports", f"{hit} ({artefact.filename})", ""
+    return "", "", ""
 
 
 def newest_release(data: dict[str, Any]) -> str:
@@ -117,10 +272,7 @@ def modules(record: str) -> tuple[str, ...]:
 def import_names(data: dict[str, Any], cache: Path, offline: bool) -> tuple[str, ...]:
     """The modules the newest release installs, from its wheel's RECORD (ranged out of the wheel, then cached);
     () where it has no wheel."""
-    built = sorted(
-        (f for f in data["releases"].get(newest_release(data), []) if f["filename"].endswith(".whl")),
-        key=lambda f: (not f["filename"].endswith("-none-any.whl"), f["filename"]),
-    )
+    built = _newest_wheels(data)
     if not built:
         return ()
     url = urljoin(wheels.PYPI.format(name=data["info"]["name"]), built[0]["url"])
@@ -130,16 +282,13 @@ def import_names(data: dict[str, Any], cache: Path, offline: bool) -> tuple[str,
     return modules(record.decode("utf-8", "replace")) if record else ()
 
 
-def judge(name: str, found: str, data: dict[str, Any] | None, lines: list[str]) -> Library | None:
-    """The candidate as a library of the list, or None: not on PyPI, or it requires none of REQUIRED and is not
-    one of EXPLICIT."""
-    if data is None:
-        return None
-    requires = requirement_on(lines)
-    if not requires and name not in EXPLICIT:
+def judge(name: str, found: str, data: dict[str, Any] | None, way: tuple[str, str, str]) -> Library | None:
+    """The candidate as a library of the list, or None: not on PyPI, or no way found its jax interface."""
+    if data is None or not way[0]:
         return None
     since = OLDER_SINCE if name in OLDER else SINCE
-    return Library(name, requires, newest_release(data), found, since, EXPLICIT.get(name, ""))
+    requires = way[1] if way[0] in ("requires", "extra") else ""
+    return Library(name, requires, newest_release(data), found, since, way[0], way[1], way[2])
 
 
 def pypi(name: str, cache: Path, offline: bool) -> dict[str, Any] | None:
@@ -156,12 +305,17 @@ def derive(cache: Path, offline: bool, path: Path = CANDIDATES) -> tuple[list[Li
     """The libraries kept, and a line for each candidate dropped."""
     rows = candidates(path)
     datas = wheels.parallel(lambda row: pypi(row[0], cache, offline), rows)
+    ways = wheels.parallel(
+        lambda data: way_found(data, requires_dist(data, cache, offline), cache, offline) if data else ("", "", ""),
+        datas,
+    )
     kept: list[tuple[Library, dict[str, Any]]] = []
     dropped: list[str] = []
-    for (name, where), data in zip(rows, datas, strict=True):
-        library = judge(name, where, data, requires_dist(data, cache, offline) if data else [])
+    for (name, where), data, way in zip(rows, datas, ways, strict=True):
+        library = judge(name, where, data, way)
         if library is None or data is None:
-            dropped.append(f"{name}: " + ("not on PyPI" if data is None else f"{newest_release(data)} requires none"))
+            shows = f"{newest_release(data)} shows no jax interface" if data else ""
+            dropped.append(f"{name}: " + (shows or "not on PyPI"))
         else:
             kept.append((library, data))
     named = wheels.parallel(lambda pair: import_names(pair[1], cache, offline), kept)
@@ -170,25 +324,31 @@ def derive(cache: Path, offline: bool, path: Path = CANDIDATES) -> tuple[list[Li
 
 
 def render(libraries: list[Library], read: str, candidates_read: int) -> str:
+    counts = ", ".join(f"{sum(lib.way == w for lib in libraries)} by {w}" for w in WAYS)
     header = [
-        "# The libraries whose releases api-removals.toml is derived from: DERIVED by derive/tables/libraries.py",
-        "# from the candidates of derive/tables/library_candidates.toml (each with where it was found) and PyPI's",
-        "# JSON of each (https://pypi.org/pypi/NAME/json, info.requires_dist of the newest release); do not edit by",
-        "# hand. Kept: a project whose newest release requires jax, jaxlib, flax, equinox, optax, chex or dm-haiku",
-        "# (`requires`: that Requires-Dist line, an extra's included), and keras and transformers (`explicit`: why;",
-        "# they declare no jax). `since`: the releases library_uses.py reads, those uploaded since then (2022 for the",
-        "# libraries whose 2022 releases have known cases, else 2023); a project with no release since then has its",
-        "# newest read (jraph's only releases are from 2022, its newest 0.0.6.dev0). `imports`: the modules the newest",
-        "# release's wheel installs (its RECORD; a namespace package's subpackages: orbax.export), [] without a wheel.",
-        f"# {len(libraries)} libraries of {candidates_read} candidates",
+        "# The libraries around jax, whose releases api-removals.toml is derived from and whose declarations",
+        "# declared-requires.toml reads: DERIVED by derive/tables/libraries.py from the candidates of",
+        "# derive/tables/library_candidates.toml (each with where it was found) and each one's newest release on",
+        "# PyPI; do not edit by hand. Kept: a project whose newest release has a jax interface, `way` saying how it",
+        "# was found (the first of these) and `evidence` what showed it: `requires`, its Requires-Dist names jax,",
+        "# jaxlib, flax, equinox, optax, chex or dm-haiku (`requires`: that line); `extra`, only under an extra;",
+        "# `entry point`, its wheel registers one in a group that names jax (jax_plugins); `imports`, a file of its",
+        "# package imports jax at run time (FILE:LINE, in the file read: its wheel, else its sdist). `entry_point`:",
+        "# such an entry point, whatever way found the library. `since`: the releases library_uses.py reads, those",
+        "# uploaded since then (2022 for the libraries whose 2022 releases have known cases, else 2023); a project",
+        "# with no release since then has its newest read. `imports`: the modules the newest release's wheel installs",
+        "# (its RECORD; a namespace package's subpackages: orbax.export), [] without a wheel.",
+        f"# {len(libraries)} libraries of {candidates_read} candidates: {counts}",
     ]
-    lines = [*header, 'source = "https://pypi.org/pypi/NAME/json (info.requires_dist of the newest release)"']
+    lines = [*header, 'source = "https://pypi.org/pypi/NAME/json (the newest release: its Requires-Dist, its files)"']
     lines.append(f'read = "{read}, {len(libraries)} libraries of {candidates_read} candidates"')
     for lib in libraries:
         lines += ["", "[[library]]", f"package = {wheels.toml_string(lib.package)}"]
+        lines.append(f"way = {wheels.toml_string(lib.way)}")
+        lines.append(f"evidence = {wheels.toml_string(lib.evidence)}")
+        if lib.entry_point:
+            lines.append(f"entry_point = {wheels.toml_string(lib.entry_point)}")
         lines.append(f"requires = {wheels.toml_string(lib.requires)}")
-        if lib.explicit:
-            lines.append(f"explicit = {wheels.toml_string(lib.explicit)}")
         lines.append(f"release = {wheels.toml_string(lib.release)}")
         lines.append(f"since = {wheels.toml_string(lib.since)}")
         lines.append(f"imports = {wheels.toml_list(list(lib.imports))}")

@@ -52,7 +52,7 @@ from envaudit.files import buildmemory, cachedir, safedir
 from envaudit.model import typecheck
 from envaudit.model.build import BuildStatus, Measurement
 from envaudit.model.facts import CallOutcome, ImportOutcome, JaxFacts
-from envaudit.model.scope import canonicalize_name, selected
+from envaudit.model.scope import LIBRARIES, canonicalize_name, selected
 
 # jax's own accelerator packages and what only they bring: the CPU twin leaves them out (jaxlib stays, as its CPU
 # wheel, where a GPU build was pinned)
@@ -233,7 +233,7 @@ def _measured(stack: Stack, installed: Mapping[str, str], python: str, uv: Seque
     """The key of a measurement: the installed set, from which installer and index, the Python, the platform, the
     child's variables that a plan states and the code the child runs."""
     mine = {k: v for k, v in os.environ.items() if k.startswith("ENVAUDIT_") and k != "ENVAUDIT_CACHE_DIR"}
-    variables = dict(stack.env) | submodules(stack.modules) | mine
+    variables = dict(stack.env) | submodules(stack.modules) | imported(stack.packages) | mine
     return buildmemory.key(dict(installed), python, here(), _installer(uv), variables, _child_code())
 
 
@@ -398,7 +398,7 @@ def _probed(
         total=left,
         cache=False,
         python=str(interpreter),
-        environ=child_environ(stack.env) | submodules(stack.modules),
+        environ=child_environ(stack.env) | submodules(stack.modules) | imported(stack.packages),
     )
     outcome = runner.run(options)
     jax = outcome.jax or {}
@@ -564,6 +564,18 @@ def submodules(modules: Mapping[str, Sequence[str]]) -> dict[str, str]:
     """The variable that asks the imports probe for these submodules too (none where there are none)."""
     said = ";".join(f"{name}={','.join(found)}" for name, found in sorted(modules.items()) if found)
     return {SUBMODULES: said} if said else {}
+
+
+IMPORT = "ENVAUDIT_IMPORT"  # distribution,distribution : what probes/imports.py imports whatever they declare
+
+
+def imported(packages: Mapping[str, str]) -> dict[str, str]:
+    """The variable that asks the imports probe to import each planned library around jax (scope.LIBRARIES), which
+    the probe otherwise finds only by what it declares: PennyLane, jaxtyping and pymc declare no jax, and a stack
+    that plans one beside jax is built to see it import there (none where the plan has none; jax's accelerator
+    packages are left out of the twin)."""
+    said = ",".join(sorted(n for n in packages if n in LIBRARIES and not ACCELERATOR.match(n)))
+    return {IMPORT: said} if said else {}
 
 
 def child_environ(plan_env: Mapping[str, str]) -> dict[str, str]:

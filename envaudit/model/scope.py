@@ -117,8 +117,8 @@ def coupled(name: str) -> bool:
 
 
 def in_stack(name: str) -> bool:
-    """The audited stack without LIBRARIES: the packages whose requirements on each other declared-requires.toml
-    reads (derive/tables/declared.py); a library's versions are collected, its requirements not read."""
+    """The audited stack without LIBRARIES (declared-requires.toml reads the requirements of both:
+    derive/tables/declared.py)."""
     norm = canonicalize_name(name)
     return norm in RELEVANT_NAMES or bool(RELEVANT_PATTERN.match(norm))
 

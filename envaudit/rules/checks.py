@@ -42,8 +42,11 @@ def unsatisfied(facts: Facts) -> list[Occurrence]:
 
 def refused(facts: Facts) -> list[Occurrence]:
     """A plan's releases that declare a requirement another pin breaks (the tables', rules/declared.py): pip refuses
-    to install them together. Those `unsatisfied` leaves out are left out here too."""
-    return _others_unmet(facts, declared.unmet(facts), "planned")
+    to install them together. Those `unsatisfied` leaves out are left out here too. And a requirement on what the plan
+    does not pin that no release of it the tables list can meet beside the pins (`declared.unresolvable`: a library
+    that requires equinox>=0.11.5 beside jax 0.4.27, which every such equinox excludes): the resolver finds none."""
+    direct = _others_unmet(facts, declared.unmet(facts), "planned")
+    return direct + [Occurrence(said, fixing.install(facts, [pin])) for said, pin in declared.unresolvable(facts)]
 
 
 def install_refused(facts: Facts) -> list[Occurrence]:

@@ -5,14 +5,16 @@ tables instead: jax's and jaxlib's read at the jax tags (jax-requires.toml), eve
 from its wheels' METADATA (declared-requires.toml, derive/tables/declared.py). A requirement's marker is evaluated
 for the plan's Python on its platform (Linux x86_64 unless a pip report says otherwise); a plan that names no Python
 is evaluated for every Python the release admits, and a requirement is unmet only where it is unmet for each of
-them. A release the tables do not list, or a requirement on a package the plan does not pin, is unknown, not unmet.
+them. A release the tables do not list is unknown, not unmet. A requirement on a package the plan does not pin is
+followed to the release a resolver would pick (`resolved`: the newest the tables list that fits the pins), and where
+no release it admits fits, the plan is refused (equinox's own `jax!=0.4.27`, beside a pinned jax 0.4.27).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, TypedDict
 
 from envaudit.model import markerenv
@@ -225,3 +227,170 @@ def unpinned_jaxlib(facts: Facts) -> list[str]:
         f"jax {jax} with no jaxlib pinned: {by} takes jaxlib {newest}, and `import jax` raises RuntimeError: {s}"
         for s in said
     ]
+
+
+ROUNDS = 4  # requirements followed from a planned release: optimistix -> equinox -> jaxtyping is two
+
+
+@dataclass(frozen=True)
+class Unresolvable:
+    """A planned release's requirement on a package the plan does not pin, which no release of that package the
+    tables list can meet beside the plan's pins: the installer finds none to install, and refuses the plan."""
+
+    package: str  # the planned (or resolved) release that asks
+    version: str
+    requirement: str  # its requirement on the unpinned package (`equinox>=0.11.7`)
+    releases: tuple[str, ...]  # the releases of it the requirement admits, newest first, all of them listed
+    broken: tuple[tuple[str, str], ...]  # each distinct reason those releases are refused (a requirement a pin
+    # breaks, one no release installs for), with the releases it refuses ("0.11.5 to 0.11.10"), oldest first
+    pins: tuple[tuple[str, str], ...]  # what each broken requirement names, as the plan pins it
+    needs: tuple[str, ...] = ()  # the requirements on pins that refuse them, of the oldest release first: the fix
+
+    @property
+    def target(self) -> str:
+        return named(self.requirement)
+
+
+def resolved(facts: Facts) -> tuple[dict[str, str], list[Unresolvable]]:
+    """What an installer adds to a plan of pins, as the tables know it: for each requirement of a planned release on
+    a package the plan does not pin, the release a resolver takes (the newest the tables list that the requirements
+    on it admit, whose own requirements the pins meet and whose own unpinned ones can be met in turn, to ROUNDS
+    levels: one that fails is passed over, as a resolver backtracks); and each requirement for which there is none,
+    though the tables list every release it admits (its lower bound at or above the first release they read): the
+    installer refuses the plan. equinox 0.11.5 and later require jax!=0.4.27, so lineax 0.0.6, which requires
+    equinox>=0.11.5, cannot be installed beside jax 0.4.27. Only a plan of requirements (an environment's installer
+    keeps what is there); jax, jaxlib and the plugins are jax's own (unpinned_jaxlib)."""
+    if facts.origin != "plan" or facts.python.get("executable"):
+        return {}, []
+    system, machine = str(facts.platform.get("system") or ""), str(facts.platform.get("machine") or "")
+    chosen, stuck = _resolved(tuple(sorted(facts.packages.items())), python_of(facts), system, machine)
+    return dict(chosen), list(stuck)
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolved(
+    pins: tuple[tuple[str, str], ...], python: str | None, system: str, machine: str
+) -> tuple[tuple[tuple[str, str], ...], tuple[Unresolvable, ...]]:
+    wanted: dict[str, list[tuple[str, str, str]]] = {}  # unpinned package -> (asker, its version, requirement)
+    for name, version in pins:
+        for text in _unpinned(name, version, pins, python, system, machine):
+            wanted.setdefault(named(text), []).append((name, version, text))
+    chosen: dict[str, str] = {}
+    stuck: list[Unresolvable] = []
+    for target, asks in sorted(wanted.items()):
+        picked = _pick(target, tuple(t for _, _, t in asks), pins, python, system, machine, 1)
+        if isinstance(picked, str):
+            chosen[target] = picked
+        elif picked is not None:
+            name, version, text = asks[0]
+            stuck.append(replace(picked, package=name, version=version, requirement=text))
+    return tuple(sorted(chosen.items())), tuple(stuck)
+
+
+def _unpinned(
+    name: str, version: str, pins: tuple[tuple[str, str], ...], python: str | None, system: str, machine: str
+) -> list[str]:
+    """A release's requirements (those that apply on every Python evaluated) on a package the pins do not hold, but
+    jax's own packages."""
+    from envaudit.model.scope import coupled
+
+    held = dict(pins)
+    each = applying_on(name, version, python, system, machine)
+    always = sorted(set.intersection(*(set(one) for one in each))) if each else []
+    return [t for t in always if named(t) not in held and not coupled(named(t)) and named(t) != name]
+
+
+@functools.lru_cache(maxsize=8192)
+def _pick(
+    target: str,
+    asks: tuple[str, ...],
+    pins: tuple[tuple[str, str], ...],
+    python: str | None,
+    system: str,
+    machine: str,
+    depth: int,
+) -> str | Unresolvable | None:
+    """The newest release of `target` the tables list that every ask admits, whose requirements the pins meet and
+    whose unpinned ones can be met in turn (below ROUNDS levels); else the Unresolvable (without its asker) where
+    every release the asks admit is listed; None where the tables cannot say (they list none of it, or a release
+    older than they read may be the one)."""
+    known = releases(target)
+    if not known:
+        return None
+    specs = [_specifier(text[len(target) :].split(";")[0]) for text in asks]
+    admitted = sorted(
+        (v for v in known if all(s.contains(v, prereleases=False) for s in specs)), key=numbers, reverse=True
+    )
+    state = dict(pins)
+    broken: dict[str, list[str]] = {}  # what refuses each release (a requirement a pin breaks, or one none installs
+    # for), and the releases it refuses, newest first
+    needs: dict[str, str] = {}  # the requirements on pins behind them, with the oldest release behind each
+    names: dict[str, str] = {}
+    for version in admitted:
+        each = applying_on(target, version, python, system, machine)
+        if each is None:
+            return None
+        failing = [_broken(list(one), state, target) for one in each]
+        if all(failing):
+            for name, text in failing[0].items():
+                broken.setdefault(text, []).append(version)
+                needs[text] = version
+                names[name] = state[name]
+            continue
+        below = [] if depth >= ROUNDS else _unpinned(target, version, pins, python, system, machine)
+        deeper = [(t, _pick(named(t), (t,), pins, python, system, machine, depth + 1)) for t in below]
+        unmet = [(t, found) for t, found in deeper if isinstance(found, Unresolvable)]
+        if not unmet:
+            return version
+        for text, found in unmet:
+            inner = f"{named(text)} {found.broken[0][1]} require {found.broken[0][0]}" if found.broken else ""
+            broken.setdefault(f"{text} (no release of it installs: {inner})" if inner else text, []).append(version)
+            needs.update({t: version for t in found.needs})
+            names.update(found.pins)
+    if not admitted or not _within(specs, min(known, key=numbers)):
+        return None
+    first = tuple(t for t, _ in sorted(needs.items(), key=lambda n: numbers(n[1])))
+    order = sorted(broken.items(), key=lambda b: numbers(b[1][-1]))
+    spans = tuple((text, _span(versions)) for text, versions in order)
+    return Unresolvable("", "", "", tuple(admitted), spans, tuple(sorted(names.items())), first)
+
+
+def _span(versions: list[str]) -> str:
+    """Releases (newest first) as their span: "0.11.5 to 0.11.10", or the one."""
+    return versions[0] if len(versions) == 1 else f"{versions[-1]} to {versions[0]}"
+
+
+def _within(specs: list[SpecifierSet], oldest: str) -> bool:
+    """Whether no release older than the first the tables list can meet the specifiers: one of them bounds below at
+    or above it."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        first = Version(oldest)
+        return any(
+            s.operator in (">=", ">", "==", "===", "~=") and Version(s.version.rstrip(".*")) >= first
+            for spec in specs
+            for s in spec
+        )
+    except InvalidVersion:
+        return False
+
+
+def unresolvable(facts: Facts) -> list[tuple[str, str]]:
+    """Each Unresolvable of the plan (`resolved`), as a sentence (what asks, what it admits, and what of the pins
+    each of those releases refuses) and the pin that lets the installer take one: the requirement of the oldest of
+    them that a pin breaks."""
+    found = []
+    for u in resolved(facts)[1]:
+        span = _span(list(u.releases))
+        needs = "; ".join(
+            f"{u.target} {versions} {'require' if ' to ' in versions else 'requires'} {text}"
+            for text, versions in u.broken
+        )
+        planned = ", ".join(f"{name} {version}" for name, version in u.pins)
+        said = (
+            f"{u.package} {u.version} requires {u.requirement}, and no release of {u.target} it admits installs"
+            f" beside the plan's pins ({planned}): of {span}, the releases the tables list, {needs}"
+        )
+        found.append((said, u.needs[0] if u.needs else u.requirement))
+    return found

@@ -288,6 +288,26 @@ def test_the_submodules_envaudit_asks_for_are_imported_where_the_top_level_works
     assert set(asked) == {"lazylib", "lazylib.models.flax_model"}
 
 
+def test_a_library_envaudit_names_is_imported_though_it_declares_no_jax(tmp_path: Path) -> None:
+    """PennyLane 0.45.1 requires no jax and ships no `jax` package (its jax interface is a module,
+    pennylane/workflow/interfaces/jax.py): the probe passed it over. A library the build names (ENVAUDIT_IMPORT,
+    collect/build.py: a planned library around jax) is imported whatever it declares; Keras keeps its backend's
+    rule; a name not installed is nothing."""
+    site = tmp_path / "site"
+    files = {"ifacelib/__init__.py": "import jax.numpy as jnp\nARRAY = jnp.DeviceArray\n"}
+    install(site, {"ifacelib": {"requires": ["numpy", "autograd"], "files": files}})
+
+    def outcomes(**extra: str) -> dict[str, dict[str, Any]]:
+        env = {**_env(site), **extra}
+        done = subprocess.run([sys.executable, str(PROBE)], capture_output=True, text=True, env=env, timeout=240)
+        said = json.loads(done.stdout)
+        return {o["module"]: o for o in said.get("facts", {}).get("imports", []) if o["distribution"] == "ifacelib"}
+
+    assert outcomes() == {}
+    named = outcomes(ENVAUDIT_IMPORT="not-installed, IfaceLib")
+    assert named["ifacelib"]["status"] == "error" and "DeviceArray" in named["ifacelib"]["error"]
+
+
 def test_eighty_libraries_that_raise_long_errors_are_each_still_their_own_failure(tmp_path: Path) -> None:
     """The probe's answer is one protocol line, read up to 256 KiB: 80 libraries raising 3 KB each made it longer,
     the line was cut, and every `import-fails-*` was lost to one probe error. Each outcome is kept, its text cut."""

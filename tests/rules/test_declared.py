@@ -60,12 +60,12 @@ def test_the_table_says_what_each_installed_wheel_declares() -> None:
     listed = installed_listed()
     assert len(listed) >= 3, listed  # jax's own requirements (numpy, scipy, ml-dtypes) are always installed here
     facts = Facts(packages={}, python=PythonFacts(version=PYTHON), origin="plan")
+    listed_libraries = derivation.libraries()
     for name, version, requires in listed:
         own = {
             f"{canonicalize_name(r.name)}{r.specifier}"
-            for r in map(Requirement, requires)
-            if in_stack(canonicalize_name(r.name))
-            and (r.marker is None or ("extra" not in str(r.marker) and r.marker.evaluate({"extra": ""})))
+            for r in map(Requirement, derivation.requirements(requires, listed_libraries))
+            if r.marker is None or ("extra" not in str(r.marker) and r.marker.evaluate({"extra": ""}))
         }
         table = declared.applying(facts, name, version)
         assert table is not None and set(table[0]) == own, (name, version)
@@ -124,17 +124,36 @@ def test_a_release_not_listed_is_unknown_not_refused() -> None:
     assert not declared.unmet(Facts(packages={"tensorflow": "99.0.0", "numpy": "2.0.0"}, origin="plan"))
 
 
-def test_the_derivation_keeps_the_audited_requirements_and_drops_the_extras() -> None:
+def test_the_derivation_keeps_what_a_plan_can_break_extras_with_their_marker() -> None:
+    """Of each release's Requires-Dist (real lines, from the METADATA on PyPI): every requirement on an audited
+    package or a library of the list, an extra's with its marker (tensorflow-probability 0.25.0's jax substrate);
+    one on another package only where it bounds it above, pins it or excludes a release (jaxtyping 0.2.26's
+    `typeguard==2.13.3`, transformers' `tokenizers<0.24.0,>=0.23.1`), not under an extra (jaxtyping 0.3.4's docs)."""
     found = derivation.requirements(
         [
-            "numpy<2.0.0,>=1.23.5; python_version <= '3.11'",
+            "numpy<2.0.0,>=1.23.5; python_version <= '3.11'",  # tensorflow 2.16.1
             "jax>=0.4.27",
-            "keras>=3.0.0",  # not audited
-            "tensorflow>=2.15; extra == 'tf'",  # an extra's
+            "keras>=3.0.0",  # tensorflow 2.16.1: keras is no library of `listed` here, and bounds nothing above
+            "tensorflow>=2.15; extra == 'tf'",  # tensorflow-probability 0.25.0
+            'jax; extra == "jax"',  # tensorflow-probability 0.25.0
+            "typeguard==2.13.3",  # jaxtyping 0.2.26
+            "tokenizers<0.24.0,>=0.23.1",  # transformers 5.x
+            "mkdocs==1.6.1; extra == 'docs'",  # jaxtyping 0.3.4: another package, under an extra
+            "jaxtyping>=0.2.23",  # optimistix 0.0.10: a library of the list
+            "wadler-lindig>=0.1.3",  # jaxtyping 0.3.11: another package, a lower bound only
             "not a requirement (",
-        ]
+        ],
+        frozenset({"jaxtyping"}),
     )
-    assert found == ["jax>=0.4.27", 'numpy<2.0.0,>=1.23.5; python_version <= "3.11"']
+    assert found == [
+        'jax; extra == "jax"',
+        "jax>=0.4.27",
+        "jaxtyping>=0.2.23",
+        'numpy<2.0.0,>=1.23.5; python_version <= "3.11"',
+        'tensorflow>=2.15; extra == "tf"',
+        "tokenizers<0.24.0,>=0.23.1",
+        "typeguard==2.13.3",
+    ]
 
 
 def test_the_derivation_groups_only_consecutive_releases_that_declare_the_same() -> None:

@@ -602,3 +602,24 @@ def test_a_refusal_is_remembered_for_the_same_request_and_a_damaged_memory_is_a_
         memory.write_text(damaged)
         code_damaged, damaged_report, _ = plan(capsys, *request)
         assert code_damaged == code and not damaged_report["build"]["planned"].get("reused")
+
+
+def test_a_planned_library_around_jax_is_imported_in_the_build_whatever_it_declares(
+    fake_uv: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PennyLane 0.45.1 declares no jax (its Requires-Dist on PyPI), and its wheel has no `jax` package, only
+    pennylane/workflow/interfaces/jax.py: the imports probe, which finds what to import by what is installed and
+    declared, never imported it, so a plan of it beside jax measured nothing of it. The build names every planned
+    library of the list (ENVAUDIT_IMPORT), none of jax's own packages, and the probe imports each."""
+    from envaudit.child import runner, state
+
+    seen: list[dict[str, str]] = []
+
+    def probe(options: Any) -> Any:
+        seen.append(dict(options.environ or {}))
+        return state.Outcome(results=[], jax={"status": "ok"})
+
+    monkeypatch.setattr(runner, "run", probe)
+    plan(capsys, "pennylane==0.45.1", "optax==0.2.4", "jax==0.10.1", "jaxlib==0.10.1", "numpy==2.2.0")
+    assert [s.get(build.IMPORT) for s in seen][:1] == ["optax,pennylane"]
+    assert build.imported({"jax": "0.10.1", "jax-metal": "0.1.1", "numpy": "2.2.0"}) == {}

@@ -19,6 +19,8 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# triage's own bound on building the stacks a report states (--build-timeout's default), and a minute for the rest
+BOUND_S = 240 + 60
 SCORED = {"python": "python", "cuda": "cuda", "cudnn": "cudnn", "driver": "driver", "gpu": "gpu"}
 
 
@@ -29,7 +31,7 @@ def triage(path: Path) -> tuple[str, dict[str, set[str]], list[str]]:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=120,
+        timeout=BOUND_S,
     )
     if done.returncode == 2:
         return "refused", {}, []

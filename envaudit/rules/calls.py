@@ -11,10 +11,7 @@ worked is evidence too: it clears the API-removal table's claim that the main pa
 
 from __future__ import annotations
 
-import re
-
 from envaudit.model.facts import CallOutcome, Facts
-from envaudit.model.fixes import named
 from envaudit.model.report import Subject
 from envaudit.model.scope import canonicalize_name
 from envaudit.rules import imports
@@ -35,16 +32,8 @@ def called(facts: Facts, distribution: str) -> bool:
     return any(o.get("distribution") == distribution and o.get("status") == "ok" for o in outcomes(facts))
 
 
-MISSING = re.compile(r"^(?:ModuleNotFoundError|ImportError): No module named '([A-Za-z0-9_]+)")
-
-
-def transitive(facts: Facts, name: str) -> list[str]:
-    """For a plan, the planned distributions that pull in a library the plan does not name (flax pulls in
-    orbax-checkpoint): [] for one the plan names, and for every library of a live environment, whose requests are
-    not known."""
-    if facts.origin != "plan" or name in facts.packages:
-        return []
-    return sorted(p for p, reqs in facts.requires.items() if any(named(r) == name for r in reqs)) or ["the installer"]
+MISSING = imports.MISSING
+transitive = imports.transitive  # who pulls in a library the plan does not name (imports.transitive)
 
 
 def _pulled(chain: list[str]) -> str:
@@ -56,7 +45,7 @@ def failures(facts: Facts) -> list[Occurrence]:
     """One occurrence per distribution whose smoke call raised, but one whose import raised (said once, there). A
     library a plan does not name, that the installer brought in for another, is not the user's program: its call
     that needs a module nothing installed (orbax-export without TensorFlow) was not run, and its failure otherwise
-    is a warning that names who pulls it in."""
+    is said, as information that names who pulls it in: the user's program does not make that call."""
     broken = {str(o.get("distribution")) for o in imports.outcomes(facts) if o.get("status") == "error"}
     found = []
     for outcome in outcomes(facts):
@@ -72,7 +61,7 @@ def failures(facts: Facts) -> list[Occurrence]:
         said = f"`{outcome.get('call')}` raises {outcome.get('error')}{at}"
         advice = imports.ADVICE.format(name=name, jax=jax)
         detail = f"{name} {outcome.get('version', '')}{_pulled(chain)} with jax {jax}: {said}; {advice}"
-        found.append(Occurrence(detail, about=name, severity="warn" if chain else None))
+        found.append(Occurrence(detail, about=name, severity="info" if chain else None))
     return found
 
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 import re
 
 from envaudit.model.facts import Facts, ImportOutcome
-from envaudit.model.report import Subject
+from envaudit.model.fixes import named
+from envaudit.model.report import Severity, Subject
+from envaudit.model.scope import canonicalize_name
 from envaudit.rules import fixing
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
@@ -47,6 +49,18 @@ ADVICE_JAX = (
 )
 
 
+MISSING = re.compile(r"^(?:ModuleNotFoundError|ImportError): No module named '([A-Za-z0-9_]+)")
+
+
+def transitive(facts: Facts, name: str) -> list[str]:
+    """For a plan or a report's stack built here, the named distributions that pull in a library they do not name
+    (flax pulls in orbax-checkpoint): [] for one they name, and for every library of a live environment, whose
+    requests are not known."""
+    if facts.origin not in ("plan", "triage") or name in facts.packages:
+        return []
+    return sorted(p for p, reqs in facts.requires.items() if any(named(r) == name for r in reqs)) or ["the installer"]
+
+
 def outcomes(facts: Facts) -> list[ImportOutcome]:
     imports = facts.jax.get("imports")
     return list(imports) if isinstance(imports, list) else []
@@ -70,16 +84,25 @@ def failures(facts: Facts) -> list[Occurrence]:
         version = failed[0].get("version", "")
         jax = jax_of(facts)
         forgot = sorted({str(o["undeclared"]) for o in failed if o.get("undeclared")})
+        # a library the user did not name, pulled in for one they did: what imports it (and fails with it) is
+        # theirs, said there; a module it needs that nothing installs is an optional dependency of it
+        chain = transitive(facts, name) if name != "jax" else []
+        pulled = f" (not planned: pulled in by {', '.join(chain)})" if chain else ""
+        missing = [m for o in failed if (m := MISSING.match(str(o.get("error") or "")))]
+        optional = bool(missing) and all(canonicalize_name(m[1]) not in facts.packages for m in missing)
         if name == "jax":  # one of jax's own modules, against what is installed beside it
             detail = f"jax {version}: {said}; {ADVICE_JAX}"
         elif forgot:  # a dependency it forgot to declare: installing it is the fix, whatever else then shows
-            detail = f"{name} {version} imports {', '.join(forgot)} and declares it nowhere: {said}; {ADVICE_FORGOT}"
+            detail = (
+                f"{name} {version}{pulled} imports {', '.join(forgot)} and declares it nowhere: {said}; {ADVICE_FORGOT}"
+            )
         else:
-            detail = f"{name} {version} with jax {jax}: {said}; {ADVICE.format(name=name, jax=jax)}"
+            detail = f"{name} {version}{pulled} with jax {jax}: {said}; {ADVICE.format(name=name, jax=jax)}"
         fix = fixing.install(facts, forgot)
         if not forgot and name != "jax" and version and any(API_GONE.search(str(o.get("error"))) for o in failed):
             fix = fixing.install(facts, [f"{name}{newer_than(version)}"], hold=fixing.installed_jax(facts))
-        found.append(Occurrence(detail, fix, about=name))
+        severity: Severity | None = ("info" if optional else "warn") if chain else None
+        found.append(Occurrence(detail, fix, about=name, severity=severity))
     return found
 
 

@@ -49,10 +49,12 @@ def test_a_library_whose_import_failed_is_reported_once_as_the_import() -> None:
     assert "import-fails-jaxopt" in found and "call-fails-jaxopt" not in found
 
 
-def test_a_library_the_plan_does_not_name_warns_with_who_pulls_it_in_and_its_optional_call_is_not_run() -> None:
+def test_a_library_the_plan_does_not_name_is_said_with_who_pulls_it_in_and_its_call_is_no_verdict() -> None:
     """40 unseen plans: building failed 4 healthy stacks for a library the stack pulled in transitively, whose smoke
-    call needs what the user's program never meets (orbax-export without TensorFlow). The plan names flax; the
-    installer brought orbax-checkpoint and orbax-export for it."""
+    call needs what the user's program never meets (orbax-export without TensorFlow); on 40 more
+    (tests/fixtures/plan-unseen-3, case 02) a transitive library's own call made a healthy stack WARN. The plan
+    names flax; the installer brought orbax-checkpoint and orbax-export for it: the user's program does not make
+    their calls."""
     planned = {"jax": "0.10.1", "jaxlib": "0.10.1", "flax": "0.12.8"}
     calls = [
         {"distribution": "orbax-checkpoint", "version": "0.12.8", "call": "ocp.StandardCheckpointer", "status": "error"}
@@ -62,9 +64,33 @@ def test_a_library_the_plan_does_not_name_warns_with_who_pulls_it_in_and_its_opt
     ]
     fragment = {"origin": "plan", "packages": planned, "requires": {"flax": ["orbax-checkpoint", "jax>=0.10.0"]}}
     found = {f.id: f for f in rules.evaluate(facts_from(fragment | {"jax": {"status": "ok", "calls": calls}})).findings}
-    assert found["call-fails-orbax-checkpoint"].severity == "warn"
+    assert found["call-fails-orbax-checkpoint"].severity == "info"
     assert "pulled in by flax" in found["call-fails-orbax-checkpoint"].detail
     assert "call-fails-orbax-export" not in found  # needs TensorFlow, which nothing here installs: not run
     named = {**planned, "orbax-checkpoint": "0.12.8"}  # the plan names it: its failure is the user's
     direct = facts_from(fragment | {"packages": named, "jax": {"status": "ok", "calls": calls[:1]}})
     assert {f.id: f.severity for f in rules.evaluate(direct).findings}["call-fails-orbax-checkpoint"] == "fail"
+
+
+def test_a_library_the_plan_does_not_name_that_fails_to_import_warns_and_an_optional_module_it_lacks_is_said() -> None:
+    """What the user named imports; a library pulled in for it that fails its own import is a warning naming who
+    pulls it in (a lazy import of it in the named library may fail), and one that lacks a module nothing installs
+    (orbax-export's undeclared TensorFlow, tests/fixtures/plan-unseen-3 case 07) is information."""
+    planned = {"jax": "0.10.1", "jaxlib": "0.10.1", "flax": "0.12.8"}
+    tried = [
+        {"distribution": "flax", "module": "flax", "version": "0.12.8", "status": "ok"},
+        {"distribution": "orbax-checkpoint", "module": "orbax.checkpoint", "version": "0.12.8", "status": "error"}
+        | {"error": "AttributeError: module 'jax' has no attribute 'x'"},
+        {"distribution": "orbax-export", "module": "orbax.export", "version": "0.0.8", "status": "error"}
+        | {"error": "ModuleNotFoundError: No module named 'tensorflow'"},
+    ]
+    fragment = {"origin": "plan", "packages": planned, "requires": {"flax": ["orbax-checkpoint", "orbax-export"]}}
+    facts = facts_from(fragment | {"jax": {"status": "ok", "imports": tried}})
+    found = {f.id: f for f in rules.evaluate(facts).findings}
+    assert found["import-fails-orbax-checkpoint"].severity == "warn"
+    assert "pulled in by flax" in found["import-fails-orbax-checkpoint"].detail
+    assert found["import-fails-orbax-export"].severity == "info"
+    named = facts_from(
+        fragment | {"packages": {**planned, "orbax-export": "0.0.8"}, "jax": {"status": "ok", "imports": tried}}
+    )
+    assert {f.id: f.severity for f in rules.evaluate(named).findings}["import-fails-orbax-export"] == "fail"

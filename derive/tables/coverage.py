@@ -36,7 +36,9 @@ def common(tables: dict[str, Table[Any]], reached: dict[str, str]) -> str:
     return min(open_, key=lambda v: release(v) or ())
 
 
-def render(reached: dict[str, str], jax: str, uploaded: str, closed: dict[str, str]) -> str:
+def render(
+    reached: dict[str, str], jax: str, uploaded: str, closed: dict[str, str], dates: dict[str, str]
+) -> str:
     lines = [
         "# How far the release knowledge reaches: DERIVED by derive/tables/coverage.py from the tables keyed on",
         "# jax (each `Table(..., jax=...)` of envaudit/rules), do not edit by hand. `jax` is the newest release every",
@@ -44,6 +46,8 @@ def render(reached: dict[str, str], jax: str, uploaded: str, closed: dict[str, s
         "# OK (rules/knowledge.py). `tables`: the newest jax release each one speaks of; a closed history stops early",
         "# on purpose:",
         *(f"# {name}: {why}" for name, why in sorted(closed.items())),
+        "# `uploaded`: each final jax release's first upload to PyPI, to its newest: when each was the newest jax (a",
+        "# report's stack built as of then, envaudit/commands/triage/reproduce.py).",
         'source = "envaudit/rules/tables/*.toml, and https://pypi.org/pypi/jax/json (the upload date)"',
         f'read = "{uploaded}, {len(reached)} tables keyed on jax"',
         f'jax = "{jax}"',
@@ -51,6 +55,9 @@ def render(reached: dict[str, str], jax: str, uploaded: str, closed: dict[str, s
         "",
         "[tables]",
         *(f'"{name}" = "{version}"' for name, version in sorted(reached.items())),
+        "",
+        "[uploaded]",
+        *(f'"{version}" = "{date}"' for version, date in dates.items()),
     ]
     return "\n".join(lines) + "\n"
 
@@ -62,12 +69,20 @@ def main(argv: list[str] | None = None) -> int:
     tables = declared_tables()
     reached = reaches(tables)
     jax = common(tables, reached)
-    files = wheels.project_json("jax", cache, options.offline)["releases"].get(jax, [])
+    releases = wheels.project_json("jax", cache, options.offline)["releases"]
+    files = releases.get(jax, [])
     if not files:
         raise SystemExit(f"jax {jax}: PyPI lists no files of it")
     uploaded = wheels.first_upload(files)[:10]
+    newest = release(jax) or ()
+    finals = sorted(
+        (v for v, f in releases.items() if f and wheels.final(v) is not None and (release(v) or ()) <= newest),
+        key=lambda v: release(v) or (),
+    )
+    dates = {v: wheels.first_upload(releases[v])[:10] for v in finals}
     closed = {name: t.closed for name, t in tables.items() if t.closed and name in reached}
-    wheels.write_table(options, render(reached, jax, uploaded, closed), f"jax {jax}, {len(reached)} tables", started)
+    said = f"jax {jax}, {len(reached)} tables"
+    wheels.write_table(options, render(reached, jax, uploaded, closed, dates), said, started)
     return 0
 
 

@@ -34,6 +34,7 @@ the user's environment, kept as the printed command would be run; pip refuses a 
 
 from __future__ import annotations
 
+import datetime
 import functools
 import json
 import os
@@ -151,6 +152,9 @@ class Stack:
     # releases the installer takes where it installs the package at all (name -> version), never a reason to
     # install it: the rest of a pasted `pip list`, so that a library's dependency is the release the report has
     constraints: Mapping[str, str] = field(default_factory=dict)
+    # a day (YYYY-MM-DD): what the stack does not pin resolved among the releases uploaded before it (a report's
+    # stack as it installed then, not with today's NumPy); its own pins at any date
+    as_of: str = ""
 
 
 @dataclass(frozen=True)
@@ -215,7 +219,8 @@ def _asked(stack: Stack, made: Twin, uv: Sequence[str]) -> str:
     """The key of what this request installs here: the pins asked for, the Pythons, the installer and the index
     its configuration and variables name."""
     constrained = sorted(f"{name}=={version}" for name, version in stack.constraints.items())
-    return buildmemory.key(made.requirements, list(stack.pythons), here(), _installer(uv), *constrained)
+    dated = [f"as of {stack.as_of}"] if stack.as_of else []
+    return buildmemory.key(made.requirements, list(stack.pythons), here(), _installer(uv), *constrained, *dated)
 
 
 def _installer(uv: Sequence[str]) -> list[object]:
@@ -338,7 +343,16 @@ def _built(
             return _not("no_python", why, made, started=started, python=python)
         interpreter = prefix / ("Scripts" if os.name == "nt" else "bin") / "python"
         say(f"installing {len(made.requirements)} pins for Python {python} with uv (bound {timeout:.0f} s)")
-        args = ["pip", "install", "-q", "--python", str(interpreter), *_constrained(stack, home), *made.requirements]
+        args = [
+            "pip",
+            "install",
+            "-q",
+            "--python",
+            str(interpreter),
+            *_constrained(stack, home),
+            *_dated(stack),
+            *made.requirements,
+        ]
         install = _run(uv, args, deadline, env, home)
         if install.status == "not_installable" and WRONG_PYTHON.search(install.reason):
             first_reason, tried = first_reason or install.reason, [*tried, python]
@@ -357,6 +371,17 @@ def _constrained(stack: Stack, home: Path) -> list[str]:
     path = home / "constraints.txt"
     path.write_text("".join(f"{name}=={version}\n" for name, version in sorted(stack.constraints.items())))
     return ["--constraint", str(path)]
+
+
+def _dated(stack: Stack) -> list[str]:
+    """uv's arguments for a stack built as of a day: every release uploaded before it, but the stack's own pins,
+    which are exact (uv's --exclude-newer-package lifts the bound for each: a pin of a later release still installs)."""
+    if not stack.as_of:
+        return []
+    tomorrow = (datetime.date.today() + datetime.timedelta(days=1)).isoformat()
+    pinned = sorted(set(stack.packages) - set(stack.ranges))  # a range is resolved as of the day too
+    lifted = [arg for name in pinned for arg in ("--exclude-newer-package", f"{name}={tomorrow}")]
+    return ["--exclude-newer", stack.as_of, *lifted]
 
 
 def _probed(

@@ -13,7 +13,7 @@ from typing import Any
 
 from envaudit.model.facts import Facts
 from envaudit.model.report import KnowledgeDocument
-from envaudit.model.versions import public, version_or_none
+from envaudit.model.versions import public, release, version_or_none
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.table import Provenance, Table
 
@@ -22,6 +22,7 @@ class Coverage(Provenance):  # coverage.toml: where the tables keyed on jax stop
     jax: str  # the newest jax release every table keyed on jax covers
     released: str  # its first upload to PyPI (a date)
     tables: dict[str, str]  # each table keyed on jax -> the newest jax release it covers (a closed history's last)
+    uploaded: dict[str, str]  # each final jax release to `jax` -> its first upload to PyPI (a date)
 
 
 COVERAGE = Table("coverage.toml", Coverage, jax=lambda t: [t["jax"]])
@@ -55,6 +56,18 @@ def as_of() -> str:
     """The sentence the report and `rules --tables` say: "jax 0.12.1 (released 2026-11-18)"."""
     table = COVERAGE.load()
     return f"jax {table['jax']} (released {table['released']})"
+
+
+def superseded(jax: str) -> str | None:
+    """The day the next final jax release after `jax` was first uploaded: until then `jax` was the newest, and a
+    stack installed with it resolved what it did not pin among the releases of that time. None for the newest the
+    tables know, or a release they do not."""
+    uploaded = COVERAGE.load()["uploaded"]
+    stated = release(public(jax))
+    if stated is None or public(jax) not in uploaded:
+        return None
+    later = sorted((release(v) or (), day) for v, day in uploaded.items() if (release(v) or ()) > stated)
+    return later[0][1] if later else None
 
 
 def beyond(facts: Facts) -> list[Occurrence]:

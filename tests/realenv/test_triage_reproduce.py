@@ -51,3 +51,14 @@ def test_a_stack_that_runs_here_is_not_reproduced_and_a_list_only_constrains_it(
     assert "pywin32" not in measured["installed"]  # stated, required by nothing here: not installed
     assert env.report.verdict == "ok"
     assert "_Not reproduced here_: the stack the report states built here" in reply.markdown(triage(text))
+
+
+def test_a_report_of_jax_alone_is_built_with_what_installed_then() -> None:
+    """ "Incompatibility with jax 0.4.27": the reporter's jax imported, so it had a jaxlib no newer than it, and
+    NumPy and SciPy of its time (NumPy 2.0 and SciPy 1.14 came after jax 0.4.28's upload, 2024-05-09). Built with
+    today's, the twin failed where the reporter's had not."""
+    (env,) = triage(b"Incompatibility with jax 0.4.27\nimport jax\n", Building(timeout=300)).environments
+    assert env.reproduction is not None and env.reproduction.measured is not None, env.reproduction
+    installed = env.reproduction.measured["installed"]
+    assert installed["jaxlib"] == "0.4.27" and installed["numpy"].startswith("1."), installed
+    assert env.reproduction.status == "not_reproduced" and env.report.verdict == "ok", env.reproduction

@@ -36,3 +36,25 @@ def test_a_report_whose_stack_is_not_built_says_why_in_every_format() -> None:
         "reason": "nothing was built (--no-build)",
     }
     assert triage(b"numpy==2.0.0\nimport jax\n").environments[0].reproduction is None  # no jax stated: no stack
+
+
+def test_what_a_report_does_not_pin_is_resolved_as_of_its_jax_and_its_pins_at_any_date() -> None:
+    """A report of jax 0.4.27 built with today's SciPy and NumPy fails where the reporter's did not (SciPy 1.13 and
+    NumPy 2 came after it): the twin resolves what the text does not pin among the releases uploaded while its jax
+    was the newest (the day the next jax was first uploaded, from coverage.toml's PyPI dates)."""
+    from envaudit.collect import build
+    from envaudit.rules import knowledge
+
+    uploaded = knowledge.COVERAGE.load()["uploaded"]
+    assert knowledge.superseded("0.4.27") == uploaded["0.4.28"]
+    assert knowledge.superseded(knowledge.COVERAGE.load()["jax"]) is None  # the newest: today's index
+    stack = build.Stack(
+        {"jax": "0.4.27", "flax": "0.8.3", "jaxlib": ""},
+        ["3.11"],
+        ranges={"jaxlib": "jaxlib<=0.4.27"},
+        as_of=uploaded["0.4.28"],
+    )
+    args = build._dated(stack)
+    assert args[:2] == ["--exclude-newer", uploaded["0.4.28"]]
+    lifted = {args[i + 1].split("=")[0] for i, a in enumerate(args) if a == "--exclude-newer-package"}
+    assert lifted == {"jax", "flax"}  # the pins, at any date; jaxlib's range is resolved as of the day

@@ -4,7 +4,9 @@ A table proposes, a measurement decides. Where a report states jax's version, th
 throwaway environment (its CPU twin: jax's GPU and TPU packages and the CUDA wheels left out, a `+cuda` jaxlib as
 its CPU wheel), for the Python it states, and the imports probe runs there: jax, each library the text names that
 envaudit knows, their smoke calls. The rest of a pasted list constrains the install (a library's dependency is the
-release the report has) but is never installed for its own sake. What it measured joins the environment's facts,
+release the report has) but is never installed for its own sake; what the text does not state is resolved among the
+releases uploaded while its jax was the newest (uv's --exclude-newer: a report of jax 0.4.27 is not built with
+today's SciPy, which that jax never met). What it measured joins the environment's facts,
 where the rules read it as an audit's (an import that raises is that library's failure, a transitive library's
 optional call is not), and the reply says "reproduced here" or "not reproduced here" beside the verdict.
 
@@ -25,6 +27,8 @@ from envaudit.commands.triage.extract import known
 from envaudit.judge import measured
 from envaudit.model.build import Measurement
 from envaudit.model.facts import Facts
+from envaudit.model.versions import public
+from envaudit.rules import knowledge
 
 Status = Literal["reproduced", "not_reproduced", "not_built"]
 WHICH = "the stack the report states"
@@ -49,8 +53,12 @@ def reproduce(
     if uv is None:
         return facts, Reproduction("not_built", "uv is not installed here (pip install uv)")
     installs, constraints = _split(facts.packages)
-    stated = replace(facts, packages=installs)
-    stack = replace(building.stack(stated), constraints=constraints)
+    # a jax that imported had a jaxlib, never a newer one (jax refuses it: "jaxlib version X is newer than and
+    # incompatible with jax version Y"): where the text does not state it, the newest the installer took then
+    ranges = {} if "jaxlib" in installs else {"jaxlib": f"jaxlib<={public(facts.packages['jax'])}"}
+    stated = replace(facts, packages={**installs, **dict.fromkeys(ranges, "")})
+    as_of = knowledge.superseded(facts.packages["jax"]) or ""  # what it does not pin, as of its jax's time
+    stack = replace(building.stack(stated), constraints=constraints, as_of=as_of, ranges=ranges)
     built = build.measure(stack, timeout=timeout, uv=uv, say=say)
     document = built.document
     if document["status"] != "built" or not built.jax:

@@ -45,7 +45,7 @@ from envaudit.rules import (
 )
 from envaudit.rules.check import Check, Defaults, Lifecycle
 from envaudit.rules.explains import Names
-from envaudit.rules.signatures import Catalogue, Signature
+from envaudit.rules.signatures import Catalogue, Match, Signature
 
 # Every code check, in the order their findings are listed within a severity: one line a check (or a family of
 # them, one per wheel, library or package a table names).
@@ -133,7 +133,7 @@ class Cause(Protocol):
     @property
     def board(self) -> bool: ...
     def findings(self, facts: Facts) -> list[Finding]: ...
-    def seen(self, facts: Facts) -> Finding: ...
+    def seen(self, facts: Facts, matches: Sequence[Match] = ()) -> Finding | None: ...
     @property
     def wrong_numbers(self) -> bool: ...  # wrong numbers the known_regressions probe measures (judge/assemble.py)
     def workaround(self, facts: Facts) -> Fix: ...  # variables that avoid it, the plan's way out of a loop
@@ -169,7 +169,7 @@ class Retired(Defaults):
     def findings(self, facts: Facts) -> list[Finding]:
         return []
 
-    def seen(self, facts: Facts) -> Finding:  # it carries no signature, so nothing is ever seen of it
+    def seen(self, facts: Facts, matches: Sequence[Match] = ()) -> Finding | None:  # it carries no signature
         raise LookupError(f"{self.id} is retired")
 
 
@@ -256,9 +256,16 @@ class Registry:
         """The code checks' findings alone (what the checks' own tests read)."""
         return self.evaluate(facts, [c for c in CHECKS if c.lifecycle == "active"])
 
-    def seen(self, cause_id: str, facts: Facts) -> Finding:
-        """A cause's finding where its firing message is seen, whatever the facts say."""
-        return priced(self.by_id[cause_id].seen(facts), facts)
+    def seen(self, cause_id: str, facts: Facts, matches: Sequence[Match] = ()) -> Finding | None:
+        """A cause's finding where its firing message is seen (these matches of it), whatever the facts say; None
+        where the cause makes nothing of them here."""
+        found = self.by_id[cause_id].seen(facts, matches)
+        return None if found is None else priced(found, facts)
+
+    @functools.cached_property
+    def deferring(self) -> frozenset[str]:
+        """The causes whose signatures are general words: another cause's message on the same line speaks first."""
+        return frozenset(c.id for c in self.active if isinstance(c, Check) and c.defers)
 
 
 def priced(finding: Finding, facts: Facts) -> Finding:

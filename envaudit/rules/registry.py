@@ -32,6 +32,7 @@ from envaudit.rules import (
     explains,
     imports,
     jax_env,
+    jax_messages,
     knowledge,
     node,
     numpy_builds,
@@ -83,6 +84,7 @@ CHECKS: tuple[Check, ...] = (
     checks.JAX_BROKEN,
     checks.NOTHING_TO_AUDIT,
     checks.JAX_NOT_IMPORTED,
+    jax_messages.JAX_ENVIRONMENT_MESSAGE,
     reported.UNEXPLAINED_ERROR,
     node.NVML_HUNG,
     node.NVML_CRASHED,
@@ -279,4 +281,10 @@ def priced(finding: Finding, facts: Facts) -> Finding:
 
 @functools.cache
 def registry() -> Registry:
-    return Registry((*engine.load_rules(), *CHECKS, *RETIRED))
+    """Every cause: the data rules, the checks (jax's own messages owned where no other signature reads them:
+    jax_messages.owning), the retired ids."""
+    rules = engine.load_rules()
+    owner = jax_messages.JAX_ENVIRONMENT_MESSAGE
+    others: tuple[engine.Rule | Check, ...] = (*rules, *(c for c in CHECKS if c is not owner))
+    checks_ = tuple(jax_messages.owning(c, others) if c is owner else c for c in CHECKS)
+    return Registry((*rules, *checks_, *RETIRED))

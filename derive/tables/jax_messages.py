@@ -5,7 +5,8 @@ At every final release tag (jax-vX.Y.Z) of a bare git mirror of github.com/jax-m
 the files that speak of jax's environment are read (FILES: backend initialisation in xla_bridge.py, the version
 checks of jax/_src/lib/__init__.py and jaxlib/plugin_support.py, the CUDA and ROCm plugins, the Cloud TPU start and
 cluster code, jaxlib's cpu_feature_guard.c). Python files are read with `ast`: every `raise X(message)`, every
-logger.warning/error/exception/critical call and every warnings.warn, the message turned into a signature's text
+logger.error/exception/critical call (jax logs an error), every logger.warning and warnings.warn (jax warns and goes
+on), the message turned into a signature's text
 (rules/signatures.py) from its literal parts (string literals joined, implicitly or with +; an f-string's fields,
 `%` specifications and str.format fields as `{any}`; a name as the value its function last bound to it before the
 line). The C file is read for its PyErr_Format/PyErr_SetString literals, each `#if` branch its own text. Two kinds of
@@ -73,7 +74,15 @@ BY_FUNCTION: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"tpu", re.I), "tpu-runtime"),
     (re.compile(r"plugin", re.I), "plugin-load"),
 )
-LOG_CALLS = {"warning", "warn", "error", "exception", "critical", "fatal"}
+# a logger's call and how it says its message: at error level ("logs"), or as a warning ("warns", as warnings.warn)
+LOG_CALLS = {
+    "warning": "warns",
+    "warn": "warns",
+    "error": "logs",
+    "exception": "logs",
+    "critical": "logs",
+    "fatal": "logs",
+}
 OWN = ("jax", "jaxlib", "jax_plugins", "jax_cuda12_plugin", "jax_cuda13_plugin", "jax_rocm60_plugin", "libtpu")
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[sdifrxXeEgGcau%]")
 _FORMAT_FIELD = re.compile(r"\{\{|\}\}|\{[^{}]*\}")
@@ -88,7 +97,7 @@ class Said:
     category: str
     path: str
     line: int
-    said: str  # "raises", "logs", "warns", "imports"
+    said: str  # "raises", "logs" (an error), "warns" (a warning, logged or warnings.warn), "imports"
     extras: tuple[str, ...] = ()  # for a module jax does not require: the extras of jax that install it
 
 
@@ -197,7 +206,8 @@ def _message(node: ast.AST) -> tuple[ast.expr, str] | None:
     if isinstance(node, ast.Call) and node.args:
         called, receiver = _called(node), _receiver(node)
         if called in LOG_CALLS and (receiver in ("logging", "log") or receiver.endswith("logger")):
-            return node.args[0], "logs" if len(node.args) == 1 else "logs %"
+            how = LOG_CALLS[called]
+            return node.args[0], how if len(node.args) == 1 else f"{how} %"
         if called == "warn" and receiver in ("warnings", ""):
             return node.args[0], "warns"
     return None
@@ -244,14 +254,14 @@ def python_messages(source: str, path: str) -> list[Said]:
                 continue
             expression, how = said
             text = template(expression, scope)
-            if how == "logs %":  # logging's own formatting: the message is a %-template of the arguments after it
-                text, how = _percent(text), "logs"
+            if how.endswith(" %"):  # logging's own formatting: the message is a %-template of the arguments after it
+                text, how = _percent(text), how.removesuffix(" %")
             text = tidy(text)
             if isinstance(expression, ast.Name) and (bound := scope.value(expression.id, expression.lineno)):
                 expression = bound  # the line the message's words are on
             if telling(text):
                 found.append(Said(text, _category(path, function), path, expression.lineno, how))
-    return found
+    return sorted(found, key=lambda s: s.line)
 
 
 _C_CALL = re.compile(r"PyErr_(?:Format|SetString)\s*\(\s*PyExc_\w+\s*,")
@@ -361,7 +371,7 @@ def import_messages(source: str, path: str, required: set[str], extras: dict[str
                 installing = tuple(sorted(e for e, names in extras.items() if top.lower() in names))
                 text = f"No module named '{top}'"
                 found.append(Said(text, _category(path, function), path, node.lineno, "imports", installing))
-    return found
+    return sorted(found, key=lambda s: s.line)
 
 
 def read_tag(git: Path, tag: str) -> list[Said]:

@@ -33,6 +33,8 @@ from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.signatures import QUOTED, Catalogue, Match, Owner, Signature
 from envaudit.rules.table import Span, Table
 
+# how jax says a message: it raises it, logs it as an error, warns with it (logged as a warning, or warnings.warn: it
+# goes on), or it is CPython's word for what jax imports
 Said = Literal["raises", "logs", "warns", "imports"]
 
 
@@ -117,18 +119,22 @@ VERSIONS = re.compile(r"\b\d+\.\d+(?:\.\d+)*\b")
 
 
 SENTENCE_END = re.compile(r"[.!?](?=\s)")
+AFTER_LAST_VALUE = re.compile(r"(?<=\{any\})[\s.,;:!?'\"`)\]]+$")
 
 
 def first_sentences(text: str) -> str:
     """What a signature of a message requires: its first sentence (the first that can be told from another line,
     signatures.needle's 6-character word and three words), since a report quotes a long message cut (a terminal's
-    width, an excerpt) and the first sentence is what names it."""
+    width, an excerpt) and the first sentence is what names it; and where it ends with a value, not the quote or
+    stop after it, so that the value is the rest of the line (a version's dots are not taken for the stop: ">= {any}."
+    read "0.4.14." as "0")."""
+    head = text
     for end in SENTENCE_END.finditer(text):
-        head = text[: end.end()]
-        words = head.replace("{any}", " ").split()
+        words = text[: end.end()].replace("{any}", " ").split()
         if len(words) >= 3 and max(map(len, words)) >= 6:
-            return head
-    return text
+            head = text[: end.end()]
+            break
+    return AFTER_LAST_VALUE.sub("", head)
 
 
 def rows() -> dict[str, list[JaxMessage]]:

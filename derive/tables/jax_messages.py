@@ -63,7 +63,7 @@ CATEGORY: dict[str, str] = {
 # xla_bridge.py also holds jax's device API (process_index, its renamed aliases, compile options, topologies) and
 # the checks of its own options: of its functions, those that start a backend, load a plugin or check what a backend
 # needs are read (by name), and the module's own statements (importing jax_plugins)
-READ_IN_BRIDGE = re.compile(r"^$|backend|plugin|tpu|cuda|version|gpu_client|_log_warning|_make_msg")
+READ_IN_BRIDGE = re.compile(r"^$|backend|platform|plugin|tpu|cuda|version|gpu_client")
 SKIP_IN_BRIDGE = re.compile(r"^(?:register_backend_factory|backends_are_initialized|_validate_backend\w*)$")
 # in xla_bridge.py and jax's lib, a function whose name says what it checks (_check_cuda_versions and its
 # nested _version_check, discover_pjrt_plugins, tpu_client_timer_callback, _cuda_path): its messages are of that

@@ -116,6 +116,7 @@ PLATFORM = re.compile(r"(?:cuda|rocm|gpu|tpu|METAL|iree_cuda)", re.IGNORECASE)
 MODEL = re.compile(r"\b(?:Tesla|Quadro|GeForce|RTX|GTX|Radeon|Instinct|[AHLV]\d{2,3}|MI\d{3}|GB\d{3})\b")
 PLATFORM_VARIABLES = ("JAX_PLATFORMS", "JAX_PLATFORM_NAME")
 VERSIONS = re.compile(r"\b\d+\.\d+(?:\.\d+)*\b")
+QUOTED_NAME = re.compile(r"'([\w.]+)'")  # the module an import's message names
 
 
 SENTENCE_END = re.compile(r"[.!?](?=\s)")
@@ -246,9 +247,15 @@ def judged(facts: Facts, matches: Sequence[Match]) -> Occurrence | None:
         where = ", ".join(dict.fromkeys(row["at"] for _, row in here))
         versions = sorted({v for m, _ in here for _, value in m.values for v in VERSIONS.findall(value)})
         stated = f" (the versions it states: {', '.join(versions)})" if versions and category == "version-check" else ""
+        installs = "; ".join(
+            f"jax does not require {module[1]}; {', '.join(f'jax[{e}]' for e in row['extras'])} installs it"
+            for _, row in here
+            if row["said"] == "imports" and row["extras"] and (module := QUOTED_NAME.search(row["text"]))
+        )
         parts.append(
             f"jax says {category}: {CATEGORIES[category].cause}{stated}{' [' + why + ']' if why else ''}"
             + (f"; it said {said}" if said else "")
+            + (f" ({installs})" if installs else "")
             + f" (where jax says it: {where})"
         )
         todo.append(f"{category}: {CATEGORIES[category].fix}" if len(seen) > 1 else CATEGORIES[category].fix)

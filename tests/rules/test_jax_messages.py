@@ -229,6 +229,13 @@ def test_real_reports_messages_are_read_as_their_category(url: str, text: str, c
     assert "line " in said.detail  # jax's message quoted with its line
 
 
+def test_a_module_jax_imports_without_requiring_it_is_named_with_the_extra_that_installs_it() -> None:
+    """jax#17075: jax.distributed.initialize() on a TPU pod imports requests, which jax[tpu] installs from 0.4.15."""
+    (text,) = [str(p.values[1]) for p in REPORTS if p.id == "requests-jax#17075"]
+    said = findings(text)[CHECK].detail
+    assert "jax does not require requests; jax[tpu] installs it" in said
+
+
 def test_the_version_check_states_the_versions_the_message_does() -> None:
     """jax's own check of the jaxlib a jax release needs (jax/_src/lib/__init__.py), at its jaxlib's own message:
     the finding names the versions to install together."""

@@ -125,6 +125,15 @@ DERIVATIONS: tuple[Derivation, ...] = (
         extra_args=("--jax-git", "{jax_git}"),
     ),
     Derivation(
+        "derived/jax-messages.toml",
+        "derive.tables.jax_messages",
+        ("git:jax-ml/jax",),
+        "message text (its first and last jax release tag)",
+        "tests/rules/test_jax_messages.py (each row's words against its source at its tag, scripts/signature_sources"
+        ".py; real reports' messages read as their category)",
+        extra_args=("--jax-git", "{jax_git}"),
+    ),
+    Derivation(
         "cuda-builds.toml",
         "",
         ("git:jax-ml/jax",),

@@ -1,8 +1,10 @@
-"""Derive the source excerpt of each error signature: the lines its `source` URL names, read from a git mirror of
-that repository at that tag or commit, written to tests/fixtures/signatures/sources.toml with their provenance (an
-excerpt the file already holds is kept where no mirror of its repository is given: its tag or commit is fixed).
-The tests check each signature's text against its excerpt (tests/rules/test_signatures.py), so a signature's text
-is the source's, not a recollection of it.
+"""Derive the source excerpt of each error signature, and of each line jax's messages table cites (where jax says a
+message, `at`: envaudit/rules/tables/derived/jax-messages.toml): the lines its `source` URL names, read from a git
+mirror of that repository at that tag or commit, written to tests/fixtures/signatures/sources.toml with their
+provenance (an excerpt the file already holds is kept where no mirror of its repository is given: its tag or commit
+is fixed). The tests check each signature's text against its excerpt (tests/rules/test_signatures.py), and each
+message of the table against its line (tests/rules/test_jax_messages.py), so a text is the source's, not a
+recollection of it.
 
 A source URL is https://github.com/OWNER/REPO/blob/REF/PATH#LN. The mirrors are bare git directories, one per
 repository, given as OWNER/REPO=GIT_DIR (XLA's commits may be read from a fork that shares its history). A source
@@ -20,6 +22,7 @@ import tomllib
 from datetime import date
 from pathlib import Path
 
+from envaudit.rules.jax_messages import MESSAGES
 from envaudit.rules.registry import registry
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,7 +63,8 @@ def main(argv: list[str]) -> int:
     ]
     missing = []
     before = _derived_before()
-    for url in sorted({c.signature.source for c in registry().signatures.compiled}):
+    cited = {c.signature.source for c in registry().signatures.compiled} | {m["at"] for m in MESSAGES.load()["message"]}
+    for url in sorted(cited):
         found = URL.match(url)
         if found is not None and found[4] is not None and found[1] in mirrors:
             lines = excerpt(mirrors[found[1]], found[2], found[3], int(found[4]))

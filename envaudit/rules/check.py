@@ -8,7 +8,7 @@ a package name or a version. The registry (`rules/registry.py`) lists every chec
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -16,7 +16,7 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.report import Advice, Finding, Severity, Subject
 from envaudit.model.scope import canonicalize_name
-from envaudit.rules.signatures import Signature
+from envaudit.rules.signatures import Match, Signature
 
 # active: evaluated; retired: an id no longer found, kept so that a saved report, an --ignore or a [tool.envaudit]
 # that names it still reads (rules/registry.py lists the retired ids with what replaced them)
@@ -76,6 +76,12 @@ class Check(Defaults):
     # another way out than its occurrence's fix (the other direction: jax moved where the fix moves the library),
     # for the planner to weigh and a build to try where the fix does not install or run (judge/fixplan.py)
     other: Callable[[Facts], Fix] | None = None
+    # what it makes of its messages where they are seen (its signatures' matches, the facts): its occurrence, or
+    # None where they say nothing here; without it, a seen message is its finding as it stands (`seen`)
+    said: Callable[[Facts, Sequence[Match]], Occurrence | None] | None = None
+    # its signatures are general words (a message of a whole source): where another cause's message is seen on the
+    # same line, that cause speaks and this one does not (rules/messages.py)
+    defers: bool = False
 
     def other_way(self, facts: Facts) -> Fix:
         return self.other(facts) if self.other is not None else Fix()
@@ -87,29 +93,30 @@ class Check(Defaults):
 
     def findings(self, facts: Facts) -> list[Finding]:
         """One finding per occurrence: a command, or none (advice is said in the detail, never run)."""
-        found = []
-        for occurrence in self.run(facts):
-            subject = Subject("check", self.id, occurrence.about)
-            advice = Advice(occurrence.todo or self.fix, occurrence.fix.install)
-            severity = occurrence.severity or self.severity
-            about = (canonicalize_name(occurrence.about),) if occurrence.about else ()
-            found.append(
-                Finding(
-                    subject,
-                    severity,
-                    self.title,
-                    occurrence.detail,
-                    occurrence.fix,
-                    self.references,
-                    advice=advice,
-                    about=about,
-                )
-            )
-        return found
+        return [self.finding(occurrence) for occurrence in self.run(facts)]
 
-    def seen(self, facts: Facts) -> Finding:
-        """Its finding where its message is seen, whatever the facts say: what to do, no command (the facts that
-        would choose one are the message's, not the environment's)."""
+    def finding(self, occurrence: Occurrence) -> Finding:
+        subject = Subject("check", self.id, occurrence.about)
+        advice = Advice(occurrence.todo or self.fix, occurrence.fix.install)
+        severity = occurrence.severity or self.severity
+        about = (canonicalize_name(occurrence.about),) if occurrence.about else ()
+        return Finding(
+            subject,
+            severity,
+            self.title,
+            occurrence.detail,
+            occurrence.fix,
+            self.references,
+            advice=advice,
+            about=about,
+        )
+
+    def seen(self, facts: Facts, matches: Sequence[Match] = ()) -> Finding | None:
+        """Its finding where its message is seen, whatever the facts say: what `said` makes of the matches, else
+        what to do, no command (the facts that would choose one are the message's, not the environment's)."""
+        if self.said is not None:
+            occurrence = self.said(facts, matches)
+            return None if occurrence is None else self.finding(occurrence)
         subject = Subject("check", self.id)
         return Finding(
             subject,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -25,7 +25,7 @@ from envaudit.model.versions import release
 from envaudit.rules import accessors, conditions, fixing, follow
 from envaudit.rules.check import Lifecycle
 from envaudit.rules.conditions import holds
-from envaudit.rules.signatures import Signature
+from envaudit.rules.signatures import Match, Signature
 
 DATA = Path(__file__).with_name("data")
 REGRESSIONS_PROBE = "known_regressions"  # the probe of upstream wrong-numbers bugs (probes/known_regressions.py)
@@ -193,7 +193,7 @@ class Rule:
             about=named(self.when),
         )
 
-    def seen(self, facts: Facts) -> Finding:
+    def seen(self, facts: Facts, matches: Sequence[Match] = ()) -> Finding | None:
         """Its finding where its message is seen, whatever the facts say of its conditions."""
         return self.finding([], facts)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from envaudit.model.facts import Facts, ImportOutcome, Message
@@ -50,6 +51,12 @@ class Scan:
         """Every match: jax's, then the imports', then the bug report's."""
         return [*self.jax, *(m for _, found in self.imports for m in found), *self.reported]
 
+    def deferred(self) -> Scan:
+        """The same, each message's matches `deferred` apart (jax's exception, each import's, the report's)."""
+        return Scan(
+            deferred(self.jax), tuple((d, deferred(found)) for d, found in self.imports), deferred(self.reported)
+        )
+
     def by_import(self) -> dict[str, set[str]]:
         """Each distribution whose import raised -> the rules and checks its exception names as the cause."""
         found: dict[str, set[str]] = {}
@@ -67,7 +74,22 @@ def scan(facts: Facts) -> Scan:
         if o.get("status") == "error" and (said := _said(o))
     )
     reported = tuple(m for message in facts.messages[:MAX_MESSAGES] for m in in_text(message["text"], message["line"]))
-    return Scan(tuple(from_jax(facts)), raised, reported)
+    return Scan(tuple(from_jax(facts)), raised, reported).deferred()
+
+
+def deferred(matches: Sequence[Match]) -> tuple[Match, ...]:
+    """The matches, less those of a deferring cause (registry.deferring: a source's general words) on a line where
+    another cause's signature matched, firing or not: the cause that knows the message has the word on it."""
+    deferring = registry().deferring
+    known = {m.line for m in matches if m.owner not in deferring}
+    return tuple(m for m in matches if m.owner not in deferring or m.line not in known)
+
+
+def explaining(facts: Facts, matches: Sequence[Match]) -> frozenset[str]:
+    """The causes whose signature matched without firing (its words alone are no finding) that are findings on
+    these facts: their message is then explained (a triage's error line no cause explains is `unexplained-error`)."""
+    quiet = {m.owner for m in matches if not m.signature.fires}
+    return frozenset(o for o in quiet if (c := registry().get(o)) is not None and c.findings(facts))
 
 
 def _said(outcome: ImportOutcome) -> str:
@@ -109,18 +131,19 @@ def apply(found: list[Finding], scanned: Scan, facts: Facts) -> list[Finding]:
     """The findings with what the messages show (`scanned`, of these facts): a finding whose message is seen quotes
     it; a rule or check whose firing message is seen and that did not fire on the facts is a finding, at its
     severity."""
+    fired = {f.id for f in found}
     seen: dict[str, list[Match]] = {}
     for match in scanned.matches:
         seen.setdefault(match.owner, []).append(match)
     if not seen:
         return found
     quoted = {owner: [m for m in matches if m.line] for owner, matches in seen.items()}  # jax's: Evaluation.said
-    fired = {f.id for f in found}
-    found = found + [
-        registry().seen(owner, facts)
+    made = [
+        registry().seen(owner, facts, [m for m in matches if m.signature.fires])
         for owner, matches in seen.items()
         if owner not in fired and any(m.signature.fires for m in matches)
     ]
+    found = found + [f for f in made if f is not None]
     return [f.said(_quote(quoted[f.id])) if quoted.get(f.id) else f for f in found]
 
 

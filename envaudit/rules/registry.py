@@ -32,6 +32,7 @@ from envaudit.rules import (
     explains,
     imports,
     jax_env,
+    jax_messages,
     knowledge,
     node,
     numpy_builds,
@@ -45,7 +46,7 @@ from envaudit.rules import (
 )
 from envaudit.rules.check import Check, Defaults, Lifecycle
 from envaudit.rules.explains import Names
-from envaudit.rules.signatures import Catalogue, Signature
+from envaudit.rules.signatures import Catalogue, Match, Signature
 
 # Every code check, in the order their findings are listed within a severity: one line a check (or a family of
 # them, one per wheel, library or package a table names).
@@ -83,6 +84,7 @@ CHECKS: tuple[Check, ...] = (
     checks.JAX_BROKEN,
     checks.NOTHING_TO_AUDIT,
     checks.JAX_NOT_IMPORTED,
+    jax_messages.JAX_ENVIRONMENT_MESSAGE,
     reported.UNEXPLAINED_ERROR,
     node.NVML_HUNG,
     node.NVML_CRASHED,
@@ -133,7 +135,7 @@ class Cause(Protocol):
     @property
     def board(self) -> bool: ...
     def findings(self, facts: Facts) -> list[Finding]: ...
-    def seen(self, facts: Facts) -> Finding: ...
+    def seen(self, facts: Facts, matches: Sequence[Match] = ()) -> Finding | None: ...
     @property
     def wrong_numbers(self) -> bool: ...  # wrong numbers the known_regressions probe measures (judge/assemble.py)
     def workaround(self, facts: Facts) -> Fix: ...  # variables that avoid it, the plan's way out of a loop
@@ -169,7 +171,7 @@ class Retired(Defaults):
     def findings(self, facts: Facts) -> list[Finding]:
         return []
 
-    def seen(self, facts: Facts) -> Finding:  # it carries no signature, so nothing is ever seen of it
+    def seen(self, facts: Facts, matches: Sequence[Match] = ()) -> Finding | None:  # it carries no signature
         raise LookupError(f"{self.id} is retired")
 
 
@@ -256,9 +258,16 @@ class Registry:
         """The code checks' findings alone (what the checks' own tests read)."""
         return self.evaluate(facts, [c for c in CHECKS if c.lifecycle == "active"])
 
-    def seen(self, cause_id: str, facts: Facts) -> Finding:
-        """A cause's finding where its firing message is seen, whatever the facts say."""
-        return priced(self.by_id[cause_id].seen(facts), facts)
+    def seen(self, cause_id: str, facts: Facts, matches: Sequence[Match] = ()) -> Finding | None:
+        """A cause's finding where its firing message is seen (these matches of it), whatever the facts say; None
+        where the cause makes nothing of them here."""
+        found = self.by_id[cause_id].seen(facts, matches)
+        return None if found is None else priced(found, facts)
+
+    @functools.cached_property
+    def deferring(self) -> frozenset[str]:
+        """The causes whose signatures are general words: another cause's message on the same line speaks first."""
+        return frozenset(c.id for c in self.active if isinstance(c, Check) and c.defers)
 
 
 def priced(finding: Finding, facts: Facts) -> Finding:
@@ -272,4 +281,10 @@ def priced(finding: Finding, facts: Facts) -> Finding:
 
 @functools.cache
 def registry() -> Registry:
-    return Registry((*engine.load_rules(), *CHECKS, *RETIRED))
+    """Every cause: the data rules, the checks (jax's own messages owned where no other signature reads them:
+    jax_messages.owning), the retired ids."""
+    rules = engine.load_rules()
+    owner = jax_messages.JAX_ENVIRONMENT_MESSAGE
+    others: tuple[engine.Rule | Check, ...] = (*rules, *(c for c in CHECKS if c is not owner))
+    checks_ = tuple(jax_messages.owning(c, others) if c is owner else c for c in CHECKS)
+    return Registry((*rules, *checks_, *RETIRED))

@@ -60,7 +60,9 @@ PLACEHOLDERS: Mapping[str, tuple[str, str]] = {
     "jax_submodule": ("", WORD.format(r"jax(?:\.[A-Za-z_][A-Za-z0-9_]*+)++")),
     "name": ("", WORD.format(r"[A-Za-z_][A-Za-z0-9_.]*+")),
     "number": ("", r"(\d++)"),
-    "any": ("", r"([^\n]{0,1000}?)"),  # a line is at most 1,000 characters (triage/extract.MAX_LINE)
+    # a line is at most 1,000 characters (triage/extract.MAX_LINE); a value may go on to the next line (not past a
+    # blank one), as a terminal wraps a message
+    "any": ("", r"((?:[^\n]|\n(?![ \t]*+\n)){0,1000}?)"),
 }
 SLOT = re.compile(r"\{(\w+)\}")
 WINDOW = 8  # lines one match may span: the longest message (jax's "Outdated cuDNN installation found") is 5
@@ -90,7 +92,7 @@ class Owner(Protocol):
     @property
     def signatures(self) -> tuple[Signature, ...]: ...
 
-    def seen(self, facts: Facts) -> Finding: ...
+    def seen(self, facts: Facts, matches: Sequence[Match] = ()) -> Finding | None: ...
 
 
 @dataclass(frozen=True)

@@ -158,8 +158,10 @@ def _words(text: str) -> list[str]:
 
 def test_the_sources_of_the_signatures_are_derived_from_their_repositories() -> None:
     derived = {c.signature.source for c in CATALOGUE.compiled} & SOURCES.keys()
-    # cpython, TF, ptxas, and XLA's TPU lock (the openxla/xla mirror is larger than the derivation can fetch)
-    assert len(derived) >= len({c.signature.source for c in CATALOGUE.compiled}) - 5
+    # cpython (an import's message and a module's missing attribute, whose words jax's own messages table cites
+    # for what jax imports: its mirror is larger than the derivation can fetch), TF, ptxas, and XLA's TPU lock (so
+    # is the openxla/xla mirror)
+    assert len(derived) >= len({c.signature.source for c in CATALOGUE.compiled}) - 6
 
 
 @pytest.mark.parametrize(

@@ -114,8 +114,8 @@ def test_every_table_is_declared_once_with_its_shape_and_a_wrong_one_is_refused(
     finds nothing."""
     declared = _declared_tables()
     names = sorted(p.name for p in TABLES.glob("*.toml"))
-    assert sorted(t.name for t in declared) == names
-    assert all(t.load() for t in declared)
+    assert sorted(t.name for t in declared if "/" not in t.name) == names  # derived/: a derivation's own inputs too
+    assert all(t.path.is_file() and t.load() for t in declared)
     tpu = next(t for t in declared if t.name == "tpu-extra.toml")
     good = tpu.path.read_text()
     for bad, said in (

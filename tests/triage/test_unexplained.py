@@ -1,9 +1,14 @@
 """Triage never answers `ok` over an error it cannot explain: an error line no signature reads is a warning that
 quotes it and says what to state and try; an error a rule reads is that rule's, and a paste without one is judged
-by its facts alone."""
+by its facts alone. An error line is any that says one (an exception behind a prefix or another exception's name, an
+XLA status, a tool's fatal error), not a line a log marks as information; a signature that only states facts does
+not explain it unless its rule is a finding."""
 
 from __future__ import annotations
 
+import pytest
+
+from envaudit.commands.triage import extract
 from envaudit.commands.triage.triaged import triage
 
 VERSIONS = "jax: 0.10.1\njaxlib: 0.10.1\nnumpy: 2.2.6\npython: 3.12.3\n"
@@ -40,3 +45,64 @@ def test_an_error_quoted_in_a_sentence_is_an_error_too() -> None:
         VERSIONS + "With this release the code errors with `TypeError: cannot create weak reference to 'X' object`:\n"
     )
     assert verdict == "warn" and "TypeError: cannot create weak reference" in found["unexplained-error"]
+
+
+@pytest.mark.parametrize(
+    ("url", "text", "quoted"),
+    [
+        (  # an XLA status behind jax's UnfilteredStackTrace, in the backticks of the report's prose
+            "https://github.com/jax-ml/jax/issues/16699",
+            "I get the following error message:\n`jax._src.traceback_util.UnfilteredStackTrace: jaxlib.xla_extension."
+            "XlaRuntimeError: INTERNAL: nvlink exited with non-zero error code 256, output: nvlink fatal   : Value "
+            "'sm_80' is not defined for option 'arch'`\n### What jax/jaxlib version are you using?\n"
+            "0.4.13+cuda11.cudnn86\n### Which accelerator(s) are you using?\nA100 GPU\n",
+            "XlaRuntimeError: INTERNAL: nvlink exited with non-zero error code 256",
+        ),
+        (  # the CUDA backend's failure, which cuda-backend-failed-jax-on-cpu's signature reads without firing: the
+            # report (a DGX V100, jaxlib 0.4.26+cuda12) does not say whether JAX_PLATFORMS asked for the CPU
+            "https://github.com/jax-ml/jax/issues/20722",
+            ">>> jax.devices()\nCUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:90: operation "
+            "gpuDeviceGetAttribute( &major, GPU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) failed: "
+            "CUDA_ERROR_NOT_INITIALIZED (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n[CpuDevice(id=0)]\n"
+            "A DGX V100 machine\njax                          0.4.26\njaxlib                       "
+            "0.4.26+cuda12.cudnn89\n",
+            "CUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:90",
+        ),
+        (  # a jaxlib module jax 0.4 no longer imports (jaxlib.cuda_linalg, jax 0.3): no row, no rule
+            "https://github.com/jax-ml/jax/issues/10717",
+            "/usr/local/lib/python3.7/dist-packages/jax/_src/lax/linalg.py in <module>()\n"
+            "AttributeError: module 'jaxlib.cuda_linalg' has no attribute 'cuda_lu_pivots_to_permutation'\n",
+            "AttributeError: module 'jaxlib.cuda_linalg' has no attribute",
+        ),
+        (  # a ModuleNotFoundError quoted in the report's title, behind its prose
+            "https://github.com/jax-ml/jax/issues/19112",
+            "# regression on main: ModuleNotFoundError: No module named 'jaxlib.mlir.extras'\n"
+            "Successfully installed jax-0.4.24.dev20231223+b413ee254\n",
+            "ModuleNotFoundError: No module named 'jaxlib.mlir.extras'",
+        ),
+        (  # the GPU plugin's backend that found no device, raised as jax asked for the GPU
+            "https://github.com/jax-ml/jax/issues/21299",
+            "2024-05-21 18:06:49.257055: E external/xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to "
+            "cuInit: CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized\n"
+            "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices.\n",
+            "FAILED_PRECONDITION: No visible GPU devices.",
+        ),
+    ],
+)
+def test_real_errors_no_rule_explains_are_warnings_that_quote_them(url: str, text: str, quoted: str) -> None:
+    verdict, found = roots(text)
+    assert verdict in ("warn", "fail") and quoted in found.get("unexplained-error", ""), (url, found)
+
+
+def test_a_pytest_prefix_and_a_tools_fatal_error_are_error_lines_and_a_logs_info_lines_are_not() -> None:
+    lines = [
+        "E   ModuleNotFoundError: No module named 'optax'",
+        "nvlink fatal   : Value 'sm_80' is not defined for option 'arch'",
+        "Exception: the frobnicator broke",
+        "F0000 00:00:1713630999.125092  494916 pjrt_computation_client.cc:158] Check failed: status.ok()",
+        # information: a backend jax tried and did not need, however its reason is worded
+        "I0919 21:58:29.121373 139995721590592 xla_bridge.py:350] Unable to initialize backend 'tpu': INTERNAL: x",
+        "INFO:2024-06-25 00:34:55,142:jax._src.xla_bridge:889: Unable to initialize backend 'tpu': ABORTED: busy",
+        "a ValueError is raised when the shapes differ",  # prose naming an exception, without its message
+    ]
+    assert [extract.looks_like_error(line) for line in lines] == [True, True, True, True, False, False, False]

@@ -267,29 +267,56 @@ def unnamed(text_lines: list[str]) -> list[Seen]:
     return list(found.values())
 
 
-# what an error looks like in a paste, whatever printed it: Python's last traceback line (`ValueError: ...`,
-# `jaxlib.xla_extension.XlaRuntimeError: INTERNAL: ...`), a crash (a signal, a fatal error, an abort, a failed
-# CHECK or a glog FATAL line), CUDA's and cuDNN's status names, pip's refusals
+# what an error looks like in a paste, whatever printed it: Python's exception line, at the line's start or behind a
+# prefix (pytest's `E   `, a log's, a quote in prose: "errors with `TypeError: ...`") or another exception's name
+# (`jax._src.traceback_util.UnfilteredStackTrace: jaxlib.xla_extension.XlaRuntimeError: INTERNAL: ...`); XLA's
+# status codes (`INTERNAL: `, `FAILED_PRECONDITION: `..., not NOT_FOUND, which jax's log of a backend it did not look
+# for says); a crash (a signal, a fatal error, an abort, a failed CHECK or a glog FATAL line); a tool's fatal error
+# (`nvlink fatal   : `, `fatal error: `); CUDA's and cuDNN's status names; pip's refusals. Each part is possessive
+# or bounded: a 1,000-character line is tried at each position without backtracking.
 ERROR = re.compile(
-    r"^\s*+(?:\w+\.){0,8}[A-Z]\w{0,60}(?:Error|Exception)(?::|$)"
-    r"|(?<=[`'\"])(?:\w+\.){0,8}[A-Z]\w{0,60}(?:Error|Exception): "  # quoted in prose: "errors with `TypeError: ...`"
+    r"(?:^|(?<=[\s:>|`'\"(\[]))(?:[A-Za-z_]\w{0,60}+\.){0,8}+[A-Z]\w{0,60}+(?:(?<=Error)|(?<=Exception))(?::|\s*+$)"
     r"|\b(?:Segmentation fault|core dumped|Fatal Python error|Aborted \(core|terminate called after"
     r"|Check failed:|double free or corruption)"
     r"|^\s*+F\d{4} \d\d:\d\d"
+    r"|\b(?:INTERNAL|UNKNOWN|FAILED_PRECONDITION|INVALID_ARGUMENT|RESOURCE_EXHAUSTED|UNIMPLEMENTED|DATA_LOSS|ABORTED"
+    r"|DEADLINE_EXCEEDED):\s"
+    r"|\bfatal(?: error)?+\s*+:"
     r"|\bCUDA_ERROR_[A-Z_]++|\bCUDNN_STATUS_(?!SUCCESS)[A-Z_]++"
     r"|^\s*+ERROR: (?:Could not find a version|No matching distribution|Cannot install|ResolutionImpossible)"
 )
+# words one of ERROR's parts needs (a glog FATAL line aside, which starts with F): a line without them is not
+# searched, which keeps a 4 MB text of other lines cheap
+ERROR_WORDS = (
+    "Error", "Exception", "fault", "dumped", "Fatal", "Aborted", "terminate", "Check failed", "double free", "fatal",
+    "CUDA_ERROR_", "CUDNN_STATUS_", "ERROR: ", "INTERNAL: ", "UNKNOWN: ", "FAILED_PRECONDITION: ", "INVALID_ARGUMENT: ",
+    "RESOURCE_EXHAUSTED: ", "UNIMPLEMENTED: ", "DATA_LOSS: ", "ABORTED: ", "DEADLINE_EXCEEDED: ",
+)  # fmt: skip
+
+
+def looks_like_error(line: str) -> bool:
+    """Whether a line looks like an error (ERROR), not one a log marks as information (LOG_INFO)."""
+    if not (line.lstrip().startswith("F") or any(word in line for word in ERROR_WORDS)):
+        return False
+    return not LOG_INFO.match(line) and ERROR.search(line) is not None
+
+
+# a line a log marks as information or debugging (glog's `I0820 16:10:25`, logging's `INFO:`/`DEBUG:`, `[INFO]`):
+# what it says is no error, whatever words it quotes (jax logs each backend it could not start at INFO)
+LOG_INFO = re.compile(r"^\W{0,4}(?:I\d{4} \d\d:\d\d|(?:INFO|DEBUG)\b)")
 MAX_ERRORS = 20
 
 
 def errors(text_lines: list[str], read: list[str]) -> list[Message]:
-    """The lines that look like an error, but those a signature read (`read`: what the signatures matched, its
-    whitespace collapsed), first ones first (a log repeats its error): each once, at its first line, at most
-    MAX_ERRORS."""
+    """The lines that look like an error (not those a log marks as information), but those a signature explains
+    (`read`: what the signatures that explain them matched, its whitespace collapsed), first ones first (a log
+    repeats its error): each once, at its first line, at most MAX_ERRORS."""
     found: dict[str, Message] = {}
     for number, line in enumerate(text_lines, start=1):
         text = " ".join(line.split())
-        if text in found or not ERROR.search(line) or any(text in m or m in text for m in read if m):
+        if text in found or not looks_like_error(line):
+            continue
+        if any(text in m or m in text for m in read if m):
             continue
         found[text] = Message(line=number, text=text[:300])
         if len(found) == MAX_ERRORS:
@@ -514,7 +541,7 @@ def _machine(number: int, line: str, previous: str, wheels: list[tuple[str, ...]
     if match := GPU_ROW.match(line):
         found.append(Seen("gpu", match[1].strip(), number, short))
     elif (match := gpus.NAMES.search(line)) and re.search(
-        r"GPU|NVIDIA|RTX|Tesla|Jetson|accelerator", f"{previous} {line}", re.I
+        r"GPU|NVIDIA|RTX|Tesla|Jetson|DGX|accelerator", f"{previous} {line}", re.I
     ):
         found.append(Seen("gpu", match[1], number, short))
     platform = None

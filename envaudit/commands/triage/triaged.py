@@ -180,7 +180,7 @@ def triage(raw: bytes, building: Building = Building()) -> Triage:
     if (written := own.read(extract.whole_lines(raw))) is not None:  # a report's JSON lines may be long: read whole
         environment, unread = _own(written, text_lines)
         return Triage((environment,), truncated, unread)
-    matches = registry().signatures.scan(text_lines)
+    matches = read.deferred(registry().signatures.scan(text_lines))
     found = extract.seen(text_lines) + [Seen(f, v, m.line, m.text[:200]) for m in matches for f, v in m.facts]
     found.sort(key=lambda s: s.line)  # stable: a line's own facts before its message's
     stated = tuple(s for s in found if s.fact.startswith(extract.NOT_INSTALLED))
@@ -203,10 +203,17 @@ def triage(raw: bytes, building: Building = Building()) -> Triage:
     for line, text in sorted(longest.items()):
         first.setdefault(text, Message(line=line, text=text))
     messages = list(first.values())[: read.MAX_MESSAGES]
-    unexplained = extract.errors(text_lines, [m.text for m in matches])
+    fired = [m.text for m in matches if m.signature.fires]
+    unexplained: dict[frozenset[str], list[Message]] = {}  # by the quiet causes that are findings: read once each
     result, built, deadline = [], 0, time.monotonic() + building.timeout
     for env in environments:
-        facts = stated_facts = replace(facts_of(env), messages=messages, errors=unexplained)
+        facts = replace(facts_of(env), messages=messages)
+        # an error line is explained by a signature that fires, or by one whose cause is a finding here
+        quiet = read.explaining(facts, matches)
+        if quiet not in unexplained:
+            explained = fired + [m.text for m in matches if m.owner in quiet]
+            unexplained[quiet] = extract.errors(text_lines, explained)
+        facts = stated_facts = replace(facts, errors=unexplained[quiet])
         shown_here = None
         if "jax" in facts.packages:
             left = deadline - time.monotonic()

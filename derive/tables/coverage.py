@@ -36,9 +36,7 @@ def common(tables: dict[str, Table[Any]], reached: dict[str, str]) -> str:
     return min(open_, key=lambda v: release(v) or ())
 
 
-def render(
-    reached: dict[str, str], jax: str, uploaded: str, closed: dict[str, str], dates: dict[str, str]
-) -> str:
+def render(reached: dict[str, str], jax: str, uploaded: str, closed: dict[str, str], dates: dict[str, str]) -> str:
     lines = [
         "# How far the release knowledge reaches: DERIVED by derive/tables/coverage.py from the tables keyed on",
         "# jax (each `Table(..., jax=...)` of envaudit/rules), do not edit by hand. `jax` is the newest release every",

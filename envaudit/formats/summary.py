@@ -208,12 +208,8 @@ def plan_lines(report: Report) -> tuple[str, list[str]]:
 
 
 def what_to_do(finding: Finding) -> str:
-    """A finding's fix as a reply says it: its command, else that no command fixes it and what to do (its cause's
-    advice), so that no format prints an empty fix."""
-    if finding.fix:
-        return finding.fix
-    advice = finding.advice.text if finding.advice is not None else "its detail says what is known"
-    return f"no command fixes this; what to do: {advice}"
+    """A finding's fix as a reply says it (model.report.Finding.todo: one wording for every format)."""
+    return finding.todo
 
 
 def proof_line(report: Report) -> str:

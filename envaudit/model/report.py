@@ -132,6 +132,7 @@ class _FindingOptional(TypedDict, total=False):
     ignored: bool  # true: the user ignored it (--ignore, [tool.envaudit]); it counts toward no verdict
     ignore_reason: str  # why, as the user wrote it ("" if they gave no reason)
     location: LocationDocument  # a plan's: the input file and line of the requirement that causes it
+    todo: str  # where no command fixes it (`fix` empty): that, and what to do, as every format says it
 
 
 class FindingDocument(_FindingOptional):
@@ -321,6 +322,15 @@ class Finding:
         """Its command: one shell line, or "" where there is none (what to do is then said in its detail)."""
         return self.remedy.command
 
+    @property
+    def todo(self) -> str:
+        """The fix as a reply says it: its command, else that no command fixes it and what to do (its cause's
+        advice), so that no format prints an empty fix."""
+        if self.fix:
+            return self.fix
+        advice = self.advice.text if self.advice is not None else "its detail says what is known"
+        return f"no command fixes this; what to do: {advice}"
+
     def said(self, *clauses: Clause) -> Finding:
         """The same finding with these clauses added after the ones it has."""
         return replace(self, clauses=self.clauses + clauses)
@@ -351,6 +361,7 @@ class Finding:
                 "title": self.title,
                 "detail": self.detail,
                 "fix": self.fix,
+                **({} if self.fix else {"todo": self.todo}),
                 "references": list(self.references),
                 "source": self.source,
                 "caused_by": self.caused_by,

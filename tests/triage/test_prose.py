@@ -5,6 +5,8 @@ says it helps is a way out, not what is installed."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from envaudit.commands.triage import extract
@@ -161,3 +163,5 @@ def test_a_finding_with_no_command_says_what_to_do_in_every_reply() -> None:
     assert "Fix: ` `" not in said and "Fix: ``" not in said
     assert all(" Fix: " in line for line in said.splitlines() if line.startswith("- **"))
     assert "no command fixes this; what to do:" in said + reply.text(result)
+    written = json.loads(reply.RENDERERS.render(result, "json"))["environments"][0]["findings"]
+    assert all(f["fix"] or f["todo"].startswith("no command fixes this; what to do:") for f in written), written

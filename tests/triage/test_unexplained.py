@@ -106,3 +106,13 @@ def test_a_pytest_prefix_and_a_tools_fatal_error_are_error_lines_and_a_logs_info
         "a ValueError is raised when the shapes differ",  # prose naming an exception, without its message
     ]
     assert [extract.looks_like_error(line) for line in lines] == [True, True, True, True, False, False, False]
+
+
+def test_a_line_of_the_program_that_names_an_exception_is_no_error() -> None:
+    """A report's code imports or raises exception classes (`from jaxtyping import ..., TypeCheckError`, a
+    traceback's `raise RuntimeError(err_msg)` source line; tests/fixtures/triage-unseen-5 case 20): the program, not
+    what it printed; the error it printed is still one."""
+    code = "from jaxtyping import Array, Float, jaxtyped, TypeCheckError\n    raise RuntimeError(err_msg)\n"
+    assert roots(VERSIONS + code) == ("ok", {})
+    verdict, found = roots(VERSIONS + code + "RuntimeError: the frobnicator broke\n")
+    assert verdict == "warn" and "RuntimeError: the frobnicator broke" in found["unexplained-error"]

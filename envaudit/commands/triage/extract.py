@@ -298,9 +298,12 @@ def looks_like_error(line: str) -> bool:
     """Whether a line looks like an error (ERROR), not one a log marks as information (LOG_INFO)."""
     if not (line.lstrip().startswith("F") or any(word in line for word in ERROR_WORDS)):
         return False
-    return not LOG_INFO.match(line) and ERROR.search(line) is not None
+    return not LOG_INFO.match(line) and not CODE.match(line) and ERROR.search(line) is not None
 
 
+# a line of Python that names an exception class (`from jaxtyping import ..., TypeCheckError`, `except ValueError:`,
+# `raise RuntimeError(...)`, `class MyError(Exception):`): the program, not what it printed
+CODE = re.compile(r"^\s*+(?:>>>\s*+|\.\.\.\s*+)?+(?:from\s++[\w.]++\s++import|import|except|raise|class|def)\b")
 # a line a log marks as information or debugging (glog's `I0820 16:10:25`, logging's `INFO:`/`DEBUG:`, `[INFO]`):
 # what it says is no error, whatever words it quotes (jax logs each backend it could not start at INFO)
 LOG_INFO = re.compile(r"^\W{0,4}(?:I\d{4} \d\d:\d\d|(?:INFO|DEBUG)\b)")

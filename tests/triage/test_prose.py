@@ -58,6 +58,11 @@ def read(*lines: str) -> set[tuple[str, str]]:
         ),
         (["typeguard==2.13.3", "jaxtyping==0.2.19"], {("package typeguard", "2.13.3")}),
         (["pennylane - 0.35.1"], {("package pennylane", "0.35.1")}),
+        # names joined by "&", "and" or "/" share the version after the last
+        (["It fails with jax/jaxlib 0.4.30"], {("package jax", "0.4.30"), ("package jaxlib", "0.4.30")}),
+        (["I have jax and jaxlib 0.4.24 here"], {("package jax", "0.4.24"), ("package jaxlib", "0.4.24")}),
+        # a system named as what something is for is not the reporter's (tests/fixtures/triage-unseen-5 case 08)
+        (["the wheels are all for linux, but I'm trying to run on windows(bash)"], {("system", "Windows")}),
     ],
 )
 def test_a_version_in_each_form_is_read(lines: list[str], expected: set[tuple[str, str]]) -> None:
@@ -71,11 +76,14 @@ def test_a_version_in_each_form_is_read(lines: list[str], expected: set[tuple[st
         "pinning optax==0.1.7 fixes it",
         "It works after I upgraded jax to 0.4.30",
         "Reverting to jaxlib 0.4.23 resolved the crash",
+        "Downgrading jax & jaxlib to 0.4.23 solves the issue.",  # tests/fixtures/triage-unseen-5 case 02
     ],
 )
 def test_a_change_the_text_says_helps_is_no_installed_version(line: str) -> None:
     assert not {f for f, _ in read(line) if f.startswith("package")}, read(line)
     assert {f for f, _ in read(line) if f.startswith("helps ")}, read(line)  # kept, as a way out
+    if "jax & jaxlib" in line:
+        assert {"helps jax", "helps jaxlib"} <= {f for f, _ in read(line)}
 
 
 @pytest.mark.parametrize(

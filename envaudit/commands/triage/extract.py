@@ -63,6 +63,9 @@ SYSTEM = re.compile(
     r"|\b(mac ?OS|Darwin|Sonoma|Ventura|Monterey|Catalina|Big Sur|MacBook|Apple M\d)\b|(/Users/)\w",
     re.IGNORECASE,
 )
+# a system named as what something is for ("the wheels are all for linux", "there is 0.4.6 for **macos** users"):
+# what is published, not the reporter's machine
+FOR_SYSTEM = re.compile(r"\bfor[\s*_`'\"]++$", re.IGNORECASE)
 # Runs of spaces taken at once: "python", "CUDA" or "driver version" followed by a line of spaces took 7 s a line
 # when the spaces could be shared out between the quantifiers around an optional word in every way.
 SMI = re.compile(r"Driver Version:\s*+(\d++(?:\.\d++)++)\s++CUDA Version:\s*+(\d++\.\d++)")
@@ -173,11 +176,11 @@ DOWNSTREAM = {
 # patterns below are tried only where such a name is one envaudit knows (`_at_known`), so that every library on
 # and around jax is read without an alternation of a hundred names tried at each character of a line
 PROSE_NAMES = r"[A-Za-z][A-Za-z0-9_]*+(?:-[A-Za-z][A-Za-z0-9_]*+)*+"
-NAME_TOKEN = re.compile(rf"(?<![\w./-]){PROSE_NAMES}(?![\w])")
+NAME_TOKEN = re.compile(rf"(?<![\w.-]){PROSE_NAMES}(?![\w])")  # after a "/" too: "jax/jaxlib 0.4.30"
 # "jax 0.4.32", "bumping JAX to 0.4.32", "JAX version 0.4.29", "upgraded to optax 0.2.3", "jax v0.4.12"; a version
 # followed by "+" or after ">=", "at least" is a requirement the text states, not the installed one.
 PROSE = re.compile(
-    rf"(?<![\w./-])({PROSE_NAMES})(?:\[([\w,-]{{1,40}}+)\])?+(?![\w]|-(?!\d))[`'\"]?+(?:-(?=\d))?+(?:\s++(?:v[a-z]{{2,4}}on|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"(]*+{VERSION}"
+    rf"(?<![\w.-])({PROSE_NAMES})(?:\[([\w,-]{{1,40}}+)\])?+(?![\w]|-(?!\d))[`'\"]?+(?:-(?=\d))?+(?:\s++(?:v[a-z]{{2,4}}on|to|at|is|was|=|:)){{0,2}}+[\s`'\"]*+[=:@]?+[\s`'\"(]*+{VERSION}"
     r"(\+|\s++or\s++(?:newer|later|higher|above))?+",
     re.IGNORECASE,
 )
@@ -186,6 +189,8 @@ ALSO = re.compile(rf"\s*+(?:&|/|->|→|\bor\b|\band\b|\bto\b|\bvs\.?+)\s*+{VERSI
 # an installer's move in parentheses, "Updating jax (0.4.23 -> 0.4.30)" (poetry): its lines are no environment,
 # and their before/after pairs over two lines would mix one package's old release with another's new one
 UPDATING = re.compile(r"\s*+(?:->|→)")
+# a name joined to the next by "&", "and" or "/", read backwards from where that next name starts
+JOINED = re.compile(rf"(?<![\w./-])({PROSE_NAMES})\s*+(?:&|\band\b|/)\s*+$", re.IGNORECASE)
 # "still fails in 0.5.1": a bare version after a preposition, read where its sentence names one package before it
 AGAIN = re.compile(rf"(?<![\w-])(?:in|on|with|using)\s++{VERSION}(?![\w/\\-])", re.IGNORECASE)
 # "the jax version used (0.4.28)": a version in parentheses within a few words of its name
@@ -447,8 +452,9 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
         moved = "(" in line[match.start() : match.start(3)] and UPDATING.match(line, match.end())
         if RELEASE.search(_before(line, match.start())) or moved:
             continue
-        if _counterfactual(line, match.start()):  # "solved by downgrading Flax to 0.6.4": a way out, stated
-            found.append(Seen(f"helps {_name(name)}", version, number, short))
+        joined, first = _joined(line, match.start())
+        if _counterfactual(line, first):  # "solved by downgrading Flax to 0.6.4": a way out, stated
+            found += [Seen(f"helps {_name(n)}", version, number, short) for n in (*joined, name)]
             continue
         if REQUIRES.search(_before(line, match.start())):  # "equinox 0.10.4 requires jax 0.4.13"
             found.append(Seen(f"requires {_name(name)}", version, number, short))
@@ -456,7 +462,7 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
         if minimum:
             found.append(Seen(f"requires {_name(name)}", f">={version}", number, short))
             continue
-        found += _package(_name(name), version, number, short, extra or "")
+        found += [s for n in (*joined, name) for s in _package(_name(n), version, number, short, extra or "")]
         end = match.end()
         while also := ALSO.match(line, end):  # "0.4.23.dev20240125 & 0.4.23.dev20240522": another environment
             found += _package(_name(name), also[1], number, short)
@@ -474,6 +480,16 @@ def _prose(number: int, line: str, short: str) -> list[Seen]:
             else _package(name, version, number, short)
         )
     return _distinct(found)
+
+
+def _joined(line: str, at: int) -> tuple[list[str], int]:
+    """The known names joined to the one at `at` before it, that share its version ("jax & jaxlib 0.4.24",
+    "jax and jaxlib to 0.4.23", "jax/jaxlib 0.4.30"), nearest last; and where the first of them starts."""
+    found: list[str] = []
+    while (joined := JOINED.search(line, 0, at)) and _known_word(joined[1]):
+        found.insert(0, joined[1])
+        at = joined.start()
+    return found, at
 
 
 def _again(line: str, number: int, short: str, named: list[Seen]) -> list[Seen]:
@@ -561,7 +577,7 @@ def _machine(number: int, line: str, previous: str, wheels: list[tuple[str, ...]
     elif match := UNAME.search(line):
         found.append(Seen("system", SYSTEMS.get(match[1].lower(), match[1]), number, short))
         found += [Seen("machine", m[1], number, short)] if (m := MACHINE.search(line)) else []
-    elif match := SYSTEM.search(line):
+    elif match := next((m for m in SYSTEM.finditer(line) if not FOR_SYSTEM.search(line[: m.start()])), None):
         groups = [g for g in match.groups()]
         said = (
             "Windows"

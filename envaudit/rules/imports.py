@@ -79,6 +79,7 @@ def failures(facts: Facts) -> list[Occurrence]:
         if outcome.get("status") == "error":
             by_distribution.setdefault(str(outcome.get("distribution")), []).append(outcome)
     found = []
+    causes = blamed(facts)  # a library that raised in another's code -> that one
     for name, failed in sorted(by_distribution.items()):
         said = "; ".join(_said(o) for o in failed)
         version = failed[0].get("version", "")
@@ -86,7 +87,9 @@ def failures(facts: Facts) -> list[Occurrence]:
         forgot = sorted({str(o["undeclared"]) for o in failed if o.get("undeclared")})
         # a library the user did not name, pulled in for one they did: what imports it (and fails with it) is
         # theirs, said there; a module it needs that nothing installs is an optional dependency of it
-        chain = transitive(facts, name) if name != "jax" else []
+        # ...unless what the user named raised in its code (dynamax importing tensorflow-probability): then theirs
+        named_fail = any(other == name and not transitive(facts, mine) for mine, other in causes.items())
+        chain = transitive(facts, name) if name != "jax" and not named_fail else []
         pulled = f" (not planned: pulled in by {', '.join(chain)})" if chain else ""
         missing = [m for o in failed if (m := MISSING.match(str(o.get("error") or "")))]
         optional = bool(missing) and all(canonicalize_name(m[1]) not in facts.packages for m in missing)

@@ -94,3 +94,22 @@ def test_a_library_the_plan_does_not_name_that_fails_to_import_warns_and_an_opti
         fragment | {"packages": {**planned, "orbax-export": "0.0.8"}, "jax": {"status": "ok", "imports": tried}}
     )
     assert {f.id: f.severity for f in rules.evaluate(named).findings}["import-fails-orbax-export"] == "fail"
+
+
+def test_a_library_pulled_in_whose_failure_breaks_what_the_user_named_is_their_failure() -> None:
+    """dynamax 1.0.1 imports tensorflow-probability, which the plan does not name; tfp's import raises with jax
+    0.7.2, and so does dynamax's, in tfp's code (tests/fixtures/plan-unseen-3 case 11): one cause, tfp's, and the
+    user's program fails with it."""
+    planned = {"jax": "0.7.2", "jaxlib": "0.7.2", "dynamax": "1.0.1"}
+    error = "AttributeError: module 'jax.interpreters.xla' has no attribute 'pytype_aval_mappings'"
+    tried = [
+        {"distribution": "dynamax", "module": "dynamax", "version": "1.0.1", "status": "error", "error": error}
+        | {"where": "tensorflow_probability/substrates/jax/internal/backend/jax/ops.py:681"},
+        {"distribution": "tensorflow-probability", "module": "tensorflow_probability", "version": "0.25.0"}
+        | {"status": "error", "error": error, "where": "tensorflow_probability/substrates/jax/x.py:1"},
+    ]
+    fragment = {"origin": "plan", "packages": planned, "requires": {"dynamax": ["tensorflow-probability"]}}
+    found = {
+        f.id: f for f in rules.evaluate(facts_from(fragment | {"jax": {"status": "ok", "imports": tried}})).findings
+    }
+    assert found["import-fails-tensorflow-probability"].severity == "fail"

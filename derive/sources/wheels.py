@@ -52,6 +52,16 @@ def arguments(description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def jax_git_options(doc: str | None, output: Path, argv: list[str] | None) -> tuple[argparse.Namespace, Path, float]:
+    """A derivation that reads jax's tags: its options (--output, and --jax-git, a bare mirror of jax's repository),
+    its cache, and when it started."""
+    parser = arguments(doc.splitlines()[0] if doc else "")
+    parser.add_argument("--output", type=Path, default=output)
+    parser.add_argument("--jax-git", type=Path, required=True, help="a bare git mirror of github.com/jax-ml/jax")
+    options = parser.parse_args(argv)
+    return options, cache_of(options.cache), time.monotonic()
+
+
 def table_options(doc: str | None, output: Path, argv: list[str] | None) -> argparse.Namespace:
     """The options of a script that writes one table: the common ones, and --output (default: the table's path)."""
     parser = arguments(doc.splitlines()[0] if doc else "")

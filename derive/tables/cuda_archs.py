@@ -26,7 +26,6 @@ import io
 import re
 import struct
 import subprocess
-import time
 import tomllib
 import urllib.request
 import zipfile
@@ -226,11 +225,7 @@ def render(rows: list[dict[str, Any]], read: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--output", type=Path, default=TABLE)
-    parser.add_argument("--jax-git", type=Path, required=True, help="a bare git mirror of github.com/jax-ml/jax")
-    options = parser.parse_args(argv)
-    cache, started = wheels.cache_of(options.cache), time.monotonic()
+    options, cache, started = wheels.jax_git_options(__doc__, TABLE, argv)
     plugins = plugin_rows(cache, options.offline)
     jaxlibs = jaxlib_rows(options.jax_git)
     for row in plugins:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import ast
 import re
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -465,11 +464,7 @@ def render(rows: list[dict[str, Any]], read: str, first: str, last: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = wheels.arguments(__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--output", type=Path, default=TABLE)
-    parser.add_argument("--jax-git", type=Path, required=True, help="a bare git mirror of github.com/jax-ml/jax")
-    options = parser.parse_args(argv)
-    cache, started = wheels.cache_of(options.cache), time.monotonic()
+    options, cache, started = wheels.jax_git_options(__doc__, TABLE, argv)
     tags = jax_git.release_tags(options.jax_git, FIRST)
     if not tags:
         raise SystemExit(f"{options.jax_git}: no release tag from jax-v{FIRST} on")

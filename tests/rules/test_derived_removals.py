@@ -401,6 +401,33 @@ def test_a_sample_rederived_from_the_real_wheels(tmp_path: Path) -> None:
     assert linear["kind"] == "import" and linear.get("fixed") == "0.7.5"
 
 
+@pytest.mark.realenv
+@pytest.mark.cost(60)
+def test_a_keyword_rederived_from_the_real_wheels(tmp_path: Path) -> None:
+    """blackjax 1.2.1's `jnp.clip(..., max=1)` against jax 0.4.26 (clip(a, a_min, a_max, out)) and 0.4.27 (min and
+    max), and equinox 0.10.4's flatten_func= against jax 0.4.6 and 0.4.7, from the files fetched here."""
+    from derive.sources import jax_signatures
+
+    cache = derive_cache(tmp_path)
+    jax = {a.version: a for a in jax_api.releases(cache, offline=False)}
+    for project, version, api, keyword, without, having in (
+        ("blackjax", "1.2.1", "jax.numpy.clip", "max", "0.4.26", "0.4.27"),
+        ("equinox", "0.10.4", "jax.tree_util.register_pytree_with_keys", "flatten_func", "0.4.6", "0.4.7"),
+    ):
+        release = next(a for a in library_uses.releases(project, cache, False) if a.version == version)
+        read = library_uses.uses_of(release, cache, False)
+        assert any(u["api"] == api and u.get("keyword") == keyword for u in read["conditional"]), project
+        old, new = (jax_api.surface_of(jax[v], cache, False)["modules"] for v in (without, having))
+        assert not jax_signatures.accepts(jax_signatures.signature(old, api), keyword)
+        assert jax_signatures.accepts(jax_signatures.signature(new, api), keyword)
+        committed = [u for u in _committed(project, api) if u.get("keyword") == keyword]
+        assert any(
+            SpecifierSet(u["jax"]).contains(without) and not SpecifierSet(u["jax"]).contains(having)
+            for u in committed
+            if any(SpecifierSet(s).contains(version) for s in u["versions"])
+        ), committed
+
+
 def test_each_library_of_the_table_has_a_boundary_confirmed_by_measurement_or_says_why_not() -> None:
     """derived/confirmed.json (an import on both sides) and derived/confirmed-calls.json (a call on both sides, for
     the libraries whose entries are all call-time): each confirms an entry the committed table has, none was

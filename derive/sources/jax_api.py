@@ -27,10 +27,10 @@ from typing import Any
 
 from packaging.version import Version
 
-from derive.sources import wheels
+from derive.sources import jax_signatures, wheels
 
 FIRST = "0.3.0"
-FORMAT = 5  # of the cached surfaces: bumped when what is read changes, so that the cache is re-read
+FORMAT = 6  # of the cached surfaces: bumped when what is read changes, so that the cache is re-read (6: callables)
 CONFIG_CALL = re.compile(
     r"^(define_|DEFINE_)?\w*?(bool|int|float|string|enum|enum_class|str|list|object)\w*_(state|flag)$"
 )
@@ -225,7 +225,8 @@ class _Reader:
 
 
 def read_module(source: bytes, module: str, is_package: bool) -> Surface:
-    """One module's surface (see _Reader); a module that does not parse is open."""
+    """One module's surface (see _Reader) and its callables (jax_signatures); a module that does not parse is
+    open."""
     reader = _Reader(module, is_package)
     try:
         tree = wheels.parse(source)
@@ -233,7 +234,7 @@ def read_module(source: bytes, module: str, is_package: bool) -> Surface:
         reader.open = True
         return reader.surface()
     reader.block(tree.body, True)
-    return reader.surface()
+    return {**reader.surface(), "callables": jax_signatures.read_callables(tree, module, is_package)}
 
 
 def config_options(trees: dict[str, ast.Module]) -> list[str]:

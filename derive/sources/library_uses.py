@@ -1,15 +1,26 @@
 """Derive, for each release of the jax libraries, every jax name its package code uses, read with `ast` from the
 released file (wheel, else sdist): where (file:line), when it runs (at IMPORT: module level, class bodies,
 decorators, default values, evaluated annotations; or at CALL: inside a function, with the enclosing function's
-public name), and whether it is GUARDED (inside a `try` that catches AttributeError/ImportError/Exception or in
-its handler, the fallback of version-compatible code; under an `if` that asks jax what it has (hasattr, getattr
-with a default, `"x" in jax.config.values`) or its version, or after such a test in an `and` or an `or`; under
-`if TYPE_CHECKING:`): a guarded use never breaks, so it is not a use here.
+public name), and under which CONDITION on jax (derive/sources/guards.py) it runs:
+- in a `try` whose handler catches what the use raises when jax lacks it (AttributeError for an attribute,
+  ImportError for an import, TypeError for a keyword; Exception, BaseException or a bare except for any), the use
+  never breaks: it is not a use here;
+- in that handler, the fallback of version-compatible code, it runs where one of those caught uses fails (jax-md
+  0.2.29's `except ImportError: from jax.core import ...`); in the `try`'s else, where none does;
+- under an `if` that asks jax what it has (hasattr, getattr with a default, `"x" in jax.config.values`, `"x" in
+  dir(jax.core)`) or its version, or after such a test in an `and` or an `or`, or after an `if` of that test whose
+  branch returns or raises, it runs where the test says (the else: where it does not);
+- under `if TYPE_CHECKING:`, never.
+A use whose condition reads nothing of jax (a test of the library's own values that mentions a version, the else of
+a hasattr of another object: equinox 0.13.8's `hasattr(aval, "to_tangent_aval")`, the handler of a `try` that
+tries nothing of jax) is kept as before this reading: never a break.
 
 A use is `jax.a.b` off any alias of jax (`import jax`, `import jax.numpy as jnp`, `from jax import lax`,
 `from jax.interpreters import xla` then `xla.xe`), the import itself (`from jax.a import b` uses jax.a.b), and
-`jax.config.update("x", ...)`, which uses the option jax.config.x. Tests, examples, docs and benchmarks are not
-package code and are skipped. Each release's result is kept in the cache (derived/uses/PROJECT/VERSION.json).
+`jax.config.update("x", ...)`, which uses the option jax.config.x; and each keyword argument a call of a jax name
+passes (`jnp.clip(x, max=1)`, `functools.partial(jax.jit, static_argnames=...)`), which the release's callable
+must take (derive/sources/jax_signatures.py). Tests, examples, docs and benchmarks are not package code and are
+skipped. Each release's result is kept in the cache (derived/uses/PROJECT/VERSION.json).
 
 usage: python -m derive.sources.library_uses [--cache DIR] [--offline] [--only PROJECT ...]
 """
@@ -18,16 +29,20 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import itertools
+import json
 import re
 import time
 from collections.abc import Container, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from derive.sources import wheels
+from derive.sources import guards, wheels
+from derive.sources.guards import Condition
 
-FORMAT = 15  # of the cached results: bumped when what is read changes (15: no import under `if TYPE_CHECKING:`)
+FORMAT = 17  # of the cached results: bumped when what is read changes (16: conditions and keywords kept; 17: an
+# attribute set is no use of it, a metaclass runs at import)
 LIBRARIES = Path(__file__).resolve().parents[2] / "envaudit" / "rules" / "tables" / "derived" / "libraries.toml"
 
 
@@ -42,7 +57,16 @@ def _libraries() -> dict[str, str]:
 
 SINCES = _libraries()
 PROJECTS = tuple(SINCES)
-GUARD_EXCEPTIONS = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+# what a use raises where the jax release lacks what it needs, and the handlers that catch it
+ATTRIBUTE, IMPORT, KEYWORD = "AttributeError", "ImportError", "TypeError"
+CATCHES = {
+    "AttributeError": {ATTRIBUTE},
+    "ImportError": {IMPORT},
+    "ModuleNotFoundError": {IMPORT},
+    "TypeError": {KEYWORD},
+    "Exception": {ATTRIBUTE, IMPORT, KEYWORD},
+    "BaseException": {ATTRIBUTE, IMPORT, KEYWORD},
+}
 NOT_PACKAGE = {"tests", "test", "testing_data", "examples", "example", "docs", "doc", "benchmarks", "benchmark"}
 VERSION_WORD = re.compile(r"version", re.IGNORECASE)
 PYTHON_VERSION = {"sys.version_info", "sys.version", "platform.python_version", "sys.hexversion"}
@@ -50,12 +74,17 @@ PYTHON_VERSION = {"sys.version_info", "sys.version", "platform.python_version", 
 
 @dataclass(frozen=True)
 class Context:
-    """Where a node runs: at import or on a call (of which function), guarded or not."""
+    """Where a node runs: at import or on a call (of which function), under which conditions on jax (all must
+    hold), inside which `try` bodies (each: its id, what its handlers catch)."""
 
     when: str = "import"
     function: str = ""
-    guarded: bool = False
     in_function: bool = False
+    guard: tuple[Condition, ...] = ()
+    catching: tuple[tuple[int, frozenset[str]], ...] = ()
+
+    def under(self, condition: Condition) -> Context:
+        return replace(self, guard=(*self.guard, condition))
 
 
 @dataclass(frozen=True)
@@ -64,7 +93,9 @@ class Use:
     line: int
     when: str
     function: str
-    guarded: bool
+    guarded: bool  # never a break: a `try` catches it, or its condition reads nothing of jax
+    keyword: str = ""  # a keyword argument of a call of `api`
+    guard: tuple[Condition, ...] = field(default=())  # where it runs (all hold); () everywhere
 
 
 def package_file(path: str, wheel: bool = False) -> bool:
@@ -84,11 +115,17 @@ def module_of(path: str) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _catches_guard(handler: ast.ExceptHandler) -> bool:
+def caught(handler: ast.ExceptHandler) -> frozenset[str]:
+    """What a handler catches of what a use raises (a bare except: all of it)."""
     if handler.type is None:
-        return True
+        return frozenset({ATTRIBUTE, IMPORT, KEYWORD})
     kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any((k.attr if isinstance(k, ast.Attribute) else getattr(k, "id", "")) in GUARD_EXCEPTIONS for k in kinds)
+    names = [k.attr if isinstance(k, ast.Attribute) else getattr(k, "id", "") for k in kinds]
+    return frozenset(kind for name in names for kind in CATCHES.get(name, ()))
+
+
+def _terminates(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Return | ast.Raise | ast.Continue | ast.Break)
 
 
 class _AnyObject:
@@ -192,6 +229,8 @@ class _Finder:
         self.uses: list[Use] = []
         self.classes: list[str] = []
         self.called_at_import: set[str] = set()  # this module's functions that its module level calls
+        self.tries = itertools.count()
+        self.failures: dict[int, list[tuple[str, Condition]]] = {}  # a try body's caught uses: (raises, fails)
 
     def finish(self) -> list[Use]:
         """The uses, with those of a function this module calls at import time counted at import (flax's
@@ -199,12 +238,28 @@ class _Finder:
         called = {f"{self.module}.{name}" for name in self.called_at_import}
         return [replace(u, when="import") if u.when == "call" and u.function in called else u for u in self.uses]
 
-    def add(self, api: str, node: ast.AST, ctx: Context) -> None:
-        self.uses.append(Use(api, getattr(node, "lineno", 0), ctx.when, ctx.function, ctx.guarded))
+    def add(self, api: str, node: ast.AST, ctx: Context, raises: str = ATTRIBUTE, keyword: str = "") -> None:
+        """One use; caught by the innermost `try` around it that catches what it raises (then never a break, and
+        the condition of that try's handlers), else kept with its conditions."""
+        line = getattr(node, "lineno", 0)
+        for frame, kinds in reversed(ctx.catching):
+            if raises in kinds:
+                works: Condition = {"accepts": [api, keyword]} if keyword else {"has": api}
+                self.failures[frame].append((raises, guards.negate(works)))
+                self.uses.append(Use(api, line, ctx.when, ctx.function, True, keyword))
+                return
+        dropped = bool(ctx.guard) and not guards.decidable(list(ctx.guard))
+        self.uses.append(Use(api, line, ctx.when, ctx.function, dropped, keyword, () if dropped else ctx.guard))
 
     def body(self, statements: list[ast.stmt], ctx: Context) -> None:
+        """A block in order: after `if <jax test>: return` (or raise), the rest runs where the test is false."""
         for statement in statements:
             self.visit(statement, ctx)
+            if isinstance(statement, ast.If) and guard_test(statement.test, self.aliases):
+                ends, otherwise = _terminates(statement.body), _terminates(statement.orelse)
+                if ends != otherwise:
+                    test = guards.condition(statement.test, self.aliases)
+                    ctx = ctx.under(guards.negate(test) if ends else test)
 
     def visit(self, node: ast.AST, ctx: Context) -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -212,12 +267,17 @@ class _Finder:
         elif isinstance(node, ast.ClassDef):
             for part in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
                 self.visit(part, ctx)
+            for keyword in node.keywords:  # a class statement calls its metaclass (equinox 0.10.4's `class
+                # Module(metaclass=_ModuleMeta)` runs _ModuleMeta.__new__ at import)
+                if keyword.arg == "metaclass" and isinstance(keyword.value, ast.Name) and ctx.when == "import":
+                    self.called_at_import.update(f"{keyword.value.id}.{m}" for m in ("__new__", "__init__"))
             self.classes.append(node.name)
             self.body(node.body, ctx)
             self.classes.pop()
         elif isinstance(node, ast.Lambda):
             self.arguments(node.args, ctx, annotations=False)
-            self.visit(node.body, replace(ctx, when="call", function=ctx.function or self.qualified("<lambda>")))
+            function = ctx.function or self.qualified("<lambda>")
+            self.visit(node.body, replace(ctx, when="call", function=function, catching=()))
         elif isinstance(node, ast.AnnAssign):
             if not self.future and not ctx.in_function:
                 self.visit(node.annotation, ctx)
@@ -225,19 +285,11 @@ class _Finder:
             if node.value is not None:
                 self.visit(node.value, ctx)
         elif isinstance(node, ast.Try | ast.TryStar):
-            guarded = ctx.guarded or any(_catches_guard(h) for h in node.handlers)
-            self.body(node.body, replace(ctx, guarded=guarded))
-            for handler in node.handlers:  # the fallback of a guard (`except ImportError: from jax.lib...`) is
-                # the other half of version-compatible code: one of the two works with each jax it supports
-                self.body(handler.body, replace(ctx, guarded=guarded))
-            self.body(node.orelse, ctx)
-            self.body(node.finalbody, ctx)
+            self.attempt(node, ctx)
         elif isinstance(node, ast.If | ast.IfExp):
             self.conditional(node, ctx)
-        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-            self.conjunction(node, ctx)
-        elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
-            self.disjunction(node, ctx)
+        elif isinstance(node, ast.BoolOp):
+            self.boolean(node, ctx)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             self.imported(node, ctx)
         elif isinstance(node, ast.Attribute):
@@ -250,6 +302,29 @@ class _Finder:
             for child in ast.iter_child_nodes(node):
                 self.visit(child, ctx)
 
+    def attempt(self, node: ast.Try | ast.TryStar, ctx: Context) -> None:
+        """A `try`: its body's uses that a handler catches never break; a handler runs where one of them fails
+        (the fallback of version-compatible code: one of the two works with each jax it supports), the else where
+        none does. A handler of AttributeError or ImportError around nothing of jax is a fallback for something
+        else: it runs where this cannot say (never a break, as before)."""
+        frame = next(self.tries)
+        self.failures[frame] = []
+        kinds = frozenset().union(*(caught(h) for h in node.handlers))
+        self.body(node.body, replace(ctx, catching=(*ctx.catching, (frame, kinds))) if kinds else ctx)
+        failures = self.failures.pop(frame)
+        for handler in node.handlers:
+            catches = caught(handler)
+            fails = list({json.dumps(f, sort_keys=True): f for raised, f in failures if raised in catches}.values())
+            if fails:
+                self.body(handler.body, ctx.under(fails[0] if len(fails) == 1 else {"any": fails}))
+            elif catches & {ATTRIBUTE, IMPORT}:
+                self.body(handler.body, ctx.under(guards.unknown(handler.type or handler)))
+            else:
+                self.body(handler.body, ctx)
+        works = [guards.negate(f) for _, f in failures]
+        self.body(node.orelse, ctx.under(guards.every(works)) if works else ctx)
+        self.body(node.finalbody, ctx)
+
     def qualified(self, name: str) -> str:
         return ".".join([self.module, *self.classes, name])
 
@@ -259,7 +334,9 @@ class _Finder:
         self.arguments(node.args, ctx, annotations=not self.future)
         if node.returns is not None and not self.future:
             self.visit(node.returns, ctx)
-        inner = replace(ctx, when="call", function=ctx.function or self.qualified(node.name), in_function=True)
+        # its body runs on a call, where no `try` around the def catches anything; its def's conditions hold
+        function = ctx.function or self.qualified(node.name)
+        inner = replace(ctx, when="call", function=function, in_function=True, catching=())
         classes, self.classes = self.classes, [*self.classes, node.name]
         self.body(node.body, inner)
         self.classes = classes
@@ -279,60 +356,76 @@ class _Finder:
             for part in orelse:
                 self.visit(part, ctx)
             return
-        branch = replace(ctx, guarded=ctx.guarded or guard_test(node.test, self.aliases))
-        # the else of a hasattr of anything is a fallback for what lacks the attribute (equinox 0.13.8's
-        # `if hasattr(aval, "to_tangent_aval"): ... else: jax.core.raise_to_shaped(aval)` runs only on old jax)
-        fallback = replace(branch, guarded=branch.guarded or guard_test(node.test, ANY_OBJECT))
-        body, orelse = (node.body, node.orelse) if isinstance(node, ast.If) else ([node.body], [node.orelse])
-        for branch_node in body:
-            self.visit(branch_node, branch)
-        for branch_node in orelse:
-            self.visit(branch_node, fallback)
+        branch, fallback = ctx, ctx
+        if guard_test(node.test, self.aliases):
+            test = guards.condition(node.test, self.aliases)
+            branch, fallback = ctx.under(test), ctx.under(guards.negate(test))
+        elif guard_test(node.test, ANY_OBJECT):
+            # the else of a hasattr of anything is a fallback for what lacks the attribute (equinox 0.13.8's
+            # `if hasattr(aval, "to_tangent_aval"): ... else: jax.core.raise_to_shaped(aval)` runs only on old jax)
+            fallback = ctx.under(guards.unknown(node.test))
+        if isinstance(node, ast.If):
+            self.body(node.body, branch)
+            self.body(node.orelse, fallback)
+        else:
+            self.visit(node.body, branch)
+            self.visit(node.orelse, fallback)
 
-    def conjunction(self, node: ast.BoolOp, ctx: Context) -> None:
-        """`hasattr(jax, "a") and jax.a.b`: what follows a guard test in an `and` runs only where jax has it."""
+    def boolean(self, node: ast.BoolOp, ctx: Context) -> None:
+        """`hasattr(jax, "a") and jax.a.b`: what follows a guard test in an `and` runs only where the test holds;
+        `getattr(hjx, "HiPrim", None) or hjx.VJPHiPrimitive` (flax 0.12.10's fix for jax 0.11.2): in an `or`, only
+        where it does not, the fallback of version-compatible code, as an `if`'s else is."""
         for value in node.values:
             self.visit(value, ctx)
             if guard_test(value, self.aliases):
-                ctx = replace(ctx, guarded=True)
-
-    def disjunction(self, node: ast.BoolOp, ctx: Context) -> None:
-        """`getattr(hjx, "HiPrim", None) or hjx.VJPHiPrimitive` (flax 0.12.10's fix for jax 0.11.2): what follows a
-        guard test in an `or` runs only where jax lacks the name asked for, the fallback of version-compatible
-        code, as an `if`'s else is."""
-        for value in node.values:
-            self.visit(value, ctx)
-            if guard_test(value, self.aliases):
-                ctx = replace(ctx, guarded=True)
+                test = guards.condition(value, self.aliases)
+                ctx = ctx.under(test if isinstance(node.op, ast.And) else guards.negate(test))
 
     def imported(self, node: ast.Import | ast.ImportFrom, ctx: Context) -> None:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.startswith("jax."):
-                    self.add(alias.name, node, ctx)
+                    self.add(alias.name, node, ctx, IMPORT)
             return
         source = node.module or ""
         if node.level == 0 and (source == "jax" or source.startswith("jax.")):
             for alias in node.names:
-                self.add(source if alias.name == "*" else f"{source}.{alias.name}", node, ctx)
+                self.add(source if alias.name == "*" else f"{source}.{alias.name}", node, ctx, IMPORT)
 
     def attribute(self, node: ast.Attribute, ctx: Context) -> None:
+        if isinstance(node.ctx, ast.Store | ast.Del):  # `jax.monitoring.record_scalar = ...` (keras 3.15.1, for a
+            self.visit(node.value, ctx)  # jax without it) reads only what it is set on
+            return
         found = chain(node)
         if found is not None and found[0] in self.aliases:
             self.add(".".join([self.aliases[found[0]], *found[1]]), node, ctx)
             return
         self.visit(node.value, ctx)
 
+    def jax_name(self, node: ast.expr) -> str | None:
+        found = chain(node) if isinstance(node, ast.Attribute | ast.Name) else None
+        if found is None or found[0] not in self.aliases:
+            return None
+        return ".".join([self.aliases[found[0]], *found[1]])
+
     def call(self, node: ast.Call, ctx: Context) -> None:
-        if ctx.when == "import" and not ctx.guarded and isinstance(node.func, ast.Name):
+        if ctx.when == "import" and not (ctx.guard or ctx.catching) and isinstance(node.func, ast.Name):
             self.called_at_import.add(node.func.id)
-        found = chain(node.func) if isinstance(node.func, ast.Attribute) else None
-        if found is not None and found[0] in self.aliases:
-            called = ".".join([self.aliases[found[0]], *found[1]])
+        called = self.jax_name(node.func)
+        if called is not None:
             first = node.args[0] if node.args else None
             option = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
             if re.fullmatch(r"jax\.config(\.config)?\.update", called) and option.isidentifier():
                 self.add(f"jax.config.{option}", node, ctx)
+        # the keywords a call of a jax callable passes, and those a partial of one binds (`@partial(jax.jit,
+        # static_argnames=...)` calls jax.jit with them where it decorates)
+        target = called
+        func = chain(node.func) if isinstance(node.func, ast.Attribute | ast.Name) else None
+        if target is None and func is not None and [func[0], *func[1]][-1] == "partial" and node.args:
+            target = self.jax_name(node.args[0])
+        if target is not None and not target.startswith("jax.config."):
+            for keyword in dict.fromkeys(k.arg for k in node.keywords if k.arg):
+                self.add(target, node, ctx, KEYWORD, keyword)
         for child in ast.iter_child_nodes(node):
             self.visit(child, ctx)
 
@@ -647,10 +740,12 @@ _NOT_READ = object()
 
 
 def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]:
-    """Every jax use of a release's package code: api -> {"import": file:line, "call": {function: file:line}}, and
-    "module" where only the import of that module runs it, not the import of the package's top level; "main":
-    {entry point: the function it reaches that holds the use} for a use on a call that one of `entries` (the
-    library's entry points) reaches."""
+    """Every jax use of a release's package code: "uses", api -> {"import": file:line, "call": {function:
+    file:line}}, and "module" where only the import of that module runs it, not the import of the package's top
+    level; "main": {entry point: the function it reaches that holds the use} for a use on a call that one of
+    `entries` (the library's entry points) reaches. "conditional": the uses a jax release decides beyond having the
+    name, each with the same places: a keyword argument (`keyword`) and a use under a condition (`guard`, a list of
+    conditions that must all hold), one per (api, keyword, guard)."""
     reexported: dict[str, list[str]] = {}
     graph = CallGraph()
     trees: list[tuple[str, str, list[Use]]] = []
@@ -672,6 +767,7 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
         if read.uses is not None:
             trees.append((name, module, read.uses))
     found: dict[str, dict[str, Any]] = {}
+    conditional: dict[str, dict[str, Any]] = {}
     guarded = 0
     at_top = reached(imports)
     reach = {entry: graph.reached(entry) for entry in entries or []}
@@ -680,31 +776,51 @@ def read_release(path: Path, entries: list[str] | None = None) -> dict[str, Any]
             if use.guarded:
                 guarded += 1
                 continue
-            entry = found.setdefault(use.api, {"import": None, "call": {}})
-            where = f"{name}:{use.line}"
-            if use.when == "import":  # `import TOP` raises; else only the import of this module
-                top = module in at_top
-                if not entry["import"] or ("module" in entry and top):
-                    entry["import"] = where
-                    if top:
-                        entry.pop("module", None)
-                    else:
-                        entry["module"] = module
+            if use.keyword or use.guard:
+                key = json.dumps([use.api, use.keyword, use.guard], sort_keys=True)
+                entry = conditional.setdefault(key, {"api": use.api, "import": None, "call": {}})
+                entry.update({"keyword": use.keyword} if use.keyword else {})
+                entry.update({"guard": list(use.guard)} if use.guard else {})
             else:
-                entry["call"].setdefault(public_name(use.function, reexported), where)
-                for point, functions in reach.items():
-                    if use.function in functions:
-                        entry.setdefault("main", {}).setdefault(point, f"{use.function} ({where})")
+                entry = found.setdefault(use.api, {"import": None, "call": {}})
+            _place(entry, use, f"{name}:{use.line}", module in at_top, module, reexported, reach)
     fields = wheels.metadata(path)
     return {
         "format": FORMAT,
         "uses": dict(sorted(found.items())),
+        "conditional": [conditional[k] for k in sorted(conditional)],
         "guarded": guarded,
         "unparsed": unparsed,
         "requires_jax": jax_requirement(fields),
         "entry_points": list(entries or []),
         "entry_points_found": sorted(e for e, functions in reach.items() if functions),
     }
+
+
+def _place(
+    entry: dict[str, Any],
+    use: Use,
+    where: str,
+    top: bool,
+    module: str,
+    reexported: dict[str, list[str]],
+    reach: dict[str, set[str]],
+) -> None:
+    """Where a use runs, added to its entry: the first place at import (one `import TOP` runs before one only the
+    import of its own module runs), each public function that runs it on a call, and the entry points that reach
+    that function."""
+    if use.when == "import":  # `import TOP` raises; else only the import of this module
+        if not entry["import"] or ("module" in entry and top):
+            entry["import"] = where
+            if top:
+                entry.pop("module", None)
+            else:
+                entry["module"] = module
+        return
+    entry["call"].setdefault(public_name(use.function, reexported), where)
+    for point, functions in reach.items():
+        if use.function in functions:
+            entry.setdefault("main", {}).setdefault(point, f"{use.function} ({where})")
 
 
 def releases(project: str, cache: Path, offline: bool) -> list[wheels.Artefact]:

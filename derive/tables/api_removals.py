@@ -1,12 +1,16 @@
 """Join the libraries' jax uses (library_uses.py) with jax's releases' surfaces (jax_api.py) into
 envaudit/rules/tables/api-removals.toml: for each library release and each jax release it can be installed with
-(its own Requires-Dist on jax allows it; jax 0.4.1 or newer), the names it uses that the jax release lacks.
+(its own Requires-Dist on jax allows it; jax 0.4.1 or newer), the names it uses that the jax release lacks, and
+the keyword arguments it passes that the release's callable does not take (jax_signatures.py).
 
 A name is absent from a release when no module along its path binds it and it is no child module, or the module's
-deprecation table marks it removed (jax's message is kept). The pairs are compressed into the table's `[[use]]`
-entries, one per (library, the absent name, the span of jax releases without it): `versions` the library releases
-with the use, `jax` the releases without the name (`>=X` removed, `<X` not yet added), `fixed` the release after
-the last affected one. The hand-read table that came before (tables/derived/hand-read.toml) is compared entry by
+deprecation table marks it removed (jax's message is kept). A guarded use counts on the releases where its
+condition holds (guards.py: the else of `if hasattr(jax.x, "y")` where jax.x lacks y, the handler of `try: from
+jax.a import b` where jax.a lacks b); one whose condition says nothing of jax never counts. The pairs are
+compressed into the table's `[[use]]` entries, one per (library, the absent name or the refused keyword, the span
+of jax releases without it): `versions` the library releases with the use, `jax` the releases without the name
+(`>=X` removed, `<X` not yet added), `keyword` the argument where it is one, `fixed` the release after the last
+affected one. The hand-read table that came before (tables/derived/hand-read.toml) is compared entry by
 entry; what it knows that the derivation does not reach (releases before the ones read, `standard_path`, functions
 reached through calls) is merged in, and the entries it has that the derivation misses are kept as they were.
 
@@ -15,6 +19,7 @@ usage: python -m derive.tables.api_removals [--cache DIR] [--offline] [--read DA
 
 from __future__ import annotations
 
+import json
 import textwrap
 import time
 import tomllib
@@ -27,7 +32,7 @@ from typing import Any
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from derive.sources import jax_api, library_uses, wheels
+from derive.sources import guards, jax_api, jax_signatures, library_uses, wheels
 from derive.tables import libraries
 from envaudit.rules.api_removals import REMOVALS
 from envaudit.rules.table import TABLES
@@ -85,15 +90,105 @@ def library_releases(cache: Path, offline: bool) -> dict[str, list[Release]]:
     return found
 
 
-def absences(surfaces: Surfaces, names: set[str]) -> dict[str, dict[str, tuple[str, str]]]:
-    """name -> jax version -> (the absent prefix, jax's message), for the releases that lack it."""
-    found: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+@dataclass
+class JaxFacts:
+    """What each jax release has of what the libraries use: the names it lacks (name -> version -> (the absent
+    prefix, jax's message)), and the keywords its callables refuse ((callable, keyword) -> the versions that have
+    the callable and read a signature without that keyword)."""
+
+    versions: list[str]
+    absent: dict[str, dict[str, tuple[str, str]]]
+    refused: dict[tuple[str, str], set[str]]
+
+    def has(self, version: str, name: str) -> bool:
+        return version not in self.absent.get(name, {})
+
+    def accepts(self, version: str, api: str, keyword: str) -> bool:
+        return version not in self.refused.get((api, keyword), set())
+
+
+def read_jax(surfaces: Surfaces, names: set[str], keywords: set[tuple[str, str]]) -> JaxFacts:
+    """One pass over jax's releases: where each name is absent, and which release refuses which keyword."""
+    absent: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+    refused: dict[tuple[str, str], set[str]] = defaultdict(set)
     for version, surface in surfaces:
-        for name in sorted(names):
+        for name in sorted(names | {api for api, _ in keywords}):
             prefix, message = jax_api.lookup(surface, name)
             if prefix is not None:
-                found[name][version] = (prefix, message)
+                absent[name][version] = (prefix, message)
+        signatures: dict[str, jax_signatures.Binding | None] = {}
+        for api, keyword in sorted(keywords):
+            if version in absent.get(api, {}):
+                continue  # no callable to call: the name's own entry says so
+            if api not in signatures:
+                signatures[api] = jax_signatures.signature(surface["modules"], api)
+            if not jax_signatures.accepts(signatures[api], keyword):
+                refused[(api, keyword)].add(version)
+    return JaxFacts(surfaces.versions, dict(absent), dict(refused))
+
+
+@dataclass(frozen=True)
+class Record:
+    """One use of a library release as derive() weighs it: a name (or a keyword of a call of it), the conditions
+    under which it runs (none: everywhere), and where it is (library_uses' places: import, call, module, main)."""
+
+    api: str
+    keyword: str
+    guard: tuple[dict[str, Any], ...]
+    places: dict[str, Any]
+
+
+def records(data: dict[str, Any]) -> list[Record]:
+    """A release's uses (library_uses.read_release): its plain names, then its conditional uses."""
+    found = [Record(name, "", (), places) for name, places in data["uses"].items()]
+    for item in data.get("conditional", []):
+        found.append(Record(item["api"], item.get("keyword", ""), tuple(item.get("guard", [])), item))
     return found
+
+
+class Breaks:
+    """Where each use breaks: the jax releases on which it runs (its conditions true there) and lacks what it
+    needs (the name: its absent prefix; a keyword: the callable), of those paired with any library release. A name
+    (or a keyword) that no jax release paired has is no boundary between jax releases (TFP's numpy-backend code
+    read as jax.numpy.random, a typo such as jax.tree_util.treep_map): it never breaks."""
+
+    def __init__(self, facts: JaxFacts) -> None:
+        self.facts = facts
+        every = set(facts.versions)
+        self.absent = {n: lacking for n, lacking in facts.absent.items() if set(lacking) != every}
+        self.refused = {
+            (api, keyword): versions
+            for (api, keyword), versions in facts.refused.items()
+            if versions != every - set(facts.absent.get(api, {}))
+        }
+        self.runs: dict[str, set[str]] = {}
+
+    def running(self, guard: tuple[dict[str, Any], ...]) -> set[str]:
+        """The jax releases on which every condition is true."""
+        key = json.dumps(guard, sort_keys=True)
+        if key not in self.runs:
+            self.runs[key] = {v for v in self.facts.versions if self.holds(guard, v)}
+        return self.runs[key]
+
+    def holds(self, guard: tuple[dict[str, Any], ...], version: str) -> bool:
+        def has(name: str) -> bool:
+            return self.facts.has(version, name)
+
+        def accepts(api: str, keyword: str) -> bool:
+            return self.facts.accepts(version, api, keyword)
+
+        return all(guards.evaluate(c, has, accepts, version) is True for c in guard)
+
+    def of(self, record: Record) -> dict[str, str]:
+        """jax version -> what it lacks (the absent prefix, or the callable that refuses the keyword)."""
+        if record.keyword:
+            lacking = {v: record.api for v in self.refused.get((record.api, record.keyword), set())}
+        else:
+            lacking = {v: prefix for v, (prefix, _) in self.absent.get(record.api, {}).items()}
+        if record.guard and lacking:
+            runs = self.running(record.guard)
+            lacking = {v: p for v, p in lacking.items() if v in runs}
+        return lacking
 
 
 def spans(ordered: list[str], chosen: set[str]) -> list[tuple[int, int]]:
@@ -138,65 +233,87 @@ def allowed_jax(release: Release, jax_versions: list[str]) -> list[str]:
 
 
 def derive(libraries: dict[str, list[Release]], surfaces: Surfaces) -> list[dict[str, Any]]:
-    """The table's entries: per (project, absent name, run of jax releases without it)."""
+    """The table's entries: per (project, absent name or refused keyword, run of jax releases without it)."""
     jax_versions = surfaces.versions
-    names = {name for releases in libraries.values() for r in releases for name in r.data["uses"]}
-    absent = absences(surfaces, names)
-    # a name no jax release paired has (TFP's numpy-backend code read as jax.numpy.random, a typo such as
-    # jax.tree_util.treep_map): no jax release installs with it, so it is no boundary between jax releases
-    absent = {n: lacking for n, lacking in absent.items() if len(lacking) < len(jax_versions)}
+    every = [r for releases in libraries.values() for release in releases for r in records(release.data)]
+    names = {r.api for r in every if not r.keyword}
+    keywords = {(r.api, r.keyword) for r in every if r.keyword}
+    for record in every:
+        for condition in record.guard:
+            for leaf in guards.leaves(condition):
+                names.update([leaf["has"]] if "has" in leaf else [])
+                keywords.update([tuple(leaf["accepts"])] if "accepts" in leaf else [])
+    breaks = Breaks(read_jax(surfaces, names, keywords))
     entries = []
     for project, releases in libraries.items():
         order = [r.version for r in releases]
-        # (absent prefix, jax run) -> library version -> the uses (names) with it
-        grouped: dict[tuple[str, int, int], dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        # (what is lacking, keyword, jax run) -> library version -> the uses with it
+        grouped: dict[tuple[str, str, int, int], dict[str, list[Record]]] = defaultdict(lambda: defaultdict(list))
         for release in releases:
             allowed = set(allowed_jax(release, jax_versions))
-            for name in release.data["uses"]:
+            for record in records(release.data):
                 by_prefix: dict[str, set[str]] = defaultdict(set)
-                for version, (prefix, _message) in absent.get(name, {}).items():
+                for version, prefix in breaks.of(record).items():
                     by_prefix[prefix].add(version)
                 for prefix, lacking in by_prefix.items():
                     for first, last in spans(jax_versions, lacking):
                         if allowed & set(jax_versions[first : last + 1]):
-                            grouped[(prefix, first, last)][release.version].append(name)
-        for (prefix, first, last), affected in sorted(grouped.items()):
-            entries.append(entry(project, releases, order, prefix, jax_versions, (first, last), affected, absent))
-    return sorted(entries, key=lambda e: (e["package"], e["api"], e["jax"]))
+                            grouped[(prefix, record.keyword, first, last)][release.version].append(record)
+        for (prefix, keyword, first, last), affected in sorted(grouped.items()):
+            run = (first, last)
+            entries.append(entry(project, order, prefix, keyword, jax_versions, run, affected, breaks.facts))
+    return sorted(entries, key=lambda e: (e["package"], e["api"], e.get("keyword", ""), e["jax"]))
 
 
 def entry(
     project: str,
-    releases: list[Release],
     order: list[str],
     prefix: str,
+    keyword: str,
     jax_versions: list[str],
     run: tuple[int, int],
-    affected: dict[str, list[str]],
-    absent: dict[str, dict[str, tuple[str, str]]],
+    affected: dict[str, list[Record]],
+    facts: JaxFacts,
 ) -> dict[str, Any]:
     """One [[use]] entry: its releases, its kind (import when any affected release uses it at import), the fix,
-    the evidence at the last affected release and the jax release that lacks it first (with jax's message)."""
-    by_version = {r.version: r for r in releases}
+    the evidence at the last affected release and the jax release that lacks it first (with jax's message), and
+    the condition it runs under where it is guarded."""
     last_affected = max(affected, key=Version)
-    uses = [by_version[last_affected].data["uses"][n] for n in sorted(affected[last_affected])]
+    held = sorted(affected[last_affected], key=lambda r: (r.api, json.dumps(r.guard, sort_keys=True)))
+    uses = [r.places for r in held]
     at_import = sorted(u["import"] for u in uses if u["import"])
     calls = sorted({f: w for u in uses for f, w in u["call"].items()}.items())
-    any_import = any(by_version[v].data["uses"][n]["import"] for v, ns in affected.items() for n in ns)
+    any_import = any(r.places["import"] for rs in affected.values() for r in rs)
     first, last = run
-    lacking = jax_versions[first] if first > 0 else jax_versions[last + 1]  # no run spans every release (derive)
     where = at_import[0] if at_import else calls[0][1]
     when = "at import" if at_import else f"in {calls[0][0]}"
-    if first > 0:
-        message = next((m for n in affected[last_affected] for v, (p, m) in absent[n].items() if p == prefix and m), "")
-        said = f"jax {lacking} lacks it" + (f": '{message}'" if message else "")
-    else:
+    # the run's first release lacks it; where the run starts at the oldest release paired, the release after it has
+    # it, unless the use is guarded and that release only takes the other branch: then the run's last lacks it
+    after_run = jax_versions[last + 1] if last + 1 < len(jax_versions) else ""
+    added = first == 0 and bool(after_run)
+    for r in held if added else []:
+        added = added and facts.has(after_run, r.api) and (not keyword or facts.accepts(after_run, r.api, keyword))
+    lacking = after_run if added else jax_versions[first] if first > 0 else jax_versions[last]
+    if keyword:
+        said = (
+            f"{prefix} takes {keyword}= first in jax {lacking}"
+            if added
+            else f"jax {lacking}'s {prefix} takes no {keyword}="
+        )
+    elif added:
         said = f"first in jax {lacking}"
+    else:
+        message = next((m for r in held for v, (p, m) in facts.absent.get(r.api, {}).items() if p == prefix and m), "")
+        said = f"jax {lacking} lacks it" + (f": '{message}'" if message else "")
+    guarded = next((r.guard for r in held if r.guard), ())
+    if guarded:
+        said += f"; it runs {guards.words(guards.every(list(guarded)))}"
     result: dict[str, Any] = {
         "package": project,
         "versions": version_specs(order, set(affected)),
         "jax": jax_spec(jax_versions, first, last),
         "api": prefix,
+        **({"keyword": keyword} if keyword else {}),
         "kind": "import" if any_import else "first call",
     }
     after = order.index(last_affected) + 1
@@ -205,12 +322,11 @@ def entry(
     result["evidence"] = f"{project} {last_affected} {where} ({when}); {said}"
     if not any_import:
         result["functions"] = [f for f, _ in calls][:MAX_FUNCTIONS]
-        main = sorted({point: held for u in uses for point, held in u.get("main", {}).items()}.items())
+        main = sorted({point: place for u in uses for point, place in u.get("main", {}).items()}.items())
         if main:  # an entry point of the library's README reaches it: the main path (a failure, not a warning)
             points = ", ".join(point for point, _ in main[:2])
             result["standard_path"] = f"{points} (through {main[0][1]}, read at {project} {last_affected})"
-    at_import = [by_version[v].data["uses"][n] for v, ns in affected.items() for n in ns]
-    modules = {u.get("module", "") for u in at_import if u["import"]}
+    modules = {r.places.get("module", "") for rs in affected.values() for r in rs if r.places["import"]}
     if modules and "" not in modules:  # never at `import TOP`: only the import of that module raises
         result["module"] = min(modules, key=lambda m: (m.count("."), m))
     return result
@@ -220,13 +336,18 @@ def hand_apis(use: dict[str, Any]) -> list[str]:
     return HAND_APIS.get(use["api"], [use["api"].split()[0]])
 
 
+def _same_use(derived: dict[str, Any], hand: dict[str, Any]) -> bool:
+    """A derived entry of the hand-read one's library and name (the hand-read table has no keyword entries)."""
+    return derived["package"] == hand["package"] and derived["api"] in hand_apis(hand) and "keyword" not in derived
+
+
 def compare(hand: list[dict[str, Any]], derived: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each hand-read entry against the derived ones of the same library and name: confirmed (same jax span, and
     the hand-read last release with the use and its fixed release fall where the derived entry puts them),
     contradicted (the derived entry differs: how), or missed (no derived entry)."""
     found = []
     for use in hand:
-        matches = [d for d in derived if d["package"] == use["package"] and d["api"] in hand_apis(use)]
+        matches = [d for d in derived if _same_use(d, use)]
         if not matches:
             found.append({"package": use["package"], "api": use["api"], "verdict": "missed"})
             continue
@@ -251,7 +372,7 @@ def merge(hand: list[dict[str, Any]], derived: list[dict[str, Any]], firsts: dic
     hand-read one does); a hand-read entry with no derived counterpart is kept as it was."""
     merged = [dict(d) for d in derived]
     for use in hand:
-        matches = [d for d in merged if d["package"] == use["package"] and d["api"] in hand_apis(use)]
+        matches = [d for d in merged if _same_use(d, use)]
         if not matches:
             merged.append(dict(use))
             continue
@@ -266,7 +387,7 @@ def merge(hand: list[dict[str, Any]], derived: list[dict[str, Any]], firsts: dic
                 bound = [older] if older else []
                 match["versions"][0] = ",".join([*bound, *rest]) or match["versions"][0]
                 match["evidence"] += f"; releases before {firsts[use['package']]}: hand-read"
-    return sorted(merged, key=lambda e: (e["package"], e["api"], e["jax"]))
+    return sorted(merged, key=lambda e: (e["package"], e["api"], e.get("keyword", ""), e["jax"]))
 
 
 def _older(spec: str, first: str) -> str | None:
@@ -284,7 +405,19 @@ def toml_value(value: Any) -> str:
     return f'"{text}"'
 
 
-FIELDS = ("package", "versions", "jax", "api", "kind", "module", "fixed", "evidence", "functions", "standard_path")
+FIELDS = (
+    "package",
+    "versions",
+    "jax",
+    "api",
+    "keyword",
+    "kind",
+    "module",
+    "fixed",
+    "evidence",
+    "functions",
+    "standard_path",
+)
 
 
 def render(entries: list[dict[str, Any]], read: str, counts: str, jax: tuple[str, str]) -> str:
@@ -298,15 +431,20 @@ def render(entries: list[dict[str, Any]], read: str, counts: str, jax: tuple[str
         f" and transformers), each with its provenance; the releases read are those uploaded since {libraries.SINCE}"
         f" (since {libraries.OLDER_SINCE} for {', '.join(libraries.OLDER)}, whose releases of that year have known"
         " cases), and a library's newest where it has none since (jraph). A use at module level (or in a"
-        " function the module calls at import) fails at import, one inside a function on its first call; a guarded"
-        " use (try/except AttributeError/ImportError, hasattr, a version test) is none. `versions` the library"
+        " function the module calls at import) fails at import, one inside a function on its first call. A guarded"
+        " use (hasattr, getattr with a default, a version test, the handler of try/except AttributeError/ImportError/"
+        "TypeError) counts only on the jax releases where its branch runs, one in the try itself never; a guard this"
+        " does not evaluate (a test of the library's own values) makes none. `keyword`: a keyword argument of a call"
+        " of `api` that those jax releases' callable does not take (its def read at each release, through"
+        " re-exports, aliases and wrappers that pass keywords on; **kwargs takes any). `versions` the library"
         " releases with the use, `fixed` the release read after the last of them, `jax` the releases without the"
         " name (`>=X` removed, `<X` not yet added); pairs the library's own Requires-Dist on jax excludes are"
         " dropped, and jax older than 0.4.1. The entries of the hand-read table before it (tables/derived/"
         "hand-read.toml) are merged in: their standard_path, functions, older releases, and the entries not"
         " derived, kept as they were (tables/derived/hand-read-comparison.json says which). `module`: the use"
-        " runs at the import of that module only, which `import PACKAGE` does not reach. A name no jax release"
-        " paired has (dead code, a typo of the library's own) is no boundary between jax releases: not listed."
+        " runs at the import of that module only, which `import PACKAGE` does not reach. A name (or keyword) no jax"
+        " release paired has (dead code, a typo of the library's own) is no boundary between jax releases: not"
+        " listed."
         " `standard_path`: an entry point the library's README shows (tables/derived/entry-points.toml) reaches the"
         " use through the release's calls, read statically: the main path, where the use is a failure."
     )

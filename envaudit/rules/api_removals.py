@@ -1,5 +1,8 @@
-"""The library releases that use a jax name a jax release they install with lacks (removed, or not yet added):
-`api-removals.toml`, DERIVED by derive/ from the released wheels (`python -m derive.tables.api_removals`).
+"""The library releases that use a jax name a jax release they install with lacks (removed, or not yet added), or
+pass a keyword argument its callable does not take there (`keyword`: blackjax 1.2.1's `jnp.clip(..., max=1)`, a
+TypeError with jax 0.4.26, whose clip takes a_min/a_max): `api-removals.toml`, DERIVED by derive/ from the released
+wheels (`python -m derive.tables.api_removals`); a guarded use (`if hasattr(jax, ...)`, `try: ... except
+ImportError:`) counts on the jax releases where its branch runs.
 Each library gets its own check, so a rule on one library folds only its own; a use at import, or on the main path
 (`standard_path`: a call the library's README shows reaches it, tables/derived/entry-points.toml), is a failure, one
 only a few functions off that path reach a warning. Either way the fix is the first release of the library that no
@@ -24,6 +27,7 @@ from envaudit.rules.table import TABLES, Span, Table, span
 
 
 class _UseOptional(TypedDict, total=False):
+    keyword: str  # a keyword argument of a call of `api` that the entry's jax releases do not take
     fixed: str  # the first release of the library without the use
     functions: list[str]  # a call-time use: the public functions that reach it (read at the library's tag)
     standard_path: str  # the main-path call that reaches it too (flax.linen.Module.init), where one does
@@ -162,7 +166,16 @@ def contradicted(facts: Facts) -> list[Occurrence]:
 
 
 def _entries(uses: list[Use]) -> str:
-    return "; ".join(f"{u['api']} (its entry: jax {u['jax']} lacks it; {u['evidence']})" for u in uses)
+    return "; ".join(f"{named(u)} (its entry: jax {u['jax']} {_lacks(u)}; {u['evidence']})" for u in uses)
+
+
+def named(use: Use) -> str:
+    """What the entry says the library uses: the name, or the call with the keyword it passes."""
+    return f"{use['api']}({use['keyword']}=...)" if "keyword" in use else use["api"]
+
+
+def _lacks(use: Use) -> str:
+    return "does not take it" if "keyword" in use else "lacks it"
 
 
 def removal_start(use: Use) -> str:
@@ -209,7 +222,7 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
         uses = _removed_uses(facts, package)
         if not uses:
             return []
-        said = "; ".join(f"uses {u['api']} ({_breaks(package, u)}: {u['evidence']})" for u in uses)
+        said = "; ".join(f"uses {named(u)} ({_breaks(package, u)}: {u['evidence']})" for u in uses)
         detail = f"{package} {facts.packages[package]} with jax {facts.packages.get('jax')}: {said}"
         # at import, or on the everyday path (Module.init): a failure; only where a few functions call it, a warning
         # (a probe or an import that shows the user's path broken makes it a failure: envaudit/judge/causes.py)

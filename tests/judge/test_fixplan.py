@@ -434,8 +434,10 @@ def test_a_library_s_fix_stays_in_its_installed_major_where_its_floor_is_there()
 def test_a_warning_never_forces_a_new_major() -> None:
     """transformers 4.57.6 calls jax.lib.xla_bridge (gone in jax 0.9.0) in its `env` command only: a warning, whose
     own fix is transformers 5, a new major without the Flax models. The plan does not take it; the finding still
-    says it."""
-    doc = {**CPU, "packages": {"jax": "0.9.0", "jaxlib": "0.9.0", "transformers": "4.57.6", "flax": "0.12.0"}}
+    says it. (flax 0.12.2: with jax 0.9.0, whose jax.array_ref is gone, flax 0.12.0's flax/nnx/variablelib.py:49-53
+    falls back to `from jax._src.core import mutable_array, MutableArray`, gone too; measured, `import flax.nnx`
+    raises "ImportError: cannot import name 'mutable_array' from 'jax._src.core'" and works with jax 0.8.2.)"""
+    doc = {**CPU, "packages": {"jax": "0.9.0", "jaxlib": "0.9.0", "transformers": "4.57.6", "flax": "0.12.2"}}
     report = assemble.assemble(facts_from(doc), mode="audit")
     found = next(f for f in report.findings if f.id == "removed-jax-api-in-transformers")
     assert found.severity == "warn" and "transformers>=5" in found.fix

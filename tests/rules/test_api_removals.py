@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from packaging.requirements import Requirement
@@ -63,9 +63,11 @@ def jax_sides(use: dict[str, Any]) -> tuple[str, str]:
     return fixes._below(spec.removeprefix("<")), spec.removeprefix("<")
 
 
-def named(findings: list[dict[str, str]], api: str) -> bool:
-    """A finding says the library uses this very name (not one it is a prefix of: jax.lib.xla_bridge.get_backend)."""
-    return any(f["id"].startswith("removed-jax-api-in-") and f"uses {api} (" in f["detail"] for f in findings)
+def named(findings: list[dict[str, str]], use: dict[str, Any]) -> bool:
+    """A finding says the library uses this very name, or passes this very keyword (not a name it is a prefix of:
+    jax.lib.xla_bridge.get_backend)."""
+    said = f"uses {api_removals.named(cast(Use, use))} ("
+    return any(f["id"].startswith("removed-jax-api-in-") and said in f["detail"] for f in findings)
 
 
 @pytest.mark.parametrize("use", SAMPLE, ids=lambda u: f"{u['package']}-{u['api'].split()[0]}")
@@ -78,12 +80,12 @@ def test_each_use_at_its_boundaries_and_its_fix(capsys: pytest.CaptureFixture[st
     env = ("--env", f"{variable}=jax") if variable else ()
     check = f"removed-jax-api-in-{use['package']}"
     found = [f for f in planned(capsys, *env, library, f"jax=={without}", f"jaxlib=={without}") if f["id"] == check]
-    assert len(found) == 1 and use["api"] in found[0]["detail"], found
-    assert not named(planned(capsys, *env, library, f"jax=={with_api}", f"jaxlib=={with_api}"), use["api"])
+    assert len(found) == 1 and api_removals.named(cast(Use, use)) in found[0]["detail"], found
+    assert not named(planned(capsys, *env, library, f"jax=={with_api}", f"jaxlib=={with_api}"), use)
     if "fixed" not in use:  # no release read after the last with the use: nothing to upgrade to
         return
     fixed = f"{use['package']}=={use['fixed']}"
-    assert not named(planned(capsys, *env, fixed, f"jax=={without}", f"jaxlib=={without}"), use["api"])
+    assert not named(planned(capsys, *env, fixed, f"jax=={without}", f"jaxlib=={without}"), use)
     if found[0]["severity"] == "warn":  # off the everyday path: the functions are named (the fix is the same)
         assert use["functions"][0] in found[0]["detail"], found[0]
     if not found[0]["caused_by"]:  # a consequence's fix is its root cause's
@@ -216,8 +218,11 @@ def test_a_release_newer_than_jax_is_fixed_by_the_jax_that_has_every_name_it_nee
     stack = {"jax": "0.4.26", "jaxlib": "0.4.26", "keras": "3.12.0"}
     facts = facts_from({"packages": stack, "env": {"KERAS_BACKEND": "jax"}})
     (found,) = api_removals.removed_api_uses("keras")(facts)
-    # two ways: keras below the releases that need jax.export, jax held; or jax up to the first release that has it
-    assert found.fix.install == ("keras<3.10.0",) and "jax==0.4.26" in found.fix.hold
+    # two ways: keras below the releases that need what jax 0.4.26 lacks, jax held (below 3.7.0: keras 3.7.0 to 3.15
+    # call `jnp.reshape(a=..., shape=...)` in affine_transform, keras/src/backend/jax/image.py:467 at 3.7.0, a
+    # keyword jax.numpy.reshape takes from jax 0.4.28, its CHANGELOG and its wheel's jax/_src/numpy/lax_numpy.py:896);
+    # or jax up to the first release that has them all
+    assert found.fix.install == ("keras<3.7.0",) and "jax==0.4.26" in found.fix.hold
     other = api_removals._jax_the_other_way("keras")(facts)
     assert other.install == ("jax>=0.4.30", "jaxlib>=0.4.30")
     # the plan takes jax up (the oneDNN rule moves jax beside it anyway), never below the name keras needs
@@ -289,3 +294,47 @@ def test_a_jax_range_installs_here_only_where_a_jaxlib_in_it_has_a_wheel_for_thi
         assert wheels.range_installs_here(facts, [f"jax<{first}", f"jaxlib<{first}"]) is False, python
         assert wheels.range_installs_here(facts, [f"jax<={first}", f"jaxlib<={first}"]) is True, python
         assert wheels.range_installs_here(facts, [f"jax>{table['covers_to']}"]) is None  # past what was read
+
+
+def _said(packages: dict[str, str], package: str) -> str:
+    found = _checked(packages, f"removed-jax-api-in-{package}")
+    return " ".join(f.detail for f in found)
+
+
+def test_a_keyword_the_installed_jax_does_not_take_is_a_finding() -> None:
+    """blackjax 1.2.1 calls `jnp.clip(..., max=1)` in its proposals (blackjax/mcmc/proposal.py:156, 227, 256): jax
+    0.4.26's clip is `clip(a, a_min=None, a_max=None, out=None)` (jax-v0.4.26 jax/_src/numpy/lax_numpy.py#L1298),
+    min/max came in 0.4.27 (CHANGELOG, jax 0.4.27); measured, 0.4.26 raises `TypeError: clip() got an unexpected
+    keyword argument 'max'` (derived/confirmed-calls.json). blackjax 1.2.0's a_max= is gone in jax 0.10.0 ("The
+    deprecated keyword arguments `a`, `a_min`, and `a_max` to `jax.numpy.clip` have been removed", CHANGELOG at
+    jax-v0.10.0)."""
+    assert "uses jax.numpy.clip(max=...) (fails on first call" in _said(
+        {"blackjax": "1.2.1", "jax": "0.4.26", "jaxlib": "0.4.26"}, "blackjax"
+    )
+    assert "clip(max=" not in _said({"blackjax": "1.2.1", "jax": "0.4.27", "jaxlib": "0.4.27"}, "blackjax")
+    assert "uses jax.numpy.clip(a_max=...)" in _said(
+        {"blackjax": "1.2.0", "jax": "0.10.0", "jaxlib": "0.10.0"}, "blackjax"
+    )
+    assert "clip(a_max=" not in _said({"blackjax": "1.2.0", "jax": "0.9.2", "jaxlib": "0.9.2"}, "blackjax")
+
+
+def test_a_keyword_added_after_the_release_a_library_allows_breaks_its_import() -> None:
+    """equinox 0.10.4 declares jax>=0.4.4 and registers every Module with `jtu.register_pytree_with_keys(cls,
+    flatten_with_keys=..., flatten_func=..., unflatten_func=...)` in _ModuleMeta.__new__ (equinox/_module.py:113),
+    which `class Module(metaclass=_ModuleMeta)` (:253) runs at import; flatten_func is new in jax 0.4.7
+    (jax-v0.4.6 jax/_src/tree_util.py#L545-L548 against jax-v0.4.7 #L608-L617)."""
+    said = _said({"equinox": "0.10.4", "jax": "0.4.6", "jaxlib": "0.4.6"}, "equinox")
+    assert "uses jax.tree_util.register_pytree_with_keys(flatten_func=...) (import equinox fails" in said
+    assert "flatten_func" not in _said({"equinox": "0.10.4", "jax": "0.4.7", "jaxlib": "0.4.7"}, "equinox")
+
+
+def test_a_guard_is_evaluated_as_the_library_wrote_it() -> None:
+    """brainpy 2.7.7 brainpy/integrators/_jaxpr_to_source_code.py:30-33: `if jax.__version__ >= '0.5.0': from
+    jax.extend.core import Literal, Var, Jaxpr` `else: from jax.core import Primitive, Literal, Var, Jaxpr`. Compared
+    as strings, "0.10.0" < "0.5.0": jax 0.10.0 takes the old branch, whose jax.core.Jaxpr jax removed in 0.6.0, and
+    the import fails; jax 0.9.2 takes the new one. Before guards were evaluated the use was dropped as guarded.
+    Measured: `import brainpy` raises "ImportError: cannot import name 'Primitive' from 'jax.core'" with jax 0.10.0
+    and works with jax 0.9.2."""
+    said = _said({"brainpy": "2.7.7", "jax": "0.10.0", "jaxlib": "0.10.0"}, "brainpy")
+    assert "uses jax.core.Jaxpr (import brainpy fails" in said and "as strings" in said
+    assert "jax.core.Jaxpr" not in _said({"brainpy": "2.7.7", "jax": "0.9.2", "jaxlib": "0.9.2"}, "brainpy")

@@ -24,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def uses(source: str, module: str = "lib.mod") -> list[tuple[str, str, str, bool]]:
+    """(api, when, function, whether it runs under a condition or never breaks) of each name use."""
     found = library_uses.uses_in(textwrap.dedent(source), module)
-    return sorted((u.api, u.when, u.function, u.guarded) for u in found)
+    return sorted((u.api, u.when, u.function, u.guarded or bool(u.guard)) for u in found if not u.keyword)
 
 
 def test_aliases_of_jax_are_followed() -> None:
@@ -101,7 +102,7 @@ def test_config_update_uses_the_option() -> None:
     "guard",
     [
         "try:\n    X = jax.core.Shape\nexcept AttributeError:\n    X = None\n",
-        "try:\n    X = jax.core.Shape\nexcept (ValueError, ImportError):\n    X = None\n",
+        "try:\n    from jax.core import Shape\nexcept (ValueError, ImportError):\n    Shape = None\n",
         "try:\n    X = jax.core.Shape\nexcept Exception:\n    X = None\n",
         "try:\n    X = jax.core.Shape\nexcept:\n    X = None\n",
         "if hasattr(jax.core, 'Shape'):\n    X = jax.core.Shape\n",
@@ -136,6 +137,10 @@ def test_what_is_no_guard() -> None:
             X = jax.core.Shape
         except ValueError:
             pass
+        try:  # an attribute raises AttributeError, which an ImportError handler does not catch
+            X = jax.core.Shape
+        except ImportError:
+            pass
         if sys.version_info >= (3, 11):
             Y = jax.core.Shape
         Z = jax.core.Shape and hasattr(jax.core, "Shape")
@@ -151,7 +156,7 @@ def test_what_is_no_guard() -> None:
                 return jax.core.Shape
         """
     )
-    assert [u[3] for u in found if u[0] == "jax.core.Shape"] == [False] * 7
+    assert [u[3] for u in found if u[0] == "jax.core.Shape"] == [False] * 8
 
 
 def test_type_checking_never_runs() -> None:
@@ -394,6 +399,33 @@ def test_a_sample_rederived_from_the_real_wheels(tmp_path: Path) -> None:
     assert jax_api.lookup(kept, "jax.linear_util") == (None, "")
     (linear,) = [u for u in _committed("flax", "jax.linear_util") if u["jax"].startswith(">=0.4.24")]
     assert linear["kind"] == "import" and linear.get("fixed") == "0.7.5"
+
+
+@pytest.mark.realenv
+@pytest.mark.cost(60)
+def test_a_keyword_rederived_from_the_real_wheels(tmp_path: Path) -> None:
+    """blackjax 1.2.1's `jnp.clip(..., max=1)` against jax 0.4.26 (clip(a, a_min, a_max, out)) and 0.4.27 (min and
+    max), and equinox 0.10.4's flatten_func= against jax 0.4.6 and 0.4.7, from the files fetched here."""
+    from derive.sources import jax_signatures
+
+    cache = derive_cache(tmp_path)
+    jax = {a.version: a for a in jax_api.releases(cache, offline=False)}
+    for project, version, api, keyword, without, having in (
+        ("blackjax", "1.2.1", "jax.numpy.clip", "max", "0.4.26", "0.4.27"),
+        ("equinox", "0.10.4", "jax.tree_util.register_pytree_with_keys", "flatten_func", "0.4.6", "0.4.7"),
+    ):
+        release = next(a for a in library_uses.releases(project, cache, False) if a.version == version)
+        read = library_uses.uses_of(release, cache, False)
+        assert any(u["api"] == api and u.get("keyword") == keyword for u in read["conditional"]), project
+        old, new = (jax_api.surface_of(jax[v], cache, False)["modules"] for v in (without, having))
+        assert not jax_signatures.accepts(jax_signatures.signature(old, api), keyword)
+        assert jax_signatures.accepts(jax_signatures.signature(new, api), keyword)
+        committed = [u for u in _committed(project, api) if u.get("keyword") == keyword]
+        assert any(
+            SpecifierSet(u["jax"]).contains(without) and not SpecifierSet(u["jax"]).contains(having)
+            for u in committed
+            if any(SpecifierSet(s).contains(version) for s in u["versions"])
+        ), committed
 
 
 def test_each_library_of_the_table_has_a_boundary_confirmed_by_measurement_or_says_why_not() -> None:

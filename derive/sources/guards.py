@@ -25,6 +25,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from derive.sources import pyast
+
 Condition = dict[str, Any]
 COMPARE: dict[type[ast.cmpop], str] = {
     ast.Lt: "<",
@@ -63,17 +65,9 @@ def every(conditions: list[Condition]) -> Condition:
     return conditions[0] if len(conditions) == 1 else {"all": conditions}
 
 
-def _chain(node: ast.expr) -> list[str] | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return [node.id, *parts[::-1]] if isinstance(node, ast.Name) else None
-
-
 def jax_path(node: ast.expr, aliases: dict[str, str]) -> str | None:
     """The jax name a plain dotted expression is, through the file's aliases of jax (`jnp.x`: jax.numpy.x)."""
-    parts = _chain(node)
+    parts = pyast.dotted(node)
     if parts is None or parts[0] not in aliases:
         return None
     return ".".join([aliases[parts[0]], *parts[1:]])
@@ -101,7 +95,7 @@ def _version_side(node: ast.expr, aliases: dict[str, str]) -> str | None:
     if path in ("jax.__version__", "jax.version.__version__", "jax.version._version"):
         return "str"
     if isinstance(node, ast.Call) and node.args and not node.keywords:
-        parts = _chain(node.func)
+        parts = pyast.dotted(node.func)
         if parts and parts[-1] in VERSION_CALLS and _version_side(node.args[0], aliases) == "str":
             return "tuple"
     return None
@@ -118,7 +112,7 @@ def _version_literal(node: ast.expr, kind: str) -> str | None:
     ):
         return ".".join(str(e.value) for e in node.elts if isinstance(e, ast.Constant))
     if isinstance(node, ast.Call) and len(node.args) == 1:
-        parts = _chain(node.func)
+        parts = pyast.dotted(node.func)
         if parts and parts[-1] in VERSION_CALLS:
             return _string(node.args[0])
     return _string(node)

@@ -27,7 +27,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from derive.sources import jax_signatures, wheels
+from derive.sources import jax_signatures, pyast, wheels
 
 FIRST = "0.3.0"
 FORMAT = 6  # of the cached surfaces: bumped when what is read changes, so that the cache is re-read (6: callables)
@@ -88,18 +88,6 @@ def deprecation_table(node: ast.AST) -> tuple[dict[str, str], dict[str, str]]:
     return removed, deprecated
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _relative(module: str, is_package: bool, level: int, target: str | None) -> str:
-    base = module.split(".") if is_package else module.split(".")[:-1]
-    base = base[: len(base) - (level - 1)] if level > 1 else base
-    return ".".join([*base, target] if target else base)
-
-
 class _Reader:
     """Module-level bindings of one module, in statement order (a top-level `del` unbinds; a binding in any branch
     of an `if` or `try` counts, except under `if TYPE_CHECKING:`, which never runs)."""
@@ -140,7 +128,7 @@ class _Reader:
         elif isinstance(node, ast.ImportFrom):
             self.import_from(node)
         elif isinstance(node, ast.If):
-            if not _is_type_checking(node.test):
+            if not pyast.is_type_checking(node.test):
                 self.block(node.body, False)
             self.block(node.orelse, False)
         elif isinstance(node, ast.Try | ast.TryStar):
@@ -195,7 +183,7 @@ class _Reader:
         self.getattr_own = True
 
     def import_from(self, node: ast.ImportFrom) -> None:
-        source = _relative(self.module, self.is_package, node.level, node.module) if node.level else node.module
+        source = pyast.relative(self.module, self.is_package, node.level, node.module) if node.level else node.module
         for alias in node.names:
             if alias.name == "*":
                 self.stars.add(source or "")

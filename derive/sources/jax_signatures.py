@@ -17,6 +17,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from derive.sources import pyast
+
 Binding = list[Any]  # ["def", [names], takes **kwargs] | ["ref", "jax.a.b"]
 MAX_DEPTH = 20
 # decorators (and wrapping calls, `jit = api_boundary(jit, ...)` in jax-v0.9.0 jax/_src/api.py) that leave a
@@ -39,11 +41,11 @@ def _decorator_name(node: ast.expr) -> str:
     """The function a decorator names: `@export` export, `@partial(jit, inline=True)` jit, `@util.implements(np.x)`
     implements."""
     if isinstance(node, ast.Call):
-        called = _chain(node.func)
+        called = pyast.dotted(node.func)
         if called and called[-1] == "partial" and node.args:
             return _decorator_name(node.args[0])
         node = node.func
-    parts = _chain(node)
+    parts = pyast.dotted(node)
     return parts[-1] if parts else ""
 
 
@@ -56,26 +58,6 @@ def _parameters(args: ast.arguments, drop_first: bool) -> Binding:
     if drop_first and not args.posonlyargs and args.args:  # self / cls: bound, never named by a caller (a
         named = named[1:]  # positional-only `self, /` is not among the names)
     return ["def", named, args.kwarg is not None]
-
-
-def _relative(module: str, is_package: bool, level: int, target: str | None) -> str:
-    base = module.split(".") if is_package else module.split(".")[:-1]
-    base = base[: len(base) - (level - 1)] if level > 1 else base
-    return ".".join([*base, target] if target else base)
-
-
-def _chain(node: ast.expr) -> list[str] | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return [node.id, *parts[::-1]] if isinstance(node, ast.Name) else None
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
 
 
 class _Callables:
@@ -104,7 +86,7 @@ class _Callables:
     def reference(self, node: ast.expr) -> str | None:
         """The absolute dotted name an expression names: an imported name, or a name of this module, with the
         attributes after it."""
-        parts = _chain(node)
+        parts = pyast.dotted(node)
         if parts is None:
             return None
         root = self.local.get(parts[0], f"{self.module}.{parts[0]}")
@@ -125,7 +107,9 @@ class _Callables:
                 self.local[local] = alias.name if alias.asname else alias.name.split(".")[0]
                 self.set(local, None, branch)
         elif isinstance(node, ast.ImportFrom):
-            source = _relative(self.module, self.is_package, node.level, node.module) if node.level else node.module
+            source = (
+                pyast.relative(self.module, self.is_package, node.level, node.module) if node.level else node.module
+            )
             for alias in node.names:
                 if alias.name == "*" or not source:
                     continue
@@ -147,7 +131,7 @@ class _Callables:
                         if isinstance(name, ast.Name):
                             self.set(name.id, None, branch)
         elif isinstance(node, ast.If):
-            if not _is_type_checking(node.test):
+            if not pyast.is_type_checking(node.test):
                 self.block(node.body, True)
             self.block(node.orelse, True)
         elif isinstance(node, ast.Try | ast.TryStar):
@@ -162,7 +146,7 @@ class _Callables:
         if value is None:
             return None
         if isinstance(value, ast.Call):
-            called = _chain(value.func)
+            called = pyast.dotted(value.func)
             if not (called and called[-1] in PRESERVING and value.args):
                 return None
             value = value.args[0]

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from derive.sources import guards, wheels
+from derive.sources import guards, pyast, wheels
 from derive.sources.guards import Condition
 
 FORMAT = 17  # of the cached results: bumped when what is read changes (16: conditions and keywords kept; 17: an
@@ -209,11 +209,8 @@ def aliases(tree: ast.Module) -> dict[str, str]:
 
 def chain(node: ast.expr) -> tuple[str, list[str]] | None:
     """(root name, attributes) of `a.b.c`, or None when it is not a plain dotted name."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    return (node.id, parts[::-1]) if isinstance(node, ast.Name) else None
+    parts = pyast.dotted(node)
+    return (parts[0], parts[1:]) if parts else None
 
 
 class _Finder:

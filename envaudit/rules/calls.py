@@ -32,15 +32,6 @@ def called(facts: Facts, distribution: str) -> bool:
     return any(o.get("distribution") == distribution and o.get("status") == "ok" for o in outcomes(facts))
 
 
-MISSING = imports.MISSING
-transitive = imports.transitive  # who pulls in a library the plan does not name (imports.transitive)
-
-
-def _pulled(chain: list[str]) -> str:
-    """Who pulls a library in that the plan does not name (`transitive`), as its finding says it ("" for none)."""
-    return f" (not planned: pulled in by {', '.join(chain)})" if chain else ""
-
-
 def failures(facts: Facts) -> list[Occurrence]:
     """One occurrence per distribution whose smoke call raised, but one whose import raised (said once, there). A
     library a plan does not name, that the installer brought in for another, is not the user's program: its call
@@ -52,15 +43,15 @@ def failures(facts: Facts) -> list[Occurrence]:
         name = str(outcome.get("distribution"))
         if outcome.get("status") != "error" or name in broken:
             continue
-        chain = transitive(facts, name)
-        missing = MISSING.match(str(outcome.get("error") or ""))
+        chain = imports.transitive(facts, name)
+        missing = imports.MISSING.match(str(outcome.get("error") or ""))
         if chain and missing and canonicalize_name(missing[1]) not in facts.packages:
             continue  # an optional dependency of a library the user did not ask for: the call was not run
         jax = imports.jax_of(facts)
         at = f" (at {outcome['where']})" if outcome.get("where") else ""
         said = f"`{outcome.get('call')}` raises {outcome.get('error')}{at}"
         advice = imports.ADVICE.format(name=name, jax=jax)
-        detail = f"{name} {outcome.get('version', '')}{_pulled(chain)} with jax {jax}: {said}; {advice}"
+        detail = f"{name} {outcome.get('version', '')}{imports.pulled(chain)} with jax {jax}: {said}; {advice}"
         found.append(Occurrence(detail, about=name, severity="info" if chain else None))
     return found
 
@@ -74,7 +65,7 @@ def unreturned(facts: Facts) -> list[Occurrence]:
         if outcome.get("status") != "timeout":
             continue
         name = str(outcome.get("distribution"))
-        pulled = _pulled(transitive(facts, name))
+        pulled = imports.pulled(imports.transitive(facts, name))
         said = f"`{outcome.get('call')}` did not return: {outcome.get('error', '')}"
         found.append(Occurrence(f"{name} {outcome.get('version', '')}{pulled}: {said}", about=name))
     return found

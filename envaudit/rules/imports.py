@@ -61,6 +61,11 @@ def transitive(facts: Facts, name: str) -> list[str]:
     return sorted(p for p, reqs in facts.requires.items() if any(named(r) == name for r in reqs)) or ["the installer"]
 
 
+def pulled(chain: list[str]) -> str:
+    """Who pulls a library in that the plan does not name (`transitive`), as its finding says it ("" for none)."""
+    return f" (not planned: pulled in by {', '.join(chain)})" if chain else ""
+
+
 def outcomes(facts: Facts) -> list[ImportOutcome]:
     imports = facts.jax.get("imports")
     return list(imports) if isinstance(imports, list) else []
@@ -90,17 +95,17 @@ def failures(facts: Facts) -> list[Occurrence]:
         # ...unless what the user named raised in its code (dynamax importing tensorflow-probability): then theirs
         named_fail = any(other == name and not transitive(facts, mine) for mine, other in causes.items())
         chain = transitive(facts, name) if name != "jax" and not named_fail else []
-        pulled = f" (not planned: pulled in by {', '.join(chain)})" if chain else ""
+        by = pulled(chain)
         missing = [m for o in failed if (m := MISSING.match(str(o.get("error") or "")))]
         optional = bool(missing) and all(canonicalize_name(m[1]) not in facts.packages for m in missing)
         if name == "jax":  # one of jax's own modules, against what is installed beside it
             detail = f"jax {version}: {said}; {ADVICE_JAX}"
         elif forgot:  # a dependency it forgot to declare: installing it is the fix, whatever else then shows
             detail = (
-                f"{name} {version}{pulled} imports {', '.join(forgot)} and declares it nowhere: {said}; {ADVICE_FORGOT}"
+                f"{name} {version}{by} imports {', '.join(forgot)} and declares it nowhere: {said}; {ADVICE_FORGOT}"
             )
         else:
-            detail = f"{name} {version}{pulled} with jax {jax}: {said}; {ADVICE.format(name=name, jax=jax)}"
+            detail = f"{name} {version}{by} with jax {jax}: {said}; {ADVICE.format(name=name, jax=jax)}"
         fix = fixing.install(facts, forgot)
         if not forgot and name != "jax" and version and any(API_GONE.search(str(o.get("error"))) for o in failed):
             fix = fixing.install(facts, [f"{name}{newer_than(version)}"], hold=fixing.installed_jax(facts))

@@ -241,11 +241,21 @@ class InstallFacts(TypedDict, total=False):  # a plan's stack installed here, in
     python: str  # the Python it was installed for
 
 
-class Message(TypedDict):
-    """A message the environment printed, as a bug report quotes it: its text and the line it starts on."""
+# what kind of failure an error line shows (rules/raised.py): the environment's, the program's (a value or type it
+# or a library's check of its arguments refused), or the program's own choice of jax's platforms
+ErrorShape = Literal["environment", "program", "configuration"]
 
+
+class Quoted(TypedDict):
     line: int
     text: str
+
+
+class Message(Quoted, total=False):
+    """A message the environment printed, as a bug report quotes it: its text and the line it starts on; for an
+    error line no signature reads (`Facts.errors`), its shape."""
+
+    shape: ErrorShape
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,7 @@ CHECKS: tuple[Check, ...] = (
     checks.JAX_NOT_IMPORTED,
     jax_messages.JAX_ENVIRONMENT_MESSAGE,
     reported.UNEXPLAINED_ERROR,
+    reported.PROGRAM_ERROR,
     node.NVML_HUNG,
     node.NVML_CRASHED,
     node.NVML_ERROR,

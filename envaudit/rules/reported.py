@@ -1,21 +1,43 @@
 """What a pasted bug report shows that no rule reads: an error line no signature matched (`facts.errors`, read by
-triage). Its answer is never `ok`: the error is quoted, with what to try next and what the reporter should state,
-so that an unknown failure is a question, not a clean bill of health."""
+triage). An error of the environment's shape (rules/raised.py: an import, a backend, the runtime, a crash) is never
+answered `ok`: it is quoted, with what to try next and what the reporter should state, so that an unknown failure
+is a question, not a clean bill of health. An error of the program's shape (a value or type refused, a backend
+failing after the program chose jax's platforms) is quoted as information: where no rule finds the stack at fault,
+the program is what a maintainer asks about first."""
 
 from __future__ import annotations
 
-from envaudit.model.facts import Facts
+from envaudit.model.facts import ErrorShape, Facts, Message
 from envaudit.rules.check import Check, Occurrence
 
 SHOWN = 3  # error lines quoted in the finding (the rest are counted)
 
 
+def _quoted(errors: list[Message]) -> str:
+    quoted = "; ".join(f"line {e['line']}: '{e['text']}'" for e in errors[:SHOWN])
+    return quoted + (f" (and {len(errors) - SHOWN} more)" if len(errors) > SHOWN else "")
+
+
 def unexplained(facts: Facts) -> list[Occurrence]:
-    if not facts.errors:
-        return []
-    quoted = "; ".join(f"line {e['line']}: '{e['text']}'" for e in facts.errors[:SHOWN])
-    more = f" (and {len(facts.errors) - SHOWN} more)" if len(facts.errors) > SHOWN else ""
-    return [Occurrence(f"{quoted}{more}")]
+    found = [e for e in facts.errors if e.get("shape", "environment") == "environment"]
+    return [Occurrence(_quoted(found))] if found else []
+
+
+# what each of the other shapes means, said after the quote
+SAID: dict[ErrorShape, str] = {
+    "program": "a value or a type that the program, or a library's check of its arguments, refused; no stated fact "
+    "points at the environment",
+    "configuration": "a jax backend that did not start after the program chose jax's platforms itself; jax reads "
+    "that choice once, when its first backend starts, and 'gpu' asks for every GPU backend",
+}
+
+
+def by_program(facts: Facts) -> list[Occurrence]:
+    occurrences = []
+    for kind, meaning in SAID.items():
+        if found := [e for e in facts.errors if e.get("shape") == kind]:
+            occurrences.append(Occurrence(f"{_quoted(found)}: {meaning}", about=kind))
+    return occurrences
 
 
 UNEXPLAINED_ERROR = Check(
@@ -27,4 +49,17 @@ UNEXPLAINED_ERROR = Check(
     "the library that raised) to see whether it is fixed upstream",
     references=("https://github.com/jax-ml/jax/issues/new/choose",),
     run=unexplained,
+)
+
+
+PROGRAM_ERROR = Check(
+    id="program-error",
+    severity="info",
+    title="the report's error is what the program asked for, not a fault of its environment",
+    fix="read the error as the program's: for a value or type refused, the library's documentation of the call "
+    "(or its maintainers, with the smallest program that raises it); for a backend after a platform choice, set "
+    "JAX_PLATFORMS before jax starts (in the shell, or before import jax) and name the backend exactly (cpu, cuda, "
+    "rocm, tpu)",
+    references=("https://docs.jax.dev/en/latest/errors.html", "https://docs.jax.dev/en/latest/config_options.html"),
+    run=by_program,
 )

@@ -1,8 +1,9 @@
-"""Triage never answers `ok` over an error it cannot explain: an error line no signature reads is a warning that
-quotes it and says what to state and try; an error a rule reads is that rule's, and a paste without one is judged
-by its facts alone. An error line is any that says one (an exception behind a prefix or another exception's name, an
-XLA status, a tool's fatal error), not a line a log marks as information; a signature that only states facts does
-not explain it unless its rule is a finding."""
+"""Triage never answers `ok` over an error of the environment's shape it cannot explain: an error line no signature
+reads is a warning that quotes it and says what to state and try, unless it is of the program's shape (a value or
+type refused, a backend after the program chose jax's platforms: information that quotes it, rules/raised.py); an
+error a rule reads is that rule's, and a paste without one is judged by its facts alone. An error line is any that
+says one (an exception behind a prefix or another exception's name, an XLA status, a tool's fatal error), not a line
+a log marks as information; a signature that only states facts does not explain it unless its rule is a finding."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from envaudit.commands.triage.triaged import triage
 VERSIONS = "jax: 0.10.1\njaxlib: 0.10.1\nnumpy: 2.2.6\npython: 3.12.3\n"
 
 
-def roots(text: str) -> tuple[str, dict[str, str]]:
-    result = triage(text.encode())
+def roots(text: str | bytes) -> tuple[str, dict[str, str]]:
+    result = triage(text if isinstance(text, bytes) else text.encode())
     found = {f.id: f.detail for e in result.environments for f in e.report.findings if not f.caused_by}
     return result.verdict, found
 
@@ -41,10 +42,8 @@ def test_a_paste_without_an_error_is_judged_by_its_facts() -> None:
 def test_an_error_quoted_in_a_sentence_is_an_error_too() -> None:
     """ "With JAX 0.7.2, the following code errors with `TypeError: cannot create weak reference to 'Flatten'
     object`": the error stated in prose, not on a traceback's last line, is still one no rule explains."""
-    verdict, found = roots(
-        VERSIONS + "With this release the code errors with `TypeError: cannot create weak reference to 'X' object`:\n"
-    )
-    assert verdict == "warn" and "TypeError: cannot create weak reference" in found["unexplained-error"]
+    verdict, found = roots(b"With JAX 0.7.2, the code errors with `TypeError: cannot create weak reference to 'X'`:\n")
+    assert verdict != "ok" and "TypeError: cannot create weak reference" in found["unexplained-error"]
 
 
 @pytest.mark.parametrize(
@@ -116,3 +115,45 @@ def test_a_line_of_the_program_that_names_an_exception_is_no_error() -> None:
     assert roots(VERSIONS + code) == ("ok", {})
     verdict, found = roots(VERSIONS + code + "RuntimeError: the frobnicator broke\n")
     assert verdict == "warn" and "RuntimeError: the frobnicator broke" in found["unexplained-error"]
+
+
+@pytest.mark.parametrize(
+    ("url", "text", "quoted"),
+    [
+        (  # a library's own check of an annotation (jaxtyping 0.2.25 with typeguard 2.13.3, the pair it supports)
+            "https://github.com/patrick-kidger/jaxtyping/issues/181",
+            "jaxtyping 0.2.25, typeguard 2.13.3\n# AnnotationError: Cannot process symbolic axis '{size}' as some "
+            "axis names have not been processed.\n",
+            "AnnotationError: Cannot process symbolic axis",
+        ),
+        (  # jax's own tracer error: the program branches on a traced value
+            "https://docs.jax.dev/en/latest/errors.html",
+            VERSIONS + "jax.errors.TracerBoolConversionError: Attempted boolean conversion of traced array with "
+            "shape bool[].\n",
+            "TracerBoolConversionError",
+        ),
+        (  # a backend that did not start after the program chose jax's platforms itself, after its import
+            "https://github.com/jax-ml/jax/issues/23208",
+            'jax version: 0.4.30\n    os.environ["JAX_PLATFORMS"] = "cpu"\nRuntimeError: Unable to initialize '
+            "backend 'cuda': FAILED_PRECONDITION: No visible GPU devices.\n",
+            "Unable to initialize backend 'cuda'",
+        ),
+        (  # 'gpu' asks for every GPU backend: jax 0.3.14 tried rocm on a CUDA machine
+            "https://github.com/jax-ml/jax/issues/12335",
+            "jax 0.3.14, jaxlib 0.3.14\njax.config.update('jax_platforms', 'gpu')\nRuntimeError: Unable to "
+            "initialize backend 'rocm': NOT_FOUND: Could not find registered platform with name: \"rocm\".\n",
+            "Unable to initialize backend 'rocm'",
+        ),
+    ],
+)
+def test_an_error_of_the_programs_shape_is_information_that_quotes_it(url: str, text: str, quoted: str) -> None:
+    verdict, found = roots(text)
+    program = " ".join(detail for finding, detail in found.items() if finding.startswith("program-error"))
+    assert verdict == "ok" and quoted in program and "unexplained-error" not in found, (url, found)
+
+
+def test_the_same_backend_error_without_the_programs_choice_is_a_question() -> None:
+    """jax#21299's error without a line of the program choosing the platforms: the environment's to answer."""
+    text = "jax version: 0.4.30\nRuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: x.\n"
+    verdict, found = roots(text)
+    assert verdict == "warn" and "Unable to initialize backend 'cuda'" in found["unexplained-error"]

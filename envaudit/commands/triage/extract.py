@@ -21,6 +21,7 @@ from envaudit.model.redact import scrubber
 from envaudit.model.scope import canonicalize_name, is_relevant
 from envaudit.model.versions import public, release
 from envaudit.rules import extras as extras_model
+from envaudit.rules import raised
 
 MAX_BYTES, MAX_LINES, MAX_LINE = 4_000_000, 100_000, 1_000
 ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b.")
@@ -243,7 +244,16 @@ def mentions_jax(text_lines: list[str]) -> bool:
     """Whether the text is about jax: its code, or its name or a library's on or around it as a word ("Jax is
     slower than Numpy", "the backend does not change to JAX"): a report to answer, with what to state, even where
     it states no version."""
+    if not prose(text_lines):
+        return False  # a binary file read as text spells three-letter library names (jmp, spu) by chance
     return any(JAX_USE.search(line) or any(_about_jax(m[0]) for m in NAME_TOKEN.finditer(line)) for line in text_lines)
+
+
+def prose(text_lines: list[str]) -> bool:
+    """Whether the text is written, not a binary file read as text: at most one character in a hundred is one no
+    encoding decoded or none prints."""
+    text = "".join(text_lines)
+    return sum(not (ch.isprintable() or ch.isspace()) or ch == "\ufffd" for ch in text) <= len(text) // 100
 
 
 @lru_cache(maxsize=4096)
@@ -262,9 +272,8 @@ def unnamed(text_lines: list[str]) -> list[Seen]:
     """The versions a text states where no reader found a name for them (asked about: "which packages are
     these?"), at most MAX_UNNAMED, each once."""
     found: dict[str, Seen] = {}
-    text = "".join(text_lines)
-    if sum(not (ch.isprintable() or ch.isspace()) or ch == "\ufffd" for ch in text) > len(text) // 100:
-        return []  # not prose (a binary file read as text): its digits are no one's versions
+    if not prose(text_lines):
+        return []  # a binary file read as text: its digits are no one's versions
     for number, line in enumerate(text_lines, 1):
         for match in BARE.finditer(URL.sub(" ", line)):
             if len(found) < MAX_UNNAMED and "." in match[1]:
@@ -315,10 +324,21 @@ LOG_INFO = re.compile(r"^\W{0,4}(?:I\d{4} \d\d:\d\d|(?:INFO|DEBUG)\b)")
 MAX_ERRORS = 20
 
 
+# the program choosing jax's platforms itself, in its code (a setting jax reads once, when its first backend starts):
+# jax.config.update('jax_platforms', ...), os.environ['JAX_PLATFORMS'] = ..., os.environ.setdefault, a notebook's %env
+PLATFORMS_CHOSEN = re.compile(
+    r"""config\.update\(\s*+['"]jax_platform(?:s|_name)['"]"""
+    r"""|environ\s*+\[\s*+['"]JAX_PLATFORM(?:S|_NAME)['"]\s*+\]\s*+="""
+    r"""|environ\.setdefault\(\s*+['"]JAX_PLATFORM|putenv\(\s*+['"]JAX_PLATFORM|^\s*+%env\s++JAX_PLATFORM"""
+)
+
+
 def errors(text_lines: list[str], read: list[str]) -> list[Message]:
     """The lines that look like an error (not those a log marks as information), but those a signature explains
     (`read`: what the signatures that explain them matched, its whitespace collapsed), first ones first (a log
-    repeats its error): each once, at its first line, at most MAX_ERRORS."""
+    repeats its error): each once, at its first line, at most MAX_ERRORS; each with its shape (rules/raised.py),
+    read with whether the text's program chooses jax's platforms itself."""
+    chosen = any(PLATFORMS_CHOSEN.search(line) for line in text_lines)
     found: dict[str, Message] = {}
     for number, line in enumerate(text_lines, start=1):
         text = " ".join(line.split())
@@ -326,7 +346,7 @@ def errors(text_lines: list[str], read: list[str]) -> list[Message]:
             continue
         if any(text in m or m in text for m in read if m):
             continue
-        found[text] = Message(line=number, text=text[:300])
+        found[text] = Message(line=number, text=text[:300], shape=raised.shape(text, platforms_chosen=chosen))
         if len(found) == MAX_ERRORS:
             break
     return list(found.values())

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from envaudit.commands.triage import reply
+from envaudit.commands.triage import extract, reply
 from envaudit.commands.triage.triaged import TriageError, triage
 from envaudit.formats import FORMATS
 from envaudit.judge import assemble
@@ -269,3 +269,29 @@ def test_a_report_with_more_facts_than_are_read_is_read_up_to_the_bound_and_says
     assert result.unread == extract.Unread(1, "facts", extract.MAX_FACTS)
     assert len(result.environments[0].seen) == extract.MAX_FACTS
     assert facts(result)["python"] == "3.11.9" and facts(result)["package jax"] == "0.4.30"
+
+
+def test_a_terminals_hard_wrap_is_undone_and_every_other_line_keeps_its_number() -> None:
+    """A log pasted from a terminal 152 columns wide cuts XLA's warning inside the driver's version ("11." then
+    "0 which is older..."; localcolabfold#126's paste, tests/fixtures/triage-unseen-2 case 13): read as one line, the
+    warning is its rule's, at the line it starts on; nvidia-smi's rows, as wide as each other, stay rows."""
+    head = (
+        "2022-12-16 18:31:30.311235: W external/org_tensorflow/tensorflow/compiler/xla/service/gpu/nvptx_compiler.cc"
+        ":497] The NVIDIA driver's CUDA version is 11."
+    )
+    rest = (
+        "0 which is older than the ptxas CUDA version (11.6.124). Because the driver is older than the ptxas version,"
+        " XLA is disabling parallel compilation, whic"
+    )
+    tail = "h may slow down compilation. You should update your NVIDIA driver."
+    width = 152  # the wrap: every line but the last exactly this wide, cut wherever the width falls
+    full = head + rest + tail
+    lines = [full[i : i + width] for i in range(0, len(full), width)]
+    pasted = "Getting this warning:\n" + "\n".join(lines) + "\nThe end.\n"
+    read, _ = extract.lines(pasted.encode())
+    assert read[1] == full and read[2 : len(lines) + 1] == [""] * (len(lines) - 1) and read[-1] == "The end."
+    result = triage(pasted.encode())
+    found = {f.id: f for e in result.environments for f in e.report.findings}
+    assert result.verdict == "warn" and "driver-older-than-ptx-compiler" in found
+    smi = "|" + "=" * 100 + "|\n| 0  Tesla V100-SXM2-16GB" + " " * 78 + "|\n"
+    assert extract.lines(smi.encode())[0] == smi.splitlines()

@@ -384,7 +384,36 @@ def lines(raw: bytes) -> tuple[list[str], bool]:
         scrub(QUOTED.sub("", "".join(ch if ch.isprintable() or ch == "\t" else " " for ch in line[:MAX_LINE])))
         for line in found[:MAX_LINES]
     ]
-    return clean, cut
+    return unwrapped(clean), cut
+
+
+WRAP_WIDTH = 100  # the narrowest terminal width read as a hard wrap (nvidia-smi's tables are 79 to 91 wide)
+
+
+def unwrapped(text_lines: list[str]) -> list[str]:
+    """The lines with a terminal's hard wrap undone: a run of two or more lines exactly as wide (at least
+    WRAP_WIDTH), each cut inside a word ("...CUDA version is 11." then "0 which is older..."), and the shorter line
+    that ends it, are one line again, at the run's first line number; the lines it took stay, empty, so that every
+    other line keeps its number. A table's rows (| or + first) are never joined; the joined line is at most MAX_LINE long."""
+    out = list(text_lines)
+    index = 0
+    while index < len(out):
+        width, end = len(out[index]), index
+        while (
+            end + 1 < len(out)
+            and width >= WRAP_WIDTH
+            and len(out[end]) == width
+            and (out[end][-1].isalnum() or out[end][-1] in ".,_-/")
+            and out[end + 1][:1].isalnum()
+            and (end > index or len(out[end + 1]) == width)  # two lines as wide at least: one alone tells no width
+            and out[end].lstrip()[:1] not in ("|", "+")
+            and sum(map(len, out[index : end + 2])) <= MAX_LINE
+        ):
+            end += 1
+        if end > index:
+            out[index : end + 1] = ["".join(out[index : end + 1])] + [""] * (end - index)
+        index = end + 1
+    return out
 
 
 def _package(name: str, version: str, number: int, line: str, extras: str = "", *, listed: bool = False) -> list[Seen]:
@@ -405,7 +434,9 @@ def _package(name: str, version: str, number: int, line: str, extras: str = "", 
     installs = extras_model.inferred(version, named).builds.items()
     return (
         [Seen(f"package {name}", version, number, line)]
-        + ([Seen("platform", implied, number, line)] if implied else [])
+        # what the build is for, not what jax ran on: a platform the text states (jax on the CPU beside its
+        # failed CUDA backend) replaces it, and it starts no second environment
+        + ([Seen("platform", implied, number, line, implied=True)] if implied else [])
         + [replace(s, implied=True) for n, v in installs for s in _package(n, v, number, line)]
     )
 

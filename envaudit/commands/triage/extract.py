@@ -394,7 +394,8 @@ def unwrapped(text_lines: list[str]) -> list[str]:
     """The lines with a terminal's hard wrap undone: a run of two or more lines exactly as wide (at least
     WRAP_WIDTH), each cut inside a word ("...CUDA version is 11." then "0 which is older..."), and the shorter line
     that ends it, are one line again, at the run's first line number; the lines it took stay, empty, so that every
-    other line keeps its number. A table's rows (| or + first) are never joined; the joined line is at most MAX_LINE long."""
+    other line keeps its number. A table's rows (| or + first) are never joined; the joined line is at most
+    MAX_LINE long."""
     out = list(text_lines)
     index = 0
     while index < len(out):

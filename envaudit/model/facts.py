@@ -252,9 +252,11 @@ class Quoted(TypedDict):
 
 
 class Message(Quoted, total=False):
-    """A message the environment printed, as a bug report quotes it: its text and the line it starts on; for an
-    error line no signature reads (`Facts.errors`), its shape."""
+    """A message the environment printed, as a bug report quotes it: its text and the line it starts on; whether a
+    log marked its line as information (glog's I0919, logging's INFO:); for an error line no signature reads
+    (`Facts.errors`), its shape."""
 
+    informational: bool
     shape: ErrorShape
 
 

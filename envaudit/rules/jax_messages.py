@@ -2,15 +2,16 @@
 start, a version check refuses, the CPU lacks what jaxlib was built for, a CUDA library or the TPU runtime is not
 as it needs, or a plugin does not load (tables/derived/jax-messages.toml, DERIVED from the sources at every release
 tag by derive/tables/jax_messages.py). One check owns every such message that no rule or check of envaudit reads
-with a signature of its own: an existing signature wins (`unclaimed`), so a message a rule knows the cause of stays
-that rule's, and where one is seen on the same line as this check's, it speaks instead (rules/messages.py).
+with a firing signature of its own: such a signature wins (`unclaimed`), so a message a rule knows the cause of stays
+that rule's; where a rule's signature only states facts, the message is this check's too, and the rule speaks
+instead on the line where it is a finding (rules/messages.py).
 
 The finding quotes jax's message and says, by the message's category (`CATEGORIES`, the one place its words, its
 fix and when it is a failure are kept), what it means and what to do. A category whose messages only appear when
 something the user needs is broken fails; a backend, CUDA library or plugin message fails where the report says an
-accelerator was expected (a GPU or TPU listed, the platform asked for, the message naming one) and warns where
-nothing does (a CPU-only machine with a CUDA build installed says some of them too); a Python warning jax only
-warns with (it goes on) warns.
+accelerator was expected (a GPU or TPU listed, the platform asked for, the message naming one), even where jax only
+warns and goes on (it goes on without that accelerator), and warns where nothing does (a CPU-only machine with a
+CUDA build installed says some of them too); another category's Python warning jax only warns with warns.
 
 The table is not keyed on jax (`Table(jax=...)`): a message a newer release says that it lacks is not judged
 wrong, only not read here, and the error line is then `unexplained-error`'s.
@@ -18,17 +19,18 @@ wrong, only not read here, and the error line is then `unexplained-error`'s.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import product
-from typing import Literal, TypedDict
+from typing import Literal, Protocol, TypedDict, runtime_checkable
 
 from envaudit.files import cachedir
 from envaudit.model.facts import Facts
-from envaudit.model.report import Severity
+from envaudit.model.report import Finding, Severity
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.signatures import QUOTED, Catalogue, Match, Owner, Signature
 from envaudit.rules.table import Span, Table
@@ -152,7 +154,7 @@ def signature(text: str, row: JaxMessage) -> Signature:
 
 SAMPLES = ("cuSPARSE", "8907", "1.2.3", "an explanation")  # a value of each kind a placeholder reads
 MOST_SLOTS = 4  # a text with more values is tried with one sample in all of them
-CLAIMS = 1  # how `claimed` decides: a new number where it changes, so that what the cache kept is worked out again
+CLAIMS = 4  # how `claimed` decides: a new number where it changes, so that what the cache kept is worked out again
 
 
 def _renderings(text: str) -> Iterator[str]:
@@ -165,22 +167,28 @@ def _renderings(text: str) -> Iterator[str]:
         yield "".join(part + value for part, value in zip(parts, (*values, ""), strict=True))
 
 
-def claimed(text: str, catalogue: Catalogue) -> str:
-    """The owner of another signature that reads this message ("" none): only those whose literal word to be
-    found by (its needle) the message's own words hold are tried."""
+def claimed(text: str, catalogue: Catalogue) -> tuple[bool, frozenset[str]]:
+    """How other owners' signatures read this message: whether one fires on it, and the owners whose signatures
+    read it only to state facts (cuda-backend-failed-jax-on-cpu's "CUDA backend failed to initialize", which a
+    machine without a GPU prints too). Only signatures whose literal word to be found by (its needle) the message's
+    own words hold are tried."""
     candidates = [c for c in catalogue.compiled if c.needle in text]
+    quiet: set[str] = set()
     for rendered in _renderings(text) if candidates else ():
         for compiled in candidates:
             if compiled.pattern.search(rendered):
-                return compiled.owner
-    return ""
+                if compiled.signature.fires:
+                    return True, frozenset()
+                quiet.add(compiled.owner)
+    return False, frozenset(quiet)
 
 
-def unclaimed(others: Iterable[Owner]) -> tuple[Signature, ...]:
-    """The signatures of the table's rows (their first sentences) that no other owner's signature reads, in any
-    message that begins so (the rule or check that knows a message wins it). Worked out once for a table and the
-    others' signatures, and kept in envaudit's cache (it compiles the others' patterns, which a run that reads no
-    message never needs)."""
+def unclaimed(others: Iterable[Owner]) -> tuple[tuple[Signature, ...], dict[str, frozenset[str]]]:
+    """The signatures of the table's rows (their first sentences) that no other owner's signature fires on, in any
+    message that begins so (the rule or check that knows a message wins it); and, for those another owner's
+    signature reads only to state facts (shared), those owners: the check says a shared message only where it
+    fails and none of them is a finding (`judged`). Worked out once for a table and the others' signatures, and
+    kept in envaudit's cache (it compiles the others' patterns, which a run that reads no message never needs)."""
     others = tuple(others)
     table = rows()
     stat = MESSAGES.path.stat()
@@ -188,51 +196,90 @@ def unclaimed(others: Iterable[Owner]) -> tuple[Signature, ...]:
     stamp = json.dumps([str(MESSAGES.path.resolve()), stat.st_size, stat.st_mtime_ns, CLAIMS, *read])
     name = f"unclaimed-{hashlib.sha256(stamp.encode()).hexdigest()[:20]}.json"
     kept = cachedir.read_json(name)
-    if not (isinstance(kept, list) and all(isinstance(t, str) and t in table for t in kept)):
+    if not (
+        isinstance(kept, dict)
+        and isinstance(kept.get("kept"), list)
+        and isinstance(kept.get("shared"), dict)
+        and all(isinstance(t, str) and t in table for t in [*kept["kept"], *kept["shared"]])
+    ):
         catalogue = Catalogue(others)
-        kept = [text for text, said in table.items() if not any(claimed(r["text"], catalogue) for r in said)]
+        claims = {text: [claimed(r["text"], catalogue) for r in said] for text, said in table.items()}
+        owned = [text for text, found in claims.items() if not any(fires for fires, _ in found)]
+        kept = {
+            "kept": owned,
+            "shared": {
+                t: sorted(set().union(*(q for _, q in claims[t]))) for t in owned if any(q for _, q in claims[t])
+            },
+        }
         cachedir.write_json(name, kept)
-    return tuple(signature(text, table[text][0]) for text in kept)
+    shared = {text: frozenset(owners) for text, owners in kept["shared"].items()}
+    return tuple(signature(text, table[text][0]) for text in kept["kept"]), shared
+
+
+# the platforms one accelerator answers to: a message about a backend of another is not about that accelerator
+# (jax 0.3's 'gpu' also tried 'rocm' on a CUDA machine: jax#12335)
+SAME_PLATFORM = {"cuda": {"cuda", "gpu"}, "rocm": {"rocm", "gpu"}, "tpu": {"tpu"}, "gpu": {"gpu", "cuda", "rocm"}}
 
 
 def expected(facts: Facts, match: Match) -> str:
     """What says an accelerator was expected here ("" nothing): a GPU or TPU the facts list, jax's platform, the
-    platform asked for, or an accelerator named in the message's values."""
-    gpus = facts.nvidia.get("gpus") or []
-    if gpus:
-        return f"the report lists {len(gpus)} NVIDIA GPU(s)"
+    platform asked for, or an accelerator named in the message's values. Where the message names the backend it is
+    about, only an accelerator of that backend counts (a rocm backend failing beside NVIDIA GPUs is not theirs)."""
+    named = {v.strip().lower() for _, v in match.values if PLATFORM.fullmatch(v.strip())}
+    have: list[tuple[str, str]] = []  # (platform, what says it was expected)
+    if gpus := facts.nvidia.get("gpus") or []:
+        have.append(("cuda", f"the report lists {len(gpus)} NVIDIA GPU(s)"))
     if (facts.platform.get("tpu") or {}).get("chips"):
-        return "the host has TPU chips"
+        have.append(("tpu", "the host has TPU chips"))
     platform = str(facts.jax.get("platform") or "")
     if platform and platform != "cpu":
-        return f"jax's platform is {platform}"
+        have.append((platform, f"jax's platform is {platform}"))
     for variable in PLATFORM_VARIABLES:
-        asked = [p for p in facts.env.get(variable, "").split(",") if p.strip() and p.strip() != "cpu"]
-        if asked:
-            return f"{variable} asks for {','.join(asked)}"
+        asked = [p.strip() for p in facts.env.get(variable, "").split(",") if p.strip() and p.strip() != "cpu"]
+        have += [(p.lower(), f"{variable} asks for {','.join(asked)}") for p in asked]
+    for accelerator, why in have:
+        if not named or named & SAME_PLATFORM.get(accelerator, {accelerator}):
+            return why
+    if have:
+        return ""  # the message is about another backend than the one expected
     for _, value in match.values:
         if PLATFORM.fullmatch(value.strip()):
             return f"the message names {value.strip()}"
-        if named := MODEL.search(value):
-            return f"the message names {named[0]}"
+        if model := MODEL.search(value):
+            return f"the message names {model[0]}"
     return ""
 
 
 def severity(row: JaxMessage, match: Match, facts: Facts) -> tuple[Severity, str]:
-    """The severity of one message here, and why."""
+    """The severity of one message here, and why: a backend, CUDA library or plugin message fails where an
+    accelerator was expected, even one jax only warns with (it goes on, without the GPU the report lists)."""
+    if CATEGORIES[row["category"]].fails == "accelerator":
+        why = expected(facts, match)
+        return ("fail", why) if why else ("warn", "nothing in the report says an accelerator was expected")
     if row["said"] == "warns":
         return "warn", "jax only warns with it and goes on"
-    if CATEGORIES[row["category"]].fails == "always":
-        return "fail", ""
-    why = expected(facts, match)
-    return ("fail", why) if why else ("warn", "nothing in the report says an accelerator was expected")
+    return "fail", ""
 
 
-def judged(facts: Facts, matches: Sequence[Match]) -> Occurrence | None:
+def judged(
+    facts: Facts,
+    matches: Sequence[Match],
+    shared: Mapping[str, frozenset[str]] | None = None,
+    causes: Mapping[str, Cause] | None = None,
+) -> Occurrence | None:
     """The check's occurrence where its messages are seen: each category once, its cause and what to do, the
-    worst severity; the message quoted where no report's line shows it (jax's own exception, an import's)."""
+    worst severity; the message quoted where no report's line shows it (jax's own exception, an import's). A
+    message other causes read to state facts (`shared`: the text -> those causes) is said only where none of them
+    is a finding here and it fails: a CUDA backend that did not start where the report lists a GPU, not the same
+    words on a machine without one, nor where the variable that asked for the backend is the finding."""
     table = rows()
+    shared, causes = shared or {}, causes or {}
     seen = [(m, table[m.signature.text][0]) for m in matches if m.signature.text in table]
+    seen = [
+        (m, row)
+        for m, row in seen
+        if m.signature.text not in shared or _says(shared[m.signature.text], row, m, facts, causes)
+    ]
     if not seen:
         return None
     parts, todo = [], []
@@ -275,6 +322,24 @@ JAX_ENVIRONMENT_MESSAGE = Check(
 )
 
 
+@runtime_checkable
+class Cause(Protocol):
+    """What `judged` asks of another cause that reads a shared message: its findings on the facts."""
+
+    def findings(self, facts: Facts) -> list[Finding]: ...
+
+
+def _says(quiet: frozenset[str], row: JaxMessage, match: Match, facts: Facts, causes: Mapping[str, Cause]) -> bool:
+    """Whether the check says a shared message here: it fails, and no cause that reads it is a finding."""
+    if severity(row, match, facts)[0] != "fail":
+        return False
+    return not any((cause := causes.get(owner)) is not None and cause.findings(facts) for owner in quiet)
+
+
 def owning(check: Check, others: Iterable[Owner]) -> Check:
-    """The check with the signatures of the table's rows no other owner reads."""
-    return replace(check, signatures=unclaimed(others))
+    """The check with the signatures of the table's rows no other owner fires on, saying the shared ones only
+    where they fail."""
+    others = tuple(others)
+    owned, shared = unclaimed(others)
+    causes = {o.id: o for o in others if isinstance(o, Cause)}
+    return replace(check, signatures=owned, said=functools.partial(judged, shared=shared, causes=causes))

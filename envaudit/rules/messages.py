@@ -51,10 +51,12 @@ class Scan:
         """Every match: jax's, then the imports', then the bug report's."""
         return [*self.jax, *(m for _, found in self.imports for m in found), *self.reported]
 
-    def deferred(self) -> Scan:
+    def deferred(self, facts: Facts | None = None) -> Scan:
         """The same, each message's matches `deferred` apart (jax's exception, each import's, the report's)."""
         return Scan(
-            deferred(self.jax), tuple((d, deferred(found)) for d, found in self.imports), deferred(self.reported)
+            deferred(self.jax, facts),
+            tuple((d, deferred(found, facts)) for d, found in self.imports),
+            deferred(self.reported, facts),
         )
 
     def by_import(self) -> dict[str, set[str]]:
@@ -73,16 +75,39 @@ def scan(facts: Facts) -> Scan:
         for o in imports.outcomes(facts)
         if o.get("status") == "error" and (said := _said(o))
     )
-    reported = tuple(m for message in facts.messages[:MAX_MESSAGES] for m in in_text(message["text"], message["line"]))
-    return Scan(tuple(from_jax(facts)), raised, reported).deferred()
-
-
-def deferred(matches: Sequence[Match]) -> tuple[Match, ...]:
-    """The matches, less those of a deferring cause (registry.deferring: a source's general words) on a line where
-    another cause's signature matched, firing or not: the cause that knows the message has the word on it."""
     deferring = registry().deferring
-    known = {m.line for m in matches if m.owner not in deferring}
-    return tuple(m for m in matches if m.owner not in deferring or m.line not in known)
+    reported = tuple(
+        m
+        for message in facts.messages[:MAX_MESSAGES]
+        for m in in_text(message["text"], message["line"])
+        # a line a log marks as information is no failure of jax's: its general words say nothing there (jax logs
+        # at INFO each backend it tried and did not need)
+        if not (message.get("informational") and m.owner in deferring)
+    )
+    return Scan(tuple(from_jax(facts)), raised, reported).deferred(facts)
+
+
+def deferred(matches: Sequence[Match], facts: Facts | None = None) -> tuple[Match, ...]:
+    """The matches, less those of a deferring cause (registry.deferring: a source's general words) on a line where
+    another cause's signature matched: the cause that knows the message has the word on it. With the facts, a line
+    where the others' signatures only state facts (they do not fire) and none of their causes is a finding here
+    keeps the deferring cause's match: nobody else speaks for the message (a CUDA backend that failed to start where
+    jax's own rule for it cannot decide)."""
+    deferring = registry().deferring
+    others: dict[int, list[Match]] = {}
+    for m in matches:
+        if m.owner not in deferring:
+            others.setdefault(m.line, []).append(m)
+    if facts is not None:
+        speaking = {line for line, found in others.items() if _spoken_for(found, facts)}
+    else:
+        speaking = set(others)
+    return tuple(m for m in matches if m.owner not in deferring or m.line not in speaking)
+
+
+def _spoken_for(found: Sequence[Match], facts: Facts) -> bool:
+    """Whether another cause speaks for the line: one of its signatures fires, or its cause is a finding here."""
+    return any(m.signature.fires for m in found) or bool(explaining(facts, found))
 
 
 def explaining(facts: Facts, matches: Sequence[Match]) -> frozenset[str]:

@@ -94,10 +94,30 @@ def test_a_message_another_rules_signature_reads_stays_that_rules() -> None:
     others = Catalogue(c for c in registry().active if c.id != CHECK)
     fallback = next(r for r in ROWS if r["text"].startswith("An NVIDIA GPU may be present on this machine"))
     newer = next(r for r in ROWS if r["text"].startswith("jaxlib version {any} is newer than and incompatible"))
-    assert jax_messages.claimed(fallback["text"], others) == "gpu-present-jax-on-cpu"
-    assert jax_messages.claimed(newer["text"], others) == "jax-jaxlib-coupling"
+    assert jax_messages.claimed(fallback["text"], others)[0]  # gpu-present-jax-on-cpu's signature fires on it
+    assert jax_messages.claimed(newer["text"], others)[0]  # jax-jaxlib-coupling's
     assert not {jax_messages.first_sentences(r["text"]) for r in (fallback, newer)} & ours.keys()
-    assert ours and not [t for t in ours if jax_messages.claimed(t, others)]
+    assert ours and not [t for t in ours if jax_messages.claimed(t, others)[0]]
+
+
+def test_a_message_another_rule_reads_only_to_state_facts_is_shared_and_said_only_where_it_fails() -> None:
+    """cuda-backend-failed-jax-on-cpu reads "CUDA backend failed to initialize" only to state the CPU platform (a
+    machine without a GPU prints it too): the check owns it as well, and says it only where it fails here, where
+    the report lists a GPU (jax#20722's DGX V100), not on a machine that lists none."""
+    others = [c for c in registry().active if c.id != CHECK]
+    owned_here, shared = jax_messages.unclaimed(others)
+    text = next(t for t in shared if t.startswith("CUDA backend failed to initialize"))
+    assert text in {s.text for s in owned_here} and "cuda-backend-failed-jax-on-cpu" in shared[text]
+    line = "CUDA backend failed to initialize: operation cuInit(0) failed: CUDA_ERROR_NOT_INITIALIZED"
+    gpu = Facts(
+        messages=[{"line": 1, "text": line}],
+        nvidia={"status": "ok", "gpus": [{"index": 0, "name": "V100"}]},
+        origin="triage",
+    )
+    found = {f.id: f for f in rules.evaluate(gpu).findings}
+    assert found[CHECK].severity == "fail" and "lists 1 NVIDIA GPU" in found[CHECK].detail
+    alone = Facts(messages=[{"line": 1, "text": line}], origin="triage")
+    assert CHECK not in {f.id for f in rules.evaluate(alone).findings}
 
 
 def test_a_rule_that_comes_to_read_a_message_takes_it_from_the_check() -> None:
@@ -112,22 +132,23 @@ def test_a_rule_that_comes_to_read_a_message_takes_it_from_the_check() -> None:
         def seen(self, facts: Facts, matches: object = ()) -> Finding | None:
             return None
 
-    assert text in {s.text for s in jax_messages.unclaimed(others)}
-    assert text not in {s.text for s in jax_messages.unclaimed([*others, Newcomer()])}
+    assert text in {s.text for s in jax_messages.unclaimed(others)[0]}
+    assert text not in {s.text for s in jax_messages.unclaimed([*others, Newcomer()])[0]}
 
 
 def test_where_another_causes_message_is_on_the_same_line_that_cause_speaks() -> None:
-    """jax logs the reason a backend did not start after its name; where a rule's signature reads the line, the
-    check's general words ("module 'jaxlib.xla_extension' has no attribute ...", a row of the table) say nothing
-    (google-research/maxim#32: INFO lines of a GPU machine where TensorFlow saw the GPU)."""
+    """jax logs the reason a backend did not start after its name, at INFO; the check's general words ("module
+    'jaxlib.xla_extension' has no attribute ...", a row of the table) say nothing on a line a log marks as
+    information (google-research/maxim#32: INFO lines of a GPU machine where TensorFlow saw the GPU)."""
     line = (
         "I1025 08:07:07.369699 139768635004736 xla_bridge.py:357] Unable to initialize backend 'cuda': module "
         "'jaxlib.xla_extension' has no attribute 'GpuAllocatorConfig'"
     )
     scanned = registry().signatures.scan([line])
     assert {m.owner for m in scanned} >= {CHECK, "jax-platforms-unavailable"}
-    facts = Facts(messages=[{"line": 1, "text": line}], origin="triage")
+    facts = Facts(messages=[{"line": 1, "text": line, "informational": True}], origin="triage")
     assert CHECK not in {f.id for f in rules.evaluate(facts).findings}
+    assert CHECK not in {f.id for e in triage(line.encode()).environments for f in e.report.findings}
 
 
 # --- real reports ----------------------------------------------------------------------------------------------

@@ -57,16 +57,6 @@ def test_an_error_quoted_in_a_sentence_is_an_error_too() -> None:
             "0.4.13+cuda11.cudnn86\n### Which accelerator(s) are you using?\nA100 GPU\n",
             "XlaRuntimeError: INTERNAL: nvlink exited with non-zero error code 256",
         ),
-        (  # the CUDA backend's failure, which cuda-backend-failed-jax-on-cpu's signature reads without firing: the
-            # report (a DGX V100, jaxlib 0.4.26+cuda12) does not say whether JAX_PLATFORMS asked for the CPU
-            "https://github.com/jax-ml/jax/issues/20722",
-            ">>> jax.devices()\nCUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:90: operation "
-            "gpuDeviceGetAttribute( &major, GPU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) failed: "
-            "CUDA_ERROR_NOT_INITIALIZED (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n[CpuDevice(id=0)]\n"
-            "A DGX V100 machine\njax                          0.4.26\njaxlib                       "
-            "0.4.26+cuda12.cudnn89\n",
-            "CUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:90",
-        ),
         (  # a jaxlib module jax 0.4 no longer imports (jaxlib.cuda_linalg, jax 0.3): no row, no rule
             "https://github.com/jax-ml/jax/issues/10717",
             "/usr/local/lib/python3.7/dist-packages/jax/_src/lax/linalg.py in <module>()\n"
@@ -152,8 +142,28 @@ def test_an_error_of_the_programs_shape_is_information_that_quotes_it(url: str, 
     assert verdict == "ok" and quoted in program and "unexplained-error" not in found, (url, found)
 
 
-def test_the_same_backend_error_without_the_programs_choice_is_a_question() -> None:
-    """jax#21299's error without a line of the program choosing the platforms: the environment's to answer."""
+def test_the_same_backend_error_without_the_programs_choice_is_the_environments() -> None:
+    """jax#21299's error without a line of the program choosing the platforms: the environment's to answer, in
+    jax's own words about a backend that did not start (the message names the CUDA backend jax was starting)."""
     text = "jax version: 0.4.30\nRuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: x.\n"
     verdict, found = roots(text)
-    assert verdict == "warn" and "Unable to initialize backend 'cuda'" in found["unexplained-error"]
+    assert verdict == "fail" and "backend-init" in found["jax-environment-message"] and "program-error" not in found
+
+
+def test_a_cuda_backend_that_failed_where_the_report_lists_a_gpu_fails() -> None:
+    """jax#20722: a DGX V100 with jaxlib 0.4.26+cuda12, where jax fell back to the CPU after "CUDA backend failed
+    to initialize: ... CUDA_ERROR_NOT_INITIALIZED": the GPU the report names is not used. The same words where no
+    accelerator is named stay the unexplained error's question (a CUDA jaxlib on a machine without a GPU says
+    them too)."""
+    error = (
+        "CUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:90: operation gpuDeviceGetAttribute( "
+        "&major, GPU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) failed: CUDA_ERROR_NOT_INITIALIZED (Set "
+        "TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n"
+    )
+    stack = "jax                          0.4.26\njaxlib                       0.4.26+cuda12.cudnn89\n"
+    result = triage((">>> jax.devices()\n" + error + "[CpuDevice(id=0)]\nA DGX V100 machine\n" + stack).encode())
+    verdict, found = result.verdict, {f.id: f.detail for e in result.environments for f in e.report.findings}
+    assert len(result.environments) == 1  # the +cuda build is what jaxlib is for, not a second platform
+    assert verdict == "fail" and "the report lists 1 NVIDIA GPU" in found["jax-environment-message"]
+    verdict, found = roots(">>> jax.devices()\n" + error + "[CpuDevice(id=0)]\n" + stack)
+    assert verdict == "warn" and "CUDA backend failed to initialize" in found["unexplained-error"]

@@ -333,12 +333,17 @@ PLATFORMS_CHOSEN = re.compile(
 )
 
 
+def platforms_chosen(text_lines: list[str]) -> bool:
+    """Whether the text's program chooses jax's platforms itself (PLATFORMS_CHOSEN)."""
+    return any(PLATFORMS_CHOSEN.search(line) for line in text_lines)
+
+
 def errors(text_lines: list[str], read: list[str]) -> list[Message]:
     """The lines that look like an error (not those a log marks as information), but those a signature explains
     (`read`: what the signatures that explain them matched, its whitespace collapsed), first ones first (a log
     repeats its error): each once, at its first line, at most MAX_ERRORS; each with its shape (rules/raised.py),
     read with whether the text's program chooses jax's platforms itself."""
-    chosen = any(PLATFORMS_CHOSEN.search(line) for line in text_lines)
+    chosen = platforms_chosen(text_lines)
     found: dict[str, Message] = {}
     for number, line in enumerate(text_lines, start=1):
         text = " ".join(line.split())

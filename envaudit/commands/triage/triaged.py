@@ -21,6 +21,7 @@ from envaudit.commands.triage.reproduce import Reproduction, reproduce
 from envaudit.model.exitcodes import BadInput
 from envaudit.model.facts import Facts, JaxFacts, Message, NvidiaFacts, PlatformFacts, PythonFacts
 from envaudit.model.report import Report, schema_id
+from envaudit.rules import raised
 from envaudit.rules.conditions import GPU_CONDITIONS
 
 SCHEMA = "envaudit/triage/v1"  # what to_dict writes; its JSON Schema is triage/schema.py's TRIAGE
@@ -180,7 +181,15 @@ def triage(raw: bytes, building: Building = Building()) -> Triage:
     if (written := own.read(extract.whole_lines(raw))) is not None:  # a report's JSON lines may be long: read whole
         environment, unread = _own(written, text_lines)
         return Triage((environment,), truncated, unread)
-    matches = read.deferred(registry().signatures.scan(text_lines))
+    scanned = registry().signatures.scan(text_lines)
+    configured: set[int] = set()  # lines of a backend that did not start after the program chose jax's platforms
+    if extract.platforms_chosen(text_lines):
+        # the choice is the cause (an error of the configuration's shape, rules/raised.py), not what jax's general
+        # words about backends say: those lines are no message the rules read, and the error is the program's
+        deferring = registry().deferring
+        configured = {m.line for m in scanned if m.owner in deferring and raised.BACKEND.search(m.text)}
+        scanned = [m for m in scanned if not (m.owner in deferring and m.line in configured)]
+    matches = read.deferred(scanned)
     found = extract.seen(text_lines) + [Seen(f, v, m.line, m.text[:200]) for m in matches for f, v in m.facts]
     found.sort(key=lambda s: s.line)  # stable: a line's own facts before its message's
     stated = tuple(s for s in found if s.fact.startswith(extract.NOT_INSTALLED))
@@ -201,19 +210,26 @@ def triage(raw: bytes, building: Building = Building()) -> Triage:
         longest[m.line] = max(longest.get(m.line, ""), m.text, key=len)
     first: dict[str, Message] = {}  # each text at the first line it is on
     for line, text in sorted(longest.items()):
-        first.setdefault(text, Message(line=line, text=text))
+        if line not in configured:
+            informational = extract.LOG_INFO.match(text_lines[line - 1]) is not None
+            first.setdefault(text, Message(line=line, text=text, informational=informational))
     messages = list(first.values())[: read.MAX_MESSAGES]
     fired = [m.text for m in matches if m.signature.fires]
-    unexplained: dict[frozenset[str], list[Message]] = {}  # by the quiet causes that are findings: read once each
+    # a deferring cause's match on a line where another cause's signature only states facts: it speaks there where
+    # that cause is no finding and it has something to say on the environment's facts (messages.deferred)
+    withheld = [m for m in scanned if m.owner in registry().deferring and m.signature.fires and m not in matches]
+    unexplained: dict[tuple[frozenset[str], tuple[str, ...]], list[Message]] = {}  # by what explains: read once each
     result, built, deadline = [], 0, time.monotonic() + building.timeout
     for env in environments:
         facts = replace(facts_of(env), messages=messages)
-        # an error line is explained by a signature that fires, or by one whose cause is a finding here
+        # an error line is explained by a signature that fires, by one whose cause is a finding here, or by a
+        # deferring cause that speaks for it here
         quiet = read.explaining(facts, matches)
-        if quiet not in unexplained:
-            explained = fired + [m.text for m in matches if m.owner in quiet]
-            unexplained[quiet] = extract.errors(text_lines, explained)
-        facts = stated_facts = replace(facts, errors=unexplained[quiet])
+        spoken = tuple(m.text for m in withheld if m.line not in configured and registry().seen(m.owner, facts, [m]))
+        if (quiet, spoken) not in unexplained:
+            explained = fired + list(spoken) + [m.text for m in matches if m.owner in quiet]
+            unexplained[quiet, spoken] = extract.errors(text_lines, explained)
+        facts = stated_facts = replace(facts, errors=unexplained[quiet, spoken])
         shown_here = None
         if "jax" in facts.packages:
             left = deadline - time.monotonic()

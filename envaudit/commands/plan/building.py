@@ -10,44 +10,30 @@ the tables' alone and says why.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from envaudit.collect import build
-from envaudit.judge import fixplan, measured
+from envaudit.judge import fixplan, measured, twin
 from envaudit.judge.assemble import assemble, candidates
 from envaudit.model import fixes
 from envaudit.model.build import BuildDocument, Measurement, Proof
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Plan
-from envaudit.model.redact import REDACTED
 from envaudit.model.report import Report
-from envaudit.rules import api_removals, imports, wheels
-from envaudit.rules.releases import numbers
+from envaudit.rules import api_removals
 
-DISABLE = "ENVAUDIT_NO_BUILD"  # set (not empty, not 0): no plan builds its stack (the unit tests set it)
 MIN_FIXED_S = 5.0  # what must be left of the bound to build the fixed state: jax's start and an import or two
 CANDIDATES = 4  # plans tried, best first, until one is proven (each a build of seconds from uv's cache)
 
 
 def _installer(no_build: bool) -> tuple[tuple[str, ...] | None, str]:
     """The uv that builds stacks here, or None and why nothing is built (asked, turned off, no uv)."""
-    why_not = off(no_build)
+    why_not = twin.off(no_build)
     uv = None if why_not else build.uv_command()
     return uv, why_not or ("uv is not installed here (pip install uv)" if uv is None else "")
-
-
-def off(no_build: bool, environ: Mapping[str, str] | None = None) -> str:
-    """Why nothing is built ("" where the stack is built): asked, or turned off for this environment."""
-    environ = os.environ if environ is None else environ
-    if no_build:
-        return "--no-build"
-    if environ.get(DISABLE, "") not in ("", "0"):
-        return f"{DISABLE} is set"
-    return ""
 
 
 def report(
@@ -81,7 +67,7 @@ def report(
         )
     say = _progress(quiet)
     deadline = time.monotonic() + timeout
-    planned = build.measure(stack(facts, admitted), timeout=timeout, uv=uv, say=say)
+    planned = build.measure(twin.stack(facts, admitted), timeout=timeout, uv=uv, say=say)
     if planned.status not in ("built", "not_installable"):
         say(f"not measured ({planned.status}): {planned.document.get('reason', '')}")
         why = f"{planned.status}: {planned.document.get('reason', '')}: the report is the tables' alone"
@@ -132,7 +118,7 @@ def _tried(
         say("building the state the fix leaves, to prove it" if option is first else "trying the next plan")
         state = fixplan.outcome(option.facts, option.plan.steps)
         carried = api_removals.claimed_modules(option.facts)
-        made = replace(stack(state, admitted, carried), ranges=written(option.plan))
+        made = replace(twin.stack(state, admitted, carried), ranges=written(option.plan))
         fixed = build.measure(made, timeout=left, uv=uv, say=say)
         proof, why = measured.proof(option.plan, planned, fixed)
         if proof == "proven" and (
@@ -167,7 +153,7 @@ def prove(
     say = _progress(quiet)
     say("building the state the fix leaves, to prove it")
     state = fixplan.outcome(facts, plan.steps)
-    made = replace(stack(state, (), api_removals.claimed_modules(facts)), ranges=written(plan))
+    made = replace(twin.stack(state, (), api_removals.claimed_modules(facts)), ranges=written(plan))
     fixed = build.measure(made, timeout=timeout, uv=uv, say=say)
     proof, why = measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")
     if proof == "proven" and (unsettled := fixplan.settled(facts, findings, measured.joined(state, fixed), keep=keep)):
@@ -193,61 +179,6 @@ def _unmeasured(report: Report, why: str, planned: Measurement | None = None) ->
     if planned is not None:
         document["planned"] = planned
     return replace(report, build=document | {"proof": "unproven", "proof_reason": f"nothing was measured: {why}"})
-
-
-def stack(
-    facts: Facts, admitted: Sequence[str] = (), carried: Mapping[str, Sequence[str]] | None = None
-) -> build.Stack:
-    """What to build for these facts: their pins, for their Python (or the Pythons their jaxlib has wheels for,
-    this one first), on their system and machine, with their variables (but those redacted, whose value is gone).
-    Beside the top-level imports, the modules the tables name for these releases, and `carried`: those they named
-    in the state before a fix, for each library the fix keeps, so that a release which no longer has the module
-    (transformers 5 and its Flax models) fails the proof instead of passing for want of a claim."""
-    env = {k: v for k, v in facts.env.items() if REDACTED not in v}
-    platform = facts.platform
-    # what the audit imported beside the audited distributions (a library on jax that no table knows: chromax,
-    # jax-cfd, phiml), at the release it imported: the twin installs and imports it too, or a plan that leaves it
-    # failing would pass for proven
-    imported = {
-        str(o["distribution"]): str(o["version"])
-        for o in imports.outcomes(facts)
-        if o.get("distribution") not in (None, "jax") and o.get("version") and o.get("status") in ("ok", "error")
-    }
-    packages = {**imported, **facts.packages}
-    modules = {name: list(found) for name, found in api_removals.claimed_modules(facts).items()}
-    for name, found in (carried or {}).items():
-        if name in packages:
-            modules[name] = sorted({*modules.get(name, ()), *found})
-    return build.Stack(
-        dict(sorted(packages.items())),
-        pythons(facts, admitted),
-        str(platform.get("system") or ""),
-        str(platform.get("machine") or ""),
-        env,
-        modules,
-    )
-
-
-def pythons(facts: Facts, admitted: Sequence[str] = ()) -> list[str]:
-    """The Pythons to build for, preferred first: the plan's own; else, among those the project admits (its
-    requires-python; any where it says none), this one where the planned jaxlib has a wheel for it, then the others
-    that have one, newest first. For a jaxlib the wheel table does not cover: past its newest release, the Pythons of
-    that release, newest first (a later jaxlib drops old Pythons, never gains them back); before its first, this
-    one and the ones before it."""
-    if stated := wheels.python_of(facts):
-        return [stated]
-    here = build.this_python()
-    pins = [f"{name}=={version}" for name, version in facts.packages.items()]
-    listed = wheels.pythons(pins)
-    if listed is None and (newest := wheels.past_the_table(pins)) is not None:
-        listed = newest
-    if listed is None:
-        major, minor = (int(n) for n in here.split("."))
-        found = [f"{major}.{m}" for m in range(minor, max(minor - build.MAX_PYTHONS, 6), -1)]
-    else:
-        found = [*([here] if here in listed else []), *sorted(listed, key=numbers, reverse=True)]
-    allowed = [p for p in dict.fromkeys(found) if not admitted or p in admitted]
-    return allowed or sorted(admitted, key=numbers, reverse=True)
 
 
 def _progress(quiet: bool) -> Callable[[str], None]:

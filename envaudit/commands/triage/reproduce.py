@@ -22,9 +22,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from envaudit.collect import build
-from envaudit.commands.plan import building
 from envaudit.commands.triage.extract import known
-from envaudit.judge import measured
+from envaudit.judge import measured, twin
 from envaudit.model.build import Measurement
 from envaudit.model.facts import Facts
 from envaudit.model.versions import public
@@ -47,7 +46,7 @@ def reproduce(
     """The environment's facts with what building its stated stack here measured, and what that showed."""
     if "jax" not in facts.packages:
         return facts, Reproduction("not_built", "the text states no jax version: no stack to build")
-    if why := building.off(no_build):
+    if why := twin.off(no_build):
         return facts, Reproduction("not_built", f"nothing was built ({why})")
     uv = build.uv_command()
     if uv is None:
@@ -58,7 +57,7 @@ def reproduce(
     ranges = {} if "jaxlib" in installs else {"jaxlib": f"jaxlib<={public(facts.packages['jax'])}"}
     stated = replace(facts, packages={**installs, **dict.fromkeys(ranges, "")})
     as_of = knowledge.superseded(facts.packages["jax"]) or ""  # what it does not pin, as of its jax's time
-    stack = replace(building.stack(stated), constraints=constraints, as_of=as_of, ranges=ranges)
+    stack = replace(twin.stack(stated), constraints=constraints, as_of=as_of, ranges=ranges)
     built = build.measure(stack, timeout=timeout, uv=uv, say=say)
     document = built.document
     if document["status"] != "built" or not built.jax:

@@ -20,7 +20,7 @@ from envaudit.cli import main
 from envaudit.collect import build
 from envaudit.commands.plan import building
 from envaudit.files import buildmemory
-from envaudit.judge import measured
+from envaudit.judge import measured, twin
 from envaudit.judge.assemble import candidates
 from envaudit.model.build import Measurement
 from envaudit.model.exitcodes import Exit
@@ -149,11 +149,11 @@ def test_uv_s_reason_is_one_line_with_its_first_cause() -> None:
 
 
 def test_the_pythons_a_plan_is_built_for_are_its_own_else_those_its_jaxlib_has_wheels_for() -> None:
-    assert building.pythons(facts_from({"packages": {"jax": "0.4.25"}, "python": {"version": "3.10.4"}})) == ["3.10"]
+    assert twin.pythons(facts_from({"packages": {"jax": "0.4.25"}, "python": {"version": "3.10.4"}})) == ["3.10"]
     here = build.this_python()
-    covered = building.pythons(facts_from({"packages": {"jax": "0.4.25", "jaxlib": "0.4.25"}}))
+    covered = twin.pythons(facts_from({"packages": {"jax": "0.4.25", "jaxlib": "0.4.25"}}))
     assert set(covered) <= {"3.9", "3.10", "3.11", "3.12"} and (here not in covered or covered[0] == here)
-    old = building.pythons(facts_from({"packages": {"jax": "0.3.25", "jaxlib": "0.3.25"}}))  # before the table
+    old = twin.pythons(facts_from({"packages": {"jax": "0.3.25", "jaxlib": "0.3.25"}}))  # before the table
     assert old[0] == here and len(old) <= build.MAX_PYTHONS
 
 
@@ -163,7 +163,7 @@ def test_a_jaxlib_past_the_wheel_table_is_built_for_the_newest_release_s_pythons
     table = wheels.WHEELS.load()
     newest = [int(n) for n in table["covers_to"].split(".")]
     past = f"{newest[0]}.{newest[1] + 1}.0"
-    chosen = building.pythons(facts_from({"packages": {"jax": past, "jaxlib": past}}))
+    chosen = twin.pythons(facts_from({"packages": {"jax": past, "jaxlib": past}}))
     assert chosen and set(chosen) <= set(wheels.pythons([f"jaxlib=={table['covers_to']}"]) or [])
 
 
@@ -171,10 +171,10 @@ def test_the_project_s_requires_python_bounds_the_pythons_built_for() -> None:
     """A project that admits only 3.12 (axlearn's `==3.12.*`) is built for 3.12, whatever this interpreter is; one
     whose jaxlib has no wheel for what it admits still gets what it admits (the build then says why it fails)."""
     facts = facts_from({"packages": {"jax": "0.4.30", "jaxlib": "0.4.30"}})
-    assert building.pythons(facts, admitted=("3.12",)) == ["3.12"]
-    assert building.pythons(facts, admitted=("3.12", "3.13"))[0] in ("3.12", "3.13")
-    assert "3.10" in building.pythons(facts)  # any, where the project says none
-    assert building.pythons(facts, admitted=("3.8",)) == ["3.8"]
+    assert twin.pythons(facts, admitted=("3.12",)) == ["3.12"]
+    assert twin.pythons(facts, admitted=("3.12", "3.13"))[0] in ("3.12", "3.13")
+    assert "3.10" in twin.pythons(facts)  # any, where the project says none
+    assert twin.pythons(facts, admitted=("3.8",)) == ["3.8"]
 
 
 def test_nothing_is_built_when_asked_or_turned_off_and_the_report_says_so(capsys: pytest.CaptureFixture[str]) -> None:
@@ -187,7 +187,7 @@ def test_nothing_is_built_when_asked_or_turned_off_and_the_report_says_so(capsys
         "proof": "unproven",
         "proof_reason": "nothing was measured: ENVAUDIT_NO_BUILD is set: the report is the tables' alone",
     }
-    assert building.off(True, {}).startswith("--no-build") and building.off(False, {"ENVAUDIT_NO_BUILD": "0"}) == ""
+    assert twin.off(True, {}).startswith("--no-build") and twin.off(False, {"ENVAUDIT_NO_BUILD": "0"}) == ""
 
 
 def test_a_stack_for_another_machine_or_with_a_gpu_only_package_is_not_built(
@@ -368,7 +368,7 @@ def test_a_plan_the_installer_refuses_is_not_printed_the_next_one_the_build_prov
         return build.Built(good)
 
     monkeypatch.setattr(build, "measure", measure)
-    monkeypatch.setattr(building, "off", lambda *_: "")
+    monkeypatch.setattr(twin, "off", lambda *_: "")
     monkeypatch.setattr(build, "uv_command", lambda: ("uv",))
     made = building.report(facts, target=None, ignore={}, no_build=False, timeout=60, quiet=True)
     assert len(built) == 3  # the stack, the first plan's state (refused), the second's (proven)
@@ -401,8 +401,8 @@ def test_a_fixed_state_is_built_with_the_modules_the_tables_named_before_the_fix
     module = "transformers.models.bart.modeling_flax_bart"
     assert api_removals.claimed_modules(facts) == {"transformers": [module]}
     moved = facts_from({"packages": {"jax": "0.4.30", "transformers": "5.0.0"}})
-    assert building.stack(moved).modules == {}  # no claim for 5.0.0: nothing would ask for the Flax models
-    assert building.stack(moved, (), {"transformers": [module], "gone": ["gone.x"]}).modules == {
+    assert twin.stack(moved).modules == {}  # no claim for 5.0.0: nothing would ask for the Flax models
+    assert twin.stack(moved, (), {"transformers": [module], "gone": ["gone.x"]}).modules == {
         "transformers": [module]
     }
     built: list[build.Stack] = []
@@ -415,7 +415,7 @@ def test_a_fixed_state_is_built_with_the_modules_the_tables_named_before_the_fix
         return build.Built({"status": "built", "python": "3.11.7", "jax": "ok", "tried": 3, "failed": failed})
 
     monkeypatch.setattr(build, "measure", measure)
-    monkeypatch.setattr(building, "off", lambda *_: "")
+    monkeypatch.setattr(twin, "off", lambda *_: "")
     monkeypatch.setattr(build, "uv_command", lambda: ("uv",))
     made = building.report(facts, target=None, ignore={}, no_build=False, timeout=60, quiet=True)
     assert all(module in s.modules.get("transformers", ()) for s in built if "transformers" in s.packages)
@@ -447,7 +447,7 @@ def test_a_proven_state_judged_again_must_fail_nothing_and_need_no_fix(monkeypat
     assert "fails removed-jax-api-in-transformers" in fixplan.settled(facts, first.findings, undone)
     good: Measurement = {"status": "built", "python": "3.11.7", "jax": "ok", "tried": 3, "failed": []}
     monkeypatch.setattr(build, "measure", lambda stack, **_: build.Built(good, {"status": "ok"}))
-    monkeypatch.setattr(building, "off", lambda *_: "")
+    monkeypatch.setattr(twin, "off", lambda *_: "")
     monkeypatch.setattr(build, "uv_command", lambda: ("uv",))
     unsettled = "judged again, the state it leaves fails something"
     monkeypatch.setattr(fixplan, "settled", lambda f, found, s, *_: unsettled if s.packages == state.packages else "")
@@ -470,7 +470,7 @@ def test_inputs_that_take_distributions_from_elsewhere_are_not_built_from_the_in
     """Round 5: the build installed `name==version` from the user's index whatever the file said: a pin only on
     the project's index was "does not install", a jaxlib from a URL was proven with PyPI's. The file's sources are
     the file's (untrusted): nothing is built, and the report says why, naming the line, never its URL's token."""
-    monkeypatch.setattr(building, "off", lambda *_: "")
+    monkeypatch.setattr(twin, "off", lambda *_: "")
     monkeypatch.setattr(build, "uv_command", lambda: ("uv",))
     monkeypatch.setattr(build, "measure", lambda *_, **__: pytest.fail("built from the index"))
     (tmp_path / "requirements.txt").write_text(lines)
@@ -492,7 +492,7 @@ def test_a_lock_that_takes_jax_from_its_own_index_is_not_built_from_the_index(
     lock = (inputs / "uv.lock").read_text()
     own = 'name = "jax"\nversion = "0.4.20"\nsource = { registry = "https://mirror.example.com/simple" }'
     (tmp_path / "uv.lock").write_text(lock.replace(own.replace("mirror.example.com", "pypi.org"), own))
-    monkeypatch.setattr(building, "off", lambda *_: "")
+    monkeypatch.setattr(twin, "off", lambda *_: "")
     monkeypatch.setattr(build, "uv_command", lambda: ("uv",))
     monkeypatch.setattr(build, "measure", lambda *_, **__: pytest.fail("built from the index"))
     main(["plan", str(tmp_path / "uv.lock"), "--python", "3.11", "--format", "json"])
@@ -528,7 +528,7 @@ def test_a_twin_installs_and_imports_what_the_audit_imported_beside_the_tables_l
             },
         }
     )
-    made = building.stack(facts)
+    made = twin.stack(facts)
     assert made.packages == {"chromax": "0.0.3a0", "jax": "0.4.24", "jaxlib": "0.4.24"}
 
 

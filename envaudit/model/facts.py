@@ -196,6 +196,7 @@ class JaxFacts(TypedDict, total=False):  # what jax reported in the child proces
     cpu_s: float  # the CPU seconds it used meanwhile
     cost_s: float  # the declared cost of what it was doing (state.JAX_START_S)
     environment_info: str  # jax.print_environment_info() as jax printed it (its nvidia-smi bounded), for bug reports
+    undefined_extras: list[str]  # extras of jax a plan or report asks for that its release does not define
     imports: list[ImportOutcome]  # what importing the libraries that depend on jax gave (the imports probe)
     calls: list[CallOutcome]  # what each imported library's smoke call gave (the imports probe)
 

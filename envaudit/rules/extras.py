@@ -66,6 +66,24 @@ def _installs(version: Version, extra: str) -> tuple[str, ...] | None:
     return runs[-1][1] if version > _covers_to() else None
 
 
+ACCELERATOR = re.compile(r"^(?:cuda|rocm)")  # the extras the table speaks of (not cpu, tpu, k8s, ci, minimum-jaxlib)
+
+
+def undefined(version: str, extras: Iterable[str]) -> list[str]:
+    """The accelerator extras of `jax[EXTRAS]==version` that the release does not define (jax 0.6.0 has no
+    cuda12_pip: pip and uv only warn and install jax alone): those the table speaks of, for a release it covers and
+    lists; an extra of a release outside it, or one it does not speak of (tpu, cpu), is unknown, never undefined."""
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return []
+    known = {v for runs in _rows().values() for versions, _ in runs for v in versions}
+    if not (Version(CUDA_EXTRA.load()["covers_from"]) <= parsed <= _covers_to()) or parsed not in known:
+        return []
+    named = sorted({canonicalize_name(e) for e in extras})
+    return [e for e in named if ACCELERATOR.match(e) and _installs(parsed, e) is None]
+
+
 def names() -> list[str]:
     """The extras the table speaks of, normalised as pip compares them (cuda12, cuda13-local, rocm7-local)."""
     return sorted(_rows())
@@ -116,6 +134,7 @@ class Inferred:
     installs: dict[str, str]  # name -> version: `implied`
     platform: str | None  # cuda, rocm or tpu where an extra names one, cpu where only `cpu` is named, else None
     cuda_version: str | None  # the CUDA major a CUDA extra names (cuda12), else its plugin's or jaxlib build's
+    undefined: tuple[str, ...] = ()  # the extras named that the release does not define (`undefined`): no platform
 
     @property
     def builds(self) -> dict[str, str]:
@@ -129,9 +148,10 @@ def inferred(version: str, extras: Iterable[str]) -> Inferred:
     accelerator extra fixes, and the CUDA major of a CUDA extra: the one its name says, else the one its plugin or
     its single-package jaxlib build names (jax[cuda]==0.4.20 installs a CUDA 11 jaxlib). Where two accelerator
     extras are named, the last in sorted order gives the platform and the first CUDA one the major."""
-    named = sorted({canonicalize_name(e) for e in extras})
+    missing = tuple(undefined(version, extras))
+    named = sorted({canonicalize_name(e) for e in extras} - set(missing))  # what pip installs, and says nothing of
     if not named:  # plain jax: installs nothing beside it, says nothing of the platform
-        return Inferred({}, None, None)
+        return Inferred({}, None, None, missing)
     from envaudit.rules.accessors import parse_local_label
 
     installs = implied(version, set(named))
@@ -146,7 +166,7 @@ def inferred(version: str, extras: Iterable[str]) -> Inferred:
             cuda_version = cuda_version or (match[1] if (match := re.match(r"^cuda(\d+)", extra)) else built)
         elif extra == "tpu" or extra.startswith("rocm"):
             platform = "tpu" if extra == "tpu" else "rocm"
-    return Inferred(installs, platform, cuda_version)
+    return Inferred(installs, platform, cuda_version, missing)
 
 
 def of_stack(packages: Mapping[str, str]) -> Inferred:

@@ -204,3 +204,29 @@ def test_a_jax_pin_with_a_local_label_implies_no_range_and_raises_nothing() -> N
 
     assert "jax-cuda12-plugin" not in extras.implied("0.4.30+cuda12.cudnn89", {"cuda12"})
     assert extras.implied("0.4.30", {"cuda12"}).get("jax-cuda12-plugin") == "0.4.30"
+
+
+@pytest.mark.parametrize(
+    ("pin", "undefined", "written"),
+    [
+        # jax's CHANGELOG for 0.6.0: "The cuda12_pip extra for jax has been removed; use pip install jax[cuda12]"
+        ("jax[cuda12_pip]==0.6.0", ["cuda12-pip"], "write jax[cuda12]==0.6.0 for jax[cuda12-pip]==0.6.0"),
+        ("jax[cuda11_pip]==0.4.30", ["cuda11-pip"], ""),  # no CUDA 11 extra at 0.4.30: nothing to write instead
+        ("jax[cuda12_pip]==0.5.3", [], ""),  # still defined (tables/cuda-extra.toml, from the release's METADATA)
+        ("jax[tpu]==0.6.0", [], ""),  # an extra the table does not speak of: unknown, never undefined
+        ("jax[cuda12_pip]==0.4.14", [], ""),  # a release before the table: unknown
+    ],
+)
+def test_an_accelerator_extra_the_release_does_not_define_fails_the_plan(
+    pin: str, undefined: list[str], written: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pip and uv only warn about an extra a release does not define and install jax with the CPU jaxlib: the GPU
+    stack the pin was written for does not exist (tests/fixtures/plan-unseen-3 case 35)."""
+    version, extra = pin.split("==")[1], pin[pin.index("[") + 1 : pin.index("]")]
+    assert extras.undefined(version, {extra}) == undefined
+    found = {f["id"]: f for f in plan(pin, "--no-build", capsys=capsys)["findings"]}
+    assert ("jax-extra-undefined" in found) == bool(undefined)
+    if undefined:
+        finding = found["jax-extra-undefined"]
+        assert finding["severity"] == "fail" and written in (finding.get("todo") or "")
+        assert extras.inferred(version, {extra}).platform is None  # the undefined extra names no platform

@@ -582,6 +582,8 @@ def _jax_extras(version: str, extras: set[str], implied: dict[str, str], jax: Ja
 
     found = inferred(version, extras)
     implied |= found.installs
+    if found.undefined:
+        jax["undefined_extras"] = sorted({*jax.get("undefined_extras", []), *found.undefined})
     if found.platform == "cpu":
         jax.setdefault("platform", "cpu")
     elif found.platform is not None:

@@ -402,9 +402,7 @@ def test_a_fixed_state_is_built_with_the_modules_the_tables_named_before_the_fix
     assert api_removals.claimed_modules(facts) == {"transformers": [module]}
     moved = facts_from({"packages": {"jax": "0.4.30", "transformers": "5.0.0"}})
     assert twin.stack(moved).modules == {}  # no claim for 5.0.0: nothing would ask for the Flax models
-    assert twin.stack(moved, (), {"transformers": [module], "gone": ["gone.x"]}).modules == {
-        "transformers": [module]
-    }
+    assert twin.stack(moved, (), {"transformers": [module], "gone": ["gone.x"]}).modules == {"transformers": [module]}
     built: list[build.Stack] = []
 
     def measure(stack: build.Stack, **_: Any) -> build.Built:

@@ -36,7 +36,10 @@ def test_pins_and_what_they_imply() -> None:
         "jax-cuda12-plugin": "0.4.30",
         "jaxlib": "0.4.30",
     }
-    assert plan_facts("jax[cuda12]==0.4.21").packages == {"jax": "0.4.21", "jaxlib": "0.4.21"}  # before the plugin
+    # jax 0.4.21 defines no cuda12 extra (setup.py at the tag: cuda12_pip and cuda12_local), so pip installs jax
+    # alone: no jaxlib is implied, and the plan says the extra is not there (rules/jax_extras.py)
+    early = plan_facts("jax[cuda12]==0.4.21")
+    assert early.packages == {"jax": "0.4.21"} and early.jax.get("undefined_extras") == ["cuda12"]
     assert "jax-cuda12-plugin" not in plan_facts("jax[cuda12_pip]==0.4.29").packages  # a +cuda12 jaxlib then
     assert accessors.platform(facts) == "cuda"
     assert accessors.cuda(facts) == accessors.Partial("12", "jax")

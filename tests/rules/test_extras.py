@@ -230,3 +230,22 @@ def test_an_accelerator_extra_the_release_does_not_define_fails_the_plan(
         finding = found["jax-extra-undefined"]
         assert finding["severity"] == "fail" and written in (finding.get("todo") or "")
         assert extras.inferred(version, {extra}).platform is None  # the undefined extra names no platform
+
+
+def test_pips_warning_about_an_extra_names_it_in_a_pasted_log() -> None:
+    """jax#25856: `pip3 install jax[rocm]` with jax 0.4.31 ("WARNING: jax 0.4.31 does not provide the extra
+    'rocm'"; the extra came in 0.5.0) left a CPU jax on a ROCm host: a failure. The same warning of another
+    distribution is a warning: what the extra brings is missing."""
+    from envaudit.commands.triage.triaged import triage
+
+    result = triage(
+        b"pip3 install jax[rocm]\nWARNING: jax 0.4.31 does not provide the extra 'rocm'\n[CpuDevice(id=0)]\n"
+    )
+    found = {f.id: f for e in result.environments for f in e.report.findings}
+    assert (
+        result.verdict == "fail" and "jax 0.4.31 does not define the extra rocm" in found["jax-extra-undefined"].detail
+    )
+    assert "0.5.0" in found["jax-extra-undefined"].detail  # the first release that defines it, from the table
+    other = triage(b"jax 0.4.31\nWARNING: bbook-maker 1.2.1 does not provide the extra 'pdf'\n")
+    dropped = {f.id: f for e in other.environments for f in e.report.findings}["jax-extra-undefined"]
+    assert dropped.severity == "warn" and "bbook-maker 1.2.1: pdf" in dropped.detail

@@ -41,9 +41,13 @@ def test_a_paste_without_an_error_is_judged_by_its_facts() -> None:
 
 def test_an_error_quoted_in_a_sentence_is_an_error_too() -> None:
     """ "With JAX 0.7.2, the following code errors with `TypeError: cannot create weak reference to 'Flatten'
-    object`": the error stated in prose, not on a traceback's last line, is still one no rule explains."""
+    object`" (optimistix#170; tests/fixtures/triage-unseen-5 case 07): the error stated in prose, not on a
+    traceback's last line, is still quoted (a TypeError: the program's shape, as information); one of the
+    environment's shape in prose is the unexplained error's question."""
     verdict, found = roots(b"With JAX 0.7.2, the code errors with `TypeError: cannot create weak reference to 'X'`:\n")
-    assert verdict != "ok" and "TypeError: cannot create weak reference" in found["unexplained-error"]
+    assert "TypeError: cannot create weak reference" in found["program-error-program"]
+    verdict, found = roots(b"With JAX 0.7.2, importing it errors with `ModuleNotFoundError: No module named 'frob'`\n")
+    assert verdict != "ok" and "No module named 'frob'" in found["unexplained-error"]
 
 
 @pytest.mark.parametrize(

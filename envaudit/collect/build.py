@@ -100,7 +100,11 @@ class Twin:
     refused: str = ""
 
 
-def twin(packages: Mapping[str, str], ranges: Mapping[str, str] | None = None) -> Twin:
+def twin(
+    packages: Mapping[str, str],
+    ranges: Mapping[str, str] | None = None,
+    extras: Mapping[str, Sequence[str]] | None = None,
+) -> Twin:
     """The stack's CPU twin: every pin but jax's accelerator packages (a jaxlib built for a GPU, `+cuda12.cudnn89`,
     as its CPU wheel of the same release); a package that only a GPU runs, or another's build for one (a local
     label), has no twin. `ranges`: the requirement a fix writes for a package (`scipy<1.13`), installed as written
@@ -121,7 +125,8 @@ def twin(packages: Mapping[str, str], ranges: Mapping[str, str] | None = None) -
             left.append(f"jaxlib {version} (its CPU wheel {public} instead)")
         elif label:
             return Twin((), refused=f"{name} {version} is a build for an accelerator (+{label}): no CPU wheel of it")
-        found.append(f"{name}=={public}")
+        asked = ",".join(sorted((extras or {}).get(name, ())))
+        found.append(f"{name}[{asked}]=={public}" if asked else f"{name}=={public}")
     return Twin(tuple(found), tuple(left))
 
 
@@ -155,6 +160,8 @@ class Stack:
     # a day (YYYY-MM-DD): what the stack does not pin resolved among the releases uploaded before it (a report's
     # stack as it installed then, not with today's NumPy); its own pins at any date
     as_of: str = ""
+    # the extras a package is asked with (name -> extras): installed as `name[extra]==version`
+    extras: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -184,7 +191,7 @@ def measure(stack: Stack, *, timeout: float, uv: Sequence[str], say: Say | None 
     for what the stack or uv does (an interrupt propagates, after the directory is removed)."""
     deadline = time.monotonic() + timeout
     tell = say or (lambda _: None)
-    made = twin(stack.packages, stack.ranges)
+    made = twin(stack.packages, stack.ranges, stack.extras)
     system, machine = here()
     if stack.system and stack.machine and (stack.system, _machine(stack.machine)) != (system, machine):
         why = f"the stack is for {stack.system} {stack.machine}; this machine is {system} {machine}"

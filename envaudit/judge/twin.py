@@ -57,6 +57,7 @@ def stack(
         str(platform.get("machine") or ""),
         env,
         modules,
+        extras={name: list(asked) for name, asked in facts.extras.items() if name in packages and asked},
     )
 
 

@@ -283,6 +283,9 @@ class Facts:
     messages: list[Message] = field(default_factory=list)  # messages a bug report quotes (rules/signatures.py)
     errors: list[Message] = field(default_factory=list)  # error lines a bug report quotes that no signature reads
     install: InstallFacts = field(default_factory=lambda: InstallFacts())  # a plan's stack installed here (built)
+    # the extras a plan's requirements ask of each distribution but jax (`tensorflow-probability[jax]==0.25.0`):
+    # what the release declares under them is required too (jax's extras are modelled as what they install)
+    extras: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v if isinstance(v, str) else v.copy() for k, v in vars(self).items()}  # the fields, in order
@@ -322,6 +325,7 @@ class FactsDocument(TypedDict, total=False):  # Facts as JSON: what `problem` ch
     messages: list[Message]
     errors: list[Message]
     install: InstallFacts
+    extras: dict[str, list[str]]
 
 
 def _before_origin(data: dict[str, Any], mode: str) -> dict[str, Any]:

@@ -5,9 +5,10 @@ tables instead: jax's and jaxlib's read at the jax tags (jax-requires.toml), eve
 from its wheels' METADATA (declared-requires.toml, derive/tables/declared.py). A requirement's marker is evaluated
 for the plan's Python on its platform (Linux x86_64 unless a pip report says otherwise); a plan that names no Python
 is evaluated for every Python the release admits, and a requirement is unmet only where it is unmet for each of
-them. A release the tables do not list is unknown, not unmet. A requirement on a package the plan does not pin is
-followed to the release a resolver would pick (`resolved`: the newest the tables list that fits the pins), and where
-no release it admits fits, the plan is refused (equinox's own `jax!=0.4.27`, beside a pinned jax 0.4.27).
+them; one under an extra applies where the plan asks the package with that extra (`tensorflow-probability[jax]`).
+A release the tables do not list is unknown, not unmet. A requirement on a package the plan does not pin is followed
+to the release a resolver would pick (`resolved`: the newest the tables list that fits the pins), and where no
+release it admits fits, the plan is refused (equinox's own `jax!=0.4.27`, beside a pinned jax 0.4.27).
 """
 
 from __future__ import annotations
@@ -108,7 +109,8 @@ def applying(facts: Facts, package: str, version: str) -> list[list[str]] | None
     """This release's requirements that hold on the facts' Python and platform, one list per Python evaluated (the
     facts' own, else each one the release admits), or None where the tables do not list it."""
     system, machine = str(facts.platform.get("system") or ""), str(facts.platform.get("machine") or "")
-    found = applying_on(package, version, python_of(facts), system, machine)
+    asked = tuple(sorted(facts.extras.get(package, ())))
+    found = applying_on(package, version, python_of(facts), system, machine, asked)
     return None if found is None else [list(one) for one in found]
 
 
@@ -122,14 +124,19 @@ def releases(package: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=8192)
 def applying_on(
-    package: str, version: str, python: str | None, system: str, machine: str
+    package: str, version: str, python: str | None, system: str, machine: str, extras: tuple[str, ...] = ()
 ) -> tuple[tuple[str, ...], ...] | None:
-    """`applying`, of values: a plan evaluates the same releases on the same Python again at every state it tries."""
+    """`applying`, of values: a plan evaluates the same releases on the same Python again at every state it tries.
+    A requirement under an extra the package is asked with (`extras`) applies as one under none does."""
     declared = declaration(package, version)
     if declared is None:
         return None
-    environments = [dict(_environment(p, system, machine)) for p in _pythons(python, declared[0])]
-    return tuple(tuple(sorted({a for t in declared[1] if (a := _applying(t, e))})) for e in environments)
+    found = []
+    for p in _pythons(python, declared[0]):
+        base = dict(_environment(p, system, machine))
+        each = [base, *({**base, "extra": canonicalize_name(extra)} for extra in extras)]
+        found.append(tuple(sorted({a for t in declared[1] for e in each if (a := _applying(t, e))})))
+    return tuple(found)
 
 
 def requires(facts: Facts, packages: Mapping[str, str]) -> dict[str, list[str]]:
@@ -263,17 +270,24 @@ def resolved(facts: Facts) -> tuple[dict[str, str], list[Unresolvable]]:
     if facts.origin != "plan" or facts.python.get("executable"):
         return {}, []
     system, machine = str(facts.platform.get("system") or ""), str(facts.platform.get("machine") or "")
-    chosen, stuck = _resolved(tuple(sorted(facts.packages.items())), python_of(facts), system, machine)
+    asked = tuple(sorted((name, tuple(sorted(e))) for name, e in facts.extras.items() if e))
+    chosen, stuck = _resolved(tuple(sorted(facts.packages.items())), python_of(facts), system, machine, asked)
     return dict(chosen), list(stuck)
 
 
 @functools.lru_cache(maxsize=1024)
 def _resolved(
-    pins: tuple[tuple[str, str], ...], python: str | None, system: str, machine: str
+    pins: tuple[tuple[str, str], ...],
+    python: str | None,
+    system: str,
+    machine: str,
+    asked: tuple[tuple[str, tuple[str, ...]], ...] = (),
 ) -> tuple[tuple[tuple[str, str], ...], tuple[Unresolvable, ...]]:
+    """`resolved`, of values; `asked`: the extras each planned package is asked with."""
     wanted: dict[str, list[tuple[str, str, str]]] = {}  # unpinned package -> (asker, its version, requirement)
+    extras = dict(asked)
     for name, version in pins:
-        for text in _unpinned(name, version, pins, python, system, machine):
+        for text in _unpinned(name, version, pins, python, system, machine, extras.get(name, ())):
             wanted.setdefault(named(text), []).append((name, version, text))
     chosen: dict[str, str] = {}
     stuck: list[Unresolvable] = []
@@ -288,14 +302,20 @@ def _resolved(
 
 
 def _unpinned(
-    name: str, version: str, pins: tuple[tuple[str, str], ...], python: str | None, system: str, machine: str
+    name: str,
+    version: str,
+    pins: tuple[tuple[str, str], ...],
+    python: str | None,
+    system: str,
+    machine: str,
+    extras: tuple[str, ...] = (),
 ) -> list[str]:
-    """A release's requirements (those that apply on every Python evaluated) on a package the pins do not hold, but
-    jax's own packages."""
+    """A release's requirements (those that apply on every Python evaluated, under the extras it is asked with) on
+    a package the pins do not hold, but jax's own packages."""
     from envaudit.model.scope import coupled
 
     held = dict(pins)
-    each = applying_on(name, version, python, system, machine)
+    each = applying_on(name, version, python, system, machine, extras)
     always = sorted(set.intersection(*(set(one) for one in each))) if each else []
     return [t for t in always if named(t) not in held and not coupled(named(t)) and named(t) != name]
 

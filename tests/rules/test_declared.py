@@ -173,3 +173,29 @@ def test_jax_metal_releases_pin_the_jax_they_were_built_for(capsys: pytest.Captu
     old = refusals(plan(capsys, "jax-metal==0.0.5", "jax==0.4.26", "jaxlib==0.4.26", *mac))
     assert old and all("jax-metal requires jax" in said for said in old), old
     assert not refusals(plan(capsys, "jax-metal==0.0.7", "jax==0.4.26", "jaxlib==0.4.26", *mac))
+
+
+def test_a_requirement_under_an_extra_the_plan_asks_for_applies(capsys: pytest.CaptureFixture[str]) -> None:
+    """tensorflow-probability 0.25.0 declares `tensorflow>=2.16; extra == "tf"` and `jax; extra == "jax"`: beside
+    tensorflow 2.15.0 the resolver refuses `tensorflow-probability[tf]==0.25.0` and accepts the package without the
+    extra (uv pip compile, Python 3.11, 2026-12-07: "Because tensorflow-probability[tf]>=0.25.0 depends on
+    tensorflow>=2.16 ... your requirements are unsatisfiable"); the plan says the same, and builds what it asks."""
+    from envaudit.judge import twin
+
+    with_extra = plan(capsys, "tensorflow-probability[tf]==0.25.0", "tensorflow==2.15.0", "--python", "3.11")
+    assert [r for r in refusals(with_extra) if r.startswith("tensorflow-probability requires tensorflow>=2.16")]
+    assert with_extra["facts"]["extras"] == {"tensorflow-probability": ["tf"]}
+    without = plan(capsys, "tensorflow-probability==0.25.0", "tensorflow==2.15.0", "--python", "3.11")
+    assert not refusals(without)
+    facts = Facts(packages={"tensorflow-probability": "0.25.0"}, extras={"tensorflow-probability": ["jax"]})
+    each = declared.applying(facts, "tensorflow-probability", "0.25.0") or []
+    assert each and all({"jax", "jaxlib"} <= {r.split(";")[0] for r in one} for one in each)
+    assert not any("jax" in one for one in declared.applying(Facts(), "tensorflow-probability", "0.25.0") or [])
+    built = twin.stack(facts)
+    assert "tensorflow-probability[jax]==0.25.0" in build_requirements(built)
+
+
+def build_requirements(stack: Any) -> tuple[str, ...]:
+    from envaudit.collect import build
+
+    return build.twin(stack.packages, stack.ranges, stack.extras).requirements

@@ -392,6 +392,7 @@ def planned(o: PlanOptions) -> Planned:
         "default_matmul_precision": precision.lower() if precision else None,
     }
     implied: dict[str, str] = {}
+    asked: dict[str, list[str]] = {}  # the extras a distribution but jax is asked with
     for text in texts:
         if (pinned := pin(text)) is None:
             continue
@@ -401,6 +402,8 @@ def planned(o: PlanOptions) -> Planned:
         packages[name] = version
         if name == "jax":
             _jax_extras(version, extras, implied, jax)
+        elif extras:
+            asked[name] = sorted({*asked.get(name, []), *extras})
     from_arguments = set(packages)
     for name, found in (gathered.pins if gathered else {}).items():
         if name in packages and not _same(packages[name], found.version):
@@ -410,6 +413,8 @@ def planned(o: PlanOptions) -> Planned:
         packages.setdefault(name, found.version)
         if name == "jax" and found.extras:
             _jax_extras(found.version, set(found.extras), implied, jax)
+        elif found.extras:
+            asked[name] = sorted({*asked.get(name, []), *(canonicalize_name(e) for e in found.extras)})
     for name, version in implied.items():  # after every explicit pin, so that argument order does not matter
         held = packages.setdefault(name, version)
         if held != version and not held.startswith(f"{version}."):  # libtpu==0.0.42.* holds 0.0.42.1
@@ -450,6 +455,7 @@ def planned(o: PlanOptions) -> Planned:
         env=env,
         requires=gathered.requires if gathered else {},
         origin="plan",
+        extras=asked,
         # what the user asks for by name, which a plan keeps where it can: the arguments, the inputs' direct ones
         requested=sorted(n for n in from_arguments | (gathered.direct if gathered else set()) if n in packages),
     )

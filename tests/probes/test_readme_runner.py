@@ -102,3 +102,5 @@ def test_the_blocks_are_read_from_the_generated_file_and_another_format_is_none(
     path.write_text(json.dumps({"format": readme.FORMAT + 1, "blocks": {"solvelib": _block("pass\n")}}))
     assert readme.blocks(str(path)) == {}
     assert readme.blocks(str(tmp_path / "absent.json")) == {}
+    shipped = readme.blocks()  # the committed file, generated from the table
+    assert shipped and all(b["modules"] and b["call"] for b in shipped.values())

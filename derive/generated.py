@@ -1,9 +1,12 @@
 """What is generated from the tables once they are current, never kept by hand: the tables' README
-(derive/readme.py) and the list of libraries the import-time hook knows (envaudit/model/libraries.py, from
-tables/derived/libraries.toml: the hook reads no table, so the list is a literal, written here)."""
+(derive/readme.py), the list of libraries the import-time hook knows (envaudit/model/libraries.py, from
+tables/derived/libraries.toml: the hook reads no table, so the list is a literal, written here), and the README
+blocks the imports probe runs as smoke calls (probes/calls/_readme.json, from tables/derived/readme-calls.toml:
+the probe runs in the audited interpreter, which may have no TOML reader, and imports nothing of envaudit)."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -13,6 +16,9 @@ from envaudit.rules.table import TABLES
 
 LIBRARY_TABLE = TABLES / "derived" / "libraries.toml"
 LIBRARY_LIST = Path(__file__).resolve().parents[1] / "envaudit" / "model" / "libraries.py"
+README_CALLS_TABLE = TABLES / "derived" / "readme-calls.toml"
+README_CALLS = Path(__file__).resolve().parents[1] / "probes" / "calls" / "_readme.json"
+README_CALLS_FORMAT = 1  # probes/calls/_readme.py's FORMAT
 
 
 def library_list(table: Path = LIBRARY_TABLE) -> str:
@@ -35,10 +41,29 @@ def library_list(table: Path = LIBRARY_TABLE) -> str:
     )
 
 
+def readme_calls(table: Path = README_CALLS_TABLE) -> str:
+    """probes/calls/_readme.json's text: each kept block by its distribution, with what the probe reads of it (the
+    call's name, the library's modules, the code, what it took where it was measured) and where it comes from."""
+    with table.open("rb") as handle:
+        rows = tomllib.load(handle).get("library", [])
+    keys = ("call", "modules", "code", "seconds", "version", "jax", "source")
+    document = {
+        "generated": "by `python -m derive refresh` from envaudit/rules/tables/derived/readme-calls.toml; do not edit",
+        "format": README_CALLS_FORMAT,
+        "blocks": {row["package"]: {key: row[key] for key in keys} for row in rows},
+    }
+    return json.dumps(document, indent=1, sort_keys=True) + "\n"
+
+
 def write_all() -> list[str]:
     """Each generated file written where its text changed; their names."""
     written = []
-    for path, text in ((readme.README, readme.render()), (LIBRARY_LIST, library_list())):
+    generated = (
+        (readme.README, readme.render()),
+        (LIBRARY_LIST, library_list()),
+        (README_CALLS, readme_calls()),
+    )
+    for path, text in generated:
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             wheels.write_atomic(path, text.encode())
             written.append(str(path.relative_to(LIBRARY_LIST.parents[2])))

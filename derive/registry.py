@@ -53,6 +53,15 @@ DERIVATIONS: tuple[Derivation, ...] = (
         after=("derived/libraries.toml",),
     ),
     Derivation(
+        "derived/readme-calls.toml",
+        "derive.tables.readme_calls",
+        ("table:derived/libraries.toml", "pypi-libraries", "pypi:jax", "file:probes/calls/_readme.py"),
+        "library",
+        "the derivation itself: a block is kept only where it ran, built with uv from the index (tests/realenv/"
+        "test_readme_calls.py builds one beside a jax it fails with)",
+        after=("derived/libraries.toml",),
+    ),
+    Derivation(
         "api-removals.toml",
         "derive.tables.api_removals",
         ("pypi-libraries", "table:derived/libraries.toml", "table:derived/entry-points.toml"),

@@ -31,9 +31,13 @@ the probe's crash, as that library's error with what it printed, and the outcome
 Then each library that imported runs its smoke call, where `calls/<distribution>.py` beside this file has one (a
 flax train step, an optax update, an orbax save and restore, a diffrax solve...: what its README shows users call,
 at tiny sizes, on the CPU): an import can work where the main call raises (diffrax 0.5.0's `diffeqsolve` with jax
-0.10, jaxopt 0.8.3's `OptaxSolver.run` with jax 0.6). Each call is one outcome, `ok`, `error` (as an import's),
-`skip` (not applicable here: its import failed, Keras on another backend, jax itself cannot compute; why in
-`error`) or `not_tried`, in the
+0.10, jaxopt 0.8.3's `OptaxSolver.run` with jax 0.6). A library with no such file runs its README's quickstart
+block, where the derivation kept one (`calls/_readme.py`, from `calls/_readme.json`: the first block of its README
+that ran on its own), after every hand-written call, and only where what it took where it was measured fits twice
+in what is left of the bound (else `not_tried`); what it raises in its own lines, or where no code of the library
+reached, is no evidence and is `skip`. Each call is one outcome, `ok`, `error` (as an import's),
+`skip` (not applicable here: its import failed, Keras on another backend, jax itself cannot compute, a README
+block's own failure; why in `error`) or `not_tried`, in the
 same thread, under the same bound, after a line `envaudit imports: calling CALL (DIST VERSION)` on stderr. Where no
 `calls` directory is beside this file (the standalone program `envaudit probes imports --script` prints), no call
 is made.
@@ -82,6 +86,7 @@ NOT_MODULES = {"tests", "test", "testing", "docs", "examples", "benchmarks", "sc
 # no compiled module: flax never imports it, and `import flaxlib.flaxlib` fails in every environment)
 BUILD_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "Cargo.toml", "CMakeLists.txt", "meson.build")
 SHARE = 0.7  # of the probe's bound, after which the probe answers with what the imports showed by then
+FIT = 2.0  # a README's block starts where twice what it took where it was measured is left of that share
 ALONE_S = 600.0  # the bound of a probe run alone (python probes/imports.py)
 MAX_TEXT = 2000  # characters of an exception's text kept
 MAX_WARNINGS = 3  # jax's deprecation warnings kept per import
@@ -424,9 +429,8 @@ def on_cpu() -> Any:
 
 
 def smoke(path: str, distribution: str, version: str) -> dict[str, Any]:
-    """One library's smoke call (`run()` of its file), timed: ok, error (as an import's), or skip (its
+    """One library's hand-written smoke call (`run()` of its file), timed: ok, error (as an import's), or skip (its
     `skipped()` says why it does not apply here)."""
-    outcome: dict[str, Any] = {"distribution": distribution, "version": version, "call": distribution}
     start = time.monotonic()
     try:
         spec = importlib.util.spec_from_file_location(f"_envaudit_call_{canonical(distribution)}", path)
@@ -434,23 +438,93 @@ def smoke(path: str, distribution: str, version: str) -> dict[str, Any]:
             raise ImportError(f"cannot load {path}")
         call = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(call)
-        outcome["call"] = str(getattr(call, "CALL", distribution))
-        print(f"envaudit imports: calling {outcome['call']} ({distribution} {version})", file=sys.stderr, flush=True)
-        kit.progress("calling", doing={"calls": dict(outcome)})
-        CALLING[distribution] = str(outcome["call"])  # what the probe's answer names, should it never return
-        why = str(call.skipped()) if hasattr(call, "skipped") else ""
+    except Exception as error:  # a call file that does not load is an error of its call, as before
+        said = {"distribution": distribution, "version": version, "call": distribution, "status": "error"}
+        return said | {"error": f"{type(error).__name__}: {error}"[:MAX_TEXT], "seconds": elapsed(start)}
+    name = str(getattr(call, "CALL", distribution))
+    return made(distribution, version, name, call.run, getattr(call, "skipped", None), start=start)
+
+
+def from_readme(block: dict[str, Any], distribution: str, version: str) -> dict[str, Any]:
+    """One library's smoke call read from its README (calls/_readme.py): its block run as a hand-written call is,
+    but what it raises counts against the library only where the library's code raised it (`_readme.own`); else
+    it is skipped, saying why."""
+    readme = readme_runner()
+    name = str(block.get("call") or distribution)
+    return made(
+        distribution,
+        version,
+        name,
+        functools.partial(readme.run, block, distribution),
+        judge=functools.partial(readme.own, block=block, distribution=distribution),
+    )
+
+
+def made(
+    distribution: str,
+    version: str,
+    name: str,
+    run: Callable[[], object],
+    skipped: Callable[[], object] | None = None,
+    *,
+    judge: Callable[[BaseException], str] | None = None,
+    start: float | None = None,
+) -> dict[str, Any]:
+    """One smoke call made, timed, said before (a line on stderr, progress): ok, error (the exception as an
+    import's, the library's line that raised it), skip where `skipped()` says why it does not apply, or where
+    `judge` says what it raised is no evidence about the library."""
+    start = time.monotonic() if start is None else start
+    outcome: dict[str, Any] = {"distribution": distribution, "version": version, "call": name}
+    print(f"envaudit imports: calling {name} ({distribution} {version})", file=sys.stderr, flush=True)
+    kit.progress("calling", doing={"calls": dict(outcome)})
+    CALLING[distribution] = name  # what the probe's answer names, should it never return
+    try:
+        why = str(skipped()) if skipped is not None else ""
         if why:
-            return outcome | {"status": "skip", "error": why[:MAX_TEXT], "seconds": round(time.monotonic() - start, 3)}
+            return outcome | {"status": "skip", "error": why[:MAX_TEXT], "seconds": elapsed(start)}
         with warnings.catch_warnings(), on_cpu():
             warnings.simplefilter("ignore")  # a smoke call's deprecation warnings are not its outcome
-            call.run()
-    except Exception as error:  # a call that raises is the finding; one that kills the process is a crash
+            run()
+    except (Exception, SystemExit) as error:  # a call that raises is the finding; one that kills the process a crash
+        not_evidence = judge(error) if judge is not None else ""
+        if not_evidence:
+            return outcome | {"status": "skip", "error": not_evidence[:MAX_TEXT], "seconds": elapsed(start)}
+        if isinstance(error, SystemExit):
+            raise
         outcome.update(status="error", error=f"{type(error).__name__}: {error}"[:MAX_TEXT])
         if at := where(error, distribution):
             outcome["where"] = at
     else:
         outcome["status"] = "ok"
-    return outcome | {"seconds": round(time.monotonic() - start, 3)}
+    return outcome | {"seconds": elapsed(start)}
+
+
+def elapsed(start: float) -> float:
+    return round(time.monotonic() - start, 3)
+
+
+@functools.cache
+def readme_runner() -> Any:
+    """calls/_readme.py, loaded by its path (the probe imports nothing but the standard library, NumPy and its kit
+    by name)."""
+    spec = importlib.util.spec_from_file_location("_envaudit_readme", os.path.join(CALLS, "_readme.py"))
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {CALLS}/_readme.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def readme_blocks() -> dict[str, dict[str, Any]]:
+    """The smoke calls read from READMEs (calls/_readme.py), by canonical distribution name; none where the runner
+    is not beside this file or does not load."""
+    if not os.path.isfile(os.path.join(CALLS, "_readme.py")):
+        return {}
+    try:
+        found = readme_runner().blocks()
+    except Exception:  # a runner that does not load: no README call, the hand-written ones still made
+        return {}
+    return {canonical(k): v for k, v in found.items()}
 
 
 def jax_computes() -> str:
@@ -489,13 +563,18 @@ class Importer(threading.Thread):
     flight is named, those after it are `not_tried` (unknown, not failed). The smoke calls follow, the same way.
     The thread is a daemon: it ends with the child process."""
 
-    def __init__(self, jax_version: str, dists: list[importlib.metadata.Distribution]) -> None:
+    def __init__(
+        self, jax_version: str, dists: list[importlib.metadata.Distribution], until: float = float("inf")
+    ) -> None:
         super().__init__(name="envaudit-imports", daemon=True)
-        self.jax_version, self.dists = jax_version, dists
+        self.jax_version, self.dists, self.until = jax_version, dists, until
         self.lock = threading.Lock()
         self.outcomes: list[dict[str, Any]] = []
         self.calls: list[dict[str, Any]] = []
-        self.files = {k: v for k, v in call_files().items() if k in {canonical(name_of(d)) for d in dists}}
+        names = {canonical(name_of(d)) for d in dists}
+        self.files = {k: v for k, v in call_files().items() if k in names}
+        # a README's block where no hand-written call is (the hand-written one wins)
+        self.blocks = {k: v for k, v in readme_blocks().items() if k in names and k not in self.files}
         self.current = ("", 0.0)  # the module being imported (or "call DIST") and since when
         self.stop = False
 
@@ -505,25 +584,40 @@ class Importer(threading.Thread):
                 self._keep([self._timed(module, lambda m: attempt(m, "jax", self.jax_version)[0])])
             for dist in self.dists:
                 self._keep(library(dist, self._timed))
-            broken = jax_computes() if self.files else ""
-            for dist in self.dists:
-                name, version = canonical(name_of(dist)), str(dist.version)
-                if name not in self.files:
-                    continue
-                if why := broken or imported_ok(self.outcomes, name):
-                    found = {"distribution": name, "version": version, "call": name, "status": "skip", "error": why}
-                else:
-                    found = self._timed(f"call {name}", functools.partial(self._smoke, name, version))
-                with self.lock:
-                    self.calls.append(found)
-                    self.current = ("", 0.0)
-                    kit.progress("called", facts={"calls": [found]})
+            broken = jax_computes() if self.files or self.blocks else ""
+            # the hand-written calls first, then the READMEs' blocks: a block never takes a hand-written call's time
+            for source in (self.files, self.blocks):
+                for dist in self.dists:
+                    name, version = canonical(name_of(dist)), str(dist.version)
+                    if name in source:
+                        self._call(name, version, broken)
         except Stopped:
             return
 
-    def _smoke(self, name: str, version: str, label: str) -> dict[str, Any]:
-        del label  # what _timed said it is doing
-        return smoke(self.files[name], name, version)
+    def _call(self, name: str, version: str, broken: str) -> None:
+        if why := broken or imported_ok(self.outcomes, name):
+            found = {"distribution": name, "version": version, "call": name, "status": "skip", "error": why}
+        elif name in self.files:
+            found = self._timed(f"call {name}", lambda _: smoke(self.files[name], name, version))
+        elif why := self._unfit(name):
+            call = str(self.blocks[name].get("call") or name)
+            found = {"distribution": name, "version": version, "call": call, "status": "not_tried", "error": why}
+        else:
+            found = self._timed(f"call {name}", lambda _: from_readme(self.blocks[name], name, version))
+        with self.lock:
+            self.calls.append(found)
+            self.current = ("", 0.0)
+            kit.progress("called", facts={"calls": [found]})
+
+    def _unfit(self, name: str) -> str:
+        """Why a README's block is not started ("" where it is): what it took where it was measured, twice over,
+        does not fit what is left of the probe's share of its bound (one cut there would say it did not return)."""
+        measured = self.blocks[name].get("seconds")
+        seconds = float(measured) if isinstance(measured, (int, float)) else 0.0
+        left = self.until - time.monotonic()
+        if FIT * seconds <= left:
+            return ""
+        return f"not tried: its README block took {seconds:g} s where it was measured; {max(left, 0):.1f} s were left"
 
     def _timed(self, module: str, do: Callable[[str], Any]) -> Any:
         """`do(module)`, once this thread has said which module it is importing (never after the answer)."""
@@ -571,7 +665,7 @@ class Importer(threading.Thread):
         done = {o["distribution"] for o in found}
         for dist in self.dists:
             name = canonical(name_of(dist))
-            if name not in self.files or name in done:
+            if (name not in self.files and name not in self.blocks) or name in done:
                 continue
             in_flight = doing == f"call {name}"  # it did not return: `timeout`; one not reached is unknown
             why = (
@@ -584,7 +678,7 @@ class Importer(threading.Thread):
             said = {
                 "distribution": name,
                 "version": str(dist.version),
-                "call": CALLING.get(name, name),
+                "call": CALLING.get(name) or str(self.blocks.get(name, {}).get("call") or name),
                 "status": status,
             }
             found.append(said | {"error": why})
@@ -600,7 +694,7 @@ def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
 
     del precision, seed
     start, bound = time.monotonic(), kit.bound_s(ALONE_S)
-    importer = Importer(str(jax.__version__), dependents())
+    importer = Importer(str(jax.__version__), dependents(), until=start + SHARE * bound)
     importer.start()
     importer.join(timeout=max(SHARE * bound - (time.monotonic() - start), 0.0))
     late = importer.is_alive()

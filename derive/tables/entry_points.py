@@ -13,126 +13,28 @@ usage: python -m derive.tables.entry_points [--cache DIR] [--offline]
 
 from __future__ import annotations
 
-import ast
-import re
 import textwrap
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from derive.sources import library_uses, wheels
+from derive.sources import library_uses, readme_code, wheels
 
 OUTPUT = library_uses.ENTRY_POINTS
 LIBRARIES = library_uses.LIBRARIES
 MAX_ENTRIES = 8  # per library, the first the README shows: each is followed through every release read
 MAX_QUOTE = 100  # characters of a quoted line
-FENCE = re.compile(r"^[ \t]*(```|~~~)[ \t]*\{?\.?([\w+-]*)")
-PYTHON = {"python", "py", "python3", "pycon", "ipython", ""}
-RST = re.compile(r"^([ \t]*)\.\. (?:code-block|code|sourcecode)::[ \t]*(python|py|python3|ipython|pycon)[ \t]*$")
-PROMPT = re.compile(r"^[ \t]*(>>>|\.\.\.)( |$)")
 
 
 def code_blocks(readme: str) -> Iterator[str]:
-    """The README's Python code: its fenced blocks (``` or ~~~, marked python or unmarked) and reST code-blocks,
-    each dedented; an interactive session's prompts (>>>, ...) kept as code, its output dropped."""
-    lines = readme.splitlines()
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        fence = FENCE.match(line)
-        rst = RST.match(line)
-        if fence and fence[2].lower() in PYTHON:
-            end = next((j for j in range(index + 1, len(lines)) if lines[j].strip().startswith(fence[1])), len(lines))
-            yield _code(lines[index + 1 : end])
-            index = end + 1
-        elif fence:  # another language's block: skipped whole
-            end = next((j for j in range(index + 1, len(lines)) if lines[j].strip().startswith(fence[1])), len(lines))
-            index = end + 1
-        elif rst:
-            depth = len(rst[1])
-            body = []
-            j = index + 1
-            while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > depth):
-                body.append(lines[j])
-                j += 1
-            yield _code(body)
-            index = j
-        else:
-            index += 1
-
-
-def _code(lines: list[str]) -> str:
-    if any(PROMPT.match(line) for line in lines):
-        lines = [PROMPT.sub("", line) for line in lines if PROMPT.match(line)]
-    return textwrap.dedent("\n".join(lines))
-
-
-def _under(dotted: str, modules: list[str]) -> bool:
-    return any(dotted == m or dotted.startswith(f"{m}.") for m in modules)
-
-
-def _bindings(tree: ast.Module, modules: list[str]) -> dict[str, str]:
-    """Each name the code binds to the library or one of its names by an import: local name -> dotted target."""
-    found: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname and _under(alias.name, modules):
-                    found[alias.asname] = alias.name
-                elif not alias.asname and any(m == alias.name or m.startswith(f"{alias.name}.") for m in modules):
-                    found[alias.name.split(".")[0]] = alias.name.split(".")[0]  # `import orbax.checkpoint`: orbax
-                elif not alias.asname and _under(alias.name, modules):
-                    found[alias.name.split(".")[0]] = alias.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            for alias in node.names:
-                target = f"{node.module}.{alias.name}"
-                if alias.name != "*" and _under(target, modules):
-                    found[alias.asname or alias.name] = target
-    return found
-
-
-def _dotted(node: ast.expr, bindings: dict[str, str], modules: list[str]) -> str | None:
-    named = library_uses.chain(node)
-    if named is None or named[0] not in bindings:
-        return None
-    dotted = ".".join([bindings[named[0]], *named[1]])
-    return dotted if _under(dotted, modules) and dotted not in modules else None
-
-
-def _is_class(dotted: str) -> bool:
-    return dotted.rpartition(".")[2][:1].isupper()
+    """The README's Python code (readme_code.blocks), each block's code alone."""
+    return (block.code for block in readme_code.blocks(readme))
 
 
 def calls(code: str, modules: list[str]) -> list[tuple[str, list[int]]]:
-    """(entry point, its lines: the call's, and for a method of a variable the assignment's that makes it an
-    instance of the class) of each call the code makes of the library's names, in the order of the code."""
-    try:
-        tree = wheels.parse(code)
-    except (SyntaxError, ValueError):
-        return []
-    bindings = _bindings(tree, modules)
-    if not bindings:
-        return []
-    instances: dict[str, tuple[str, int]] = {}  # a variable assigned from a class call -> the class, the line
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1:
-            target, called = node.targets[0], _dotted(node.value.func, bindings, modules)
-            if isinstance(target, ast.Name) and called and _is_class(called):
-                instances[target.id] = (called, node.lineno)
-    found: list[tuple[str, list[int]]] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        called = _dotted(node.func, bindings, modules)
-        named = library_uses.chain(node.func)
-        if called:
-            found.append((f"{called}.__init__" if _is_class(called) else called, [node.lineno]))
-        elif named and named[0] in instances and len(named[1]) <= 1:
-            cls, assigned = instances[named[0]]
-            method = named[1][0] if named[1] else "__call__"
-            found.append((f"{cls}.{method}", [assigned, node.lineno]))
-    return sorted(found, key=lambda f: f[1][-1])
+    """Each call the code makes of the library's names (readme_code.calls)."""
+    return readme_code.calls(code, modules)
 
 
 def derive(readme: str, modules: list[str]) -> list[tuple[str, list[str]]]:

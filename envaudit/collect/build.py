@@ -217,8 +217,8 @@ def measure(stack: Stack, *, timeout: float, uv: Sequence[str], say: Say | None 
 # request to the same installer and index (for a day: the index moves), then the same installed set, Python, platform,
 # variables and probe code. ENVAUDIT_REBUILD (set, not 0) builds anew, and keeps what it measured.
 REBUILD = "ENVAUDIT_REBUILD"
-# what builds and measures a stack (this module, the child's runner and bounds) and what the imports child runs there:
-# a change to any of them is another measurement
+# what builds and measures a stack (this module, the child's runner and bounds) and what the imports child runs there
+# (the smoke calls, the README blocks of calls/_readme.json among them): a change to any of them is another measurement
 _CHILD_FILES = ("collect/build.py", "child", "_probes/imports.py", "_probes/_kit.py", "_probes/calls")
 
 
@@ -260,7 +260,7 @@ def _child_code() -> str:
     digest = hashlib.sha256(__version__.encode())
     for name in _CHILD_FILES:
         path = package / name
-        for one in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+        for one in sorted(p for p in path.rglob("*.*") if p.suffix in (".py", ".json")) if path.is_dir() else [path]:
             digest.update(f"\0{one.relative_to(package)}\0".encode())
             try:
                 digest.update(one.read_bytes())

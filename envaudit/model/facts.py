@@ -153,7 +153,7 @@ class ImportOutcome(TypedDict, total=False):  # one import the imports probe tri
 CallStatus = Literal["ok", "error", "not_tried", "skip", "timeout"]
 
 
-class CallOutcome(TypedDict, total=False):  # one smoke call the imports probe made (probes/calls/<distribution>.py)
+class CallOutcome(TypedDict, total=False):  # one smoke call the imports probe made (probes/calls/: a file, a block)
     distribution: str  # the installed distribution whose call it is (canonical name)
     version: str
     call: str  # what users call ("diffrax.diffeqsolve")

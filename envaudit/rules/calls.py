@@ -2,11 +2,13 @@
 
 A library can import and still fail on its main path: diffrax 0.5.0's `diffeqsolve` raises with jax 0.10
 (`jax.core.get_aval` is gone), jaxopt 0.8.3's `OptaxSolver.run` calls `jax.tree_map`, which jax 0.6.0 removed. The
-probe makes the call the library's README shows (probes/calls/<distribution>.py); each distribution whose call
-raised is one occurrence about it (`call-fails-<distribution>`), with the call, the exception and the library's line
-that raised. A rule that explains it names it with "@<distribution>:call" (a derived removed-API use) and folds it
-under itself (envaudit/judge/causes.py). A library whose import failed is reported once, as the import. A call that
-worked is evidence too: it clears the API-removal table's claim that the main path fails (`called`).
+probe makes the call the library's README shows (probes/calls/<distribution>.py, or the README's quickstart block
+the derivation kept, probes/calls/_readme.json, whose failure the probe reports only where the library's code raised
+it); each distribution whose call raised is one occurrence about it (`call-fails-<distribution>`), with the call,
+the exception and the library's line that raised. A rule that explains it names it with "@<distribution>:call" (a
+derived removed-API use) and folds it under itself (envaudit/judge/causes.py). A library whose import failed is
+reported once, as the import. A call that worked is evidence too: it clears the API-removal table's claim that the
+main path fails (`called`).
 """
 
 from __future__ import annotations

@@ -218,6 +218,10 @@ def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[s
             # past the release installed (`chromax>=0.0.3a0,!=0.0.3a0`): the installer takes a release whose number
             # is not known here (a build installs the range as written and says what it took)
             found[name] = UNKNOWN_RELEASE
+    for text in fix.reinstall:  # `--force-reinstall --no-deps jaxlib==0.4.13` installs it where it was missing too
+        name, pinned = fixes.parse(text)
+        if name not in found and pinned.startswith("=="):
+            found[name] = pinned.removeprefix("==")
     return found
 
 

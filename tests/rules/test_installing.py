@@ -27,3 +27,17 @@ def test_a_range_through_an_extra_lands_on_the_newest_jax_whose_extra_installs()
         facts_from({"packages": cuda13, "python": {"version": "3.12.3"}}), Fix(install=("jax[cuda13]>=0.8.0",))
     )
     assert later.packages["jax"] == newest_plugin("jax-cuda13-plugin") == WHEELS.load()["covers_to"]
+
+
+def test_a_reinstall_installs_what_was_missing_too() -> None:
+    """`pip install --force-reinstall --no-deps jax==0.4.13 jaxlib==0.4.13` where jaxlib is not installed (a
+    `datasets[jax]`-style install that brought jax alone: "jax requires jaxlib to be installed") leaves jaxlib
+    0.4.13: the state the plan's twin is built from holds it (fix-pass-4's datasets and equinox cases had a twin
+    without it, so a plan that works was refused as unproven)."""
+    facts = facts_from({"packages": {"jax": "0.4.13", "numpy": "1.26.4"}})
+    state = installing.after(facts, Fix(reinstall=("jax==0.4.13", "jaxlib==0.4.13")))
+    assert state.packages["jaxlib"] == "0.4.13" and state.packages["jax"] == "0.4.13"
+    kept = installing.after(
+        facts_from({"packages": {"jax": "0.4.13", "jaxlib": "0.4.13"}}), Fix(reinstall=("jax==0.4.13",))
+    )
+    assert kept.packages == {"jax": "0.4.13", "jaxlib": "0.4.13"}  # a reinstall moves nothing that is there

@@ -37,7 +37,9 @@ def said(facts: Facts, matches: Sequence[Match]) -> Occurrence | None:
             dropped.setdefault(key, []).append(canonicalize_name(values["any"]))
     if not dropped:
         return None
-    if (jax := next(((v, e) for (n, v), e in dropped.items() if n == "jax"), None)) is not None:
+    # jax's accelerator extras (cuda12-pip, rocm): the CPU jaxlib; another extra of jax (k8s) is like any other's
+    accelerators = {(n, v): [x for x in e if ACCELERATOR.match(x)] for (n, v), e in dropped.items() if n == "jax"}
+    if (jax := next(((v, e) for (_, v), e in accelerators.items() if e), None)) is not None:
         return _jax(*jax)
     listed = "; ".join(f"{n} {v}: {', '.join(e)}" for (n, v), e in dropped.items())
     return Occurrence(

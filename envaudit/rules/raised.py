@@ -45,7 +45,7 @@ PROGRAM_ENDINGS = ("TypeError", "ValueError", "IndexError", "KeyError", "Asserti
 # words in a library class's name that name the runtime, the device or the installation, not the program's values
 # (jax's XlaRuntimeError and JaxRuntimeError, TensorFlow's InternalError, NotFoundError, UnavailableError)
 ENVIRONMENT_WORDS = re.compile(
-    r"Runtime|Internal|Import|Module|OS|IO|Memory|Resource|Device|Backend|Cuda|CUDA|Xla|XLA|Driver|Plugin|"
+    r"Runtime|Internal|Import|OS|IO|Memory|Resource|Device|Backend|Cuda|CUDA|Xla|XLA|Driver|Plugin|"
     r"Unavailable|Unimplemented|NotFound|Library|Compil|Link|Load|Version|Platform|System|Permission|Timeout"
 )
 # how a version mismatch shows in a value or type error: a callable of another release (a keyword it lacks, another
@@ -55,7 +55,8 @@ MISMATCH = re.compile(
     r"|object is not subscriptable|unsupported operand type\(s\) for \|"
     r"|size changed, may indicate binary incompatibility|compiled using NumPy|_ARRAY_API|numpy\.core\.multiarray"
     r"|has no attribute|cannot import name|No module named|is not a module|not supported on this platform"
-    r"|is not a supported wheel|requires Python|\bjaxlib\b|\bversions?\b",
+    r"|is not a supported wheel|requires Python|\bjaxlib\b|\bversions?\b"
+    r"|\b(?:INTERNAL|UNKNOWN|FAILED_PRECONDITION|RESOURCE_EXHAUSTED|UNIMPLEMENTED|DATA_LOSS|ABORTED|UNAVAILABLE):",
     re.IGNORECASE,
 )
 # the exception a line names: its class (dotted path allowed) before a colon or at the line's end
@@ -84,11 +85,24 @@ def program_class(name: str) -> bool:
     return ENVIRONMENT_WORDS.search(name) is None
 
 
-def shape(text: str, *, platforms_chosen: bool = False) -> ErrorShape:
-    """The shape of one error line. `platforms_chosen`: the text shows the program choosing jax's platforms itself
-    (jax.config.update('jax_platforms', ...), os.environ['JAX_PLATFORMS'] = ... in its code)."""
+FAILED_BACKEND = re.compile(r"(?i)backend '(\w+)'")  # the backend an error names
+
+
+def shape(text: str, *, platforms_chosen: frozenset[str] = frozenset(), importing: bool = False) -> ErrorShape:
+    """The shape of one error line. `platforms_chosen`: the platforms the text's program chooses for jax itself
+    (jax.config.update('jax_platforms', ...), os.environ['JAX_PLATFORMS'] = ... in its code): a backend failing that
+    the program did not name is the choice's doing ('gpu' also tried rocm; cpu set after jax started cuda), one it
+    named is the environment's (the program asked for cuda, and cuda did not start). `importing`: raised while an
+    installed module was imported (its traceback's frames are module bodies in site-packages): the environment's,
+    whatever its class (protobuf's "Descriptors cannot be created directly", a dataclass default a newer Python
+    refuses)."""
     if platforms_chosen and BACKEND.search(text):
-        return "configuration"
+        failed = FAILED_BACKEND.search(text)
+        if failed is None or failed[1].lower() not in platforms_chosen:
+            return "configuration"
+        return "environment"
+    if importing:
+        return "environment"
     name = exception(text)
     if name and program_class(name) and not MISMATCH.search(text):
         return "program"

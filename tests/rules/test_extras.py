@@ -249,3 +249,13 @@ def test_pips_warning_about_an_extra_names_it_in_a_pasted_log() -> None:
     other = triage(b"jax 0.4.31\nWARNING: bbook-maker 1.2.1 does not provide the extra 'pdf'\n")
     dropped = {f.id: f for e in other.environments for f in e.report.findings}["jax-extra-undefined"]
     assert dropped.severity == "warn" and "bbook-maker 1.2.1: pdf" in dropped.detail
+
+
+def test_a_dropped_extra_of_jax_that_is_no_accelerators_is_a_warning() -> None:
+    """`jax[cuda12_pip,k8s]==0.4.25`: pip drops k8s (no such extra there) and installs the CUDA jaxlib; what is
+    missing is kubernetes, not the GPU."""
+    from envaudit.commands.triage.triaged import triage
+
+    log = b"WARNING: jax 0.4.25 does not provide the extra 'k8s'\nSuccessfully installed jaxlib-0.4.25+cuda12.cudnn89\n"
+    found = {f.id: f for e in triage(log).environments for f in e.report.findings}
+    assert found["jax-extra-undefined"].severity == "warn" and "jax 0.4.25: k8s" in found["jax-extra-undefined"].detail

@@ -36,11 +36,35 @@ def test_an_error_lines_shape(line: str, shape: str) -> None:
     assert raised.shape(line) == shape
 
 
-def test_a_backend_error_is_the_configurations_only_where_the_program_chose_the_platforms() -> None:
-    line = "RuntimeError: Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered platform"
-    assert raised.shape(line, platforms_chosen=True) == "configuration"
-    assert raised.shape(line) == "environment"
-    assert raised.shape("ValueError: bad value", platforms_chosen=True) == "program"  # only a backend's error
+def test_a_backend_error_is_the_configurations_only_where_the_program_chose_other_platforms() -> None:
+    """The program chose 'gpu' (jax 0.3 tried rocm too; jax#12335) or 'cpu' (after jax had started cuda; jax#23208):
+    the choice's doing. It chose 'cuda' and cuda did not start (a CPU jaxlib on an A100): the environment's."""
+    rocm = "RuntimeError: Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered platform"
+    cuda = "RuntimeError: Unable to initialize backend 'cuda': Unknown backend cuda"
+    assert raised.shape(rocm, platforms_chosen=frozenset({"gpu"})) == "configuration"
+    assert raised.shape(cuda, platforms_chosen=frozenset({"cpu"})) == "configuration"
+    assert raised.shape(cuda, platforms_chosen=frozenset({"cuda"})) == "environment"
+    assert raised.shape(rocm) == "environment"
+    assert raised.shape("ValueError: bad value", platforms_chosen=frozenset({"cpu"})) == "program"  # a backend's only
+
+
+def test_an_error_raised_while_a_module_is_imported_is_the_environments_whatever_its_class() -> None:
+    """protobuf 4 under an old `_pb2` module ("TypeError: Descriptors cannot be created directly"), a dataclass
+    default a newer Python refuses, ml_dtypes older than jax's float8 types: raised by an import, whatever the
+    class."""
+    assert raised.shape("TypeError: Descriptors cannot be created directly.", importing=True) == "environment"
+    assert raised.shape("TypeError: Descriptors cannot be created directly.") == "program"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.2GiB",  # an XLA status
+        "flax.errors.ApplyModuleInvalidMethodError: not a method of the module",  # flax's own: the program's
+    ],
+)
+def test_an_xla_status_is_the_environments_and_a_librarys_module_error_is_the_programs(line: str) -> None:
+    assert raised.shape(line) == ("environment" if "RESOURCE_EXHAUSTED" in line else "program")
 
 
 def test_the_builtins_are_placed_by_pythons_own_hierarchy() -> None:

@@ -295,3 +295,25 @@ def test_a_terminals_hard_wrap_is_undone_and_every_other_line_keeps_its_number()
     assert result.verdict == "warn" and "driver-older-than-ptx-compiler" in found
     smi = "|" + "=" * 100 + "|\n| 0  Tesla V100-SXM2-16GB" + " " * 78 + "|\n"
     assert extract.lines(smi.encode())[0] == smi.splitlines()
+
+
+def test_a_column_aligned_table_as_wide_as_a_terminal_is_not_a_wrap() -> None:
+    """`pip list -v` pads its rows to one width (its Location column): rows that end in a word and start with a name
+    are still rows, not prose a terminal cut; their versions are read."""
+    path = "/home/researcher/miniconda3/envs/jax-gpu/lib/python3.11/site-packages"
+    rows = [f"{name:<22} {version:<9} {path} pip" for name, version in (("jax", "0.4.30"), ("jaxlib", "0.4.23"))]
+    assert len({len(r) for r in rows}) == 1 and len(rows[0]) >= extract.WRAP_WIDTH
+    read, _ = extract.lines(("Package Version Location Installer\n" + "\n".join(rows) + "\n").encode())
+    assert read[1:3] == rows
+    found = {f.id for e in triage("\n".join(rows).encode()).environments for f in e.report.findings}
+    assert "jax-jaxlib-coupling" in found
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["2024-09-19 12:00:01,123 - jax._src.xla_bridge - INFO - ", "[2024-09-19 12:00:01] INFO "],
+)
+def test_a_backend_jax_logged_at_info_in_loggings_formats_fails_nothing(prefix: str) -> None:
+    line = prefix + "Unable to initialize backend 'tpu': INTERNAL: Failed to open libtpu.so"
+    assert extract.LOG_INFO.match(line) is not None
+    assert triage(f"jax 0.4.30, jaxlib 0.4.30, CPU only\n{line}\n".encode()).verdict != "fail"

@@ -171,3 +171,32 @@ def test_a_cuda_backend_that_failed_where_the_report_lists_a_gpu_fails() -> None
     assert verdict == "fail" and "the report lists 1 NVIDIA GPU" in found["jax-environment-message"]
     verdict, found = roots(">>> jax.devices()\n" + error + "[CpuDevice(id=0)]\n" + stack)
     assert verdict == "warn" and "CUDA backend failed to initialize" in found["unexplained-error"]
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        (  # protobuf 4 under an old _pb2 module, raised by `import optax`: the environment's, though a TypeError
+            'Traceback (most recent call last):\n  File "train.py", line 3, in <module>\n    import optax\n'
+            '  File "/usr/lib/python3.10/site-packages/optax/__init__.py", line 17, in <module>\n'
+            "    from optax import contrib\nTypeError: Descriptors cannot be created directly.\n",
+            "Descriptors cannot be created directly",
+        ),
+        (  # ml_dtypes older than jax's float8 types: `import jax` raised it
+            'jax 0.4.30, ml_dtypes 0.2.0\nTraceback (most recent call last):\n  File "t.py", line 2, in <module>\n'
+            "    import jax\nTypeError: data type 'float8_e4m3b11fnuz' not understood\n",
+            "float8_e4m3b11fnuz",
+        ),
+        (  # the program asked for cuda, and cuda did not start: not the choice's doing
+            "A100\njax 0.4.30\njax.config.update('jax_platforms', 'cuda')\nRuntimeError: Unable to initialize "
+            "backend 'cuda': Unknown backend cuda\n",
+            "Unable to initialize backend 'cuda'",
+        ),
+    ],
+)
+def test_an_environments_error_in_a_programs_class_or_after_its_own_choice_is_still_a_question(
+    text: str, quoted: str
+) -> None:
+    verdict, found = roots(text)
+    said = " ".join(detail for finding, detail in found.items() if not finding.startswith("program-error"))
+    assert verdict != "ok" and quoted in said, found

@@ -320,7 +320,12 @@ def looks_like_error(line: str) -> bool:
 CODE = re.compile(r"^\s*+(?:>>>\s*+|\.\.\.\s*+)?+(?:from\s++[\w.]++\s++import|import|except|raise|class|def)\b")
 # a line a log marks as information or debugging (glog's `I0820 16:10:25`, logging's `INFO:`/`DEBUG:`, `[INFO]`):
 # what it says is no error, whatever words it quotes (jax logs each backend it could not start at INFO)
-LOG_INFO = re.compile(r"^\W{0,4}(?:I\d{4} \d\d:\d\d|(?:INFO|DEBUG)\b)")
+LOG_INFO = re.compile(
+    r"^\W{0,4}(?:I\d{4} \d\d:\d\d|(?:INFO|DEBUG)\b)"
+    # logging's own formats: a date and time, maybe the logger's name, then the level ("2024-09-19 12:00:01,123 -
+    # jax._src.xla_bridge - INFO - ...", "[2024-09-19 12:00:01] INFO ...")
+    r"|^\W{0,2}\d{4}-\d\d-\d\d[ T][\d:.,]{5,15}\]?\s*+(?:-\s*+)?(?:[\w.]{1,80}\s++-\s++)?(?:INFO|DEBUG)\b"
+)
 MAX_ERRORS = 20
 
 
@@ -335,7 +340,29 @@ PLATFORMS_CHOSEN = re.compile(
 
 def platforms_chosen(text_lines: list[str]) -> bool:
     """Whether the text's program chooses jax's platforms itself (PLATFORMS_CHOSEN)."""
-    return any(PLATFORMS_CHOSEN.search(line) for line in text_lines)
+    return bool(chosen_platforms(text_lines))
+
+
+CHOSEN_VALUE = re.compile(r"""(?:,|=)\s*+['"]([\w,]{1,40})['"]""")
+
+
+def chosen_platforms(text_lines: list[str]) -> frozenset[str]:
+    """The platforms the text's program chooses for jax itself ('cpu', 'gpu', 'cuda'...), lower case; a line that
+    chooses one whose value is not read gives "?"."""
+    found: set[str] = set()
+    for line in text_lines:
+        if (where := PLATFORMS_CHOSEN.search(line)) is not None:
+            value = CHOSEN_VALUE.search(line, where.end() - 1)
+            found |= {p.strip().lower() for p in value[1].split(",") if p.strip()} if value else {"?"}
+    return frozenset(found)
+
+
+# a traceback's frame in an installed distribution's module body: what raised was that module's import
+IMPORTING = re.compile(r"""File "[^"]*[/\\](?:site|dist)-packages[/\\][^"]*", line \d+, in <module>""")
+# a traceback's frame in a module's body whose source line is an import: the import raised (`import jax`)
+MODULE_FRAME = re.compile(r"""File "[^"]*", line \d+, in <module>""")
+IMPORT_STATEMENT = re.compile(r"^\s++(?:import\s++[\w.]++|from\s++[\w.]++\s++import\b)")
+TRACEBACK_REACH = 40  # lines above an error read for its traceback's frames
 
 
 def errors(text_lines: list[str], read: list[str]) -> list[Message]:
@@ -343,15 +370,21 @@ def errors(text_lines: list[str], read: list[str]) -> list[Message]:
     (`read`: what the signatures that explain them matched, its whitespace collapsed), first ones first (a log
     repeats its error): each once, at its first line, at most MAX_ERRORS; each with its shape (rules/raised.py),
     read with whether the text's program chooses jax's platforms itself."""
-    chosen = platforms_chosen(text_lines)
+    chosen = chosen_platforms(text_lines)
     found: dict[str, Message] = {}
+    frame = -TRACEBACK_REACH - 1  # the line of the last frame in an installed module's body
     for number, line in enumerate(text_lines, start=1):
+        after_frame = number > 1 and MODULE_FRAME.search(text_lines[number - 2]) is not None
+        if IMPORTING.search(line) or (after_frame and IMPORT_STATEMENT.match(line)):
+            frame = number
         text = " ".join(line.split())
         if text in found or not looks_like_error(line):
             continue
         if any(text in m or m in text for m in read if m):
             continue
-        found[text] = Message(line=number, text=text[:300], shape=raised.shape(text, platforms_chosen=chosen))
+        importing = number - frame <= TRACEBACK_REACH
+        shape = raised.shape(text, platforms_chosen=chosen, importing=importing)
+        found[text] = Message(line=number, text=text[:300], shape=shape)
         if len(found) == MAX_ERRORS:
             break
     return list(found.values())
@@ -399,7 +432,8 @@ def unwrapped(text_lines: list[str]) -> list[str]:
     """The lines with a terminal's hard wrap undone: a run of two or more lines exactly as wide (at least
     WRAP_WIDTH), each cut inside a word ("...CUDA version is 11." then "0 which is older..."), and the shorter line
     that ends it, are one line again, at the run's first line number; the lines it took stay, empty, so that every
-    other line keeps its number. A table's rows (| or + first) are never joined; the joined line is at most
+    other line keeps its number. A table's rows (| or + first, or columns aligned by runs of spaces: `pip list -v`
+    pads its rows to one width) are never joined; the joined line is at most
     MAX_LINE long."""
     out = list(text_lines)
     index = 0
@@ -413,6 +447,7 @@ def unwrapped(text_lines: list[str]) -> list[str]:
             and out[end + 1][:1].isalnum()
             and (end > index or len(out[end + 1]) == width)  # two lines as wide at least: one alone tells no width
             and out[end].lstrip()[:1] not in ("|", "+")
+            and "  " not in out[end].strip()  # a column-aligned row (pip list -v, conda list) is no wrapped prose
             and sum(map(len, out[index : end + 2])) <= MAX_LINE
         ):
             end += 1

@@ -59,10 +59,10 @@ MISMATCH = re.compile(
     r"|\b(?:INTERNAL|UNKNOWN|FAILED_PRECONDITION|RESOURCE_EXHAUSTED|UNIMPLEMENTED|DATA_LOSS|ABORTED|UNAVAILABLE):",
     re.IGNORECASE,
 )
-# the exception a line names: its class (dotted path allowed) before a colon or at the line's end
-RAISED = re.compile(
-    r"(?:^|(?<=[\s:>|`'\"(\[#]))(?:[A-Za-z_]\w{0,60}+\.){0,8}+([A-Z]\w{0,60}+(?:(?<=Error)|(?<=Exception)))(?::|\s*+$)"
-)
+# an exception's class as a line names it (a dotted path allowed), before a colon or at the line's end: what the
+# triage reader takes for an error line (commands/triage/extract.ERROR) and what `exception` reads the class from
+EXCEPTION_CLASS = r"(?:[A-Za-z_]\w{0,60}+\.){0,8}+([A-Z]\w{0,60}+(?:(?<=Error)|(?<=Exception)))(?::|\s*+$)"
+RAISED = re.compile(r"(?:^|(?<=[\s:>|`'\"(\[#]))" + EXCEPTION_CLASS)
 # a backend jax could not start or does not know: where the program chose jax's platforms, that choice is the cause
 BACKEND = re.compile(
     r"(?i)\b(?:initiali[sz]e|unknown|start)\s++backend\b"

@@ -289,8 +289,9 @@ def unnamed(text_lines: list[str]) -> list[Seen]:
 # (`nvlink fatal   : `, `fatal error: `); CUDA's and cuDNN's status names; pip's refusals. Each part is possessive
 # or bounded: a 1,000-character line is tried at each position without backtracking.
 ERROR = re.compile(
-    r"(?:^|(?<=[\s:>|`'\"(\[]))(?:[A-Za-z_]\w{0,60}+\.){0,8}+[A-Z]\w{0,60}+(?:(?<=Error)|(?<=Exception))(?::|\s*+$)"
-    r"|\b(?:Segmentation fault|core dumped|Fatal Python error|Aborted \(core|terminate called after"
+    r"(?:^|(?<=[\s:>|`'\"(\[]))"
+    + raised.EXCEPTION_CLASS
+    + r"|\b(?:Segmentation fault|core dumped|Fatal Python error|Aborted \(core|terminate called after"
     r"|Check failed:|double free or corruption)"
     r"|^\s*+F\d{4} \d\d:\d\d"
     r"|\b(?:INTERNAL|UNKNOWN|FAILED_PRECONDITION|INVALID_ARGUMENT|RESOURCE_EXHAUSTED|UNIMPLEMENTED|DATA_LOSS|ABORTED"

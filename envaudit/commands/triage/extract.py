@@ -339,11 +339,6 @@ PLATFORMS_CHOSEN = re.compile(
 )
 
 
-def platforms_chosen(text_lines: list[str]) -> bool:
-    """Whether the text's program chooses jax's platforms itself (PLATFORMS_CHOSEN)."""
-    return bool(chosen_platforms(text_lines))
-
-
 CHOSEN_VALUE = re.compile(r"""(?:,|=)\s*+['"]([\w,]{1,40})['"]""")
 
 

@@ -183,11 +183,16 @@ def triage(raw: bytes, building: Building = Building()) -> Triage:
         return Triage((environment,), truncated, unread)
     scanned = registry().signatures.scan(text_lines)
     configured: set[int] = set()  # lines of a backend that did not start after the program chose jax's platforms
-    if extract.platforms_chosen(text_lines):
-        # the choice is the cause (an error of the configuration's shape, rules/raised.py), not what jax's general
-        # words about backends say: those lines are no message the rules read, and the error is the program's
+    if chosen := extract.chosen_platforms(text_lines):
+        # where the choice is the cause (an error of the configuration's shape, rules/raised.py: a backend the
+        # program did not name), not what jax's general words about backends say: those lines are no message the
+        # rules read, and the error is the program's
         deferring = registry().deferring
-        configured = {m.line for m in scanned if m.owner in deferring and raised.BACKEND.search(m.text)}
+        configured = {
+            m.line
+            for m in scanned
+            if m.owner in deferring and raised.shape(m.text, platforms_chosen=chosen) == "configuration"
+        }
         scanned = [m for m in scanned if not (m.owner in deferring and m.line in configured)]
     matches = read.deferred(scanned)
     found = extract.seen(text_lines) + [Seen(f, v, m.line, m.text[:200]) for m in matches for f, v in m.facts]

@@ -38,7 +38,9 @@ def said(facts: Facts, matches: Sequence[Match]) -> Occurrence | None:
     if not dropped:
         return None
     # jax's accelerator extras (cuda12-pip, rocm): the CPU jaxlib; another extra of jax (k8s) is like any other's
-    accelerators = {(n, v): [x for x in e if ACCELERATOR.match(x)] for (n, v), e in dropped.items() if n == "jax"}
+    accelerators = {
+        (n, v): [x for x in e if extras.ACCELERATOR.match(x)] for (n, v), e in dropped.items() if n == "jax"
+    }
     if (jax := next(((v, e) for (_, v), e in accelerators.items() if e), None)) is not None:
         return _jax(*jax)
     listed = "; ".join(f"{n} {v}: {', '.join(e)}" for (n, v), e in dropped.items())
@@ -62,7 +64,7 @@ def _jax(version: str, missing: list[str]) -> Occurrence:
     defined = [e for e in extras.names() if version in extras.releases(e)]
     instead = f"; jax {version} defines {', '.join(defined)}" if defined else ""
     # the defined extra of the same accelerator and major (cuda12_pip -> cuda12), written where the pin is
-    prefixes = {e: m[0] for e in missing if (m := ACCELERATOR.match(e))}
+    prefixes = {e: m[0] for e in missing if (m := MAJOR.match(e))}
     written = [f"jax[{p}]=={version} for jax[{e}]=={version}" for e, p in prefixes.items() if p in defined]
     return Occurrence(
         f"jax {version} does not define the extra{'s' if len(missing) > 1 else ''} {', '.join(missing)}: the "
@@ -71,7 +73,7 @@ def _jax(version: str, missing: list[str]) -> Occurrence:
     )
 
 
-ACCELERATOR = re.compile(r"^(?:cuda\d+|rocm\d*)")  # an accelerator extra's platform and major: cuda12, rocm
+MAJOR = re.compile(r"^(?:cuda\d+|rocm\d*)")  # an accelerator extra's platform and major: cuda12, rocm
 
 
 def _span(releases: list[str]) -> str:

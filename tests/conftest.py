@@ -111,6 +111,33 @@ def sharing_the_machine(factory: pytest.TempPathFactory, *, alone: bool = False)
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+@contextlib.contextmanager
+def interrupted_when(ready: Path, within: float = 60.0) -> Iterator[None]:
+    """A Ctrl-C for this (the main) thread once `ready` exists: what a command under test writes when it has set
+    itself up, so that the interrupt meets it running however busy the machine is (a fixed delay does not)."""
+    import signal
+    import threading
+
+    main, done = threading.main_thread().ident, threading.Event()
+
+    def watch() -> None:
+        end = time.monotonic() + within
+        while not done.is_set() and time.monotonic() < end:
+            if ready.exists():
+                assert main is not None
+                signal.pthread_kill(main, signal.SIGINT)
+                return
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        done.set()
+        watcher.join()
+
+
 @pytest.fixture(autouse=True)
 def _alone(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """A test marked `alone` (it measures idle CPUs or a child's share of one) runs with no other test beside it."""

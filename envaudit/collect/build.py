@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Literal, cast
 
 from envaudit.child import bounded, runner, state
 from envaudit.files import buildmemory, cachedir, safedir
@@ -130,6 +130,27 @@ def twin(
     return Twin(tuple(found), tuple(left))
 
 
+def on_cpu(requirement: str) -> str | None:
+    """A requirement of a fix's command as the CPU twin installs it: None for jax's accelerator packages, jax
+    without an accelerator's extra, a pin without its local label (`jaxlib==0.4.26+cuda12.cudnn89` is its CPU wheel
+    `jaxlib==0.4.26`); anything else as written."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        parsed = Requirement(requirement)
+    except InvalidRequirement:
+        return requirement  # the installer says what is wrong with it
+    name = canonicalize_name(parsed.name)
+    if ACCELERATOR.match(name):
+        return None
+    extras = {e for e in parsed.extras if name != "jax" or not re.match(r"^(cuda|rocm|tpu|metal)", e)}
+    if extras == parsed.extras and "+" not in str(parsed.specifier):
+        return requirement  # as written: the installer reads it as the user's would
+    parsed.extras = extras
+    parsed.specifier = type(parsed.specifier)(",".join(str(s).split("+")[0] for s in parsed.specifier))
+    return str(parsed)
+
+
 def uv_command() -> tuple[str, ...] | None:
     """How uv is started here: on PATH, else the uv package of this interpreter (`python -m uv`); None: no uv."""
     if found := shutil.which("uv"):
@@ -137,6 +158,23 @@ def uv_command() -> tuple[str, ...] | None:
     import importlib.util
 
     return (sys.executable, "-m", "uv") if importlib.util.find_spec("uv") is not None else None
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One installer command of a fix, as it is run over the installed stack: an install of these requirements
+    (the installer free to move what they need, as the user's is), their files installed again without their
+    dependencies, or their removal."""
+
+    action: Literal["install", "reinstall", "uninstall"]
+    requirements: tuple[str, ...]
+
+    def args(self, python: str) -> list[str]:
+        """uv's arguments for it (the requirements already the CPU twin's)."""
+        if self.action == "uninstall":
+            return ["pip", "uninstall", "--python", python, *self.requirements]
+        again = ["--reinstall", "--no-deps"] if self.action == "reinstall" else []
+        return ["pip", "install", "-q", "--python", python, *again, *self.requirements]
 
 
 @dataclass(frozen=True)
@@ -162,6 +200,11 @@ class Stack:
     as_of: str = ""
     # the extras a package is asked with (name -> extras): installed as `name[extra]==version`
     extras: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # a fix's state built as its command is run: `before` (an environment's pins) installed first, then `applied`,
+    # each command in turn, the installer moving what the new pins need as the user's installer will; where uv
+    # refuses `before` itself (an environment pip left inconsistent), `packages` (the modelled state) is built instead
+    before: Mapping[str, str] = field(default_factory=dict)
+    applied: Sequence[Applied] = ()
 
 
 @dataclass(frozen=True)
@@ -227,7 +270,10 @@ def _asked(stack: Stack, made: Twin, uv: Sequence[str]) -> str:
     its configuration and variables name."""
     constrained = sorted(f"{name}=={version}" for name, version in stack.constraints.items())
     dated = [f"as of {stack.as_of}"] if stack.as_of else []
-    return buildmemory.key(made.requirements, list(stack.pythons), here(), _installer(uv), *constrained, *dated)
+    applied = [["before", *twin(stack.before, extras=stack.extras).requirements]] if stack.applied else []
+    applied += [[step.action, *step.requirements] for step in stack.applied]
+    asked = (made.requirements, list(stack.pythons), here(), _installer(uv), *constrained, *dated)
+    return buildmemory.key(*asked, *applied)
 
 
 def _installer(uv: Sequence[str]) -> list[object]:
@@ -360,15 +406,57 @@ def _built(
             *_dated(stack),
             *made.requirements,
         ]
-        install = _run(uv, args, deadline, env, home)
+        install, applied = _applied(stack, args, interpreter, deadline, uv, env, home, say)
         if install.status == "not_installable" and WRONG_PYTHON.search(install.reason):
             first_reason, tried = first_reason or install.reason, [*tried, python]
             continue  # no wheel for this Python: the next one here may have one
         if install.status:
             return _not(install.status, first_reason or install.reason, made, started=started, python=python)
-        return _probed(stack, made, interpreter, prefix, deadline, uv, env, home, started, say)
+        return _probed(stack, made, interpreter, prefix, deadline, uv, env, home, started, say, applied)
     also = f" (and uv refused Python {', '.join(tried[1:])} here too)" if len(tried) > 1 else ""
     return _not("not_installable", first_reason + also, made, started=started, python=tried[0] if tried else wanted[0])
+
+
+def _applied(
+    stack: Stack,
+    args: list[str],
+    interpreter: Path,
+    deadline: float,
+    uv: tuple[str, ...],
+    env: dict[str, str],
+    home: Path,
+    say: Say,
+) -> tuple[_Ran, list[str]]:
+    """The stack installed: its pins at once (`args`), or, for a fix's state with the commands it is made by,
+    the environment's own pins first and then each command over them, as the user's installer runs it (the
+    commands run are returned, as uv was given them). Where uv refuses the environment's pins together
+    (pip leaves an environment in a state no resolver would choose), the modelled state is installed at once."""
+    if not stack.applied or not stack.before:
+        return _run(uv, args, deadline, env, home), []
+    base = twin(stack.before, extras=stack.extras)
+    if base.refused or not base.requirements:
+        return _run(uv, args, deadline, env, home), []
+    head = args[: args.index(str(interpreter)) + 1]
+    first = _run(uv, [*head, *_constrained(stack, home), *_dated(stack), *base.requirements], deadline, env, home)
+    if first.status == "not_installable" and not WRONG_PYTHON.search(first.reason):
+        say(f"uv refuses the environment's own pins together ({first.reason}): building the modelled state instead")
+        return _run(uv, args, deadline, env, home), []
+    if first.status:
+        return first, []
+    said: list[str] = []
+    for step in stack.applied:
+        wanted = [r for r in (on_cpu(text) for text in step.requirements) if r]
+        if step.action == "uninstall":
+            wanted = [name for name in step.requirements if not ACCELERATOR.match(canonicalize_name(name))]
+        if not wanted:
+            continue
+        command = Applied(step.action, tuple(wanted)).args(str(interpreter))
+        say(f"applying the fix as its command does: uv {' '.join(command[:2])} {' '.join(wanted)}")
+        ran = _run(uv, command, deadline, env, home)
+        if ran.status:
+            return ran, said
+        said.append(f"uv {' '.join(c for c in command if c not in ('-q', '--python', str(interpreter)))}")
+    return _Ran(None), said
 
 
 def _constrained(stack: Stack, home: Path) -> list[str]:
@@ -402,14 +490,20 @@ def _probed(
     home: Path,
     started: float,
     say: Say,
+    applied: Sequence[str] = (),
 ) -> Built:
-    """The imports probe in the built environment, by its interpreter, under the runner's bounds."""
+    """The imports probe in the built environment, by its interpreter, under the runner's bounds (`applied`: the
+    commands a fix's state was made by, over the environment's pins)."""
     built_s = time.monotonic() - started
     version = _venv_version(prefix)
     installed = _installed(uv, interpreter, deadline, env, home)
     if installed and (again := _recalled(stack, installed, version, uv)) is not None:
         say(f"built in {built_s:.1f} s; measured before: {measurement_seen(again.document)}")
-        return Built({**again.document, "build_s": round(built_s, 3)}, again.jax)
+        seen = cast(Measurement, {k: v for k, v in again.document.items() if k != "applied"})
+        seen["build_s"] = round(built_s, 3)
+        if applied:
+            seen["applied"] = list(applied)
+        return Built(seen, again.jax)
     document: Measurement = {
         "status": "built",
         "python": version,
@@ -418,6 +512,8 @@ def _probed(
         "installed": installed,
         "build_s": round(built_s, 3),
     }
+    if applied:
+        document["applied"] = list(applied)
     left = deadline - time.monotonic()
     if left < state.JAX_START_S:
         why = f"the bound was spent building it ({built_s:.1f} s): nothing was imported there"

@@ -216,14 +216,20 @@ def run(
         still = [f.id for f in before.findings if f.severity == "fail" and not f.caused_by]
         say("nothing to run" + (f": no command fixes {', '.join(still)}" if still else ": nothing to fix"))
         return Exit.FINDINGS if still else Exit.OK
+    from envaudit.commands.plan import building  # the twin's build: loaded only where a plan is to prove
+    from envaudit.judge.assemble import alternatives
+
+    audited = before
+    options = alternatives(before, building.CANDIDATES, keep) if not proving.no_build else [before]
+    before, proof, why = building.searched(
+        options, no_build=proving.no_build, timeout=proving.timeout, quiet=proving.quiet, keep=keep
+    )
+    if before is not audited:
+        say(f"the audit's own plan was not proven ({audited.plan.fix.command}): the first the twin proves instead")
+    command = before.plan.fix.command
     say(f"the plan: {command}")
     if before.plan.remaining:
         say(f"still failing after it: {', '.join(before.plan.remaining)}")
-    from envaudit.commands.plan import building  # the twin's build: loaded only where a plan is to prove
-
-    proof, why = building.prove(
-        before, no_build=proving.no_build, timeout=proving.timeout, quiet=proving.quiet, keep=keep
-    )
     say(f"{proof}: {why}")
     unchanged = Exit.FINDINGS if before.verdict == "fail" else Exit.OK
     if dry_run:  # nothing changed: the environment afterwards is the one audited

@@ -159,6 +159,24 @@ def judged(
     return replace(again, duration_s=saved.duration_s)  # how long that audit took, as its time and host are kept
 
 
+def alternatives(report: Report, limit: int, keep: Collection[str] = ()) -> list[Report]:
+    """The report, then the same report with each other plan the tables propose for its facts and probe results
+    (best first, at most `limit` in all): what `fix` proves in order on twins of the environment."""
+    verdict = judge.judge(causes.not_applicable(report.probes, report.facts), report.facts)
+    found = candidates(
+        report.facts,
+        mode=report.mode,
+        probes=verdict.results,
+        probe_findings=verdict.findings,
+        created=report.created,
+        host_info=report.host,
+        complete=report.complete,
+        limit=limit,
+        keep=keep,
+    )
+    return [report, *(replace(r, duration_s=report.duration_s) for r in found[1:] if r.plan.fix != report.plan.fix)]
+
+
 def recheck(saved: Report, ignore: Mapping[str, str] | None = None, keep: Collection[str] = ()) -> Report:
     """Today's rules and judge on a saved report's facts and probe metrics: the probe findings it was saved with
     are replaced by today's judgement of the same measurements (a saved "error" report stays one)."""

@@ -21,12 +21,12 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from envaudit.collect.build import Built
+from envaudit.collect.build import ACCELERATOR, Built
 from envaudit.model.build import Measurement, Proof
 from envaudit.model.facts import Facts, InstallFacts, JaxFacts
-from envaudit.model.fixes import Plan
+from envaudit.model.fixes import Fix, Plan
 from envaudit.model.versions import release
-from envaudit.rules import declared
+from envaudit.rules import declared, installing
 
 JAX_FAILED = ("import_error", "crash", "error")  # how jax ended in the build that is a failure of the stack
 MAX_SAID = 2  # failed imports named in an unproven plan's reason
@@ -78,6 +78,23 @@ def joined(facts: Facts, built: Built) -> Facts:
     packages = dict(sorted({**facts.packages, **added}.items()))
     grown = replace(facts, packages=packages, jax=jax, install=installed)
     return replace(grown, requires={**facts.requires, **declared.requires(grown, packages)})
+
+
+def as_installed(state: Facts, built: Built) -> Facts:
+    """The state a fix leaves, where its twin was made by the fix's own commands over the environment's pins
+    (`applied`): with what the installer moved beyond the plan's model (pip and uv move the dependencies a new pin
+    needs: ml_dtypes under a newer jax, NumPy with it), so that the state judged is the one the command makes. A
+    jaxlib's local label and jax's accelerator packages stay the model's: the twin installs their CPU wheels."""
+    document = built.document
+    resolved = document.get("installed") or {}
+    if not document.get("applied") or not resolved:
+        return state
+    moved = tuple(
+        f"{name}=={resolved[name]}"
+        for name, version in state.packages.items()
+        if name in resolved and version.split("+")[0] != resolved[name] and not ACCELERATOR.match(name)
+    )
+    return installing.after(state, Fix(install=moved)) if moved else state
 
 
 def proof(plan: Plan, planned: Built | None, fixed: Built | None, not_built: str = "") -> tuple[Proof, str]:

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from envaudit.collect import build
 from envaudit.model.facts import Facts
+from envaudit.model.fixes import Fix
 from envaudit.model.redact import REDACTED
 from envaudit.rules import api_removals, imports, wheels
 from envaudit.rules.releases import numbers
@@ -81,3 +82,16 @@ def pythons(facts: Facts, admitted: Sequence[str] = ()) -> list[str]:
         found = [*([here] if here in listed else []), *sorted(listed, key=numbers, reverse=True)]
     allowed = [p for p in dict.fromkeys(found) if not admitted or p in admitted]
     return allowed or sorted(admitted, key=numbers, reverse=True)
+
+
+def applied(fix: Fix) -> tuple[build.Applied, ...]:
+    """A fix's installer commands in the order its one command runs them (the removals, the installs with what
+    they hold, the reinstalls): the twin of an installed environment is made by them over its own pins, so the
+    installer moves what the new pins need as the user's will, and refuses what it will refuse."""
+    held = tuple(h for h in fix.hold if h not in fix.install) if fix.install else ()
+    steps = (
+        build.Applied("uninstall", tuple(fix.uninstall)),
+        build.Applied("install", (*fix.install, *held)),
+        build.Applied("reinstall", tuple(fix.reinstall)),
+    )
+    return tuple(step for step in steps if step.requirements)

@@ -30,6 +30,8 @@ class Measurement(TypedDict, total=False):
     requirements: list[str]  # what the installer was asked for (the CPU twin's pins)
     left_out: list[str]  # what the CPU twin leaves out of the stack (jax's GPU and TPU plugins, CUDA wheels)
     installed: dict[str, str]  # what the installer installed (canonical name -> version), resolved here today
+    # a fix's state made as its command is run: the environment's pins installed, then these commands over them
+    applied: list[str]
     build_s: float  # seconds to make the environment and install the stack
     probe_s: float  # seconds the imports probe took there (jax's start included)
     jax: JaxStatus  # how `import jax` ended there

@@ -392,3 +392,42 @@ def test_only_a_proven_plan_is_applied_with_yes(tmp_path: Path, monkeypatch: pyt
         assert not ran and not (tmp_path / "s.json").exists(), said  # nothing run, no snapshot taken
         assert code == (Exit.FINDINGS if before.verdict == "fail" else Exit.OK)
         assert any("--unproven" in line for line in said), said
+
+
+def test_fix_applies_the_first_plan_its_twin_proves_not_the_audit_s_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fix` proved only the audit's one plan and, refused, applied nothing (9 of 12 unseen environments), while
+    `plan` tried the tables' next ones. Now `fix` tries them too, best first, each on a twin: the first proven is
+    said, and applied with --yes; why the first was not proven is said with it."""
+    from envaudit.commands.plan import building
+    from envaudit.judge import assemble
+    from envaudit.model.fixes import Fix, Plan
+
+    before = planned_audit()
+    second = replace(before, plan=Plan(fix=Fix(install=("jax==0.10.0",))))
+    monkeypatch.setattr(_shared, "run_audit", lambda **_: before)
+    monkeypatch.setattr(assemble, "alternatives", lambda report, limit, keep=(): [report, second])
+    monkeypatch.setattr(repair, "distributions", lambda *_: {"jax": Installed("jax", "0.10.2", "pip")})
+    monkeypatch.setattr(repair, "debris", lambda *_: repair.Debris())
+    tried: list[str] = []
+
+    def prove(report: Report, **_: object) -> tuple[str, str]:
+        tried.append(report.plan.fix.install[0])
+        return ("proven", "built here") if report is second else ("unproven", "uv refused it")
+
+    monkeypatch.setattr(building, "prove", prove)
+    ran: list[str] = []
+    monkeypatch.setattr(repair, "shell", ran_by(ran))
+    said: list[str] = []
+    options = {"timeout": 10, "snapshot": tmp_path / "s.json", "say": said.append, "ask": None, "python": None}
+    repair.run(probes=Options(), dry_run=False, yes=True, **options)  # type: ignore[arg-type]
+    assert tried == ["jax==0.10.1", "jax==0.10.0"], said
+    assert len(ran) == 1 and "jax==0.10.0" in ran[0] and "jax==0.10.1" not in ran[0], ran
+    assert any(line.startswith("proven: built here; before it, 1 plan") and "uv refused it" in line for line in said)
+    # none proven: the audit's own plan is said, unproven, with its own reason, and nothing runs
+    monkeypatch.setattr(building, "prove", lambda report, **_: ("unproven", f"refused {report.plan.fix.install[0]}"))
+    ran.clear()
+    said.clear()
+    repair.run(probes=Options(), dry_run=False, yes=True, **options)  # type: ignore[arg-type]
+    assert not ran and "unproven: refused jax==0.10.1" in said, said

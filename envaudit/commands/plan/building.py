@@ -153,12 +153,48 @@ def prove(
     say = _progress(quiet)
     say("building the state the fix leaves, to prove it")
     state = fixplan.outcome(facts, plan.steps)
-    made = replace(twin.stack(state, (), api_removals.claimed_modules(facts)), ranges=written(plan))
+    made = replace(
+        twin.stack(state, (), api_removals.claimed_modules(facts)),
+        ranges=written(plan),
+        before=twin.stack(facts).packages,
+        applied=twin.applied(plan.fix),
+    )
     fixed = build.measure(made, timeout=timeout, uv=uv, say=say)
     proof, why = measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")
-    if proof == "proven" and (unsettled := fixplan.settled(facts, findings, measured.joined(state, fixed), keep=keep)):
+    made_state = measured.joined(measured.as_installed(state, fixed), fixed)
+    if proof == "proven" and (unsettled := fixplan.settled(facts, findings, made_state, keep=keep)):
         return "unproven", unsettled
     return proof, why
+
+
+def searched(
+    options: Sequence[Report], *, no_build: bool, timeout: float, quiet: bool, keep: Sequence[str] = ()
+) -> tuple[Report, Proof, str]:
+    """The first of a live environment's plans (the audit's first, then the others the tables propose) whose state,
+    made on a twin of the environment by the plan's own commands, installs, runs and is judged settled; where none
+    is, the first, with why it is not proven. One bound for all of them."""
+    first = options[0]
+    deadline = time.monotonic() + timeout
+    refused: list[str] = []
+    found: tuple[Proof, str] | None = None
+    for option in options:
+        if option is not first and (not option.plan.fix or option.plan.remaining):
+            continue
+        left = deadline - time.monotonic()
+        if found is not None and left < MIN_FIXED_S:
+            break
+        if option is not first:
+            _progress(quiet)(f"trying the next plan: {option.plan.fix.command}")
+        proof, why = prove(option, no_build=no_build, timeout=left, quiet=quiet, keep=keep)
+        if proof == "proven":
+            before = f"; before it, {len(refused)} plan(s) the tables ranked higher: " if refused else ""
+            return option, proof, why + before + "; ".join(refused)
+        found = found or (proof, why)
+        if why.startswith("nothing was built"):
+            break  # nor would any other plan be
+        refused.append(f"{_command(option)}: {why}")
+    assert found is not None  # the first plan is always tried
+    return first, *found
 
 
 def written(plan: Plan) -> dict[str, str]:

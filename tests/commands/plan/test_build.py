@@ -41,7 +41,7 @@ if os.environ.get("FAKE_UV_PID"):
     Path(os.environ["FAKE_UV_PID"]).write_text(str(os.getpid()))
 if os.environ.get("FAKE_UV_LOG"):
     with open(os.environ["FAKE_UV_LOG"], "a") as log:
-        log.write(" ".join(args[:2]) + "\\n")
+        log.write(" ".join(a for a in args if a not in ("-q", "--python") and not a.startswith("/")) + "\\n")
 if args[:2] == ["python", "find"]:
     print(sys.executable)
 elif args[0] == "venv":
@@ -57,6 +57,12 @@ elif args[0] == "venv":
         (site / "outer.pth").write_text(SITE + "\\n")
 elif args[:2] == ["pip", "install"]:
     site = next(Path(args[args.index("--python") + 1]).parent.parent.glob("lib/python*/site-packages"))
+    count = site / "installs"
+    done = int(count.read_text()) if count.exists() else 0
+    count.write_text(str(done + 1))
+    if mode.startswith("refuse-") and str(done) in mode.split("-")[1:]:  # refuse-0: the first install here
+        sys.stderr.write("error: No solution found when resolving dependencies\\n  cause: refused by the fake\\n")
+        sys.exit(1)
     if mode == "hang":
         time.sleep(3600)
     elif mode == "flood":
@@ -531,7 +537,7 @@ def test_a_twin_installs_and_imports_what_the_audit_imported_beside_the_tables_l
 
 
 def _installs(log: Path) -> int:
-    return log.read_text().splitlines().count("pip install") if log.exists() else 0
+    return sum(line.startswith("pip install") for line in log.read_text().splitlines()) if log.exists() else 0
 
 
 @pytest.mark.jax
@@ -621,3 +627,82 @@ def test_a_planned_library_around_jax_is_imported_in_the_build_whatever_it_decla
     plan(capsys, "pennylane==0.45.1", "optax==0.2.4", "jax==0.10.1", "jaxlib==0.10.1", "numpy==2.2.0")
     assert [s.get(build.IMPORT) for s in seen][:1] == ["optax,pennylane"]
     assert build.imported({"jax": "0.10.1", "jax-metal": "0.1.1", "numpy": "2.2.0"}) == {}
+
+
+def _applied_stack() -> build.Stack:
+    """apax 0.9.1's case (fix-pass-4): the environment pins flax 0.8.4, the fix installs `flax>=0.10.0,<0.10.5`;
+    the model's state holds every other pin where it was."""
+    before = {"flax": "0.8.4", "jax": "0.4.38", "jaxlib": "0.4.38"}
+    return build.Stack(
+        {**before, "flax": "0.10.4"},
+        ["3.11"],
+        ranges={"flax": "flax>=0.10.0,<0.10.5"},
+        before=before,
+        applied=(build.Applied("install", ("flax>=0.10.0,<0.10.5",)),),
+    )
+
+
+def test_a_fix_s_twin_is_made_by_its_command_over_the_environment_s_pins(
+    fake_uv: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The twin was a fresh install of every pin of the modelled state at once, each unmoved distribution held at its
+    release: uv refused apax's and Umol's plans (apax 0.9.1 pins flax 0.8.4; jax 0.4.29 needs an ml_dtypes the held
+    0.3.1 is not) that the environments' own installers took, and the programs ran after them. Now the environment's
+    pins are installed first and the fix's command runs over them, as the user's installer will run it; the
+    measurement says which commands made it."""
+    from envaudit.child import runner, state
+
+    monkeypatch.setattr(runner, "run", lambda options: state.Outcome(results=[], jax={"status": "ok"}))
+    log = tmp_path / "uv.log"
+    monkeypatch.setenv("FAKE_UV_LOG", str(log))
+    made = build.measure(_applied_stack(), timeout=60, uv=("uv",))
+    installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
+    assert installs == ["pip install flax==0.8.4 jax==0.4.38 jaxlib==0.4.38", "pip install flax>=0.10.0,<0.10.5"]
+    assert made.status == "built" and made.document.get("applied") == ["uv pip install flax>=0.10.0,<0.10.5"]
+    # the command itself refused over the environment: the plan does not install, in uv's words
+    log.unlink()
+    monkeypatch.setenv(build.REBUILD, "1")  # not what the first build measured, remembered
+    monkeypatch.setenv("FAKE_UV", "refuse-1")
+    refused = build.measure(_applied_stack(), timeout=60, uv=("uv",))
+    assert refused.status == "not_installable" and "refused by the fake" in refused.document.get("reason", "")
+    # an environment whose own pins uv refuses together (pip left it so): the modelled state, at once
+    log.unlink()
+    monkeypatch.setenv("FAKE_UV", "refuse-0")
+    modelled = build.measure(_applied_stack(), timeout=60, uv=("uv",))
+    installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
+    assert installs[1:] == ["pip install flax>=0.10.0,<0.10.5 jax==0.4.38 jaxlib==0.4.38"]
+    assert modelled.status == "built" and "applied" not in modelled.document
+
+
+def test_a_fix_s_commands_are_its_removals_installs_and_reinstalls_in_order_on_the_cpu() -> None:
+    fix = Fix(
+        install=("jax[cuda12]==0.4.29", "jax-cuda12-plugin==0.4.29"),
+        hold=("flax==0.8.5", "jax[cuda12]==0.4.29"),
+        reinstall=("jaxlib==0.4.29+cuda12.cudnn91",),
+        uninstall=("jax-cuda12-pjrt", "tensorflow"),
+    )
+    steps = twin.applied(fix)
+    assert [(s.action, s.requirements) for s in steps] == [
+        ("uninstall", ("jax-cuda12-pjrt", "tensorflow")),
+        ("install", ("jax[cuda12]==0.4.29", "jax-cuda12-plugin==0.4.29", "flax==0.8.5")),
+        ("reinstall", ("jaxlib==0.4.29+cuda12.cudnn91",)),
+    ]
+    assert twin.applied(Fix(export=(("XLA_FLAGS", "--x"),))) == ()
+    # on the CPU twin: no accelerator package, no accelerator extra, a CPU wheel for a GPU build's pin
+    assert build.on_cpu("jax[cuda12]==0.4.29") == "jax==0.4.29"
+    assert build.on_cpu("jax-cuda12-plugin==0.4.29") is None
+    assert build.on_cpu("jaxlib==0.4.29+cuda12.cudnn91") == "jaxlib==0.4.29"
+    assert build.on_cpu("flax[testing]>=0.10.0,<0.10.5") == "flax[testing]>=0.10.0,<0.10.5"
+
+
+def test_the_state_judged_is_what_the_command_installed_not_the_model_s() -> None:
+    """Where the twin was made by the command, what the installer moved beyond the plan's model (ml_dtypes under a
+    newer jax) is the state's; a jaxlib's local label stays the model's (its CPU wheel was installed)."""
+    state = facts_from(
+        {"packages": {"jax": "0.4.29", "jaxlib": "0.4.29+cuda12.cudnn91", "ml-dtypes": "0.3.1", "numpy": "1.26.2"}}
+    )
+    installed = {"jax": "0.4.29", "jaxlib": "0.4.29", "ml-dtypes": "0.5.1", "numpy": "1.26.2"}
+    document: Measurement = {"status": "built", "installed": installed, "applied": ["uv pip install jax==0.4.29"]}
+    made = measured.as_installed(state, build.Built(document))
+    assert made.packages["ml-dtypes"] == "0.5.1" and made.packages["jaxlib"] == "0.4.29+cuda12.cudnn91"
+    assert measured.as_installed(state, build.Built({**document, "applied": []})).packages["ml-dtypes"] == "0.3.1"

@@ -287,11 +287,13 @@ def _installer(uv: Sequence[str]) -> list[object]:
 _NOT_INDEX = frozenset({"UV_CACHE_DIR", "UV_NO_PROGRESS", "UV_PYTHON", "UV_CONFIG_FILE"})
 
 
-def _measured(stack: Stack, installed: Mapping[str, str], python: str, uv: Sequence[str]) -> str:
+def _measured(
+    stack: Stack, installed: Mapping[str, str], python: str, uv: Sequence[str], bystanders: Sequence[str] = ()
+) -> str:
     """The key of a measurement: the installed set, from which installer and index, the Python, the platform, the
     child's variables that a plan states and the code the child runs."""
     mine = {k: v for k, v in os.environ.items() if k.startswith("ENVAUDIT_") and k != "ENVAUDIT_CACHE_DIR"}
-    variables = dict(stack.env) | submodules(stack.modules) | imported(stack.packages) | mine
+    variables = dict(stack.env) | submodules(stack.modules) | imported(stack.packages, bystanders) | mine
     return buildmemory.key(dict(installed), python, here(), _installer(uv), variables, _child_code())
 
 
@@ -338,15 +340,18 @@ def _again(stack: Stack, asked: str, uv: Sequence[str]) -> Built | None:
         ):
             return None
         return Built(cast(Measurement, refused) | {"reused": True})
-    installed, python = seen.get("installed"), seen.get("python")
-    if not isinstance(installed, dict) or not isinstance(python, str):
+    installed, python, bystanders = seen.get("installed"), seen.get("python"), seen.get("bystanders", [])
+    if not isinstance(installed, dict) or not isinstance(python, str) or not isinstance(bystanders, list):
         return None
-    return _recalled(stack, installed, python, uv)
+    return _recalled(stack, installed, python, uv, [str(b) for b in bystanders])
 
 
-def _recalled(stack: Stack, installed: Mapping[str, str], python: str, uv: Sequence[str]) -> Built | None:
+def _recalled(
+    stack: Stack, installed: Mapping[str, str], python: str, uv: Sequence[str], bystanders: Sequence[str] = ()
+) -> Built | None:
     """What the imports probe measured in this installed set before, where it was measured."""
-    if _fresh() or (seen := buildmemory.recall("measured", _measured(stack, installed, python, uv))) is None:
+    key = _measured(stack, installed, python, uv, bystanders)
+    if _fresh() or (seen := buildmemory.recall("measured", key)) is None:
         return None
     document, jax = seen.get("document"), seen.get("jax")
     if typecheck.problem(document, Measurement, "a remembered build") or typecheck.problem(jax, JaxFacts, "jax"):
@@ -368,10 +373,11 @@ def _keep(stack: Stack, asked: str, found: Built, uv: Sequence[str]) -> None:
     cut = any(o.get("status") == "not_tried" for o in found.jax.get("imports") or [])
     if cut or any(o.get("status") == "timeout" for o in found.jax.get("calls") or []):
         return  # cut by the bound: another run may get further
+    bystanders = list(document.get("bystanders") or [])
     if not document.get("reused"):  # built anew, and the probe skipped for what it measured before: kept already
         measured = {"document": dict(document), "jax": dict(found.jax)}
-        buildmemory.remember("measured", _measured(stack, installed, python, uv), measured)
-    buildmemory.remember("asked", asked, {"installed": dict(installed), "python": python})
+        buildmemory.remember("measured", _measured(stack, installed, python, uv, bystanders), measured)
+    buildmemory.remember("asked", asked, {"installed": dict(installed), "python": python, "bystanders": bystanders})
 
 
 def _built(
@@ -406,13 +412,14 @@ def _built(
             *_dated(stack),
             *made.requirements,
         ]
-        install, applied = _applied(stack, args, interpreter, deadline, uv, env, home, say)
+        install, applied, before = _applied(stack, args, interpreter, deadline, uv, env, home, say)
         if install.status == "not_installable" and WRONG_PYTHON.search(install.reason):
             first_reason, tried = first_reason or install.reason, [*tried, python]
             continue  # no wheel for this Python: the next one here may have one
         if install.status:
             return _not(install.status, first_reason or install.reason, made, started=started, python=python)
-        return _probed(stack, made, interpreter, prefix, deadline, uv, env, home, started, say, applied)
+        made_by = Made(applied, before, local or python)
+        return _probed(stack, made, interpreter, prefix, deadline, uv, env, home, started, say, made_by)
     also = f" (and uv refused Python {', '.join(tried[1:])} here too)" if len(tried) > 1 else ""
     return _not("not_installable", first_reason + also, made, started=started, python=tried[0] if tried else wanted[0])
 
@@ -426,23 +433,25 @@ def _applied(
     env: dict[str, str],
     home: Path,
     say: Say,
-) -> tuple[_Ran, list[str]]:
+) -> tuple[_Ran, list[str], dict[str, str]]:
     """The stack installed: its pins at once (`args`), or, for a fix's state with the commands it is made by,
     the environment's own pins first and then each command over them, as the user's installer runs it (the
-    commands run are returned, as uv was given them). Where uv refuses the environment's pins together
-    (pip leaves an environment in a state no resolver would choose), the modelled state is installed at once."""
+    commands run are returned, as uv was given them, with what the environment's pins installed). Where uv refuses
+    the environment's pins together (pip leaves an environment in a state no resolver would choose), the modelled
+    state is installed at once."""
     if not stack.applied or not stack.before:
-        return _run(uv, args, deadline, env, home), []
+        return _run(uv, args, deadline, env, home), [], {}
     base = twin(stack.before, extras=stack.extras)
     if base.refused or not base.requirements:
-        return _run(uv, args, deadline, env, home), []
+        return _run(uv, args, deadline, env, home), [], {}
     head = args[: args.index(str(interpreter)) + 1]
     first = _run(uv, [*head, *_constrained(stack, home), *_dated(stack), *base.requirements], deadline, env, home)
     if first.status == "not_installable" and not WRONG_PYTHON.search(first.reason):
         say(f"uv refuses the environment's own pins together ({first.reason}): building the modelled state instead")
-        return _run(uv, args, deadline, env, home), []
+        return _run(uv, args, deadline, env, home), [], {}
     if first.status:
-        return first, []
+        return first, [], {}
+    before = _installed(uv, interpreter, deadline, env, home)
     said: list[str] = []
     for step in stack.applied:
         wanted = [r for r in (on_cpu(text) for text in step.requirements) if r]
@@ -454,9 +463,9 @@ def _applied(
         say(f"applying the fix as its command does: uv {' '.join(command[:2])} {' '.join(wanted)}")
         ran = _run(uv, command, deadline, env, home)
         if ran.status:
-            return ran, said
+            return ran, said, before
         said.append(f"uv {' '.join(c for c in command if c not in ('-q', '--python', str(interpreter)))}")
-    return _Ran(None), said
+    return _Ran(None), said, before
 
 
 def _constrained(stack: Stack, home: Path) -> list[str]:
@@ -490,14 +499,18 @@ def _probed(
     home: Path,
     started: float,
     say: Say,
-    applied: Sequence[str] = (),
+    made_by: Made | None = None,
 ) -> Built:
-    """The imports probe in the built environment, by its interpreter, under the runner's bounds (`applied`: the
-    commands a fix's state was made by, over the environment's pins)."""
+    """The imports probe in the built environment, by its interpreter, under the runner's bounds (`made_by`: how a
+    fix's state was made, by its commands over the environment's pins: what they moved, and what requires it, is
+    imported there too, and what no longer imports where it did before them is their failure)."""
+    made_by = made_by or Made()
+    applied = made_by.applied
     built_s = time.monotonic() - started
     version = _venv_version(prefix)
     installed = _installed(uv, interpreter, deadline, env, home)
-    if installed and (again := _recalled(stack, installed, version, uv)) is not None:
+    bystanders = _bystanders(made_by.before, installed, interpreter, deadline, env) if applied else []
+    if installed and (again := _recalled(stack, installed, version, uv, bystanders)) is not None:
         say(f"built in {built_s:.1f} s; measured before: {measurement_seen(again.document)}")
         seen = cast(Measurement, {k: v for k, v in again.document.items() if k != "applied"})
         seen["build_s"] = round(built_s, 3)
@@ -514,6 +527,8 @@ def _probed(
     }
     if applied:
         document["applied"] = list(applied)
+    if bystanders:
+        document["bystanders"] = bystanders
     left = deadline - time.monotonic()
     if left < state.JAX_START_S:
         why = f"the bound was spent building it ({built_s:.1f} s): nothing was imported there"
@@ -526,11 +541,15 @@ def _probed(
         total=left,
         cache=False,
         python=str(interpreter),
-        environ=child_environ(stack.env) | submodules(stack.modules) | imported(stack.packages),
+        environ=child_environ(stack.env) | submodules(stack.modules) | imported(stack.packages, bystanders),
     )
     outcome = runner.run(options)
     jax = outcome.jax or {}
     imports = list(jax.get("imports") or [])
+    broke = {str(o["module"]) for o in imports if o.get("status") == "error" and o.get("distribution") in bystanders}
+    if broke and (earlier := _failing_before(stack, made_by, sorted(broke), deadline, uv, env, home)):
+        say(f"failing before the fix's commands too, so not theirs: {', '.join(earlier)}")
+        imports = [o for o in imports if not (o.get("status") == "error" and o.get("module") in earlier)]
     calls = list(jax.get("calls") or [])
     failed = [_failed(o) for o in imports if o.get("status") == "error"]
     failed += [_call_failed(o) for o in calls if o.get("status") == "error"]
@@ -557,6 +576,68 @@ def _probed(
     said = f"{document['tried']} imports tried, {document['called']} calls made"
     say(f"measured: jax {document['jax']}, {said}, {len(failed)} raised")
     return Built(document, measured)
+
+
+def _bystanders(
+    before: Mapping[str, str], after: Mapping[str, str], interpreter: Path, deadline: float, env: dict[str, str]
+) -> list[str]:
+    """The distributions a fix's commands moved (installed, removed or another release), and those installed that
+    require one of them: what the commands may have broken that imported before (none where nothing moved or the
+    twin's interpreter cannot say). jax's own packages and the installers are left out: jax is imported first."""
+    moved = sorted(n for n in before.keys() | after.keys() if before.get(n) != after.get(n))
+    if not moved:
+        return []
+    try:
+        done = bounded.run(
+            [str(interpreter), "-I", "-c", BYSTANDERS, json.dumps(moved)],
+            timeout=max(min(deadline - time.monotonic(), FIND_S), 0.1),
+            limit=OUTPUT_LIMIT,
+            env=child_environ({}),
+        )
+        found = json.loads(done.stdout) if done.returncode == 0 and not done.timed_out else []
+    except (OSError, ValueError):
+        return []
+    kept = [str(n) for n in found if isinstance(n, str) and not NOT_BYSTANDERS.match(n)]
+    return kept[:MAX_BYSTANDERS]
+
+
+def _failing_before(
+    stack: Stack,
+    made_by: Made,
+    modules: Sequence[str],
+    deadline: float,
+    uv: tuple[str, ...],
+    env: dict[str, str],
+    home: Path,
+) -> list[str]:
+    """Those of `modules` that do not import where only the environment's own pins are installed (a second
+    throwaway environment, from uv's cache): what failed before the fix's commands is not their failure."""
+    prefix = home / "before"
+    made = _run(uv, ["venv", "-q", "--python", made_by.python, str(prefix)], deadline, env, home)
+    python = prefix / ("Scripts" if os.name == "nt" else "bin") / "python"
+    base = twin(stack.before, extras=stack.extras).requirements
+    pins = ["pip", "install", "-q", "--python", str(python), *_constrained(stack, home), *_dated(stack), *base]
+    if made.status or _run(uv, pins, deadline, env, home).status:
+        return []  # not known to fail before: theirs
+    failing = []
+    for module in modules:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        if not MODULE.fullmatch(module):
+            continue
+        try:
+            done = bounded.run(
+                [str(python), "-c", f"import {module}"],
+                timeout=left,
+                limit=OUTPUT_LIMIT,
+                env=child_environ(stack.env),
+            )
+        except OSError:
+            continue
+        if done.returncode != 0 and not done.timed_out:
+            failing.append(module)
+    return failing
 
 
 def measurement_seen(document: Measurement) -> str:
@@ -587,6 +668,33 @@ def _not(status: BuildStatus, reason: str, made: Twin, *, started: float | None 
     if started is not None:
         document["build_s"] = round(time.monotonic() - started, 3)
     return Built(document)
+
+
+@dataclass(frozen=True)
+class Made:
+    """How a fix's twin was made: the commands run over the environment's pins (none: its state installed at once),
+    what those pins installed before them, and the Python it was made for (a path, or the version uv fetched)."""
+
+    applied: Sequence[str] = ()
+    before: Mapping[str, str] = field(default_factory=dict)
+    python: str = ""
+
+
+MAX_BYSTANDERS = 24  # distributions a fix's commands moved, or that require one they moved, imported to see them work
+# the twin's interpreter names each installed distribution that a moved one is, or that requires one (not only for
+# an extra): those whose import the command may have broken (pandas 2.0.3 under the NumPy 2 a jax move brought)
+BYSTANDERS = """import importlib.metadata as m, json, re, sys
+canon = lambda n: re.sub(r"[-_.]+", "-", n or "").lower()
+moved = set(json.loads(sys.argv[1]))
+found = set()
+for d in m.distributions():
+    needs = {canon(re.split(r"[\\s;<>=!~\\[(]", r, maxsplit=1)[0]) for r in d.requires or () if "extra ==" not in r}
+    if canon(d.metadata["Name"]) in moved or needs & moved:
+        found.add(canon(d.metadata["Name"]))
+print(json.dumps(sorted(found)))
+"""
+MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")  # a module's dotted name, nothing else
+NOT_BYSTANDERS = re.compile(r"^(pip|setuptools|wheel|uv|jax|jaxlib|nvidia-.+|jax-(cuda|rocm).*)$")
 
 
 @dataclass(frozen=True)
@@ -697,12 +805,14 @@ def submodules(modules: Mapping[str, Sequence[str]]) -> dict[str, str]:
 IMPORT = "ENVAUDIT_IMPORT"  # distribution,distribution : what probes/imports.py imports whatever they declare
 
 
-def imported(packages: Mapping[str, str]) -> dict[str, str]:
+def imported(packages: Mapping[str, str], also: Sequence[str] = ()) -> dict[str, str]:
     """The variable that asks the imports probe to import each planned library around jax (scope.LIBRARIES), which
     the probe otherwise finds only by what it declares: PennyLane, jaxtyping and pymc declare no jax, and a stack
     that plans one beside jax is built to see it import there (none where the plan has none; jax's accelerator
-    packages are left out of the twin)."""
-    said = ",".join(sorted(n for n in packages if n in LIBRARIES and not ACCELERATOR.match(n)))
+    packages are left out of the twin). `also`: the distributions a fix's commands moved or that require one they
+    moved, imported whatever they are."""
+    named = {n for n in packages if n in LIBRARIES and not ACCELERATOR.match(n)} | set(also)
+    said = ",".join(sorted(named))
     return {IMPORT: said} if said else {}
 
 

@@ -32,6 +32,9 @@ class Measurement(TypedDict, total=False):
     installed: dict[str, str]  # what the installer installed (canonical name -> version), resolved here today
     # a fix's state made as its command is run: the environment's pins installed, then these commands over them
     applied: list[str]
+    # the distributions those commands moved, or that require one they moved: imported there too, and each that no
+    # longer imports where it did before them is the fix's failure
+    bystanders: list[str]
     build_s: float  # seconds to make the environment and install the stack
     probe_s: float  # seconds the imports probe took there (jax's start included)
     jax: JaxStatus  # how `import jax` ended there

@@ -706,3 +706,47 @@ def test_the_state_judged_is_what_the_command_installed_not_the_model_s() -> Non
     made = measured.as_installed(state, build.Built(document))
     assert made.packages["ml-dtypes"] == "0.5.1" and made.packages["jaxlib"] == "0.4.29+cuda12.cudnn91"
     assert measured.as_installed(state, build.Built({**document, "applied": []})).packages["ml-dtypes"] == "0.3.1"
+
+
+def test_what_a_fix_s_commands_moved_and_what_requires_it_are_imported_in_its_twin() -> None:
+    """AlphaFold's requirements (fix-pass-4): the plan's `pip install jax==0.4.29 jaxlib==0.4.29` brought ml_dtypes
+    0.7 and NumPy 2.4, and pandas 2.0.3, which no table knows and which does not depend on jax, no longer imported
+    (`numpy.dtype size changed`); the twin imported only what depends on jax, and called the plan proven. What the
+    commands moved, and every distribution installed that requires one of them, is imported there too. Read here
+    from this interpreter's own distributions."""
+    import importlib.metadata
+
+    from envaudit.model.scope import canonicalize_name
+
+    deadline = time.monotonic() + 30
+    found = build._bystanders({"numpy": "1.26.4"}, {"numpy": "2.2.0"}, Path(sys.executable), deadline, {})
+    needs_numpy = {
+        canonicalize_name(d.metadata["Name"])
+        for d in importlib.metadata.distributions()
+        if any(r.split(";")[0].strip().lower().startswith("numpy") for r in d.requires or () if "extra ==" not in r)
+    }
+    assert "numpy" in found and "scipy" in found and "ml-dtypes" in found
+    assert set(found) <= needs_numpy | {"numpy"} and not {"jax", "jaxlib", "pip"} & set(found)
+    assert build._bystanders({"numpy": "2.2.0"}, {"numpy": "2.2.0"}, Path(sys.executable), deadline, {}) == []
+    assert build.imported({"flax": "0.12.8"}, ["pandas"]) == {build.IMPORT: "flax,pandas"}
+
+
+def test_a_bystander_that_no_longer_imports_fails_the_proof_unless_it_failed_before_too(
+    fake_uv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the commands broke is the plan's failure; what was broken before them is not (a plan is not refused
+    for a pandas the environment had broken already): the module is tried where only the environment's own pins
+    are installed."""
+    from envaudit.child import runner, state
+    from envaudit.model.facts import ImportOutcome, JaxFacts
+
+    broken: ImportOutcome = {"module": "pandas", "distribution": "pandas", "status": "error", "error": "X"}
+    jax: JaxFacts = {"status": "ok", "imports": [broken]}
+    monkeypatch.setattr(runner, "run", lambda options: state.Outcome(results=[], jax=jax))
+    monkeypatch.setattr(build, "_bystanders", lambda *_: ["numpy", "pandas"])
+    for before, proof in (([], "unproven"), (["pandas"], "proven")):
+        monkeypatch.setattr(build, "_failing_before", lambda *_, said=before: said)
+        monkeypatch.setenv(build.REBUILD, "1")
+        made = build.measure(_applied_stack(), timeout=60, uv=("uv",))
+        assert made.document.get("bystanders") == ["numpy", "pandas"]
+        assert measured.verdict(made.document, "the state")[0] == proof, made.document

@@ -551,8 +551,7 @@ def _probed(
         say(f"failing before the fix's commands too, so not theirs: {', '.join(earlier)}")
         imports = [o for o in imports if not (o.get("status") == "error" and o.get("module") in earlier)]
     calls = list(jax.get("calls") or [])
-    failed = [_failed(o) for o in imports if o.get("status") == "error"]
-    failed += [_call_failed(o) for o in calls if o.get("status") == "error"]
+    failed = failures(imports, calls)
     document |= {
         "probe_s": round(time.monotonic() - probing, 3),
         "jax": jax.get("status", "error"),
@@ -645,6 +644,12 @@ def measurement_seen(document: Measurement) -> str:
     if document["status"] == "not_installable":
         return "the installer refused this request"
     return f"jax {document.get('jax')}, {document.get('tried', 0)} imports, {len(document.get('failed') or [])} raised"
+
+
+def failures(imports: Sequence[ImportOutcome], calls: Sequence[CallOutcome]) -> list[str]:
+    """Each import and call that raised, as a measurement says it."""
+    said = [_failed(o) for o in imports if o.get("status") == "error"]
+    return said + [_call_failed(o) for o in calls if o.get("status") == "error"]
 
 
 def _failed(outcome: ImportOutcome) -> str:

@@ -193,12 +193,15 @@ def settled(
     state: Facts,
     ignore: ignoring.Ignores | None = None,
     keep: Collection[str] = (),
+    plan: Plan | None = None,
 ) -> str:
     """Why the state a plan leaves (`state`: `outcome`'s, with what a build measured there joined) is no fixed
     point, judged again as a new report would be: "" where it fails nothing and its own plan has no step; else
     what fails there, or the fix a plan of it would print next (a plan is printed only where planning again
-    would not change it)."""
-    ignore = ignore or {}
+    would not change it). With the `plan`, what was wrong before it and is none of its claims (`unclaimed`: a
+    library's call that failed before and fails after, which the plan does not say it fixes) is judged neither
+    way: the plan is held to what it claims and to breaking nothing, not to what it leaves as it was."""
+    ignore = dict(ignore or {}) | dict.fromkeys(unclaimed(findings, plan) if plan else (), UNCLAIMED)
     found = _judged(state, ignore, _cleared(findings))
     failing = list(dict.fromkeys(f.id for f in found if f.severity == "fail" and f.counts and not f.caused_by))
     if failing:
@@ -207,6 +210,18 @@ def settled(
     if again.steps:
         return f"judged again, the state it leaves has a fix of its own ({again.fix.command or 'variables'})"
     return ""
+
+
+UNCLAIMED = "wrong before the plan, which does not claim to fix it"
+
+
+def unclaimed(findings: Sequence[Finding], plan: Plan) -> list[str]:
+    """The findings before a plan that none of its steps claims (its own finding, one it fixes too, or a consequence
+    of either): what the plan leaves as it found it."""
+    claimed = {s.finding for s in plan.steps} | {a for s in plan.steps for a in s.also}
+    return sorted(
+        {f.id for f in findings if f.counts and f.id not in claimed and (not f.caused_by or f.caused_by not in claimed)}
+    )
 
 
 def _cleared(findings: Sequence[Finding]) -> dict[str, Severity]:

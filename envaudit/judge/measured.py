@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from envaudit.collect.build import ACCELERATOR, Built
+from envaudit.collect.build import ACCELERATOR, Built, failures
 from envaudit.model.build import Measurement, Proof
 from envaudit.model.facts import Facts, InstallFacts, JaxFacts
 from envaudit.model.fixes import Fix, Plan
@@ -97,6 +97,25 @@ def as_installed(state: Facts, built: Built) -> Facts:
     return installing.after(state, Fix(install=moved)) if moved else state
 
 
+def as_before(fixed: Built, before: JaxFacts) -> Built:
+    """A fix's measurement with what failed before it too (the same library's import or call raised in the
+    environment measured before the fix) set apart (`failing_before`): the fix left it as it was, which is said,
+    not held against it; only what fails that did not before is the fix's failure."""
+    was = {(o.get("distribution"), o.get("module")) for o in before.get("imports") or [] if o.get("status") == "error"}
+    was |= {(o.get("distribution"), o.get("call")) for o in before.get("calls") or [] if o.get("status") == "error"}
+    if not was or fixed.status != "built":
+        return fixed
+    imports = [o for o in fixed.jax.get("imports") or [] if o.get("status") == "error"]
+    calls = [o for o in fixed.jax.get("calls") or [] if o.get("status") == "error"]
+    old_imports = [o for o in imports if (o.get("distribution"), o.get("module")) in was]
+    old_calls = [o for o in calls if (o.get("distribution"), o.get("call")) in was]
+    if not old_imports and not old_calls:
+        return fixed
+    new = failures([o for o in imports if o not in old_imports], [o for o in calls if o not in old_calls])
+    document = fixed.document | {"failed": new, "failing_before": failures(old_imports, old_calls)}
+    return Built(document, fixed.jax)
+
+
 def proof(plan: Plan, planned: Built | None, fixed: Built | None, not_built: str = "") -> tuple[Proof, str]:
     """Whether the fix plan is proven here, and why (or why not)."""
     which = "the state the fix leaves" if plan.steps else "the stack as planned"
@@ -106,8 +125,10 @@ def proof(plan: Plan, planned: Built | None, fixed: Built | None, not_built: str
     found = verdict(state.document, which) if state is not None else None
     if found is not None and found[0] == "unproven":
         return found  # what the measurement shows first: it says more than the plan's own list
-    if plan.remaining:
+    if plan.remaining and not plan.steps:
         return "unproven", f"the plan leaves {', '.join(plan.remaining)} failing"
+    if found is not None and plan.remaining:  # proven for what it claims; what no step fixes stays as it was
+        return found[0], f"{found[1]}; no step claims {', '.join(plan.remaining)}, which stay failing"
     return found or ("unproven", f"{which} was not built")
 
 
@@ -128,6 +149,9 @@ def verdict(document: Measurement, which: str) -> tuple[Proof, str]:
     tried, called = document.get("tried", 0), document.get("called", 0)
     twin = " (its CPU twin)" if document.get("left_out") else ""
     calls = f", and {called} smoke calls worked" if called else ""
+    if before := document.get("failing_before"):
+        more = f" (and {len(before) - MAX_SAID} more)" if len(before) > MAX_SAID else ""
+        calls += "; as before it: " + "; ".join(before[:MAX_SAID]) + more
     return (
         "proven",
         f"{which}{twin} built here for Python {document.get('python')}, and jax and {tried} modules imported{calls}",

@@ -42,6 +42,8 @@ class Measurement(TypedDict, total=False):
     tried: int  # the modules the imports probe tried there
     called: int  # the smoke calls it made there (probes/calls/)
     failed: list[str]  # each import or call that raised: "flax: `import flax` raises AttributeError: ..."
+    # those of a fix's state that raised in the environment before the fix too: left as they were, not its failure
+    failing_before: list[str]
     reused: bool  # what an earlier build of the same request or installed set measured here (envaudit's cache)
 
 

@@ -103,12 +103,12 @@ def _tried(
     among them) and judged again with what it measured (`fixplan.settled`: no failure, no fix of its own); the
     first proven one is printed. Where none is proven, the first is, unproven, with what its own build said."""
     first = options[0]
-    if not first.plan.steps or first.plan.remaining:
+    if not first.plan.steps:
         return first, None, []
     refused: list[str] = []
     fixed_first: build.Built | None = None
     for option in options:
-        if option is not first and (not option.plan.steps or option.plan.remaining):
+        if option is not first and not option.plan.steps:
             continue
         left = deadline - time.monotonic()
         if left < MIN_FIXED_S:
@@ -119,10 +119,11 @@ def _tried(
         state = fixplan.outcome(option.facts, option.plan.steps)
         carried = api_removals.claimed_modules(option.facts)
         made = replace(twin.stack(state, admitted, carried), ranges=written(option.plan))
-        fixed = build.measure(made, timeout=left, uv=uv, say=say)
+        fixed = measured.as_before(build.measure(made, timeout=left, uv=uv, say=say), planned.jax)
         proof, why = measured.proof(option.plan, planned, fixed)
+        joined = measured.joined(state, fixed)
         if proof == "proven" and (
-            unsettled := fixplan.settled(option.facts, option.findings, measured.joined(state, fixed), ignore, keep)
+            unsettled := fixplan.settled(option.facts, option.findings, joined, ignore, keep, plan=option.plan)
         ):
             proof, why = "unproven", unsettled
         if proof == "proven":
@@ -148,8 +149,6 @@ def prove(
     uv, why_not = _installer(no_build)
     if uv is None:
         return "unproven", f"nothing was built: {why_not}"
-    if plan.remaining:
-        return "unproven", f"the plan leaves {', '.join(plan.remaining)} failing"
     say = _progress(quiet)
     say("building the state the fix leaves, to prove it")
     state = fixplan.outcome(facts, plan.steps)
@@ -159,10 +158,10 @@ def prove(
         before=twin.stack(facts).packages,
         applied=twin.applied(plan.fix),
     )
-    fixed = build.measure(made, timeout=timeout, uv=uv, say=say)
+    fixed = measured.as_before(build.measure(made, timeout=timeout, uv=uv, say=say), facts.jax)
     proof, why = measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")
     made_state = measured.joined(measured.as_installed(state, fixed), fixed)
-    if proof == "proven" and (unsettled := fixplan.settled(facts, findings, made_state, keep=keep)):
+    if proof == "proven" and (unsettled := fixplan.settled(facts, findings, made_state, keep=keep, plan=plan)):
         return "unproven", unsettled
     return proof, why
 
@@ -178,7 +177,7 @@ def searched(
     refused: list[str] = []
     found: tuple[Proof, str] | None = None
     for option in options:
-        if option is not first and (not option.plan.fix or option.plan.remaining):
+        if option is not first and not option.plan.fix:
             continue
         left = deadline - time.monotonic()
         if found is not None and left < MIN_FIXED_S:
@@ -190,6 +189,7 @@ def searched(
             before = f"; before it, {len(refused)} plan(s) the tables ranked higher: " if refused else ""
             return option, proof, why + before + "; ".join(refused)
         found = found or (proof, why)
+        _progress(quiet)(f"not proven: {why}")
         if why.startswith("nothing was built"):
             break  # nor would any other plan be
         refused.append(f"{_command(option)}: {why}")

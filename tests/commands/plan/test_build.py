@@ -454,7 +454,9 @@ def test_a_proven_state_judged_again_must_fail_nothing_and_need_no_fix(monkeypat
     monkeypatch.setattr(twin, "off", lambda *_: "")
     monkeypatch.setattr(build, "uv_command", lambda: ("uv",))
     unsettled = "judged again, the state it leaves fails something"
-    monkeypatch.setattr(fixplan, "settled", lambda f, found, s, *_: unsettled if s.packages == state.packages else "")
+    monkeypatch.setattr(
+        fixplan, "settled", lambda f, found, s, *_, **__: unsettled if s.packages == state.packages else ""
+    )
     made = building.report(facts, target=None, ignore={}, no_build=False, timeout=60, quiet=True)
     assert made.build is not None and made.build["proof"] == "proven", made.build
     assert made.plan.fix != first.plan.fix and unsettled in made.build["proof_reason"]
@@ -750,3 +752,45 @@ def test_a_bystander_that_no_longer_imports_fails_the_proof_unless_it_failed_bef
         made = build.measure(_applied_stack(), timeout=60, uv=("uv",))
         assert made.document.get("bystanders") == ["numpy", "pandas"]
         assert measured.verdict(made.document, "the state")[0] == proof, made.document
+
+
+def test_a_plan_is_held_to_what_it_claims_and_to_breaking_nothing_not_to_what_it_leaves_as_it_was() -> None:
+    """scico 0.0.5 beside SciPy 1.14 (fix-pass-4): `scipy<1.13`, the expert's one-package fix, was refused because
+    orbax-checkpoint's save/restore call, which failed before the plan and which it does not claim to fix (a
+    transitive library's call, off the program's path), still failed in its twin. What failed before the fix too is
+    set apart and said; what the plan claims must be fixed, and what worked must still work."""
+    from envaudit.judge import fixplan
+    from envaudit.model.facts import CallOutcome, ImportOutcome, JaxFacts
+
+    call: CallOutcome = {"distribution": "orbax-checkpoint", "call": "save/restore", "status": "error", "error": "E"}
+    optax: ImportOutcome = {"distribution": "optax", "module": "optax", "status": "error", "error": "gone"}
+    before: JaxFacts = {"status": "ok", "calls": [call]}
+    document: Measurement = {"status": "built", "python": "3.11.7", "jax": "ok", "tried": 2, "called": 1}
+    fixed = build.Built(
+        document | {"failed": build.failures([optax], [call])}, {"status": "ok", "imports": [optax], "calls": [call]}
+    )
+    kept = measured.as_before(fixed, before)
+    assert kept.document["failed"] == build.failures([optax], []) and len(kept.document["failing_before"]) == 1
+    assert measured.verdict(kept.document, "it")[0] == "unproven"  # optax imported before: the plan broke it
+    only_old = measured.as_before(
+        build.Built(document | {"failed": build.failures([], [call])}, {"status": "ok", "calls": [call]}), before
+    )
+    proof, why = measured.verdict(only_old.document, "it")
+    assert proof == "proven" and "as before it: orbax-checkpoint" in why
+    # a plan with steps is proven for what it claims, what no step fixes said; a stack with nothing to fix is not
+    step = Plan(
+        steps=(Step("jax-scipy-tril-scipy-113", Fix(install=("scipy<1.13",))),), remaining=("import-fails-optax",)
+    )
+    assert measured.proof(step, fixed, only_old)[0] == "proven"
+    assert "no step claims import-fails-optax" in measured.proof(step, fixed, only_old)[1]
+    assert measured.proof(Plan(remaining=("import-fails-optax",)), only_old, None)[0] == "unproven"
+    # judged again, a finding that was there before and that no step claims is neither a failure nor a fix to make
+    facts = facts_from({"origin": "plan", "packages": {"jax": "0.4.23", "jaxlib": "0.4.23", "numpy": "2.0.0"}})
+    found = candidates(facts, mode="plan", ignore={}, target=None)[0].findings
+    assert "numpy2-with-jaxlib-before-0426" in {f.id for f in found}
+    other = Plan(steps=(Step("something-else", Fix(install=("flax==0.8.5",))),))
+    assert "fails numpy2-with-jaxlib-before-0426" in fixplan.settled(facts, found, facts)
+    assert fixplan.settled(facts, found, facts, plan=other) == ""
+    assert fixplan.unclaimed(found, other) and "numpy2-with-jaxlib-before-0426" in fixplan.unclaimed(found, other)
+    claiming = Plan(steps=(Step("numpy2-with-jaxlib-before-0426", Fix(install=("numpy<2",))),))
+    assert "fails numpy2-with-jaxlib-before-0426" in fixplan.settled(facts, found, facts, plan=claiming)

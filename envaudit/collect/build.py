@@ -176,6 +176,13 @@ class Applied:
         again = ["--reinstall", "--no-deps"] if self.action == "reinstall" else []
         return ["pip", "install", "-q", "--python", python, *again, *self.requirements]
 
+    def pip_args(self) -> list[str]:
+        """pip's arguments for it, run by the twin's interpreter (`python -m pip ...`)."""
+        if self.action == "uninstall":
+            return ["uninstall", "-y", "-q", *self.requirements]
+        again = ["--force-reinstall", "--no-deps"] if self.action == "reinstall" else []
+        return ["install", "-q", "--disable-pip-version-check", *again, *self.requirements]
+
 
 @dataclass(frozen=True)
 class Stack:
@@ -205,6 +212,9 @@ class Stack:
     # refuses `before` itself (an environment pip left inconsistent), `packages` (the modelled state) is built instead
     before: Mapping[str, str] = field(default_factory=dict)
     applied: Sequence[Applied] = ()
+    # who runs `applied`: the environment's own installer, whose resolver decides what a command moves (pip takes
+    # the newest release a new requirement allows and moves what it needs; uv keeps what is installed where it can)
+    installer: Literal["uv", "pip"] = "uv"
 
 
 @dataclass(frozen=True)
@@ -270,7 +280,9 @@ def _asked(stack: Stack, made: Twin, uv: Sequence[str]) -> str:
     its configuration and variables name."""
     constrained = sorted(f"{name}=={version}" for name, version in stack.constraints.items())
     dated = [f"as of {stack.as_of}"] if stack.as_of else []
-    applied = [["before", *twin(stack.before, extras=stack.extras).requirements]] if stack.applied else []
+    applied = (
+        [["before", stack.installer, *twin(stack.before, extras=stack.extras).requirements]] if stack.applied else []
+    )
     applied += [[step.action, *step.requirements] for step in stack.applied]
     asked = (made.requirements, list(stack.pythons), here(), _installer(uv), *constrained, *dated)
     return buildmemory.key(*asked, *applied)
@@ -452,6 +464,8 @@ def _applied(
     if first.status:
         return first, [], {}
     before = _installed(uv, interpreter, deadline, env, home)
+    if stack.installer == "pip" and (seeded := _run(uv, [*head[:2], "pip", *head[2:]], deadline, env, home)).status:
+        return seeded, [], before  # the twin's own pip, to run the commands as the environment's pip will
     said: list[str] = []
     for step in stack.applied:
         wanted = [r for r in (on_cpu(text) for text in step.requirements) if r]
@@ -459,13 +473,50 @@ def _applied(
             wanted = [name for name in step.requirements if not ACCELERATOR.match(canonicalize_name(name))]
         if not wanted:
             continue
-        command = Applied(step.action, tuple(wanted)).args(str(interpreter))
-        say(f"applying the fix as its command does: uv {' '.join(command[:2])} {' '.join(wanted)}")
-        ran = _run(uv, command, deadline, env, home)
+        one = Applied(step.action, tuple(wanted))
+        if stack.installer == "pip":
+            say(f"applying the fix as its command does: pip {' '.join(one.pip_args())}")
+            ran = _pip(interpreter, one.pip_args(), deadline, env, home)
+            said.append(f"pip {' '.join(a for a in one.pip_args() if a not in ('-q', '--disable-pip-version-check'))}")
+        else:
+            command = one.args(str(interpreter))
+            say(f"applying the fix as its command does: uv {' '.join(command[:2])} {' '.join(wanted)}")
+            ran = _run(uv, command, deadline, env, home)
+            said.append(f"uv {' '.join(c for c in command if c not in ('-q', '--python', str(interpreter)))}")
         if ran.status:
-            return ran, said, before
-        said.append(f"uv {' '.join(c for c in command if c not in ('-q', '--python', str(interpreter)))}")
+            return ran, said[:-1], before
     return _Ran(None), said, before
+
+
+PIP_REFUSED = re.compile(
+    r"ResolutionImpossible|No matching distribution|Could not find a version|conflicting dependencies"
+)
+
+
+def _pip(interpreter: Path, args: list[str], deadline: float, env: dict[str, str], home: Path) -> _Ran:
+    """One pip command by the twin's interpreter under what is left of the deadline, its output bounded: what went
+    wrong, in pip's words (its ERROR lines); a resolver's refusal is `not_installable`."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return _Ran("timeout", "the bound ran out before `pip " + args[0] + "`")
+    mine = {k: v for k, v in env.items() if not k.startswith("UV_")} | {"PIP_NO_INPUT": "1", "PYTHONNOUSERSITE": "1"}
+    try:
+        done = bounded.run(
+            [str(interpreter), "-m", "pip", *args], timeout=left, limit=OUTPUT_LIMIT, env=mine, cwd=str(home)
+        )
+    except OSError as exc:
+        return _Ran("error", f"could not start pip: {exc.strerror or exc}")
+    if done.timed_out:
+        return _Ran("timeout", f"`pip {args[0]}` did not finish within the bound")
+    if done.cut:
+        return _Ran("error", f"`pip {args[0]}` printed more than {OUTPUT_LIMIT // 1024} KiB: cut off")
+    if done.returncode == 0:
+        return _Ran(None, stdout=done.stdout)
+    lines = [line.strip() for line in done.stderr.splitlines() if line.strip().startswith("ERROR:")]
+    said = _one(" ".join(line.removeprefix("ERROR:").strip() for line in lines[:3])) or f"pip exited {done.returncode}"
+    if OFFLINE.search(done.stderr):
+        return _Ran("offline", said)
+    return _Ran("not_installable" if PIP_REFUSED.search(done.stderr) else "error", said)
 
 
 def _constrained(stack: Stack, home: Path) -> list[str]:

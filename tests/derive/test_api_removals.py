@@ -102,3 +102,47 @@ def test_a_keyword_no_release_takes_is_no_boundary(tmp_path: Path) -> None:
     releases = [library(tmp_path, "1.0", "import jax.numpy as jnp\ndef accept(p):\n    return jnp.clip(p, maxx=1)\n")]
     jax = Releases({"0.4.26": CLIP_0_4_26, "0.4.27": CLIP_0_4_27})
     assert api_removals.derive({"lib": releases}, jax) == []  # type: ignore[arg-type]
+
+
+# jax-v0.4.35 jax/experimental/host_callback.py#L24-L34: the removed API's names kept, each a raising stub
+HOST_CALLBACK_0_4_35 = '''
+"""Backwards compatibility shims for the deprecated host_callback APIs."""
+
+from __future__ import annotations
+
+def call(*_, **__):
+  raise NotImplementedError(
+      "jax.experimental.host_callback has been deprecated since March 2024 and "
+      "is now no longer supported. "
+      "See https://github.com/jax-ml/jax/issues/20385"
+  )
+
+
+id_tap = call
+'''
+# jax-v0.8.0 jax/_src/util.py and jax/_src/numpy/lax_numpy.py: functions that raise by design, no removed API
+RAISING_BY_DESIGN = '''
+def assert_unreachable(x):
+  raise AssertionError(f"Unhandled case: {type(x).__name__}")
+
+def fromfile(*args, **kwargs):
+  """Unimplemented JAX wrapper for jnp.fromfile."""
+  raise NotImplementedError(
+    "jnp.fromfile() is not implemented because it may be non-pure and thus unsafe for use "
+    "with JIT and other JAX transformations.")
+'''
+
+
+def test_a_name_kept_as_a_raising_stub_is_removed_and_a_function_that_raises_by_design_is_not() -> None:
+    """blackjax 1.1.1's progress bar calls `host_callback.id_tap` (fix-pass-4): jax 0.4.35 kept the name, a stub
+    that raises NotImplementedError, so the import works and the derived table (names present or not) saw nothing;
+    the module went in jax 0.8.0. A stub whose message says the API is gone reads as removed, with jax's words."""
+    stubs = jax_api.read_module(HOST_CALLBACK_0_4_35.encode(), "jax.experimental.host_callback", False)
+    assert set(stubs["removed"]) == {"call", "id_tap"} and "no longer supported" in stubs["removed"]["id_tap"]
+    release = {"modules": {"jax": {**stubs, "children": ["experimental"], "removed": {}, "names": [], "open": False}}}
+    release["modules"]["jax.experimental"] = {"children": ["host_callback"], "names": [], "removed": {}, "open": False}
+    release["modules"]["jax.experimental.host_callback"] = {**stubs, "children": []}
+    gone, message = jax_api.lookup(release, "jax.experimental.host_callback.id_tap")
+    assert gone == "jax.experimental.host_callback.id_tap" and message.startswith("NotImplementedError")
+    designed = jax_api.read_module(RAISING_BY_DESIGN.encode(), "jax._src.util", False)
+    assert designed["removed"] == {} and {"assert_unreachable", "fromfile"} <= set(designed["names"])

@@ -157,6 +157,7 @@ def prove(
         ranges=written(plan),
         before=twin.stack(facts).packages,
         applied=twin.applied(plan.fix),
+        installer="uv" if plan.fix.target.tool == "uv" else "pip",
     )
     fixed = measured.as_before(build.measure(made, timeout=timeout, uv=uv, say=say), facts.jax)
     proof, why = measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")

@@ -794,3 +794,40 @@ def test_a_plan_is_held_to_what_it_claims_and_to_breaking_nothing_not_to_what_it
     assert fixplan.unclaimed(found, other) and "numpy2-with-jaxlib-before-0426" in fixplan.unclaimed(found, other)
     claiming = Plan(steps=(Step("numpy2-with-jaxlib-before-0426", Fix(install=("numpy<2",))),))
     assert "fails numpy2-with-jaxlib-before-0426" in fixplan.settled(facts, found, facts, plan=claiming)
+
+
+def test_a_pip_environment_s_twin_runs_the_fix_with_pip_whose_resolver_moves_what_uv_keeps(
+    fake_uv: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """AlphaFold's requirements (fix-pass-4): `pip install jax==0.4.29 jaxlib==0.4.29` takes ml_dtypes 0.7, the
+    newest its `>=0.4` allows, and NumPy 2.4 with it, which broke pandas; uv, asked the same over the same pins,
+    kept NumPy 1.24 (an ml_dtypes 0.4 that takes it), and the twin proved what pip would not do. The twin of a pip
+    environment runs the fix's commands with pip (its own, seeded by uv), and pip's refusal is the plan's."""
+    from envaudit.child import runner, state
+
+    monkeypatch.setattr(runner, "run", lambda options: state.Outcome(results=[], jax={"status": "ok"}))
+    log = tmp_path / "uv.log"
+    monkeypatch.setenv("FAKE_UV_LOG", str(log))
+    ran: list[list[str]] = []
+
+    def pip(interpreter: Path, args: list[str], *_: Any) -> Any:
+        ran.append(args)
+        return build._Ran(None)
+
+    real_pip = build._pip
+    monkeypatch.setattr(build, "_pip", pip)
+    made = build.measure(replace(_applied_stack(), installer="pip"), timeout=60, uv=("uv",))
+    installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
+    assert installs == ["pip install flax==0.8.4 jax==0.4.38 jaxlib==0.4.38", "pip install pip"]
+    assert ran == [["install", "-q", "--disable-pip-version-check", "flax>=0.10.0,<0.10.5"]]
+    assert made.status == "built" and made.document.get("applied") == ["pip install flax>=0.10.0,<0.10.5"]
+    # pip's own words where its resolver refuses, read from what it prints
+    fake = tmp_path / "python"
+    fake.write_text(
+        "#!/bin/sh\necho 'ERROR: Cannot install scico==0.0.7 and jax==0.4.36 because these package versions have"
+        " conflicting dependencies.' >&2\necho 'ERROR: ResolutionImpossible: for help visit https://pip.pypa.io' >&2\n"
+        "exit 1\n"
+    )
+    fake.chmod(0o755)
+    refused = real_pip(fake, ["install", "scico>0.0.5"], time.monotonic() + 30, {}, tmp_path)
+    assert refused.status == "not_installable" and "conflicting dependencies" in refused.reason

@@ -453,11 +453,15 @@ def _applied(
     state is installed at once."""
     if not stack.applied or not stack.before:
         return _run(uv, args, deadline, env, home), [], {}
-    base = twin(stack.before, extras=stack.extras)
-    if base.refused or not base.requirements:
-        return _run(uv, args, deadline, env, home), [], {}
     head = args[: args.index(str(interpreter)) + 1]
-    first = _run(uv, [*head, *_constrained(stack, home), *_dated(stack), *base.requirements], deadline, env, home)
+    first = _Ran("not_installable", "nothing to install")
+    for pins in _bases(stack):  # every distribution of the environment; where uv refuses them, those audited
+        base = twin(pins, extras=stack.extras)
+        if base.refused or not base.requirements:
+            continue
+        first = _run(uv, [*head, *_constrained(stack, home), *_dated(stack), *base.requirements], deadline, env, home)
+        if first.status != "not_installable" or WRONG_PYTHON.search(first.reason):
+            break
     if first.status == "not_installable" and not WRONG_PYTHON.search(first.reason):
         say(f"uv refuses the environment's own pins together ({first.reason}): building the modelled state instead")
         return _run(uv, args, deadline, env, home), [], {}
@@ -486,6 +490,15 @@ def _applied(
         if ran.status:
             return ran, said[:-1], before
     return _Ran(None), said, before
+
+
+def _bases(stack: Stack) -> list[Mapping[str, str]]:
+    """What a fix's twin installs first, most faithful first: every distribution the environment has (those a
+    command may break though no table knows them: pandas under a NumPy that moved), then only those the audit
+    read, where uv cannot take all of them together (a user's own project installed from a path, a wheel of another
+    index)."""
+    audited = {name: version for name, version in stack.before.items() if name in stack.packages}
+    return [stack.before, audited] if audited != stack.before else [stack.before]
 
 
 PIP_REFUSED = re.compile(

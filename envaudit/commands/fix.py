@@ -221,8 +221,17 @@ def run(
 
     audited = before
     options = alternatives(before, building.CANDIDATES, keep) if not proving.no_build else [before]
+    from envaudit.judge import twin
+
+    building_on = not twin.off(proving.no_build)  # every distribution the twin is to hold, where one is built
+    everything = {d.name: d.version for d in distributions(interpreter, timeout).values()} if building_on else {}
     before, proof, why = building.searched(
-        options, no_build=proving.no_build, timeout=proving.timeout, quiet=proving.quiet, keep=keep
+        options,
+        no_build=proving.no_build,
+        timeout=proving.timeout,
+        quiet=proving.quiet,
+        keep=keep,
+        installed=everything,
     )
     if before is not audited:
         say(f"the audit's own plan was not proven ({audited.plan.fix.command}): the first the twin proves instead")

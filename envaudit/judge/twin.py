@@ -12,6 +12,7 @@ from envaudit.collect import build
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.redact import REDACTED
+from envaudit.model.scope import SELF
 from envaudit.rules import api_removals, imports, wheels
 from envaudit.rules.releases import numbers
 
@@ -82,6 +83,22 @@ def pythons(facts: Facts, admitted: Sequence[str] = ()) -> list[str]:
         found = [*([here] if here in listed else []), *sorted(listed, key=numbers, reverse=True)]
     allowed = [p for p in dict.fromkeys(found) if not admitted or p in admitted]
     return allowed or sorted(admitted, key=numbers, reverse=True)
+
+
+def whole(facts: Facts, installed: Mapping[str, str]) -> dict[str, str]:
+    """What a live environment's twin installs before a fix's commands: the stack of its facts, and every other
+    distribution it has that an index can give back (not envaudit itself, nor the installers, nor a local build's
+    `+label` release), so that a command that moves what they need is seen breaking them."""
+    audited = stack(facts).packages
+    others = {
+        name: version
+        for name, version in installed.items()
+        if name not in audited and name not in SELF and name not in INSTALLERS and "+" not in version
+    }
+    return dict(sorted({**others, **audited}.items()))
+
+
+INSTALLERS = frozenset({"pip", "setuptools", "wheel", "uv", "distribute"})
 
 
 def applied(fix: Fix) -> tuple[build.Applied, ...]:

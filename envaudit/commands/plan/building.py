@@ -139,12 +139,19 @@ def _command(report: Report) -> str:
 
 
 def prove(
-    audited: Report, *, no_build: bool, timeout: float, quiet: bool, keep: Sequence[str] = ()
+    audited: Report,
+    *,
+    no_build: bool,
+    timeout: float,
+    quiet: bool,
+    keep: Sequence[str] = (),
+    installed: Mapping[str, str] | None = None,
 ) -> tuple[Proof, str]:
-    """Whether the state a live environment's plan leaves runs, measured on its twin: the audited distributions with
-    the plan's changes, built here in a throwaway environment for the same Python, jax and every library imported
-    there and their smoke calls made (`envaudit fix` applies only a proven plan). Unproven, with why, where nothing
-    could be built (turned off, no uv, the index unreachable) or the twin did not install or run."""
+    """Whether the state a live environment's plan leaves runs, measured on its twin: the environment's
+    distributions (`installed`: every one it has, else those audited) with the plan's commands run over them,
+    built here in a throwaway environment for the same Python, jax and every library imported there and their smoke
+    calls made (`envaudit fix` applies only a proven plan). Unproven, with why, where nothing could be built (turned
+    off, no uv, the index unreachable) or the twin did not install or run."""
     facts, plan, findings = audited.facts, audited.plan, audited.findings
     uv, why_not = _installer(no_build)
     if uv is None:
@@ -155,7 +162,7 @@ def prove(
     made = replace(
         twin.stack(state, (), api_removals.claimed_modules(facts)),
         ranges=written(plan),
-        before=twin.stack(facts).packages,
+        before=twin.whole(facts, installed or {}),
         applied=twin.applied(plan.fix),
         installer="uv" if plan.fix.target.tool == "uv" else "pip",
     )
@@ -168,7 +175,13 @@ def prove(
 
 
 def searched(
-    options: Sequence[Report], *, no_build: bool, timeout: float, quiet: bool, keep: Sequence[str] = ()
+    options: Sequence[Report],
+    *,
+    no_build: bool,
+    timeout: float,
+    quiet: bool,
+    keep: Sequence[str] = (),
+    installed: Mapping[str, str] | None = None,
 ) -> tuple[Report, Proof, str]:
     """The first of a live environment's plans (the audit's first, then the others the tables propose) whose state,
     made on a twin of the environment by the plan's own commands, installs, runs and is judged settled; where none
@@ -185,7 +198,7 @@ def searched(
             break
         if option is not first:
             _progress(quiet)(f"trying the next plan: {option.plan.fix.command}")
-        proof, why = prove(option, no_build=no_build, timeout=left, quiet=quiet, keep=keep)
+        proof, why = prove(option, no_build=no_build, timeout=left, quiet=quiet, keep=keep, installed=installed)
         if proof == "proven":
             before = f"; before it, {len(refused)} plan(s) the tables ranked higher: " if refused else ""
             return option, proof, why + before + "; ".join(refused)

@@ -831,3 +831,29 @@ def test_a_pip_environment_s_twin_runs_the_fix_with_pip_whose_resolver_moves_wha
     fake.chmod(0o755)
     refused = real_pip(fake, ["install", "scico>0.0.5"], time.monotonic() + 30, {}, tmp_path)
     assert refused.status == "not_installable" and "conflicting dependencies" in refused.reason
+
+
+def test_a_live_environment_s_twin_holds_every_distribution_it_has_and_falls_back_to_those_audited(
+    fake_uv: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """pandas, which no table knows and which does not depend on jax, was never in AlphaFold's twin, so nothing
+    could see the fix's NumPy move break it. The twin installs every distribution the environment has (not
+    envaudit, the installers, nor a local `+label` build); where uv refuses them together, those audited."""
+    from envaudit.child import runner, state
+
+    facts = facts_from({"packages": {"flax": "0.8.4", "jax": "0.4.38", "jaxlib": "0.4.38"}})
+    installed = {"pandas": "2.0.3", "pip": "24.0", "jax-envaudit": "0.2.0", "torch": "2.1.0+cu118", "jax": "0.4.38"}
+    assert twin.whole(facts, installed) == {"flax": "0.8.4", "jax": "0.4.38", "jaxlib": "0.4.38", "pandas": "2.0.3"}
+    monkeypatch.setattr(runner, "run", lambda options: state.Outcome(results=[], jax={"status": "ok"}))
+    log = tmp_path / "uv.log"
+    monkeypatch.setenv("FAKE_UV_LOG", str(log))
+    monkeypatch.setenv("FAKE_UV", "refuse-0")
+    stack = replace(_applied_stack(), before=twin.whole(facts, installed))
+    made = build.measure(stack, timeout=60, uv=("uv",))
+    installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
+    assert installs == [
+        "pip install flax==0.8.4 jax==0.4.38 jaxlib==0.4.38 pandas==2.0.3",  # refused by the fake
+        "pip install flax==0.8.4 jax==0.4.38 jaxlib==0.4.38",
+        "pip install flax>=0.10.0,<0.10.5",
+    ]
+    assert made.document.get("applied") == ["uv pip install flax>=0.10.0,<0.10.5"]

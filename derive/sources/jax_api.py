@@ -30,7 +30,7 @@ from packaging.version import Version
 from derive.sources import jax_signatures, pyast, wheels
 
 FIRST = "0.3.0"
-FORMAT = 6  # of the cached surfaces: bumped when what is read changes, so that the cache is re-read (6: callables)
+FORMAT = 7  # of the cached surfaces: bumped when what is read changes, so that the cache is re-read (7: raising stubs)
 CONFIG_CALL = re.compile(
     r"^(define_|DEFINE_)?\w*?(bool|int|float|string|enum|enum_class|str|list|object)\w*_(state|flag)$"
 )
@@ -67,6 +67,28 @@ def text_of(node: ast.AST) -> str:
     if isinstance(node, ast.JoinedStr):
         return "".join(str(v.value) if isinstance(v, ast.Constant) else "{" + ast.unparse(v) + "}" for v in node.values)
     return ast.unparse(node)
+
+
+def raising_stub(node: ast.stmt) -> str | None:
+    """The message of a public module-level function whose body (past its docstring) only raises, else None: what
+    jax leaves where an API was removed but its name kept (jax 0.4.35's `host_callback.call` and `id_tap` raise
+    NotImplementedError): there to import, gone at the first call."""
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name.startswith("_"):
+        return None
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return None
+    raised = body[0].exc
+    args = raised.args if isinstance(raised, ast.Call) else []
+    name = ast.unparse(raised.func if isinstance(raised, ast.Call) else raised)
+    said = " ".join(text_of(args[0]).split()) if args else ""
+    return f"{name}: {said}" if STUB_SAYS.search(said) else None
+
+
+# what a stub left for a removed API says (jax's own words: host_callback's "has been deprecated since March 2024 and
+# is now no longer supported", colab_tpu's "was required for older JAX versions"); a function that raises by design
+# (jax._src.util.assert_unreachable, jnp.fromfile's "is not implemented because ...") says none of it
+STUB_SAYS = re.compile(r"deprecat|no longer|(has been|was) removed|older (jax|versions)", re.IGNORECASE)
 
 
 def deprecation_table(node: ast.AST) -> tuple[dict[str, str], dict[str, str]]:
@@ -122,6 +144,8 @@ class _Reader:
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             self.names.add(node.name)
             self.getattr_own |= node.name == "__getattr__"
+            if top and (message := raising_stub(node)) is not None:
+                self.removed[node.name] = message
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 self.names.add(alias.asname or alias.name.split(".")[0])
@@ -152,6 +176,9 @@ class _Reader:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
             self.bind(target)
+            # a name bound to a raising stub is one (jax 0.4.35's host_callback: `id_tap = call`)
+            if isinstance(target, ast.Name) and isinstance(node.value, ast.Name) and node.value.id in self.removed:
+                self.removed[target.id] = self.removed[node.value.id]
             if isinstance(target, ast.Name) and target.id == "_deprecations" and node.value is not None:
                 removed, deprecated = deprecation_table(node.value)
                 self.removed.update(removed)

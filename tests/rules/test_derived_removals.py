@@ -539,3 +539,21 @@ def test_the_entry_points_are_of_libraries_the_derivation_reads_and_say_where_th
             parts = point.split(".")
             assert (parts[-2] if parts[-1].startswith("__") else parts[-1]) in lib["source"], point
         assert library_uses.entry_points(lib["package"]) == sorted(lib["entry_points"])
+
+
+@pytest.mark.realenv
+@pytest.mark.cost(30)
+def test_a_raising_stub_rederived_from_the_real_wheels(tmp_path: Path) -> None:
+    """blackjax 1.1.1's progress bar calls `host_callback.id_tap` (fix-pass-4): jax 0.4.34 has it, jax 0.4.35 keeps
+    the name as a stub that raises NotImplementedError, read from the wheels fetched here as removed, in jax's
+    words, so that a library's call of it is a use of a removed API."""
+    cache = derive_cache(tmp_path)
+    jax = {a.version: a for a in jax_api.releases(cache, offline=False)}
+    blackjax = next(a for a in library_uses.releases("blackjax", cache, False) if a.version == "1.1.1")
+    used = library_uses.uses_of(blackjax, cache, False)["uses"]
+    taps = [n for n in used if n.startswith("jax.experimental.host_callback.") and n.endswith("id_tap")]
+    assert taps, sorted(n for n in used if "host_callback" in n)
+    kept, stubbed = (jax_api.surface_of(jax[v], cache, False) for v in ("0.4.34", "0.4.35"))
+    assert jax_api.lookup(kept, taps[0]) == (None, "")
+    prefix, message = jax_api.lookup(stubbed, taps[0])
+    assert prefix == taps[0] and "no longer supported" in message

@@ -557,3 +557,12 @@ def test_a_raising_stub_rederived_from_the_real_wheels(tmp_path: Path) -> None:
     assert jax_api.lookup(kept, taps[0]) == (None, "")
     prefix, message = jax_api.lookup(stubbed, taps[0])
     assert prefix == taps[0] and "no longer supported" in message
+
+
+def test_the_checks_made_at_import_name_the_libraries_the_loaded_table_holds_in_its_order() -> None:
+    """The removed-API checks are made at import from the file's `package` lines, not from the loaded table (30 ms
+    of every command): the two readings must agree, or a library's check would be missing or never run."""
+    from envaudit.rules.api_removals import REMOVED_API, _by_package, removal_packages
+
+    assert removal_packages() == list(_by_package())
+    assert [c.id.removeprefix("removed-jax-api-in-") for c in REMOVED_API] == list(_by_package())

@@ -9,7 +9,7 @@ import pkgutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 
@@ -133,3 +133,35 @@ def test_the_tables_readme_is_what_their_heads_say() -> None:
     from derive import readme
 
     assert readme.README.read_text(encoding="utf-8") == readme.render()
+
+
+class _Small(TypedDict):
+    source: str
+    read: str
+
+
+def test_a_table_s_cached_form_is_keyed_by_its_file_and_the_code_that_checks_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table's checked form is kept in envaudit's cache and trusted without a second check (25 ms of every
+    command for api-removals.toml): so its key holds the file (path, size, time) and the code that declares and
+    checks its shape; a cached form that is not the shape's (damaged) is read anew from the file."""
+    from envaudit.files import cachedir
+    from envaudit.rules import table
+
+    monkeypatch.setattr(table, "TABLES", tmp_path)
+    (tmp_path / "small.toml").write_text('source = "s"\nread = "r"\n')
+    assert Table("small.toml", _Small).load() == {"source": "s", "read": "r"}
+    (cached,) = [
+        p
+        for p in (cachedir.cache_dir() or tmp_path).glob("table-*.json")
+        if json.loads(p.read_text()) == {"source": "s", "read": "r"}
+    ]
+    cached.write_text(json.dumps({"source": "from the cache", "read": "r"}))
+    assert Table("small.toml", _Small).load()["source"] == "from the cache"  # trusted: the same file and code
+    monkeypatch.setattr(table, "_code_of", lambda shape: "another shape's code")
+    assert Table("small.toml", _Small).load()["source"] == "s"  # another key: read from the file
+    monkeypatch.undo()
+    monkeypatch.setattr(table, "TABLES", tmp_path)
+    cached.write_text(json.dumps(["damaged"]))
+    assert Table("small.toml", _Small).load()["source"] == "s"

@@ -14,11 +14,14 @@ main path fails (`called`).
 from __future__ import annotations
 
 from envaudit.model.facts import CallOutcome, Facts
+from envaudit.model.fixes import Fix
 from envaudit.model.report import Subject
 from envaudit.model.scope import canonicalize_name
-from envaudit.rules import imports
+from envaudit.model.versions import version_or_none
+from envaudit.rules import fixing, imports
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
+from envaudit.rules.releases import newer_than
 
 CHECK = "call-fails"  # the check's id (CALL_FAILS below)
 KIND = "call"  # what "@<distribution>:call" names: that distribution's smoke call raising
@@ -54,8 +57,20 @@ def failures(facts: Facts) -> list[Occurrence]:
         said = f"`{outcome.get('call')}` raises {outcome.get('error')}{at}"
         advice = imports.ADVICE.format(name=name, jax=jax)
         detail = f"{name} {outcome.get('version', '')}{imports.pulled(chain)} with jax {jax}: {said}; {advice}"
-        found.append(Occurrence(detail, about=name, severity="info" if chain else None))
+        fix = Fix() if chain else _newer(facts, outcome)
+        found.append(Occurrence(detail, fix, about=name, severity="info" if chain else None))
     return found
+
+
+def _newer(facts: Facts, outcome: CallOutcome) -> Fix:
+    """What to try for a call that raised: a newer release of the library whose code raised it (diffrax's implicit
+    solve raising in lineax 0.0.8's LU, which lineax 0.1.0 fixed for jax 0.8.2), else of the called library, with
+    jax held where it is; a proposal the plan's twin then proves or refuses, as for any fix."""
+    name = imports.owner_of(facts, str(outcome.get("where") or "")) or str(outcome.get("distribution"))
+    version = facts.packages.get(name) or imports.version_of(facts, name)
+    if not version or version_or_none(version) is None:
+        return Fix()
+    return fixing.install(facts, [f"{name}{newer_than(version)}"], hold=fixing.installed_jax(facts))
 
 
 def unreturned(facts: Facts) -> list[Occurrence]:

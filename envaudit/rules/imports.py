@@ -134,7 +134,7 @@ def blamed(facts: Facts) -> dict[str, str]:
     """Each distribution whose import raised in another installed distribution's code -> that one, when its own
     import raised too (distrax 0.1.9 raises in tensorflow-probability's backend: one cause, TFP's), or raised what
     importing one of jax's own modules raised (optax beside jax 0.4.20 and SciPy 1.17: jax's, then its cause's)."""
-    owner = {str(o.get("module", "")).split(".")[0]: str(o.get("distribution")) for o in outcomes(facts)}
+    owner = owners(facts)
     failed = {str(o.get("distribution")) for o in outcomes(facts) if o.get("status") == "error"}
     # what importing jax's own modules raised: a library whose import raises the very same exception raised it in
     # jax's code (optax imports jax.scipy, whose jax 0.4.20 wraps scipy.linalg.tril, which SciPy 1.13 removed; the
@@ -149,6 +149,24 @@ def blamed(facts: Facts) -> dict[str, str]:
         elif name != "jax" and _raised(outcome) and str(outcome.get("error")) in jax_raised:
             found[name] = "jax"
     return found
+
+
+def owners(facts: Facts) -> dict[str, str]:
+    """Each top-level module the imports probe imported -> its distribution (`lineax` -> lineax): whose code a
+    line (`where`: lineax/_solver/lu.py:61) is."""
+    return {str(o.get("module", "")).split(".")[0]: str(o.get("distribution")) for o in outcomes(facts)}
+
+
+def version_of(facts: Facts, distribution: str) -> str:
+    """The release of a distribution the imports probe imported here ("" where it did not)."""
+    return next(
+        (str(o["version"]) for o in outcomes(facts) if o.get("distribution") == distribution and o.get("version")), ""
+    )
+
+
+def owner_of(facts: Facts, where: str) -> str:
+    """The distribution whose code `where` (a probe's `package/file.py:line`) is, "" where none imported here."""
+    return owners(facts).get(where.split("/")[0].split(".")[0], "") if where else ""
 
 
 def _raised(outcome: ImportOutcome) -> bool:

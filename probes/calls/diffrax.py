@@ -1,7 +1,13 @@
 """diffrax: dy/dt = -y solved with Tsit5, as diffrax's README shows it (https://github.com/patrick-kidger/diffrax#quick-example):
-`term = ODETerm(f)`, `solver = Tsit5()`, `sol = diffeqsolve(term, solver, t0=0, t1=1, dt0=0.1, y0=1)`.
+`term = ODETerm(f)`, `solver = Tsit5()`, `sol = diffeqsolve(term, solver, t0=0, t1=1, dt0=0.1, y0=1)`; then with
+Kvaerno5 and a PIDController on a vector state, what diffrax's "How to choose a solver" tells users to take for stiff problems
+(https://docs.kidger.site/diffrax/usage/how-to-choose-a-solver/): an implicit solver, whose steps solve linear
+systems with lineax. That path is where lineax 0.0.8 fails under jax 0.8.2 (its LU state's Python bool `transpose`
+traced: TracerBoolConversionError; lineax#187, fixed in lineax 0.1.0), while the explicit solve and lineax's own
+`linear_solve` work (measured here with diffrax 0.7.0, lineax 0.0.8, jax 0.8.2).
 
-Measured: 1.3 s after the import, compiling included (0.67 s called again) (diffrax 0.7.2, jax 0.10.1, a 2-core CPU).
+Measured: 1.3 s after the import for Tsit5, compiling included (0.67 s called again) (diffrax 0.7.2, jax 0.10.1, a
+2-core CPU); Kvaerno5 about 2.5 s more (diffrax 0.7.2, lineax 0.1.1).
 """
 
 from __future__ import annotations
@@ -17,7 +23,12 @@ def run() -> None:
     import jax.numpy as jnp
 
     term = diffrax.ODETerm(lambda t, y, args: -y)
-    solution = diffrax.diffeqsolve(term, diffrax.Tsit5(), t0=0.0, t1=1.0, dt0=0.1, y0=jnp.asarray(1.0))
-    found = float(solution.ys[-1])
-    if abs(found - math.exp(-1.0)) > 1e-3:  # loosely: a smoke call, not a known answer
-        raise AssertionError(f"y(1) = {found}, not about e^-1")
+    explicit = diffrax.diffeqsolve(term, diffrax.Tsit5(), t0=0.0, t1=1.0, dt0=0.1, y0=jnp.asarray(1.0))
+    controller = diffrax.PIDController(rtol=1e-5, atol=1e-5)
+    start = jnp.asarray([1.0, 2.0])  # a vector state: a scalar one does not reach lineax's failing path
+    implicit = diffrax.diffeqsolve(
+        term, diffrax.Kvaerno5(), t0=0.0, t1=1.0, dt0=0.1, y0=start, stepsize_controller=controller
+    )
+    for solver, found in (("Tsit5", float(explicit.ys[-1])), ("Kvaerno5", float(implicit.ys[-1][1]) / 2)):
+        if abs(found - math.exp(-1.0)) > 1e-3:  # loosely: a smoke call, not a known answer
+            raise AssertionError(f"{solver}: y(1) = {found}, not about e^-1")

@@ -113,3 +113,29 @@ def test_a_library_pulled_in_whose_failure_breaks_what_the_user_named_is_their_f
         f.id: f for f in rules.evaluate(facts_from(fragment | {"jax": {"status": "ok", "imports": tried}})).findings
     }
     assert found["import-fails-tensorflow-probability"].severity == "fail"
+
+
+def test_a_failed_call_s_fix_is_a_newer_release_of_the_library_whose_code_raised_jax_held() -> None:
+    """diffrax's implicit solve raising in lineax 0.0.8's LU under jax 0.8.2 (tests/realenv/test_call_raised_elsewhere
+    measures it): the call had no fix at all. The proposal is a newer release of the library whose line raised, jax
+    held; where the called library's own line raised, a newer release of it; the plan's twin proves or refuses it."""
+    from envaudit.rules import calls
+
+    imports = [
+        {"distribution": d, "version": v, "module": d, "status": "ok"}
+        for d, v in (("diffrax", "0.7.0"), ("lineax", "0.0.8"))
+    ]
+    call = {"distribution": "diffrax", "version": "0.7.0", "call": "diffrax.diffeqsolve", "status": "error"}
+    call |= {"error": "TracerBoolConversionError: ...", "where": "lineax/_solver/lu.py:61"}
+    packages = {"jax": "0.8.2", "jaxlib": "0.8.2", "diffrax": "0.7.0", "lineax": "0.0.8"}
+    facts = facts_from({"packages": packages, "jax": {"status": "ok", "imports": imports, "calls": [call]}})
+    (found,) = calls.failures(facts)
+    assert "lineax>0.0.8" in found.fix.install and "jax==0.8.2" in found.fix.command, found.fix
+    own = facts_from(
+        {
+            "packages": packages,
+            "jax": {"status": "ok", "imports": imports, "calls": [call | {"where": "diffrax/_solve.py:9"}]},
+        }
+    )
+    (found,) = calls.failures(own)
+    assert "diffrax>0.7.0" in found.fix.install and not any(r.startswith("lineax") for r in found.fix.install)

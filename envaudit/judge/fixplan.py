@@ -33,6 +33,7 @@ from envaudit.rules import extras, installing
 from envaudit.rules.registry import registry
 
 MAX_STEPS = 8  # a report has a handful of root causes; more steps than this is a plan that does not converge
+ALTERNATIVES = 4  # unfinished states at the best plan's depth expanded once more, for the plans a measurement tries
 MAX_STATES = 24  # states expanded (each child evaluated, about 2 ms): the search's bound, whatever the report
 
 
@@ -143,6 +144,13 @@ def candidates(
     if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
         best = min([best, _greedy(best, measured, ignore, start, cleared, holding)], key=rank)
     found = [_planned(facts, best, looped, ignore, cleared, measured, holding)]
+    if limit > 1:  # the unfinished states up to the best's length, each expanded once more with every way, the
+        # rule's workaround too where the plan, not the user, led to its root: a finding's own one-package fix and the
+        # variable of the regression it lands on (AlphaFold's jaxlib==0.4.26 and the oneDNN rule's XLA_FLAGS), where
+        # the best moves jax past both and the installer or the twin may refuse that move
+        unfinished = [n for n in sorted(ranked, key=rank) if len(n.steps) <= depth and n.score()[:2] != (0, 0)]
+        for node in unfinished[:ALTERNATIVES]:
+            ranked += _children(node, seen, measured, ignore, start, cleared, holding, workarounds=True)[0]
     for node in sorted(ranked, key=rank) if limit > 1 else ():  # one plan (every report's): nothing more to rank
         if len(found) >= limit:
             break
@@ -292,9 +300,11 @@ def _children(
     start: _Node,
     cleared: Mapping[str, Severity],
     holding: _Holding,
+    workarounds: bool = False,
 ) -> tuple[list[_Node], bool]:
     """The states each root cause leads to, worst first, by each of its ways (its fix, then the rule's
-    workaround where the user's state had that root: a variable never undoes the plan's own choice); and whether
+    workaround where the user's state had that root, or where `workarounds` asks for every one: a variable never
+    undoes the plan's own choice in the first plan, but may be a plan a measurement tries); and whether
     a way led back to a state already planned (a loop). A warning's way that moves a package down, or a library into
     another major (which may drop what the user imports), is not taken: warnings break ties, they do not force a
     downgrade or a breaking release (the finding still says its own fix)."""
@@ -302,7 +312,7 @@ def _children(
     path = node.path | {installing.key(node.state)}
     theirs = {f.id for f in start.roots()}
     for root in sorted(node.roots(), key=lambda f: SEVERITIES.index(f.severity)):
-        for way in _ways(root, node.state, root.id in theirs):
+        for way in _ways(root, node.state, root.id in theirs or workarounds):
             try:
                 state = installing.after(node.state, way, jax_cause=causes.explains_jax(root.id))
             except (InvalidRequirement, ValueError):  # versions no installer reads (a pasted report's): no way

@@ -505,3 +505,20 @@ def test_a_library_outside_the_audited_scope_is_moved_by_its_fix_as_one_inside_i
     unmoved = installing.after(facts_from(doc), fixes.Fix(install=("numpy<2",)))
     assert "chromax" not in unmoved.packages  # a state holds only what the command makes
     assert [o["distribution"] for o in unmoved.jax.get("imports", [])] == ["chromax"]
+
+
+def test_the_plans_a_measurement_tries_include_a_one_package_fix_with_the_variable_of_the_regression_it_meets() -> None:
+    """AlphaFold's requirements (fix-pass-4): jax 0.4.26 beside jaxlib 0.4.38. The best plan moves both to 0.4.29,
+    past the coupling and the oneDNN regression (xla13054, measured on this CPU) in one step; pip then takes NumPy 2
+    and breaks pandas, which the twin shows. The expert's fix is the finding's own (`jaxlib==0.4.26`), which lands on
+    the regression, whose rule names a variable. That plan is one step longer than the best, and the search, which
+    stopped at the best one's length, never offered it: the unfinished states at that length are expanded once more
+    for the plans a measurement tries. The first plan (every report's) is unchanged."""
+    packages = {"jax": "0.4.26", "jaxlib": "0.4.38", "numpy": "1.24.3", "ml-dtypes": "0.3.2", "scipy": "1.11.1"}
+    said = "RuntimeError: jaxlib version 0.4.38 is newer than and incompatible with jax version 0.4.26."
+    facts = facts_from({**CPU, "packages": packages, "jax": {"status": "import_error", "message": said}})
+    report = assemble.judged(facts, [], mode="audit")
+    options = assemble.alternatives(report, 4)
+    assert options[0].plan.fix == report.plan.fix  # the one plan every verb prints first
+    commands = [o.plan.fix.command for o in options]
+    assert any("jaxlib==0.4.26" in c and "onednn-matmul-rewriter" in c and "jax==" not in c for c in commands), commands

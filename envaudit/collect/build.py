@@ -455,11 +455,16 @@ def _applied(
         return _run(uv, args, deadline, env, home), [], {}
     head = args[: args.index(str(interpreter)) + 1]
     first = _Ran("not_installable", "nothing to install")
-    for pins in _bases(stack):  # every distribution of the environment; where uv refuses them, those audited
+    bases = _bases(stack)
+    for pins in bases:  # every distribution of the environment; where uv refuses them, those audited
         base = twin(pins, extras=stack.extras)
         if base.refused or not base.requirements:
             continue
-        first = _run(uv, [*head, *_constrained(stack, home), *_dated(stack), *base.requirements], deadline, env, home)
+        # the whole environment from wheels only: one that only a build from source gives (a compiler, minutes) is
+        # left to the next, smaller base, not waited for
+        wheels_only = ["--no-build"] if pins is not bases[-1] else []
+        pinned = [*_constrained(stack, home), *_dated(stack), *wheels_only, *base.requirements]
+        first = _run(uv, [*head, *pinned], deadline, env, home)
         if first.status != "not_installable" or WRONG_PYTHON.search(first.reason):
             break
     if first.status == "not_installable" and not WRONG_PYTHON.search(first.reason):

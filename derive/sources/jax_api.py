@@ -30,7 +30,7 @@ from packaging.version import Version
 from derive.sources import jax_signatures, pyast, wheels
 
 FIRST = "0.3.0"
-FORMAT = 7  # of the cached surfaces: bumped when what is read changes, so that the cache is re-read (7: raising stubs)
+FORMAT = 8  # of the cached surfaces: bumped when what is read changes, so that the cache is re-read (8: raising stubs)
 CONFIG_CALL = re.compile(
     r"^(define_|DEFINE_)?\w*?(bool|int|float|string|enum|enum_class|str|list|object)\w*_(state|flag)$"
 )
@@ -120,6 +120,7 @@ class _Reader:
         self.all: list[str] | None = None
         self.stars: set[str] = set()
         self.removed: dict[str, str] = {}
+        self.stubs: set[str] = set()  # of `removed`: names still bound, whose function raises when called
         self.deprecated: dict[str, str] = {}
         self.open = False
         self.getattr_own = False
@@ -146,6 +147,7 @@ class _Reader:
             self.getattr_own |= node.name == "__getattr__"
             if top and (message := raising_stub(node)) is not None:
                 self.removed[node.name] = message
+                self.stubs.add(node.name)
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 self.names.add(alias.asname or alias.name.split(".")[0])
@@ -177,8 +179,9 @@ class _Reader:
         for target in targets:
             self.bind(target)
             # a name bound to a raising stub is one (jax 0.4.35's host_callback: `id_tap = call`)
-            if isinstance(target, ast.Name) and isinstance(node.value, ast.Name) and node.value.id in self.removed:
+            if isinstance(target, ast.Name) and isinstance(node.value, ast.Name) and node.value.id in self.stubs:
                 self.removed[target.id] = self.removed[node.value.id]
+                self.stubs.add(target.id)
             if isinstance(target, ast.Name) and target.id == "_deprecations" and node.value is not None:
                 removed, deprecated = deprecation_table(node.value)
                 self.removed.update(removed)
@@ -234,6 +237,7 @@ class _Reader:
             "all": self.all,
             "stars": sorted(self.stars),
             "removed": dict(sorted(self.removed.items())),
+            "stubs": sorted(self.stubs),
             "deprecated": dict(sorted(self.deprecated.items())),
             "open": self.open,
         }
@@ -415,6 +419,13 @@ def lookup(release: dict[str, Any], dotted: str) -> tuple[str | None, str]:
             return None, ""
         return prefix, ""
     return None, ""
+
+
+def stubbed(release: dict[str, Any], prefix: str) -> bool:
+    """Whether what `lookup` found absent (`prefix`) is a name still bound whose function only raises: importing it
+    works, calling it does not."""
+    module, _, name = prefix.rpartition(".")
+    return name in release["modules"].get(module, {}).get("stubs", ())
 
 
 def _config_has(release: dict[str, Any], name: str) -> tuple[bool, str]:

@@ -99,6 +99,7 @@ class JaxFacts:
     versions: list[str]
     absent: dict[str, dict[str, tuple[str, str]]]
     refused: dict[tuple[str, str], set[str]]
+    stubbed: set[tuple[str, str]] = field(default_factory=set)  # (absent prefix, version): bound, raises if called
 
     def has(self, version: str, name: str) -> bool:
         return version not in self.absent.get(name, {})
@@ -111,11 +112,14 @@ def read_jax(surfaces: Surfaces, names: set[str], keywords: set[tuple[str, str]]
     """One pass over jax's releases: where each name is absent, and which release refuses which keyword."""
     absent: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
     refused: dict[tuple[str, str], set[str]] = defaultdict(set)
+    stubbed: set[tuple[str, str]] = set()
     for version, surface in surfaces:
         for name in sorted(names | {api for api, _ in keywords}):
             prefix, message = jax_api.lookup(surface, name)
             if prefix is not None:
                 absent[name][version] = (prefix, message)
+                if jax_api.stubbed(surface, prefix):
+                    stubbed.add((prefix, version))
         signatures: dict[str, jax_signatures.Binding | None] = {}
         for api, keyword in sorted(keywords):
             if version in absent.get(api, {}):
@@ -124,7 +128,7 @@ def read_jax(surfaces: Surfaces, names: set[str], keywords: set[tuple[str, str]]
                 signatures[api] = jax_signatures.signature(surface["modules"], api)
             if not jax_signatures.accepts(signatures[api], keyword):
                 refused[(api, keyword)].add(version)
-    return JaxFacts(surfaces.versions, dict(absent), dict(refused))
+    return JaxFacts(surfaces.versions, dict(absent), dict(refused), stubbed)
 
 
 @dataclass(frozen=True)
@@ -283,10 +287,18 @@ def entry(
     uses = [r.places for r in held]
     at_import = sorted(u["import"] for u in uses if u["import"])
     calls = sorted({f: w for u in uses for f, w in u["call"].items()}.items())
-    any_import = any(r.places["import"] for rs in affected.values() for r in rs)
     first, last = run
-    where = at_import[0] if at_import else calls[0][1]
-    when = "at import" if at_import else f"in {calls[0][0]}"
+    # a name a stub still binds imports: its use at import fails only where it is called there, on the first call
+    stub = not keyword and all((prefix, v) in facts.stubbed for v in jax_versions[first : last + 1])
+    any_import = not stub and any(r.places["import"] for rs in affected.values() for r in rs)
+    where = calls[0][1] if calls and (stub or not at_import) else at_import[0]
+    when = (
+        f"in {calls[0][0]}"
+        if calls and (stub or not at_import)
+        else "imported, raising when called"
+        if stub
+        else "at import"
+    )
     # the run's first release lacks it; where the run starts at the oldest release paired, the release after it has
     # it, unless the use is guarded and that release only takes the other branch: then the run's last lacks it
     after_run = jax_versions[last + 1] if last + 1 < len(jax_versions) else ""
@@ -315,19 +327,20 @@ def entry(
         "api": prefix,
         **({"keyword": keyword} if keyword else {}),
         "kind": "import" if any_import else "first call",
+        **({"stub": True} if stub else {}),
     }
     after = order.index(last_affected) + 1
     if after < len(order):
         result["fixed"] = order[after]
     result["evidence"] = f"{project} {last_affected} {where} ({when}); {said}"
-    if not any_import:
+    if not any_import and calls:
         result["functions"] = [f for f, _ in calls][:MAX_FUNCTIONS]
         main = sorted({point: place for u in uses for point, place in u.get("main", {}).items()}.items())
         if main:  # an entry point of the library's README reaches it: the main path (a failure, not a warning)
             points = ", ".join(point for point, _ in main[:2])
             result["standard_path"] = f"{points} (through {main[0][1]}, read at {project} {last_affected})"
     modules = {r.places.get("module", "") for rs in affected.values() for r in rs if r.places["import"]}
-    if modules and "" not in modules:  # never at `import TOP`: only the import of that module raises
+    if modules and "" not in modules and any_import:  # never at `import TOP`: only the import of that module raises
         result["module"] = min(modules, key=lambda m: (m.count("."), m))
     return result
 
@@ -399,6 +412,8 @@ def _older(spec: str, first: str) -> str | None:
 
 
 def toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, list):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     text = str(value).replace("\\", "\\\\").replace('"', '\\"')
@@ -412,6 +427,7 @@ FIELDS = (
     "api",
     "keyword",
     "kind",
+    "stub",
     "module",
     "fixed",
     "evidence",
@@ -446,7 +462,9 @@ def render(entries: list[dict[str, Any]], read: str, counts: str, jax: tuple[str
         " release paired has (dead code, a typo of the library's own) is no boundary between jax releases: not"
         " listed."
         " `standard_path`: an entry point the library's README shows (tables/derived/entry-points.toml) reaches the"
-        " use through the release's calls, read statically: the main path, where the use is a failure."
+        " use through the release's calls, read statically: the main path, where the use is a failure. `stub`: the"
+        " jax releases keep the name as a function that only raises (jax 0.4.35's host_callback): importing it"
+        " works, calling it fails, so a use bound at import is a first call."
     )
     header = [
         *textwrap.wrap(prose, width=114, initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False),

@@ -33,6 +33,7 @@ class _UseOptional(TypedDict, total=False):
     functions: list[str]  # a call-time use: the public functions that reach it (read at the library's tag)
     standard_path: str  # the main-path call that reaches it too (flax.linen.Module.init), where one does
     module: str  # an import-time use that only the import of this module runs (`import PACKAGE` does not reach it)
+    stub: bool  # the jax releases keep the name, a function that raises when called: importing it works
 
 
 class Use(_UseOptional):
@@ -333,8 +334,10 @@ def _jax_for(facts: Facts, name: str) -> Fix:
 
 
 def _everyday(use: Use) -> bool:
-    """A use the user meets: at import, on the main path, or not confined to a few functions."""
-    return use["kind"] == "import" or "standard_path" in use or not use.get("functions")
+    """A use the user meets: at import, or on the main path. One on a first call that no function is known to make
+    (a name a raising stub keeps, bound at the library's import: host_callback.call in brainpy 2.6) is not known to
+    be on the user's path: a warning, as one confined to a few functions is."""
+    return use["kind"] == "import" or "standard_path" in use
 
 
 def _read(package: str, version: str) -> bool:

@@ -144,5 +144,6 @@ def test_a_name_kept_as_a_raising_stub_is_removed_and_a_function_that_raises_by_
     release["modules"]["jax.experimental.host_callback"] = {**stubs, "children": []}
     gone, message = jax_api.lookup(release, "jax.experimental.host_callback.id_tap")
     assert gone == "jax.experimental.host_callback.id_tap" and message.startswith("NotImplementedError")
+    assert jax_api.stubbed(release, gone)  # bound: importing it works, a call raises
     designed = jax_api.read_module(RAISING_BY_DESIGN.encode(), "jax._src.util", False)
     assert designed["removed"] == {} and {"assert_unreachable", "fromfile"} <= set(designed["names"])

@@ -146,8 +146,8 @@ def test_a_call_time_break_off_the_everyday_path_is_a_warning_that_names_its_fun
 
 def test_every_call_time_use_says_which_public_functions_reach_it() -> None:
 
-    uses = api_removals.REMOVALS.load()["use"]
-    assert all(u.get("functions") for u in uses if u["kind"] == "first call"), [
+    uses = api_removals.REMOVALS.load()["use"]  # but a raising stub's name bound at import, called where not traced
+    assert all(u.get("functions") or u.get("stub") for u in uses if u["kind"] == "first call"), [
         (u["package"], u["api"]) for u in uses if u["kind"] == "first call" and not u.get("functions")
     ]
 

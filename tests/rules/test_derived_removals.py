@@ -18,7 +18,7 @@ from derive.confirm import calls as confirm_calls
 from derive.sources import jax_api, library_uses
 from derive.tables import api_removals
 from envaudit.rules.api_removals import REMOVALS, Use
-from tests.conftest import derive_cache
+from tests.conftest import derive_cache, facts_from
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -556,7 +556,28 @@ def test_a_raising_stub_rederived_from_the_real_wheels(tmp_path: Path) -> None:
     kept, stubbed = (jax_api.surface_of(jax[v], cache, False) for v in ("0.4.34", "0.4.35"))
     assert jax_api.lookup(kept, taps[0]) == (None, "")
     prefix, message = jax_api.lookup(stubbed, taps[0])
-    assert prefix == taps[0] and "no longer supported" in message
+    assert prefix == taps[0] and "no longer supported" in message and jax_api.stubbed(stubbed, taps[0])
+
+
+def test_a_stub_s_name_bound_at_import_is_a_first_call_that_warns_and_one_called_on_a_path_fails() -> None:
+    """jax 0.4.35 keeps host_callback's names as raising stubs: brainpy 2.6.0 binds `call` at its import, which
+    works, and calls it in functions the derivation does not trace: a warning; blackjax 1.1.1's progress bar calls
+    `id_tap`: its entry names the function. Neither is an import failure."""
+    from envaudit.rules.registry import registry
+
+    for package in ("brainpy", "blackjax"):
+        entries = [
+            u for u in _committed(package, "jax.experimental.host_callback.call") if u["jax"] == ">=0.4.35,<0.8.0"
+        ]
+        entries += [
+            u for u in _committed(package, "jax.experimental.host_callback.id_tap") if u["jax"] == ">=0.4.35,<0.8.0"
+        ]
+        assert entries and all(u["kind"] == "first call" for u in entries), entries
+    # blackjax 1.1.1 beside jax 0.4.35: its progress bar's call, off the everyday path, a warning with jax's words
+    facts = facts_from({"packages": {"jax": "0.4.35", "jaxlib": "0.4.35", "blackjax": "1.1.1"}})
+    (found,) = [f for f in registry().evaluate(facts) if f.id == "removed-jax-api-in-blackjax"]
+    assert found.severity == "warn" and "no longer supported" in found.detail, found
+    assert "blackjax>=1.2.0" in found.fix or "blackjax>1.1.1" in found.fix or "jax<0.4.35" in found.fix, found.fix
 
 
 def test_the_checks_made_at_import_name_the_libraries_the_loaded_table_holds_in_its_order() -> None:

@@ -1,7 +1,7 @@
 """diffrax: dy/dt = -y solved with Tsit5, as diffrax's README shows it (https://github.com/patrick-kidger/diffrax#quick-example):
 `term = ODETerm(f)`, `solver = Tsit5()`, `sol = diffeqsolve(term, solver, t0=0, t1=1, dt0=0.1, y0=1)`; then with
-Kvaerno5 and a PIDController on a vector state, what diffrax's "How to choose a solver" tells users to take for stiff problems
-(https://docs.kidger.site/diffrax/usage/how-to-choose-a-solver/): an implicit solver, whose steps solve linear
+Kvaerno5 and a PIDController on a vector state, what diffrax's "How to choose a solver" tells users to take for stiff
+problems (https://docs.kidger.site/diffrax/usage/how-to-choose-a-solver/): an implicit solver, whose steps solve linear
 systems with lineax. That path is where lineax 0.0.8 fails under jax 0.8.2 (its LU state's Python bool `transpose`
 traced: TracerBoolConversionError; lineax#187, fixed in lineax 0.1.0), while the explicit solve and lineax's own
 `linear_solve` work (measured here with diffrax 0.7.0, lineax 0.0.8, jax 0.8.2).

@@ -514,22 +514,10 @@ PIP_REFUSED = re.compile(
 def _pip(interpreter: Path, args: list[str], deadline: float, env: dict[str, str], home: Path) -> _Ran:
     """One pip command by the twin's interpreter under what is left of the deadline, its output bounded: what went
     wrong, in pip's words (its ERROR lines); a resolver's refusal is `not_installable`."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        return _Ran("timeout", "the bound ran out before `pip " + args[0] + "`")
     mine = {k: v for k, v in env.items() if not k.startswith("UV_")} | {"PIP_NO_INPUT": "1", "PYTHONNOUSERSITE": "1"}
-    try:
-        done = bounded.run(
-            [str(interpreter), "-m", "pip", *args], timeout=left, limit=OUTPUT_LIMIT, env=mine, cwd=str(home)
-        )
-    except OSError as exc:
-        return _Ran("error", f"could not start pip: {exc.strerror or exc}")
-    if done.timed_out:
-        return _Ran("timeout", f"`pip {args[0]}` did not finish within the bound")
-    if done.cut:
-        return _Ran("error", f"`pip {args[0]}` printed more than {OUTPUT_LIMIT // 1024} KiB: cut off")
-    if done.returncode == 0:
-        return _Ran(None, stdout=done.stdout)
+    ran, done = _bounded([str(interpreter), "-m", "pip", *args], f"pip {args[0]}", deadline, mine, home)
+    if done is None:
+        return ran
     lines = [line.strip() for line in done.stderr.splitlines() if line.strip().startswith("ERROR:")]
     said = _one(" ".join(line.removeprefix("ERROR:").strip() for line in lines[:3])) or f"pip exited {done.returncode}"
     if OFFLINE.search(done.stderr):
@@ -780,23 +768,34 @@ class _Ran:
 
 def _run(uv: tuple[str, ...], args: list[str], deadline: float, env: dict[str, str], home: Path) -> _Ran:
     """One uv command under what is left of the deadline, its output bounded; what went wrong, in uv's words."""
-    left = deadline - time.monotonic()
-    if left <= 0:
-        return _Ran("timeout", "the bound ran out before `uv " + " ".join(args[:2]) + "`")
-    try:
-        done = bounded.run([*uv, *args], timeout=left, limit=OUTPUT_LIMIT, env=env, cwd=str(home))
-    except OSError as exc:
-        return _Ran("error", f"could not start uv: {exc.strerror or exc}")
-    if done.timed_out:
-        return _Ran("timeout", f"`uv {' '.join(args[:2])}` did not finish within the bound")
-    if done.cut:
-        return _Ran("error", f"`uv {' '.join(args[:2])}` printed more than {OUTPUT_LIMIT // 1024} KiB: cut off")
-    if done.returncode == 0:
-        return _Ran(None, stdout=done.stdout)
+    ran, done = _bounded([*uv, *args], f"uv {' '.join(args[:2])}", deadline, env, home)
+    if done is None:
+        return ran
     said = reason(done.stderr) or f"uv exited with status {done.returncode}"
     if OFFLINE.search(done.stderr):
         return _Ran("offline", said)
     return _Ran("not_installable" if args[0] == "pip" else "error", said)
+
+
+def _bounded(
+    argv: list[str], label: str, deadline: float, env: dict[str, str], home: Path
+) -> tuple[_Ran, bounded.Finished | None]:
+    """One installer command under what is left of the deadline, its output bounded: how it ended where that says
+    all (done, not started, cut off), else what it printed, for its own reading of a failure."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return _Ran("timeout", f"the bound ran out before `{label}`"), None
+    try:
+        done = bounded.run(argv, timeout=left, limit=OUTPUT_LIMIT, env=env, cwd=str(home))
+    except OSError as exc:
+        return _Ran("error", f"could not start {label.split()[0]}: {exc.strerror or exc}"), None
+    if done.timed_out:
+        return _Ran("timeout", f"`{label}` did not finish within the bound"), None
+    if done.cut:
+        return _Ran("error", f"`{label}` printed more than {OUTPUT_LIMIT // 1024} KiB: cut off"), None
+    if done.returncode == 0:
+        return _Ran(None, stdout=done.stdout), None
+    return _Ran("error"), done
 
 
 def reason(stderr: str) -> str:

@@ -7,6 +7,7 @@ same verdict whichever verb collected them, and the exit code follows from the v
 
 from __future__ import annotations
 
+import functools
 import socket
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
@@ -140,41 +141,43 @@ def judged(
 ) -> Report:
     """The report of these facts and probe results as today's rules and judge see them (`saved`: the report
     they come from, whose time, host and completeness are kept)."""
-    verdict = judge.judge(causes.not_applicable(results, facts), facts)
-    if saved is None:
-        return assemble(
-            facts, mode=mode, probes=verdict.results, probe_findings=verdict.findings, ignore=ignore, keep=keep
-        )
-    again = assemble(
-        facts,
-        mode=mode,
-        probes=verdict.results,
-        probe_findings=verdict.findings,
-        created=saved.created,
-        host_info=saved.host,
-        complete=saved.complete,
-        ignore=ignore,
-        keep=keep,
-    )
-    return replace(again, duration_s=saved.duration_s)  # how long that audit took, as its time and host are kept
+    return _rejudged(facts, results, mode=mode, saved=saved, ignore=ignore, keep=keep, limit=1)[0]
 
 
 def alternatives(report: Report, limit: int, keep: Collection[str] = ()) -> list[Report]:
     """The report, then the same report with each other plan the tables propose for its facts and probe results
     (best first, at most `limit` in all): what `fix` proves in order on twins of the environment."""
-    verdict = judge.judge(causes.not_applicable(report.probes, report.facts), report.facts)
-    found = candidates(
-        report.facts,
-        mode=report.mode,
+    found = _rejudged(report.facts, report.probes, mode=report.mode, saved=report, keep=keep, limit=limit)
+    return [report, *(r for r in found[1:] if r.plan.fix != report.plan.fix)]
+
+
+def _rejudged(
+    facts: Facts,
+    results: Sequence[ProbeResult],
+    *,
+    mode: Mode,
+    saved: Report | None,
+    limit: int,
+    ignore: Mapping[str, str] | None = None,
+    keep: Collection[str] = (),
+) -> list[Report]:
+    """The reports of these facts and results as today's rules and judge see them, one per plan (at most `limit`);
+    a saved report's time, host, completeness and duration kept."""
+    verdict = judge.judge(causes.not_applicable(results, facts), facts)
+    judged = functools.partial(
+        candidates,
+        facts,
+        mode=mode,
         probes=verdict.results,
         probe_findings=verdict.findings,
-        created=report.created,
-        host_info=report.host,
-        complete=report.complete,
-        limit=limit,
+        ignore=ignore,
         keep=keep,
+        limit=limit,
     )
-    return [report, *(replace(r, duration_s=report.duration_s) for r in found[1:] if r.plan.fix != report.plan.fix)]
+    if saved is None:
+        return judged()
+    found = judged(created=saved.created, host_info=saved.host, complete=saved.complete)
+    return [replace(r, duration_s=saved.duration_s) for r in found]  # how long that audit took, as its time is kept
 
 
 def recheck(saved: Report, ignore: Mapping[str, str] | None = None, keep: Collection[str] = ()) -> Report:

@@ -45,7 +45,7 @@ from envaudit.model.exitcodes import JUDGING, BadInput, Exit
 from envaudit.model.facts import Facts, ReportError
 from envaudit.model.fixes import Fix
 from envaudit.model.report import Report
-from envaudit.model.scope import SELF
+from envaudit.model.scope import INSTALLERS, SELF
 
 APPLY_TIMEOUT_S = 3600.0  # an installer downloading gigabytes of CUDA wheels; a hung one still ends
 SNAPSHOT_BYTES = 16 * 1024 * 1024  # a snapshot of ten thousand distributions is under 1 MiB
@@ -294,7 +294,7 @@ def run(
 
 # never removed by a restore, whatever a snapshot lists: what installs (a snapshot missing them, hand-edited or of
 # another environment, would otherwise take the installer away with the rest)
-KEPT = frozenset({"pip", "setuptools", "wheel", "uv"}) | SELF
+KEPT = INSTALLERS | SELF
 
 
 def restore(

@@ -12,7 +12,7 @@ from envaudit.collect import build
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix
 from envaudit.model.redact import REDACTED
-from envaudit.model.scope import SELF
+from envaudit.model.scope import INSTALLERS, SELF
 from envaudit.rules import api_removals, imports, wheels
 from envaudit.rules.releases import numbers
 
@@ -96,9 +96,6 @@ def whole(facts: Facts, installed: Mapping[str, str]) -> dict[str, str]:
         if name not in audited and name not in SELF and name not in INSTALLERS and "+" not in version
     }
     return dict(sorted({**others, **audited}.items()))
-
-
-INSTALLERS = frozenset({"pip", "setuptools", "wheel", "uv", "distribute"})
 
 
 def applied(fix: Fix) -> tuple[build.Applied, ...]:

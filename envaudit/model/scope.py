@@ -14,6 +14,8 @@ from envaudit.model.libraries import LIBRARIES as LIBRARIES
 
 # envaudit's own distribution: jax-envaudit (the name on the index), envaudit before it was renamed
 SELF = frozenset({"jax-envaudit", "envaudit"})
+# what installs: never removed by a restore, never part of a twin's copy of an environment (its own are uv's)
+INSTALLERS = frozenset({"pip", "setuptools", "wheel", "uv"})
 # The audited stack: exact names, and patterns for the families whose names carry a CUDA/ROCm major.
 RELEVANT_NAMES = SELF | frozenset(
     {

@@ -217,13 +217,13 @@ def run(
         say("nothing to run" + (f": no command fixes {', '.join(still)}" if still else ": nothing to fix"))
         return Exit.FINDINGS if still else Exit.OK
     from envaudit.commands.plan import building  # the twin's build: loaded only where a plan is to prove
+    from envaudit.judge import twin
     from envaudit.judge.assemble import alternatives
 
     audited = before
-    options = alternatives(before, building.CANDIDATES, keep) if not proving.no_build else [before]
-    from envaudit.judge import twin
-
-    building_on = not twin.off(proving.no_build)  # every distribution the twin is to hold, where one is built
+    # where twins are built: the tables' other plans, to prove in turn, and every distribution a twin is to hold
+    building_on = not twin.off(proving.no_build)
+    options = alternatives(before, building.CANDIDATES, keep) if building_on else [before]
     everything = {d.name: d.version for d in distributions(interpreter, timeout).values()} if building_on else {}
     before, proof, why = building.searched(
         options,

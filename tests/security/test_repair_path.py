@@ -401,7 +401,7 @@ def test_fix_applies_the_first_plan_its_twin_proves_not_the_audit_s_first(
     `plan` tried the tables' next ones. Now `fix` tries them too, best first, each on a twin: the first proven is
     said, and applied with --yes; why the first was not proven is said with it."""
     from envaudit.commands.plan import building
-    from envaudit.judge import assemble
+    from envaudit.judge import assemble, twin
     from envaudit.model.fixes import Fix, Plan
 
     before = planned_audit()
@@ -417,6 +417,7 @@ def test_fix_applies_the_first_plan_its_twin_proves_not_the_audit_s_first(
         return ("proven", "built here") if report is second else ("unproven", "uv refused it")
 
     monkeypatch.setattr(building, "prove", prove)
+    monkeypatch.setattr(twin, "off", lambda *_: "")  # twins are built: the other plans are tried
     ran: list[str] = []
     monkeypatch.setattr(repair, "shell", ran_by(ran))
     said: list[str] = []

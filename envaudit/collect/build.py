@@ -44,7 +44,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, cast
 
@@ -424,13 +424,12 @@ def _built(
             *_dated(stack),
             *made.requirements,
         ]
-        install, applied, before = _applied(stack, args, interpreter, deadline, uv, env, home, say)
+        install, made_by = _applied(stack, args, interpreter, local or python, deadline, uv, env, home, say)
         if install.status == "not_installable" and WRONG_PYTHON.search(install.reason):
             first_reason, tried = first_reason or install.reason, [*tried, python]
             continue  # no wheel for this Python: the next one here may have one
         if install.status:
             return _not(install.status, first_reason or install.reason, made, started=started, python=python)
-        made_by = Made(applied, before, local or python)
         return _probed(stack, made, interpreter, prefix, deadline, uv, env, home, started, say, made_by)
     also = f" (and uv refused Python {', '.join(tried[1:])} here too)" if len(tried) > 1 else ""
     return _not("not_installable", first_reason + also, made, started=started, python=tried[0] if tried else wanted[0])
@@ -440,21 +439,23 @@ def _applied(
     stack: Stack,
     args: list[str],
     interpreter: Path,
+    python: str,
     deadline: float,
     uv: tuple[str, ...],
     env: dict[str, str],
     home: Path,
     say: Say,
-) -> tuple[_Ran, list[str], dict[str, str]]:
+) -> tuple[_Ran, Made]:
     """The stack installed: its pins at once (`args`), or, for a fix's state with the commands it is made by,
     the environment's own pins first and then each command over them, as the user's installer runs it (the
-    commands run are returned, as uv was given them, with what the environment's pins installed). Where uv refuses
+    commands run are returned, as uv was given them, with how the environment's pins were installed and what they
+    installed, for `python`: the interpreter it was made from). Where uv refuses
     the environment's pins together (pip leaves an environment in a state no resolver would choose), the modelled
     state is installed at once."""
     if not stack.applied or not stack.before:
-        return _run(uv, args, deadline, env, home), [], {}
+        return _run(uv, args, deadline, env, home), Made()
     head = args[: args.index(str(interpreter)) + 1]
-    first = _Ran("not_installable", "nothing to install")
+    first, pinned = _Ran("not_installable", "nothing to install"), list[str]()
     bases = _bases(stack)
     for pins in bases:  # every distribution of the environment; where uv refuses them, those audited
         base = twin(pins, extras=stack.extras)
@@ -469,17 +470,18 @@ def _applied(
             break
     if first.status == "not_installable" and not WRONG_PYTHON.search(first.reason):
         say(f"uv refuses the environment's own pins together ({first.reason}): building the modelled state instead")
-        return _run(uv, args, deadline, env, home), [], {}
+        return _run(uv, args, deadline, env, home), Made()
     if first.status:
-        return first, [], {}
-    before = _installed(uv, interpreter, deadline, env, home)
+        return first, Made()
+    made = Made(before=_installed(uv, interpreter, deadline, env, home), python=python, base=pinned)
     if stack.installer == "pip" and (seeded := _run(uv, [*head[:2], "pip", *head[2:]], deadline, env, home)).status:
-        return seeded, [], before  # the twin's own pip, to run the commands as the environment's pip will
+        return seeded, made  # the twin's own pip, to run the commands as the environment's pip will
     said: list[str] = []
     for step in stack.applied:
-        wanted = [r for r in (on_cpu(text) for text in step.requirements) if r]
         if step.action == "uninstall":
             wanted = [name for name in step.requirements if not ACCELERATOR.match(canonicalize_name(name))]
+        else:
+            wanted = [r for r in (on_cpu(text) for text in step.requirements) if r]
         if not wanted:
             continue
         one = Applied(step.action, tuple(wanted))
@@ -493,8 +495,8 @@ def _applied(
             ran = _run(uv, command, deadline, env, home)
             said.append(f"uv {' '.join(c for c in command if c not in ('-q', '--python', str(interpreter)))}")
         if ran.status:
-            return ran, said[:-1], before
-    return _Ran(None), said, before
+            return ran, replace(made, applied=said[:-1])
+    return _Ran(None), replace(made, applied=said)
 
 
 def _bases(stack: Stack) -> list[Mapping[str, str]]:
@@ -671,8 +673,7 @@ def _failing_before(
     prefix = home / "before"
     made = _run(uv, ["venv", "-q", "--python", made_by.python, str(prefix)], deadline, env, home)
     python = prefix / ("Scripts" if os.name == "nt" else "bin") / "python"
-    base = twin(stack.before, extras=stack.extras).requirements
-    pins = ["pip", "install", "-q", "--python", str(python), *_constrained(stack, home), *_dated(stack), *base]
+    pins = ["pip", "install", "-q", "--python", str(python), *made_by.base]  # as the twin's own were installed
     if made.status or _run(uv, pins, deadline, env, home).status:
         return []  # not known to fail before: theirs
     failing = []
@@ -740,6 +741,7 @@ class Made:
     applied: Sequence[str] = ()
     before: Mapping[str, str] = field(default_factory=dict)
     python: str = ""
+    base: Sequence[str] = ()  # uv's arguments that installed the environment's pins (their file, dates, wheels only)
 
 
 MAX_BYSTANDERS = 24  # distributions a fix's commands moved, or that require one they moved, imported to see them work

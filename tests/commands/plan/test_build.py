@@ -857,3 +857,26 @@ def test_a_live_environment_s_twin_holds_every_distribution_it_has_and_falls_bac
         "pip install flax>=0.10.0,<0.10.5",
     ]
     assert made.document.get("applied") == ["uv pip install flax>=0.10.0,<0.10.5"]
+
+
+def test_what_failed_before_the_commands_is_tried_where_the_twin_s_own_base_was_installed(
+    fake_uv: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A bystander that raised after the fix's commands is tried where only the environment's pins are installed:
+    the same pins, installed the same way, as the twin's own base (where uv refused the whole environment, those
+    audited), not the whole environment again."""
+    from envaudit.child import runner, state
+    from envaudit.model.facts import ImportOutcome, JaxFacts
+
+    broken: ImportOutcome = {"module": "pandas", "distribution": "pandas", "status": "error", "error": "X"}
+    jax: JaxFacts = {"status": "ok", "imports": [broken]}
+    monkeypatch.setattr(runner, "run", lambda options: state.Outcome(results=[], jax=jax))
+    monkeypatch.setattr(build, "_bystanders", lambda *_: ["pandas"])
+    log = tmp_path / "uv.log"
+    monkeypatch.setenv("FAKE_UV_LOG", str(log))
+    monkeypatch.setenv("FAKE_UV", "refuse-0")
+    stack = replace(_applied_stack(), before={**_applied_stack().before, "pandas": "2.0.3"})
+    build.measure(stack, timeout=60, uv=("uv",))
+    installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
+    audited = "pip install flax==0.8.4 jax==0.4.38 jaxlib==0.4.38"
+    assert installs[1] == audited and installs[-1] == audited, installs  # the twin's base, then the same again

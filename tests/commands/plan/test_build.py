@@ -875,6 +875,7 @@ def test_what_failed_before_the_commands_is_tried_where_the_twin_s_own_base_was_
     log = tmp_path / "uv.log"
     monkeypatch.setenv("FAKE_UV_LOG", str(log))
     monkeypatch.setenv("FAKE_UV", "refuse-0")
+    monkeypatch.setenv(build.REBUILD, "1")  # not what another test's build of the same stack remembered
     stack = replace(_applied_stack(), before={**_applied_stack().before, "pandas": "2.0.3"})
     build.measure(stack, timeout=60, uv=("uv",))
     installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]

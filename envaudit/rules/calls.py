@@ -18,10 +18,9 @@ from envaudit.model.fixes import Fix
 from envaudit.model.report import Subject
 from envaudit.model.scope import canonicalize_name
 from envaudit.model.versions import version_or_none
-from envaudit.rules import fixing, imports
+from envaudit.rules import imports
 from envaudit.rules.check import Check, Occurrence
 from envaudit.rules.references import JEP_9419
-from envaudit.rules.releases import newer_than
 
 CHECK = "call-fails"  # the check's id (CALL_FAILS below)
 KIND = "call"  # what "@<distribution>:call" names: that distribution's smoke call raising
@@ -70,7 +69,7 @@ def _newer(facts: Facts, outcome: CallOutcome) -> Fix:
     version = facts.packages.get(name) or imports.version_of(facts, name)
     if not version or version_or_none(version) is None:
         return Fix()
-    return fixing.install(facts, [f"{name}{newer_than(version)}"], hold=fixing.installed_jax(facts))
+    return imports.newer(facts, name, version)
 
 
 def unreturned(facts: Facts) -> list[Occurrence]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from envaudit.model.facts import Facts, ImportOutcome
-from envaudit.model.fixes import named
+from envaudit.model.fixes import Fix, named
 from envaudit.model.report import Severity, Subject
 from envaudit.model.scope import canonicalize_name
 from envaudit.rules import fixing
@@ -108,7 +108,7 @@ def failures(facts: Facts) -> list[Occurrence]:
             detail = f"{name} {version}{by} with jax {jax}: {said}; {ADVICE.format(name=name, jax=jax)}"
         fix = fixing.install(facts, forgot)
         if not forgot and name != "jax" and version and any(API_GONE.search(str(o.get("error"))) for o in failed):
-            fix = fixing.install(facts, [f"{name}{newer_than(version)}"], hold=fixing.installed_jax(facts))
+            fix = newer(facts, name, version)
         severity: Severity | None = ("info" if optional else "warn") if chain else None
         found.append(Occurrence(detail, fix, about=name, severity=severity))
     return found
@@ -155,6 +155,12 @@ def owners(facts: Facts) -> dict[str, str]:
     """Each top-level module the imports probe imported -> its distribution (`lineax` -> lineax): whose code a
     line (`where`: lineax/_solver/lu.py:61) is."""
     return {str(o.get("module", "")).split(".")[0]: str(o.get("distribution")) for o in outcomes(facts)}
+
+
+def newer(facts: Facts, name: str, version: str) -> Fix:
+    """A newer release of the library than the installed one, jax held where it is (a newer library may require a
+    newer jax, which pip would install unasked)."""
+    return fixing.install(facts, [f"{name}{newer_than(version)}"], hold=fixing.installed_jax(facts))
 
 
 def version_of(facts: Facts, distribution: str) -> str:

@@ -26,6 +26,7 @@ from envaudit.model.redact import scrub, scrub_all
 from envaudit.model.report import JSONDict, LeftOut, ProbeResult, ProbeRun, ProbeStatus
 
 COMPILATION_CACHE = "jax-compilation-cache"  # in envaudit's cache directory
+USES_CACHE, USES_VARIABLE = "library-uses", "ENVAUDIT_USES_CACHE"  # the imports probe's readings, and how it is told
 MAX_FACT_EVENTS = 64  # a child reports one fact per stage (five stages): more is a flood
 MAX_DEVICES = 1024  # devices whose memory statistics are kept
 # the jax facts a probe may report (the imports probe's): never the stages' own
@@ -182,6 +183,9 @@ def child_env(cache: bool, environ: dict[str, str] | None = None) -> tuple[dict[
         changes["JAX_COMPILATION_CACHE_DIR"] = str(directory)
         changes["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
         changes["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
+    # the imports probe's readings of the libraries' code (probes/calls/_uses.py), kept between runs
+    if cache and (uses := cachedir.private(USES_CACHE)) is not None:
+        changes[USES_VARIABLE] = str(uses)
     changes = {k: v for k, v in changes.items() if k not in base}  # what the user set wins
     return {**base, **changes}, changes
 

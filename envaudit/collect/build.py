@@ -717,6 +717,8 @@ def _failed(outcome: ImportOutcome) -> str:
 
 def _call_failed(outcome: CallOutcome) -> str:
     at = f" (at {outcome['where']})" if outcome.get("where") else ""
+    if name := outcome.get("read"):  # read, not made: its code uses a name the jax there lacks
+        return f"{outcome.get('distribution')}: `{outcome.get('call')}` uses `{name}`{at}: {outcome.get('error')}"
     return f"{outcome.get('distribution')}: `{outcome.get('call')}` raises {outcome.get('error')}{at}"
 
 
@@ -898,7 +900,9 @@ def child_environ(plan_env: Mapping[str, str]) -> dict[str, str]:
     base = {
         k: v for k, v in os.environ.items() if k not in LEAKS and not (selected(k) and not k.startswith("ENVAUDIT_"))
     }
-    return base | dict(plan_env) | {"PYTHONNOUSERSITE": "1", "JAX_PLATFORMS": "cpu"}
+    uses = cachedir.private(state.USES_CACHE)  # the libraries' code read once, for every twin (keyed by the files)
+    kept = {state.USES_VARIABLE: str(uses)} if uses is not None else {}
+    return base | dict(plan_env) | kept | {"PYTHONNOUSERSITE": "1", "JAX_PLATFORMS": "cpu"}
 
 
 def this_python() -> str:

@@ -148,6 +148,9 @@ class ImportOutcome(TypedDict, total=False):  # one import the imports probe tri
     warnings: list[str]  # jax's deprecation warnings the import raised
     seconds: float
     stderr: list[str]  # where the import killed the process: the last lines it wrote on stderr (its own words)
+    # a module no import of its library reached, imported because its code uses, at its import, a jax name the jax
+    # there lacks (probes/calls/_uses.py): that name and its line ("jax.numpy.DeviceArray (jaxline/experiment.py:39)")
+    read: str
 
 
 CallStatus = Literal["ok", "error", "not_tried", "skip", "timeout"]
@@ -163,6 +166,9 @@ class CallOutcome(TypedDict, total=False):  # one smoke call the imports probe m
     where: str  # the library's own line that raised it ("jaxopt/_src/base.py:241")
     seconds: float
     stderr: list[str]  # where the call killed the process: the last lines it wrote on stderr
+    # a call read, not made: the function's code (`where`) uses this jax name, which the jax there lacks (resolving
+    # it raised `error`; probes/calls/_uses.py)
+    read: str
 
 
 class JaxFacts(TypedDict, total=False):  # what jax reported in the child process (child/jaxfacts.py)

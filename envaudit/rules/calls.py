@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from envaudit.model.facts import CallOutcome, Facts
 from envaudit.model.fixes import Fix
-from envaudit.model.report import Subject
+from envaudit.model.report import Severity, Subject
 from envaudit.model.scope import canonicalize_name
 from envaudit.model.versions import version_or_none
 from envaudit.rules import imports
@@ -52,13 +52,27 @@ def failures(facts: Facts) -> list[Occurrence]:
         if chain and missing and canonicalize_name(missing[1]) not in facts.packages:
             continue  # an optional dependency of a library the user did not ask for: the call was not run
         jax = imports.jax_of(facts)
-        at = f" (at {outcome['where']})" if outcome.get("where") else ""
-        said = f"`{outcome.get('call')}` raises {outcome.get('error')}{at}"
-        advice = imports.ADVICE.format(name=name, jax=jax)
-        detail = f"{name} {outcome.get('version', '')}{imports.pulled(chain)} with jax {jax}: {said}; {advice}"
+        detail = f"{name} {outcome.get('version', '')}{imports.pulled(chain)} with jax {jax}: {said(outcome)}; "
+        detail += imports.ADVICE.format(name=name, jax=jax)
         fix = Fix() if chain else _newer(facts, outcome)
-        found.append(Occurrence(detail, fix, about=name, severity="info" if chain else None))
+        # a call read, not made, is a path of the library that breaks, not one the user is known to take
+        found.append(Occurrence(detail, fix, about=name, severity="info" if chain else read(outcome)))
     return found
+
+
+def read(outcome: CallOutcome) -> Severity | None:
+    """The severity of a call read, not made (a warning), or None for a call made (the check's)."""
+    return "warn" if outcome.get("read") else None
+
+
+def said(outcome: CallOutcome) -> str:
+    """A failed call as a finding says it: made and raised, or read (its code uses a name the jax lacks)."""
+    at = f" (at {outcome['where']})" if outcome.get("where") else ""
+    if name := outcome.get("read"):
+        return (
+            f"`{outcome.get('call')}` uses `{name}`{at}, and that raises {outcome.get('error')} here (read, not called)"
+        )
+    return f"`{outcome.get('call')}` raises {outcome.get('error')}{at}"
 
 
 def _newer(facts: Facts, outcome: CallOutcome) -> Fix:

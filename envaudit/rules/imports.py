@@ -110,6 +110,8 @@ def failures(facts: Facts) -> list[Occurrence]:
         if not forgot and name != "jax" and version and any(API_GONE.search(str(o.get("error"))) for o in failed):
             fix = newer(facts, name, version)
         severity: Severity | None = ("info" if optional else "warn") if chain else None
+        if severity is None and all(o.get("read") for o in failed):
+            severity = "warn"  # a module no import of the library reaches, read: a part of it breaks, not its import
         found.append(Occurrence(detail, fix, about=name, severity=severity))
     return found
 
@@ -121,7 +123,10 @@ def jax_of(facts: Facts) -> str:
 
 def _said(outcome: ImportOutcome) -> str:
     at = f" (at {outcome['where']})" if outcome.get("where") else ""
-    return f"`import {outcome.get('module')}` raises {outcome.get('error')}{at}"
+    said = f"`import {outcome.get('module')}` raises {outcome.get('error')}{at}"
+    if name := outcome.get("read"):  # a module no import of its library reached, tried for what its code uses
+        said += f" (a module `import {str(outcome.get('module')).split('.')[0]}` does not reach, tried for its {name})"
+    return said
 
 
 def error_of(facts: Facts, distribution: str) -> str:

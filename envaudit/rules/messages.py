@@ -69,11 +69,13 @@ class Scan:
 
 def scan(facts: Facts) -> Scan:
     """The facts' messages read once: jax's exception, each exception the libraries' imports raised
-    (facts.jax.imports; line 0, as jax's), and the messages a bug report quotes."""
+    (facts.jax.imports; line 0, as jax's), and the messages a bug report quotes. A module imported because its
+    code was read to use a name jax lacks (`read`) is no user's import: what it raised is its library's warning,
+    and makes no rule a finding at the rule's severity."""
     raised = tuple(
         (str(o.get("distribution")), tuple(replace(m, line=0) for m in in_text(said)))
         for o in imports.outcomes(facts)
-        if o.get("status") == "error" and (said := _said(o))
+        if o.get("status") == "error" and not o.get("read") and (said := _said(o))
     )
     deferring = registry().deferring
     reported = tuple(

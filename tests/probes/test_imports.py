@@ -266,7 +266,8 @@ def test_an_import_that_kills_the_process_keeps_its_last_words_and_the_rule_they
 def test_the_submodules_envaudit_asks_for_are_imported_where_the_top_level_works(tmp_path: Path) -> None:
     """transformers 4.31.0's Flax models use jnp.DeviceArray, gone in jax 0.4.14, but `import transformers` is lazy
     and worked: the build took it for the models, cleared the table's entry and said OK. The modules a table names
-    are asked for (ENVAUDIT_SUBMODULES) and imported too, each its own outcome; nothing is asked, nothing more."""
+    are asked for (ENVAUDIT_SUBMODULES) and imported too, each its own outcome. Unasked, the probe reads the
+    library's code and imports the module for its use of a name this jax lacks (`read`)."""
     site = tmp_path / "site"
     files = {
         "lazylib/__init__.py": "VERSION = 1\n",
@@ -280,12 +281,14 @@ def test_the_submodules_envaudit_asks_for_are_imported_where_the_top_level_works
         done = subprocess.run([sys.executable, str(PROBE)], capture_output=True, text=True, env=env, timeout=240)
         return {o["module"]: o for o in json.loads(done.stdout)["facts"]["imports"] if o["distribution"] == "lazylib"}
 
-    assert set(outcomes()) == {"lazylib"}  # its top level, as before
+    unasked = outcomes()
+    assert set(unasked) == {"lazylib", "lazylib.models.flax_model"}
+    assert unasked["lazylib.models.flax_model"]["read"] == "jax.numpy.DeviceArray (lazylib/models/flax_model.py:2)"
     asked = outcomes(ENVAUDIT_SUBMODULES="other=x.y;lazylib=lazylib.models.flax_model,not a module")
     assert asked["lazylib"]["status"] == "ok"
     model = asked["lazylib.models.flax_model"]
     assert model["status"] == "error" and "DeviceArray" in model["error"]
-    assert set(asked) == {"lazylib", "lazylib.models.flax_model"}
+    assert set(asked) == {"lazylib", "lazylib.models.flax_model"} and "read" not in model
 
 
 def test_a_library_envaudit_names_is_imported_though_it_declares_no_jax(tmp_path: Path) -> None:
@@ -329,3 +332,54 @@ def test_eighty_libraries_that_raise_long_errors_are_each_still_their_own_failur
     assert {f"import-fails-loud{n}" for n in range(80)} <= found
     errors = [o["error"] for o in report["facts"]["jax"]["imports"] if o["distribution"].startswith("loud")]
     assert len(errors) == 80 and all(e.startswith("RuntimeError: loud") for e in errors)
+
+
+READ: dict[str, dict[str, Any]] = {
+    "partlib": {  # jaxline 0.0.5: `import jaxline` works, `from jaxline import experiment` raises (jnp.DeviceArray)
+        "requires": ["jax"],
+        "files": {
+            "partlib/__init__.py": "import jax\n",
+            "partlib/experiment.py": "import jax.numpy as jnp\n\nArray = jnp.DeviceArray\n",
+            "partlib/tests/test_old.py": "import jax.numpy as jnp\nX = jnp.DeviceArray\n",  # not package code
+        },
+    },
+    "calllib": {  # pytensor 2.14.2: its JAX dispatch calls jnp.product inside a function, which no import runs
+        "requires": ["jax"],
+        "files": {
+            "calllib/__init__.py": "from calllib import ops\n",
+            "calllib/ops.py": "import jax.numpy as jnp\n\ndef total(x):\n    return jnp.product(x)\n",
+            # version-compatible code: never read as a break
+            "calllib/compat.py": "import jax.numpy as jnp\ntry:\n    A = jnp.DeviceArray\nexcept AttributeError:\n"
+            "    A = None\n\ndef f(x):\n    if hasattr(jnp, 'product'):\n        return jnp.product(x)\n"
+            "    return jnp.prod(x)\n",
+        },
+    },
+}
+
+
+def test_a_library_s_code_no_import_reaches_is_read_and_what_breaks_there_is_measured(tmp_path: Path) -> None:
+    install(tmp_path, READ)
+    done = envaudit_run(sys.executable, "--probe", "imports", "--format", "json", env=_env(tmp_path), timeout=300)
+    report = json.loads(done.stdout)
+    imports = {o["module"]: o for o in report["facts"]["jax"]["imports"]}
+    # the module whose import uses a name this jax lacks was imported, and raised as a user's import would
+    part = imports["partlib.experiment"]
+    assert part["status"] == "error" and "has no attribute 'DeviceArray'" in part["error"], part
+    assert part["read"] == "jax.numpy.DeviceArray (partlib/experiment.py:3)"
+    assert "partlib.tests.test_old" not in imports and "calllib.compat" not in imports
+    # the call-time use is one call read, not made, with the line and what resolving the name raised
+    calls = [c for c in report["facts"]["jax"].get("calls", []) if c["distribution"] == "calllib"]
+    assert [(c["call"], c["read"], c["where"]) for c in calls] == [
+        ("calllib.ops.total", "jax.numpy.product", "calllib/ops.py:4")
+    ], calls
+    assert "has no attribute 'product'" in calls[0]["error"]
+    # each is a warning about its library with a newer release of it as the fix: a part of the library breaks,
+    # the user's program is not known to reach it
+    found = {f["id"]: f for f in report["findings"]}
+    assert found["import-fails-partlib"]["severity"] == "warn", found["import-fails-partlib"]
+    assert (
+        found["call-fails-calllib"]["severity"] == "warn"
+        and "read, not called" in found["call-fails-calllib"]["detail"]
+    )
+    assert "partlib>1.0" in report["plan"]["fix"] and "calllib>1.0" in report["plan"]["fix"], report["plan"]
+    assert done.returncode == 0, report["verdict"]

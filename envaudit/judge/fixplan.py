@@ -30,6 +30,7 @@ from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import SEVERITIES, Finding, Severity
 from envaudit.model.versions import public, version_or_none
 from envaudit.rules import extras, installing
+from envaudit.rules.messages import STACK
 from envaudit.rules.registry import registry
 
 MAX_STEPS = 8  # a report has a handful of root causes; more steps than this is a plan that does not converge
@@ -420,3 +421,30 @@ def _judged(state: Facts, ignore: ignoring.Ignores, cleared: Mapping[str, Severi
             replace(f, severity=cleared[f.id], unprobed=False) if f.unprobed and f.id in cleared else f for f in found
         ]
     return ignoring.counted(causes.link(found, evaluated), ignore)
+
+
+def least(plan: Plan) -> Plan | None:
+    """The plan with each library's floor (`name>=X`, X a release) made that release (`name==X`): the least move,
+    which `fix` tries before the plan itself. A floor lets the installer take the newest release, which may use
+    another name the jax it holds lacks, or be called otherwise: blackjax>=1.2.0 took 1.3, whose
+    run_inference_algorithm the program called the old way; ott-jax>=0.4.5 took a release that needs a newer jax's
+    register_dataclass; the experts pinned the first fixed release. jax's own packages keep their ranges (their
+    pins are the plan's). None where the plan has no such floor."""
+    steps = tuple(replace(s, fix=_least(s.fix)) for s in plan.steps)
+    narrowed = replace(plan, steps=steps, fix=_least(plan.fix))
+    return narrowed if narrowed.fix.install != plan.fix.install else None
+
+
+def _least(fix: Fix) -> Fix:
+    return replace(fix, install=tuple(_pinned_floor(r) for r in fix.install))
+
+
+def _pinned_floor(requirement: str) -> str:
+    ranged = fixes.ranged(requirement)
+    if ranged is None or STACK.match(ranged[0]) or len(ranged[1]) != 1:
+        return requirement
+    (spec,) = tuple(ranged[1])
+    release = version_or_none(spec.version)
+    if spec.operator != ">=" or release is None or release.is_prerelease or release.local or "*" in spec.version:
+        return requirement
+    return f"{ranged[0]}=={spec.version}"

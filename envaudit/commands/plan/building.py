@@ -190,7 +190,7 @@ def searched(
     deadline = time.monotonic() + timeout
     refused: list[str] = []
     found: tuple[Proof, str] | None = None
-    for option in options:
+    for option in _least_first(options):
         if option is not first and not option.plan.fix:
             continue
         left = deadline - time.monotonic()
@@ -202,13 +202,23 @@ def searched(
         if proof == "proven":
             before = f"; before it, {len(refused)} plan(s) the tables ranked higher: " if refused else ""
             return option, proof, why + before + "; ".join(refused)
-        found = found or (proof, why)
+        found = (proof, why) if option is first else found or (proof, why)  # the first plan's own, where tried
         _progress(quiet)(f"not proven: {why}")
         if why.startswith("nothing was built"):
             break  # nor would any other plan be
         refused.append(f"{_command(option)}: {why}")
     assert found is not None  # the first plan is always tried
     return first, *found
+
+
+def _least_first(options: Sequence[Report]) -> list[Report]:
+    """The plans in order, each preceded by its least move (`fixplan.least`: a library's floor made that release)
+    where it has one; the first plan stays `first` (what is said where none is proven)."""
+    found: list[Report] = []
+    for option in options:
+        narrowed = fixplan.least(option.plan)
+        found += [replace(option, plan=narrowed), option] if narrowed is not None else [option]
+    return found
 
 
 def written(plan: Plan) -> dict[str, str]:

@@ -57,6 +57,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import pathlib
 import re
 import sys
 import sysconfig
@@ -368,6 +369,49 @@ def library(dist: importlib.metadata.Distribution, timed: Timed) -> list[dict[st
     return found
 
 
+MAX_READ = 4  # modules imported, and calls read, per library for its uses of jax names the jax here lacks
+
+
+def source(dist: importlib.metadata.Distribution, path: PurePosixPath) -> bytes:
+    """A file of the distribution, as installed (b"" where it cannot be read)."""
+    try:
+        return pathlib.Path(str(dist.locate_file(str(path)))).read_bytes()
+    except OSError:
+        return b""
+
+
+def reading(reader: Any, dist: importlib.metadata.Distribution, paths: list[PurePosixPath]) -> dict[str, Any]:
+    """The uses of jax names in each of the distribution's files (calls/_uses.py), as kept where the files did not
+    change since they were read (envaudit's cache), else read now and kept."""
+    stats = []
+    for path in paths:
+        try:
+            st = os.stat(str(dist.locate_file(str(path))))
+        except OSError:
+            continue
+        stats.append((str(path), st.st_size, st.st_mtime_ns))
+    key = reader.cache_key(canonical(name_of(dist)), str(dist.version), stats)
+    kept = reader.load(key)
+    if kept is not None:
+        return dict(kept)
+    found = {path: reader.read(source(dist, PurePosixPath(path))) for path, _, _ in stats}
+    reader.store(key, found)
+    return found
+
+
+@functools.cache
+def uses_reader() -> Any:
+    """calls/_uses.py, loaded by its path, or None where it is not beside this file (the standalone program)."""
+    path = os.path.join(CALLS, "_uses.py")
+    spec = importlib.util.spec_from_file_location("_envaudit_uses", path) if os.path.isfile(path) else None
+    if spec is None or spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
 CALLING: dict[str, str] = {}  # distribution -> the call its file makes, once the file has said it (smoke)
 SUBMODULES = "ENVAUDIT_SUBMODULES"  # distribution=module,module;... (envaudit/collect/build.py writes it)
 IMPORT = "ENVAUDIT_IMPORT"  # distribution,distribution: imported whatever they declare (collect/build.py writes it)
@@ -591,8 +635,42 @@ class Importer(threading.Thread):
                     name, version = canonical(name_of(dist)), str(dist.version)
                     if name in source:
                         self._call(name, version, broken)
+            for dist in self.dists:  # last: what no import or call reached, read (calls/_uses.py)
+                self._read(dist)
         except Stopped:
             return
+
+    def _read(self, dist: importlib.metadata.Distribution) -> None:
+        """The library's code read for jax names the jax here lacks (calls/_uses.py), where every module of it
+        imported (a failed import is the finding): a module with such a use at its import, which no import
+        reached, is imported (the measurement; `read` says why); a use on a call is one call outcome `error`,
+        read, not made (`read`: the name), at most MAX_READ of them, one per function, where its smoke call did not
+        raise (that is its finding)."""
+        name, version = canonical(name_of(dist)), str(dist.version)
+        mine = [o for o in self.outcomes if o["distribution"] == name]
+        if not mine or any(o["status"] == "error" for o in mine) or (reader := uses_reader()) is None:
+            return
+        done = {o["module"] for o in mine}
+        tops = {m.split(".")[0] for m in done}
+        paths = [p for p in files(dist) if p.parts[0] in tops and reader.package_file(p.parts)]
+        found = list(reader.broken((tuple(p.split("/")), uses) for p, uses in reading(reader, dist, paths).items()))
+        at_import = {m: (f, u) for m, f, u, _ in reversed(found) if not u.function and m not in done}
+        for module, (path, use) in sorted(at_import.items())[:MAX_READ]:
+            outcome, _ = self._timed(module, lambda m: tried(m, dist))
+            self._keep([outcome | {"read": f"{use.name} ({path}:{use.line})"}])
+        calls: dict[str, dict[str, Any]] = {}
+        if any(c["distribution"] == name and c["status"] == "error" for c in self.calls):
+            found = []  # its smoke call raised: that is its finding, no call read beside it
+        for module, path, use, raised in found:
+            call = f"{module}.{use.function}"
+            if use.function and call not in calls and len(calls) < MAX_READ:
+                at = f"{path}:{use.line}"
+                calls[call] = {"distribution": name, "version": version, "call": call, "status": "error"}
+                calls[call] |= {"error": raised[:MAX_TEXT], "where": at, "read": use.name}
+        with self.lock:
+            self.calls += calls.values()
+            if calls:
+                kit.progress("called", facts={"calls": list(calls.values())})
 
     def _call(self, name: str, version: str, broken: str) -> None:
         if why := broken or imported_ok(self.outcomes, name):

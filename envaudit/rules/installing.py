@@ -217,12 +217,25 @@ def _installed(packages: dict[str, str], fix: Fix, python: str | None) -> dict[s
             # a package no table knows, asked for by name (a dependency a library forgot to declare), or moved
             # past the release installed (`chromax>=0.0.3a0,!=0.0.3a0`): the installer takes a release whose number
             # is not known here (a build installs the range as written and says what it took)
-            found[name] = UNKNOWN_RELEASE
+            found[name] = _unknown_above(current, spec)
     for text in fix.reinstall:  # `--force-reinstall --no-deps jaxlib==0.4.13` installs it where it was missing too
         name, pinned = fixes.parse(text)
         if name not in found and pinned.startswith("=="):
             found[name] = pinned.removeprefix("==")
     return found
+
+
+def _unknown_above(current: str | None, spec: SpecifierSet) -> str:
+    """The release modelled for a package no table knows, moved by a range: where the range admits the release
+    after the installed one (`pytensor>2.14.2`: a newer release, jax held), that one marked unknown (`2.14.3+unknown`:
+    up, in the same major, as the range asks; the build says what the installer took), else UNKNOWN_RELEASE."""
+    from envaudit.model.versions import version_or_none
+
+    parsed = version_or_none(current or "")
+    if parsed is None:
+        return UNKNOWN_RELEASE
+    following = ".".join(map(str, [*parsed.release[:-1], parsed.release[-1] + 1]))
+    return f"{following}+unknown" if spec.contains(following, prereleases=True) else UNKNOWN_RELEASE
 
 
 def _through_extra(spec: SpecifierSet, named: set[str], python: str | None) -> str | None:

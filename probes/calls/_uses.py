@@ -1,0 +1,358 @@
+"""The calls the imports probe does not make, read: each library's uses of a jax name that the jax installed here
+does not have, found in its installed code and measured against that jax.
+
+A library breaks on a path no import or smoke call reaches: `jaxline.experiment` annotates with `jnp.DeviceArray`
+(gone in jax 0.4.14), a module `import jaxline` never imports; pytensor 2.14.2's JAX dispatch calls `jnp.product`
+inside a function, so `import pytensor` works and sampling with JAX raises; openfermion 1.6.1's THC objective does
+`from jax.config import config` in a module five packages deep. The derived table knows the libraries it read; this
+reads the one installed here, whatever it is.
+
+Each `.py` file of the distribution (but tests, examples and docs) whose text mentions jax is parsed with `ast`; a
+use is a name off an alias of jax or jaxlib (`import jax.numpy as jnp` then `jnp.DeviceArray`, `from jax
+import lax` then `lax.foo`, `from jax.config import config`, `import jax.experimental.maps`), with where it is
+(file:line) and when it runs: at the module's import (module level, class bodies, decorators, defaults, annotations
+where they are evaluated) or on a call (inside a function, named). A use under a test that asks what jax has or its
+version (`hasattr`, `getattr`, a name with "version" in it, `TYPE_CHECKING`, jax itself), inside a `try` whose
+handlers catch what a missing name raises, or in such a handler (the fallback), is version-compatible code and not
+read: this is a reading that may miss a break, never one that invents one.
+
+Each name read is then RESOLVED in the jax this process imported (the measurement): attribute by attribute, a
+submodule found on disk where no attribute is (`jax.experimental.pjit`), never executing a library's code. A name
+that resolves is present; one whose resolution raised for another reason (an optional dependency of a jax module,
+jax2tf's TensorFlow) is unknown; one jax does not have is missing, with what Python raises for it.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import re
+import sys
+import types
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+ROOTS = ("jax", "jaxlib")
+# a test that asks what jax has, or a version: its branches are version-compatible code
+GUARD_WORDS = re.compile(r"version|hasattr|getattr|TYPE_CHECKING|find_spec|dir\b", re.IGNORECASE)
+# what a missing name raises, and the handlers that catch it
+CATCHING = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException", "NameError"}
+NOT_PACKAGE = {"tests", "test", "testing", "examples", "example", "docs", "doc", "benchmarks", "benchmark", "scripts"}
+HEAVY = re.compile(r"jax2tf|tensorflow|torch")  # jax modules that import another framework: not imported to resolve
+MAX_FILE_BYTES = 2 * 1024 * 1024  # a generated file larger than this is not read
+
+
+@dataclass(frozen=True)
+class Use:
+    """One use of a jax name in a library's file: the dotted name, its line, the function that runs it ("" at the
+    module's import), and, for `from M import N`, the module M that must be importable."""
+
+    name: str
+    line: int
+    function: str
+    module: str = ""
+
+
+def package_file(parts: tuple[str, ...]) -> bool:
+    """Whether a file (its path's parts inside the site directory) is package code: a `.py` file not under tests,
+    examples, docs or benchmarks."""
+    return bool(parts) and parts[-1].endswith(".py") and not any(p in NOT_PACKAGE for p in parts[:-1])
+
+
+def module_of(parts: tuple[str, ...]) -> str:
+    """The dotted module a package file is (`jaxline/experiment.py` -> `jaxline.experiment`)."""
+    names = list(parts[:-1]) + ([] if parts[-1] == "__init__.py" else [parts[-1][:-3]])
+    return ".".join(names)
+
+
+def _catches(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(isinstance(k, ast.Name | ast.Attribute) and ast.unparse(k).split(".")[-1] in CATCHING for k in kinds)
+
+
+class _Reader(ast.NodeVisitor):
+    """Walks one module, keeping its aliases of jax and where each node runs."""
+
+    def __init__(self, lazy_annotations: bool) -> None:
+        self.aliases: dict[str, str] = {}
+        self.uses: list[Use] = []
+        self.function = ""  # the function whose body this is ("" at import)
+        self.guarded = 0  # inside version-compatible code
+        self.lazy_annotations = lazy_annotations
+
+    def _use(self, name: str, line: int, module: str = "") -> None:
+        if not self.guarded:
+            self.uses.append(Use(name, line, self.function, module))
+
+    def _guard(self, test: ast.expr) -> bool:
+        for node in ast.walk(test):
+            text = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+            if text and (GUARD_WORDS.search(text) or text in self.aliases):
+                return True
+        return False
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name.split(".")[0] in ROOTS:
+                if alias.asname:  # `import jax.numpy as jnp`: jnp is jax.numpy
+                    self.aliases[alias.asname] = alias.name
+                else:  # `import jax.numpy`: the name bound is jax
+                    self.aliases[alias.name.split(".")[0]] = alias.name.split(".")[0]
+                self._use(alias.name, node.lineno, module=alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module or node.module.split(".")[0] not in ROOTS:
+            return
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            full = f"{node.module}.{alias.name}"
+            self.aliases[alias.asname or alias.name] = full
+            self._use(full, node.lineno, module=node.module)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        """A name bound again is no longer the alias it was (orbax's `ifrt_programs = ifrt_programs.ifrt_programs`
+        binds a C++ module's object), unless it is bound to another alias (`np2 = jnp`): what an attribute of jax
+        holds is not followed."""
+        self.visit(node.value)
+        value = _dotted(node.value)
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                if value in self.aliases and not self.function:
+                    self.aliases[target.id] = self.aliases[value]
+                else:
+                    self.aliases.pop(target.id, None)
+            else:
+                self.visit(target)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        parts: list[str] = []
+        base: ast.expr = node
+        while isinstance(base, ast.Attribute):
+            parts.append(base.attr)
+            base = base.value
+        if isinstance(base, ast.Name) and base.id in self.aliases and isinstance(node.ctx, ast.Load):
+            self._use(".".join([self.aliases[base.id], *reversed(parts)]), node.lineno)
+            return
+        self.generic_visit(node)
+
+    def _guarded(self, nodes: Sequence[ast.AST]) -> None:
+        self.guarded += 1
+        for child in nodes:
+            self.visit(child)
+        self.guarded -= 1
+
+    def visit_If(self, node: ast.If) -> None:
+        if self._guard(node.test):
+            self._guarded([node.test, *node.body, *node.orelse])
+        else:
+            self.generic_visit(node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        if self._guard(node.test):
+            self._guarded([node.test, node.body, node.orelse])
+        else:
+            self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        if any(self._guard(v) for v in node.values[:-1]):
+            self._guarded(node.values)
+        else:
+            self.generic_visit(node)
+
+    def visit_Try(self, node: ast.Try | ast.TryStar) -> None:
+        caught = any(_catches(h) for h in node.handlers)
+        (self._guarded if caught else self._plain)(node.body)
+        for handler in node.handlers:
+            self._guarded(handler.body)  # a fallback: runs where what was tried is missing
+        self._plain(node.orelse)
+        self._plain(node.finalbody)
+
+    def visit_TryStar(self, node: ast.TryStar) -> None:
+        self.visit_Try(node)
+
+    def _plain(self, nodes: list[ast.stmt]) -> None:
+        for child in nodes:
+            self.visit(child)
+
+    def _body(self, name: str, body: list[ast.stmt] | list[ast.expr]) -> None:
+        before, self.function = self.function, self.function or name
+        for child in body:
+            self.visit(child)
+        self.function = before
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self.visit(node.args)  # defaults run at the definition
+        if not self.lazy_annotations and node.returns is not None:
+            self.visit(node.returns)
+        self._body(node.name, node.body)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_arguments(self, node: ast.arguments) -> None:
+        for default in [*node.defaults, *(d for d in node.kw_defaults if d is not None)]:
+            self.visit(default)
+        if not self.lazy_annotations:
+            for arg in [*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg]:
+                if arg is not None and arg.annotation is not None:
+                    self.visit(arg.annotation)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.visit(node.args)
+        self._body("<lambda>", [node.body])
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        # a variable's annotation is evaluated at module and class level only, and never lazily
+        if not self.lazy_annotations and not self.function:
+            self.visit(node.annotation)
+
+
+def _dotted(node: ast.expr) -> str:
+    """`a.b.c` of a chain of attributes off a name ("" for anything else)."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else ""
+
+
+def uses_in(source: bytes) -> list[Use]:
+    """Every unguarded use of a jax name in one module's source ([] where it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    lazy = any(
+        isinstance(n, ast.ImportFrom) and n.module == "__future__" and any(a.name == "annotations" for a in n.names)
+        for n in tree.body
+    )
+    reader = _Reader(lazy)
+    reader.visit(tree)
+    return reader.uses
+
+
+def _quiet_getattr(obj: object, name: str) -> object:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return getattr(obj, name)
+
+
+def _spec(name: str) -> Any:
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+
+
+def missing(use: Use) -> str:
+    """What Python raises for a use whose name the jax here lacks ("" where the name is there, or where resolving
+    it raised for another reason: unknown, never missing)."""
+    try:
+        return _missing(use)
+    except Exception:
+        return ""
+
+
+def _missing(use: Use) -> str:
+    if use.module and _spec(use.module) is None and use.module not in sys.modules:
+        return f"ModuleNotFoundError: No module named '{use.module}'"
+    parts = use.name.split(".")
+    obj: object = importlib.import_module(parts[0])
+    for i, part in enumerate(parts[1:], start=2):
+        dotted = ".".join(parts[:i])
+        try:
+            obj = _quiet_getattr(obj, part)
+            continue
+        except AttributeError as error:
+            raised = error
+        if not isinstance(obj, types.ModuleType):
+            return f"AttributeError: {raised}"
+        if _spec(dotted) is None:
+            if use.module and dotted == use.name:  # `from M import N`, N neither an attribute nor a module
+                return f"ImportError: cannot import name '{part}' from '{use.module}'"
+            if use.module == use.name:
+                return f"ModuleNotFoundError: No module named '{dotted}'"
+            return f"AttributeError: {raised}"
+        if use.module == use.name or i == len(parts) or HEAVY.search(dotted):
+            return ""  # a module on disk: there (one that imports a framework, jax2tf's TensorFlow, is not imported)
+        obj = importlib.import_module(dotted)  # a submodule of jax's not yet imported (jax.interpreters.batching)
+    return ""
+
+
+def read(data: bytes) -> list[Use]:
+    """The uses in one file's bytes ([] for a file that does not mention jax, or too large to be code)."""
+    return uses_in(data) if b"jax" in data and len(data) <= MAX_FILE_BYTES else []
+
+
+def broken(files: Iterable[tuple[tuple[str, ...], list[Use]]]) -> Iterator[tuple[str, str, Use, str]]:
+    """(module, its file, use, what it raises) for each use read in the files given ((parts, uses) of each) of a
+    jax name the jax here lacks; each name resolved once."""
+    seen: dict[tuple[str, str], str] = {}
+    for parts, found in files:
+        for use in found:
+            key = (use.name, use.module)
+            if key not in seen:
+                seen[key] = missing(use)
+            if seen[key]:
+                yield module_of(parts), "/".join(parts), use, seen[key]
+
+
+# The uses read are kept, per distribution, where envaudit says (ENVAUDIT_USES_CACHE: a directory of its private
+# cache, made 0700 before this child started): parsing a library's code costs seconds (flax, optax and
+# orbax-checkpoint: 300 files, 4.9 MB, 1.9 s on a 2-core CPU), resolving what it read against jax milliseconds.
+CACHE = "ENVAUDIT_USES_CACHE"
+MAX_KEPT = 512  # readings kept (a distribution's release each, about 20 KB); the oldest go first
+FORMAT = 1  # of a cached reading: bumped when what is read changes
+
+
+def cache_key(name: str, version: str, stats: list[tuple[str, int, int]]) -> str:
+    """The file a distribution's reading is kept in: its name, version and each file's path, size and mtime."""
+    digest = hashlib.sha256(json.dumps([FORMAT, name, version, sorted(stats)]).encode()).hexdigest()[:32]
+    return f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}-{digest}.json"
+
+
+def load(key: str) -> dict[str, list[Use]] | None:
+    """A distribution's reading kept under `key`, or None (no cache, none kept, or unreadable)."""
+    directory = os.environ.get(CACHE, "")
+    if not directory:
+        return None
+    try:
+        fd = os.open(os.path.join(directory, key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            kept = json.loads(handle.read(MAX_FILE_BYTES * 4))
+        return {path: [Use(str(n), int(at), str(f), str(m)) for n, at, f, m in uses] for path, uses in kept.items()}
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def store(key: str, reading: dict[str, list[Use]]) -> None:
+    """Keeps a distribution's reading (written whole, then renamed into place; nothing where there is no cache)."""
+    directory = os.environ.get(CACHE, "")
+    if not directory or not os.path.isdir(directory):
+        return
+    text = json.dumps({path: [[u.name, u.line, u.function, u.module] for u in uses] for path, uses in reading.items()})
+    temporary = os.path.join(directory, f".{key}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, os.path.join(directory, key))
+        kept = sorted(os.scandir(directory), key=lambda e: e.stat(follow_symlinks=False).st_mtime_ns)
+        for entry in kept[:-MAX_KEPT] if len(kept) > MAX_KEPT else []:  # the oldest readings, past the bound
+            os.unlink(entry.path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)

@@ -100,13 +100,20 @@ class _Reader(ast.NodeVisitor):
                 return True
         return False
 
+    def _bind(self, name: str, dotted: str) -> None:
+        """An alias bound; in version-compatible code only where the name is not bound yet: the fallback of a
+        `try` (chex 0.1.86: `from jax._src import compiler`, except ImportError `from jax._src import dispatch as
+        compiler`) names what runs only where the first import failed."""
+        if not (self.guarded and name in self.aliases):
+            self.aliases[name] = dotted
+
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             if alias.name.split(".")[0] in ROOTS:
                 if alias.asname:  # `import jax.numpy as jnp`: jnp is jax.numpy
-                    self.aliases[alias.asname] = alias.name
+                    self._bind(alias.asname, alias.name)
                 else:  # `import jax.numpy`: the name bound is jax
-                    self.aliases[alias.name.split(".")[0]] = alias.name.split(".")[0]
+                    self._bind(alias.name.split(".")[0], alias.name.split(".")[0])
                 self._use(alias.name, node.lineno, module=alias.name)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
@@ -116,7 +123,7 @@ class _Reader(ast.NodeVisitor):
             if alias.name == "*":
                 continue
             full = f"{node.module}.{alias.name}"
-            self.aliases[alias.asname or alias.name] = full
+            self._bind(alias.asname or alias.name, full)
             self._use(full, node.lineno, module=node.module)
 
     def visit_Assign(self, node: ast.Assign) -> None:

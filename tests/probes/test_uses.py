@@ -138,3 +138,13 @@ def test_a_reading_is_kept_by_its_files_and_a_link_or_garbage_in_its_place_is_no
     monkeypatch.delenv(uses.CACHE)
     uses.store(key, reading)  # no cache: nothing kept, nothing raised
     assert uses.load(key) is None
+
+
+def test_the_fallback_import_of_a_try_does_not_rename_what_the_try_imported() -> None:
+    # chex 0.1.86's restrict_backends: `compiler.backend_compile` is jax._src.compiler's, where that import works
+    source = (
+        "try:\n    from jax._src import compiler\nexcept ImportError:\n    from jax._src import dispatch as compiler\n"
+        "def f():\n    return compiler.backend_compile\n"
+    )
+    assert ("jax._src.compiler.backend_compile", 6, "f") in _read(source)
+    assert not any(name.startswith("jax._src.dispatch.backend") for name, _, _ in _read(source))

@@ -46,6 +46,7 @@ GUARD_WORDS = re.compile(r"version|hasattr|getattr|TYPE_CHECKING|find_spec|dir\b
 CATCHING = {"AttributeError", "ImportError", "ModuleNotFoundError", "Exception", "BaseException", "NameError"}
 NOT_PACKAGE = {"tests", "test", "testing", "examples", "example", "docs", "doc", "benchmarks", "benchmark", "scripts"}
 HEAVY = re.compile(r"jax2tf|tensorflow|torch")  # jax modules that import another framework: not imported to resolve
+TEST_MODULE = re.compile(r"(^test_|_test\.py$|_tests\.py$|_test_utils?\.py$|^conftest\.py$)")
 MAX_FILE_BYTES = 2 * 1024 * 1024  # a generated file larger than this is not read
 
 
@@ -62,8 +63,11 @@ class Use:
 
 def package_file(parts: tuple[str, ...]) -> bool:
     """Whether a file (its path's parts inside the site directory) is package code: a `.py` file not under tests,
-    examples, docs or benchmarks."""
-    return bool(parts) and parts[-1].endswith(".py") and not any(p in NOT_PACKAGE for p in parts[:-1])
+    examples, docs or benchmarks, and no test module shipped beside the code (chex's `asserts_chexify_test.py`,
+    orbax's `*_test_utils.py`: what a library's own tests run is no user's path)."""
+    if not parts or not parts[-1].endswith(".py") or any(p in NOT_PACKAGE for p in parts[:-1]):
+        return False
+    return not TEST_MODULE.search(parts[-1])
 
 
 def module_of(parts: tuple[str, ...]) -> str:
@@ -322,7 +326,7 @@ def broken(files: Iterable[tuple[tuple[str, ...], list[Use]]]) -> Iterator[tuple
 # orbax-checkpoint: 300 files, 4.9 MB, 1.9 s on a 2-core CPU), resolving what it read against jax milliseconds.
 CACHE = "ENVAUDIT_USES_CACHE"
 MAX_KEPT = 512  # readings kept (a distribution's release each, about 20 KB); the oldest go first
-FORMAT = 1  # of a cached reading: bumped when what is read changes
+FORMAT = 2  # of a cached reading: bumped when what is read changes (2: a fallback import keeps the alias)
 
 
 def cache_key(name: str, version: str, stats: list[tuple[str, int, int]]) -> str:

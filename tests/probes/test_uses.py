@@ -77,6 +77,9 @@ def test_annotations_are_read_only_where_python_evaluates_them() -> None:
 
 def test_what_is_not_package_code_and_what_is_not_jax_is_not_read() -> None:
     assert not uses.package_file(("lib", "tests", "test_a.py")) and not uses.package_file(("lib", "data.json"))
+    for shipped_test in ("asserts_chexify_test.py", "test_utils_x.py", "handler_test_utils.py", "conftest.py"):
+        assert not uses.package_file(("lib", "_src", shipped_test)), shipped_test
+    assert uses.package_file(("lib", "_src", "testing.py")) and uses.package_file(("lib", "latest.py"))
     assert uses.package_file(("lib", "sub", "a.py")) and uses.module_of(("lib", "sub", "__init__.py")) == "lib.sub"
     assert _read("import numpy as jnp\nX = jnp.DeviceArray\njax = 1\n") == []
     assert _read("def broken(:\n") == []  # a file that does not parse is no use

@@ -958,3 +958,38 @@ def _installed(
         if isinstance(row, dict) and row.get("name") and row.get("version")
     }
     return dict(sorted(found.items()))
+
+
+FOLLOWING_S = 30.0  # the bound of the releases asked after one (uv's resolver, from its cache or the index)
+
+
+def following(requirement: str, python: str, count: int, uv: Sequence[str] | None = None) -> list[str]:
+    """The first `count` releases the installer's index has that a floor admits (`rlax>0.1.2`: 0.1.3, 0.1.4, ...), in
+    order, each the lowest above the one before as uv resolves it for that Python alone (`--no-deps --resolution
+    lowest`): the least moves to try before the installer's newest. [] where uv is not here or says none."""
+    uv = tuple(uv) if uv is not None else uv_command()
+    name = canonicalize_name(re.split(r"[<>=!~ ;\[]", requirement, maxsplit=1)[0])
+    if uv is None or not name:
+        return []
+    found: list[str] = []
+    deadline = time.monotonic() + FOLLOWING_S
+    with safedir.scratch("envaudit-releases-") as home:
+        env = uv_environ(home)
+        asked = requirement
+        while len(found) < count:
+            listed = home / "requirements.in"
+            listed.write_text(asked + "\n", encoding="utf-8")
+            args = ["pip", "compile", "-q", "--no-deps", "--resolution", "lowest", "--no-header", "--no-annotate"]
+            args += ["--python-version", python, str(listed)] if python else [str(listed)]
+            ran = _run((*uv, *uv_options()), args, deadline, env, home)
+            line = (
+                next((x for x in ran.stdout.splitlines() if x.strip().startswith(f"{name}==")), "")
+                if not ran.status
+                else ""
+            )
+            if not line:
+                break
+            release = line.strip().split("==", 1)[1].split(";")[0].strip()
+            found.append(release)
+            asked = f"{name}>{release}"
+    return found

@@ -448,3 +448,30 @@ def _pinned_floor(requirement: str) -> str:
     if spec.operator != ">=" or release is None or release.is_prerelease or release.local or "*" in spec.version:
         return requirement
     return f"{ranged[0]}=={spec.version}"
+
+
+def floors(plan: Plan) -> dict[str, str]:
+    """A plan's requirements that ask for any release after one (`rlax>0.1.2`: a newer release, jax held), by
+    name, but jax's own packages: where the tables know no release that fixes it, the installer takes its newest,
+    and the least move is the first that does (`fix` asks the installer's index which follow, `collect/build.py`'s
+    `following`)."""
+    found = {}
+    for requirement in plan.fix.install:
+        ranged = fixes.ranged(requirement)
+        if ranged is not None and not STACK.match(ranged[0]) and [s.operator for s in ranged[1]] == [">"]:
+            found[ranged[0]] = requirement
+    return found
+
+
+def pinned(plan: Plan, releases: Mapping[str, str]) -> Plan:
+    """The plan with each named library's requirement made that release (`rlax>0.1.2` -> `rlax==0.1.5`)."""
+
+    def one(fix: Fix) -> Fix:
+        install = []
+        for requirement in fix.install:
+            ranged = fixes.ranged(requirement)
+            name = ranged[0] if ranged is not None else ""
+            install.append(f"{name}=={releases[name]}" if name in releases else requirement)
+        return replace(fix, install=tuple(install))
+
+    return replace(plan, steps=tuple(replace(s, fix=one(s.fix)) for s in plan.steps), fix=one(plan.fix))

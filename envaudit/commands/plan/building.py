@@ -190,7 +190,8 @@ def searched(
     deadline = time.monotonic() + timeout
     refused: list[str] = []
     found: tuple[Proof, str] | None = None
-    for option in _least_first(options):
+    uv, _ = _installer(no_build)
+    for option in _least_first(options, uv):
         if option is not first and not option.plan.fix:
             continue
         left = deadline - time.monotonic()
@@ -211,13 +212,29 @@ def searched(
     return first, *found
 
 
-def _least_first(options: Sequence[Report]) -> list[Report]:
-    """The plans in order, each preceded by its least move (`fixplan.least`: a library's floor made that release)
-    where it has one; the first plan stays `first` (what is said where none is proven)."""
+FOLLOWING = 2  # releases after a floor tried, each before the plan itself (the least move, then the next)
+
+
+def _least_first(options: Sequence[Report], uv: Sequence[str] | None) -> list[Report]:
+    """The plans in order, each preceded by its least moves: its libraries' floors made releases, the first the
+    installer's index has after each (`fixplan.floors`, `build.following`, asked of uv for the environment's
+    Python), then the next, and a floor the tables name made that release (`fixplan.least`); the first plan stays
+    `first` (what is said where none is proven)."""
     found: list[Report] = []
     for option in options:
-        narrowed = fixplan.least(option.plan)
-        found += [replace(option, plan=narrowed), option] if narrowed is not None else [option]
+        python = ".".join(str(option.facts.python.get("version") or "").split(".")[:2])
+        asked = fixplan.floors(option.plan) if uv is not None else {}
+        after = {name: build.following(req, python, FOLLOWING, uv) for name, req in asked.items()}
+        variants = []
+        for index in range(max(map(len, after.values()), default=0)):
+            moved = fixplan.pinned(
+                option.plan, {n: found_[index] for n, found_ in after.items() if len(found_) > index}
+            )
+            variants.append(fixplan.least(moved) or moved)
+        if not variants and (narrowed := fixplan.least(option.plan)) is not None:
+            variants.append(narrowed)
+        found += [replace(option, plan=v) for v in variants if v.fix.install != option.plan.fix.install]
+        found.append(option)
     return found
 
 

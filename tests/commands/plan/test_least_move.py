@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+from envaudit.collect import build
 from envaudit.commands.plan import building
 from envaudit.judge import fixplan
 from envaudit.model.fixes import Fix, Plan, Step
@@ -76,3 +77,25 @@ def test_the_plan_itself_follows_its_least_move_and_none_proven_says_the_first_p
     report, proof, why = _search(_plan("ott-jax>=0.4.5", "jax==0.4.29"), _plan("jax==0.4.23"))
     assert proof == "unproven" and report.plan.fix.install == ("ott-jax>=0.4.5", "jax==0.4.29")
     assert why == "twin: ott-jax>=0.4.5 jax==0.4.29 fails"
+
+
+def test_a_floor_with_no_release_the_tables_name_is_tried_at_each_release_the_index_has_after_it(
+    proven_when: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # rlax>0.1.2 beside a held jax 0.4.13: the newest rlax calls jax.tree, which 0.4.13 lacks; 0.1.4 caps NumPy
+    # below any CPython 3.11 jaxlib; 0.1.5 is the expert's fix
+    asked: list[tuple[str, str]] = []
+
+    def following(requirement: str, python: str, count: int, uv: object = None) -> list[str]:
+        asked.append((requirement, python))
+        return ["0.1.4", "0.1.5"][:count]
+
+    monkeypatch.setattr(build, "following", following)
+    monkeypatch.setattr(building, "_installer", lambda no_build: (("uv",), ""))
+    proven_when.append("rlax==0.1.5 jax==0.4.13")
+    facts = facts_from({"packages": {"jax": "0.4.13", "rlax": "0.1.2"}, "python": {"version": "3.11.7"}})
+    plan = _plan("rlax>0.1.2", "jax==0.4.13")
+    report, proof, why = building.searched([replace(Report(facts), plan=plan)], no_build=False, timeout=60, quiet=True)
+    assert proof == "proven" and report.plan.fix.install == ("rlax==0.1.5", "jax==0.4.13"), why
+    assert asked == [("rlax>0.1.2", "3.11")]
+    assert "rlax==0.1.4 jax==0.4.13" in why  # what was tried before it, and why it was not proven

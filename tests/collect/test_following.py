@@ -1,0 +1,43 @@
+"""The releases after a floor, as the installer's resolver gives them (`build.following`): what `fix` tries as the
+least moves before the installer's newest. A fake uv plays the index, so the test is offline and exact."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from envaudit.collect import build
+
+FAKE = """\
+import os, sys
+args = [a for a in sys.argv[1:] if a != "--no-config"]
+with open(os.environ["FOLLOWING_LOG"], "a") as log:
+    log.write(" ".join(args[:-1]) + "\\n")
+assert args[:2] == ["pip", "compile"], args
+asked = open(args[-1]).read().strip()
+name, _, floor = asked.partition(">")
+releases = ["0.1.3", "0.1.4", "0.1.5"]
+later = [r for r in releases if tuple(map(int, r.split("."))) > tuple(map(int, floor.split(".")))]
+if not later:
+    sys.stderr.write("error: No solution found when resolving dependencies\\n")
+    sys.exit(1)
+print(f"{name}=={later[0]}")
+"""
+
+
+def test_the_releases_after_a_floor_are_the_resolver_s_lowest_each_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "fake_uv.py"
+    fake.write_text(FAKE, encoding="utf-8")
+    log = tmp_path / "log"
+    monkeypatch.setenv("FOLLOWING_LOG", str(log))
+    uv = (sys.executable, str(fake))
+    assert build.following("rlax>0.1.2", "3.11", 2, uv) == ["0.1.3", "0.1.4"]
+    asked = log.read_text(encoding="utf-8").splitlines()
+    # for the environment's Python, without what the release needs (its own resolution is the twin's), lowest first
+    assert all("--no-deps" in a and "--resolution lowest" in a and "--python-version 3.11" in a for a in asked)
+    assert build.following("rlax>0.1.4", "3.11", 3, uv) == ["0.1.5"]  # the index has no more
+    assert build.following("rlax>0.1.5", "3.11", 2, uv) == []

@@ -4,7 +4,8 @@ ENVAUDIT_REBUILD), of RUNS plans of the same stack again (repeat: what its build
 on an empty cache of its own (cold: every wheel downloaded), each with what its report says the build and the
 imports took. Goals (issue: speed 2): warm median <= 5 s, repeat <= 1 s.
 
-usage: python -m scripts.bench_build [RUNS] [REQUIREMENT...]   (default: 5 runs of flax 0.10.2, jax and jaxlib 0.5.0)
+usage: python -m scripts.bench_build [RUNS] [REQUIREMENT...] [--record FILE]   (default: 5 runs of flax 0.10.2, jax
+and jaxlib 0.5.0)
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import tempfile
 import time
 from typing import Any
 
-from scripts._bench import ENVAUDIT, env
+from scripts._bench import ENVAUDIT, Bench, env
 
 STACK = ["flax==0.10.2", "jax==0.5.0", "jaxlib==0.5.0"]  # jax-ai-stack 2025.2.5's: a healthy plan, one build
+COMPARES = "`envaudit plan` that builds flax 0.10.2 and jax 0.5.0 here: uv's cache warm, then empty"
+TARGET = "seconds warm"
 
 
 def planned(stack: list[str], environ: dict[str, str]) -> tuple[float, dict[str, Any]]:
@@ -37,8 +40,9 @@ def said(build: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    stack = sys.argv[2:] or STACK
+    bench, argv = Bench.start(__file__, COMPARES, TARGET, sys.argv[1:], measures_jax=False)  # jax: the stack's
+    runs = int(argv[0]) if argv else 5
+    stack = argv[1:] or STACK
     environ = env()
     environ.pop("ENVAUDIT_NO_BUILD", None)
     planned(stack, environ)  # the warm-up fills uv's cache with this stack, as any earlier plan of it would
@@ -51,6 +55,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="envaudit-bench-uv-") as cache:
         took, build = planned(stack, {**environ, "UV_CACHE_DIR": cache})
     print(f"cold    {took:.2f} s ({said(build)})")
+    bench.figure("warm", statistics.median(t for t, _ in warm), "s", target="<= 5 s")
+    bench.figure("repeat", statistics.median(t for t, _ in again), "s", target="<= 1 s")
+    bench.figure("cold", took, "s")
+    bench.save(runs, note=f"stack {' '.join(stack)}" if stack != STACK else None)
 
 
 if __name__ == "__main__":

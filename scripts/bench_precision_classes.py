@@ -7,7 +7,7 @@ the worst error over seeds 0 .. RUNS-1 is printed with the margin to the class b
 above 1 means a healthy machine of that class passes with room; the float32 column (no rounding) shows the margin
 above float32 rounding that lets the CPU's float32 class catch TF32-like rounding.
 
-Usage: python -m scripts.bench_precision_classes [--python PYTHON] [--runs 20] [--nt]
+Usage: python -m scripts.bench_precision_classes [--python PYTHON] [--runs 20] [--nt] [--record FILE]
 """
 
 from __future__ import annotations
@@ -18,11 +18,16 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from scripts._bench import RECORD_HELP, Bench
 from scripts.bench_sensitivity import spawn  # its --child mode runs probes in-process, a JSON line each
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBES = ("dense_chain", "conv_chain", "ntk", "matmul_precision")
 MANTISSAS = {"float32": None, "tf32": 10, "bf16": 7}
+COMPARES = (
+    "worst default-precision error under TF32-like and bfloat16-like rounding (20 seeds) against each class bound"
+)
+TARGET = "> 1"
 
 
 def default_errors(result: dict[str, Any]) -> list[float]:
@@ -36,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="interpreter whose jax is measured")
     parser.add_argument("--runs", type=int, default=20, help="seeds per probe and mantissa")
     parser.add_argument("--nt", action="store_true", help="include ntk_nt (needs neural-tangents)")
+    parser.add_argument("--record", type=Path, metavar="FILE", help=RECORD_HELP)
     args = parser.parse_args(argv)
+    bench = Bench(__file__, COMPARES, TARGET, args.record, python=args.python)
     probes = [*PROBES, *(["ntk_nt"] if args.nt else [])]
     with (ROOT / "envaudit" / "model" / "metrics.toml").open("rb") as handle:
         bounds = {name: spec["bound"] for name, spec in tomllib.load(handle)["class"].items()}
@@ -64,6 +71,11 @@ def main(argv: list[str] | None = None) -> int:
         f"\nTF32-like rounding on the CPU (class float32, bound {bounds['float32']:g}): smallest error "
         f"{min(worst[p].get('tf32', 1.0) for p in probes):.3g}, largest {tf32:.3g}"
     )
+    for cls, name in (("tf32", "TF32"), ("bf16", "bfloat16")):
+        largest = max(worst[p].get(cls, 0.0) for p in probes)
+        bench.figure(name, largest, "")
+        bench.figure(f"{name} margin to {bounds[cls]:g}", bounds[cls] / largest if largest else None, "", target="> 1")
+    bench.save(args.runs)
     return 0
 
 

@@ -6,7 +6,7 @@ process for each delta from 1e-3 down to 1e-8, and the smallest delta at which t
 larger delta failing too -- is reported. Healthy runs use seeds 0 .. RUNS-1 (different inputs and weights each)
 with no fault; any failure there is a false alarm. The worst healthy metric/threshold ratio shows the margin.
 
-Usage: python -m scripts.bench_sensitivity [--python PYTHON] [--runs 20] [--nt]
+Usage: python -m scripts.bench_sensitivity [--python PYTHON] [--runs 20] [--nt] [--record FILE]
 (``--nt`` adds ntk_nt, which needs an interpreter where neural-tangents imports: --python .venv-nt/bin/python.)
 """
 
@@ -37,6 +37,8 @@ APPLIES = {
 }
 DELTAS = (1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 3e-6, 1e-6, 3e-7, 1e-7, 3e-8, 1e-8)
 CLEARED = ("PYTHONPATH", "JAX_ENABLE_X64", "JAX_DEFAULT_MATMUL_PRECISION", "ENVAUDIT_FAULT_DELTA", "XLA_FLAGS")
+COMPARES = "smallest injected batch-dependent error flagged at HIGHEST, false alarms in 20 healthy runs"
+TARGET = "≤ 1e-5, 0"
 
 
 def worst_ratio(result: dict[str, Any]) -> float:
@@ -98,10 +100,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nt", action="store_true", help="include ntk_nt")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--seeds", default="0", help=argparse.SUPPRESS)
+    parser.add_argument("--record", type=Path, metavar="FILE", help="also keep the result as one record in FILE")
     args = parser.parse_args(argv)
     if args.child:
         child(args.child.split(","), [int(s) for s in args.seeds.split(",")])
         return 0
+    # not at the top: the child runs by path, maybe in an environment without envaudit, and imports no scripts module
+    from scripts._bench import Bench
+
+    bench = Bench(__file__, COMPARES, TARGET, args.record, python=args.python)
 
     probes = [p for p in APPLIES if p != "ntk_nt" or args.nt]
     flagged: dict[str, dict[float, dict[str, Any]]] = {p: {} for p in probes}
@@ -155,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{seconds:.2f}",
         )
         print("| " + " | ".join(row) + " |")
+        bench.figure(p, smallest, "", target="smallest delta flagged <= 1e-5")
+    alarms = sum(r["status"] == "fail" for r in healthy)
+    bench.figure("false alarms", alarms, "", target=f"0 in {args.runs} healthy runs per probe")
+    bench.save(args.runs)
     return 0
 
 

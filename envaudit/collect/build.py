@@ -966,7 +966,9 @@ FOLLOWING_S = 30.0  # the bound of the releases asked after one (uv's resolver, 
 def following(requirement: str, python: str, count: int, uv: Sequence[str] | None = None) -> list[str]:
     """The first `count` releases the installer's index has that a floor admits (`rlax>0.1.2`: 0.1.3, 0.1.4, ...), in
     order, each the lowest above the one before as uv resolves it for that Python alone (`--no-deps --resolution
-    lowest`): the least moves to try before the installer's newest. [] where uv is not here or says none."""
+    lowest`): the least moves to try before the installer's newest. A ceiling (`qax<0.3.1`) gives the releases
+    below it, the highest first: the least moves down. [] where uv is not here or says none."""
+    down = "<" in requirement and ">" not in requirement
     uv = tuple(uv) if uv is not None else uv_command()
     name = canonicalize_name(re.split(r"[<>=!~ ;\[]", requirement, maxsplit=1)[0])
     if uv is None or not name:
@@ -979,7 +981,8 @@ def following(requirement: str, python: str, count: int, uv: Sequence[str] | Non
         while len(found) < count:
             listed = home / "requirements.in"
             listed.write_text(asked + "\n", encoding="utf-8")
-            args = ["pip", "compile", "-q", "--no-deps", "--resolution", "lowest", "--no-header", "--no-annotate"]
+            resolution = "highest" if down else "lowest"
+            args = ["pip", "compile", "-q", "--no-deps", "--resolution", resolution, "--no-header", "--no-annotate"]
             args += ["--python-version", python, str(listed)] if python else [str(listed)]
             ran = _run((*uv, *uv_options()), args, deadline, env, home)
             line = (
@@ -991,5 +994,5 @@ def following(requirement: str, python: str, count: int, uv: Sequence[str] | Non
                 break
             release = line.strip().split("==", 1)[1].split(";")[0].strip()
             found.append(release)
-            asked = f"{name}>{release}"
+            asked = f"{name}{'<' if down else '>'}{release}"
     return found

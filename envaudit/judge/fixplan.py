@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections import deque
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from packaging.requirements import InvalidRequirement
@@ -466,12 +466,47 @@ def floors(plan: Plan) -> dict[str, str]:
 def pinned(plan: Plan, releases: Mapping[str, str]) -> Plan:
     """The plan with each named library's requirement made that release (`rlax>0.1.2` -> `rlax==0.1.5`)."""
 
+    def one(requirement: str) -> list[str]:
+        ranged = fixes.ranged(requirement)
+        name = ranged[0] if ranged is not None else ""
+        return [f"{name}=={releases[name]}" if name in releases else requirement]
+
+    return rewritten(plan, one)
+
+
+JAX_STACK = ("jax", "jaxlib")  # what moves with jax where a plan moves it (a plugin's pins: `follow`)
+
+
+def jax_moved(plan: Plan, library: str, release: str) -> Plan:
+    """The other way for a library the plan moves to a newer release with jax held: the library held where it is
+    (its requirement left out) and jax and jaxlib at `release` (evermore 0.2.10 calls jax.tree, first in jax
+    0.4.25, and declares no jax floor: every newer evermore calls it too, jax 0.4.25 is the fix)."""
+
+    def one(requirement: str) -> list[str]:
+        name = fixes.named(requirement)
+        if name == library:
+            return []
+        return [f"{name}=={release}"] if name in JAX_STACK else [requirement]
+
+    moved = rewritten(plan, one)
+    wanted = [f"{n}=={release}" for n in JAX_STACK if not any(fixes.named(r) == n for r in moved.fix.install)]
+    return _added(moved, wanted) if wanted else moved
+
+
+def _added(plan: Plan, requirements: list[str]) -> Plan:
+    """The plan with these requirements installed too, by its first step."""
+    steps = plan.steps
+    if steps:
+        first = replace(steps[0], fix=replace(steps[0].fix, install=(*steps[0].fix.install, *requirements)))
+        steps = (first, *steps[1:])
+    return replace(plan, steps=steps, fix=replace(plan.fix, install=(*plan.fix.install, *requirements)))
+
+
+def rewritten(plan: Plan, each: Callable[[str], list[str]]) -> Plan:
+    """The plan with each requirement it installs replaced by what `each` gives for it (none: left out), in its
+    steps and in its one command alike."""
+
     def one(fix: Fix) -> Fix:
-        install = []
-        for requirement in fix.install:
-            ranged = fixes.ranged(requirement)
-            name = ranged[0] if ranged is not None else ""
-            install.append(f"{name}=={releases[name]}" if name in releases else requirement)
-        return replace(fix, install=tuple(install))
+        return replace(fix, install=tuple(r for requirement in fix.install for r in each(requirement)))
 
     return replace(plan, steps=tuple(replace(s, fix=one(s.fix)) for s in plan.steps), fix=one(plan.fix))

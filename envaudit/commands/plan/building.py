@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from envaudit.collect import build
@@ -23,7 +23,7 @@ from envaudit.model.build import BuildDocument, Measurement, Proof
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Plan
 from envaudit.model.report import Report
-from envaudit.rules import api_removals
+from envaudit.rules import api_removals, imports
 
 MIN_FIXED_S = 5.0  # what must be left of the bound to build the fixed state: jax's start and an import or two
 CANDIDATES = 4  # plans tried, best first, until one is proven (each a build of seconds from uv's cache)
@@ -201,7 +201,7 @@ def searched(
             _progress(quiet)(f"trying the next plan: {option.plan.fix.command}")
         proof, why = prove(option, no_build=no_build, timeout=left, quiet=quiet, keep=keep, installed=installed)
         if proof == "proven":
-            before = f"; before it, {len(refused)} plan(s) the tables ranked higher: " if refused else ""
+            before = f"; {len(refused)} plan(s) tried before it, not proven: " if refused else ""
             return option, proof, why + before + "; ".join(refused)
         found = (proof, why) if option is first else found or (proof, why)  # the first plan's own, where tried
         _progress(quiet)(f"not proven: {why}")
@@ -215,12 +215,12 @@ def searched(
 FOLLOWING = 2  # releases after a floor tried, each before the plan itself (the least move, then the next)
 
 
-def _least_first(options: Sequence[Report], uv: Sequence[str] | None) -> list[Report]:
+def _least_first(options: Sequence[Report], uv: Sequence[str] | None) -> Iterator[Report]:
     """The plans in order, each preceded by its least moves: its libraries' floors made releases, the first the
     installer's index has after each (`fixplan.floors`, `build.following`, asked of uv for the environment's
     Python), then the next, and a floor the tables name made that release (`fixplan.least`); the first plan stays
-    `first` (what is said where none is proven)."""
-    found: list[Report] = []
+    `first` (what is said where none is proven). Then, the other ways of the first plan (`_other_ways`). Each is
+    asked of the index only when the search reaches it."""
     for option in options:
         python = ".".join(str(option.facts.python.get("version") or "").split(".")[:2])
         asked = fixplan.floors(option.plan) if uv is not None else {}
@@ -233,9 +233,27 @@ def _least_first(options: Sequence[Report], uv: Sequence[str] | None) -> list[Re
             variants.append(fixplan.least(moved) or moved)
         if not variants and (narrowed := fixplan.least(option.plan)) is not None:
             variants.append(narrowed)
-        found += [replace(option, plan=v) for v in variants if v.fix.install != option.plan.fix.install]
-        found.append(option)
-    return found
+        yield from (replace(option, plan=v) for v in variants if v.fix.install != option.plan.fix.install)
+        yield option
+    if options and uv is not None:
+        yield from _other_ways(options[0], uv)
+
+
+def _other_ways(option: Report, uv: Sequence[str]) -> Iterator[Report]:
+    """Where the plan moves a library to a newer release with jax held (`qax>0.3.1`, no release the tables name),
+    the two other ways, each at the releases the installer's index has, nearest first: the library down (qax 0.3.1
+    beside a cluster's pinned jax 0.4.13 imports jax.extend.linear_util, which that jax does not have yet; 0.2.0
+    does not), and jax up with the library held (evermore 0.2.10 calls jax.tree, first in jax 0.4.25). Tried after
+    the tables' plans, each on a twin, before "no plan is proven"."""
+    python = ".".join(str(option.facts.python.get("version") or "").split(".")[:2])
+    jax = option.facts.packages.get("jax", "")
+    for name in fixplan.floors(option.plan):
+        installed = option.facts.packages.get(name) or imports.version_of(option.facts, name)
+        below = build.following(f"{name}<{installed}", python, FOLLOWING, uv) if installed else []
+        found = [fixplan.pinned(option.plan, {name: release}) for release in below]
+        above = build.following(f"jax>{jax}", python, FOLLOWING, uv) if jax else []
+        found += [fixplan.jax_moved(option.plan, name, release) for release in above]
+        yield from (replace(option, plan=p) for p in found if p.fix.install)
 
 
 def written(plan: Plan) -> dict[str, str]:

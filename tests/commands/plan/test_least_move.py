@@ -99,3 +99,45 @@ def test_a_floor_with_no_release_the_tables_name_is_tried_at_each_release_the_in
     assert proof == "proven" and report.plan.fix.install == ("rlax==0.1.5", "jax==0.4.13"), why
     assert asked == [("rlax>0.1.2", "3.11")]
     assert "rlax==0.1.4 jax==0.4.13" in why  # what was tried before it, and why it was not proven
+
+
+@pytest.fixture
+def index(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
+    """The releases the index has after (or before) each requirement asked, as the test says; uv is here."""
+    releases: dict[str, list[str]] = {}
+    monkeypatch.setattr(build, "following", lambda req, python, count, uv=None: releases.get(req, [])[:count])
+    monkeypatch.setattr(building, "_installer", lambda no_build: (("uv",), ""))
+    return releases
+
+
+def _searched(packages: dict[str, str], plan: Plan) -> tuple[Report, str, str]:
+    facts = facts_from({"packages": packages, "python": {"version": "3.11.7"}})
+    return building.searched([replace(Report(facts), plan=plan)], no_build=False, timeout=60, quiet=True)
+
+
+def test_a_library_too_new_for_a_pinned_jax_is_moved_down_when_no_newer_release_stands(
+    proven_when: list[str], index: dict[str, list[str]]
+) -> None:
+    # qax 0.3.1 beside a cluster's jax 0.4.13 imports jax.extend.linear_util, which that jax does not have yet
+    index.update({"qax<0.3.1": ["0.3.0", "0.2.0"], "jax>0.4.13": ["0.4.14", "0.4.16"]})
+    proven_when.append("qax==0.2.0 jax==0.4.13")
+    report, proof, why = _searched({"jax": "0.4.13", "qax": "0.3.1"}, _plan("qax>0.3.1", "jax==0.4.13"))
+    assert proof == "proven" and report.plan.fix.install == ("qax==0.2.0", "jax==0.4.13"), why
+    assert report.plan.steps[0].fix.install == ("qax==0.2.0", "jax==0.4.13")
+
+
+def test_jax_is_moved_up_with_the_library_held_when_the_library_needs_a_newer_jax(
+    proven_when: list[str], index: dict[str, list[str]]
+) -> None:
+    # evermore 0.2.10 calls jax.tree, first in jax 0.4.25, and declares no jax floor
+    index.update({"jax>0.4.23": ["0.4.24", "0.4.25"], "evermore<0.2.10": ["0.2.9"]})
+    proven_when.append("jax==0.4.25 jaxlib==0.4.25")
+    report, proof, why = _searched(
+        {"jax": "0.4.23", "jaxlib": "0.4.23", "evermore": "0.2.10"},
+        _plan("evermore>0.2.10", "jax==0.4.23", "jaxlib==0.4.23"),
+    )
+    assert proof == "proven" and report.plan.fix.install == ("jax==0.4.25", "jaxlib==0.4.25"), why
+    # nothing proven: the first plan is said, with its own reason
+    proven_when.clear()
+    report, proof, why = _searched({"jax": "0.4.23", "evermore": "0.2.10"}, _plan("evermore>0.2.10", "jax==0.4.23"))
+    assert proof == "unproven" and report.plan.fix.install == ("evermore>0.2.10", "jax==0.4.23")

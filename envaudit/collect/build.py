@@ -457,13 +457,11 @@ def _applied(
     head = args[: args.index(str(interpreter)) + 1]
     first, pinned = _Ran("not_installable", "nothing to install"), list[str]()
     bases = _bases(stack)
-    for pins in bases:  # every distribution of the environment; where uv refuses them, those audited
+    for pins, wheels in bases:  # every distribution of the environment; where uv refuses them, fewer (`_bases`)
         base = twin(pins, extras=stack.extras)
         if base.refused or not base.requirements:
             continue
-        # the whole environment from wheels only: one that only a build from source gives (a compiler, minutes) is
-        # left to the next, smaller base, not waited for
-        wheels_only = ["--no-build"] if pins is not bases[-1] else []
+        wheels_only = ["--no-build"] if wheels else []
         pinned = [*_constrained(stack, home), *_dated(stack), *wheels_only, *base.requirements]
         first = _run(uv, [*head, *pinned], deadline, env, home)
         if first.status != "not_installable" or WRONG_PYTHON.search(first.reason):
@@ -499,13 +497,25 @@ def _applied(
     return _Ran(None), replace(made, applied=said)
 
 
-def _bases(stack: Stack) -> list[Mapping[str, str]]:
+def _bases(stack: Stack) -> list[tuple[Mapping[str, str], bool]]:
     """What a fix's twin installs first, most faithful first: every distribution the environment has (those a
     command may break though no table knows them: pandas under a NumPy that moved), then only those the audit
     read, where uv cannot take all of them together (a user's own project installed from a path, a wheel of another
-    index)."""
+    index); between them, the environment less what the fix's commands install (`kept`). Each with whether it is
+    installed from wheels only (where a smaller base follows, one that only a build from source gives, a compiler
+    and minutes, is left to it)."""
+    moved = {
+        canonicalize_name(re.split(r"[<>=!~ ;\[]", r, maxsplit=1)[0])
+        for step in stack.applied
+        for r in step.requirements
+    }
+    # the environment less what the commands install anew: pip leaves states no resolver would choose (qax 0.3.1
+    # beside jaxlib 0.4.13, which it requires >=0.4.24), and uv refuses them whole; the rest is still the user's
+    kept = {name: version for name, version in stack.before.items() if name not in moved}
     audited = {name: version for name, version in stack.before.items() if name in stack.packages}
-    return [stack.before, audited] if audited != stack.before else [stack.before]
+    smaller = audited != stack.before  # a smaller base follows: the larger ones from wheels only
+    found = [(stack.before, smaller)] + ([(kept, smaller)] if kept and kept != stack.before else [])
+    return found + ([(audited, False)] if smaller else [])
 
 
 PIP_REFUSED = re.compile(

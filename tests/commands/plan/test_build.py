@@ -667,12 +667,20 @@ def test_a_fix_s_twin_is_made_by_its_command_over_the_environment_s_pins(
     monkeypatch.setenv("FAKE_UV", "refuse-1")
     refused = build.measure(_applied_stack(), timeout=60, uv=("uv",))
     assert refused.status == "not_installable" and "refused by the fake" in refused.document.get("reason", "")
-    # an environment whose own pins uv refuses together (pip left it so): the modelled state, at once
+    # an environment whose own pins uv refuses together (pip left it so): the environment less what the commands
+    # install anew, then the commands over it
     log.unlink()
     monkeypatch.setenv("FAKE_UV", "refuse-0")
+    kept = build.measure(_applied_stack(), timeout=60, uv=("uv",))
+    installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
+    assert installs[1:] == ["pip install jax==0.4.38 jaxlib==0.4.38", "pip install flax>=0.10.0,<0.10.5"]
+    assert kept.status == "built" and kept.document.get("applied") == ["uv pip install flax>=0.10.0,<0.10.5"]
+    # and where uv refuses that too: the modelled state, at once
+    log.unlink()
+    monkeypatch.setenv("FAKE_UV", "refuse-0-1")
     modelled = build.measure(_applied_stack(), timeout=60, uv=("uv",))
     installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
-    assert installs[1:] == ["pip install flax>=0.10.0,<0.10.5 jax==0.4.38 jaxlib==0.4.38"]
+    assert installs[2:] == ["pip install flax>=0.10.0,<0.10.5 jax==0.4.38 jaxlib==0.4.38"]
     assert modelled.status == "built" and "applied" not in modelled.document
 
 
@@ -838,7 +846,8 @@ def test_a_live_environment_s_twin_holds_every_distribution_it_has_and_falls_bac
 ) -> None:
     """pandas, which no table knows and which does not depend on jax, was never in AlphaFold's twin, so nothing
     could see the fix's NumPy move break it. The twin installs every distribution the environment has (not
-    envaudit, the installers, nor a local `+label` build); where uv refuses them together, those audited."""
+    envaudit, the installers, nor a local `+label` build); where uv refuses them together, the same less what the
+    fix's commands install anew, then those audited."""
     from envaudit.child import runner, state
 
     facts = facts_from({"packages": {"flax": "0.8.4", "jax": "0.4.38", "jaxlib": "0.4.38"}})
@@ -853,7 +862,8 @@ def test_a_live_environment_s_twin_holds_every_distribution_it_has_and_falls_bac
     installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
     assert installs == [
         "pip install --no-build flax==0.8.4 jax==0.4.38 jaxlib==0.4.38 pandas==2.0.3",  # wheels only: refused
-        "pip install flax==0.8.4 jax==0.4.38 jaxlib==0.4.38",
+        # the environment less what the commands install anew (pip leaves states no resolver chooses)
+        "pip install --no-build jax==0.4.38 jaxlib==0.4.38 pandas==2.0.3",
         "pip install flax>=0.10.0,<0.10.5",
     ]
     assert made.document.get("applied") == ["uv pip install flax>=0.10.0,<0.10.5"]
@@ -874,10 +884,10 @@ def test_what_failed_before_the_commands_is_tried_where_the_twin_s_own_base_was_
     monkeypatch.setattr(build, "_bystanders", lambda *_: ["pandas"])
     log = tmp_path / "uv.log"
     monkeypatch.setenv("FAKE_UV_LOG", str(log))
-    monkeypatch.setenv("FAKE_UV", "refuse-0")
+    monkeypatch.setenv("FAKE_UV", "refuse-0-1")
     monkeypatch.setenv(build.REBUILD, "1")  # not what another test's build of the same stack remembered
     stack = replace(_applied_stack(), before={**_applied_stack().before, "pandas": "2.0.3"})
     build.measure(stack, timeout=60, uv=("uv",))
     installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
     audited = "pip install flax==0.8.4 jax==0.4.38 jaxlib==0.4.38"
-    assert installs[1] == audited and installs[-1] == audited, installs  # the twin's base, then the same again
+    assert installs[2] == audited and installs[-1] == audited, installs  # the twin's base, then the same again

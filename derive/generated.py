@@ -2,7 +2,8 @@
 (derive/readme.py), the list of libraries the import-time hook knows (envaudit/model/libraries.py, from
 tables/derived/libraries.toml: the hook reads no table, so the list is a literal, written here), and the README
 blocks the imports probe runs as smoke calls (probes/calls/_readme.json, from tables/derived/readme-calls.toml:
-the probe runs in the audited interpreter, which may have no TOML reader, and imports nothing of envaudit)."""
+the probe runs in the audited interpreter, which may have no TOML reader, and imports nothing of envaudit), and
+the names jax's public modules have ever had (probes/calls/_jax_names.json, from tables/derived/jax-names.toml)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ LIBRARY_LIST = Path(__file__).resolve().parents[1] / "envaudit" / "model" / "lib
 README_CALLS_TABLE = TABLES / "derived" / "readme-calls.toml"
 README_CALLS = Path(__file__).resolve().parents[1] / "probes" / "calls" / "_readme.json"
 README_CALLS_FORMAT = 1  # probes/calls/_readme.py's FORMAT
+JAX_NAMES_TABLE = TABLES / "derived" / "jax-names.toml"
+JAX_NAMES = README_CALLS.with_name("_jax_names.json")
+JAX_NAMES_FORMAT = 1  # probes/calls/_uses.py's NAMES_FORMAT
 
 
 def library_list(table: Path = LIBRARY_TABLE) -> str:
@@ -55,6 +59,20 @@ def readme_calls(table: Path = README_CALLS_TABLE) -> str:
     return json.dumps(document, indent=1, sort_keys=True) + "\n"
 
 
+def jax_names(table: Path = JAX_NAMES_TABLE) -> str:
+    """probes/calls/_jax_names.json's text: every name each public jax module has had, in the releases the table
+    read (derive/tables/jax_names.py)."""
+    with table.open("rb") as handle:
+        read = tomllib.load(handle)
+    document = {
+        "generated": "by `python -m derive refresh` from envaudit/rules/tables/derived/jax-names.toml; do not edit",
+        "format": JAX_NAMES_FORMAT,
+        "covers": [read["covers_from"], read["covers_to"]],
+        "names": {module: str(names).split() for module, names in sorted(read["names"].items())},
+    }
+    return json.dumps(document, sort_keys=True, separators=(",", ":")) + "\n"
+
+
 def write_all() -> list[str]:
     """Each generated file written where its text changed; their names."""
     written = []
@@ -62,6 +80,7 @@ def write_all() -> list[str]:
         (readme.README, readme.render()),
         (LIBRARY_LIST, library_list()),
         (README_CALLS, readme_calls()),
+        (JAX_NAMES, jax_names()),
     )
     for path, text in generated:
         if not path.is_file() or path.read_text(encoding="utf-8") != text:

@@ -70,6 +70,14 @@ DERIVATIONS: tuple[Derivation, ...] = (
         after=("derived/libraries.toml", "derived/entry-points.toml"),
     ),
     Derivation(
+        "derived/jax-names.toml",
+        "derive.tables.jax_names",
+        JAX_PYPI,
+        "public jax module",
+        "none: read from jax's own files; a name the imports probe reads as missing is measured in the live jax"
+        " first (probes/calls/_uses.py), this only says whether any release ever had it",
+    ),
+    Derivation(
         "jax-requires.toml",
         "derive.tables.jax_requires",
         JAX_PYPI,

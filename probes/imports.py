@@ -666,7 +666,8 @@ class Importer(threading.Thread):
             if use.function and call not in calls and len(calls) < MAX_READ:
                 at = f"{path}:{use.line}"
                 calls[call] = {"distribution": name, "version": version, "call": call, "status": "error"}
-                calls[call] |= {"error": raised[:MAX_TEXT], "where": at, "read": use.name}
+                said = f"{use.name}({use.keyword}=...)" if use.keyword else use.name
+                calls[call] |= {"error": raised[:MAX_TEXT], "where": at, "read": said}
         with self.lock:
             self.calls += calls.values()
             if calls:

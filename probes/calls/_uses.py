@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import re
@@ -53,12 +55,14 @@ MAX_FILE_BYTES = 2 * 1024 * 1024  # a generated file larger than this is not rea
 @dataclass(frozen=True)
 class Use:
     """One use of a jax name in a library's file: the dotted name, its line, the function that runs it ("" at the
-    module's import), and, for `from M import N`, the module M that must be importable."""
+    module's import), for `from M import N` the module M that must be importable, and for a call the keyword
+    argument it passes (dm-pix 0.4.3's `jnp.reshape(x, newshape=...)`, removed from jax 0.4.36's reshape)."""
 
     name: str
     line: int
     function: str
     module: str = ""
+    keyword: str = ""  # a keyword argument the call of `name` passes, which the callable must take
 
 
 def package_file(parts: tuple[str, ...]) -> bool:
@@ -93,9 +97,9 @@ class _Reader(ast.NodeVisitor):
         self.guarded = 0  # inside version-compatible code
         self.lazy_annotations = lazy_annotations
 
-    def _use(self, name: str, line: int, module: str = "") -> None:
+    def _use(self, name: str, line: int, module: str = "", keyword: str = "") -> None:
         if not self.guarded:
-            self.uses.append(Use(name, line, self.function, module))
+            self.uses.append(Use(name, line, self.function, module, keyword))
 
     def _guard(self, test: ast.expr) -> bool:
         for node in ast.walk(test):
@@ -154,6 +158,18 @@ class _Reader(ast.NodeVisitor):
         if isinstance(base, ast.Name) and base.id in self.aliases and isinstance(node.ctx, ast.Load):
             self._use(".".join([self.aliases[base.id], *reversed(parts)]), node.lineno)
             return
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        """A call of a jax name: each keyword argument it passes is a use of that keyword (`jnp.reshape(x,
+        newshape=s)`); then the call's parts as any expression's."""
+        dotted = _dotted(node.func)
+        head, _, rest = dotted.partition(".")
+        if head in self.aliases:
+            name = ".".join(filter(None, [self.aliases[head], rest]))
+            for keyword in node.keywords:
+                if keyword.arg is not None:
+                    self._use(name, node.lineno, keyword=keyword.arg)
         self.generic_visit(node)
 
     def _guarded(self, nodes: Sequence[ast.AST]) -> None:
@@ -277,9 +293,46 @@ def missing(use: Use) -> str:
         return ""
 
 
+NAMES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_jax_names.json")
+NAMES_FORMAT = 1  # of _jax_names.json (derive/generated.py writes it)
+
+
+@functools.cache
+def _ever() -> dict[str, frozenset[str]] | None:
+    """Each public jax module's names in any release read (_jax_names.json, derived from jax's files), or None
+    where the file is not here or not this format (then every missing name is read)."""
+    try:
+        with open(NAMES, encoding="utf-8") as handle:
+            document = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(document, dict) or document.get("format") != NAMES_FORMAT:
+        return None
+    return {str(module): frozenset(names) for module, names in dict(document.get("names") or {}).items()}
+
+
+def ever(dotted: str) -> bool:
+    """Whether some jax release had this name (`jax.numpy.DeviceArray`: yes; `jax.numpy.random`, which
+    tensorflow-probability's rewritten NumPy code names: never). A name in a private module (`jax._src.*`), or where
+    the names are not here, counts as had: it is read."""
+    module, _, name = dotted.rpartition(".")
+    known = _ever()
+    if known is None or any(part.startswith("_") for part in module.split(".")) or not module:
+        return True
+    return module in known and name in known[module]
+
+
 def _missing(use: Use) -> str:
+    """What Python raises for the use here, but "" for a name no jax release ever had (`ever`): no API change."""
+    said, where = _first_missing(use)
+    return said if said and ever(where) else ""
+
+
+def _first_missing(use: Use) -> tuple[str, str]:
+    if use.keyword:
+        return _keyword_missing(use), use.name
     if use.module and _spec(use.module) is None and use.module not in sys.modules:
-        return f"ModuleNotFoundError: No module named '{use.module}'"
+        return f"ModuleNotFoundError: No module named '{use.module}'", use.module
     parts = use.name.split(".")
     obj: object = importlib.import_module(parts[0])
     for i, part in enumerate(parts[1:], start=2):
@@ -290,16 +343,41 @@ def _missing(use: Use) -> str:
         except AttributeError as error:
             raised = error
         if not isinstance(obj, types.ModuleType):
-            return f"AttributeError: {raised}"
+            return f"AttributeError: {raised}", dotted
         if _spec(dotted) is None:
             if use.module and dotted == use.name:  # `from M import N`, N neither an attribute nor a module
-                return f"ImportError: cannot import name '{part}' from '{use.module}'"
+                return f"ImportError: cannot import name '{part}' from '{use.module}'", dotted
             if use.module == use.name:
-                return f"ModuleNotFoundError: No module named '{dotted}'"
-            return f"AttributeError: {raised}"
+                return f"ModuleNotFoundError: No module named '{dotted}'", dotted
+            return f"AttributeError: {raised}", dotted
         if use.module == use.name or i == len(parts) or HEAVY.search(dotted):
-            return ""  # a module on disk: there (one that imports a framework, jax2tf's TensorFlow, is not imported)
+            return "", ""  # a module on disk: there (one that imports a framework, jax2tf's, is not imported)
         obj = importlib.import_module(dotted)  # a submodule of jax's not yet imported (jax.interpreters.batching)
+    return "", ""
+
+
+def _keyword_missing(use: Use) -> str:
+    """What a call raises for a keyword argument the jax callable here does not take: none in its signature (and no
+    **kwargs), or one jax keeps only to raise (its default a `DeprecatedArg`, jax's marker for a removed
+    argument: jnp.reshape's `newshape` from 0.4.36). "" where the name itself is missing (said once, by its
+    plain use) or the callable has no signature to read."""
+    if _missing(Use(use.name, use.line, use.function)):
+        return ""
+    obj: object = importlib.import_module(use.name.split(".")[0])
+    for part in use.name.split(".")[1:]:
+        obj = _quiet_getattr(obj, part)
+    try:
+        parameters = inspect.signature(obj).parameters  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return ""
+    found = parameters.get(use.keyword)
+    short = use.name.rsplit(".", 1)[-1]
+    if found is None:
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+            return ""
+        return f"TypeError: {short}() got an unexpected keyword argument '{use.keyword}'"
+    if type(found.default).__name__ == "DeprecatedArg":
+        return f"TypeError: the {use.keyword} argument of {use.name} was removed (jax keeps it only to raise)"
     return ""
 
 
@@ -311,10 +389,10 @@ def read(data: bytes) -> list[Use]:
 def broken(files: Iterable[tuple[tuple[str, ...], list[Use]]]) -> Iterator[tuple[str, str, Use, str]]:
     """(module, its file, use, what it raises) for each use read in the files given ((parts, uses) of each) of a
     jax name the jax here lacks; each name resolved once."""
-    seen: dict[tuple[str, str], str] = {}
+    seen: dict[tuple[str, str, str], str] = {}
     for parts, found in files:
         for use in found:
-            key = (use.name, use.module)
+            key = (use.name, use.module, use.keyword)
             if key not in seen:
                 seen[key] = missing(use)
             if seen[key]:
@@ -326,7 +404,7 @@ def broken(files: Iterable[tuple[tuple[str, ...], list[Use]]]) -> Iterator[tuple
 # orbax-checkpoint: 300 files, 4.9 MB, 1.9 s on a 2-core CPU), resolving what it read against jax milliseconds.
 CACHE = "ENVAUDIT_USES_CACHE"
 MAX_KEPT = 512  # readings kept (a distribution's release each, about 20 KB); the oldest go first
-FORMAT = 2  # of a cached reading: bumped when what is read changes (2: a fallback import keeps the alias)
+FORMAT = 3  # of a cached reading: bumped when what is read changes (2: a fallback import keeps the alias; 3: keywords)
 
 
 def cache_key(name: str, version: str, stats: list[tuple[str, int, int]]) -> str:
@@ -344,7 +422,10 @@ def load(key: str) -> dict[str, list[Use]] | None:
         fd = os.open(os.path.join(directory, key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as handle:
             kept = json.loads(handle.read(MAX_FILE_BYTES * 4))
-        return {path: [Use(str(n), int(at), str(f), str(m)) for n, at, f, m in uses] for path, uses in kept.items()}
+        return {
+            path: [Use(str(n), int(at), str(f), str(m), str(k)) for n, at, f, m, k in uses]
+            for path, uses in kept.items()
+        }
     except (OSError, ValueError, TypeError):
         return None
 
@@ -354,7 +435,9 @@ def store(key: str, reading: dict[str, list[Use]]) -> None:
     directory = os.environ.get(CACHE, "")
     if not directory or not os.path.isdir(directory):
         return
-    text = json.dumps({path: [[u.name, u.line, u.function, u.module] for u in uses] for path, uses in reading.items()})
+    text = json.dumps(
+        {path: [[u.name, u.line, u.function, u.module, u.keyword] for u in uses] for path, uses in reading.items()}
+    )
     temporary = os.path.join(directory, f".{key}.{os.getpid()}.tmp")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)

@@ -93,19 +93,25 @@ def test_each_name_is_resolved_in_the_jax_here_and_a_missing_one_says_what_pytho
         return str(uses.missing(uses.Use(name, 1, "", module)))
 
     assert said("jax.numpy.ones") == "" and said("jax.lax", module="jax") == ""
-    assert said("jax.numpy.NoSuchName") == "AttributeError: module 'jax.numpy' has no attribute 'NoSuchName'"
-    assert said("jax.no_such_module.x", module="jax.no_such_module") == (
-        "ModuleNotFoundError: No module named 'jax.no_such_module'"
+    # names jax removed: jnp.DeviceArray (0.4.14), the module jax.experimental.maps (0.4.31), jax.tree_multimap
+    assert said("jax.numpy.DeviceArray") == "AttributeError: module 'jax.numpy' has no attribute 'DeviceArray'"
+    assert said("jax.experimental.maps.Mesh", module="jax.experimental.maps") == (
+        "ModuleNotFoundError: No module named 'jax.experimental.maps'"
     )
-    assert said("jax.nosuch", module="jax") == "ImportError: cannot import name 'nosuch' from 'jax'"
+    assert said("jax.tree_multimap", module="jax") == "ImportError: cannot import name 'tree_multimap' from 'jax'"
+    # a name no jax release ever had is no API change (tensorflow-probability's rewritten `np.random` under
+    # `import jax.numpy as np`; a typo): nothing is said; a private module's missing name is always read
+    assert uses.ever("jax.numpy.DeviceArray") and not uses.ever("jax.numpy.random")
+    assert said("jax.numpy.random.RandomState") == "" and said("jax.tree_util.treep_map") == ""
+    assert uses.ever("jax._src.earray.EArray") and said("jax._src.no_such_module.x") != ""
     # a submodule on disk that `import jax` does not load is there, and what it holds is read in it
     assert said("jax.experimental.pjit.pjit") == ""
     assert hasattr(jax, "numpy")
     # each broken use once per name, with its module and file
-    source = b"import jax.numpy as jnp\ndef f():\n    return jnp.NoSuch, jnp.ones\n"
+    source = b"import jax.numpy as jnp\ndef f():\n    return jnp.DeviceArray, jnp.ones, jnp.random\n"
     files = iter([(("lib", "a.py"), uses.read(source))])
     assert [(m, f, u.name, u.function) for m, f, u, _ in uses.broken(files)] == [
-        ("lib.a", "lib/a.py", "jax.numpy.NoSuch", "f")
+        ("lib.a", "lib/a.py", "jax.numpy.DeviceArray", "f")
     ]
 
 
@@ -151,3 +157,25 @@ def test_the_fallback_import_of_a_try_does_not_rename_what_the_try_imported() ->
     )
     assert ("jax._src.compiler.backend_compile", 6, "f") in _read(source)
     assert not any(name.startswith("jax._src.dispatch.backend") for name, _, _ in _read(source))
+
+
+def test_a_call_s_keyword_arguments_are_uses_of_what_the_callable_must_take() -> None:
+    source = "import jax.numpy as jnp\ndef f(x):\n    return jnp.reshape(x, newshape=(2,), order='C')\n"
+    found = {(u.name, u.keyword) for u in uses.uses_in(source.encode())}
+    assert {("jax.numpy.reshape", "newshape"), ("jax.numpy.reshape", "order")} <= found
+
+
+@pytest.mark.jax
+def test_a_keyword_the_jax_callable_here_does_not_take_or_keeps_only_to_raise_is_missing() -> None:
+    def said(name: str, keyword: str) -> str:
+        return str(uses.missing(uses.Use(name, 1, "f", keyword=keyword)))
+
+    assert said("jax.numpy.reshape", "shape") == "" and said("jax.numpy.reshape", "order") == ""
+    assert said("jax.numpy.reshape", "no_such_argument") == (
+        "TypeError: reshape() got an unexpected keyword argument 'no_such_argument'"
+    )
+    # jax keeps a removed argument as a DeprecatedArg default that raises when passed (jax.checkpoint's concrete,
+    # in jax 0.10's signature: `concrete: bool | DeprecatedArg = DeprecatedArg()`)
+    assert "concrete argument of jax.checkpoint was removed" in said("jax.checkpoint", "concrete")
+    # a name jax lacks is said once, by its plain use, not again for each keyword
+    assert said("jax.numpy.DeviceArray", "x") == ""

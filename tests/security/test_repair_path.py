@@ -425,7 +425,9 @@ def test_fix_applies_the_first_plan_its_twin_proves_not_the_audit_s_first(
     repair.run(probes=Options(), dry_run=False, yes=True, **options)  # type: ignore[arg-type]
     assert tried == ["jax==0.10.1", "jax==0.10.0"], said
     assert len(ran) == 1 and "jax==0.10.0" in ran[0] and "jax==0.10.1" not in ran[0], ran
-    assert any(line.startswith("proven: built here; before it, 1 plan") and "uv refused it" in line for line in said)
+    assert any(
+        line.startswith("proven: built here; 1 plan(s) tried before it") and "uv refused it" in line for line in said
+    )
     # none proven: the audit's own plan is said, unproven, with its own reason, and nothing runs
     monkeypatch.setattr(building, "prove", lambda report, **_: ("unproven", f"refused {report.plan.fix.install[0]}"))
     ran.clear()

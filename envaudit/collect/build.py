@@ -215,6 +215,8 @@ class Stack:
     # who runs `applied`: the environment's own installer, whose resolver decides what a command moves (pip takes
     # the newest release a new requirement allows and moves what it needs; uv keeps what is installed where it can)
     installer: Literal["uv", "pip"] = "uv"
+    # the distributions whose failure the fix's steps claim to fix: theirs is never set apart as failing before
+    claimed: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -303,9 +305,11 @@ def _measured(
     stack: Stack, installed: Mapping[str, str], python: str, uv: Sequence[str], bystanders: Sequence[str] = ()
 ) -> str:
     """The key of a measurement: the installed set, from which installer and index, the Python, the platform, the
-    child's variables that a plan states and the code the child runs."""
+    child's variables that a plan states, what the fix claims to fix, and the code the child runs."""
     mine = {k: v for k, v in os.environ.items() if k.startswith("ENVAUDIT_") and k != "ENVAUDIT_CACHE_DIR"}
     variables = dict(stack.env) | submodules(stack.modules) | imported(stack.packages, bystanders) | mine
+    if stack.claimed:  # what is set apart as failing before depends on it
+        variables["claimed"] = ",".join(sorted(stack.claimed))
     return buildmemory.key(dict(installed), python, here(), _installer(uv), variables, _child_code())
 
 
@@ -614,8 +618,13 @@ def _probed(
     )
     outcome = runner.run(options)
     jax = outcome.jax or {}
+    claimed = set(stack.claimed)  # what the fix claims to fix must import and run after it, whatever it did before
     imports = list(jax.get("imports") or [])
-    broke = {str(o["module"]) for o in imports if o.get("status") == "error" and o.get("distribution") in bystanders}
+    broke = {
+        str(o["module"])
+        for o in imports
+        if o.get("status") == "error" and o.get("distribution") in bystanders and o.get("distribution") not in claimed
+    }
     if broke and (earlier := _failing_before(stack, made_by, sorted(broke), deadline, uv, env, home)):
         say(f"failing before the fix's commands too, so not theirs: {', '.join(earlier)}")
         imports = [o for o in imports if not (o.get("status") == "error" and o.get("module") in earlier)]

@@ -891,3 +891,38 @@ def test_what_failed_before_the_commands_is_tried_where_the_twin_s_own_base_was_
     installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
     audited = "pip install flax==0.8.4 jax==0.4.38 jaxlib==0.4.38"
     assert installs[2] == audited and installs[-1] == audited, installs  # the twin's base, then the same again
+
+
+def test_what_a_plan_claims_to_fix_is_never_set_apart_as_failing_before(
+    fake_uv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fix-pass-6's qax 0.3.1 beside a pinned jax 0.4.13: the plan `qax==0.3.0` was proven while qax still failed to
+    import in its twin, since qax had failed before the commands too and was set apart. A distribution whose failure
+    the plan's steps claim to fix must import after them: in the twin's bystanders and in the measurement joined
+    to the environment's alike, and its claim is part of what a remembered measurement is keyed on."""
+    from envaudit.child import runner, state
+    from envaudit.commands.plan import building
+    from envaudit.model.facts import ImportOutcome, JaxFacts
+    from envaudit.model.report import Finding, Report, Subject
+
+    qax: ImportOutcome = {"distribution": "qax", "module": "qax", "status": "error", "error": "No module named X"}
+    before: JaxFacts = {"status": "ok", "imports": [qax]}
+    document: Measurement = {"status": "built", "python": "3.11.7", "jax": "ok", "tried": 1, "called": 0}
+    fixed = build.Built(document | {"failed": build.failures([qax], [])}, {"status": "ok", "imports": [qax]})
+    assert measured.verdict(measured.as_before(fixed, before).document, "it")[0] == "proven"
+    assert measured.verdict(measured.as_before(fixed, before, {"qax"}).document, "it")[0] == "unproven"
+    # the claim: the findings the steps fix and those folded under them
+    root = Finding(Subject("rule", "jax-api-missing"), "fail", "t", "d")
+    consequence = Finding(Subject("check", "import-fails", "qax"), "fail", "t", "d", caused_by="jax-api-missing")
+    other = Finding(Subject("check", "import-fails", "other"), "fail", "t", "d")
+    plan = Plan(steps=(Step("jax-api-missing", Fix(install=("qax==0.3.0",))),))
+    report = replace(Report(facts_from({})), findings=(root, consequence, other), plan=plan)
+    assert building._claimed(report) == {"qax"}
+    # in the twin: a claimed bystander's failure is kept, though it failed before the commands too
+    monkeypatch.setattr(runner, "run", lambda options: state.Outcome(results=[], jax=before))
+    monkeypatch.setattr(build, "_bystanders", lambda *_: ["qax"])
+    monkeypatch.setattr(build, "_failing_before", lambda *_: ["qax"])
+    for claimed, proof in (((), "proven"), (("qax",), "unproven")):
+        monkeypatch.setenv(build.REBUILD, "1")
+        made = build.measure(replace(_applied_stack(), claimed=claimed), timeout=60, uv=("uv",))
+        assert measured.verdict(made.document, "the state")[0] == proof, made.document

@@ -29,7 +29,7 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import SEVERITIES, Finding, Severity
 from envaudit.model.versions import public, version_or_none
-from envaudit.rules import extras, installing
+from envaudit.rules import calls, extras, installing
 from envaudit.rules.messages import STACK
 from envaudit.rules.registry import registry
 
@@ -211,6 +211,10 @@ def settled(
     library's call that failed before and fails after, which the plan does not say it fixes) is judged neither
     way: the plan is held to what it claims and to breaking nothing, not to what it leaves as it was."""
     ignore = dict(ignore or {}) | dict.fromkeys(unclaimed(findings, plan) if plan else (), UNCLAIMED)
+    if plan is not None:  # a path read in a library the plan does not claim: a warning, said, not its failure
+        claimed = claimed_distributions(findings, plan)
+        read = {str(o.get("distribution")) for o in calls.outcomes(state) if o.get("read")}
+        ignore |= dict.fromkeys((calls.finding_id(d) for d in sorted(read - claimed)), READ_ELSEWHERE)
     found = _judged(state, ignore, _cleared(findings))
     failing = list(dict.fromkeys(f.id for f in found if f.severity == "fail" and f.counts and not f.caused_by))
     if failing:
@@ -222,6 +226,20 @@ def settled(
 
 
 UNCLAIMED = "wrong before the plan, which does not claim to fix it"
+READ_ELSEWHERE = "a path read in a library the plan does not claim to fix (a warning, not a call made)"
+
+
+def claimed_distributions(findings: Sequence[Finding], plan: Plan) -> set[str]:
+    """The distributions the plan's steps claim to fix: those their findings, and the consequences folded under
+    them (an import that fails under jax-api-missing), are about."""
+    fixing = {s.finding for s in plan.steps} | {a for s in plan.steps for a in s.also}
+    found: set[str] = set()
+    for finding in findings:
+        if finding.id in fixing or finding.caused_by in fixing:
+            found.update(finding.about)
+            if finding.subject.kind == "check" and finding.subject.problem:
+                found.add(finding.subject.problem)
+    return found
 
 
 def unclaimed(findings: Sequence[Finding], plan: Plan) -> list[str]:

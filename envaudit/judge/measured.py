@@ -122,7 +122,7 @@ def as_before(fixed: Built, before: JaxFacts, claimed: Collection[str] = ()) -> 
     old_calls = [o for o in calls if (o.get("distribution"), o.get("call")) in was]
     if not old_imports and not old_calls:
         return fixed
-    new = failures([o for o in imports if o not in old_imports], [o for o in calls if o not in old_calls])
+    new = failures([o for o in imports if o not in old_imports], [o for o in calls if o not in old_calls], claimed)
     document = fixed.document | {"failed": new, "failing_before": failures(old_imports, old_calls)}
     return Built(document, fixed.jax)
 

@@ -166,7 +166,7 @@ def prove(
         applied=twin.applied(plan.fix),
         installer="uv" if plan.fix.target.tool == "uv" else "pip",
     )
-    claimed = _claimed(audited)
+    claimed = fixplan.claimed_distributions(findings, plan)
     made = replace(made, claimed=tuple(sorted(claimed)))
     fixed = measured.as_before(build.measure(made, timeout=timeout, uv=uv, say=say), facts.jax, claimed)
     proof, why = measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")
@@ -215,19 +215,6 @@ def searched(
 
 
 FOLLOWING = 2  # releases after a floor tried, each before the plan itself (the least move, then the next)
-
-
-def _claimed(report: Report) -> set[str]:
-    """The distributions the plan's steps claim to fix: those their findings, and the consequences folded under
-    them (an import that fails under jax-api-missing), are about."""
-    fixing = {s.finding for s in report.plan.steps} | {a for s in report.plan.steps for a in s.also}
-    found: set[str] = set()
-    for finding in report.findings:
-        if finding.id in fixing or finding.caused_by in fixing:
-            found.update(finding.about)
-            if finding.subject.kind == "check" and finding.subject.problem:
-                found.add(finding.subject.problem)
-    return found
 
 
 def _least_first(options: Sequence[Report], uv: Sequence[str] | None) -> Iterator[Report]:

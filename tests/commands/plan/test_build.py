@@ -901,7 +901,7 @@ def test_what_a_plan_claims_to_fix_is_never_set_apart_as_failing_before(
     the plan's steps claim to fix must import after them: in the twin's bystanders and in the measurement joined
     to the environment's alike, and its claim is part of what a remembered measurement is keyed on."""
     from envaudit.child import runner, state
-    from envaudit.commands.plan import building
+    from envaudit.judge import fixplan
     from envaudit.model.facts import ImportOutcome, JaxFacts
     from envaudit.model.report import Finding, Report, Subject
 
@@ -917,7 +917,7 @@ def test_what_a_plan_claims_to_fix_is_never_set_apart_as_failing_before(
     other = Finding(Subject("check", "import-fails", "other"), "fail", "t", "d")
     plan = Plan(steps=(Step("jax-api-missing", Fix(install=("qax==0.3.0",))),))
     report = replace(Report(facts_from({})), findings=(root, consequence, other), plan=plan)
-    assert building._claimed(report) == {"qax"}
+    assert fixplan.claimed_distributions(report.findings, report.plan) == {"qax"}
     # in the twin: a claimed bystander's failure is kept, though it failed before the commands too
     monkeypatch.setattr(runner, "run", lambda options: state.Outcome(results=[], jax=before))
     monkeypatch.setattr(build, "_bystanders", lambda *_: ["qax"])
@@ -926,3 +926,29 @@ def test_what_a_plan_claims_to_fix_is_never_set_apart_as_failing_before(
         monkeypatch.setenv(build.REBUILD, "1")
         made = build.measure(replace(_applied_stack(), claimed=claimed), timeout=60, uv=("uv",))
         assert measured.verdict(made.document, "the state")[0] == proof, made.document
+
+
+def test_a_path_read_in_a_library_the_plan_does_not_claim_is_said_not_held_against_it() -> None:
+    """fix-pass-5's brainstate 0.5.0 beside jax 0.10.2: the plan moves jax to 0.10.1 for jaxlib 0.10.2's XLA:CPU
+    regression, and brainevent's Pallas kernel generators, off the program's path, pass pallas_call a keyword jax
+    0.10.1 does not take: read, that is a warning about brainevent, not the plan's failure; a read path of a
+    library the plan claims to fix must work (rlax's newest release, which calls jax.tree, was refused so)."""
+    from envaudit.judge import fixplan
+    from envaudit.model.facts import CallOutcome
+
+    read: CallOutcome = {
+        "distribution": "brainevent",
+        "version": "0.2.1",
+        "call": "brainevent._csr.kernel",
+        "status": "error",
+        "error": "TypeError: pallas_call() got an unexpected keyword argument 'backend'",
+        "read": "jax.experimental.pallas.pallas_call(backend=...)",
+    }
+    assert build.failures([], [read], claimed=()) == [] and build.failures([], [read], claimed={"brainevent"})
+    assert build.failures([], [read]) != []  # a measurement said whole, where no claim is asked
+    packages = {"jax": "0.10.1", "jaxlib": "0.10.1", "brainevent": "0.2.1"}
+    state = facts_from({"packages": packages, "jax": {"status": "ok", "calls": [read]}})
+    # judged again, the read path is a warning with a fix of its own (a newer brainevent): not the plan's to make
+    assert "brainevent>0.2.1" in fixplan.settled(state, (), state)
+    other = Plan(steps=(Step("jaxlib-0102-cpu-vmap-matvec-sum", Fix(install=("jax==0.10.1", "jaxlib==0.10.1"))),))
+    assert fixplan.settled(state, (), state, plan=other) == ""

@@ -35,6 +35,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 import types
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -358,9 +359,9 @@ def _first_missing(use: Use) -> tuple[str, str]:
 
 def _keyword_missing(use: Use) -> str:
     """What a call raises for a keyword argument the jax callable here does not take: none in its signature (and no
-    **kwargs), or one jax keeps only to raise (its default a `DeprecatedArg`, jax's marker for a removed
-    argument: jnp.reshape's `newshape` from 0.4.36). "" where the name itself is missing (said once, by its
-    plain use) or the callable has no signature to read."""
+    **kwargs), or one jax keeps only to raise (its default a `DeprecatedArg`, jax's marker for a deprecated
+    argument, and its code raising where it is passed: jnp.reshape's `newshape` from 0.4.36). "" where the name
+    itself is missing (said once, by its plain use) or the callable has no signature to read."""
     if _missing(Use(use.name, use.line, use.function)):
         return ""
     obj: object = importlib.import_module(use.name.split(".")[0])
@@ -376,9 +377,21 @@ def _keyword_missing(use: Use) -> str:
         if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
             return ""
         return f"TypeError: {short}() got an unexpected keyword argument '{use.keyword}'"
-    if type(found.default).__name__ == "DeprecatedArg":
-        return f"TypeError: the {use.keyword} argument of {use.name} was removed (jax keeps it only to raise)"
+    if type(found.default).__name__ == "DeprecatedArg" and _raises_on(obj, use.keyword):
+        return f"the {use.keyword} argument of {use.name} was removed: jax keeps it only to raise where it is passed"
     return ""
+
+
+def _raises_on(function: object, keyword: str) -> bool:
+    """Whether the function's own code raises where the keyword is passed: a `raise` that names it (jax 0.5.0's
+    reshape: `raise TypeError("The newshape argument to jnp.reshape was removed ...")`), not a warning (jax 0.4.29's
+    clip only warns that `a_min` is deprecated, and works)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(inspect.unwrap(function)))  # type: ignore[arg-type]
+        tree = ast.parse(source)
+    except (OSError, TypeError, ValueError, SyntaxError):
+        return False
+    return any(isinstance(node, ast.Raise) and keyword in ast.unparse(node) for node in ast.walk(tree))
 
 
 def read(data: bytes) -> list[Use]:

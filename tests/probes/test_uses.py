@@ -175,7 +175,22 @@ def test_a_keyword_the_jax_callable_here_does_not_take_or_keeps_only_to_raise_is
         "TypeError: reshape() got an unexpected keyword argument 'no_such_argument'"
     )
     # jax keeps a removed argument as a DeprecatedArg default that raises when passed (jax.checkpoint's concrete,
-    # in jax 0.10's signature: `concrete: bool | DeprecatedArg = DeprecatedArg()`)
+    # in jax 0.10's signature: `concrete: bool | DeprecatedArg = DeprecatedArg()`, then `raise NotImplementedError`)
     assert "concrete argument of jax.checkpoint was removed" in said("jax.checkpoint", "concrete")
+
+    # a DeprecatedArg whose code only warns (jax 0.4.29's clip and a_min) is taken: the function's own raise decides
+    def warns(x: object = None, a_min: object = None) -> object:
+        if a_min is not None:
+            import warnings
+
+            warnings.warn("a_min is deprecated", DeprecationWarning, stacklevel=2)
+        return x
+
+    def raises(x: object = None, newshape: object = None) -> object:
+        if newshape is not None:
+            raise TypeError("The newshape argument to jnp.reshape was removed in JAX v0.4.36.")
+        return x
+
+    assert not uses._raises_on(warns, "a_min") and uses._raises_on(raises, "newshape")
     # a name jax lacks is said once, by its plain use, not again for each keyword
     assert said("jax.numpy.DeviceArray", "x") == ""

@@ -902,7 +902,7 @@ def test_what_a_plan_claims_to_fix_is_never_set_apart_as_failing_before(
     to the environment's alike, and its claim is part of what a remembered measurement is keyed on."""
     from envaudit.child import runner, state
     from envaudit.judge import fixplan
-    from envaudit.model.facts import ImportOutcome, JaxFacts
+    from envaudit.model.facts import CallOutcome, ImportOutcome, JaxFacts
     from envaudit.model.report import Finding, Report, Subject
 
     qax: ImportOutcome = {"distribution": "qax", "module": "qax", "status": "error", "error": "No module named X"}
@@ -911,6 +911,12 @@ def test_what_a_plan_claims_to_fix_is_never_set_apart_as_failing_before(
     fixed = build.Built(document | {"failed": build.failures([qax], [])}, {"status": "ok", "imports": [qax]})
     assert measured.verdict(measured.as_before(fixed, before).document, "it")[0] == "proven"
     assert measured.verdict(measured.as_before(fixed, before, {"qax"}).document, "it")[0] == "unproven"
+    # a call that failed before stays set apart, claimed or not: a root can fold under it a call that fails for
+    # another reason (jaxopt's smoke call without optax, under the root of ott-jax's removed names)
+    call: CallOutcome = {"distribution": "jaxopt", "call": "run", "status": "error", "error": "No module named 'optax'"}
+    called = build.Built(document | {"failed": build.failures([], [call])}, {"status": "ok", "calls": [call]})
+    kept = measured.as_before(called, {"status": "ok", "calls": [call]}, {"jaxopt"})
+    assert measured.verdict(kept.document, "it")[0] == "proven"
     # the claim: the findings the steps fix and those folded under them
     root = Finding(Subject("rule", "jax-api-missing"), "fail", "t", "d")
     consequence = Finding(Subject("check", "import-fails", "qax"), "fail", "t", "d", caused_by="jax-api-missing")

@@ -516,7 +516,8 @@ def made(
 ) -> dict[str, Any]:
     """One smoke call made, timed, said before (a line on stderr, progress): ok, error (the exception as an
     import's, the library's line that raised it), skip where `skipped()` says why it does not apply, or where
-    `judge` says what it raised is no evidence about the library."""
+    `judge` says what it raised is no evidence about the library, or it needs a module that is not installed
+    (`needs`)."""
     start = time.monotonic() if start is None else start
     outcome: dict[str, Any] = {"distribution": distribution, "version": version, "call": name}
     print(f"envaudit imports: calling {name} ({distribution} {version})", file=sys.stderr, flush=True)
@@ -530,7 +531,7 @@ def made(
             warnings.simplefilter("ignore")  # a smoke call's deprecation warnings are not its outcome
             run()
     except (Exception, SystemExit) as error:  # a call that raises is the finding; one that kills the process a crash
-        not_evidence = judge(error) if judge is not None else ""
+        not_evidence = judge(error) if judge is not None else needs(error)
         if not_evidence:
             return outcome | {"status": "skip", "error": not_evidence[:MAX_TEXT], "seconds": elapsed(start)}
         if isinstance(error, SystemExit):
@@ -541,6 +542,17 @@ def made(
     else:
         outcome["status"] = "ok"
     return outcome | {"seconds": elapsed(start)}
+
+
+def needs(error: BaseException) -> str:
+    """Why a smoke call's failure is no evidence about its library ("" where it is): it needs a module that is not
+    installed (jaxopt's OptaxSolver without optax, an optional dependency jaxopt does not require): the call the
+    README shows cannot be made here, as an import that needs a missing optional dependency is `needs`."""
+    missing = error.name if isinstance(error, ModuleNotFoundError) and error.name else ""
+    top = missing.split(".")[0]
+    if not top or findable(top):
+        return ""
+    return f"not called: it needs {top}, which is not installed ({type(error).__name__}: {error})"[:MAX_TEXT]
 
 
 def elapsed(start: float) -> float:

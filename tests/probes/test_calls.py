@@ -100,3 +100,31 @@ def test_a_call_that_hangs_is_named_at_the_bound_and_the_imports_are_kept() -> N
     hangs = {f["id"]: f for f in report["findings"] if f["id"].startswith("call-does-not-return")}
     assert list(hangs) == ["call-does-not-return-optax"] and hangs["call-does-not-return-optax"]["severity"] == "warn"
     assert "`optax.adam(...).update` did not return" in hangs["call-does-not-return-optax"]["detail"], hangs
+
+
+NEEDS = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import imports
+
+def needs_optional():
+    import optional_module_not_installed_here  # jaxopt's OptaxSolver without optax
+
+def needs_jax_part():
+    import jax.no_such_part_of_jax  # a module of jax that is gone: the library's failure
+
+found = [imports.made("lib", "1.0", "lib.call", f) for f in (needs_optional, needs_jax_part)]
+print(json.dumps(found))
+"""
+
+
+def test_a_call_that_needs_a_module_not_installed_is_skipped_and_one_of_jax_that_is_gone_fails() -> None:
+    """fix-pass-5's ott-jax: jaxopt's smoke call (OptaxSolver) raised No module named 'optax', an optional dependency
+    jaxopt does not require, so every plan was judged to leave a failure it did not cause."""
+    done = subprocess.run(
+        [sys.executable, "-c", NEEDS, str(ROOT / "probes")], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    optional, gone = json.loads(done.stdout)
+    assert optional["status"] == "skip" and "needs optional_module_not_installed_here" in optional["error"]
+    assert gone["status"] == "error" and "jax.no_such_part_of_jax" in gone["error"]

@@ -145,6 +145,8 @@ def candidates(
     if best.score()[:2] != (0, 0):  # the bound was spent first (many roots, each of several ways): go on greedily
         best = min([best, _greedy(best, measured, ignore, start, cleared, holding)], key=rank)
     found = [_planned(facts, best, looped, ignore, cleared, measured, holding)]
+    if found[0].steps and _no_op(found[0].fix, facts):  # its steps cancel out: nothing the command does moves
+        found = [_planned(facts, start, looped, ignore, cleared, measured, holding)]
     if limit > 1:  # the unfinished states up to the best's length, each expanded once more with every way, the
         # rule's workaround too where the plan, not the user, led to its root: a finding's own one-package fix and the
         # variable of the regression it lands on (AlphaFold's jaxlib==0.4.26 and the oneDNN rule's XLA_FLAGS), where
@@ -309,6 +311,23 @@ def _one_command(facts: Facts, best: _Node) -> tuple[tuple[Step, ...], Facts]:
         return best.steps, reached
     steps = (*before, Step(last.finding, replace(last.fix, install=(*last.fix.install, *pinned)), last.also))
     return steps, outcome(facts, steps)
+
+
+def _no_op(fix: Fix, facts: Facts) -> bool:
+    """Whether a plan's one command leaves the environment as it is: it only installs exact pins of the releases
+    installed (a warning's way up for jax, then a failure's way back to the same jax: `jax==0.5.3` beside jax 0.5.3,
+    which the model took for a move, since what was measured there is not carried through a jax move)."""
+    if fix.reinstall or fix.uninstall or fix.delete or fix.unset or fix.export or not fix.install:
+        return False
+    for requirement in fix.install:
+        try:
+            name, pinned = fixes.parse(requirement)
+        except (InvalidRequirement, ValueError):
+            return False
+        installed = facts.packages.get(name, "")
+        if not pinned.startswith("==") or not installed or public(installed) != pinned.removeprefix("=="):
+            return False
+    return True
 
 
 def _children(

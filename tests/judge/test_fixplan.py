@@ -525,3 +525,15 @@ def test_the_plans_a_measurement_tries_include_a_one_package_fix_with_the_variab
     assert options[0].plan.fix == report.plan.fix  # the one plan every verb prints first
     commands = [o.plan.fix.command for o in options]
     assert any("jaxlib==0.4.26" in c and "onednn-matmul-rewriter" in c and "jax==" not in c for c in commands), commands
+
+
+def test_a_plan_whose_steps_cancel_out_is_no_plan() -> None:
+    """neural-tangents 0.6.5 fixed to jax 0.5.3 (tests/realenv): audited again, orbax-checkpoint's warning took jax
+    up and neural-tangents' failure took it back, and the plan printed `jax==0.5.3 jaxlib==0.5.3` beside jax 0.5.3:
+    a command that moves nothing is no fix, and the state is a fixed point."""
+    facts = facts_from({"packages": {"jax": "0.5.3", "jaxlib": "0.5.3", "flax": "0.10.6"}})
+    assert fixplan._no_op(fixes.Fix(install=("jax==0.5.3", "jaxlib==0.5.3")), facts)
+    assert not fixplan._no_op(fixes.Fix(install=("jax==0.5.3", "jaxlib==0.5.4")), facts)
+    assert not fixplan._no_op(fixes.Fix(install=("jax==0.5.3", "optax==0.2.4")), facts)  # optax is not installed
+    assert not fixplan._no_op(fixes.Fix(install=("jax==0.5.3",), uninstall=("flax",)), facts)
+    assert not fixplan._no_op(fixes.Fix(install=("jax>=0.5.3",)), facts)

@@ -167,6 +167,13 @@ def tasks(opts: Options) -> list[Task]:
     return plan(opts)[0]
 
 
+def uses_cache() -> dict[str, str]:
+    """The variable that tells the imports probe where to keep its readings of the libraries' code
+    (probes/calls/_uses.py) between runs: a private directory of envaudit's cache ({} where there is none)."""
+    uses = cachedir.private(USES_CACHE)
+    return {USES_VARIABLE: str(uses)} if uses is not None else {}
+
+
 def child_env(cache: bool, environ: dict[str, str] | None = None) -> tuple[dict[str, str], dict[str, str]]:
     """The child's environment, and the variables envaudit set in it (pure given `environ`)."""
     base = dict(os.environ if environ is None else environ)
@@ -183,9 +190,8 @@ def child_env(cache: bool, environ: dict[str, str] | None = None) -> tuple[dict[
         changes["JAX_COMPILATION_CACHE_DIR"] = str(directory)
         changes["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
         changes["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
-    # the imports probe's readings of the libraries' code (probes/calls/_uses.py), kept between runs
-    if cache and (uses := cachedir.private(USES_CACHE)) is not None:
-        changes[USES_VARIABLE] = str(uses)
+    if cache:
+        changes |= uses_cache()
     changes = {k: v for k, v in changes.items() if k not in base}  # what the user set wins
     return {**base, **changes}, changes
 

@@ -53,6 +53,7 @@ from envaudit.files import buildmemory, cachedir, safedir
 from envaudit.model import typecheck
 from envaudit.model.build import BuildStatus, Measurement
 from envaudit.model.facts import CallOutcome, ImportOutcome, JaxFacts
+from envaudit.model.fixes import named
 from envaudit.model.scope import LIBRARIES, canonicalize_name, selected
 
 # jax's own accelerator packages and what only they bring: the CPU twin leaves them out (jaxlib stays, as its CPU
@@ -508,11 +509,7 @@ def _bases(stack: Stack) -> list[tuple[Mapping[str, str], bool]]:
     index); between them, the environment less what the fix's commands install (`kept`). Each with whether it is
     installed from wheels only (where a smaller base follows, one that only a build from source gives, a compiler
     and minutes, is left to it)."""
-    moved = {
-        canonicalize_name(re.split(r"[<>=!~ ;\[]", r, maxsplit=1)[0])
-        for step in stack.applied
-        for r in step.requirements
-    }
+    moved = {named(r) for step in stack.applied for r in step.requirements}
     # the environment less what the commands install anew: pip leaves states no resolver would choose (qax 0.3.1
     # beside jaxlib 0.4.13, which it requires >=0.4.24), and uv refuses them whole; the rest is still the user's
     kept = {name: version for name, version in stack.before.items() if name not in moved}
@@ -926,9 +923,8 @@ def child_environ(plan_env: Mapping[str, str]) -> dict[str, str]:
     base = {
         k: v for k, v in os.environ.items() if k not in LEAKS and not (selected(k) and not k.startswith("ENVAUDIT_"))
     }
-    uses = cachedir.private(state.USES_CACHE)  # the libraries' code read once, for every twin (keyed by the files)
-    kept = {state.USES_VARIABLE: str(uses)} if uses is not None else {}
-    return base | dict(plan_env) | kept | {"PYTHONNOUSERSITE": "1", "JAX_PLATFORMS": "cpu"}
+    # the libraries' code read once, for every twin (keyed by the files)
+    return base | dict(plan_env) | state.uses_cache() | {"PYTHONNOUSERSITE": "1", "JAX_PLATFORMS": "cpu"}
 
 
 def this_python() -> str:
@@ -996,7 +992,7 @@ def following(requirement: str, python: str, count: int, uv: Sequence[str] | Non
     below it, the highest first: the least moves down. [] where uv is not here or says none."""
     down = "<" in requirement and ">" not in requirement
     uv = tuple(uv) if uv is not None else uv_command()
-    name = canonicalize_name(re.split(r"[<>=!~ ;\[]", requirement, maxsplit=1)[0])
+    name = named(requirement)
     if uv is None or not name:
         return []
     found: list[str] = []

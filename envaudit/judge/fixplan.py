@@ -467,13 +467,8 @@ def least(plan: Plan) -> Plan | None:
     run_inference_algorithm the program called the old way; ott-jax>=0.4.5 took a release that needs a newer jax's
     register_dataclass; the experts pinned the first fixed release. jax's own packages keep their ranges (their
     pins are the plan's). None where the plan has no such floor."""
-    steps = tuple(replace(s, fix=_least(s.fix)) for s in plan.steps)
-    narrowed = replace(plan, steps=steps, fix=_least(plan.fix))
+    narrowed = rewritten(plan, lambda requirement: [_pinned_floor(requirement)])
     return narrowed if narrowed.fix.install != plan.fix.install else None
-
-
-def _least(fix: Fix) -> Fix:
-    return replace(fix, install=tuple(_pinned_floor(r) for r in fix.install))
 
 
 def _pinned_floor(requirement: str) -> str:

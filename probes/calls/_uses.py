@@ -150,24 +150,21 @@ class _Reader(ast.NodeVisitor):
             else:
                 self.visit(target)
 
+    def _jax_name(self, node: ast.expr) -> str:
+        """The jax name a chain of attributes off an alias is (`jnp.DeviceArray` -> jax.numpy.DeviceArray), or ""."""
+        head, _, rest = _dotted(node).partition(".")
+        return ".".join(filter(None, [self.aliases[head], rest])) if head in self.aliases else ""
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
-        parts: list[str] = []
-        base: ast.expr = node
-        while isinstance(base, ast.Attribute):
-            parts.append(base.attr)
-            base = base.value
-        if isinstance(base, ast.Name) and base.id in self.aliases and isinstance(node.ctx, ast.Load):
-            self._use(".".join([self.aliases[base.id], *reversed(parts)]), node.lineno)
+        if isinstance(node.ctx, ast.Load) and (name := self._jax_name(node)):
+            self._use(name, node.lineno)
             return
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
         """A call of a jax name: each keyword argument it passes is a use of that keyword (`jnp.reshape(x,
         newshape=s)`); then the call's parts as any expression's."""
-        dotted = _dotted(node.func)
-        head, _, rest = dotted.partition(".")
-        if head in self.aliases:
-            name = ".".join(filter(None, [self.aliases[head], rest]))
+        if name := self._jax_name(node.func):
             for keyword in node.keywords:
                 if keyword.arg is not None:
                     self._use(name, node.lineno, keyword=keyword.arg)

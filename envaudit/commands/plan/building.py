@@ -224,9 +224,8 @@ def _least_first(options: Sequence[Report], uv: Sequence[str] | None) -> Iterato
     `first` (what is said where none is proven). Then, the other ways of the first plan (`_other_ways`). Each is
     asked of the index only when the search reaches it."""
     for option in options:
-        python = ".".join(str(option.facts.python.get("version") or "").split(".")[:2])
         asked = fixplan.floors(option.plan) if uv is not None else {}
-        after = {name: build.following(req, python, FOLLOWING, uv) for name, req in asked.items()}
+        after = {name: build.following(req, _python(option), FOLLOWING, uv) for name, req in asked.items()}
         variants = []
         for index in range(max(map(len, after.values()), default=0)):
             moved = fixplan.pinned(
@@ -247,15 +246,21 @@ def _other_ways(option: Report, uv: Sequence[str]) -> Iterator[Report]:
     beside a cluster's pinned jax 0.4.13 imports jax.extend.linear_util, which that jax does not have yet; 0.2.0
     does not), and jax up with the library held (evermore 0.2.10 calls jax.tree, first in jax 0.4.25). Tried after
     the tables' plans, each on a twin, before "no plan is proven"."""
-    python = ".".join(str(option.facts.python.get("version") or "").split(".")[:2])
-    jax = option.facts.packages.get("jax", "")
+    python, jax = _python(option), option.facts.packages.get("jax", "")
+    above: list[str] | None = None  # jax's releases after the installed one: asked once, where a library needs them
     for name in fixplan.floors(option.plan):
         installed = option.facts.packages.get(name) or imports.version_of(option.facts, name)
         below = build.following(f"{name}<{installed}", python, FOLLOWING, uv) if installed else []
         found = [fixplan.pinned(option.plan, {name: release}) for release in below]
-        above = build.following(f"jax>{jax}", python, FOLLOWING, uv) if jax else []
+        if above is None:
+            above = build.following(f"jax>{jax}", python, FOLLOWING, uv) if jax else []
         found += [fixplan.jax_moved(option.plan, name, release) for release in above]
         yield from (replace(option, plan=p) for p in found if p.fix.install)
+
+
+def _python(report: Report) -> str:
+    """The environment's Python as X.Y, what the index is asked for ("" where the facts do not say)."""
+    return ".".join(str(report.facts.python.get("version") or "").split(".")[:2])
 
 
 def written(plan: Plan) -> dict[str, str]:

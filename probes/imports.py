@@ -65,7 +65,7 @@ import threading
 import time
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -172,6 +172,34 @@ def dependents() -> list[importlib.metadata.Distribution]:
 
 
 MAX_DEPTH = 4  # requirements followed from a library on jax: haliax -> equinox -> jax is one
+NO_JAX = "jax is not installed, and no installed library imports it at a module's top"
+TOP_IMPORT = re.compile(rb"^(?:import jax|from jax)\b", re.MULTILINE)  # unindented: no try, if or def guards it
+
+
+def needing_jax() -> list[importlib.metadata.Distribution]:
+    """Where jax is not installed: the distributions (jax's own left out) with a module that imports jax at its
+    top, unguarded (an unindented `import jax` or `from jax...`), each once: jaxns 2.6.4 declares no requirement and
+    `import jaxns` raises for want of jax. Whether a library's import reaches such a module (transformers' Flax
+    models are loaded lazily) is the import's to show, not this reading's."""
+    found: dict[str, importlib.metadata.Distribution] = {}
+    for dist in importlib.metadata.distributions():
+        name = canonical(name_of(dist))
+        if name and name not in found and not OWN.match(name) and any(map(_imports_jax, _sources(dist))):
+            found[name] = dist
+    return [found[name] for name in sorted(found)]
+
+
+def _sources(dist: importlib.metadata.Distribution) -> Iterator[pathlib.Path]:
+    for path in files(dist):
+        if path.suffix == ".py" and path.parts[0] not in NOT_MODULES:
+            yield pathlib.Path(str(dist.locate_file(str(path))))
+
+
+def _imports_jax(path: pathlib.Path) -> bool:
+    try:
+        return TOP_IMPORT.search(path.read_bytes()) is not None
+    except OSError:
+        return False
 
 
 def backend_packages(dist: importlib.metadata.Distribution) -> bool:
@@ -331,6 +359,8 @@ DISTRIBUTION_OF = {
     "tree": "dm-tree",
     "haiku": "dm-haiku",
     "dateutil": "python-dateutil",
+    "pylab": "matplotlib",  # matplotlib's wheels install pylab.py beside the package (its RECORD)
+    "mpl_toolkits": "matplotlib",
 }
 
 
@@ -448,7 +478,10 @@ def undeclared(error: BaseException | None, module: str, dist: importlib.metadat
     """The distribution a failed import needs, declares nowhere and does not find (objax 1.8.0 imports six), by
     the name that installs it: what the user installs to get past it. None where the import failed otherwise."""
     missing = missing_module(error, module)
-    if missing is None or declared(dist, missing) or provider(missing) in DEPENDS_ON:
+    if missing is None or declared(dist, missing):
+        return None
+    # jax, where it is installed, fails as jax (its own failure); where it is not, it is what this one forgot
+    if provider(missing) in DEPENDS_ON and importlib.util.find_spec("jax") is not None:
         return None
     return provider(missing)
 
@@ -660,7 +693,9 @@ class Importer(threading.Thread):
         raise (that is its finding)."""
         name, version = canonical(name_of(dist)), str(dist.version)
         mine = [o for o in self.outcomes if o["distribution"] == name]
-        if not mine or any(o["status"] == "error" for o in mine) or (reader := uses_reader()) is None:
+        if not self.jax_version or not mine or any(o["status"] == "error" for o in mine):
+            return  # no jax to resolve its names in, or a failed import, which is the finding
+        if (reader := uses_reader()) is None:
             return
         done = {o["module"] for o in mine}
         tops = {m.split(".")[0] for m in done}
@@ -781,18 +816,24 @@ class Stopped(Exception):
 
 
 def run(precision: str = "auto", seed: int = 0) -> dict[str, object]:
-    import jax  # first: a library's import must not be the one that imports jax (jax's own failure is jax's)
-
     del precision, seed
     start, bound = time.monotonic(), kit.bound_s(ALONE_S)
-    importer = Importer(str(jax.__version__), dependents(), until=start + SHARE * bound)
+    try:
+        import jax  # first: a library's import must not be the one that imports jax (jax's own failure is jax's)
+    except ModuleNotFoundError as error:
+        if error.name != "jax" or importlib.util.find_spec("jax") is not None:
+            raise  # jax is there and broken: jax's failure, the child's to report
+        version, dists = "", needing_jax()  # jax not installed: what imports it anyway
+    else:
+        version, dists = str(jax.__version__), dependents()
+    importer = Importer(version, dists, until=start + SHARE * bound)
     importer.start()
     importer.join(timeout=max(SHARE * bound - (time.monotonic() - start), 0.0))
     late = importer.is_alive()
     outcomes = importer.answer(bound) if late else importer.outcomes
     calls = importer.called(bound) if late else importer.calls
     if not outcomes:
-        return kit.result(NAME, "skip", {}, {}, "nothing installed depends on jax")
+        return kit.result(NAME, "skip", {}, {}, "nothing installed depends on jax" if version else NO_JAX)
     failed = [o for o in outcomes if o["status"] == "error"]
     tried = sum(o["status"] != "not_tried" for o in outcomes)
     broke = [o for o in calls if o["status"] == "error"]

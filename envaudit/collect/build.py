@@ -101,6 +101,9 @@ class Twin:
     refused: str = ""
 
 
+MODELLED = "unknown"  # the local label of a release the rules modelled for a package no table knows (`0+unknown`)
+
+
 def twin(
     packages: Mapping[str, str],
     ranges: Mapping[str, str] | None = None,
@@ -122,6 +125,9 @@ def twin(
             continue
         if GPU_ONLY.match(name):
             return Twin((), refused=f"{name} {version} runs on GPUs only: no CPU build of it to install here")
+        if label == MODELLED:  # the release a model of the installer guessed: the installer picks it as asked
+            found.append(ranges.get(name) or name)
+            continue
         if label and name == "jaxlib":
             left.append(f"jaxlib {version} (its CPU wheel {public} instead)")
         elif label:
@@ -218,6 +224,9 @@ class Stack:
     installer: Literal["uv", "pip"] = "uv"
     # the distributions whose failure the fix's steps claim to fix: theirs is never set apart as failing before
     claimed: Sequence[str] = ()
+    # those whose call the steps claim to fix: a path read in their code (a call not made) counts against the state;
+    # read in another library, or in one whose import the fix claims, it is a warning, said, not a failure
+    reads: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -311,6 +320,8 @@ def _measured(
     variables = dict(stack.env) | submodules(stack.modules) | imported(stack.packages, bystanders) | mine
     if stack.claimed:  # what is set apart as failing before depends on it
         variables["claimed"] = ",".join(sorted(stack.claimed))
+    if stack.reads:  # and which paths read count
+        variables["reads"] = ",".join(sorted(stack.reads))
     return buildmemory.key(dict(installed), python, here(), _installer(uv), variables, _child_code())
 
 
@@ -626,7 +637,7 @@ def _probed(
         say(f"failing before the fix's commands too, so not theirs: {', '.join(earlier)}")
         imports = [o for o in imports if not (o.get("status") == "error" and o.get("module") in earlier)]
     calls = list(jax.get("calls") or [])
-    failed = failures(imports, calls, claimed)
+    failed = failures(imports, calls, set(stack.reads))
     document |= {
         "probe_s": round(time.monotonic() - probing, 3),
         "jax": jax.get("status", "error"),
@@ -721,15 +732,17 @@ def measurement_seen(document: Measurement) -> str:
 
 
 def failures(
-    imports: Sequence[ImportOutcome], calls: Sequence[CallOutcome], claimed: Collection[str] | None = None
+    imports: Sequence[ImportOutcome], calls: Sequence[CallOutcome], reads: Collection[str] | None = None
 ) -> list[str]:
-    """Each import and call that raised, as a measurement says it; with `claimed` (what a fix claims to fix), a
-    call read, not made, only of those: a path read in another library is a warning about it, not a failure of
-    the state (a jax moved down for a regression leaves brainevent's Pallas kernels, off the program's path,
-    calling a keyword that jax lacks)."""
+    """Each import and call that raised, as a measurement says it; with `reads` (the libraries whose calls a fix
+    claims to fix), a call read, not made, only of those: a path read in another library is a warning about it,
+    not a failure of the state (a jax moved down for a regression leaves brainevent's Pallas kernels, off the
+    program's path, calling a keyword that jax lacks), nor is one in a library whose import the fix claims (jaxns
+    2.6.4 made to import with jax 0.5.3, whose `jaxify_likelihood`, which the program does not call, passes
+    `pure_callback` a keyword that jax only raises on)."""
     said = [_failed(o) for o in imports if o.get("status") == "error"]
     made = [o for o in calls if o.get("status") == "error"]
-    kept = [o for o in made if claimed is None or not o.get("read") or o.get("distribution") in claimed]
+    kept = [o for o in made if reads is None or not o.get("read") or o.get("distribution") in reads]
     return said + [_call_failed(o) for o in kept]
 
 

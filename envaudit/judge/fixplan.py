@@ -25,7 +25,7 @@ from packaging.requirements import InvalidRequirement
 from envaudit import rules
 from envaudit.judge import causes, ignoring
 from envaudit.model import fixes
-from envaudit.model.facts import Facts
+from envaudit.model.facts import Facts, JaxFacts
 from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import SEVERITIES, Finding, Severity
 from envaudit.model.versions import public, version_or_none
@@ -214,7 +214,7 @@ def settled(
     way: the plan is held to what it claims and to breaking nothing, not to what it leaves as it was."""
     ignore = dict(ignore or {}) | dict.fromkeys(unclaimed(findings, plan) if plan else (), UNCLAIMED)
     if plan is not None:  # a path read in a library the plan does not claim: a warning, said, not its failure
-        claimed = claimed_distributions(findings, plan)
+        claimed = claimed_calls(findings, plan)
         read = {str(o.get("distribution")) for o in calls.outcomes(state) if o.get("read")}
         ignore |= dict.fromkeys((calls.finding_id(d) for d in sorted(read - claimed)), READ_ELSEWHERE)
     found = _judged(state, ignore, _cleared(findings))
@@ -242,6 +242,17 @@ def claimed_distributions(findings: Sequence[Finding], plan: Plan) -> set[str]:
             if finding.subject.kind == "check" and finding.subject.problem:
                 found.add(finding.subject.problem)
     return found
+
+
+def claimed_calls(findings: Sequence[Finding], plan: Plan) -> set[str]:
+    """Of `claimed_distributions`, those whose call (made or read) the steps claim to fix: a path read in their code
+    after the plan counts against it; one read in a library whose import the plan claims is a warning."""
+    return {d for d in claimed_distributions(findings, plan) if _claims(findings, plan, calls.finding_id(d))}
+
+
+def _claims(findings: Sequence[Finding], plan: Plan, finding_id: str) -> bool:
+    fixing = {s.finding for s in plan.steps} | {a for s in plan.steps for a in s.also}
+    return finding_id in fixing or any(f.id == finding_id and f.caused_by in fixing for f in findings)
 
 
 def unclaimed(findings: Sequence[Finding], plan: Plan) -> list[str]:
@@ -522,16 +533,28 @@ def jax_moved(plan: Plan, library: str, release: str) -> Plan:
 
     moved = rewritten(plan, one)
     wanted = [f"{n}=={release}" for n in JAX_STACK if not any(fixes.named(r) == n for r in moved.fix.install)]
-    return _added(moved, wanted) if wanted else moved
+    return added(moved, wanted) if wanted else moved
 
 
-def _added(plan: Plan, requirements: list[str]) -> Plan:
+def added(plan: Plan, requirements: Sequence[str]) -> Plan:
     """The plan with these requirements installed too, by its first step."""
     steps = plan.steps
     if steps:
         first = replace(steps[0], fix=replace(steps[0].fix, install=(*steps[0].fix.install, *requirements)))
         steps = (first, *steps[1:])
     return replace(plan, steps=steps, fix=replace(plan.fix, install=(*plan.fix.install, *requirements)))
+
+
+MAX_FORGOTTEN = 3  # distributions a twin's imports showed undeclared, added to one plan at most
+
+
+def forgotten(plan: Plan, measured: JaxFacts) -> list[str]:
+    """What a plan's twin showed its libraries import, declare nowhere and do not find (the imports probe's
+    `undeclared`: jaxns 2.6.4 imports tensorflow_probability, declared by no release of it), where the plan does
+    not install it already: added to the plan, the twin is asked again. The measurement, not a table, names it."""
+    installs = {fixes.named(r) for r in plan.fix.install}
+    found = {str(o["undeclared"]) for o in measured.get("imports") or [] if o.get("undeclared")}
+    return sorted(name for name in found if name not in installs)[:MAX_FORGOTTEN]
 
 
 def rewritten(plan: Plan, each: Callable[[str], list[str]]) -> Plan:

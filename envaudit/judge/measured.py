@@ -98,7 +98,9 @@ def as_installed(state: Facts, built: Built) -> Facts:
     return installing.after(state, Fix(install=moved)) if moved else state
 
 
-def as_before(fixed: Built, before: JaxFacts, claimed: Collection[str] = ()) -> Built:
+def as_before(
+    fixed: Built, before: JaxFacts, claimed: Collection[str] = (), reads: Collection[str] | None = None
+) -> Built:
     """A fix's measurement with what failed before it too (the same library's import or call raised in the
     environment measured before the fix) set apart (`failing_before`): the fix left it as it was, which is said,
     not held against it; only what fails that did not before is the fix's failure. But for the distributions its
@@ -120,7 +122,7 @@ def as_before(fixed: Built, before: JaxFacts, claimed: Collection[str] = ()) -> 
     old_calls = [o for o in calls if (o.get("distribution"), o.get("call")) in was]
     if not old_imports and not old_calls:
         return fixed
-    new = failures([o for o in imports if o not in old_imports], [o for o in calls if o not in old_calls], claimed)
+    new = failures([o for o in imports if o not in old_imports], [o for o in calls if o not in old_calls], reads)
     document = fixed.document | {"failed": new, "failing_before": failures(old_imports, old_calls)}
     return Built(document, fixed.jax)
 

@@ -161,9 +161,13 @@ def not_imported(facts: Facts) -> list[Occurrence]:
 
 
 def nothing_to_audit(facts: Facts) -> list[Occurrence]:
-    """An interpreter without jax (a fresh virtualenv after `pip install envaudit`): its OK would mean nothing."""
+    """An interpreter without jax (a fresh virtualenv after `pip install envaudit`): its OK would mean nothing. Where
+    a library there imports jax anyway (jaxns 2.6.4 declares no requirement), its failed import is the finding."""
     python = facts.python.get("executable")
-    return [Occurrence(f"jax is not installed in {python}")] if python and "jax" not in facts.packages else []
+    imports = facts.jax.get("imports") or []
+    if not python or "jax" in facts.packages or any(o.get("status") == "error" for o in imports):
+        return []
+    return [Occurrence(f"jax is not installed in {python}")]
 
 
 # The checks this module finds (rules/registry.py lists them)

@@ -370,7 +370,7 @@ def test_only_a_proven_plan_is_applied_with_yes(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(repair, "distributions", lambda *_: {"jax": Installed("jax", "0.10.2", "pip")})
     monkeypatch.setattr(repair, "debris", lambda *_: repair.Debris())
     why = "the state the fix leaves (a twin of this environment) does not install here (uv refused it)"
-    answer = ("proven", "built here") if proven else ("unproven", why)
+    answer = ("proven", "built here", None) if proven else ("unproven", why, None)
     monkeypatch.setattr(building, "prove", lambda *_, **__: answer)
     ran: list[str] = []
     monkeypatch.setattr(repair, "shell", ran_by(ran))
@@ -412,9 +412,9 @@ def test_fix_applies_the_first_plan_its_twin_proves_not_the_audit_s_first(
     monkeypatch.setattr(repair, "debris", lambda *_: repair.Debris())
     tried: list[str] = []
 
-    def prove(report: Report, **_: object) -> tuple[str, str]:
+    def prove(report: Report, **_: object) -> tuple[str, str, None]:
         tried.append(report.plan.fix.install[0])
-        return ("proven", "built here") if report is second else ("unproven", "uv refused it")
+        return ("proven", "built here", None) if report is second else ("unproven", "uv refused it", None)
 
     monkeypatch.setattr(building, "prove", prove)
     monkeypatch.setattr(twin, "off", lambda *_: "")  # twins are built: the other plans are tried
@@ -429,7 +429,8 @@ def test_fix_applies_the_first_plan_its_twin_proves_not_the_audit_s_first(
         line.startswith("proven: built here; 1 plan(s) tried before it") and "uv refused it" in line for line in said
     )
     # none proven: the audit's own plan is said, unproven, with its own reason, and nothing runs
-    monkeypatch.setattr(building, "prove", lambda report, **_: ("unproven", f"refused {report.plan.fix.install[0]}"))
+    refused = lambda report, **_: ("unproven", f"refused {report.plan.fix.install[0]}", None)  # noqa: E731
+    monkeypatch.setattr(building, "prove", refused)
     ran.clear()
     said.clear()
     repair.run(probes=Options(), dry_run=False, yes=True, **options)  # type: ignore[arg-type]

@@ -146,16 +146,17 @@ def prove(
     quiet: bool,
     keep: Sequence[str] = (),
     installed: Mapping[str, str] | None = None,
-) -> tuple[Proof, str]:
+) -> tuple[Proof, str, build.Built | None]:
     """Whether the state a live environment's plan leaves runs, measured on its twin: the environment's
     distributions (`installed`: every one it has, else those audited) with the plan's commands run over them,
     built here in a throwaway environment for the same Python, jax and every library imported there and their smoke
-    calls made (`envaudit fix` applies only a proven plan). Unproven, with why, where nothing could be built (turned
-    off, no uv, the index unreachable) or the twin did not install or run."""
+    calls made (`envaudit fix` applies only a proven plan), and what the twin measured (None where nothing was
+    built). Unproven, with why, where nothing could be built (turned off, no uv, the index unreachable) or the twin
+    did not install or run."""
     facts, plan, findings = audited.facts, audited.plan, audited.findings
     uv, why_not = _installer(no_build)
     if uv is None:
-        return "unproven", f"nothing was built: {why_not}"
+        return "unproven", f"nothing was built: {why_not}", None
     say = _progress(quiet)
     say("building the state the fix leaves, to prove it")
     state = fixplan.outcome(facts, plan.steps)
@@ -166,14 +167,14 @@ def prove(
         applied=twin.applied(plan.fix),
         installer="uv" if plan.fix.target.tool == "uv" else "pip",
     )
-    claimed = fixplan.claimed_distributions(findings, plan)
-    made = replace(made, claimed=tuple(sorted(claimed)))
-    fixed = measured.as_before(build.measure(made, timeout=timeout, uv=uv, say=say), facts.jax, claimed)
+    claimed, reads = fixplan.claimed_distributions(findings, plan), fixplan.claimed_calls(findings, plan)
+    made = replace(made, claimed=tuple(sorted(claimed)), reads=tuple(sorted(reads)))
+    fixed = measured.as_before(build.measure(made, timeout=timeout, uv=uv, say=say), facts.jax, claimed, reads)
     proof, why = measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")
     made_state = measured.joined(measured.as_installed(state, fixed), fixed)
     if proof == "proven" and (unsettled := fixplan.settled(facts, findings, made_state, keep=keep, plan=plan)):
-        return "unproven", unsettled
-    return proof, why
+        return "unproven", unsettled, fixed
+    return proof, why, fixed
 
 
 def searched(
@@ -193,7 +194,9 @@ def searched(
     refused: list[str] = []
     found: tuple[Proof, str] | None = None
     uv, _ = _installer(no_build)
-    for option in _least_first(options, uv):
+    queue = _least_first(options, uv)
+    refinements: list[Report] = []  # the plans a twin's measurement adds to, tried before the rest
+    while (option := refinements.pop(0) if refinements else next(queue, None)) is not None:
         if option is not first and not option.plan.fix:
             continue
         left = deadline - time.monotonic()
@@ -201,7 +204,7 @@ def searched(
             break
         if option is not first:
             _progress(quiet)(f"trying the next plan: {option.plan.fix.command}")
-        proof, why = prove(option, no_build=no_build, timeout=left, quiet=quiet, keep=keep, installed=installed)
+        proof, why, fixed = prove(option, no_build=no_build, timeout=left, quiet=quiet, keep=keep, installed=installed)
         if proof == "proven":
             before = f"; {len(refused)} plan(s) tried before it, not proven: " if refused else ""
             return option, proof, why + before + "; ".join(refused)
@@ -210,6 +213,8 @@ def searched(
         if why.startswith("nothing was built"):
             break  # nor would any other plan be
         refused.append(f"{_command(option)}: {why}")
+        if fixed is not None and (forgot := fixplan.forgotten(option.plan, fixed.jax)):
+            refinements.append(replace(option, plan=fixplan.added(option.plan, forgot)))
     assert found is not None  # the first plan is always tried
     return first, *found
 

@@ -950,7 +950,7 @@ def test_a_path_read_in_a_library_the_plan_does_not_claim_is_said_not_held_again
         "error": "TypeError: pallas_call() got an unexpected keyword argument 'backend'",
         "read": "jax.experimental.pallas.pallas_call(backend=...)",
     }
-    assert build.failures([], [read], claimed=()) == [] and build.failures([], [read], claimed={"brainevent"})
+    assert build.failures([], [read], reads=()) == [] and build.failures([], [read], reads={"brainevent"})
     assert build.failures([], [read]) != []  # a measurement said whole, where no claim is asked
     packages = {"jax": "0.10.1", "jaxlib": "0.10.1", "brainevent": "0.2.1"}
     state = facts_from({"packages": packages, "jax": {"status": "ok", "calls": [read]}})
@@ -958,3 +958,48 @@ def test_a_path_read_in_a_library_the_plan_does_not_claim_is_said_not_held_again
     assert "brainevent>0.2.1" in fixplan.settled(state, (), state)
     other = Plan(steps=(Step("jaxlib-0102-cpu-vmap-matvec-sum", Fix(install=("jax==0.10.1", "jaxlib==0.10.1"))),))
     assert fixplan.settled(state, (), state, plan=other) == ""
+
+
+def test_a_read_path_of_a_library_whose_import_a_plan_claims_is_a_warning_of_one_whose_call_it_claims_a_failure() -> (
+    None
+):
+    """jaxns 2.6.4, which imports jax and declares none: the plan installing jax claims its import, and in the twin
+    `jaxify_likelihood` (which the program does not call) passes pure_callback a keyword jax 0.5.3 only raises on:
+    read, a warning, not the plan's failure. dm-pix 0.4.3, whose call the plan claims: a read there still fails it."""
+    from envaudit.judge import fixplan
+    from envaudit.model.facts import CallOutcome
+    from envaudit.model.report import Finding, Subject
+
+    def read(distribution: str) -> CallOutcome:
+        return {
+            "distribution": distribution,
+            "call": f"{distribution}.f",
+            "status": "error",
+            "error": "TypeError: the vectorized argument was removed",
+            "read": "jax.pure_callback(vectorized=...)",
+        }
+
+    imports = Finding(Subject("check", "import-fails", "jaxns"), "fail", "t", "d")
+    calls = Finding(Subject("check", "call-fails", "dm-pix"), "warn", "t", "d", caused_by="removed-jax-api-in-dm-pix")
+    root = Finding(Subject("rule", "removed-jax-api-in-dm-pix"), "warn", "t", "d")
+    plan = Plan(steps=(Step("import-fails-jaxns", Fix(install=("jax==0.5.3",))),))
+    assert fixplan.claimed_distributions((imports,), plan) == {"jaxns"} and not fixplan.claimed_calls((imports,), plan)
+    reads = fixplan.claimed_calls((imports,), plan)
+    assert build.failures([], [read("jaxns")], reads) == []
+    packages = {"jax": "0.5.3", "jaxlib": "0.5.3", "jaxns": "2.6.4"}
+    after = facts_from({"packages": packages, "jax": {"status": "ok", "calls": [read("jaxns")]}})
+    assert fixplan.settled(after, (imports,), after, plan=plan) == ""
+    # the plan that claims dm-pix's call (a finding folded under the rule its step fixes): its read counts
+    fixing = Plan(steps=(Step("removed-jax-api-in-dm-pix", Fix(install=("dm-pix==0.4.4",))),))
+    assert fixplan.claimed_calls((root, calls), fixing) == {"dm-pix"}
+    assert build.failures([], [read("dm-pix")], fixplan.claimed_calls((root, calls), fixing)) != []
+
+
+def test_a_release_the_rules_modelled_is_installed_by_its_requirement_not_refused_as_an_accelerator_build() -> None:
+    """A package no table knows, added by a plan without a version (matplotlib, which jaxns imports as pylab),
+    is modelled `0+unknown` (a valid version): its twin asks the installer for it as the plan writes it."""
+    made = build.twin(
+        {"jax": "0.5.3", "matplotlib": "0+unknown", "pytensor": "2.14.3+unknown"}, {"pytensor": "pytensor>2.14.2"}
+    )
+    assert not made.refused and made.requirements == ("jax==0.5.3", "matplotlib", "pytensor>2.14.2")
+    assert "+cu121" in build.twin({"torch": "2.3.0+cu121"}).refused  # a real local label is still a build

@@ -13,6 +13,7 @@ import pytest
 from envaudit.collect import build
 from envaudit.commands.plan import building
 from envaudit.judge import fixplan
+from envaudit.model.facts import ImportOutcome
 from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import Report
 from tests.conftest import facts_from
@@ -45,12 +46,18 @@ def proven_when(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     """`prove` replaced: proven only for the commands the test lists."""
     proven: list[str] = []
 
-    def prove(report: Report, **_: object) -> tuple[str, str]:
+    def prove(report: Report, **_: object) -> tuple[str, str, build.Built | None]:
         command = " ".join(report.plan.fix.install)
-        return ("proven", "built") if command in proven else ("unproven", f"twin: {command} fails")
+        forgot = FORGOT.get(command)
+        twin = build.Built({"status": "built"}, {"imports": [forgot]} if forgot else {})
+        return ("proven", "built", twin) if command in proven else ("unproven", f"twin: {command} fails", twin)
 
     monkeypatch.setattr(building, "prove", prove)
     yield proven
+
+
+# what a twin's imports showed, by the plan's command: a module its library imports and declares nowhere
+FORGOT: dict[str, ImportOutcome] = {}
 
 
 def _search(*plans: Plan) -> tuple[Report, str, str]:
@@ -141,3 +148,40 @@ def test_jax_is_moved_up_with_the_library_held_when_the_library_needs_a_newer_ja
     proven_when.clear()
     report, proof, why = _searched({"jax": "0.4.23", "evermore": "0.2.10"}, _plan("evermore>0.2.10", "jax==0.4.23"))
     assert proof == "unproven" and report.plan.fix.install == ("evermore>0.2.10", "jax==0.4.23")
+
+
+def test_what_a_twin_shows_its_library_imports_and_declares_nowhere_is_added_to_the_plan_and_tried_again(
+    proven_when: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jaxns 2.6.4 declares no requirement: with jax installed, its twin shows `import jaxns` needs
+    tensorflow_probability, then matplotlib's pylab; each is added to the plan, which the next twin proves, before
+    the tables' other plan (a jaxns major whose API the user's program no longer finds)."""
+
+    def forgot(module: str, distribution: str) -> ImportOutcome:
+        error = f"ModuleNotFoundError: No module named '{module}'"
+        return {
+            "distribution": "jaxns",
+            "module": "jaxns",
+            "status": "error",
+            "error": error,
+            "undeclared": distribution,
+        }
+
+    monkeypatch.setitem(FORGOT, "jax==0.5.3", forgot("tensorflow_probability", "tensorflow-probability"))
+    monkeypatch.setitem(FORGOT, "jax==0.5.3 tensorflow-probability", forgot("pylab", "matplotlib"))
+    proven_when += ["jax==0.5.3 tensorflow-probability matplotlib", "jax jaxns==3.0.0"]
+    facts = facts_from({"packages": {"jaxns": "2.6.4"}})
+    first = replace(Report(facts), plan=_plan("jax==0.5.3"))
+    report, proof, why = building.searched(
+        [first, replace(Report(facts), plan=_plan("jax", "jaxns==3.0.0"))], no_build=False, timeout=60, quiet=True
+    )
+    assert proof == "proven" and report.plan.fix.install == ("jax==0.5.3", "tensorflow-probability", "matplotlib")
+    assert report.plan.steps[0].fix.install == report.plan.fix.install
+    assert "No module named 'pylab'" not in why and "jax==0.5.3 tensorflow-probability: twin" in why
+    # nothing added where the plan installs it already, or where the twin showed nothing undeclared
+    monkeypatch.setitem(FORGOT, "jax==0.5.3 tensorflow-probability matplotlib", forgot("pylab", "matplotlib"))
+    proven_when.remove("jax==0.5.3 tensorflow-probability matplotlib")
+    report, proof, _ = building.searched(
+        [first, replace(Report(facts), plan=_plan("jax", "jaxns==3.0.0"))], no_build=False, timeout=60, quiet=True
+    )
+    assert proof == "proven" and report.plan.fix.install == ("jax", "jaxns==3.0.0")

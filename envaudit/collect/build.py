@@ -227,6 +227,9 @@ class Stack:
     # those whose call the steps claim to fix: a path read in their code (a call not made) counts against the state;
     # read in another library, or in one whose import the fix claims, it is a warning, said, not a failure
     reads: Sequence[str] = ()
+    # the environment's libraries nobody asked for by name (`rules.imports.transitive`): their smoke calls that raise
+    # are said, not failures of the state, but for those the fix claims (one truth with the audit's `call-fails`)
+    pulled: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -322,6 +325,8 @@ def _measured(
         variables["claimed"] = ",".join(sorted(stack.claimed))
     if stack.reads:  # and which paths read count
         variables["reads"] = ",".join(sorted(stack.reads))
+    if stack.pulled:  # and whose calls count
+        variables["pulled"] = ",".join(sorted(stack.pulled))
     return buildmemory.key(dict(installed), python, here(), _installer(uv), variables, _child_code())
 
 
@@ -637,7 +642,9 @@ def _probed(
         say(f"failing before the fix's commands too, so not theirs: {', '.join(earlier)}")
         imports = [o for o in imports if not (o.get("status") == "error" and o.get("module") in earlier)]
     calls = list(jax.get("calls") or [])
-    failed = failures(imports, calls, set(stack.reads))
+    failed = failures(
+        imports, [o for o in calls if o.get("distribution") not in set(stack.pulled) - claimed], set(stack.reads)
+    )
     document |= {
         "probe_s": round(time.monotonic() - probing, 3),
         "jax": jax.get("status", "error"),

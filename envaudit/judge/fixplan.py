@@ -531,9 +531,20 @@ def jax_moved(plan: Plan, library: str, release: str) -> Plan:
             return []
         return [f"{name}=={release}"] if name in JAX_STACK else [requirement]
 
-    moved = rewritten(plan, one)
+    moved = unheld(rewritten(plan, one), JAX_STACK)
     wanted = [f"{n}=={release}" for n in JAX_STACK if not any(fixes.named(r) == n for r in moved.fix.install)]
     return added(moved, wanted) if wanted else moved
+
+
+def unheld(plan: Plan, names: Collection[str]) -> Plan:
+    """The plan with these distributions no longer held where they are (`Fix.hold`, which its command names beside
+    what it installs): a way that moves jax must not also hold the installed jax (quadax 0.2.7's way up printed
+    `jax==0.4.36 ... jax==0.4.35`, which the installer refuses)."""
+
+    def one(fix: Fix) -> Fix:
+        return replace(fix, hold=tuple(h for h in fix.hold if fixes.named(h) not in names))
+
+    return replace(plan, steps=tuple(replace(s, fix=one(s.fix)) for s in plan.steps), fix=one(plan.fix))
 
 
 def added(plan: Plan, requirements: Sequence[str]) -> Plan:

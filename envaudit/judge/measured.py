@@ -99,7 +99,11 @@ def as_installed(state: Facts, built: Built) -> Facts:
 
 
 def as_before(
-    fixed: Built, before: JaxFacts, claimed: Collection[str] = (), reads: Collection[str] | None = None
+    fixed: Built,
+    before: JaxFacts,
+    claimed: Collection[str] = (),
+    reads: Collection[str] | None = None,
+    pulled: Collection[str] = (),
 ) -> Built:
     """A fix's measurement with what failed before it too (the same library's import or call raised in the
     environment measured before the fix) set apart (`failing_before`): the fix left it as it was, which is said,
@@ -117,7 +121,10 @@ def as_before(
     if not was or fixed.status != "built":
         return fixed
     imports = [o for o in fixed.jax.get("imports") or [] if o.get("status") == "error"]
-    calls = [o for o in fixed.jax.get("calls") or [] if o.get("status") == "error"]
+    said = set(pulled) - set(claimed)  # calls of libraries nobody asked for: said, not failures (build.Stack.pulled)
+    calls = [
+        o for o in fixed.jax.get("calls") or [] if o.get("status") == "error" and o.get("distribution") not in said
+    ]
     old_imports = [o for o in imports if (o.get("distribution"), o.get("module")) in was]
     old_calls = [o for o in calls if (o.get("distribution"), o.get("call")) in was]
     if not old_imports and not old_calls:

@@ -47,7 +47,7 @@ def failures(facts: Facts) -> list[Occurrence]:
         name = str(outcome.get("distribution"))
         if outcome.get("status") != "error" or name in broken:
             continue
-        chain = imports.transitive(facts, name)
+        chain = imports.transitive(facts, name, live=True)
         missing = imports.MISSING.match(str(outcome.get("error") or ""))
         if chain and missing and canonicalize_name(missing[1]) not in facts.packages:
             continue  # an optional dependency of a library the user did not ask for: the call was not run
@@ -95,7 +95,7 @@ def unreturned(facts: Facts) -> list[Occurrence]:
         if outcome.get("status") != "timeout":
             continue
         name = str(outcome.get("distribution"))
-        pulled = imports.pulled(imports.transitive(facts, name))
+        pulled = imports.pulled(imports.transitive(facts, name, live=True))
         said = f"`{outcome.get('call')}` did not return: {outcome.get('error', '')}"
         found.append(Occurrence(f"{name} {outcome.get('version', '')}{pulled}: {said}", about=name))
     return found

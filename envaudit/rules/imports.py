@@ -52,18 +52,26 @@ ADVICE_JAX = (
 MISSING = re.compile(r"^(?:ModuleNotFoundError|ImportError): No module named '([A-Za-z0-9_]+)")
 
 
-def transitive(facts: Facts, name: str) -> list[str]:
+def transitive(facts: Facts, name: str, *, live: bool = False) -> list[str]:
     """For a plan or a report's stack built here, the named distributions that pull in a library they do not name
-    (flax pulls in orbax-checkpoint): [] for one they name, and for every library of a live environment, whose
-    requests are not known."""
-    if facts.origin not in ("plan", "triage") or name in facts.packages:
+    (flax pulls in orbax-checkpoint): [] for one they name. In a live environment [], but with `live` where its
+    installer marked what the user asked for by name (pip's and uv's REQUESTED: `Facts.requested`): then the
+    installed distributions that require a library nobody asked for (a project's requirements name flax, and flax
+    pulls in orbax-checkpoint, whose calls the user's program is not known to make)."""
+    if facts.origin in ("plan", "triage"):
+        if name in facts.packages:
+            return []
+        return sorted(p for p, reqs in facts.requires.items() if any(named(r) == name for r in reqs)) or [
+            "the installer"
+        ]
+    if not live or not facts.requested or name in facts.requested or name in ("jax", "jaxlib"):
         return []
-    return sorted(p for p, reqs in facts.requires.items() if any(named(r) == name for r in reqs)) or ["the installer"]
+    return sorted(p for p, reqs in facts.requires.items() if p != name and any(named(r) == name for r in reqs))
 
 
 def pulled(chain: list[str]) -> str:
     """Who pulls a library in that the plan does not name (`transitive`), as its finding says it ("" for none)."""
-    return f" (not planned: pulled in by {', '.join(chain)})" if chain else ""
+    return f" (not asked for by name: pulled in by {', '.join(chain)})" if chain else ""
 
 
 def outcomes(facts: Facts) -> list[ImportOutcome]:

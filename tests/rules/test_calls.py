@@ -72,6 +72,27 @@ def test_a_library_the_plan_does_not_name_is_said_with_who_pulls_it_in_and_its_c
     assert {f.id: f.severity for f in rules.evaluate(direct).findings}["call-fails-orbax-checkpoint"] == "fail"
 
 
+def test_in_a_live_environment_a_library_nobody_asked_for_by_name_is_said_with_who_pulls_it_in() -> None:
+    """fix-pass-7's BridgeData V2 requirements name flax (pip marks it REQUESTED); flax pulls in orbax-checkpoint,
+    whose checkpointer calls jax.tree, which the project's pinned jax 0.4.13 lacks: the program never makes that
+    call. Where the installer marked nothing (a conda environment), every library stays the user's."""
+    packages = {"jax": "0.4.13", "jaxlib": "0.4.13", "flax": "0.7.4", "orbax-checkpoint": "0.4.4"}
+    call: dict[str, Any] = {"distribution": "orbax-checkpoint", "version": "0.4.4", "call": "ocp.StandardCheckpointer"}
+    call |= {"status": "error", "error": "AttributeError: module 'jax' has no attribute 'tree'", "seconds": 0.1}
+    live = {"packages": packages, "requires": {"flax": ["orbax-checkpoint", "jax>=0.4.2"]}}
+    live |= {"jax": {"status": "ok", "calls": [call]}}
+
+    def judged(requested: list[str]) -> Any:
+        return {f.id: f for f in rules.evaluate(facts_from(live | {"requested": requested})).findings}[
+            "call-fails-orbax-checkpoint"
+        ]
+
+    pulled = judged(["flax", "jax", "jaxlib"])
+    assert pulled.severity == "info" and "pulled in by flax" in pulled.detail and not pulled.fix
+    assert judged(["flax", "orbax-checkpoint"]).severity == "fail"  # asked for by name: the user's
+    assert judged([]).severity == "fail"  # nothing marked: nothing known of what was asked for
+
+
 def test_a_library_the_plan_does_not_name_that_fails_to_import_warns_and_an_optional_module_it_lacks_is_said() -> None:
     """What the user named imports; a library pulled in for it that fails its own import is a warning naming who
     pulls it in (a lazy import of it in the named library may fail), and one that lacks a module nothing installs

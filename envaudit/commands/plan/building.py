@@ -168,8 +168,10 @@ def prove(
         installer="uv" if plan.fix.target.tool == "uv" else "pip",
     )
     claimed, reads = fixplan.claimed_distributions(findings, plan), fixplan.claimed_calls(findings, plan)
-    made = replace(made, claimed=tuple(sorted(claimed)), reads=tuple(sorted(reads)))
-    fixed = measured.as_before(build.measure(made, timeout=timeout, uv=uv, say=say), facts.jax, claimed, reads)
+    pulled = sorted(d for d in facts.packages if imports.transitive(facts, d, live=True))
+    made = replace(made, claimed=tuple(sorted(claimed)), reads=tuple(sorted(reads)), pulled=tuple(pulled))
+    measure = build.measure(made, timeout=timeout, uv=uv, say=say)
+    fixed = measured.as_before(measure, facts.jax, claimed, reads, pulled)
     proof, why = measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")
     made_state = measured.joined(measured.as_installed(state, fixed), fixed)
     if proof == "proven" and (unsettled := fixplan.settled(facts, findings, made_state, keep=keep, plan=plan)):
@@ -196,6 +198,8 @@ def searched(
     uv, _ = _installer(no_build)
     queue = _least_first(options, uv)
     refinements: list[Report] = []  # the plans a twin's measurement adds to, tried before the rest
+    accepted: tuple[Report, str] | None = None  # the first plan the installer took, where none is proven
+    first_refused = False
     while (option := refinements.pop(0) if refinements else next(queue, None)) is not None:
         if option is not first and not option.plan.fix:
             continue
@@ -209,6 +213,10 @@ def searched(
             before = f"; {len(refused)} plan(s) tried before it, not proven: " if refused else ""
             return option, proof, why + before + "; ".join(refused)
         found = (proof, why) if option is first else found or (proof, why)  # the first plan's own, where tried
+        taken = fixed is None or fixed.status != "not_installable"
+        first_refused = first_refused or (option is first and not taken)
+        if accepted is None and taken:
+            accepted = (option, why)
         _progress(quiet)(f"not proven: {why}")
         if why.startswith("nothing was built"):
             break  # nor would any other plan be
@@ -216,6 +224,10 @@ def searched(
         if fixed is not None and (forgot := fixplan.forgotten(option.plan, fixed.jax)):
             refinements.append(replace(option, plan=fixplan.added(option.plan, forgot)))
     assert found is not None  # the first plan is always tried
+    if first_refused and accepted is not None:
+        # a plan the installer refuses is never printed as the fix: the first it took is, unproven, and why
+        option, why = accepted
+        return option, "unproven", f"{why}; the installer refused the first plan: {refused[0]}"
     return first, *found
 
 

@@ -1003,3 +1003,33 @@ def test_a_release_the_rules_modelled_is_installed_by_its_requirement_not_refuse
     )
     assert not made.refused and made.requirements == ("jax==0.5.3", "matplotlib", "pytensor>2.14.2")
     assert "+cu121" in build.twin({"torch": "2.3.0+cu121"}).refused  # a real local label is still a build
+
+
+def test_a_twin_s_call_of_a_library_nobody_asked_for_is_said_not_held_against_the_plan(
+    fake_uv: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BridgeData V2's requirements pin jax 0.4.13 and leave jaxlib open: the expert's fix (jaxlib 0.4.13, SciPy
+    below 1.13) runs the program, and its twin showed orbax-checkpoint, which flax pulls in, calling jax.tree. The
+    audit says that call as information (rules/calls.py); the twin's verdict is the same truth: not the plan's
+    failure, unless the plan claims that library."""
+    from envaudit.child import runner, state
+    from envaudit.model.facts import CallOutcome, ImportOutcome, JaxFacts
+
+    call: CallOutcome = {"distribution": "orbax-checkpoint", "call": "ocp.StandardCheckpointer", "status": "error"}
+    call |= {"error": "AttributeError: module 'jax' has no attribute 'tree'"}
+    measured_there: JaxFacts = {"status": "ok", "imports": [], "calls": [call]}
+    monkeypatch.setattr(runner, "run", lambda options: state.Outcome(results=[], jax=measured_there))
+    for pulled, proof in (((), "unproven"), (("orbax-checkpoint",), "proven")):
+        monkeypatch.setenv(build.REBUILD, "1")
+        made = build.measure(replace(_applied_stack(), pulled=pulled), timeout=60, uv=("uv",))
+        assert measured.verdict(made.document, "the state")[0] == proof, made.document
+    claims = replace(_applied_stack(), pulled=("orbax-checkpoint",), claimed=("orbax-checkpoint",))
+    assert measured.verdict(build.measure(claims, timeout=60, uv=("uv",)).document, "it")[0] == "unproven"
+    # and where what failed before is set apart (another library's import), the same holds of what is left
+    other: ImportOutcome = {"distribution": "other", "module": "other", "status": "error", "error": "ImportError: x"}
+    there = build.Built({"status": "built", "jax": "ok", "tried": 1, "called": 1}, {"status": "ok"})
+    there = build.Built(there.document | {"failed": ["other"]}, {"status": "ok", "imports": [other], "calls": [call]})
+    before: JaxFacts = {"status": "ok", "imports": [other]}
+    assert measured.verdict(measured.as_before(there, before).document, "it")[0] == "unproven"
+    said = measured.as_before(there, before, pulled=("orbax-checkpoint",))
+    assert measured.verdict(said.document, "it")[0] == "proven"

@@ -13,6 +13,7 @@ import pytest
 from envaudit.collect import build
 from envaudit.commands.plan import building
 from envaudit.judge import fixplan
+from envaudit.model.build import BuildStatus
 from envaudit.model.facts import ImportOutcome
 from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import Report
@@ -49,7 +50,8 @@ def proven_when(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     def prove(report: Report, **_: object) -> tuple[str, str, build.Built | None]:
         command = " ".join(report.plan.fix.install)
         forgot = FORGOT.get(command)
-        twin = build.Built({"status": "built"}, {"imports": [forgot]} if forgot else {})
+        status: BuildStatus = "not_installable" if command in REFUSED else "built"
+        twin = build.Built({"status": status}, {"imports": [forgot]} if forgot else {})
         return ("proven", "built", twin) if command in proven else ("unproven", f"twin: {command} fails", twin)
 
     monkeypatch.setattr(building, "prove", prove)
@@ -58,6 +60,7 @@ def proven_when(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 
 # what a twin's imports showed, by the plan's command: a module its library imports and declares nowhere
 FORGOT: dict[str, ImportOutcome] = {}
+REFUSED: set[str] = set()  # the commands whose twin the installer refuses
 
 
 def _search(*plans: Plan) -> tuple[Report, str, str]:
@@ -185,3 +188,31 @@ def test_what_a_twin_shows_its_library_imports_and_declares_nowhere_is_added_to_
         [first, replace(Report(facts), plan=_plan("jax", "jaxns==3.0.0"))], no_build=False, timeout=60, quiet=True
     )
     assert proof == "proven" and report.plan.fix.install == ("jax", "jaxns==3.0.0")
+
+
+def test_jax_moved_up_no_longer_holds_the_installed_jax_its_plan_held() -> None:
+    """quadax 0.2.7 needs jax 0.4.36 and declares jax>=0.3.2: the plan for equinox held the installed jax 0.4.35
+    (`Fix.hold`, named in its command), and the way up printed `jax==0.4.36 jaxlib==0.4.36 jax==0.4.35
+    jaxlib==0.4.35`, which the installer refuses."""
+    fix = Fix(install=("equinox>0.11.10",), hold=("jax==0.4.35", "jaxlib==0.4.35", "numpy==2.2.4"))
+    plan = Plan(steps=(Step("call-fails-equinox", fix),), fix=fix)
+    moved = fixplan.jax_moved(plan, "equinox", "0.4.36")
+    assert moved.fix.install == ("jax==0.4.36", "jaxlib==0.4.36") and moved.fix.hold == ("numpy==2.2.4",)
+    words = moved.fix.command.split()
+    assert "jax==0.4.35" not in words and "jaxlib==0.4.35" not in words and "jax==0.4.36" in words
+    assert moved.steps[0].fix.hold == ("numpy==2.2.4",)
+
+
+def test_where_nothing_is_proven_a_plan_the_installer_refuses_is_never_the_one_printed(
+    proven_when: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """quadax 0.2.7 beside jax 0.4.35: the audit's own plan (`equinox>0.11.10` with jax held) is refused by the
+    installer; where no plan is proven, the first one it took is printed, unproven, with why."""
+    monkeypatch.setitem(globals(), "REFUSED", {"equinox>0.11.10 jax==0.4.35"})
+    report, proof, why = _search(_plan("equinox>0.11.10", "jax==0.4.35"), _plan("equinox==0.11.9", "jax==0.4.35"))
+    assert proof == "unproven" and report.plan.fix.install == ("equinox==0.11.9", "jax==0.4.35")
+    assert why.startswith("twin: equinox==0.11.9 jax==0.4.35 fails") and "refused the first plan" in why
+    # where the installer took the first, it is the one said
+    monkeypatch.setitem(globals(), "REFUSED", set())
+    report, proof, _ = _search(_plan("equinox>0.11.10", "jax==0.4.35"), _plan("equinox==0.11.9", "jax==0.4.35"))
+    assert proof == "unproven" and report.plan.fix.install == ("equinox>0.11.10", "jax==0.4.35")

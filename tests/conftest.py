@@ -119,6 +119,10 @@ def interrupted_when(ready: Path, within: float = 60.0) -> Iterator[None]:
     import threading
 
     main, done = threading.main_thread().ident, threading.Event()
+    # a suite started in the background by a shell without job control (`(pytest ... &)`) inherits SIGINT ignored,
+    # and the Ctrl-C sent below would never arrive (both interrupt tests "DID NOT RAISE" in such a CI run): Python's
+    # own handler for the block, as a terminal's foreground job has it
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def watch() -> None:
         end = time.monotonic() + within
@@ -136,6 +140,7 @@ def interrupted_when(ready: Path, within: float = 60.0) -> Iterator[None]:
     finally:
         done.set()
         watcher.join()
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(autouse=True)

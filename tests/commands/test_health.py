@@ -286,3 +286,34 @@ def test_a_slow_start_is_no_bad_usage_only_the_bound_the_user_gave_is() -> None:
     assert idle.probes is not None and idle.probes.total > bounds.probes.total
     with pytest.raises(UsageError, match=r"^--total-timeout 2\.5 holds none"):
         _shared.bounded(Probing(timeout=3, total_timeout=2.5), quick=False, budget=True, reserve=0.5, spent=0.0)
+
+
+@pytest.mark.jax
+def test_a_warming_run_lets_the_next_check_run_the_probes_a_cold_one_left_out(
+    child_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A fresh TPU node's first `health` runs 5 of its 13 probes: their declared costs are a cold compilation
+    cache's, and jax's start takes most of the bound. `health --warm` (at the node's boot) runs every probe to its
+    end outside the total bound, which fills the cache and keeps each one's warm cost (files/probecosts.py): the next
+    check, under the same bound, plans with those and leaves out fewer. It writes no node state, exits 0 whatever
+    the verdict, and refuses the options that would write one."""
+    env = {**child_env, "ENVAUDIT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def left_out(*extra: str) -> int:
+        proc = envaudit_run(PYTHON, "health", "--format", "json", "--total-timeout", "12", *extra, env=env, timeout=120)
+        assert proc.returncode in (0, 1), proc.stderr
+        # a probe the bound left out says the cost it was planned with
+        return sum("declared_cost_s" in p["metrics"] for p in json.loads(proc.stdout)["probes"])
+
+    cold = left_out()
+    assert cold > 0  # on this CPU too, the declared costs of a cold cache (6.5 s) do not all fit with jax's start
+    kept = sorted((tmp_path / "cache").rglob(REPORT_NAME))
+    checked = [(p, p.read_bytes()) for p in kept]
+    warmed = envaudit_run(PYTHON, "health", "--warm", env=env, timeout=300, cwd=tmp_path)
+    assert warmed.returncode == 0 and warmed.stdout.startswith("envaudit warmed: "), warmed.stderr
+    # the last check's report is left as it was: a warming run is no check
+    assert kept and [(p, p.read_bytes()) for p in sorted((tmp_path / "cache").rglob(REPORT_NAME))] == checked
+    assert left_out() < cold
+    refused = envaudit_run(PYTHON, "health", "--warm", "--status-file", str(tmp_path / "s"), env=env, timeout=60)
+    assert refused.returncode == 2 and "--warm writes no node state" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()

@@ -25,6 +25,7 @@ from envaudit.commands.health import (
     save,
     status_text,
 )
+from envaudit.files.probecosts import NAME as PROBE_COSTS
 from envaudit.formats import render
 from envaudit.model.exitcodes import Terminated, UsageError
 from envaudit.model.report import Finding, ProbeResult, Report, Subject
@@ -289,31 +290,27 @@ def test_a_slow_start_is_no_bad_usage_only_the_bound_the_user_gave_is() -> None:
 
 
 @pytest.mark.jax
-def test_a_warming_run_lets_the_next_check_run_the_probes_a_cold_one_left_out(
+def test_a_warming_run_keeps_every_probe_s_warm_cost_for_the_next_check_and_writes_no_node_state(
     child_env: dict[str, str], tmp_path: Path
 ) -> None:
     """A fresh TPU node's first `health` runs 5 of its 13 probes: their declared costs are a cold compilation
     cache's, and jax's start takes most of the bound. `health --warm` (at the node's boot) runs every probe to its
-    end outside the total bound, which fills the cache and keeps each one's warm cost (files/probecosts.py): the next
-    check, under the same bound, plans with those and leaves out fewer. It writes no node state, exits 0 whatever
-    the verdict, and refuses the options that would write one."""
-    env = {**child_env, "ENVAUDIT_CACHE_DIR": str(tmp_path / "cache")}
-
-    def left_out(*extra: str) -> int:
-        proc = envaudit_run(PYTHON, "health", "--format", "json", "--total-timeout", "12", *extra, env=env, timeout=120)
-        assert proc.returncode in (0, 1), proc.stderr
-        # a probe the bound left out says the cost it was planned with
-        return sum("declared_cost_s" in p["metrics"] for p in json.loads(proc.stdout)["probes"])
-
-    cold = left_out()
-    assert cold > 0  # on this CPU too, the declared costs of a cold cache (6.5 s) do not all fit with jax's start
-    kept = sorted((tmp_path / "cache").rglob(REPORT_NAME))
-    checked = [(p, p.read_bytes()) for p in kept]
-    warmed = envaudit_run(PYTHON, "health", "--warm", env=env, timeout=300, cwd=tmp_path)
-    assert warmed.returncode == 0 and warmed.stdout.startswith("envaudit warmed: "), warmed.stderr
-    # the last check's report is left as it was: a warming run is no check
-    assert kept and [(p, p.read_bytes()) for p in sorted((tmp_path / "cache").rglob(REPORT_NAME))] == checked
-    assert left_out() < cold
+    end outside the total bound, which fills the cache and keeps each one's warm cost (files/probecosts.py), with
+    which the next check plans (measured on a TPU v5e: all of them then ran). It writes no node state, exits 0
+    whatever the verdict, and refuses the options that would write one. Nothing here depends on the machine's speed:
+    the warm run has no total bound to leave a probe out."""
+    cache = tmp_path / "cache"
+    env = {**child_env, "ENVAUDIT_CACHE_DIR": str(cache)}
+    warmed = envaudit_run(PYTHON, "health", "--warm", "--format", "json", env=env, timeout=300, cwd=tmp_path)
+    assert warmed.returncode == 0, warmed.stderr
+    ran = {p["name"] for p in json.loads(warmed.stdout)["probes"] if p["status"] != "skip"}
+    assert len(ran) >= 10  # every default probe whose library is installed here (flax, neural-tangents may not be)
+    (costs,) = cache.rglob(PROBE_COSTS)
+    (remembered,) = json.loads(costs.read_text(encoding="utf-8")).values()
+    assert set(remembered) == ran and all(0 < s < 120 for s in remembered.values())
+    assert not list(cache.rglob(REPORT_NAME))  # no check's report: a warming run is none
+    line = envaudit_run(PYTHON, "health", "--warm", env=env, timeout=300, cwd=tmp_path)
+    assert line.returncode == 0 and line.stdout.startswith("envaudit warmed: "), line.stderr
     refused = envaudit_run(PYTHON, "health", "--warm", "--status-file", str(tmp_path / "s"), env=env, timeout=60)
     assert refused.returncode == 2 and "--warm writes no node state" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()

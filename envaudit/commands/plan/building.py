@@ -98,7 +98,8 @@ def _tried(
     keep: Sequence[str] = (),
 ) -> tuple[Report, build.Built | None, list[str]]:
     """The report whose fix is printed, the build of the state it leaves, and what refused the ones before it.
-    The plans the tables propose are tried best first: the state each leaves is built (the installer resolves it,
+    The plans the tables propose are tried best first, each after its least moves and the first's other ways after
+    them (`_least_first`, as `fix`'s search): the state each leaves is built (the installer resolves it,
     then jax and the libraries are imported and called there, the modules the tables name in the stack as planned
     among them) and judged again with what it measured (`fixplan.settled`: no failure, no fix of its own); the
     first proven one is printed. Where none is proven, the first is, unproven, with what its own build said."""
@@ -107,7 +108,7 @@ def _tried(
         return first, None, []
     refused: list[str] = []
     fixed_first: build.Built | None = None
-    for option in options:
+    for option in _least_first(options, uv):  # as `fix` searches: each plan's least moves first, then the other ways
         if option is not first and not option.plan.steps:
             continue
         left = deadline - time.monotonic()

@@ -5,6 +5,7 @@ pin is not proven; jax's own packages keep what the plan says."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -216,3 +217,25 @@ def test_where_nothing_is_proven_a_plan_the_installer_refuses_is_never_the_one_p
     monkeypatch.setitem(globals(), "REFUSED", set())
     report, proof, _ = _search(_plan("equinox>0.11.10", "jax==0.4.35"), _plan("equinox==0.11.9", "jax==0.4.35"))
     assert proof == "unproven" and report.plan.fix.install == ("equinox>0.11.10", "jax==0.4.35")
+
+
+def test_plan_searches_as_fix_does_each_plan_s_least_move_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One truth between `plan` (a requirements file before the install) and `fix`: the plan verb tries each
+    plan's least move (a floor made the release the index has after it) before the plan, as fix's search does."""
+    from envaudit.judge import measured
+
+    tried: list[tuple[str, ...]] = []
+    monkeypatch.setattr(build, "following", lambda req, python, count, uv=None: ["0.4.5"][:count])
+    monkeypatch.setattr(build, "measure", lambda stack, **_: build.Built({"status": "built"}, {"status": "ok"}))
+
+    def proof(plan: Plan, planned: object, fixed: object) -> tuple[str, str]:
+        tried.append(plan.fix.install)
+        return ("proven", "built") if plan.fix.install[0] == "ott-jax==0.4.5" else ("unproven", "no")
+
+    monkeypatch.setattr(measured, "proof", proof)
+    monkeypatch.setattr(fixplan, "settled", lambda *_, **__: "")
+    facts = facts_from({"packages": {"jax": "0.4.29", "ott-jax": "0.4.4"}, "python": {"version": "3.11.7"}})
+    option = replace(Report(facts), plan=_plan("ott-jax>=0.4.5", "jax==0.4.29"))
+    planned = build.Built({"status": "built"}, {"status": "ok"})
+    made, _, _ = building._tried([option], planned, time.monotonic() + 60, 60, (), ("uv",), lambda _: None, {})
+    assert tried[0] == ("ott-jax==0.4.5", "jax==0.4.29") and made.plan.fix.install == tried[0]

@@ -382,13 +382,31 @@ def _keyword_missing(use: Use) -> str:
 def _raises_on(function: object, keyword: str) -> bool:
     """Whether the function's own code raises where the keyword is passed: a `raise` that names it (jax 0.5.0's
     reshape: `raise TypeError("The newshape argument to jnp.reshape was removed ...")`), not a warning (jax 0.4.29's
-    clip only warns that `a_min` is deprecated, and works)."""
+    clip only warns that `a_min` is deprecated, and works), nor a raise under a test of another of its arguments
+    (jax 0.4.35's pure_callback warns that `vectorized` is deprecated, and raises, naming it, only where
+    `vmap_method` is passed too: equinox's callbacks, which pass `vectorized` alone, work there)."""
     try:
         source = textwrap.dedent(inspect.getsource(inspect.unwrap(function)))  # type: ignore[arg-type]
         tree = ast.parse(source)
     except (OSError, TypeError, ValueError, SyntaxError):
         return False
-    return any(isinstance(node, ast.Raise) and keyword in ast.unparse(node) for node in ast.walk(tree))
+    defined = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)), None)
+    if defined is None:
+        return False
+    arguments = defined.args
+    every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
+    others = {a.arg for a in every if a is not None and a.arg != keyword}
+    return _raise_alone(defined, keyword, others, False)
+
+
+def _raise_alone(node: ast.AST, keyword: str, others: set[str], guarded: bool) -> bool:
+    """Whether a `raise` naming the keyword lies below this node under no test of another argument (`guarded`)."""
+    if isinstance(node, ast.Raise):
+        return not guarded and keyword in ast.unparse(node)
+    if isinstance(node, ast.If):
+        inner = guarded or any(isinstance(n, ast.Name) and n.id in others for n in ast.walk(node.test))
+        return any(_raise_alone(child, keyword, others, inner) for child in (*node.body, *node.orelse))
+    return any(_raise_alone(child, keyword, others, guarded) for child in ast.iter_child_nodes(node))
 
 
 def read(data: bytes) -> list[Use]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import warnings
 from pathlib import Path
 from types import ModuleType
 
@@ -192,5 +193,20 @@ def test_a_keyword_the_jax_callable_here_does_not_take_or_keeps_only_to_raise_is
         return x
 
     assert not uses._raises_on(warns, "a_min") and uses._raises_on(raises, "newshape")
+
+    # jax 0.4.35's pure_callback: `vectorized` warns; the raise that names it is for passing vmap_method beside it
+    def both(callback: object = None, vectorized: object = None, vmap_method: object = None) -> object:
+        if vectorized is not None:
+            warnings.warn("The vectorized argument of jax.pure_callback is deprecated", stacklevel=2)
+            if vmap_method is not None:
+                raise ValueError("the vectorized and vmap_method arguments cannot be used together")
+        return callback
+
+    def removed(callback: object = None, vectorized: object = None, vmap_method: object = None) -> object:
+        if vectorized is not None:
+            raise ValueError("The vectorized argument of jax.pure_callback was removed")
+        return callback
+
+    assert not uses._raises_on(both, "vectorized") and uses._raises_on(removed, "vectorized")
     # a name jax lacks is said once, by its plain use, not again for each keyword
     assert said("jax.numpy.DeviceArray", "x") == ""

@@ -642,9 +642,7 @@ def _probed(
         say(f"failing before the fix's commands too, so not theirs: {', '.join(earlier)}")
         imports = [o for o in imports if not (o.get("status") == "error" and o.get("module") in earlier)]
     calls = list(jax.get("calls") or [])
-    failed = failures(
-        imports, [o for o in calls if o.get("distribution") not in set(stack.pulled) - claimed], set(stack.reads)
-    )
+    failed = failures(imports, calls, set(stack.reads), set(stack.pulled) - claimed)
     document |= {
         "probe_s": round(time.monotonic() - probing, 3),
         "jax": jax.get("status", "error"),
@@ -739,18 +737,22 @@ def measurement_seen(document: Measurement) -> str:
 
 
 def failures(
-    imports: Sequence[ImportOutcome], calls: Sequence[CallOutcome], reads: Collection[str] | None = None
+    imports: Sequence[ImportOutcome],
+    calls: Sequence[CallOutcome],
+    reads: Collection[str] | None = None,
+    said: Collection[str] = (),
 ) -> list[str]:
     """Each import and call that raised, as a measurement says it; with `reads` (the libraries whose calls a fix
     claims to fix), a call read, not made, only of those: a path read in another library is a warning about it,
     not a failure of the state (a jax moved down for a regression leaves brainevent's Pallas kernels, off the
     program's path, calling a keyword that jax lacks), nor is one in a library whose import the fix claims (jaxns
     2.6.4 made to import with jax 0.5.3, whose `jaxify_likelihood`, which the program does not call, passes
-    `pure_callback` a keyword that jax only raises on)."""
-    said = [_failed(o) for o in imports if o.get("status") == "error"]
-    made = [o for o in calls if o.get("status") == "error"]
+    `pure_callback` a keyword that jax only raises on). The calls of the libraries in `said` (pulled in, nobody
+    asked for them: `Stack.pulled`) are said, not failures."""
+    raised = [_failed(o) for o in imports if o.get("status") == "error"]
+    made = [o for o in calls if o.get("status") == "error" and o.get("distribution") not in said]
     kept = [o for o in made if reads is None or not o.get("read") or o.get("distribution") in reads]
-    return said + [_call_failed(o) for o in kept]
+    return raised + [_call_failed(o) for o in kept]
 
 
 def _failed(outcome: ImportOutcome) -> str:

@@ -234,7 +234,7 @@ READ_ELSEWHERE = "a path read in a library the plan does not claim to fix (a war
 def claimed_distributions(findings: Sequence[Finding], plan: Plan) -> set[str]:
     """The distributions the plan's steps claim to fix: those their findings, and the consequences folded under
     them (an import that fails under jax-api-missing), are about."""
-    fixing = {s.finding for s in plan.steps} | {a for s in plan.steps for a in s.also}
+    fixing = _fixing(plan)
     found: set[str] = set()
     for finding in findings:
         if finding.id in fixing or finding.caused_by in fixing:
@@ -251,14 +251,19 @@ def claimed_calls(findings: Sequence[Finding], plan: Plan) -> set[str]:
 
 
 def _claims(findings: Sequence[Finding], plan: Plan, finding_id: str) -> bool:
-    fixing = {s.finding for s in plan.steps} | {a for s in plan.steps for a in s.also}
+    fixing = _fixing(plan)
     return finding_id in fixing or any(f.id == finding_id and f.caused_by in fixing for f in findings)
+
+
+def _fixing(plan: Plan) -> set[str]:
+    """The findings a plan's steps fix: each step's own, and those it says it fixes too (`Step.also`)."""
+    return {s.finding for s in plan.steps} | {a for s in plan.steps for a in s.also}
 
 
 def unclaimed(findings: Sequence[Finding], plan: Plan) -> list[str]:
     """The findings before a plan that none of its steps claims (its own finding, one it fixes too, or a consequence
     of either): what the plan leaves as it found it."""
-    claimed = {s.finding for s in plan.steps} | {a for s in plan.steps for a in s.also}
+    claimed = _fixing(plan)
     return sorted(
         {f.id for f in findings if f.counts and f.id not in claimed and (not f.caused_by or f.caused_by not in claimed)}
     )

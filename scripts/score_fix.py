@@ -70,10 +70,21 @@ def _last(text: str) -> str:
     return lines[-1][:300] if lines else ""
 
 
+def interpreter(version: str) -> str | None:
+    """`pythonX.Y` from PATH where it runs, else pyenv's installed X.Y (a pyenv shim of a version not selected
+    runs nothing)."""
+    found = shutil.which(f"python{version}")
+    if found and _run([found, "-c", ""], 60)[0] == 0:
+        return found
+    rc, root = _run(["pyenv", "root"], 60) if shutil.which("pyenv") else (1, "")
+    pythons = sorted(Path(root.strip(), "versions").glob(f"{version}.*/bin/python{version}")) if rc == 0 else []
+    return str(pythons[-1]) if pythons else None
+
+
 def build(case: dict[str, Any], env: Path) -> tuple[bool, str]:
-    python = shutil.which(f"python{case['python']}")
+    python = interpreter(case["python"])
     if python is None:
-        return False, f"no python{case['python']} on PATH"
+        return False, f"no python{case['python']} here"
     uv = [sys.executable, "-m", "uv"]
     if case["installer"] == "uv":
         steps = [[*uv, "venv", "-q", "-p", python, str(env)]]
@@ -108,7 +119,7 @@ def plan(env: Path, neutral: Path) -> tuple[str, str, str]:
 def score(name: str, case: dict[str, Any], work: Path) -> Scored:
     env, neutral = work / name, work / f"{name}.cwd"
     neutral.mkdir(parents=True, exist_ok=True)
-    broken = str(case.get("expert_fix", "none")).strip().lower() != "none"
+    broken = not str(case.get("expert_fix", "none")).strip().lower().startswith("none")
     built, why = build(case, env)
     if not built:
         return Scored(name, broken, False, why, "", "", None, "", False)

@@ -36,10 +36,20 @@ def _fits(pin_spec: str, requirement_spec: str) -> bool:
     from packaging.specifiers import SpecifierSet
 
     pin, req = SpecifierSet(pin_spec), SpecifierSet(requirement_spec)
+    named = candidates(pin_spec) + candidates(requirement_spec)
     return any(
-        pin.contains(v, prereleases=True) and req.contains(v, prereleases=True)
-        for v in candidates(pin_spec) + candidates(requirement_spec)
+        pin.contains(v, prereleases=True) and req.contains(v, prereleases=True) for v in [*named, *map(_above, named)]
     )
+
+
+def _above(version: str) -> str:
+    """A version just above `version` that `>version` allows (PEP 440's `>` excludes its post-releases, the
+    candidates' stand-in above a bound): 0.11.7 -> 0.11.7.1. Without it `equinox>0.11.7` fitted no requirement, and
+    every library requiring `equinox>=0.11.2` was moved up with it (diffrax, lineax, optimistix: a plan uv refused
+    beside the installed jax)."""
+    from packaging.version import Version
+
+    return f"{Version(version).base_version}.1"
 
 
 def dependents(facts: Facts, pins: Sequence[str]) -> list[str]:

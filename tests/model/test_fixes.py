@@ -40,6 +40,25 @@ def test_fits_sees_disjoint_and_overlapping_ranges() -> None:
     assert fixing._fits("<2", "<2.7,>=1.26.4")
     assert fixing._fits("==0.4.30", ">=0.4.27,<=0.4.30")
     assert not fixing._fits("==0.4.25", ">=0.4.27")
+    assert fixing._fits(">0.11.7", ">=0.11.2") and fixing._fits(">0.11.7", ">=0.11.7,<0.12")
+    assert not fixing._fits(">0.11.7", "<=0.11.7") and not fixing._fits(">0.11.7", "==0.11.7")
+
+
+def test_a_library_moved_up_moves_no_dependent_whose_floor_it_meets() -> None:
+    """equinox>0.11.7 beside diffrax, lineax and optimistix, each requiring `equinox>=` a floor below it: nothing else
+    moves (every one of them was moved up with it, and uv refused the plan beside the held jax); one that caps
+    equinox at the installed release does."""
+    facts = facts_from(
+        {
+            "packages": {"equinox": "0.11.7", "diffrax": "0.6.0", "lineax": "0.0.7", "capped": "1.0"},
+            "requires": {
+                "diffrax": ["equinox>=0.11.2"],
+                "lineax": ["equinox>=0.11.5"],
+                "capped": ["equinox<=0.11.7"],
+            },
+        }
+    )
+    assert fixing.dependents(facts, ["equinox>0.11.7"]) == ["capped>1.0"]
 
 
 def test_a_dependent_with_a_local_version_is_pinned_by_its_public_one() -> None:

@@ -4,7 +4,8 @@ Kvaerno5 and a PIDController on a vector state, what diffrax's "How to choose a 
 problems (https://docs.kidger.site/diffrax/usage/how-to-choose-a-solver/): an implicit solver, whose steps solve linear
 systems with lineax. That path is where lineax 0.0.8 fails under jax 0.8.2 (its LU state's Python bool `transpose`
 traced: TracerBoolConversionError; lineax#187, fixed in lineax 0.1.0), while the explicit solve and lineax's own
-`linear_solve` work (measured here with diffrax 0.7.0, lineax 0.0.8, jax 0.8.2).
+`linear_solve` work (measured here with diffrax 0.7.0, lineax 0.0.8, jax 0.8.2); and the gradient of the Tsit5 solve
+with respect to its start (backpropagation through the solver, a feature diffrax's README lists).
 
 Measured: 1.3 s after the import for Tsit5, compiling included (0.67 s called again) (diffrax 0.7.2, jax 0.10.1, a
 2-core CPU); Kvaerno5 about 2.5 s more (diffrax 0.7.2, lineax 0.1.1).
@@ -20,6 +21,7 @@ def run() -> None:
     import math
 
     import diffrax
+    import jax
     import jax.numpy as jnp
 
     term = diffrax.ODETerm(lambda t, y, args: -y)
@@ -29,6 +31,14 @@ def run() -> None:
     implicit = diffrax.diffeqsolve(
         term, diffrax.Kvaerno5(), t0=0.0, t1=1.0, dt0=0.1, y0=start, stepsize_controller=controller
     )
-    for solver, found in (("Tsit5", float(explicit.ys[-1])), ("Kvaerno5", float(implicit.ys[-1][1]) / 2)):
+    # backpropagation through the solve, what diffrax's README lists among its features ("multiple adjoint methods
+    # for backpropagation"; the default, RecursiveCheckpointAdjoint, runs equinox's checkpointed loop, which equinox
+    # 0.11.7 broke under jax 0.4.34's tangent checks: diffrax#508, #514): d y(1) / d y0 = e^-1
+    slope = jax.grad(lambda y0: diffrax.diffeqsolve(term, diffrax.Tsit5(), t0=0.0, t1=1.0, dt0=0.1, y0=y0).ys[-1])
+    for solver, found in (
+        ("Tsit5", float(explicit.ys[-1])),
+        ("Kvaerno5", float(implicit.ys[-1][1]) / 2),
+        ("Tsit5's gradient", float(slope(jnp.asarray(1.0)))),
+    ):
         if abs(found - math.exp(-1.0)) > 1e-3:  # loosely: a smoke call, not a known answer
             raise AssertionError(f"{solver}: y(1) = {found}, not about e^-1")

@@ -48,3 +48,30 @@ def test_diffrax_s_implicit_solve_raises_in_lineax_0_0_8_and_the_fix_is_a_newer_
     assert "lineax>0.0.8" in found.fix.install and "jax==0.8.2" in found.fix.command, found.fix
     fixed = _calls(tmp_path / "fixed", [*STACK, "lineax==0.1.0"])
     assert {o["distribution"]: o["status"] for o in fixed["calls"]}["diffrax"] == "ok", fixed["calls"]
+
+
+# diffrax#514: backpropagating through a solve (diffrax's default adjoint runs equinox's checkpointed loop) raises in
+# equinox 0.11.7 under jax 0.4.34's tangent checks; equinox 0.11.8 (PR #871) fixed it, nothing else moved
+AUDIT = (sys.executable, "-m", "envaudit", "--python")
+GRADIENT = ["diffrax==0.6.0", "jaxtyping==0.2.34", "jax==0.4.34", "jaxlib==0.4.34", "numpy==2.1.2", "scipy==1.14.1"]
+
+
+def test_diffrax_s_gradient_raises_in_equinox_0_11_7_and_the_plan_moves_equinox_alone(tmp_path: Path) -> None:
+    broken = _calls(tmp_path / "broken", [*GRADIENT, "equinox==0.11.7"])
+    (call,) = [o for o in broken["calls"] if o["distribution"] == "diffrax"]
+    assert call["status"] == "error" and "Custom JVP rule" in call["error"] and call["where"].startswith("equinox/")
+    done = subprocess.run(
+        [*AUDIT, str(tmp_path / "broken" / "bin" / "python"), "--probe", "imports", "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=tmp_path,
+    )
+    plan = json.loads(done.stdout)["plan"]["fix"]
+    # equinox up with jax held; lineax and optimistix, whose `equinox>=` floors equinox 0.11.8 meets, stay put
+    assert "'equinox>0.11.7'" in plan and "jax==0.4.34" in plan, plan
+    moved = [word.strip("'") for word in plan.split() if any(op in word for op in "=<>")]
+    assert sorted(moved) == ["equinox>0.11.7", "jax==0.4.34", "jaxlib==0.4.34"], plan
+    fixed = _calls(tmp_path / "fixed", [*GRADIENT, "equinox==0.11.8"])
+    assert {o["distribution"]: o["status"] for o in fixed["calls"]}["diffrax"] == "ok", fixed["calls"]

@@ -29,7 +29,7 @@ from envaudit.model.facts import Facts, JaxFacts
 from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import SEVERITIES, Finding, Severity
 from envaudit.model.versions import public, version_or_none
-from envaudit.rules import calls, extras, installing
+from envaudit.rules import calls, extras, imports, installing
 from envaudit.rules.messages import STACK
 from envaudit.rules.registry import registry
 
@@ -69,16 +69,16 @@ class _Node:
     def rank(self, start: Facts) -> tuple[int, ...]:
         """The planner's objective (docs/architecture.md, "The one plan"), in order: fewest failures; fewest failures
         still with a fix to print; no variable exported to work around a release where releases reach as far (a
-        workaround is the way out of a loop, not a fix); the NumPy major kept; fewest warnings with a fix to print
-        (an upgrade or a variable: a warning never forces a downgrade, `_children`); then, of plans that fix as
-        much, the fewest of what the user installed by name moved (`Facts.requested`, their REQUESTED marks: the
-        library held and jax moved, where both end clean); then the least change: fewest libraries carried into
-        another major (a major may drop what the user imports), fewest packages moved down, fewest moved, fewest
-        steps."""
+        workaround is the way out of a loop, not a fix); the NumPy major kept; fewest warnings with a fix to
+        print (an upgrade or a variable: a warning never forces a downgrade, `_children`); then, of plans that
+        fix as much, the fewest of what the user installed by name moved (`imports.asked_for`: their REQUESTED
+        marks, uv's read by what requires what: the library held and jax moved, where both end clean); then the
+        least change: fewest libraries carried into another major (a major may drop what the user imports),
+        fewest packages moved down, fewest moved, fewest steps."""
         roots = self.roots()
         fails = [f for f in roots if f.severity == "fail"]
         down, moved = _moves(start, self.state)
-        chosen = start.requested
+        chosen = imports.asked_for(start)
         return (
             len(fails),
             sum(bool(f.remedy) for f in fails),
@@ -217,6 +217,12 @@ def settled(
         claimed = claimed_calls(findings, plan)
         read = {str(o.get("distribution")) for o in calls.outcomes(state) if o.get("read")}
         ignore |= dict.fromkeys((calls.finding_id(d) for d in sorted(read - claimed)), READ_ELSEWHERE)
+        # a library nobody asked for by name, whose call the plan does not claim: said, not the state's failure, as
+        # the twin's measurement (build.Stack.pulled) and the audit (rules/calls.py) say it
+        pulled = {d for d in facts.packages if imports.transitive(facts, d, live=True)}
+        ignore |= dict.fromkeys(
+            (calls.finding_id(d) for d in sorted(pulled - claimed_distributions(findings, plan))), PULLED
+        )
     found = _judged(state, ignore, _cleared(findings))
     failing = list(dict.fromkeys(f.id for f in found if f.severity == "fail" and f.counts and not f.caused_by))
     if failing:
@@ -228,6 +234,7 @@ def settled(
 
 
 UNCLAIMED = "wrong before the plan, which does not claim to fix it"
+PULLED = "a call of a library nobody asked for by name, which the plan does not claim to fix"
 READ_ELSEWHERE = "a path read in a library the plan does not claim to fix (a warning, not a call made)"
 
 

@@ -57,16 +57,30 @@ def transitive(facts: Facts, name: str, *, live: bool = False) -> list[str]:
     (flax pulls in orbax-checkpoint): [] for one they name. In a live environment [], but with `live` where its
     installer marked what the user asked for by name (pip's and uv's REQUESTED: `Facts.requested`): then the
     installed distributions that require a library nobody asked for (a project's requirements name flax, and flax
-    pulls in orbax-checkpoint, whose calls the user's program is not known to make)."""
+    pulls in orbax-checkpoint, whose calls the user's program is not known to make); `asked_for` says which."""
     if facts.origin in ("plan", "triage"):
         if name in facts.packages:
             return []
         return sorted(p for p, reqs in facts.requires.items() if any(named(r) == name for r in reqs)) or [
             "the installer"
         ]
-    if not live or not facts.requested or name in facts.requested or name in ("jax", "jaxlib"):
+    asked = asked_for(facts)
+    if not live or not asked or name in asked or name in ("jax", "jaxlib"):
         return []
     return sorted(p for p, reqs in facts.requires.items() if p != name and any(named(r) == name for r in reqs))
+
+
+def asked_for(facts: Facts) -> frozenset[str]:
+    """The distributions the user asked for by name: those their installer marked (REQUESTED), but of those uv
+    installed, the ones no other audited distribution requires: uv marks every distribution it installs, asked for
+    or pulled in (seen here: fix-pass-7's quadax environment, whose equinox, jaxtyping and ml-dtypes came with
+    quadax, and fix-pass-8's flax 0.6.11, which brought orbax-checkpoint), so its mark tells nothing apart."""
+    marked = set(facts.requested)
+    by_uv = {name for name in marked if facts.installers.get(name) == "uv"}
+    if by_uv:
+        required = {named(r) for reqs in facts.requires.values() for r in reqs}
+        marked -= (by_uv & required) - {"jax", "jaxlib"}  # jax itself is the user's, whatever requires it
+    return frozenset(marked)
 
 
 def pulled(chain: list[str]) -> str:

@@ -1033,3 +1033,26 @@ def test_a_twin_s_call_of_a_library_nobody_asked_for_is_said_not_held_against_th
     assert measured.verdict(measured.as_before(there, before).document, "it")[0] == "unproven"
     said = measured.as_before(there, before, pulled=("orbax-checkpoint",))
     assert measured.verdict(said.document, "it")[0] == "proven"
+
+
+def test_a_call_of_a_library_nobody_asked_for_fails_no_state_judged_again_unless_the_plan_claims_it() -> None:
+    """fix-pass-8's octo requirements (pip; they name flax, which pulls in orbax-checkpoint): the plan `jaxlib==0.4.20
+    'scipy<1.13'` was built and imported, then judged again and refused for orbax-checkpoint's checkpointer calling
+    jax.tree, absent from the pinned jax 0.4.20, a call the program never makes, and which the audit itself says
+    as information. Judged again, the state fails it only where the plan claims that library."""
+    from envaudit.judge import fixplan
+    from envaudit.model.report import Finding, Subject
+
+    packages = {"jax": "0.4.20", "jaxlib": "0.4.20", "flax": "0.7.5", "orbax-checkpoint": "0.5.0"}
+    call = {"distribution": "orbax-checkpoint", "version": "0.5.0", "call": "ocp.StandardCheckpointer"}
+    call |= {"status": "error", "error": "AttributeError: module 'jax' has no attribute 'tree'", "seconds": 0.1}
+    live = {"packages": packages, "requires": {"flax": ["orbax-checkpoint", "jax>=0.4.19"]}}
+    live |= {"requested": ["flax", "jax", "jaxlib"], "installers": dict.fromkeys(packages, "pip")}
+    before = facts_from(live | {"jax": {"status": "ok", "calls": [call]}})
+    state = facts_from(live | {"origin": "plan", "jax": {"status": "ok", "calls": [call]}})
+    mismatch = Finding(Subject("check", "jaxlib-newer-than-jax"), "fail", "t", "d")
+    plan = Plan(steps=(Step(mismatch.id, Fix(install=("jaxlib==0.4.20",))),))
+    assert fixplan.settled(before, (mismatch,), state, plan=plan) == ""
+    claiming = Finding(Subject("check", "call-fails", "orbax-checkpoint"), "fail", "t", "d")
+    plan = Plan(steps=(Step(claiming.id, Fix(install=("orbax-checkpoint==0.4.4",))),))
+    assert "call-fails-orbax-checkpoint" in fixplan.settled(before, (claiming,), state, plan=plan)

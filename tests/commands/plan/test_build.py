@@ -1044,7 +1044,7 @@ def test_a_call_of_a_library_nobody_asked_for_fails_no_state_judged_again_unless
     from envaudit.model.report import Finding, Subject
 
     packages = {"jax": "0.4.20", "jaxlib": "0.4.20", "flax": "0.7.5", "orbax-checkpoint": "0.5.0"}
-    call = {"distribution": "orbax-checkpoint", "version": "0.5.0", "call": "ocp.StandardCheckpointer"}
+    call: dict[str, object] = {"distribution": "orbax-checkpoint", "version": "0.5.0", "call": "ocp.StandardCheckpointer"}
     call |= {"status": "error", "error": "AttributeError: module 'jax' has no attribute 'tree'", "seconds": 0.1}
     live = {"packages": packages, "requires": {"flax": ["orbax-checkpoint", "jax>=0.4.19"]}}
     live |= {"requested": ["flax", "jax", "jaxlib"], "installers": dict.fromkeys(packages, "pip")}

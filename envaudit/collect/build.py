@@ -551,7 +551,14 @@ def _pip(interpreter: Path, args: list[str], deadline: float, env: dict[str, str
     said = _one(" ".join(line.removeprefix("ERROR:").strip() for line in lines[:3])) or f"pip exited {done.returncode}"
     if OFFLINE.search(done.stderr):
         return _Ran("offline", said)
-    return _Ran("not_installable" if PIP_REFUSED.search(done.stderr) else "error", said)
+    # pip said why it would not install the plan (its resolver, or a release it will not install: brax 0.12.2's
+    # wheel declares an entry point without a callable, "Invalid script entry point"): the user's paste fails alike;
+    # a fault of this machine's (its disk, its permissions) is not the plan's
+    refused = PIP_REFUSED.search(done.stderr) or (lines and not LOCAL_FAULT.search(done.stderr))
+    return _Ran("not_installable" if refused else "error", said)
+
+
+LOCAL_FAULT = re.compile(r"No space left on device|Permission denied|Read-only file system|MemoryError")
 
 
 def _constrained(stack: Stack, home: Path) -> list[str]:

@@ -839,6 +839,16 @@ def test_a_pip_environment_s_twin_runs_the_fix_with_pip_whose_resolver_moves_wha
     fake.chmod(0o755)
     refused = real_pip(fake, ["install", "scico>0.0.5"], time.monotonic() + 30, {}, tmp_path)
     assert refused.status == "not_installable" and "conflicting dependencies" in refused.reason
+    # a release pip will not install (brax 0.12.2's entry point, fix-pass-8) is refused too; this machine's full disk
+    # is not the plan's fault
+    for said, status in (
+        ("ERROR: For req: brax==0.12.2. Invalid script entry point: <ExportEntry learn = bin.learn:None []>", "not_"),
+        ("ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device", "error"),
+    ):
+        fake.write_text(f"#!/bin/sh\necho '{said}' >&2\nexit 1\n")
+        assert (real_pip(fake, ["install", "brax"], time.monotonic() + 30, {}, tmp_path).status or "").startswith(
+            status
+        )
 
 
 def test_a_live_environment_s_twin_holds_every_distribution_it_has_and_falls_back_to_those_audited(
@@ -1044,7 +1054,11 @@ def test_a_call_of_a_library_nobody_asked_for_fails_no_state_judged_again_unless
     from envaudit.model.report import Finding, Subject
 
     packages = {"jax": "0.4.20", "jaxlib": "0.4.20", "flax": "0.7.5", "orbax-checkpoint": "0.5.0"}
-    call: dict[str, object] = {"distribution": "orbax-checkpoint", "version": "0.5.0", "call": "ocp.StandardCheckpointer"}
+    call: dict[str, object] = {
+        "distribution": "orbax-checkpoint",
+        "version": "0.5.0",
+        "call": "ocp.StandardCheckpointer",
+    }
     call |= {"status": "error", "error": "AttributeError: module 'jax' has no attribute 'tree'", "seconds": 0.1}
     live = {"packages": packages, "requires": {"flax": ["orbax-checkpoint", "jax>=0.4.19"]}}
     live |= {"requested": ["flax", "jax", "jaxlib"], "installers": dict.fromkeys(packages, "pip")}

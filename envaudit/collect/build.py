@@ -649,7 +649,7 @@ def _probed(
         say(f"failing before the fix's commands too, so not theirs: {', '.join(earlier)}")
         imports = [o for o in imports if not (o.get("status") == "error" and o.get("module") in earlier)]
     calls = list(jax.get("calls") or [])
-    failed = failures(imports, calls, set(stack.reads), set(stack.pulled) - claimed)
+    failed = failures(imports, calls, set(stack.reads), (set(stack.pulled) | arrived(stack, calls)) - claimed)
     document |= {
         "probe_s": round(time.monotonic() - probing, 3),
         "jax": jax.get("status", "error"),
@@ -741,6 +741,19 @@ def measurement_seen(document: Measurement) -> str:
     if document["status"] == "not_installable":
         return "the installer refused this request"
     return f"jax {document.get('jax')}, {document.get('tried', 0)} imports, {len(document.get('failed') or [])} raised"
+
+
+def arrived(stack: Stack, calls: Sequence[CallOutcome]) -> set[str]:
+    """Of a live environment's twin (`before`: its own distributions), the libraries whose calls were made that it
+    did not have and the fix's commands do not name: pulled in by what the fix moved (flax 0.7.4 brings
+    orbax-checkpoint, which the installed flax 0.6.1 did not require), a call the user's program is not known to
+    make, as for a library pulled in before (`Stack.pulled`)."""
+    if not stack.before:
+        return set()
+    had = {canonicalize_name(name) for name in stack.before}
+    asked = {named(r) for step in stack.applied for r in step.requirements}
+    found = {canonicalize_name(str(o.get("distribution") or "")) for o in calls}
+    return {name for name in found if name and name not in had and name not in asked}
 
 
 def failures(

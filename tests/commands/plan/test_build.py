@@ -1029,11 +1029,13 @@ def test_a_twin_s_call_of_a_library_nobody_asked_for_is_said_not_held_against_th
     call |= {"error": "AttributeError: module 'jax' has no attribute 'tree'"}
     measured_there: JaxFacts = {"status": "ok", "imports": [], "calls": [call]}
     monkeypatch.setattr(runner, "run", lambda options: state.Outcome(results=[], jax=measured_there))
+    base = _applied_stack()
+    had = replace(base, before={**base.before, "orbax-checkpoint": "0.4.4"})  # the environment had it, as BridgeData
     for pulled, proof in (((), "unproven"), (("orbax-checkpoint",), "proven")):
         monkeypatch.setenv(build.REBUILD, "1")
-        made = build.measure(replace(_applied_stack(), pulled=pulled), timeout=60, uv=("uv",))
+        made = build.measure(replace(had, pulled=pulled), timeout=60, uv=("uv",))
         assert measured.verdict(made.document, "the state")[0] == proof, made.document
-    claims = replace(_applied_stack(), pulled=("orbax-checkpoint",), claimed=("orbax-checkpoint",))
+    claims = replace(had, pulled=("orbax-checkpoint",), claimed=("orbax-checkpoint",))
     assert measured.verdict(build.measure(claims, timeout=60, uv=("uv",)).document, "it")[0] == "unproven"
     # and where what failed before is set apart (another library's import), the same holds of what is left
     other: ImportOutcome = {"distribution": "other", "module": "other", "status": "error", "error": "ImportError: x"}
@@ -1070,3 +1072,34 @@ def test_a_call_of_a_library_nobody_asked_for_fails_no_state_judged_again_unless
     claiming = Finding(Subject("check", "call-fails", "orbax-checkpoint"), "fail", "t", "d")
     plan = Plan(steps=(Step(claiming.id, Fix(install=("orbax-checkpoint==0.4.4",))),))
     assert "call-fails-orbax-checkpoint" in fixplan.settled(before, (claiming,), state, plan=plan)
+
+
+def test_a_library_a_fix_brings_without_naming_it_is_pulled_in_and_its_call_fails_no_twin() -> None:
+    """fix-pass-8's flax 0.6.1 (uv): the plan `flax>=0.6.7,<0.7.5` installs flax 0.7.4, which brings
+    orbax-checkpoint 0.5.16, whose checkpointer calls jax.tree, absent from the environment's jax 0.4.13. The
+    environment never had orbax-checkpoint and the plan does not name it: its call is said, not the twin's failure,
+    nor the failure of the state judged again; a library the fix names, or one the environment had, stays judged."""
+    from envaudit.judge import fixplan
+    from envaudit.model.facts import CallOutcome
+    from envaudit.model.report import Finding, Subject
+
+    stack = _applied_stack()
+    call: CallOutcome = {"distribution": "orbax-checkpoint", "call": "ocp.StandardCheckpointer", "status": "error"}
+    call |= {"error": "AttributeError: module 'jax' has no attribute 'tree'"}
+    flax: CallOutcome = {"distribution": "flax", "call": "flax.linen", "status": "error", "error": "TypeError: x"}
+    assert build.arrived(stack, [call, flax]) == {"orbax-checkpoint"}
+    assert build.arrived(replace(stack, before={}), [call]) == set()  # a plan's stack: nothing was there before
+    named = replace(stack, applied=(build.Applied("install", ("flax>=0.10.0", "orbax-checkpoint>0.5")),))
+    assert build.arrived(named, [call]) == set()
+    assert build.failures([], [call, flax], set(), build.arrived(stack, [call, flax])) != []  # flax's own: judged
+    assert build.failures([], [call], set(), build.arrived(stack, [call])) == []
+    live = facts_from({"packages": dict(stack.before), "requested": ["flax"], "jax": {"status": "ok"}})
+    state = facts_from(
+        {"origin": "plan", "packages": {**stack.packages, "orbax-checkpoint": "0.5.16"}}
+        | {"jax": {"status": "ok", "calls": [call | {"version": "0.5.16", "seconds": 0.1}]}}
+    )
+    broken = Finding(Subject("check", "import-fails", "flax"), "fail", "t", "d")
+    plan = Plan(steps=(Step(broken.id, Fix(install=("flax>=0.10.0,<0.10.5",))),))
+    assert fixplan.settled(live, (broken,), state, plan=plan) == ""
+    naming = Plan(steps=(Step(broken.id, Fix(install=("flax>=0.10.0,<0.10.5", "orbax-checkpoint>0.5"))),))
+    assert "call-fails-orbax-checkpoint" in fixplan.settled(live, (broken,), state, plan=naming)

@@ -228,6 +228,8 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
     """The check of one library: each removed API it uses, how it fails, and where the use is (one finding)."""
 
     def run(facts: Facts) -> list[Occurrence]:
+        from envaudit.rules import imports  # which imports this module's tables
+
         uses = _removed_uses(facts, package)
         if not uses:
             return []
@@ -236,6 +238,10 @@ def removed_api_uses(package: str) -> Callable[[Facts], list[Occurrence]]:
         # at import, or on the everyday path (Module.init): a failure; only where a few functions call it, a warning
         # (a probe or an import that shows the user's path broken makes it a failure: envaudit/judge/causes.py)
         everyday = any(_everyday(u) for u in uses)
+        if not everyday and (chain := imports.transitive(facts, package, live=True)):
+            # off the everyday path of a library nobody asked for by name: said, with who pulls it in, as its call
+            # is (rules/calls.py); no plan moves the user's stack for a function their program is not known to call
+            return [Occurrence(detail + imports.pulled(chain), Fix(), "info")]
         fix = _removed_api_fix(facts, package)
         return [Occurrence(detail, fix, None if everyday else "warn")]
 

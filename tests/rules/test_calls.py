@@ -183,3 +183,21 @@ def test_a_failed_call_s_fix_is_a_newer_release_of_the_library_whose_code_raised
     )
     (found,) = calls.failures(own)
     assert "diffrax>0.7.0" in found.fix.install and not any(r.startswith("lineax") for r in found.fix.install)
+
+
+def test_a_removed_api_off_the_everyday_path_of_a_library_nobody_asked_for_is_said_not_planned() -> None:
+    """fix-pass-8's flax 0.10.4 look-alike (pip; the user asked for flax, jax 0.5.3): flax pulls in orbax-checkpoint
+    0.11.24, whose checkpointing functions use jax.monitoring.record_scalar and jax.shard_map, both after jax 0.5.3.
+    The table's warning is information there, with who pulls it in, as the call is: no plan moves jax and flax for
+    a function the program is not known to call. Asked for by name, it is the user's warning, with its fix."""
+    packages = {"jax": "0.5.3", "jaxlib": "0.5.3", "flax": "0.10.4", "orbax-checkpoint": "0.11.24"}
+    live = {"packages": packages, "requires": {"flax": ["orbax-checkpoint", "jax>=0.5.1"]}}
+
+    def judged(requested: list[str]) -> Any:
+        facts = facts_from(live | {"requested": requested, "installers": dict.fromkeys(packages, "pip")})
+        return {f.id: f for f in rules.evaluate(facts).findings}["removed-jax-api-in-orbax-checkpoint"]
+
+    pulled = judged(["flax", "jax", "jaxlib"])
+    assert pulled.severity == "info" and "pulled in by flax" in pulled.detail and not pulled.fix
+    named = judged(["flax", "jax", "jaxlib", "orbax-checkpoint"])
+    assert named.severity == "warn" and named.fix

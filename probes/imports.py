@@ -385,9 +385,10 @@ def library(dist: importlib.metadata.Distribution, timed: Timed) -> list[dict[st
     Then the submodules envaudit asks for (SUBMODULES: those its tables say break at their own import, such as
     transformers' Flax models, which a lazy `import transformers` does not reach), where their top level worked."""
     found = []
+    part = jax_files(dist)
     for module in modules(dist):
         outcome, missing = timed(module, lambda m: tried(m, dist))
-        found.append(outcome)
+        found.append(outcome | {"jax_files": part})
         if outcome["status"] == "ok" or missing is not None:  # what failed otherwise fails its packages too
             packages = jax_packages(dist, module.split(".")[0])
             found += [timed(p, lambda m: tried(m, dist))[0] for p in packages if p != module]
@@ -397,6 +398,17 @@ def library(dist: importlib.metadata.Distribution, timed: Timed) -> list[dict[st
         if module not in done and module.split(".")[0] in worked:
             found.append(timed(module, lambda m: tried(m, dist))[0])
     return found
+
+
+JAX_PART = re.compile(r"(?:^|[/._])(?:jax|flax)(?:[/._]|$)", re.IGNORECASE)
+
+
+def jax_files(dist: importlib.metadata.Distribution) -> int:
+    """How many of the distribution's module files name jax or flax in their path: its JAX part, by the names it
+    gives it (transformers 4.x's modeling_flax_*.py, diffusers' *_flax.py, tensorflow_probability/substrates/jax).
+    A release that drops the part (transformers 5, diffusers 0.42.1) has none, where the installed one had some:
+    what a fix moving it there would take from the user."""
+    return sum(1 for f in files(dist) if f.suffix == ".py" and JAX_PART.search(str(f)))
 
 
 MAX_READ = 4  # modules imported, and calls read, per library for its uses of jax names the jax here lacks

@@ -230,6 +230,9 @@ class Stack:
     # the environment's libraries nobody asked for by name (`rules.imports.transitive`): their smoke calls that raise
     # are said, not failures of the state, but for those the fix claims (one truth with the audit's `call-fails`)
     pulled: Sequence[str] = ()
+    # the environment's libraries with a JAX part (how many files name jax or flax, the imports probe's
+    # `jax_files`): a release the fix installs with none drops what the user used (`dropped`)
+    parts: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -650,6 +653,7 @@ def _probed(
         imports = [o for o in imports if not (o.get("status") == "error" and o.get("module") in earlier)]
     calls = list(jax.get("calls") or [])
     failed = failures(imports, calls, set(stack.reads), (set(stack.pulled) | arrived(stack, calls)) - claimed)
+    failed += dropped(stack, imports)
     document |= {
         "probe_s": round(time.monotonic() - probing, 3),
         "jax": jax.get("status", "error"),
@@ -741,6 +745,26 @@ def measurement_seen(document: Measurement) -> str:
     if document["status"] == "not_installable":
         return "the installer refused this request"
     return f"jax {document.get('jax')}, {document.get('tried', 0)} imports, {len(document.get('failed') or [])} raised"
+
+
+def dropped(stack: Stack, imports: Sequence[ImportOutcome]) -> list[str]:
+    """The libraries whose release in the twin has no file naming jax or flax where the environment's had some
+    (`Stack.parts`): the fix takes away the JAX part the user imported (diffusers 0.42.1 has no Flax pipelines,
+    transformers 5 no Flax models; their top-level import works, and the program's `from diffusers import
+    FlaxDDPMScheduler` does not), a failure of the state whatever imported."""
+    found: list[str] = []
+    seen: set[str] = set()
+    for outcome in imports:
+        name = canonicalize_name(str(outcome.get("distribution") or ""))
+        had, has = stack.parts.get(name, 0), outcome.get("jax_files")
+        if had and has == 0 and name not in seen:
+            seen.add(name)
+            was = stack.before.get(name) or stack.packages.get(name, "")
+            found.append(
+                f"{name}: its release {outcome.get('version')} has no file naming jax or flax, where the installed"
+                f" {was} had {had}: the fix drops the JAX part the environment used"
+            )
+    return found
 
 
 def arrived(stack: Stack, calls: Sequence[CallOutcome]) -> set[str]:

@@ -151,6 +151,9 @@ class ImportOutcome(TypedDict, total=False):  # one import the imports probe tri
     # a module no import of its library reached, imported because its code uses, at its import, a jax name the jax
     # there lacks (probes/calls/_uses.py): that name and its line ("jax.numpy.DeviceArray (jaxline/experiment.py:39)")
     read: str
+    # of a distribution's top-level module: how many of its files name jax or flax in their path (its JAX part:
+    # diffusers 0.18.2's modeling_flax_utils.py and 27 more; 0.42.1, which dropped Flax, none)
+    jax_files: int
 
 
 CallStatus = Literal["ok", "error", "not_tried", "skip", "timeout"]

@@ -83,6 +83,16 @@ def asked_for(facts: Facts) -> frozenset[str]:
     return frozenset(marked)
 
 
+def parts(facts: Facts) -> dict[str, int]:
+    """Each imported distribution's JAX part as the imports probe counted it (files naming jax or flax), where it
+    has one."""
+    return {
+        str(o["distribution"]): int(o.get("jax_files") or 0)
+        for o in outcomes(facts)
+        if o.get("distribution") and int(o.get("jax_files") or 0) > 0
+    }
+
+
 def pulled(chain: list[str]) -> str:
     """Who pulls a library in that the plan does not name (`transitive`), as its finding says it ("" for none)."""
     return f" (not asked for by name: pulled in by {', '.join(chain)})" if chain else ""

@@ -171,6 +171,7 @@ def prove(
     claimed, reads = fixplan.claimed_distributions(findings, plan), fixplan.claimed_calls(findings, plan)
     pulled = sorted(d for d in facts.packages if imports.transitive(facts, d, live=True))
     made = replace(made, claimed=tuple(sorted(claimed)), reads=tuple(sorted(reads)), pulled=tuple(pulled))
+    made = replace(made, parts=imports.parts(facts))
     measure = build.measure(made, timeout=timeout, uv=uv, say=say)
     fixed = measured.as_before(measure, facts.jax, claimed, reads, pulled)
     proof, why = measured.verdict(fixed.document, "the state the fix leaves (a twin of this environment)")

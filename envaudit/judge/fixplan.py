@@ -72,7 +72,7 @@ class _Node:
         workaround is the way out of a loop, not a fix); the NumPy major kept; fewest warnings with a fix to
         print (an upgrade or a variable: a warning never forces a downgrade, `_children`); then, of plans that
         fix as much, the fewest of what the user installed by name moved (`imports.asked_for`: their REQUESTED
-        marks, uv's read by what requires what: the library held and jax moved, where both end clean); then the
+        marks: the library held and jax moved, where both end clean); then the
         least change: fewest libraries carried into another major (a major may drop what the user imports),
         fewest packages moved down, fewest moved, fewest steps."""
         roots = self.roots()

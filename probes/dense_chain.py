@@ -42,7 +42,7 @@ NAME = "dense_chain"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
 # twice it, and `health` runs what fits its total bound).
 COST_S = 0.5
-PLATFORM_COST_S = {"tpu": 0.7}  # cold on a TPU v5e, jax 0.10.2 (2026-12-06): 0.59, 0.60 s
+PLATFORM_COST_S = {"tpu": 0.9}  # cold on a TPU v5e, jax 0.10.2 (2026-12-07, alone in a process): 0.81, 0.83 s
 COMPILES_FIRST = True  # run() reaches kit.compile_all before any work of its own: compiled ahead where slow
 NUMERIC = True  # a numeric probe, as envaudit/files/probefiles.numeric says
 BATCH, WIDTH, DEPTH, CHUNK = 64, 256, 10, 7

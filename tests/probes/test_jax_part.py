@@ -41,4 +41,6 @@ def test_a_release_without_the_jax_part_the_environment_had_fails_the_twin() -> 
     assert "diffusers" in said and "0.42.1" in said and "0.18.2 had 28" in said
     assert build.dropped(stack, [gone | {"jax_files": 27}]) == []  # kept, renamed or not: the part is there
     assert build.dropped(stack, [gone]) == []  # not counted (an older probe): nothing said
+    helper = build.Stack(stack.packages, stack.pythons, before=stack.before, parts={"diffusers": 1})
+    assert build.dropped(helper, [gone | {"jax_files": 0}]) == []  # one helper file renamed away is no part dropped
     assert build.dropped(build.Stack(stack.packages, stack.pythons), [gone | {"jax_files": 0}]) == []

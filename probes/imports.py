@@ -408,7 +408,12 @@ def jax_files(dist: importlib.metadata.Distribution) -> int:
     gives it (transformers 4.x's modeling_flax_*.py, diffusers' *_flax.py, tensorflow_probability/substrates/jax).
     A release that drops the part (transformers 5, diffusers 0.42.1) has none, where the installed one had some:
     what a fix moving it there would take from the user."""
-    return sum(1 for f in files(dist) if f.suffix == ".py" and JAX_PART.search(str(f)))
+    return sum(
+        1 for f in files(dist) if f.suffix == ".py" and JAX_PART.search(str(f)) and not TESTS.intersection(f.parts)
+    )
+
+
+TESTS = frozenset({"test", "tests", "testing"})  # a wheel that stops shipping its tests drops no part
 
 
 MAX_READ = 4  # modules imported, and calls read, per library for its uses of jax names the jax here lacks

@@ -207,13 +207,14 @@ def backend_packages(dist: importlib.metadata.Distribution) -> bool:
     return any(f.name == "__init__.py" and len(f.parts) > 2 and f.parent.name == "jax" for f in files(dist))
 
 
-def files(dist: importlib.metadata.Distribution) -> list[PurePosixPath]:
+@functools.cache  # read for its modules, its jax packages, its JAX part and its reading: its RECORD parsed once
+def files(dist: importlib.metadata.Distribution) -> tuple[PurePosixPath, ...]:
     """The distribution's installed files (RECORD) inside the environment's site directory."""
-    return [
+    return tuple(
         PurePosixPath(str(f))
         for f in dist.files or ()
         if ".." not in PurePosixPath(str(f)).parts and not str(f).split("/")[0].endswith((".dist-info", ".data"))
-    ]
+    )
 
 
 def modules(dist: importlib.metadata.Distribution) -> list[str]:

@@ -219,7 +219,7 @@ def settled(
         ignore |= dict.fromkeys((calls.finding_id(d) for d in sorted(read - claimed)), READ_ELSEWHERE)
         # a library nobody asked for by name, whose call the plan does not claim: said, not the state's failure, as
         # the twin's measurement (build.Stack.pulled) and the audit (rules/calls.py) say it
-        pulled = {d for d in facts.packages if imports.transitive(facts, d, live=True)}
+        pulled = imports.unasked(facts)
         if facts.origin == "live":  # what the plan brought that it does not name: pulled in by what it moved
             named = {fixes.named(r) for fix in (plan.fix, *(s.fix for s in plan.steps)) for r in fix.install}
             pulled |= {d for d in state.packages if d not in facts.packages and d not in named}

@@ -70,6 +70,11 @@ def transitive(facts: Facts, name: str, *, live: bool = False) -> list[str]:
     return sorted(p for p, reqs in facts.requires.items() if p != name and any(named(r) == name for r in reqs))
 
 
+def unasked(facts: Facts) -> set[str]:
+    """A live environment's distributions nobody asked for by name (`transitive`: those another pulls in)."""
+    return {name for name in facts.packages if transitive(facts, name, live=True)}
+
+
 def asked_for(facts: Facts) -> frozenset[str]:
     """The distributions the user asked for by name: those their installer marked REQUESTED. uv marks every
     distribution it installs, asked for or pulled in (seen here: fix-pass-7's quadax environment, whose equinox,

@@ -169,7 +169,7 @@ def prove(
         installer="uv" if plan.fix.target.tool == "uv" else "pip",
     )
     claimed, reads = fixplan.claimed_distributions(findings, plan), fixplan.claimed_calls(findings, plan)
-    pulled = sorted(d for d in facts.packages if imports.transitive(facts, d, live=True))
+    pulled = sorted(imports.unasked(facts))
     made = replace(made, claimed=tuple(sorted(claimed)), reads=tuple(sorted(reads)), pulled=tuple(pulled))
     made = replace(made, parts=imports.parts(facts))
     measure = build.measure(made, timeout=timeout, uv=uv, say=say)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import re
 import tarfile
+import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -177,12 +178,14 @@ def jaxlib_declared(version: str, data: dict[str, Any], cache: Path, offline: bo
 
 
 def listed_before(path: Path) -> list[str]:
-    """The releases the committed table lists (a yanked one among them stays), none where it is absent."""
-    return list(REQUIRES.read(path)["release"]) if path.exists() else []
+    """The releases the committed table lists (a yanked one among them stays), none where it is absent; read as
+    plain TOML, so a table an older derivation wrote (without a field added since) still says them."""
+    return list(tomllib.loads(path.read_text(encoding="utf-8")).get("release", {})) if path.exists() else []
 
 
 def rows(cache: Path, offline: bool) -> list[dict[str, Any]]:
-    """Each jax release read, oldest first: version, python, jax and jaxlib (None: no jaxlib of that number)."""
+    """Each jax release read, oldest first: version, released (the day its first file was uploaded), python, jax and
+    jaxlib (None: no jaxlib of that number)."""
     jax = wheels.project_json("jax", cache, offline)
     jaxlib = wheels.project_json("jaxlib", cache, offline)
     read = final_releases(jax, listed_before(TABLE))
@@ -191,6 +194,7 @@ def rows(cache: Path, offline: bool) -> list[dict[str, Any]]:
     return [
         {
             "version": artefact.version,
+            "released": artefact.upload_time[:10],
             "python": python,
             "jax": requirements(requires, leave_out="jaxlib"),
             "jaxlib": None if lib is None else requirements(lib),
@@ -220,7 +224,9 @@ def render(found: list[dict[str, Any]], read: str) -> str:
         "checked against the sdist's egg-info/requires.txt). jaxlib: the METADATA of "
         f"{JAXLIB_WHEEL}; `python` is jax's Requires-Python. Requirements under an extra are left out, and so is "
         "jax's own pin on jaxlib (from 0.4.30; jax-minimum-jaxlib.toml is the coupling). A live audit reads the "
-        "installed metadata instead (pip check); a plan, which has none, reads this. jaxlib = [] where PyPI holds "
+        "installed metadata instead (pip check); a plan, which has none, reads this. `released`: the day the "
+        "release's first file was uploaded (UTC), which says which releases of a library were of its time. "
+        "jaxlib = [] where PyPI holds "
         f"no jaxlib of the release's number (never released, or deleted since): {', '.join(missing) or 'none'}."
     )
     jax, jaxlib = wheels.PYPI.format(name="jax"), wheels.PYPI.format(name="jaxlib")
@@ -233,6 +239,7 @@ def render(found: list[dict[str, Any]], read: str) -> str:
         lines += [
             "",
             f'[release."{row["version"]}"]',
+            f"released = {wheels.toml_string(row['released'])}",
             f"python = {wheels.toml_string(row['python'])}",
             f"jax = {wheels.toml_list(row['jax'])}",
             f"jaxlib = {wheels.toml_list(row['jaxlib'] or [])}",

@@ -20,6 +20,7 @@ class MinimumJaxlib(Provenance):  # jax-minimum-jaxlib.toml: _minimum_jaxlib_ver
 
 
 class Declared(TypedDict):
+    released: str  # the day its first file was uploaded to PyPI (YYYY-MM-DD, UTC)
     python: str
     jax: list[str]
     jaxlib: list[str]
@@ -31,6 +32,24 @@ class JaxRequires(Provenance):  # jax-requires.toml: what each jax and jaxlib re
 
 MINIMUM_JAXLIB = Table("jax-minimum-jaxlib.toml", MinimumJaxlib, jax=lambda t: t["minimum_jaxlib"])
 REQUIRES = Table("jax-requires.toml", JaxRequires, jax=lambda t: t["release"])
+
+
+def succeeded(jax: str) -> str:
+    """The day the jax release after `jax` was uploaded (the first upload, after its own, of a higher release; a
+    patch of an older line can come later: 0.8.3 after 0.9.0): until then `jax` was the newest, and the libraries
+    released in that time were made and tested with it. "" where the table does not know `jax` or nothing followed
+    it (past the table is unknown, never a day)."""
+    from packaging.version import InvalidVersion, Version
+
+    releases = REQUIRES.load()["release"]
+    if jax not in releases:
+        return ""
+    own = releases[jax]["released"]
+    try:
+        after = [row["released"] for v, row in releases.items() if Version(v) > Version(jax) and row["released"] > own]
+    except InvalidVersion:
+        return ""
+    return min(after, default="")
 
 
 # the first jax release that requires jaxlib itself: an installer asked for an older jax alone installs no jaxlib

@@ -4,6 +4,7 @@ its shape and reaches the newest jax the other tables speak of."""
 
 from __future__ import annotations
 
+import datetime
 import io
 import tarfile
 from pathlib import Path
@@ -225,6 +226,7 @@ def test_the_table_reaches_the_newest_jax_the_other_tables_speak_of() -> None:
 def test_every_row_is_normalised_as_the_derivation_writes_it() -> None:
     for version, row in TABLE["release"].items():
         assert row["python"].startswith(">="), version
+        assert datetime.date.fromisoformat(row["released"]) >= datetime.date(2022, 12, 1), version  # 0.4.1's month
         for key in ("jax", "jaxlib"):
             assert row[key] == derivation.requirements(row[key]), (version, key)
         assert not any(r.startswith("jaxlib") for r in row["jax"]), version  # the coupling is the other table's

@@ -295,14 +295,15 @@ _CHILD_FILES = ("collect/build.py", "child", "_probes/imports.py", "_probes/_kit
 
 def _asked(stack: Stack, made: Twin, uv: Sequence[str]) -> str:
     """The key of what this request installs here: the pins asked for, the Pythons, the installer and the index
-    its configuration and variables name."""
+    its configuration and variables name, and the code that asks (how it asks is what the installer refuses: a base
+    installed with an option uv does not take was refused, and remembered so, whatever the stack)."""
     constrained = sorted(f"{name}=={version}" for name, version in stack.constraints.items())
     dated = [f"as of {stack.as_of}"] if stack.as_of else []
     applied = (
         [["before", stack.installer, *twin(stack.before, extras=stack.extras).requirements]] if stack.applied else []
     )
     applied += [[step.action, *step.requirements] for step in stack.applied]
-    asked = (made.requirements, list(stack.pythons), here(), _installer(uv), *constrained, *dated)
+    asked = (made.requirements, list(stack.pythons), here(), _installer(uv), *constrained, *dated, _child_code())
     return buildmemory.key(*asked, *applied)
 
 
@@ -482,12 +483,23 @@ def _applied(
     first, pinned = _Ran("not_installable", "nothing to install"), list[str]()
     bases = _bases(stack)
     for pins, wheels in bases:  # every distribution of the environment; where uv refuses them, fewer (`_bases`)
-        base = twin(pins, extras=stack.extras)
-        if base.refused or not base.requirements:
-            continue
-        wheels_only = ["--no-build"] if wheels else []
-        pinned = [*_constrained(stack, home), *_dated(stack), *wheels_only, *base.requirements]
-        first = _run(uv, [*head, *pinned], deadline, env, home)
+        for _ in range(WHEELLESS_ROUNDS if wheels else 1):
+            base = twin(pins, extras=stack.extras)
+            if base.refused or not base.requirements:
+                break
+            # wheels only for what the audit did not read (pandas, gym); the audited ones are built where the last
+            # base would build them too (jax 0.4.13 is an sdist: jax has wheels from 0.4.16)
+            others = sorted(set(pins) - set(stack.packages)) if wheels else []
+            wheels_only = [arg for name in others for arg in ("--only-binary", name)]
+            pinned = [*_constrained(stack, home), *_dated(stack), *wheels_only, *base.requirements]
+            first = _run(uv, [*head, *pinned], deadline, env, home)
+            # a distribution with no wheel (gym 0.26.2, an sdist only) leaves the base, not the rest of it: the
+            # next base (the audited ones alone) would let uv choose anew what the environment pinned (mujoco)
+            lacking = wheelless(first.reason) & set(pins) - set(stack.packages) if first.status else set()
+            if not lacking:
+                break
+            say(f"no wheel of {', '.join(sorted(lacking))}: the twin holds the rest of the environment without it")
+            pins = {name: version for name, version in pins.items() if name not in lacking}
         if first.status != "not_installable" or WRONG_PYTHON.search(first.reason):
             break
     if first.status == "not_installable" and not WRONG_PYTHON.search(first.reason):
@@ -521,13 +533,23 @@ def _applied(
     return _Ran(None), replace(made, applied=said)
 
 
+WHEELLESS_ROUNDS = 4  # a wheels-only base tried again without the distributions uv says have no wheel
+_WHEELLESS = re.compile(r"\b([A-Za-z0-9][A-Za-z0-9._-]*)==[^\s,]+ has no usable wheels")
+
+
+def wheelless(said: str) -> set[str]:
+    """The distributions uv's refusal says have no wheel it may use (`Because gym==0.26.2 has no usable wheels and
+    you require gym==0.26.2, ...`, where it may not build one), by canonical name."""
+    return {canonicalize_name(m.group(1)) for m in _WHEELLESS.finditer(said)}
+
+
 def _bases(stack: Stack) -> list[tuple[Mapping[str, str], bool]]:
     """What a fix's twin installs first, most faithful first: every distribution the environment has (those a
     command may break though no table knows them: pandas under a NumPy that moved), then only those the audit
     read, where uv cannot take all of them together (a user's own project installed from a path, a wheel of another
-    index); between them, the environment less what the fix's commands install (`kept`). Each with whether it is
-    installed from wheels only (where a smaller base follows, one that only a build from source gives, a compiler
-    and minutes, is left to it)."""
+    index); between them, the environment less what the fix's commands install (`kept`). Each with whether what the
+    audit did not read is installed from wheels only (where a smaller base follows, one that only a build from
+    source gives, a compiler and minutes, is left to it; one without any wheel leaves the base: `wheelless`)."""
     moved = {named(r) for step in stack.applied for r in step.requirements}
     # the environment less what the commands install anew: pip leaves states no resolver would choose (qax 0.3.1
     # beside jaxlib 0.4.13, which it requires >=0.4.24), and uv refuses them whole; the rest is still the user's
@@ -1054,12 +1076,16 @@ def _installed(
 FOLLOWING_S = 30.0  # the bound of the releases asked after one (uv's resolver, from its cache or the index)
 
 
-def following(requirement: str, python: str, count: int, uv: Sequence[str] | None = None) -> list[str]:
+def following(
+    requirement: str, python: str, count: int, uv: Sequence[str] | None = None, before: str = ""
+) -> list[str]:
     """The first `count` releases the installer's index has that a floor admits (`rlax>0.1.2`: 0.1.3, 0.1.4, ...), in
     order, each the lowest above the one before as uv resolves it for that Python alone (`--no-deps --resolution
     lowest`): the least moves to try before the installer's newest. A ceiling (`qax<0.3.1`) gives the releases
-    below it, the highest first: the least moves down. [] where uv is not here or says none."""
-    down = "<" in requirement and ">" not in requirement
+    below it, the highest first: the least moves down. `before` (a day, YYYY-MM-DD): only the releases uploaded
+    before it, the newest first (uv's --exclude-newer): a library as it stood on a day. [] where uv is not here or
+    says none."""
+    down = ("<" in requirement and ">" not in requirement) or bool(before)
     uv = tuple(uv) if uv is not None else uv_command()
     name = named(requirement)
     if uv is None or not name:
@@ -1074,6 +1100,7 @@ def following(requirement: str, python: str, count: int, uv: Sequence[str] | Non
             listed.write_text(asked + "\n", encoding="utf-8")
             resolution = "highest" if down else "lowest"
             args = ["pip", "compile", "-q", "--no-deps", "--resolution", resolution, "--no-header", "--no-annotate"]
+            args += ["--exclude-newer", before] if before else []
             args += ["--python-version", python, str(listed)] if python else [str(listed)]
             ran = _run((*uv, *uv_options()), args, deadline, env, home)
             line = (

@@ -63,6 +63,12 @@ elif args[:2] == ["pip", "install"]:
     if mode.startswith("refuse-") and str(done) in mode.split("-")[1:]:  # refuse-0: the first install here
         sys.stderr.write("error: No solution found when resolving dependencies\\n  cause: refused by the fake\\n")
         sys.exit(1)
+    if mode == "wheelless" and "gym" in args and any(a.startswith("gym==") for a in args):  # --only-binary gym
+        sys.stderr.write(
+            "error: No solution found when resolving dependencies\\n  cause: Because gym==0.26.2 has no usable wheels"
+            " and you require gym==0.26.2, we can conclude that your requirements are unsatisfiable.\\n"
+        )
+        sys.exit(1)
     if mode == "hang":
         time.sleep(3600)
     elif mode == "flood":
@@ -608,6 +614,11 @@ def test_a_refusal_is_remembered_for_the_same_request_and_a_damaged_memory_is_a_
         memory.write_text(damaged)
         code_damaged, damaged_report, _ = plan(capsys, *request)
         assert code_damaged == code and not damaged_report["build"]["planned"].get("reused")
+    # how the request is made is envaudit's code: another build.py asks anew (one asked with an option uv does not
+    # take was refused, and that refusal was remembered for every stack)
+    assert plan(capsys, *request)[1]["build"]["planned"].get("reused") is True
+    monkeypatch.setattr(build, "_child_code", lambda: "another envaudit")
+    assert not plan(capsys, *request)[1]["build"]["planned"].get("reused")
 
 
 def test_a_planned_library_around_jax_is_imported_in_the_build_whatever_it_declares(
@@ -682,6 +693,37 @@ def test_a_fix_s_twin_is_made_by_its_command_over_the_environment_s_pins(
     installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
     assert installs[2:] == ["pip install flax>=0.10.0,<0.10.5 jax==0.4.38 jaxlib==0.4.38"]
     assert modelled.status == "built" and "applied" not in modelled.document
+
+
+def test_a_distribution_without_a_wheel_leaves_the_twin_s_base_not_the_rest_of_the_environment(
+    fake_uv: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """jaxirl's environment (fix-pass-8) holds gym 0.26.2, an sdist only, which the twin's wheels-only base could not
+    take: the base fell to the audited distributions, uv chose mujoco anew beside the pinned mujoco-mjx 3.0.0, and
+    the twin failed `import mujoco.mjx` where the user's environment imports it. Now only what has no wheel leaves
+    the base: mujoco stays at the environment's release."""
+    from envaudit.child import runner, state
+
+    monkeypatch.setattr(runner, "run", lambda options: state.Outcome(results=[], jax={"status": "ok"}))
+    log = tmp_path / "uv.log"
+    monkeypatch.setenv("FAKE_UV_LOG", str(log))
+    monkeypatch.setenv("FAKE_UV", "wheelless")
+    stack = _applied_stack()
+    before = {**stack.before, "gym": "0.26.2", "mujoco": "3.0.0"}
+    made = build.measure(replace(stack, before=before), timeout=60, uv=("uv",))
+    installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
+    # wheels only for what the audit did not read: jax 0.4.13 has only an sdist, and the last base builds it too
+    wheels_only = "--only-binary gym --only-binary mujoco"
+    assert installs == [
+        f"pip install {wheels_only} flax==0.8.4 gym==0.26.2 jax==0.4.38 jaxlib==0.4.38 mujoco==3.0.0",
+        "pip install --only-binary mujoco flax==0.8.4 jax==0.4.38 jaxlib==0.4.38 mujoco==3.0.0",
+        "pip install flax>=0.10.0,<0.10.5",
+    ]
+    assert made.status == "built"
+    assert build.wheelless("Because gym==0.26.2 has no usable wheels and Dm_Tree==0.1.10 has no usable wheels") == {
+        "gym",
+        "dm-tree",
+    }
 
 
 def test_a_fix_s_commands_are_its_removals_installs_and_reinstalls_in_order_on_the_cpu() -> None:
@@ -871,9 +913,10 @@ def test_a_live_environment_s_twin_holds_every_distribution_it_has_and_falls_bac
     made = build.measure(stack, timeout=60, uv=("uv",))
     installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
     assert installs == [
-        "pip install --no-build flax==0.8.4 jax==0.4.38 jaxlib==0.4.38 pandas==2.0.3",  # wheels only: refused
+        # wheels only for what the audit did not read: refused
+        "pip install --only-binary pandas flax==0.8.4 jax==0.4.38 jaxlib==0.4.38 pandas==2.0.3",
         # the environment less what the commands install anew (pip leaves states no resolver chooses)
-        "pip install --no-build jax==0.4.38 jaxlib==0.4.38 pandas==2.0.3",
+        "pip install --only-binary pandas jax==0.4.38 jaxlib==0.4.38 pandas==2.0.3",
         "pip install flax>=0.10.0,<0.10.5",
     ]
     assert made.document.get("applied") == ["uv pip install flax>=0.10.0,<0.10.5"]

@@ -521,15 +521,32 @@ def floors(plan: Plan) -> dict[str, str]:
     return found
 
 
-def pinned(plan: Plan, releases: Mapping[str, str]) -> Plan:
-    """The plan with each named library's requirement made that release (`rlax>0.1.2` -> `rlax==0.1.5`)."""
+def struggling(findings: Sequence[Finding], keep: Collection[str] = ()) -> list[str]:
+    """The libraries (not jax's own packages, nor what the user keeps) that the report's failures and warnings are
+    most about, in the report's order: where no plan the tables propose runs, each is a library a release of
+    another time may fix (brax 0.12.1 calls jax.tree, which a cluster's jax 0.4.13 lacks: no newer brax is without
+    it, brax of jax 0.4.13's time is)."""
+    found: dict[str, None] = {}
+    for finding in findings:
+        if finding.ignored is None and finding.severity in ("fail", "warn") and finding.about:
+            name = finding.about[0]
+            if not STACK.match(name) and name not in keep:
+                found[name] = None
+    return list(found)
+
+
+def pinned(plan: Plan, releases: Mapping[str, str], add: bool = False) -> Plan:
+    """The plan with each named library's requirement made that release (`rlax>0.1.2` -> `rlax==0.1.5`, `brax==0.12.2`
+    -> `brax==0.9.1`); `add`: a library the plan does not install is installed at that release too."""
 
     def one(requirement: str) -> list[str]:
-        ranged = fixes.ranged(requirement)
-        name = ranged[0] if ranged is not None else ""
+        name = fixes.named(requirement)
         return [f"{name}=={releases[name]}" if name in releases else requirement]
 
-    return rewritten(plan, one)
+    made = rewritten(plan, one)
+    named = {fixes.named(r) for r in plan.fix.install}
+    missing = [f"{name}=={release}" for name, release in releases.items() if add and name not in named]
+    return added(made, missing) if missing else made
 
 
 JAX_STACK = ("jax", "jaxlib")  # what moves with jax where a plan moves it (a plugin's pins: `follow`)

@@ -41,3 +41,34 @@ def test_the_releases_after_a_floor_are_the_resolver_s_lowest_each_in_turn(
     assert all("--no-deps" in a and "--resolution lowest" in a and "--python-version 3.11" in a for a in asked)
     assert build.following("rlax>0.1.4", "3.11", 3, uv) == ["0.1.5"]  # the index has no more
     assert build.following("rlax>0.1.5", "3.11", 2, uv) == []
+
+
+DATED = """\
+import os, sys
+args = [a for a in sys.argv[1:] if a != "--no-config"]
+with open(os.environ["FOLLOWING_LOG"], "a") as log:
+    log.write(" ".join(args[:-1]) + "\\n")
+uploaded = {"0.9.0": "2023-03-30", "0.9.1": "2023-06-12", "0.9.2": "2023-09-07", "0.12.1": "2024-12-11"}
+day = args[args.index("--exclude-newer") + 1] if "--exclude-newer" in args else "9999"
+asked = open(args[-1]).read().strip()
+name, _, ceiling = asked.partition("<")
+key = lambda r: tuple(map(int, r.split(".")))
+fits = [r for r, up in uploaded.items() if up < day and (not ceiling or key(r) < key(ceiling))]
+if not fits:
+    sys.exit(1)
+print(f"{name}=={max(fits, key=key)}")
+"""
+
+
+def test_a_library_as_it_stood_on_a_day_is_its_newest_release_uploaded_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "fake_uv.py"
+    fake.write_text(DATED, encoding="utf-8")
+    log = tmp_path / "log"
+    monkeypatch.setenv("FOLLOWING_LOG", str(log))
+    uv = (sys.executable, str(fake))
+    assert build.following("brax", "3.10", 2, uv, before="2023-07-27") == ["0.9.1", "0.9.0"]
+    asked = log.read_text(encoding="utf-8").splitlines()
+    assert all("--exclude-newer 2023-07-27" in a and "--resolution highest" in a for a in asked), asked
+    assert build.following("brax", "3.10", 1, uv) == ["0.12.1"]  # no day: the newest

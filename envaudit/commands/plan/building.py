@@ -23,7 +23,7 @@ from envaudit.model.build import BuildDocument, Measurement, Proof
 from envaudit.model.facts import Facts
 from envaudit.model.fixes import Plan
 from envaudit.model.report import Report
-from envaudit.rules import api_removals, imports
+from envaudit.rules import api_removals, imports, jax_pins
 
 MIN_FIXED_S = 5.0  # what must be left of the bound to build the fixed state: jax's start and an import or two
 CANDIDATES = 4  # plans tried, best first, until one is proven (each a build of seconds from uv's cache)
@@ -108,7 +108,9 @@ def _tried(
         return first, None, []
     refused: list[str] = []
     fixed_first: build.Built | None = None
-    for option in _least_first(options, uv):  # as `fix` searches: each plan's least moves first, then the other ways
+    for option in _least_first(
+        options, uv, keep
+    ):  # as `fix` searches: each plan's least moves first, then the other ways
         if option is not first and not option.plan.steps:
             continue
         left = deadline - time.monotonic()
@@ -198,7 +200,7 @@ def searched(
     refused: list[str] = []
     found: tuple[Proof, str] | None = None
     uv, _ = _installer(no_build)
-    queue = _least_first(options, uv)
+    queue = _least_first(options, uv, keep)
     refinements: list[Report] = []  # the plans a twin's measurement adds to, tried before the rest
     accepted: tuple[Report, str] | None = None  # the first plan the installer took, where none is proven
     first_refused = False
@@ -236,12 +238,13 @@ def searched(
 FOLLOWING = 2  # releases after a floor tried, each before the plan itself (the least move, then the next)
 
 
-def _least_first(options: Sequence[Report], uv: Sequence[str] | None) -> Iterator[Report]:
+def _least_first(options: Sequence[Report], uv: Sequence[str] | None, keep: Sequence[str] = ()) -> Iterator[Report]:
     """The plans in order, each preceded by its least moves: its libraries' floors made releases, the first the
     installer's index has after each (`fixplan.floors`, `build.following`, asked of uv for the environment's
     Python), then the next, and a floor the tables name made that release (`fixplan.least`); the first plan stays
-    `first` (what is said where none is proven). Then, the other ways of the first plan (`_other_ways`). Each is
-    asked of the index only when the search reaches it."""
+    `first` (what is said where none is proven). Then, the other ways of the first plan (`_other_ways`), and the
+    libraries it fails or warns of at their releases of the installed jax's time (`_of_its_time`). Each is asked of
+    the index only when the search reaches it."""
     for option in options:
         asked = fixplan.floors(option.plan) if uv is not None else {}
         after = {name: build.following(req, _python(option), FOLLOWING, uv) for name, req in asked.items()}
@@ -257,6 +260,29 @@ def _least_first(options: Sequence[Report], uv: Sequence[str] | None) -> Iterato
         yield option
     if options and uv is not None:
         yield from _other_ways(options[0], uv)
+        yield from _of_its_time(options[0], uv, keep)
+
+
+def _of_its_time(option: Report, uv: Sequence[str], keep: Sequence[str] = ()) -> Iterator[Report]:
+    """Each library the report fails or warns of (`fixplan.struggling`) at its newest release uploaded before the
+    jax release after the installed one (`jax_pins.succeeded`, uv's --exclude-newer): what its authors made and
+    tested with that jax. Tried last, where the nearest releases fail too: brax 0.12.1 beside a paper's jax 0.4.13
+    calls jax.tree (first in jax 0.4.25), as 0.12.0 and 0.11.0 do; brax of jax 0.4.13's time (before 0.4.14, of
+    2023-07-27) is 0.9.1. The same way up: diffusers 0.18.2 reads jax.random.KeyArray, gone in jax 0.4.24, as
+    0.19 does; the newest dropped its Flax part; diffusers of jax 0.4.31's time is 0.30.2."""
+    python, facts = _python(option), option.facts
+    day = jax_pins.succeeded(facts.packages.get("jax", ""))
+    if not day:
+        return  # jax past the table, or the newest: no later time to stand before
+    moves: dict[str, str] = {}
+    for name in fixplan.struggling(option.findings, keep):
+        installed = facts.packages.get(name) or imports.version_of(facts, name)
+        found = build.following(name, python, 1, uv, before=day)
+        if found and installed and found[0] != installed:
+            moves[name] = found[0]
+    # all of them at once first: a state judged again must fail nothing (jaxirl's orbax-checkpoint beside its brax)
+    ways = [moves] + ([{name: release} for name, release in moves.items()] if len(moves) > 1 else [])
+    yield from (replace(option, plan=fixplan.pinned(option.plan, way, add=True)) for way in ways if way)
 
 
 def _other_ways(option: Report, uv: Sequence[str]) -> Iterator[Report]:

@@ -17,7 +17,8 @@ from envaudit.judge import fixplan
 from envaudit.model.build import BuildStatus
 from envaudit.model.facts import ImportOutcome
 from envaudit.model.fixes import Fix, Plan, Step
-from envaudit.model.report import Report
+from envaudit.model.report import Finding, Report, Severity, Subject
+from envaudit.rules import jax_pins
 from tests.conftest import facts_from
 
 
@@ -116,7 +117,11 @@ def test_a_floor_with_no_release_the_tables_name_is_tried_at_each_release_the_in
 def index(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
     """The releases the index has after (or before) each requirement asked, as the test says; uv is here."""
     releases: dict[str, list[str]] = {}
-    monkeypatch.setattr(build, "following", lambda req, python, count, uv=None: releases.get(req, [])[:count])
+
+    def following(req: str, python: str, count: int, uv: object = None, before: str = "") -> list[str]:
+        return releases.get(f"{req} before {before}" if before else req, [])[:count]
+
+    monkeypatch.setattr(build, "following", following)
     monkeypatch.setattr(building, "_installer", lambda no_build: (("uv",), ""))
     return releases
 
@@ -239,3 +244,54 @@ def test_plan_searches_as_fix_does_each_plan_s_least_move_first(monkeypatch: pyt
     planned = build.Built({"status": "built"}, {"status": "ok"})
     made, _, _ = building._tried([option], planned, time.monotonic() + 60, 60, (), ("uv",), lambda _: None, {})
     assert tried[0] == ("ott-jax==0.4.5", "jax==0.4.29") and made.plan.fix.install == tried[0]
+
+
+def _about(library: str, severity: Severity = "warn") -> Finding:
+    return Finding(Subject("check", f"removed-jax-api-in-{library}"), severity, "uses a jax API", about=(library,))
+
+
+def test_a_library_the_report_fails_of_is_tried_at_its_release_of_the_installed_jax_s_time(
+    proven_when: list[str], index: dict[str, list[str]]
+) -> None:
+    """brax 0.12.1 beside jaxirl's pinned jax 0.4.13 (fix-pass-8) calls jax.tree, first in jax 0.4.25; so do the
+    releases after it and the nearest before it. The next jax (0.4.14) was uploaded on 2023-07-27: the newest brax
+    before that day (0.9.1) was made with jax 0.4.13, and is tried where the tables' plan is not proven; the plan's
+    own moves stay."""
+    assert jax_pins.succeeded("0.4.13") == "2023-07-27"  # jax-requires.toml's `released` of 0.4.14
+    index.update({"brax before 2023-07-27": ["0.9.1"], "jaxopt<0.8.4": ["0.8.3"]})
+    proven_when.append("jaxopt<0.8.4 jax==0.4.13 brax==0.9.1")
+    facts = facts_from({"packages": {"jax": "0.4.13", "brax": "0.12.1"}, "python": {"version": "3.10.13"}})
+    first = replace(Report(facts, findings=(_about("brax"),)), plan=_plan("jaxopt<0.8.4", "jax==0.4.13"))
+    report, proof, why = building.searched([first], no_build=False, timeout=60, quiet=True)
+    assert proof == "proven" and report.plan.fix.install == ("jaxopt<0.8.4", "jax==0.4.13", "brax==0.9.1"), why
+    # the plan's own pin of the library is made that release; several libraries the report fails of move together
+    # first (a state judged again fails nothing: jaxirl's orbax-checkpoint 0.4.4 failed its call beside brax)
+    facts = facts_from(
+        {"packages": {"jax": "0.4.13", "brax": "0.12.1", "orbax-checkpoint": "0.4.4"}, "python": {"version": "3.10"}}
+    )
+    index["orbax-checkpoint before 2023-07-27"] = ["0.3.1"]
+    both = (_about("orbax-checkpoint", "fail"), _about("brax"))
+    pair = replace(Report(facts, findings=both), plan=_plan("brax==0.12.2", "jax==0.4.13"))
+    proven_when.append("brax==0.9.1 jax==0.4.13 orbax-checkpoint==0.3.1")
+    report, proof, why = building.searched([pair], no_build=False, timeout=60, quiet=True)
+    assert proof == "proven" and report.plan.fix.install == ("brax==0.9.1", "jax==0.4.13", "orbax-checkpoint==0.3.1")
+    assert "brax==0.9.1 jax==0.4.13:" not in why  # the two together came first
+    # what the user keeps is not moved, nor is what the report only informs of; jax's own packages never
+    kept, _, _ = building.searched([first], no_build=False, timeout=60, quiet=True, keep=("brax",))
+    assert kept.plan.fix.install == ("jaxopt<0.8.4", "jax==0.4.13")
+    informed = replace(first, findings=(_about("brax", "info"),))
+    assert building.searched([informed], no_build=False, timeout=60, quiet=True)[1] == "unproven"
+    assert fixplan.struggling((_about("jaxlib"), _about("brax"), _about("brax", "fail"))) == ["brax"]
+
+
+def test_the_release_of_the_installed_jax_s_time_may_be_a_move_up() -> None:
+    """diffusers 0.18.2 reads jax.random.KeyArray, gone in jax 0.4.24; 0.19 too, and the newest dropped Flax: the
+    release of jax 0.4.31's time (before 0.4.32, uploaded 2024-09-11) is a move up. A plan that already moves the
+    library has its requirement made that release; jax past the table gives no day."""
+    plan = fixplan.pinned(_plan("diffusers>0.18.2", "jax==0.4.31"), {"diffusers": "0.30.2"}, add=True)
+    assert plan.fix.install == ("diffusers==0.30.2", "jax==0.4.31") == plan.steps[0].fix.install
+    assert jax_pins.succeeded("0.4.31") == "2024-09-11"
+    newest = list(jax_pins.REQUIRES.load()["release"])[-1]
+    assert jax_pins.succeeded(newest) == "" and jax_pins.succeeded("99.0") == ""
+    # a patch of an older line uploaded after a newer release: its time ended at the first later upload
+    assert jax_pins.succeeded("0.8.3") > jax_pins.REQUIRES.load()["release"]["0.8.3"]["released"]

@@ -36,7 +36,7 @@ NAME = "fft"
 # with the CPU shared; 0.23 s with the cache warm; envaudit's per-probe bound is at least twice it, and `health`
 # runs what fits its total bound).
 COST_S = 0.4
-PLATFORM_COST_S = {"tpu": 4.9}  # cold on a TPU v5e, jax 0.10.2 (2026-12-06): 4.85, 4.57 s
+PLATFORM_COST_S = {"tpu": 4.9}  # TPU v5e, jax 0.10.2, cold, after another probe compiled (12-08): 4.89, 4.32, 4.83 s
 COMPILES_FIRST = True  # run() reaches kit.compile_all before any work of its own: compiled ahead where slow
 N = 512
 BATCHES = (1, 8, 128, 1024)

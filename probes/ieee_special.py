@@ -38,7 +38,7 @@ NAME = "ieee_special"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (measured in a cold audit: 0.37 s; 0.11 s
 # with the cache warm; envaudit's per-probe bound is at least twice it, and `health` runs what fits its total bound).
 COST_S = 0.4
-PLATFORM_COST_S = {"tpu": 1.7}  # cold on a TPU v5e, jax 0.10.2 (2026-12-06): 1.60, 1.60 s
+PLATFORM_COST_S = {"tpu": 1.5}  # TPU v5e, jax 0.10.2, cold, after another probe compiled (12-08): 1.48, 1.50, 1.47 s
 COMPILES_FIRST = True  # run() reaches kit.compile_all before any work of its own: compiled ahead where slow
 TINY = float(np.finfo(np.float32).tiny)  # the smallest normal float32
 # The special operands: every binary operation runs on every ordered pair of them, every unary one on each.

@@ -34,7 +34,7 @@ NAME = "matmul_precision"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
 # twice it, and `health` runs what fits its total bound).
 COST_S = 0.2
-PLATFORM_COST_S = {"tpu": 0.2}  # cold on a TPU v5e, jax 0.10.2 (2026-12-06): 0.09, 0.09 s
+PLATFORM_COST_S = {"tpu": 0.2}  # TPU v5e, jax 0.10.2, cold, after another probe compiled (12-08): 0.08, 0.09 s
 NUMERIC = True  # a numeric probe, as envaudit/files/probefiles.numeric says
 M, K, N = 64, 256, 64
 FIX = 'jax.config.update("jax_default_matmul_precision", "float32") or JAX_DEFAULT_MATMUL_PRECISION=float32'

@@ -43,7 +43,7 @@ NAME = "ntk"
 # Expected seconds on a 2-core CPU, cold compilation cache, one device (envaudit's per-probe bound is at least
 # twice it, and `health` runs what fits its total bound).
 COST_S = 0.5
-PLATFORM_COST_S = {"tpu": 0.4}  # cold on a TPU v5e, jax 0.10.2 (2026-12-06): 0.29, 0.28 s
+PLATFORM_COST_S = {"tpu": 0.6}  # TPU v5e, jax 0.10.2, cold, after another probe compiled (12-08): 0.32, 0.29, 0.53 s
 COMPILES_FIRST = True  # run() reaches kit.compile_all before any work of its own: compiled ahead where slow
 NUMERIC = True  # a numeric probe, as envaudit/files/probefiles.numeric says
 POINTS, D_IN, HIDDEN = 16, 8, 128

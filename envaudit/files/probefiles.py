@@ -50,7 +50,8 @@ def _constants(path: str, mtime_ns: int) -> dict[str, object]:
 def cost(path: Path, platform: Platform = "cpu") -> float:
     """The probe's declared cost with a cold compilation cache: on the CPU `COST_S` (seconds on a 2-core CPU), on
     an accelerator its `PLATFORM_COST_S` entry for that class where one was measured (a TPU compiles each program
-    for seconds: conv_chain 0.5 s on the CPU, 4.9 s on a TPU v5e), else the CPU's (no GPU is measured here: a GPU's
+    for seconds: conv_chain 0.5 s on the CPU, 3.6 s on a TPU v5e, measured in a run after another probe compiled: jax's
+    start and XLA's first compile are `child/state.jax_start`'s), else the CPU's (no GPU is measured here: a GPU's
     compile runs on the host's CPU too). 1 s when it declares none."""
     measured = _constant(path, "PLATFORM_COST_S")
     if platform != "cpu" and isinstance(measured, dict) and (found := _seconds(measured.get(platform))):

@@ -72,3 +72,39 @@ def test_a_library_as_it_stood_on_a_day_is_its_newest_release_uploaded_before_it
     asked = log.read_text(encoding="utf-8").splitlines()
     assert all("--exclude-newer 2023-07-27" in a and "--resolution highest" in a for a in asked), asked
     assert build.following("brax", "3.10", 1, uv) == ["0.12.1"]  # no day: the newest
+
+
+PUBLISHING = """\
+import os, sys
+args = [a for a in sys.argv[1:] if a != "--no-config"]
+with open(os.environ["FOLLOWING_LOG"], "a") as log:
+    log.write(" ".join(a for a in args if not a.startswith("/")) + "\\n")
+uploaded = {"orbax-checkpoint": "2023-12-01T16:44:20.261Z", "numpy": "2023-10-14T10:00:00Z"}
+name, _, version = open(args[args.index("--no-header") + 1]).read().strip().partition("==")
+if "--offline" in args and name == "numpy":  # not in the cache: asked of the index
+    sys.stderr.write("error: Network connectivity is disabled, but the requested data wasn't found in the cache\\n")
+    sys.exit(2)
+if name in uploaded:
+    sys.stderr.write(
+        f"hint: `{name}` was filtered by `exclude-newer` to only include packages uploaded before "
+        f"1990-01-02T00:00:00Z. The requested version, v{version}, was published at {uploaded[name]}.\\n"
+    )
+sys.exit(1)
+"""
+
+
+def test_the_day_a_pinned_release_was_uploaded_is_what_uv_says_of_a_cut_off_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "fake_uv.py"
+    fake.write_text(PUBLISHING, encoding="utf-8")
+    log = tmp_path / "log"
+    monkeypatch.setenv("FOLLOWING_LOG", str(log))
+    uv = (sys.executable, str(fake))
+    pins = {"orbax-checkpoint": "0.4.4", "numpy": "1.26.1", "unknown-here": "1.0"}
+    assert build.published(pins, "3.10", uv) == {"orbax-checkpoint": "2023-12-01", "numpy": "2023-10-14"}
+    asked = log.read_text(encoding="utf-8").splitlines()
+    assert all("--exclude-newer 1990-01-01" in a and "--no-deps" in a for a in asked)
+    # from uv's cache first; the index only for what the cache lacks
+    assert sum("--offline" in a for a in asked) == 3 and len(asked) == 5
+    assert build.published({}, "3.10", uv) == {}

@@ -10,9 +10,10 @@ the tables' alone and says why.
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from envaudit.collect import build
@@ -24,6 +25,7 @@ from envaudit.model.facts import Facts
 from envaudit.model.fixes import Plan
 from envaudit.model.report import Report
 from envaudit.rules import api_removals, imports, jax_pins
+from envaudit.rules.messages import STACK
 
 MIN_FIXED_S = 5.0  # what must be left of the bound to build the fixed state: jax's start and an import or two
 CANDIDATES = 4  # plans tried, best first, until one is proven (each a build of seconds from uv's cache)
@@ -269,20 +271,62 @@ def _of_its_time(option: Report, uv: Sequence[str], keep: Sequence[str] = ()) ->
     tested with that jax. Tried last, where the nearest releases fail too: brax 0.12.1 beside a paper's jax 0.4.13
     calls jax.tree (first in jax 0.4.25), as 0.12.0 and 0.11.0 do; brax of jax 0.4.13's time (before 0.4.14, of
     2023-07-27) is 0.9.1. The same way up: diffusers 0.18.2 reads jax.random.KeyArray, gone in jax 0.4.24, as
-    0.19 does; the newest dropped its Flax part; diffusers of jax 0.4.31's time is 0.30.2."""
+    0.19 does; the newest dropped its Flax part; diffusers of jax 0.4.31's time is 0.30.2. Then, where the
+    environment's other pins are of a later day than jax's time (`_environment_day`), the libraries as of that day:
+    brax 0.9.1 reads MjOption.collision, which the paper's mujoco 3.0.0 no longer has; brax of 2023-11-12 is 0.9.3."""
     python, facts = _python(option), option.facts
-    day = jax_pins.succeeded(facts.packages.get("jax", ""))
-    if not day:
+    struggling = fixplan.struggling(option.findings, keep)
+    jax_day = jax_pins.succeeded(facts.packages.get("jax", ""))
+    if not jax_day or not struggling:
         return  # jax past the table, or the newest: no later time to stand before
-    moves: dict[str, str] = {}
-    for name in fixplan.struggling(option.findings, keep):
-        installed = facts.packages.get(name) or imports.version_of(facts, name)
-        found = build.following(name, python, 1, uv, before=day)
-        if found and installed and found[0] != installed:
-            moves[name] = found[0]
-    # all of them at once first: a state judged again must fail nothing (jaxirl's orbax-checkpoint beside its brax)
-    ways = [moves] + ([{name: release} for name, release in moves.items()] if len(moves) > 1 else [])
-    yield from (replace(option, plan=fixplan.pinned(option.plan, way, add=True)) for way in ways if way)
+
+    def as_of(day: str) -> dict[str, str]:
+        moves: dict[str, str] = {}
+        for name in struggling:
+            installed = facts.packages.get(name) or imports.version_of(facts, name)
+            found = build.following(name, python, 1, uv, before=day)
+            if found and installed and found[0] != installed:
+                moves[name] = found[0]
+        return moves
+
+    tried: list[dict[str, str]] = []
+
+    def fresh(ways: Iterable[dict[str, str]]) -> Iterator[Report]:
+        for way in ways:
+            if way and way not in tried and len(tried) < MAX_TIME_WAYS:
+                tried.append(way)
+                yield replace(option, plan=fixplan.pinned(option.plan, way, add=True))
+
+    # all of them at once first: a state judged again must fail nothing (jaxirl's orbax-checkpoint beside brax)
+    at_jax = as_of(jax_day)
+    yield from fresh([at_jax])
+    later = _environment_day(option, struggling, python, uv)
+    at_env = as_of(later) if later > jax_day else {}
+    yield from fresh([at_env])
+    # then each library at either day (jaxirl: orbax-checkpoint of jax's time, brax of the pins' day), and alone
+    choices = [[(n, r) for r in dict.fromkeys(x for x in (at_jax.get(n), at_env.get(n)) if x)] for n in struggling]
+    mixed = (dict(combo) for combo in itertools.product(*(c for c in choices if c)))
+    yield from fresh(mixed)
+    yield from fresh({name: release} for choice in choices for name, release in choice)
+
+
+MAX_TIME_WAYS = 8  # the plans of a library's time tried at most: each is a twin's build
+
+
+def _environment_day(option: Report, struggling: Sequence[str], python: str, uv: Sequence[str]) -> str:
+    """The day the environment's own choices were made: the newest upload among the releases installed by name
+    (REQUESTED) but the struggling libraries' and jax's own (`build.published`): a paper's pins with its main
+    library left open (jaxirl pins jax 0.4.13, of 2023-06-23, numpy 1.26.1 and tensorstore 0.1.49, of 2023-11-12,
+    and leaves brax open: pip took 0.12.1, of 2024-12-11). "" where nothing is known."""
+    facts = option.facts
+    # jax's own packages are left out: jax's time is its table's, and uv says a release's newest upload (jaxlib
+    # 0.4.13's is of 2025-12-05, a wheel added long after)
+    pins = {
+        n: facts.packages[n]
+        for n in imports.asked_for(facts)
+        if n in facts.packages and n not in struggling and not STACK.match(n)
+    }
+    return max(build.published(pins, python, uv).values(), default="")
 
 
 def _other_ways(option: Report, uv: Sequence[str]) -> Iterator[Report]:

@@ -295,3 +295,60 @@ def test_the_release_of_the_installed_jax_s_time_may_be_a_move_up() -> None:
     assert jax_pins.succeeded(newest) == "" and jax_pins.succeeded("99.0") == ""
     # a patch of an older line uploaded after a newer release: its time ended at the first later upload
     assert jax_pins.succeeded("0.8.3") > jax_pins.REQUIRES.load()["release"]["0.8.3"]["released"]
+
+
+def test_where_the_environment_s_pins_are_of_a_later_day_the_libraries_are_tried_as_of_that_day(
+    proven_when: list[str], index: dict[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jaxirl pins jax 0.4.13 and, of later days, numpy 1.26.1 and tensorstore 0.1.49 (2023-11-12), and leaves brax
+    open: brax of jax 0.4.13's time (0.9.1) reads MjOption.collision, which the paper's mujoco 3.0.0 lacks; brax of
+    the day the pins were made (the newest upload of what was installed by name, but brax) is 0.9.3."""
+    days = {"jax": "2023-06-23", "tensorstore": "2023-11-12", "numpy": "2023-10-14", "brax": "2024-12-11"}
+    asked: list[dict[str, str]] = []
+
+    def published(pins: dict[str, str], python: str, uv: object = None) -> dict[str, str]:
+        asked.append(dict(pins))
+        return {name: days[name] for name in pins if name in days}
+
+    monkeypatch.setattr(build, "published", published)
+    index.update({"brax before 2023-07-27": ["0.9.1"], "brax before 2023-11-12": ["0.9.3"]})
+    proven_when.append("jax==0.4.13 brax==0.9.3")
+    packages = {"jax": "0.4.13", "brax": "0.12.1", "numpy": "1.26.1", "tensorstore": "0.1.49", "optax": "0.2.3"}
+    facts = facts_from(
+        {"packages": packages, "python": {"version": "3.10.13"}, "requested": ["jax", "brax", "numpy", "tensorstore"]}
+    )
+    first = replace(Report(facts, findings=(_about("brax"),)), plan=_plan("jax==0.4.13"))
+    report, proof, why = building.searched([first], no_build=False, timeout=60, quiet=True)
+    assert proof == "proven" and report.plan.fix.install == ("jax==0.4.13", "brax==0.9.3"), why
+    assert "jax==0.4.13 brax==0.9.1:" in why  # jax's time first
+    assert asked == [{"numpy": "1.26.1", "tensorstore": "0.1.49"}]  # by name, but the struggling and jax's own
+
+
+def test_each_library_may_stand_at_either_day_the_pairs_are_tried_before_each_alone(
+    proven_when: list[str], index: dict[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """jaxirl's twins (fix-pass-8): brax of jax 0.4.13's time (0.9.1) does not load the paper's mujoco; brax of the
+    pins' day (0.9.3) does, but orbax-checkpoint of that day (0.4.2) calls a jax name 0.4.13 lacks, and the one of
+    jax's time (0.3.1) works: orbax-checkpoint of jax's time beside brax of the pins' day."""
+    monkeypatch.setattr(build, "published", lambda pins, python, uv=None: {n: "2023-11-12" for n in pins})
+    index.update(
+        {
+            "brax before 2023-07-27": ["0.9.1"],
+            "brax before 2023-11-12": ["0.9.3"],
+            "orbax-checkpoint before 2023-07-27": ["0.3.1"],
+            "orbax-checkpoint before 2023-11-12": ["0.4.2"],
+        }
+    )
+    proven_when += ["jax==0.4.13 orbax-checkpoint==0.3.1 brax==0.9.3", "jax==0.4.13 brax==0.9.3"]
+    packages = {"jax": "0.4.13", "brax": "0.12.1", "orbax-checkpoint": "0.4.4", "numpy": "1.26.1"}
+    facts = facts_from({"packages": packages, "python": {"version": "3.10"}, "requested": list(packages)})
+    findings = (_about("orbax-checkpoint", "fail"), _about("brax"))
+    first = replace(Report(facts, findings=findings), plan=_plan("jax==0.4.13"))
+    report, proof, why = building.searched([first], no_build=False, timeout=60, quiet=True)
+    assert proof == "proven", why
+    assert report.plan.fix.install == ("jax==0.4.13", "orbax-checkpoint==0.3.1", "brax==0.9.3"), why
+    tried = [part.split(":")[0] for part in why.split("; ")[1:]]
+    assert tried[-2:] == [
+        "jax==0.4.13 orbax-checkpoint==0.3.1 brax==0.9.1",  # both of jax's time
+        "jax==0.4.13 orbax-checkpoint==0.4.2 brax==0.9.3",  # both of the pins' day
+    ], why

@@ -482,7 +482,7 @@ def _applied(
     head = args[: args.index(str(interpreter)) + 1]
     first, pinned = _Ran("not_installable", "nothing to install"), list[str]()
     bases = _bases(stack)
-    for pins, wheels in bases:  # every distribution of the environment; where uv refuses them, fewer (`_bases`)
+    for pins, wheels, exact in bases:  # every distribution of the environment; where uv refuses them, fewer
         for _ in range(WHEELLESS_ROUNDS if wheels else 1):
             base = twin(pins, extras=stack.extras)
             if base.refused or not base.requirements:
@@ -491,7 +491,8 @@ def _applied(
             # base would build them too (jax 0.4.13 is an sdist: jax has wheels from 0.4.16)
             others = sorted(set(pins) - set(stack.packages)) if wheels else []
             wheels_only = [arg for name in others for arg in ("--only-binary", name)]
-            pinned = [*_constrained(stack, home), *_dated(stack), *wheels_only, *base.requirements]
+            exactly = ["--no-deps"] if exact else []
+            pinned = [*_constrained(stack, home), *_dated(stack), *wheels_only, *exactly, *base.requirements]
             first = _run(uv, [*head, *pinned], deadline, env, home)
             # a distribution with no wheel (gym 0.26.2, an sdist only) leaves the base, not the rest of it: the
             # next base (the audited ones alone) would let uv choose anew what the environment pinned (mujoco)
@@ -543,21 +544,26 @@ def wheelless(said: str) -> set[str]:
     return {canonicalize_name(m.group(1)) for m in _WHEELLESS.finditer(said)}
 
 
-def _bases(stack: Stack) -> list[tuple[Mapping[str, str], bool]]:
+def _bases(stack: Stack) -> list[tuple[Mapping[str, str], bool, bool]]:
     """What a fix's twin installs first, most faithful first: every distribution the environment has (those a
     command may break though no table knows them: pandas under a NumPy that moved), then only those the audit
     read, where uv cannot take all of them together (a user's own project installed from a path, a wheel of another
     index); between them, the environment less what the fix's commands install (`kept`). Each with whether what the
     audit did not read is installed from wheels only (where a smaller base follows, one that only a build from
-    source gives, a compiler and minutes, is left to it; one without any wheel leaves the base: `wheelless`)."""
+    source gives, a compiler and minutes, is left to it; one without any wheel leaves the base: `wheelless`), and
+    whether it is installed as it is (`--no-deps`): where uv refuses every distribution of the environment together
+    (pip installs what no resolver chooses: d2l 1.0.3 pins numpy 1.23.5 under chex 0.1.82, which requires
+    numpy>=1.25), the same distributions are installed exactly, each at its release, before any fewer are: the
+    twin then holds the user's environment, inconsistency included, and the fix's commands run over it."""
     moved = {named(r) for step in stack.applied for r in step.requirements}
     # the environment less what the commands install anew: pip leaves states no resolver would choose (qax 0.3.1
     # beside jaxlib 0.4.13, which it requires >=0.4.24), and uv refuses them whole; the rest is still the user's
     kept = {name: version for name, version in stack.before.items() if name not in moved}
     audited = {name: version for name, version in stack.before.items() if name in stack.packages}
     smaller = audited != stack.before  # a smaller base follows: the larger ones from wheels only
-    found = [(stack.before, smaller)] + ([(kept, smaller)] if kept and kept != stack.before else [])
-    return found + ([(audited, False)] if smaller else [])
+    found = [(stack.before, smaller, False), (stack.before, smaller, True)]
+    found += [(kept, smaller, False)] if kept and kept != stack.before else []
+    return found + ([(audited, False, False)] if smaller else [])
 
 
 PIP_REFUSED = re.compile(

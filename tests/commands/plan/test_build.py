@@ -678,20 +678,31 @@ def test_a_fix_s_twin_is_made_by_its_command_over_the_environment_s_pins(
     monkeypatch.setenv("FAKE_UV", "refuse-1")
     refused = build.measure(_applied_stack(), timeout=60, uv=("uv",))
     assert refused.status == "not_installable" and "refused by the fake" in refused.document.get("reason", "")
-    # an environment whose own pins uv refuses together (pip left it so): the environment less what the commands
-    # install anew, then the commands over it
+    # an environment whose own pins uv refuses together (pip left it so: d2l 1.0.3 pins numpy 1.23.5 under chex
+    # 0.1.82, which requires numpy>=1.25): the same distributions installed exactly, each at its release, then the
+    # commands over them
     log.unlink()
     monkeypatch.setenv("FAKE_UV", "refuse-0")
+    exact = build.measure(_applied_stack(), timeout=60, uv=("uv",))
+    installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
+    assert installs[1:] == [
+        "pip install --no-deps flax==0.8.4 jax==0.4.38 jaxlib==0.4.38",
+        "pip install flax>=0.10.0,<0.10.5",
+    ]
+    assert exact.status == "built" and exact.document.get("applied") == ["uv pip install flax>=0.10.0,<0.10.5"]
+    # where uv cannot install them so either: the environment less what the commands install anew
+    log.unlink()
+    monkeypatch.setenv("FAKE_UV", "refuse-0-1")
     kept = build.measure(_applied_stack(), timeout=60, uv=("uv",))
     installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
-    assert installs[1:] == ["pip install jax==0.4.38 jaxlib==0.4.38", "pip install flax>=0.10.0,<0.10.5"]
+    assert installs[2:] == ["pip install jax==0.4.38 jaxlib==0.4.38", "pip install flax>=0.10.0,<0.10.5"]
     assert kept.status == "built" and kept.document.get("applied") == ["uv pip install flax>=0.10.0,<0.10.5"]
     # and where uv refuses that too: the modelled state, at once
     log.unlink()
-    monkeypatch.setenv("FAKE_UV", "refuse-0-1")
+    monkeypatch.setenv("FAKE_UV", "refuse-0-1-2")
     modelled = build.measure(_applied_stack(), timeout=60, uv=("uv",))
     installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
-    assert installs[2:] == ["pip install flax>=0.10.0,<0.10.5 jax==0.4.38 jaxlib==0.4.38"]
+    assert installs[3:] == ["pip install flax>=0.10.0,<0.10.5 jax==0.4.38 jaxlib==0.4.38"]
     assert modelled.status == "built" and "applied" not in modelled.document
 
 
@@ -908,13 +919,14 @@ def test_a_live_environment_s_twin_holds_every_distribution_it_has_and_falls_bac
     monkeypatch.setattr(runner, "run", lambda options: state.Outcome(results=[], jax={"status": "ok"}))
     log = tmp_path / "uv.log"
     monkeypatch.setenv("FAKE_UV_LOG", str(log))
-    monkeypatch.setenv("FAKE_UV", "refuse-0")
+    monkeypatch.setenv("FAKE_UV", "refuse-0-1")
     stack = replace(_applied_stack(), before=twin.whole(facts, installed))
     made = build.measure(stack, timeout=60, uv=("uv",))
     installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
     assert installs == [
-        # wheels only for what the audit did not read: refused
+        # wheels only for what the audit did not read: refused, and as it is: refused too
         "pip install --only-binary pandas flax==0.8.4 jax==0.4.38 jaxlib==0.4.38 pandas==2.0.3",
+        "pip install --only-binary pandas --no-deps flax==0.8.4 jax==0.4.38 jaxlib==0.4.38 pandas==2.0.3",
         # the environment less what the commands install anew (pip leaves states no resolver chooses)
         "pip install --only-binary pandas jax==0.4.38 jaxlib==0.4.38 pandas==2.0.3",
         "pip install flax>=0.10.0,<0.10.5",
@@ -937,13 +949,13 @@ def test_what_failed_before_the_commands_is_tried_where_the_twin_s_own_base_was_
     monkeypatch.setattr(build, "_bystanders", lambda *_: ["pandas"])
     log = tmp_path / "uv.log"
     monkeypatch.setenv("FAKE_UV_LOG", str(log))
-    monkeypatch.setenv("FAKE_UV", "refuse-0-1")
+    monkeypatch.setenv("FAKE_UV", "refuse-0-1-2")
     monkeypatch.setenv(build.REBUILD, "1")  # not what another test's build of the same stack remembered
     stack = replace(_applied_stack(), before={**_applied_stack().before, "pandas": "2.0.3"})
     build.measure(stack, timeout=60, uv=("uv",))
     installs = [line for line in log.read_text().splitlines() if line.startswith("pip install")]
     audited = "pip install flax==0.8.4 jax==0.4.38 jaxlib==0.4.38"
-    assert installs[2] == audited and installs[-1] == audited, installs  # the twin's base, then the same again
+    assert installs[3] == audited and installs[-1] == audited, installs  # the twin's base, then the same again
 
 
 def test_what_a_plan_claims_to_fix_is_never_set_apart_as_failing_before(

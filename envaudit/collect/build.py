@@ -681,7 +681,7 @@ def _probed(
         imports = [o for o in imports if not (o.get("status") == "error" and o.get("module") in earlier)]
     calls = list(jax.get("calls") or [])
     failed = failures(imports, calls, set(stack.reads), (set(stack.pulled) | arrived(stack, calls)) - claimed)
-    failed += dropped(stack, imports)
+    failed += dropped(stack, imports, installed)
     document |= {
         "probe_s": round(time.monotonic() - probing, 3),
         "jax": jax.get("status", "error"),
@@ -778,13 +778,26 @@ def measurement_seen(document: Measurement) -> str:
 PART_FILES = 3  # a part, not a helper: one `jax_utils.py` renamed away is no JAX part dropped
 
 
-def dropped(stack: Stack, imports: Sequence[ImportOutcome]) -> list[str]:
+def dropped(stack: Stack, imports: Sequence[ImportOutcome], installed: Mapping[str, str] | None = None) -> list[str]:
     """The libraries whose release in the twin has no file naming jax or flax where the environment's had some
     (`Stack.parts`): the fix takes away the JAX part the user imported (diffusers 0.42.1 has no Flax pipelines,
     transformers 5 no Flax models; their top-level import works, and the program's `from diffusers import
-    FlaxDDPMScheduler` does not), a failure of the state whatever imported."""
+    FlaxDDPMScheduler` does not), a failure of the state whatever imported. So is a release installed there
+    (`installed`) that holds no module at all, which the imports probe then has nothing of to import: e3nn-jax
+    0.20.1's wheel and brax 0.12.2's hold their metadata only (`No module named 'e3nn_jax'` after a plan proven
+    with it)."""
     found: list[str] = []
     seen: set[str] = set()
+    met = {canonicalize_name(str(o.get("distribution") or "")) for o in imports}
+    for name, had in sorted(stack.parts.items()):
+        name = canonicalize_name(name)
+        if had >= PART_FILES and name in (installed or {}) and name not in met and name not in seen:
+            seen.add(name)
+            was = stack.before.get(name) or stack.packages.get(name, "")
+            found.append(
+                f"{name}: its release {(installed or {})[name]} holds no module to import, where the installed {was}"
+                f" had {had} files naming jax or flax: the fix drops the library the environment used"
+            )
     for outcome in imports:
         name = canonicalize_name(str(outcome.get("distribution") or ""))
         had, has = stack.parts.get(name, 0), outcome.get("jax_files")

@@ -45,3 +45,17 @@ def test_a_release_without_the_jax_part_the_environment_had_fails_the_twin() -> 
     helper = build.Stack(stack.packages, stack.pythons, before=stack.before, parts={"diffusers": 1})
     assert build.dropped(helper, [gone | {"jax_files": 0}]) == []  # one helper file renamed away is no part dropped
     assert build.dropped(build.Stack(stack.packages, stack.pythons), [gone | {"jax_files": 0}]) == []
+
+
+def test_a_release_installed_with_no_module_at_all_fails_the_twin() -> None:
+    """e3nn-jax 0.20.1's wheel (and brax 0.12.2's) holds its metadata only: a plan pinning it was proven, since the
+    imports probe had nothing of it to import, and the program then met `No module named 'e3nn_jax'`."""
+    stack = build.Stack({"e3nn-jax": "0.20.1", "jax": "0.4.34"}, ["3.11"], before={"e3nn-jax": "0.20.7"})
+    stack = build.Stack(stack.packages, stack.pythons, before=stack.before, parts={"e3nn-jax": 40})
+    other: ImportOutcome = {"distribution": "equinox", "module": "equinox", "version": "0.11.5", "status": "ok"}
+    installed = {"e3nn-jax": "0.20.1", "equinox": "0.11.5", "jax": "0.4.34"}
+    (said,) = build.dropped(stack, [other], installed)
+    assert "e3nn-jax" in said and "0.20.1 holds no module" in said and "0.20.7 had 40" in said
+    here: ImportOutcome = {"distribution": "e3nn-jax", "module": "e3nn_jax", "version": "0.20.1", "status": "ok"}
+    assert build.dropped(stack, [other, here | {"jax_files": 40}], installed) == []  # imported there: it holds some
+    assert build.dropped(stack, [other], {"equinox": "0.11.5"}) == []  # not installed there: not this check's

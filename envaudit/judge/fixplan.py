@@ -591,6 +591,20 @@ def added(plan: Plan, requirements: Sequence[str]) -> Plan:
 MAX_FORGOTTEN = 3  # distributions a twin's imports showed undeclared, added to one plan at most
 
 
+def unheld_jax(plan: Plan, facts: Facts, installed: Mapping[str, str]) -> list[str]:
+    """jax and jaxlib at the environment's releases, where the plan names neither and its twin's installer moved them
+    unasked (flax 0.7 brings orbax-checkpoint, whose newest requires a newer jax: pip moved the example's jax 0.4.13
+    to 0.6.2 under `flax>=0.6.7,<0.7.5`, and flax and chex then failed to import): the plan is tried again with
+    them named at those releases, as the expert types it (`flax==0.6.10 jax==0.4.13 jaxlib==0.4.13`)."""
+    if {fixes.named(r) for r in plan.fix.install} & set(JAX_STACK):
+        return []
+    return [
+        f"{name}=={facts.packages[name]}"
+        for name in JAX_STACK
+        if facts.packages.get(name) and installed.get(name) and installed[name] != facts.packages[name]
+    ]
+
+
 def forgotten(plan: Plan, measured: JaxFacts) -> list[str]:
     """What a plan's twin showed its libraries import, declare nowhere and do not find (the imports probe's
     `undeclared`: jaxns 2.6.4 imports tensorflow_probability, declared by no release of it), where the plan does

@@ -229,6 +229,9 @@ def searched(
         refused.append(f"{_command(option)}: {why}")
         if fixed is not None and (forgot := fixplan.forgotten(option.plan, fixed.jax)):
             refinements.append(replace(option, plan=fixplan.added(option.plan, forgot)))
+        moved = fixed.document.get("installed") if fixed is not None else None
+        if moved and (held := fixplan.unheld_jax(option.plan, option.facts, moved)):
+            refinements.append(replace(option, plan=fixplan.added(option.plan, held)))
     assert found is not None  # the first plan is always tried
     if first_refused and accepted is not None:
         # a plan the installer refuses is never printed as the fix: the first it took is, unproven, and why

@@ -14,7 +14,7 @@ import pytest
 from envaudit.collect import build
 from envaudit.commands.plan import building
 from envaudit.judge import fixplan
-from envaudit.model.build import BuildStatus
+from envaudit.model.build import BuildStatus, Measurement
 from envaudit.model.facts import ImportOutcome
 from envaudit.model.fixes import Fix, Plan, Step
 from envaudit.model.report import Finding, Report, Severity, Subject
@@ -53,7 +53,10 @@ def proven_when(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         command = " ".join(report.plan.fix.install)
         forgot = FORGOT.get(command)
         status: BuildStatus = "not_installable" if command in REFUSED else "built"
-        twin = build.Built({"status": status}, {"imports": [forgot]} if forgot else {})
+        document: Measurement = {"status": status}
+        if command in MOVED:
+            document["installed"] = MOVED[command]
+        twin = build.Built(document, {"imports": [forgot]} if forgot else {})
         return ("proven", "built", twin) if command in proven else ("unproven", f"twin: {command} fails", twin)
 
     monkeypatch.setattr(building, "prove", prove)
@@ -63,6 +66,7 @@ def proven_when(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
 # what a twin's imports showed, by the plan's command: a module its library imports and declares nowhere
 FORGOT: dict[str, ImportOutcome] = {}
 REFUSED: set[str] = set()  # the commands whose twin the installer refuses
+MOVED: dict[str, dict[str, str]] = {}  # what a command's twin has installed, where the test says
 
 
 def _search(*plans: Plan) -> tuple[Report, str, str]:
@@ -352,3 +356,21 @@ def test_each_library_may_stand_at_either_day_the_pairs_are_tried_before_each_al
         "jax==0.4.13 orbax-checkpoint==0.3.1 brax==0.9.1",  # both of jax's time
         "jax==0.4.13 orbax-checkpoint==0.4.2 brax==0.9.3",  # both of the pins' day
     ], why
+
+
+def test_a_plan_whose_twin_moved_jax_unasked_is_tried_again_with_jax_held(
+    proven_when: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """flax's ImageNet example pins flax 0.6.0 beside jax 0.4.13 (fix-pass-9): `flax>=0.6.7,<0.7.5` brings
+    orbax-checkpoint, whose newest requires a newer jax, and pip moved jax to 0.6.2 in the twin; flax and chex then
+    failed. The same plan with jax and jaxlib named at the environment's releases is tried next (the expert's
+    `flax==0.6.10 jax==0.4.13 jaxlib==0.4.13`); a plan that names jax is left as it is."""
+    monkeypatch.setitem(MOVED, "flax>=0.6.7,<0.7.5", {"flax": "0.7.4", "jax": "0.6.2", "jaxlib": "0.6.2"})
+    proven_when.append("flax>=0.6.7,<0.7.5 jax==0.4.13 jaxlib==0.4.13")
+    facts = facts_from({"packages": {"flax": "0.6.0", "jax": "0.4.13", "jaxlib": "0.4.13"}})
+    first = replace(Report(facts), plan=_plan("flax>=0.6.7,<0.7.5"))
+    report, proof, why = building.searched([first], no_build=False, timeout=60, quiet=True)
+    assert proof == "proven" and report.plan.fix.install == ("flax>=0.6.7,<0.7.5", "jax==0.4.13", "jaxlib==0.4.13"), why
+    plan = _plan("flax>=0.6.7,<0.7.5")
+    assert fixplan.unheld_jax(plan, facts, {"jax": "0.4.13", "jaxlib": "0.4.13"}) == []  # nothing moved
+    assert fixplan.unheld_jax(_plan("flax>=0.6.7", "jax>=0.4.13"), facts, {"jax": "0.6.2"}) == []  # it names jax

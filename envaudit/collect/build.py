@@ -489,14 +489,14 @@ def _applied(
                 break
             # wheels only for what the audit did not read (pandas, gym); the audited ones are built where the last
             # base would build them too (jax 0.4.13 is an sdist: jax has wheels from 0.4.16)
-            others = sorted(set(pins) - set(stack.packages)) if wheels else []
-            wheels_only = [arg for name in others for arg in ("--only-binary", name)]
+            unread = set(pins) - set(stack.packages) if wheels else set()
+            wheels_only = [arg for name in sorted(unread) for arg in ("--only-binary", name)]
             exactly = ["--no-deps"] if exact else []
             pinned = [*_constrained(stack, home), *_dated(stack), *wheels_only, *exactly, *base.requirements]
             first = _run(uv, [*head, *pinned], deadline, env, home)
             # a distribution with no wheel (gym 0.26.2, an sdist only) leaves the base, not the rest of it: the
             # next base (the audited ones alone) would let uv choose anew what the environment pinned (mujoco)
-            lacking = wheelless(first.reason) & set(pins) - set(stack.packages) if first.status else set()
+            lacking = (wheelless(first.reason) & unread) if first.status else set()
             if not lacking:
                 break
             say(f"no wheel of {', '.join(sorted(lacking))}: the twin holds the rest of the environment without it")
@@ -788,14 +788,15 @@ def dropped(stack: Stack, imports: Sequence[ImportOutcome], installed: Mapping[s
     with it)."""
     found: list[str] = []
     seen: set[str] = set()
+    there = installed or {}
     met = {canonicalize_name(str(o.get("distribution") or "")) for o in imports}
     for name, had in sorted(stack.parts.items()):
         name = canonicalize_name(name)
-        if had >= PART_FILES and name in (installed or {}) and name not in met and name not in seen:
+        if had >= PART_FILES and name in there and name not in met and name not in seen:
             seen.add(name)
             was = stack.before.get(name) or stack.packages.get(name, "")
             found.append(
-                f"{name}: its release {(installed or {})[name]} holds no module to import, where the installed {was}"
+                f"{name}: its release {there[name]} holds no module to import, where the installed {was}"
                 f" had {had} files naming jax or flax: the fix drops the library the environment used"
             )
     for outcome in imports:

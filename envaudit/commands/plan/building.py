@@ -110,9 +110,8 @@ def _tried(
         return first, None, []
     refused: list[str] = []
     fixed_first: build.Built | None = None
-    for option in _least_first(
-        options, uv, keep
-    ):  # as `fix` searches: each plan's least moves first, then the other ways
+    # as `fix` searches: each plan's least moves first, then the other ways
+    for option in _least_first(options, uv, keep):
         if option is not first and not option.plan.steps:
             continue
         left = deadline - time.monotonic()
